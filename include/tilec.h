@@ -1,0 +1,307 @@
+/*
+ * tilec.h — the one public header of tilec, a compiler backend for GPU tile reductions.
+ *
+ * Everything a host program, an embedding compiler or the `tilec` CLI needs is here:
+ * opaque handles, status codes, the enumerations of the tile IR, the text front end
+ * (parse, verify, format) and a builder that makes the same IR without text.
+ *
+ * Conventions
+ * - Every call that can fail returns a tilec_status. On failure the context keeps
+ *   diagnostics (tilec_diag_count / tilec_diag_get / tilec_diag_text); nothing prints,
+ *   exits or aborts.
+ * - The context comes first, or is reachable from the first argument (a program keeps
+ *   the context it was made with).
+ * - Strings passed in are copied; strings handed out stay valid until the object that
+ *   owns them changes or is freed, unless a function says "free with tilec_free".
+ * - The library is not thread-safe per context: use one context per thread.
+ */
+#ifndef TILEC_H
+#define TILEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version, stated once; meson.build reads these three lines. */
+#define TILEC_VERSION_MAJOR 0
+#define TILEC_VERSION_MINOR 1
+#define TILEC_VERSION_PATCH 0
+
+#define TILEC_STR_(x) #x
+#define TILEC_STR(x) TILEC_STR_(x)
+#define TILEC_VERSION_STRING                                                                \
+    TILEC_STR(TILEC_VERSION_MAJOR) "." TILEC_STR(TILEC_VERSION_MINOR) "." TILEC_STR(          \
+        TILEC_VERSION_PATCH)
+
+#if defined(_WIN32)
+#define TILEC_API
+#elif defined(__GNUC__)
+#define TILEC_API __attribute__((visibility("default")))
+#else
+#define TILEC_API
+#endif
+
+/* Limits of the tile IR. */
+#define TILEC_MAX_RANK 8        /* dimensions of a buffer */
+#define TILEC_MAX_NAME 63       /* characters of a name */
+#define TILEC_MAX_THREADS 1024  /* threads of a CTA */
+
+/*
+ * Enumerations as X-macro lists, so the library's name tables are generated from the
+ * same lines. Each list is X(SUFFIX, "name", ...properties).
+ */
+
+/* X(SUFFIX, name, bytes, is_float) */
+#define TILEC_DTYPE_LIST(X)                                                                \
+    X(F16, "f16", 2, 1)                                                                    \
+    X(BF16, "bf16", 2, 1)                                                                  \
+    X(F32, "f32", 4, 1)                                                                    \
+    X(F64, "f64", 8, 1)                                                                    \
+    X(I32, "i32", 4, 0)                                                                    \
+    X(U32, "u32", 4, 0)                                                                    \
+    X(I64, "i64", 8, 0)
+
+/* X(SUFFIX, name) — where a buffer lives */
+#define TILEC_SPACE_LIST(X) X(GLOBAL, "global") X(SHARED, "shared") X(LOCAL, "local")
+
+/* X(SUFFIX, name, id name) — who executes a statement, widest first */
+#define TILEC_SCOPE_LIST(X)                                                                \
+    X(CTA, "cta", "cta_id")                                                                \
+    X(WARPGROUP, "warpgroup", "warpgroup_id")                                              \
+    X(WARP, "warp", "warp_id")                                                             \
+    X(THREAD, "thread", "thread_id")
+
+/* X(SUFFIX, name) — reduction operators */
+#define TILEC_OP_LIST(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min")
+
+/* X(SUFFIX, name) — NaN policy of max / min */
+#define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
+
+/* X(SUFFIX, value, description) */
+#define TILEC_STATUS_LIST(X)                                                               \
+    X(OK, 0, "success")                                                                    \
+    X(ERR_INVALID_ARG, 1, "invalid argument")                                              \
+    X(ERR_NOMEM, 2, "out of memory")                                                       \
+    X(ERR_IO, 3, "input/output error")                                                     \
+    X(ERR_PARSE, 4, "syntax error in tile program")                                        \
+    X(ERR_VERIFY, 5, "tile program breaks a rule of the format")                           \
+    X(ERR_INTERNAL, 6, "internal error in tilec")
+
+typedef enum tilec_dtype {
+#define TILEC_X_(s, n, b, f) TILEC_##s,
+    TILEC_DTYPE_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_DTYPE_COUNT
+} tilec_dtype;
+
+typedef enum tilec_space {
+#define TILEC_X_(s, n) TILEC_SPACE_##s,
+    TILEC_SPACE_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_SPACE_COUNT
+} tilec_space;
+
+typedef enum tilec_scope {
+#define TILEC_X_(s, n, id) TILEC_SCOPE_##s,
+    TILEC_SCOPE_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_SCOPE_COUNT
+} tilec_scope;
+
+typedef enum tilec_op {
+#define TILEC_X_(s, n) TILEC_OP_##s,
+    TILEC_OP_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_OP_COUNT
+} tilec_op;
+
+typedef enum tilec_nan {
+#define TILEC_X_(s, n) TILEC_NAN_##s,
+    TILEC_NAN_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_NAN_COUNT
+} tilec_nan;
+
+typedef enum tilec_status {
+#define TILEC_X_(s, v, d) TILEC_##s = v,
+    TILEC_STATUS_LIST(TILEC_X_)
+#undef TILEC_X_
+} tilec_status;
+
+/* Names: "f32", "shared", "warp", "sum", "ignore", "TILEC_ERR_PARSE"; NULL when out of range. */
+TILEC_API const char *tilec_dtype_name(tilec_dtype d);
+TILEC_API const char *tilec_space_name(tilec_space s);
+TILEC_API const char *tilec_scope_name(tilec_scope s);
+TILEC_API const char *tilec_op_name(tilec_op o);
+TILEC_API const char *tilec_nan_name(tilec_nan n);
+TILEC_API const char *tilec_status_name(tilec_status s);
+/* A sentence that describes a status ("syntax error in tile program"). */
+TILEC_API const char *tilec_status_message(tilec_status s);
+/* Bytes of one element of d, 0 when out of range. */
+TILEC_API size_t tilec_dtype_size(tilec_dtype d);
+/* "0.1.0": the library's version, which may differ from the header's TILEC_VERSION_STRING. */
+TILEC_API const char *tilec_version(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Context and diagnostics
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct tilec_ctx tilec_ctx;
+
+/* Opens a context. *out is NULL on failure. Close it with tilec_close. */
+TILEC_API tilec_status tilec_open(tilec_ctx **out);
+/* Frees the context and everything it still owns. NULL is allowed. */
+TILEC_API void tilec_close(tilec_ctx *ctx);
+
+typedef enum tilec_severity { TILEC_SEV_ERROR, TILEC_SEV_NOTE } tilec_severity;
+
+/* One diagnostic. line and col are 1-based; 0 when the IR was built through the API.
+ * The strings belong to the context and stay valid until its diagnostics are cleared. */
+typedef struct tilec_diag {
+    tilec_severity severity;
+    const char *file;    /* file name given to tilec_parse, or "<api>" */
+    int line, col;       /* position of the offending token */
+    const char *message; /* one line, no trailing newline, no "error:" prefix */
+} tilec_diag;
+
+/* Diagnostics left by the last failing call (cleared when a call starts). */
+TILEC_API size_t tilec_diag_count(const tilec_ctx *ctx);
+TILEC_API tilec_status tilec_diag_get(const tilec_ctx *ctx, size_t i, tilec_diag *out);
+/* All diagnostics rendered for a terminal: "FILE:LINE:COL: error: MESSAGE", then the source
+ * line and a caret under the column. "" when there are none. Owned by the context. */
+TILEC_API const char *tilec_diag_text(const tilec_ctx *ctx);
+TILEC_API void tilec_diag_clear(tilec_ctx *ctx);
+
+/* Frees memory handed out by tilec (tilec_format's text). NULL is allowed. */
+TILEC_API void tilec_free(void *p);
+
+/* ---------------------------------------------------------------------------------------
+ * Programs: parse, verify, format
+ * ------------------------------------------------------------------------------------ */
+
+typedef struct tilec_program tilec_program;
+typedef struct tilec_kernel tilec_kernel;
+typedef struct tilec_buffer tilec_buffer;
+
+/* Parses `.tile` text (format v1). `file` names the text in diagnostics (NULL: "<input>").
+ * The text need not be NUL-terminated. On success *out owns a program; free it with
+ * tilec_program_free. The program is not yet verified. */
+TILEC_API tilec_status tilec_parse(tilec_ctx *ctx, const char *file, const char *text,
+                                   size_t len, tilec_program **out);
+
+/* Options of tilec_verify; zero-initialise, or pass NULL for the defaults. */
+typedef struct tilec_verify_options {
+    int warp_size; /* 32 or 64; 0 means 32. Sets how many warps a CTA has. */
+} tilec_verify_options;
+
+/* Checks every rule of the format (shapes, axes, dtypes, ids, scopes, barriers). Returns
+ * TILEC_ERR_VERIFY with one diagnostic per violation (notes point at related lines). */
+TILEC_API tilec_status tilec_verify(tilec_program *prog, const tilec_verify_options *opts);
+
+/* Writes the program as canonical `.tile` text (comments kept). *text is NUL-terminated;
+ * free it with tilec_free. Formatting the parse of the result gives the same text. */
+TILEC_API tilec_status tilec_format(tilec_program *prog, char **text, size_t *len);
+
+TILEC_API void tilec_program_free(tilec_program *prog);
+TILEC_API tilec_ctx *tilec_program_ctx(const tilec_program *prog);
+
+/* Introspection. Indices run from 0 to count-1; out of range gives NULL or 0. */
+TILEC_API size_t tilec_program_kernel_count(const tilec_program *prog);
+TILEC_API tilec_kernel *tilec_program_kernel(const tilec_program *prog, size_t i);
+TILEC_API const char *tilec_kernel_name(const tilec_kernel *k);
+TILEC_API bool tilec_kernel_is_func(const tilec_kernel *k);
+TILEC_API int tilec_kernel_threads(const tilec_kernel *k);
+TILEC_API int64_t tilec_kernel_grid(const tilec_kernel *k);
+TILEC_API size_t tilec_kernel_param_count(const tilec_kernel *k);
+TILEC_API tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i);
+TILEC_API const char *tilec_buffer_name(const tilec_buffer *b);
+TILEC_API tilec_dtype tilec_buffer_dtype(const tilec_buffer *b);
+TILEC_API tilec_space tilec_buffer_space(const tilec_buffer *b);
+TILEC_API int tilec_buffer_rank(const tilec_buffer *b);
+TILEC_API int64_t tilec_buffer_extent(const tilec_buffer *b, int dim);
+
+/* ---------------------------------------------------------------------------------------
+ * Builder: the same IR without text. Arguments are checked here (names, enums, ranks);
+ * the rules between statements are checked by tilec_verify, as for parsed text.
+ * ------------------------------------------------------------------------------------ */
+
+/* An empty program owned by the caller (tilec_program_free). */
+TILEC_API tilec_status tilec_program_new(tilec_ctx *ctx, tilec_program **out);
+
+/* Adds a `kernel` (is_func false; grid >= 1) or a `func` (is_func true; grid must be 1). */
+TILEC_API tilec_status tilec_kernel_new(tilec_program *prog, const char *name, bool is_func,
+                                        int threads, int64_t grid, tilec_kernel **out);
+
+/* A parameter. Kernel parameters must be global; func parameters may be in any space. */
+TILEC_API tilec_status tilec_kernel_param(tilec_kernel *k, const char *name, tilec_dtype dtype,
+                                          int rank, const int64_t *shape, tilec_space space,
+                                          tilec_buffer **out);
+
+/* A `shared` or `local` allocation statement. strides: NULL for row-major. */
+TILEC_API tilec_status tilec_kernel_alloc(tilec_kernel *k, const char *name, tilec_space space,
+                                          tilec_dtype dtype, int rank, const int64_t *shape,
+                                          const int64_t *strides, tilec_buffer **out);
+
+/* Who executes a statement: every instance of `scope`, or only `instance` when >= 0. */
+typedef struct tilec_exec {
+    tilec_scope scope;
+    int instance; /* -1: every instance */
+} tilec_exec;
+
+typedef enum tilec_index_kind {
+    TILEC_INDEX_AT,    /* one position: drops the dimension */
+    TILEC_INDEX_SLICE, /* start:stop, keeps the dimension */
+    TILEC_INDEX_ID     /* cta_id / warpgroup_id / warp_id / thread_id: drops the dimension */
+} tilec_index_kind;
+
+/* One index of a region. Negative positions count from the end, as in numpy. */
+typedef struct tilec_index {
+    tilec_index_kind kind;
+    int64_t start;      /* AT: the position; SLICE: the first position */
+    int64_t stop;       /* SLICE: one past the last position */
+    bool has_start;     /* SLICE: false for an open start (0) */
+    bool has_stop;      /* SLICE: false for an open stop (the extent) */
+    tilec_scope id;     /* ID: whose id (TILEC_SCOPE_WARP is warp_id) */
+} tilec_index;
+
+/* A part of a buffer: indices apply to the first nindex dimensions; the rest are whole. */
+typedef struct tilec_region {
+    const tilec_buffer *buffer;
+    int nindex;
+    tilec_index index[TILEC_MAX_RANK];
+} tilec_region;
+
+/* The whole buffer as a region. */
+TILEC_API tilec_region tilec_region_whole(const tilec_buffer *b);
+
+typedef struct tilec_reduce_attrs {
+    int naxes;                 /* >= 1 */
+    int axes[TILEC_MAX_RANK];  /* of the region as indexed; negative counts from the end */
+    bool accum;                /* dst = op(dst_old, reduce(src)) */
+    tilec_nan nan;             /* max / min only */
+    const char *variant;       /* force a dispatch variant; NULL lets tilec choose */
+} tilec_reduce_attrs;
+
+/* axes = (-1), accum = false, nan = propagate, no forced variant. */
+TILEC_API tilec_reduce_attrs tilec_reduce_attrs_default(void);
+
+TILEC_API tilec_status tilec_kernel_copy(tilec_kernel *k, tilec_exec exec,
+                                         const tilec_region *dst, const tilec_region *src);
+/* Fill with a floating value (any finite value, ±inf or NaN) or an integer value. */
+TILEC_API tilec_status tilec_kernel_fill(tilec_kernel *k, tilec_exec exec,
+                                         const tilec_region *dst, double value);
+TILEC_API tilec_status tilec_kernel_fill_int(tilec_kernel *k, tilec_exec exec,
+                                             const tilec_region *dst, int64_t value);
+TILEC_API tilec_status tilec_kernel_sync(tilec_kernel *k, tilec_exec exec);
+TILEC_API tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, tilec_op op,
+                                           const tilec_region *dst, const tilec_region *src,
+                                           const tilec_reduce_attrs *attrs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TILEC_H */

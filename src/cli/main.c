@@ -1,0 +1,237 @@
+/*
+ * main.c — the `tilec` command line, written on the public API (tilec.h) only.
+ *
+ * Exit codes: 0 success, 1 bad input or a failed check, 2 bad usage, 3 the requested
+ * backend or compiler is not available here. Diagnostics go to stderr; results to stdout.
+ */
+#include "tilec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 3 };
+
+typedef struct command {
+    const char *name;
+    const char *summary;
+    const char *usage; /* shown by `tilec COMMAND --help` */
+    int (*run)(int argc, char **argv);
+} command;
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+    fprintf(stderr, "tilec%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'tilec %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+    return EXIT_USAGE;
+}
+
+/* Reads a whole file ("-" is standard input) into memory; NULL with a message on failure. */
+static char *read_file(const char *path, size_t *len) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger) { free(buf); buf = NULL; break; }
+        buf = bigger;
+        cap *= 2;
+    }
+    bool bad = !buf || ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad) {
+        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, buf ? strerror(errno) : "out of memory");
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Parses (and, when verify is set, verifies) FILE; prints diagnostics. */
+static tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size) {
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) return NULL;
+    tilec_program *prog = NULL;
+    tilec_status st = tilec_parse(ctx, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len, &prog);
+    free(text);
+    if (st == TILEC_OK && verify) {
+        tilec_verify_options opts = {.warp_size = warp_size};
+        st = tilec_verify(prog, &opts);
+    }
+    if (st != TILEC_OK) {
+        const char *diags = tilec_diag_text(ctx);
+        if (*diags) fputs(diags, stderr);
+        else fprintf(stderr, "tilec: %s: %s\n", path, tilec_status_message(st));
+        tilec_program_free(prog);
+        return NULL;
+    }
+    return prog;
+}
+
+static bool is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+
+/* ---- check ---------------------------------------------------------------------------- */
+
+static int parse_warp_size(const char *cmd, const char *v, int *out) {
+    if (strcmp(v, "32") == 0) *out = 32;
+    else if (strcmp(v, "64") == 0) *out = 64;
+    else return usage_error(cmd, "--warp-size must be 32 or 64, not '%s'", v);
+    return EXIT_OK;
+}
+
+static int cmd_check(int argc, char **argv) {
+    const char *file = NULL;
+    int ws = 32;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--warp-size") == 0 && i + 1 < argc) {
+            int r = parse_warp_size("check", argv[++i], &ws);
+            if (r) return r;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error("check", "unknown option '%s'", argv[i]);
+        } else if (file) {
+            return usage_error("check", "one FILE only; '%s' is extra", argv[i]);
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file) return usage_error("check", "%sno FILE given", "");
+    tilec_ctx *ctx;
+    if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
+    tilec_program *prog = load(ctx, file, true, ws);
+    int rc = prog ? EXIT_OK : EXIT_BAD_INPUT;
+    tilec_program_free(prog);
+    tilec_close(ctx);
+    return rc;
+}
+
+/* ---- fmt ------------------------------------------------------------------------------ */
+
+static int write_file(const char *path, const char *text, size_t len) {
+    if (strcmp(path, "-") == 0) {
+        return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
+    }
+    /* write beside the target and rename, so a failure never leaves half a file */
+    size_t n = strlen(path) + 16;
+    char *tmp = malloc(n);
+    if (!tmp) return EXIT_BAD_INPUT;
+    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(text, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = false;
+    if (ok && rename(tmp, path) != 0) ok = false;
+    if (!ok) {
+        fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
+        remove(tmp);
+    }
+    free(tmp);
+    return ok ? EXIT_OK : EXIT_BAD_INPUT;
+}
+
+static int cmd_fmt(int argc, char **argv) {
+    const char *file = NULL, *out = NULL;
+    bool in_place = false, check = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
+        else if (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "--in-place") == 0) in_place = true;
+        else if (strcmp(argv[i], "--check") == 0) check = true;
+        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("fmt", "unknown option '%s'", argv[i]);
+        else if (file) return usage_error("fmt", "one FILE only; '%s' is extra", argv[i]);
+        else file = argv[i];
+    }
+    if (!file) return usage_error("fmt", "%sno FILE given", "");
+    if ((in_place && out) || (check && (in_place || out)))
+        return usage_error("fmt", "%s-o, --in-place and --check exclude each other", "");
+    if (in_place && strcmp(file, "-") == 0)
+        return usage_error("fmt", "%s--in-place needs a file, not standard input", "");
+    size_t len;
+    char *orig = read_file(file, &len);
+    if (!orig) return EXIT_BAD_INPUT;
+    tilec_ctx *ctx;
+    if (tilec_open(&ctx) != TILEC_OK) { free(orig); return EXIT_BAD_INPUT; }
+    tilec_program *prog = NULL;
+    int rc = EXIT_BAD_INPUT;
+    char *text = NULL;
+    size_t n = 0;
+    if (tilec_parse(ctx, strcmp(file, "-") == 0 ? "<stdin>" : file, orig, len, &prog) != TILEC_OK) {
+        fputs(tilec_diag_text(ctx), stderr);
+    } else if (tilec_format(prog, &text, &n) != TILEC_OK) {
+        fprintf(stderr, "tilec: out of memory while formatting '%s'\n", file);
+    } else if (check) {
+        rc = n == len && memcmp(text, orig, n) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
+        if (rc) fprintf(stderr, "%s: not in canonical form (run 'tilec fmt -i %s')\n", file, file);
+    } else {
+        rc = write_file(in_place ? file : out ? out : "-", text, n);
+    }
+    tilec_free(text);
+    tilec_program_free(prog);
+    tilec_close(ctx);
+    free(orig);
+    return rc;
+}
+
+/* ---- the command table ---------------------------------------------------------------- */
+
+static const command commands[] = {
+    {"check", "parse and verify a .tile file; silent on success",
+     "usage: tilec check FILE [--warp-size 32|64]\n"
+     "\n"
+     "Parses and verifies FILE (\"-\" reads standard input) against every rule of the .tile\n"
+     "format: shapes, axes, dtypes, ids, scopes and barriers. Prints nothing and exits 0\n"
+     "when the program is valid; otherwise prints each error as FILE:LINE:COL with the\n"
+     "source line and a caret, and exits 1.\n"
+     "\n"
+     "  --warp-size N   count warps as N threads (32, the default, or 64)\n",
+     cmd_check},
+    {"fmt", "print a .tile file in canonical form",
+     "usage: tilec fmt FILE [-o OUT | -i | --check]\n"
+     "\n"
+     "Prints FILE (\"-\" reads standard input) in canonical form: two-space indentation,\n"
+     "one space after commas, defaults left out (axes always shown), comments kept.\n"
+     "fmt only parses; run 'tilec check' for the rules between statements.\n"
+     "\n"
+     "  -o OUT          write to OUT instead of standard output\n"
+     "  -i, --in-place  rewrite FILE\n"
+     "  --check         write nothing; exit 1 when FILE is not in canonical form\n",
+     cmd_fmt},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_help(FILE *f) {
+    fprintf(f, "usage: tilec --version | --help | COMMAND [ARGS] | COMMAND --help\n"
+               "\n"
+               "tilec compiles tile reductions (sum, max, min over tiles in shared memory or\n"
+               "registers) to CUDA and HIP. Commands:\n\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
+               "3 backend or compiler not available. Documentation: docs/cli.md.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        print_help(stderr);
+        return EXIT_USAGE;
+    }
+    if (is_help(argv[1])) { print_help(stdout); return EXIT_OK; }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("tilec %s\n", tilec_version());
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0) continue;
+        for (int j = 2; j < argc; j++)
+            if (is_help(argv[j])) { fputs(commands[i].usage, stdout); return EXIT_OK; }
+        return commands[i].run(argc - 1, argv + 1);
+    }
+    return usage_error(NULL, "unknown command '%s'", argv[1]);
+}

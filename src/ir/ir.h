@@ -1,0 +1,251 @@
+/*
+ * ir.h — the internal header of src/ir: the context and its diagnostics, the arena, and
+ * the tile IR (buffers, regions, statements, kernels, programs) with its parser, printer
+ * and verifier.
+ *
+ * Ownership: a program owns one arena; every IR node, name and array of the program is
+ * allocated from it and freed with the program. The context owns diagnostics only.
+ */
+#ifndef TILEC_IR_H
+#define TILEC_IR_H
+
+#include "tilec.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- arena ----------------------------------------------------------------------- */
+
+typedef struct ir_chunk ir_chunk;
+typedef struct ir_arena {
+    ir_chunk *head; /* newest chunk first */
+    size_t total;   /* bytes handed out, for limits */
+} ir_arena;
+
+void *ir_arena_alloc(ir_arena *a, size_t size); /* zeroed, 16-byte aligned; NULL on OOM */
+char *ir_arena_strndup(ir_arena *a, const char *s, size_t n);
+void ir_arena_free(ir_arena *a);
+/* Grows *arr (of *cap elements of elem bytes) to hold at least need elements. */
+bool ir_arena_grow(ir_arena *a, void **arr, int *cap, int need, size_t elem);
+
+/* ---- context and diagnostics ------------------------------------------------------ */
+
+/* A diagnostic's source, so the renderer can show the line. */
+typedef struct ir_source {
+    const char *file; /* name shown in messages */
+    const char *text; /* the whole text, may be NULL (IR built through the API) */
+    size_t len;
+} ir_source;
+
+typedef struct ir_diag {
+    tilec_severity severity;
+    char *file;
+    int line, col;
+    char *message;
+    char *excerpt; /* rendered source line and caret, or NULL */
+} ir_diag;
+
+#define IR_MAX_DIAGS 64
+
+struct tilec_ctx {
+    ir_diag diags[IR_MAX_DIAGS];
+    size_t ndiags;
+    size_t dropped;   /* diagnostics past IR_MAX_DIAGS */
+    char *text;       /* tilec_diag_text's rendering, rebuilt on demand */
+    bool text_stale;
+};
+
+/* Adds a diagnostic at a position of src (line 0: no position). Never fails visibly: when
+ * memory runs out the diagnostic is dropped and counted. */
+void ir_diag_add(tilec_ctx *ctx, const ir_source *src, tilec_severity sev, int line, int col,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void ir_diag_vadd(tilec_ctx *ctx, const ir_source *src, tilec_severity sev, int line, int col,
+                  const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
+size_t ir_error_count(const tilec_ctx *ctx);
+
+/* A growable NUL-terminated string built with printf. On allocation failure it stays
+ * failed (oom) and later appends do nothing. */
+typedef struct ir_str {
+    char *data;
+    size_t len, cap;
+    bool oom;
+} ir_str;
+void ir_str_printf(ir_str *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ir_str_vprintf(ir_str *s, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void ir_str_put(ir_str *s, const char *text, size_t n);
+void ir_str_free(ir_str *s);
+
+/* Name tables (from the X-macro lists in tilec.h). Lookups return -1 when not found. */
+int ir_lookup_dtype(const char *s, size_t n);
+int ir_lookup_space(const char *s, size_t n);
+int ir_lookup_scope(const char *s, size_t n);
+int ir_lookup_op(const char *s, size_t n);
+int ir_lookup_id(const char *s, size_t n); /* "warp_id" -> TILEC_SCOPE_WARP */
+const char *ir_id_name(tilec_scope s);
+bool ir_dtype_is_float(tilec_dtype d);
+/* The closest of names[] to word within an edit distance of 2, or NULL. */
+const char *ir_did_you_mean(const char *word, size_t n, const char *const *names, int count);
+
+/* ---- tile IR ---------------------------------------------------------------------- */
+
+typedef struct ir_pos {
+    int line, col; /* 1-based; 0 when built through the API */
+} ir_pos;
+
+/* A comment kept for the printer: its text from '#' to the end of the line. */
+typedef struct ir_comment {
+    const char *text;
+    int line;
+} ir_comment;
+
+/* Comments and spacing attached to a kernel or statement. */
+typedef struct ir_trivia {
+    ir_comment *leading; /* full-line comments above */
+    int nleading;
+    const char *trailing; /* comment on the same line, or NULL */
+    bool blank_before;    /* a blank line separated it from what came before */
+} ir_trivia;
+
+struct tilec_buffer {
+    const char *name;
+    ir_pos pos;
+    tilec_dtype dtype;
+    tilec_space space;
+    int rank;
+    int64_t shape[TILEC_MAX_RANK];
+    int64_t strides[TILEC_MAX_RANK]; /* element strides; row-major unless has_strides */
+    bool has_strides;
+    bool is_param;
+    struct tilec_kernel *kernel;
+    int64_t elems; /* product of the shape (checked for overflow) */
+    int64_t span;  /* elements the layout occupies: 1 + sum((extent-1) * stride) */
+};
+
+typedef struct ir_index {
+    tilec_index_kind kind;
+    int64_t start, stop;
+    bool has_start, has_stop;
+    tilec_scope id;
+    ir_pos pos;
+} ir_index;
+
+typedef struct ir_region {
+    tilec_buffer *buf;
+    int nindex;
+    bool brackets; /* written with [ ] (printer keeps `A[]`-less form otherwise) */
+    ir_index index[TILEC_MAX_RANK];
+    ir_pos pos;
+} ir_region;
+
+typedef enum ir_stmt_kind { IR_ALLOC, IR_COPY, IR_FILL, IR_SYNC, IR_REDUCE } ir_stmt_kind;
+
+/* A fill constant as written: an integer or a floating value (incl. inf, nan). */
+typedef struct ir_value {
+    bool is_int;
+    int64_t i;
+    double f;
+} ir_value;
+
+typedef struct ir_stmt {
+    ir_stmt_kind kind;
+    int index;        /* position in its kernel, from 0 */
+    ir_pos pos;       /* the scope keyword, or `shared`/`local` of an alloc */
+    ir_pos op_pos;    /* the operation name after the dot */
+    tilec_exec exec;  /* COPY, FILL, SYNC, REDUCE */
+    tilec_buffer *alloc; /* ALLOC */
+    ir_region dst;    /* COPY, FILL, REDUCE */
+    ir_region src;    /* COPY, REDUCE */
+    ir_value fill;    /* FILL */
+    ir_pos value_pos; /* FILL */
+    tilec_op op;      /* REDUCE */
+    int naxes;
+    int axes[TILEC_MAX_RANK];
+    ir_pos axes_pos;
+    bool accum;
+    tilec_nan nan;
+    ir_pos nan_pos;
+    const char *variant; /* NULL: chosen by dispatch */
+    ir_pos variant_pos;
+    ir_trivia trivia;
+} ir_stmt;
+
+struct tilec_kernel {
+    struct tilec_program *prog;
+    const char *name;
+    ir_pos pos;
+    bool is_func;
+    int threads;
+    int64_t grid;
+    ir_pos threads_pos, grid_pos;
+    tilec_buffer **params;
+    int nparams, cap_params;
+    ir_stmt **stmts;
+    int nstmts, cap_stmts;
+    ir_trivia trivia;
+    ir_comment *end_comments; /* comments before the closing brace */
+    int nend_comments;
+};
+
+struct tilec_program {
+    tilec_ctx *ctx;
+    ir_arena arena;
+    ir_source src;
+    struct tilec_kernel **kernels;
+    int nkernels, cap_kernels;
+    ir_comment *tail_comments; /* comments after the last kernel */
+    int ntail_comments;
+};
+
+tilec_program *ir_program_new(tilec_ctx *ctx, const char *file, const char *text, size_t len);
+tilec_kernel *ir_kernel_add(tilec_program *p, const char *name, size_t n);
+ir_stmt *ir_stmt_add(tilec_kernel *k, ir_stmt_kind kind);
+bool ir_param_add(tilec_kernel *k, tilec_buffer *b);
+tilec_buffer *ir_find_buffer(const tilec_kernel *k, const char *name, size_t n, int upto_stmt);
+
+/* Checks a declared buffer at the boundary (parser and builder): rank 1..8, extents >= 1,
+ * a shape product that fits in 64 bits, strides (if any) one per dimension, >= 1 and not
+ * overlapping. Sets elems and span. Reports at where[d] for dimension d (where may be
+ * NULL: then at the buffer's position); stride problems at strides_pos. */
+bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_pos strides_pos);
+/* A valid name: [A-Za-z_][A-Za-z0-9_]*, at most TILEC_MAX_NAME characters. */
+bool ir_name_ok(const char *s, size_t n);
+
+/* Region helpers: the shape of a region as indexed (ids and integer indices drop their
+ * dimension). Valid only for regions whose indices are in range (after verification, or
+ * checked with ir_region_check). */
+int ir_region_shape(const ir_region *r, int64_t *dims);
+int64_t ir_region_elems(const ir_region *r);
+/* Resolves negative positions: the [lo, hi) range index i selects in dimension i of the
+ * buffer, for an id index the range of one instance is not known here (returns false). */
+bool ir_index_range(const ir_index *ix, int64_t extent, int64_t *lo, int64_t *hi);
+
+/* ---- front end -------------------------------------------------------------------- */
+
+tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t len,
+                      tilec_program **out);
+/* Appends the canonical text of one region / statement / program. */
+void ir_print_region(ir_str *s, const ir_region *r);
+void ir_print_stmt(ir_str *s, const ir_stmt *st);
+void ir_print_program(ir_str *s, const tilec_program *p);
+/* A number as canonical `.tile` text, independent of the C locale. */
+void ir_print_value(ir_str *s, ir_value v);
+
+/* A diagnostic about statement st of kernel k at `at`; IR built through the API has no
+ * positions, so the message then starts with "kernel 'K', statement N (scope.op): ". */
+void ir_stmt_diag(tilec_program *p, const tilec_kernel *k, const ir_stmt *st, tilec_severity sev,
+                  ir_pos at, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* The verifier; race.c is its barrier analysis. */
+tilec_status ir_verify(tilec_program *p, int warp_size);
+void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size);
+
+/* Threads in one instance of a scope, and the number of instances in a CTA. */
+int ir_scope_size(tilec_scope s, int threads, int warp_size);
+int ir_scope_count(tilec_scope s, int threads, int warp_size);
+
+/* Clears the diagnostics at the start of a public call. */
+void ir_begin(tilec_ctx *ctx);
+
+#endif /* TILEC_IR_H */

@@ -1,0 +1,140 @@
+/*
+ * names.c — name tables of the enumerations, generated from the X-macro lists in tilec.h,
+ * and the lookups the parser uses (with a "did you mean" for near misses).
+ */
+#include "ir.h"
+
+#include <string.h>
+
+static const char *const dtype_names[] = {
+#define X(s, n, b, f) n,
+    TILEC_DTYPE_LIST(X)
+#undef X
+};
+static const size_t dtype_sizes[] = {
+#define X(s, n, b, f) b,
+    TILEC_DTYPE_LIST(X)
+#undef X
+};
+static const bool dtype_float[] = {
+#define X(s, n, b, f) f,
+    TILEC_DTYPE_LIST(X)
+#undef X
+};
+static const char *const space_names[] = {
+#define X(s, n) n,
+    TILEC_SPACE_LIST(X)
+#undef X
+};
+static const char *const scope_names[] = {
+#define X(s, n, id) n,
+    TILEC_SCOPE_LIST(X)
+#undef X
+};
+static const char *const id_names[] = {
+#define X(s, n, id) id,
+    TILEC_SCOPE_LIST(X)
+#undef X
+};
+static const char *const op_names[] = {
+#define X(s, n) n,
+    TILEC_OP_LIST(X)
+#undef X
+};
+static const char *const nan_names[] = {
+#define X(s, n) n,
+    TILEC_NAN_LIST(X)
+#undef X
+};
+
+/* Statuses are sparse in principle, so they are looked up rather than indexed. */
+static const struct {
+    tilec_status status;
+    const char *name, *message;
+} status_table[] = {
+#define X(s, v, d) {TILEC_##s, "TILEC_" #s, d},
+    TILEC_STATUS_LIST(X)
+#undef X
+};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+_Static_assert(COUNT(dtype_names) == TILEC_DTYPE_COUNT, "dtype table");
+_Static_assert(COUNT(space_names) == TILEC_SPACE_COUNT, "space table");
+_Static_assert(COUNT(scope_names) == TILEC_SCOPE_COUNT, "scope table");
+_Static_assert(COUNT(op_names) == TILEC_OP_COUNT, "op table");
+_Static_assert(COUNT(nan_names) == TILEC_NAN_COUNT, "nan table");
+
+static const char *name_at(const char *const *names, int count, int i) {
+    return i >= 0 && i < count ? names[i] : NULL;
+}
+
+const char *tilec_dtype_name(tilec_dtype d) { return name_at(dtype_names, COUNT(dtype_names), (int)d); }
+const char *tilec_space_name(tilec_space s) { return name_at(space_names, COUNT(space_names), (int)s); }
+const char *tilec_scope_name(tilec_scope s) { return name_at(scope_names, COUNT(scope_names), (int)s); }
+const char *tilec_op_name(tilec_op o) { return name_at(op_names, COUNT(op_names), (int)o); }
+const char *tilec_nan_name(tilec_nan n) { return name_at(nan_names, COUNT(nan_names), (int)n); }
+const char *ir_id_name(tilec_scope s) { return name_at(id_names, COUNT(id_names), (int)s); }
+
+size_t tilec_dtype_size(tilec_dtype d) {
+    return (int)d >= 0 && (int)d < COUNT(dtype_sizes) ? dtype_sizes[d] : 0;
+}
+bool ir_dtype_is_float(tilec_dtype d) {
+    return (int)d >= 0 && (int)d < COUNT(dtype_float) && dtype_float[d];
+}
+
+const char *tilec_status_name(tilec_status s) {
+    for (int i = 0; i < COUNT(status_table); i++)
+        if (status_table[i].status == s) return status_table[i].name;
+    return NULL;
+}
+const char *tilec_status_message(tilec_status s) {
+    for (int i = 0; i < COUNT(status_table); i++)
+        if (status_table[i].status == s) return status_table[i].message;
+    return "unknown status";
+}
+
+const char *tilec_version(void) { return TILEC_VERSION_STRING; }
+
+static int lookup(const char *const *names, int count, const char *s, size_t n) {
+    for (int i = 0; i < count; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0) return i;
+    return -1;
+}
+
+int ir_lookup_dtype(const char *s, size_t n) { return lookup(dtype_names, COUNT(dtype_names), s, n); }
+int ir_lookup_space(const char *s, size_t n) { return lookup(space_names, COUNT(space_names), s, n); }
+int ir_lookup_scope(const char *s, size_t n) { return lookup(scope_names, COUNT(scope_names), s, n); }
+int ir_lookup_op(const char *s, size_t n) { return lookup(op_names, COUNT(op_names), s, n); }
+int ir_lookup_id(const char *s, size_t n) { return lookup(id_names, COUNT(id_names), s, n); }
+
+/* Levenshtein distance capped at 3 (enough to rank near misses of short keywords). */
+static int distance(const char *a, size_t na, const char *b, size_t nb) {
+    enum { CAP = 3, MAXN = 32 };
+    if (na > MAXN || nb > MAXN) return CAP;
+    int row[MAXN + 1];
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            if (up + 1 < best) best = up + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb] < CAP ? row[nb] : CAP;
+}
+
+const char *ir_did_you_mean(const char *word, size_t n, const char *const *names, int count) {
+    const char *best = NULL;
+    int best_d = n <= 3 ? 2 : 3; /* accept distance 1 for short words, 2 for longer */
+    for (int i = 0; i < count; i++) {
+        int d = distance(word, n, names[i], strlen(names[i]));
+        if (d < best_d) { best_d = d; best = names[i]; }
+    }
+    return best;
+}

@@ -1,0 +1,605 @@
+/*
+ * parse.c — a recursive-descent parser for the `.tile` format v1 (docs/format.md).
+ *
+ * Each function parses one grammar rule, written above it. Names are resolved while
+ * parsing (a buffer must be declared before it is used), and declarations are checked
+ * where they are written (extents, rank, strides, names), so those errors point at the
+ * exact token. Everything between statements is left to the verifier.
+ *
+ * The first syntax error stops the parse: it longjmps back to ir_parse, which frees the
+ * program (all of it lives in the program's arena, so nothing leaks).
+ */
+#include "lex.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct parser {
+    tilec_program *prog;
+    lexer lx;
+    tok t;             /* the current token */
+    int prev_line;     /* line of the last token consumed */
+    int next_comment;  /* first comment not yet attached */
+    int last_end_line; /* where the previous kernel / statement / comment ended */
+    tilec_kernel *k;   /* the kernel being parsed */
+    jmp_buf fail;
+} parser;
+
+static const char *const statement_words[] = {"shared", "local", "cta", "warpgroup", "warp",
+                                              "thread"};
+static const char *const op_words[] = {"copy", "fill", "sync", "sum", "max", "min"};
+static const char *const kwarg_words[] = {"axes", "accum", "nan", "variant"};
+static const char *const dtype_words[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64"};
+static const char *const space_words[] = {"global", "shared", "local"};
+static const char *const id_words[] = {"cta_id", "warpgroup_id", "warp_id", "thread_id"};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- errors and tokens --------------------------------------------------------------- */
+
+static _Noreturn void fail_at(parser *ps, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static _Noreturn void fail_at(parser *ps, int line, int col, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ir_diag_vadd(ps->prog->ctx, &ps->prog->src, TILEC_SEV_ERROR, line, col, fmt, ap);
+    va_end(ap);
+    longjmp(ps->fail, 1);
+}
+
+static _Noreturn void oom(parser *ps) {
+    ir_diag_add(ps->prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while parsing");
+    longjmp(ps->fail, 2);
+}
+
+/* How a token reads in a message: 'word', or "end of file". */
+static const char *describe(const tok *t, char *buf, size_t size) {
+    if (t->kind == TOK_EOF) return "end of file";
+    if (t->kind == TOK_BAD && t->n == 1) {
+        unsigned char c = (unsigned char)t->s[0];
+        if (c < 0x20 || c >= 0x7f) snprintf(buf, size, "byte 0x%02x", c);
+        else snprintf(buf, size, "'%c'", c);
+        return buf;
+    }
+    int n = t->n > 40 ? 40 : (int)t->n;
+    snprintf(buf, size, "'%.*s%s'", n, t->s, t->n > 40 ? "..." : "");
+    return buf;
+}
+
+static _Noreturn void fail_expected(parser *ps, const char *what) {
+    char buf[80];
+    fail_at(ps, ps->t.line, ps->t.col, "expected %s, found %s", what, describe(&ps->t, buf, sizeof buf));
+}
+
+static void next(parser *ps) {
+    ps->prev_line = ps->t.line;
+    ps->t = lex_next(&ps->lx);
+    if (ps->lx.oom) oom(ps);
+}
+
+static bool accept(parser *ps, const char *text) {
+    if (!tok_is(&ps->t, text)) return false;
+    next(ps);
+    return true;
+}
+
+static void expect(parser *ps, const char *text) {
+    if (accept(ps, text)) return;
+    char what[32];
+    snprintf(what, sizeof what, "'%s'", text);
+    fail_expected(ps, what);
+}
+
+/* NAME, checked for length; returns its position. */
+static tok expect_name(parser *ps, const char *what) {
+    if (ps->t.kind != TOK_NAME) fail_expected(ps, what);
+    tok t = ps->t;
+    if (t.n > TILEC_MAX_NAME)
+        fail_at(ps, t.line, t.col, "name '%.20s...' is %zu characters long; names have at most %d",
+                t.s, t.n, TILEC_MAX_NAME);
+    next(ps);
+    return t;
+}
+
+/* Reports an unknown word, with a suggestion when one is close. */
+static _Noreturn void fail_unknown(parser *ps, const tok *t, const char *kind, const char *const *words,
+                                   int count, const char *expected) {
+    const char *near = ir_did_you_mean(t->s, t->n, words, count);
+    char buf[80];
+    if (near)
+        fail_at(ps, t->line, t->col, "unknown %s %s; did you mean '%s'?", kind,
+                describe(t, buf, sizeof buf), near);
+    fail_at(ps, t->line, t->col, "unknown %s %s; expected %s", kind, describe(t, buf, sizeof buf),
+            expected);
+}
+
+/* The digits of an INT whose sign (if any) was already consumed; start is where it began. */
+static int64_t int_value(parser *ps, bool neg, tok start, ir_pos *pos) {
+    if (ps->t.kind != TOK_INT) fail_expected(ps, "an integer");
+    if (pos) *pos = (ir_pos){start.line, start.col};
+    uint64_t v = 0;
+    for (size_t i = 0; i < ps->t.n; i++) {
+        unsigned d = (unsigned)(ps->t.s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) goto range;
+        v = v * 10 + d;
+    }
+    if (v > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) goto range;
+    next(ps);
+    return neg ? (int64_t)(0 - v) : (int64_t)v;
+range:
+    fail_at(ps, start.line, start.col, "integer %s%.*s is out of range (beyond 64 bits)",
+            neg ? "-" : "", (int)(ps->t.n > 40 ? 40 : ps->t.n), ps->t.s);
+}
+
+/* INT := ['-'] digits, within int64. */
+static int64_t parse_int(parser *ps, ir_pos *pos) {
+    tok start = ps->t;
+    bool neg = accept(ps, "-");
+    return int_value(ps, neg, start, pos);
+}
+
+static int parse_small_int(parser *ps, int64_t lo, int64_t hi, const char *what, ir_pos *pos) {
+    ir_pos p;
+    int64_t v = parse_int(ps, &p);
+    if (v < lo || v > hi)
+        fail_at(ps, p.line, p.col, "%s %lld is out of range (%lld to %lld)", what, (long long)v,
+                (long long)lo, (long long)hi);
+    if (pos) *pos = p;
+    return (int)v;
+}
+
+/* ---- comments and blank lines --------------------------------------------------------- */
+
+/* Attaches the comments that stand on lines before the current token. */
+static ir_trivia take_leading(parser *ps) {
+    ir_trivia tv = {0};
+    lexer *lx = &ps->lx;
+    int first = ps->next_comment;
+    while (ps->next_comment < lx->ncomments && lx->comments[ps->next_comment].line < ps->t.line)
+        ps->next_comment++;
+    int first_line = ps->t.line;
+    if (ps->next_comment > first) {
+        tv.leading = lx->comments + first; /* the lexer's array only grows by copying, and the
+                                              copied slice stays valid in the arena */
+        tv.nleading = ps->next_comment - first;
+        first_line = tv.leading[0].line;
+    }
+    tv.blank_before = ps->last_end_line > 0 && first_line - ps->last_end_line > 1;
+    return tv;
+}
+
+/* A comment on the same line as the token just consumed. */
+static const char *take_trailing(parser *ps) {
+    lexer *lx = &ps->lx;
+    /* the lexer may already have read comments past this line while peeking */
+    if (ps->next_comment < lx->ncomments && lx->comments[ps->next_comment].line == ps->prev_line)
+        return lx->comments[ps->next_comment++].text;
+    return NULL;
+}
+
+/* Comments before a closing brace or the end of file; `limit`: the token's line. */
+static int take_until(parser *ps, ir_comment **out) {
+    lexer *lx = &ps->lx;
+    int first = ps->next_comment;
+    while (ps->next_comment < lx->ncomments && lx->comments[ps->next_comment].line <= ps->t.line &&
+           (ps->t.kind == TOK_EOF || lx->comments[ps->next_comment].line < ps->t.line))
+        ps->next_comment++;
+    *out = lx->comments + first;
+    return ps->next_comment - first;
+}
+
+/* ---- declarations --------------------------------------------------------------------- */
+
+static void check_new_name(parser *ps, const tok *name) {
+    tilec_kernel *k = ps->k;
+    tilec_buffer *b = ir_find_buffer(k, name->s, name->n, k->nstmts);
+    if (b)
+        fail_at(ps, name->line, name->col, "duplicate name '%.*s': already declared at line %d",
+                (int)name->n, name->s, b->pos.line);
+}
+
+/* dtype := 'f16' | 'bf16' | 'f32' | 'f64' | 'i32' | 'u32' | 'i64' */
+static tilec_dtype parse_dtype(parser *ps) {
+    if (ps->t.kind != TOK_NAME) fail_expected(ps, "a dtype (f16, bf16, f32, f64, i32, u32, i64)");
+    int d = ir_lookup_dtype(ps->t.s, ps->t.n);
+    if (d < 0)
+        fail_unknown(ps, &ps->t, "dtype", dtype_words, COUNT(dtype_words),
+                     "f16, bf16, f32, f64, i32, u32 or i64");
+    next(ps);
+    return (tilec_dtype)d;
+}
+
+/* shape := '[' INT { ',' INT } ']' */
+static void parse_shape(parser *ps, tilec_buffer *b, ir_pos *where) {
+    expect(ps, "[");
+    do {
+        if (b->rank == TILEC_MAX_RANK)
+            fail_at(ps, ps->t.line, ps->t.col,
+                    "'%s' has more than %d dimensions; a buffer has at most %d", b->name,
+                    TILEC_MAX_RANK, TILEC_MAX_RANK);
+        b->shape[b->rank] = parse_int(ps, &where[b->rank]);
+        b->rank++;
+    } while (accept(ps, ","));
+    expect(ps, "]");
+}
+
+/* ints := '(' INT { ',' INT } [ ',' ] ')'  — returns the count */
+static int parse_ints(parser *ps, int64_t *out, int max, const char *what) {
+    expect(ps, "(");
+    int n = 0;
+    if (tok_is(&ps->t, ")")) fail_at(ps, ps->t.line, ps->t.col, "%s=() is empty; give at least one value", what);
+    do {
+        if (tok_is(&ps->t, ")")) break; /* trailing comma */
+        if (n == max)
+            fail_at(ps, ps->t.line, ps->t.col, "%s has more than %d values", what, max);
+        out[n++] = parse_int(ps, NULL);
+    } while (accept(ps, ","));
+    expect(ps, ")");
+    return n;
+}
+
+static tilec_space parse_space(parser *ps) {
+    if (ps->t.kind != TOK_NAME) fail_expected(ps, "a memory space (global, shared, local)");
+    int s = ir_lookup_space(ps->t.s, ps->t.n);
+    if (s < 0)
+        fail_unknown(ps, &ps->t, "memory space", space_words, COUNT(space_words),
+                     "global, shared or local");
+    next(ps);
+    return (tilec_space)s;
+}
+
+/* param := NAME ':' dtype shape space */
+static void parse_param(parser *ps) {
+    tok name = expect_name(ps, "a parameter name");
+    check_new_name(ps, &name);
+    tilec_buffer *b = ir_arena_alloc(&ps->prog->arena, sizeof *b);
+    if (!b || !(b->name = ir_arena_strndup(&ps->prog->arena, name.s, name.n))) oom(ps);
+    b->pos = (ir_pos){name.line, name.col};
+    expect(ps, ":");
+    b->dtype = parse_dtype(ps);
+    ir_pos where[TILEC_MAX_RANK];
+    parse_shape(ps, b, where);
+    b->space = parse_space(ps);
+    if (!ir_check_decl(ps->prog, b, where, b->pos)) longjmp(ps->fail, 1);
+    if (!ir_param_add(ps->k, b)) oom(ps);
+}
+
+/* alloc := ('shared' | 'local') NAME ':' dtype shape [ 'strides' '=' ints ] */
+static void parse_alloc(parser *ps, ir_stmt *st) {
+    tilec_space space = tok_is(&ps->t, "shared") ? TILEC_SPACE_SHARED : TILEC_SPACE_LOCAL;
+    next(ps);
+    tok name = expect_name(ps, "a buffer name");
+    check_new_name(ps, &name);
+    tilec_buffer *b = ir_arena_alloc(&ps->prog->arena, sizeof *b);
+    if (!b || !(b->name = ir_arena_strndup(&ps->prog->arena, name.s, name.n))) oom(ps);
+    b->pos = (ir_pos){name.line, name.col};
+    b->space = space;
+    b->kernel = ps->k;
+    expect(ps, ":");
+    b->dtype = parse_dtype(ps);
+    ir_pos where[TILEC_MAX_RANK];
+    parse_shape(ps, b, where);
+    ir_pos spos = {ps->t.line, ps->t.col};
+    if (accept(ps, "strides")) {
+        expect(ps, "=");
+        int n = parse_ints(ps, b->strides, TILEC_MAX_RANK, "strides");
+        if (n != b->rank)
+            fail_at(ps, spos.line, spos.col, "'%s' has %d dimensions but %d strides", b->name,
+                    b->rank, n);
+        b->has_strides = true;
+    }
+    if (!ir_check_decl(ps->prog, b, where, spos)) longjmp(ps->fail, 1);
+    st->alloc = b;
+}
+
+/* ---- statements ----------------------------------------------------------------------- */
+
+/* index := INT | [INT] ':' [INT] | 'cta_id' | 'warpgroup_id' | 'warp_id' | 'thread_id' */
+static void parse_index(parser *ps, ir_index *ix) {
+    ix->pos = (ir_pos){ps->t.line, ps->t.col};
+    if (ps->t.kind == TOK_NAME) {
+        int id = ir_lookup_id(ps->t.s, ps->t.n);
+        if (id < 0)
+            fail_unknown(ps, &ps->t, "index", id_words, COUNT(id_words),
+                         "an integer, a slice a:b, cta_id, warpgroup_id, warp_id or thread_id");
+        ix->kind = TILEC_INDEX_ID;
+        ix->id = (tilec_scope)id;
+        next(ps);
+        return;
+    }
+    if (!tok_is(&ps->t, ":")) {
+        ix->start = parse_int(ps, NULL);
+        ix->has_start = true;
+        if (!tok_is(&ps->t, ":")) { ix->kind = TILEC_INDEX_AT; return; }
+    }
+    expect(ps, ":");
+    ix->kind = TILEC_INDEX_SLICE;
+    if (!tok_is(&ps->t, ",") && !tok_is(&ps->t, "]")) {
+        ix->stop = parse_int(ps, NULL);
+        ix->has_stop = true;
+    }
+}
+
+/* region := NAME [ '[' index { ',' index } ']' ] */
+static void parse_region(parser *ps, ir_region *r, int stmt_index) {
+    tok name = expect_name(ps, "a buffer name");
+    r->pos = (ir_pos){name.line, name.col};
+    r->buf = ir_find_buffer(ps->k, name.s, name.n, stmt_index);
+    if (!r->buf) {
+        const char *names[256];
+        int n = 0;
+        for (int i = 0; i < ps->k->nparams && n < 256; i++) names[n++] = ps->k->params[i]->name;
+        for (int i = 0; i < stmt_index && n < 256; i++)
+            if (ps->k->stmts[i]->kind == IR_ALLOC && ps->k->stmts[i]->alloc) names[n++] = ps->k->stmts[i]->alloc->name;
+        const char *near = ir_did_you_mean(name.s, name.n, names, n);
+        if (near)
+            fail_at(ps, name.line, name.col, "unknown buffer '%.*s'; did you mean '%s'?",
+                    (int)name.n, name.s, near);
+        fail_at(ps, name.line, name.col,
+                "unknown buffer '%.*s'; declare it as a parameter or with shared/local before "
+                "this line", (int)name.n, name.s);
+    }
+    if (!accept(ps, "[")) return;
+    r->brackets = true;
+    if (tok_is(&ps->t, "]")) fail_expected(ps, "an index");
+    do {
+        if (r->nindex == r->buf->rank)
+            fail_at(ps, ps->t.line, ps->t.col, "too many indices: '%s' has %d dimensions",
+                    r->buf->name, r->buf->rank);
+        parse_index(ps, &r->index[r->nindex++]);
+    } while (accept(ps, ","));
+    expect(ps, "]");
+}
+
+/* number := INT | decimal or exponent float | 'inf' | '-inf' | 'nan' */
+static ir_value parse_number(parser *ps, ir_pos *pos) {
+    tok start = ps->t;
+    *pos = (ir_pos){start.line, start.col};
+    bool neg = tok_is(&ps->t, "-");
+    if (neg) next(ps);
+    ir_value v = {0};
+    if (tok_is(&ps->t, "inf") || tok_is(&ps->t, "nan")) {
+        bool inf = ps->t.s[0] == 'i';
+        if (!inf && neg) fail_at(ps, start.line, start.col, "'-nan' is not a number; write nan");
+        v.f = inf ? (neg ? -INFINITY : INFINITY) : NAN;
+        next(ps);
+        return v;
+    }
+    if (ps->t.kind == TOK_INT) {
+        v.is_int = true;
+        v.i = int_value(ps, neg, start, NULL);
+        return v;
+    }
+    if (ps->t.kind != TOK_FLOAT) fail_expected(ps, "a number (an integer, a decimal, inf, -inf or nan)");
+    /* strtod follows the C locale's decimal point; the format's is always '.' */
+    char buf[512];
+    if (ps->t.n >= sizeof buf) fail_at(ps, ps->t.line, ps->t.col, "number is too long");
+    memcpy(buf, ps->t.s, ps->t.n);
+    buf[ps->t.n] = '\0';
+    const char *dp = localeconv()->decimal_point;
+    char *dot = strchr(buf, '.');
+    if (dot && dp && dp[0] && dp[0] != '.' && !dp[1]) *dot = dp[0];
+    errno = 0;
+    double f = strtod(buf, NULL);
+    if (errno == ERANGE && isinf(f))
+        fail_at(ps, start.line, start.col, "number %s%s is too large; write inf for infinity",
+                neg ? "-" : "", buf);
+    v.f = neg ? -f : f;
+    next(ps);
+    return v;
+}
+
+/* kwarg := 'axes' '=' (ints | INT) | 'accum' '=' ('true'|'false')
+ *        | 'nan' '=' ('propagate'|'ignore') | 'variant' '=' NAME */
+static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
+    tok key = ps->t;
+    if (key.kind != TOK_NAME) fail_expected(ps, "a keyword argument (axes=, accum=, nan=, variant=)");
+    int which = -1;
+    for (int i = 0; i < COUNT(kwarg_words); i++)
+        if (tok_is(&key, kwarg_words[i])) which = i;
+    if (which < 0)
+        fail_unknown(ps, &key, "keyword argument", kwarg_words, COUNT(kwarg_words),
+                     "axes, accum, nan or variant");
+    if (*seen & (1u << which))
+        fail_at(ps, key.line, key.col, "%s is given twice", kwarg_words[which]);
+    *seen |= 1u << which;
+    next(ps);
+    expect(ps, "=");
+    ir_pos vpos = {ps->t.line, ps->t.col};
+    switch (which) {
+    case 0: { /* axes */
+        int64_t axes[TILEC_MAX_RANK];
+        int n;
+        if (tok_is(&ps->t, "(")) n = parse_ints(ps, axes, TILEC_MAX_RANK, "axes");
+        else { axes[0] = parse_int(ps, NULL); n = 1; }
+        for (int i = 0; i < n; i++) {
+            if (axes[i] < -TILEC_MAX_RANK || axes[i] >= TILEC_MAX_RANK)
+                fail_at(ps, vpos.line, vpos.col, "axis %lld is out of range for any region "
+                        "(ranks are at most %d)", (long long)axes[i], TILEC_MAX_RANK);
+            st->axes[i] = (int)axes[i];
+        }
+        st->naxes = n;
+        st->axes_pos = vpos;
+        break;
+    }
+    case 1: /* accum */
+        if (accept(ps, "true")) st->accum = true;
+        else if (accept(ps, "false")) st->accum = false;
+        else fail_expected(ps, "true or false");
+        break;
+    case 2: /* nan */
+        if (accept(ps, "propagate")) st->nan = TILEC_NAN_PROPAGATE;
+        else if (accept(ps, "ignore")) st->nan = TILEC_NAN_IGNORE;
+        else fail_expected(ps, "propagate or ignore");
+        st->nan_pos = vpos;
+        break;
+    default: { /* variant */
+        tok v = expect_name(ps, "a variant name");
+        if (!(st->variant = ir_arena_strndup(&ps->prog->arena, v.s, v.n))) oom(ps);
+        st->variant_pos = vpos;
+        break;
+    }
+    }
+}
+
+/* stmt := alloc | exec '.copy' '(' region ',' region ')' | exec '.fill' '(' region ',' number ')'
+ *       | exec '.sync' '(' ')' | exec '.' ('sum'|'max'|'min') '(' region ',' region {',' kwarg} ')'
+ * exec := ('cta' | 'warpgroup' | 'warp' | 'thread') [ '[' INT ']' ] */
+static void parse_stmt(parser *ps) {
+    tok first = ps->t;
+    ir_trivia tv = take_leading(ps);
+    if (first.kind != TOK_NAME) fail_expected(ps, "a statement or '}'");
+    bool is_alloc = tok_is(&first, "shared") || tok_is(&first, "local");
+    int scope = ir_lookup_scope(first.s, first.n);
+    if (!is_alloc && scope < 0) {
+        if (tok_is(&first, "global"))
+            fail_at(ps, first.line, first.col,
+                    "global buffers are kernel parameters; allocate only shared or local buffers");
+        fail_unknown(ps, &first, "statement", statement_words, COUNT(statement_words),
+                     "shared, local, or a scope (cta, warpgroup, warp, thread)");
+    }
+    int index = ps->k->nstmts;
+    ir_stmt *st = ir_stmt_add(ps->k, is_alloc ? IR_ALLOC : IR_SYNC);
+    if (!st) oom(ps);
+    st->pos = (ir_pos){first.line, first.col};
+    st->trivia = tv;
+    if (is_alloc) {
+        parse_alloc(ps, st);
+    } else {
+        next(ps);
+        st->exec.scope = (tilec_scope)scope;
+        if (accept(ps, "[")) {
+            st->exec.instance = parse_small_int(ps, 0, TILEC_MAX_THREADS - 1, "instance index", NULL);
+            expect(ps, "]");
+        }
+        expect(ps, ".");
+        tok op = ps->t;
+        if (op.kind != TOK_NAME) fail_expected(ps, "an operation (copy, fill, sync, sum, max, min)");
+        st->op_pos = (ir_pos){op.line, op.col};
+        int red = ir_lookup_op(op.s, op.n);
+        if (red >= 0) { st->kind = IR_REDUCE; st->op = (tilec_op)red; }
+        else if (tok_is(&op, "copy")) st->kind = IR_COPY;
+        else if (tok_is(&op, "fill")) st->kind = IR_FILL;
+        else if (tok_is(&op, "sync")) st->kind = IR_SYNC;
+        else fail_unknown(ps, &op, "operation", op_words, COUNT(op_words), "copy, fill, sync, sum, max or min");
+        next(ps);
+        expect(ps, "(");
+        if (st->kind != IR_SYNC) {
+            parse_region(ps, &st->dst, index);
+            expect(ps, ",");
+            if (st->kind == IR_FILL) st->fill = parse_number(ps, &st->value_pos);
+            else parse_region(ps, &st->src, index);
+        }
+        if (st->kind == IR_REDUCE) {
+            unsigned seen = 0;
+            while (accept(ps, ",")) {
+                if (tok_is(&ps->t, ")")) break; /* trailing comma */
+                parse_kwarg(ps, st, &seen);
+            }
+        }
+        expect(ps, ")");
+    }
+    st->trivia.trailing = take_trailing(ps);
+    ps->last_end_line = ps->prev_line;
+}
+
+/* kernel := 'kernel' NAME '(' params ')' 'threads' '=' INT [ 'grid' '=' INT ] '{' { stmt } '}'
+ * func   := 'func'   NAME '(' params ')' 'threads' '=' INT '{' { stmt } '}'
+ * params := param { ',' param } */
+static void parse_kernel(parser *ps) {
+    ir_trivia tv = take_leading(ps);
+    tok kw = ps->t;
+    bool is_func = tok_is(&kw, "func");
+    next(ps);
+    tok name = expect_name(ps, is_func ? "a func name" : "a kernel name");
+    for (int i = 0; i < ps->prog->nkernels; i++) {
+        const tilec_kernel *o = ps->prog->kernels[i];
+        if (strlen(o->name) == name.n && memcmp(o->name, name.s, name.n) == 0)
+            fail_at(ps, name.line, name.col, "duplicate name '%.*s': already declared at line %d",
+                    (int)name.n, name.s, o->pos.line);
+    }
+    tilec_kernel *k = ir_kernel_add(ps->prog, name.s, name.n);
+    if (!k) oom(ps);
+    ps->k = k;
+    k->is_func = is_func;
+    k->pos = (ir_pos){kw.line, kw.col};
+    k->trivia = tv;
+    expect(ps, "(");
+    do parse_param(ps);
+    while (accept(ps, ","));
+    expect(ps, ")");
+    if (!tok_is(&ps->t, "threads")) fail_expected(ps, "'threads='");
+    next(ps);
+    expect(ps, "=");
+    k->threads = parse_small_int(ps, 1, TILEC_MAX_THREADS, "threads", &k->threads_pos);
+    if (tok_is(&ps->t, "grid")) {
+        if (is_func)
+            fail_at(ps, ps->t.line, ps->t.col,
+                    "a func has no grid; the kernel that calls it sets the grid");
+        next(ps);
+        expect(ps, "=");
+        k->grid = parse_int(ps, &k->grid_pos);
+        if (k->grid < 1 || k->grid > INT32_MAX)
+            fail_at(ps, k->grid_pos.line, k->grid_pos.col, "grid %lld is out of range (1 to %d)",
+                    (long long)k->grid, INT32_MAX);
+    }
+    tok open = ps->t;
+    expect(ps, "{");
+    k->trivia.trailing = take_trailing(ps);
+    ps->last_end_line = open.line;
+    while (!tok_is(&ps->t, "}")) {
+        if (ps->t.kind == TOK_EOF)
+            fail_at(ps, ps->t.line, ps->t.col,
+                    "expected '}' to close %s '%s' opened at line %d, found end of file",
+                    is_func ? "func" : "kernel", k->name, open.line);
+        parse_stmt(ps);
+    }
+    k->nend_comments = take_until(ps, &k->end_comments);
+    next(ps);
+    ps->last_end_line = ps->prev_line;
+    k->trivia.blank_before = false; /* kernels are always separated by one blank line */
+}
+
+/* program := { kernel | func } */
+static void parse_program(parser *ps) {
+    next(ps);
+    while (ps->t.kind != TOK_EOF) {
+        if (!tok_is(&ps->t, "kernel") && !tok_is(&ps->t, "func")) {
+            if (ps->t.kind == TOK_NAME) {
+                static const char *const top[] = {"kernel", "func"};
+                fail_unknown(ps, &ps->t, "keyword", top, 2, "'kernel' or 'func'");
+            }
+            fail_expected(ps, "'kernel' or 'func'");
+        }
+        parse_kernel(ps);
+    }
+    if (ps->prog->nkernels == 0)
+        fail_at(ps, ps->t.line, ps->t.col, "empty program: expected 'kernel' or 'func'");
+    ps->prog->ntail_comments = take_until(ps, &ps->prog->tail_comments);
+}
+
+tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t len,
+                      tilec_program **out) {
+    *out = NULL;
+    tilec_program *prog = ir_program_new(ctx, file, text ? text : "", text ? len : 0);
+    if (!prog) return TILEC_ERR_NOMEM;
+    parser *ps = calloc(1, sizeof *ps);
+    if (!ps) { tilec_program_free(prog); return TILEC_ERR_NOMEM; }
+    ps->prog = prog;
+    lex_init(&ps->lx, prog);
+    int r = setjmp(ps->fail);
+    if (r == 0) parse_program(ps);
+    free(ps);
+    if (r != 0) {
+        tilec_program_free(prog);
+        return r == 2 ? TILEC_ERR_NOMEM : TILEC_ERR_PARSE;
+    }
+    *out = prog;
+    return TILEC_OK;
+}

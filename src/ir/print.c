@@ -1,0 +1,164 @@
+/*
+ * print.c — writes tile IR as canonical `.tile` text.
+ *
+ * Canonical means: two-space indentation, one space after commas, kernels separated by
+ * one blank line, at most one blank line between statements (kept where the source had
+ * one), keyword arguments in the order axes, accum, nan, variant with defaults left out
+ * (axes is always written), numbers in their shortest exact form. Comments are kept.
+ * Parsing the output gives the same IR, so printing it again gives the same bytes.
+ */
+#include "ir.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ir_print_value(ir_str *s, ir_value v) {
+    if (v.is_int) { ir_str_printf(s, "%lld", (long long)v.i); return; }
+    if (isnan(v.f)) { ir_str_printf(s, "nan"); return; }
+    if (isinf(v.f)) { ir_str_printf(s, v.f < 0 ? "-inf" : "inf"); return; }
+    char buf[64];
+    for (int prec = 1; prec <= 17; prec++) { /* the shortest text that reads back exactly */
+        snprintf(buf, sizeof buf, "%.*g", prec, v.f);
+        if (strtod(buf, NULL) == v.f) break;
+    }
+    const char *dp = localeconv()->decimal_point; /* printf and strtod agree on it */
+    if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
+        char *c = strchr(buf, dp[0]);
+        if (c) *c = '.';
+    }
+    /* keep it a float when read back: "2" -> "2.0", "-0" -> "-0.0" */
+    if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+    ir_str_printf(s, "%s", buf);
+}
+
+void ir_print_region(ir_str *s, const ir_region *r) {
+    ir_str_printf(s, "%s", r->buf->name);
+    if (r->nindex == 0) return;
+    ir_str_printf(s, "[");
+    for (int i = 0; i < r->nindex; i++) {
+        const ir_index *ix = &r->index[i];
+        if (i) ir_str_printf(s, ", ");
+        switch (ix->kind) {
+        case TILEC_INDEX_AT: ir_str_printf(s, "%lld", (long long)ix->start); break;
+        case TILEC_INDEX_ID: ir_str_printf(s, "%s", ir_id_name(ix->id)); break;
+        case TILEC_INDEX_SLICE:
+            if (ix->has_start) ir_str_printf(s, "%lld", (long long)ix->start);
+            ir_str_printf(s, ":");
+            if (ix->has_stop) ir_str_printf(s, "%lld", (long long)ix->stop);
+            break;
+        }
+    }
+    ir_str_printf(s, "]");
+}
+
+static void print_shape(ir_str *s, int rank, const int64_t *v, const char *open, const char *close) {
+    ir_str_printf(s, "%s", open);
+    for (int d = 0; d < rank; d++) ir_str_printf(s, "%s%lld", d ? ", " : "", (long long)v[d]);
+    ir_str_printf(s, "%s", close);
+}
+
+static void print_exec(ir_str *s, tilec_exec e) {
+    ir_str_printf(s, "%s", tilec_scope_name(e.scope));
+    if (e.instance >= 0) ir_str_printf(s, "[%d]", e.instance);
+}
+
+/* One statement without indentation or newline. */
+void ir_print_stmt(ir_str *s, const ir_stmt *st) {
+    switch (st->kind) {
+    case IR_ALLOC: {
+        const tilec_buffer *b = st->alloc;
+        ir_str_printf(s, "%s %s: %s", tilec_space_name(b->space), b->name, tilec_dtype_name(b->dtype));
+        print_shape(s, b->rank, b->shape, "[", "]");
+        if (b->has_strides) {
+            ir_str_printf(s, " strides=");
+            print_shape(s, b->rank, b->strides, "(", ")");
+        }
+        return;
+    }
+    case IR_SYNC:
+        print_exec(s, st->exec);
+        ir_str_printf(s, ".sync()");
+        return;
+    case IR_COPY:
+    case IR_FILL:
+    case IR_REDUCE:
+        break;
+    }
+    print_exec(s, st->exec);
+    const char *op = st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : tilec_op_name(st->op);
+    ir_str_printf(s, ".%s(", op);
+    ir_print_region(s, &st->dst);
+    ir_str_printf(s, ", ");
+    if (st->kind == IR_FILL) ir_print_value(s, st->fill);
+    else ir_print_region(s, &st->src);
+    if (st->kind == IR_REDUCE) {
+        ir_str_printf(s, ", axes=(");
+        for (int i = 0; i < st->naxes; i++) ir_str_printf(s, "%s%d", i ? ", " : "", st->axes[i]);
+        ir_str_printf(s, ")");
+        if (st->accum) ir_str_printf(s, ", accum=true");
+        if (st->nan != TILEC_NAN_PROPAGATE) ir_str_printf(s, ", nan=%s", tilec_nan_name(st->nan));
+        if (st->variant) ir_str_printf(s, ", variant=%s", st->variant);
+    }
+    ir_str_printf(s, ")");
+}
+
+static void print_comments(ir_str *s, const ir_comment *c, int n, const char *indent) {
+    for (int i = 0; i < n; i++) ir_str_printf(s, "%s%s\n", indent, c[i].text);
+}
+
+static void print_kernel(ir_str *s, const tilec_kernel *k) {
+    print_comments(s, k->trivia.leading, k->trivia.nleading, "");
+    ir_str_printf(s, "%s %s(", k->is_func ? "func" : "kernel", k->name);
+    for (int i = 0; i < k->nparams; i++) {
+        const tilec_buffer *b = k->params[i];
+        ir_str_printf(s, "%s%s: %s", i ? ", " : "", b->name, tilec_dtype_name(b->dtype));
+        print_shape(s, b->rank, b->shape, "[", "]");
+        ir_str_printf(s, " %s", tilec_space_name(b->space));
+    }
+    ir_str_printf(s, ") threads=%d", k->threads);
+    if (k->grid != 1) ir_str_printf(s, " grid=%lld", (long long)k->grid);
+    ir_str_printf(s, " {");
+    if (k->trivia.trailing) ir_str_printf(s, "  %s", k->trivia.trailing);
+    ir_str_printf(s, "\n");
+    for (int i = 0; i < k->nstmts; i++) {
+        const ir_stmt *st = k->stmts[i];
+        if (st->trivia.blank_before && i > 0) ir_str_printf(s, "\n");
+        print_comments(s, st->trivia.leading, st->trivia.nleading, "  ");
+        ir_str_printf(s, "  ");
+        ir_print_stmt(s, st);
+        if (st->trivia.trailing) ir_str_printf(s, "  %s", st->trivia.trailing);
+        ir_str_printf(s, "\n");
+    }
+    print_comments(s, k->end_comments, k->nend_comments, "  ");
+    ir_str_printf(s, "}\n");
+}
+
+void ir_print_program(ir_str *s, const tilec_program *p) {
+    for (int i = 0; i < p->nkernels; i++) {
+        if (i) ir_str_printf(s, "\n");
+        print_kernel(s, p->kernels[i]);
+    }
+    if (p->ntail_comments) {
+        ir_str_printf(s, "\n");
+        print_comments(s, p->tail_comments, p->ntail_comments, "");
+    }
+}
+
+tilec_status tilec_format(tilec_program *prog, char **text, size_t *len) {
+    if (!prog || !text) return TILEC_ERR_INVALID_ARG;
+    ir_begin(prog->ctx);
+    *text = NULL;
+    ir_str s = {0};
+    ir_print_program(&s, prog);
+    ir_str_put(&s, "", 0); /* an empty program still gives "" */
+    if (s.oom) {
+        ir_str_free(&s);
+        return TILEC_ERR_NOMEM;
+    }
+    *text = s.data;
+    if (len) *len = s.len;
+    return TILEC_OK;
+}

@@ -1,0 +1,220 @@
+/*
+ * race.c — the verifier's barrier analysis: a statement must not read (or overwrite) data
+ * that other threads of the CTA wrote (or still read) since the last barrier that spans
+ * both of them.
+ *
+ * Model. A statement at scope S runs as instances of S (one CTA, each warpgroup, warp or
+ * thread, or the one selected with S[k]); which thread of an instance touches which
+ * element is up to the lowering, so any thread of the instance may. Two accesses of one
+ * element, at least one a write, by instances whose threads are not a single thread, need
+ * a barrier between them whose instance holds all those threads. A `sync` is a barrier of
+ * its scope; every reduction ends with one. Shared and global buffers are checked (global
+ * ordering within one CTA); local buffers are private to each thread.
+ *
+ * Only the first dimension of a region may depend on the instance (through an id), so the
+ * other dimensions are compared once per pair of accesses and the first per instance pair.
+ */
+#include "ir.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct access {
+    const ir_stmt *st;
+    const ir_region *r;
+    bool write;
+    int since; /* barriers[since..] happened after this access */
+} access;
+
+typedef struct barrier {
+    tilec_scope scope;
+    int instance; /* -1: every instance */
+} barrier;
+
+typedef struct racer {
+    tilec_program *p;
+    tilec_kernel *k;
+    int ws;
+    access *acc;
+    int nacc, cap_acc;
+    barrier *bar;
+    int nbar, cap_bar;
+    bool oom;
+} racer;
+
+/* Threads [lo, hi) of instance i of scope s. */
+static void instance_threads(const racer *rc, tilec_scope s, int i, int *lo, int *hi) {
+    int size = ir_scope_size(s, rc->k->threads, rc->ws);
+    *lo = i * size;
+    *hi = *lo + size < rc->k->threads ? *lo + size : rc->k->threads;
+}
+
+/* [lo, hi) of dimension d selected by region r when run by instance i of scope s. */
+static void dim_range(const racer *rc, const ir_region *r, int d, tilec_scope s, int i,
+                      int64_t *lo, int64_t *hi) {
+    int64_t e = r->buf->shape[d];
+    if (d >= r->nindex) { *lo = 0; *hi = e; return; }
+    const ir_index *ix = &r->index[d];
+    if (ix->kind != TILEC_INDEX_ID) { ir_index_range(ix, e, lo, hi); return; }
+    if (ix->id == TILEC_SCOPE_CTA) { *lo = 0; *hi = 1; return; } /* one CTA at a time */
+    int tlo, thi;
+    instance_threads(rc, s, i, &tlo, &thi);
+    *lo = tlo / ir_scope_size(ix->id, rc->k->threads, rc->ws);
+    *hi = *lo + 1;
+}
+
+static bool depends_on_instance(const ir_region *r) {
+    return r->nindex > 0 && r->index[0].kind == TILEC_INDEX_ID && r->index[0].id != TILEC_SCOPE_CTA;
+}
+
+/* The narrowest scope whose one instance holds threads [lo, hi); a scope whose instance is
+ * the whole CTA (one warp of a 32-thread CTA) counts as the CTA. */
+static tilec_scope spanning_scope(const racer *rc, int lo, int hi) {
+    for (int s = TILEC_SCOPE_THREAD; s > TILEC_SCOPE_CTA; s--) {
+        int size = ir_scope_size((tilec_scope)s, rc->k->threads, rc->ws);
+        if (size >= rc->k->threads) break;
+        if (lo / size == (hi - 1) / size) return (tilec_scope)s;
+    }
+    return TILEC_SCOPE_CTA;
+}
+
+static bool covered(const racer *rc, int since, tilec_scope need, int first_thread) {
+    for (int b = since; b < rc->nbar; b++) {
+        const barrier *x = &rc->bar[b];
+        int size = ir_scope_size(x->scope, rc->k->threads, rc->ws);
+        if (x->scope == TILEC_SCOPE_THREAD || (x->scope > need && size < rc->k->threads))
+            continue; /* too narrow */
+        if (x->instance < 0 || x->instance == first_thread / size) return true;
+    }
+    return false;
+}
+
+static void instances(const racer *rc, const ir_stmt *st, int *first, int *count) {
+    if (st->exec.instance >= 0) { *first = st->exec.instance; *count = 1; return; }
+    *first = 0;
+    *count = ir_scope_count(st->exec.scope, rc->k->threads, rc->ws);
+}
+
+/* Whether accesses a (earlier) and b conflict; *need is the barrier scope that is missing. */
+static bool conflict(const racer *rc, const access *a, const access *b, tilec_scope *need) {
+    const tilec_buffer *buf = a->r->buf;
+    for (int d = 1; d < buf->rank; d++) { /* the dimensions no instance changes */
+        int64_t al, ah, bl, bh;
+        dim_range(rc, a->r, d, a->st->exec.scope, 0, &al, &ah);
+        dim_range(rc, b->r, d, b->st->exec.scope, 0, &bl, &bh);
+        if (ah <= bl || bh <= al) return false;
+    }
+    int a0, an, b0, bn;
+    instances(rc, a->st, &a0, &an);
+    instances(rc, b->st, &b0, &bn);
+    bool adep = depends_on_instance(a->r), bdep = depends_on_instance(b->r);
+    for (int i = a0; i < a0 + an; i++) {
+        int64_t al, ah;
+        dim_range(rc, a->r, 0, a->st->exec.scope, i, &al, &ah);
+        int atl, ath;
+        instance_threads(rc, a->st->exec.scope, i, &atl, &ath);
+        for (int j = b0; j < b0 + bn; j++) {
+            int64_t bl, bh;
+            dim_range(rc, b->r, 0, b->st->exec.scope, j, &bl, &bh);
+            if (ah <= bl || bh <= al) {
+                if (!adep && !bdep) return false; /* same ranges for every pair */
+                continue;
+            }
+            int btl, bth;
+            instance_threads(rc, b->st->exec.scope, j, &btl, &bth);
+            int lo = atl < btl ? atl : btl, hi = ath > bth ? ath : bth;
+            if (hi - lo <= 1) continue; /* one thread is ordered with itself */
+            tilec_scope s = spanning_scope(rc, lo, hi);
+            if (!covered(rc, a->since, s, lo)) { *need = s; return true; }
+        }
+    }
+    return false;
+}
+
+static const char *op_word(const ir_stmt *st) {
+    return st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : tilec_op_name(st->op);
+}
+
+static void report(racer *rc, const access *old, const access *now, tilec_scope need) {
+    const char *name = now->r->buf->name, *fix = tilec_scope_name(need);
+    char line[32]; /* where the earlier access is: a line, or a statement for built IR */
+    if (old->st->pos.line > 0) snprintf(line, sizeof line, "line %d", old->st->pos.line);
+    else snprintf(line, sizeof line, "statement %d", old->st->index + 1);
+    if (!old->write)
+        ir_stmt_diag(rc->p, rc->k, now->st, TILEC_SEV_ERROR, now->r->pos,
+                    "missing barrier: '%s' is overwritten here while other threads may still "
+                    "read it at %s; add %s.sync() before this statement", name, line, fix);
+    else if (!now->write)
+        ir_stmt_diag(rc->p, rc->k, now->st, TILEC_SEV_ERROR, now->r->pos,
+                    "missing barrier: '%s' is read here but other threads wrote it at %s "
+                    "with no barrier between; add %s.sync() before this statement", name, line, fix);
+    else
+        ir_stmt_diag(rc->p, rc->k, now->st, TILEC_SEV_ERROR, now->r->pos,
+                    "missing barrier: '%s' is written here and by other threads at %s with "
+                    "no barrier between; add %s.sync() before this statement", name, line, fix);
+    ir_stmt_diag(rc->p, rc->k, old->st, TILEC_SEV_NOTE, old->r->pos,
+                "the earlier %s of '%s' (%s.%s)", old->write ? "write" : "read", name,
+                tilec_scope_name(old->st->exec.scope), op_word(old->st));
+}
+
+static void add_barrier(racer *rc, tilec_scope s, int instance) {
+    if (s == TILEC_SCOPE_CTA) { /* everything before is ordered with everything after */
+        rc->nacc = 0;
+        rc->nbar = 0;
+        return;
+    }
+    if (s == TILEC_SCOPE_THREAD) return;
+    if (!ir_arena_grow(&rc->p->arena, (void **)&rc->bar, &rc->cap_bar, rc->nbar + 1, sizeof *rc->bar)) {
+        rc->oom = true;
+        return;
+    }
+    rc->bar[rc->nbar++] = (barrier){s, instance};
+}
+
+/* Checks one access of the current statement against the pending ones; returns it for
+ * adding once the whole statement has been checked. */
+static bool check_access(racer *rc, const access *now) {
+    if (now->r->buf->space == TILEC_SPACE_LOCAL) return true;
+    for (int i = 0; i < rc->nacc; i++) {
+        const access *old = &rc->acc[i];
+        if (old->r->buf != now->r->buf || (!old->write && !now->write) || old->st == now->st)
+            continue;
+        tilec_scope need;
+        if (conflict(rc, old, now, &need)) {
+            report(rc, old, now, need);
+            return false;
+        }
+    }
+    return true;
+}
+
+void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
+    racer rc = {.p = p, .k = k, .ws = warp_size};
+    for (int i = 0; i < k->nstmts && !rc.oom; i++) {
+        const ir_stmt *st = k->stmts[i];
+        if (st->kind == IR_ALLOC) continue;
+        if (st->kind == IR_SYNC) {
+            add_barrier(&rc, st->exec.scope, st->exec.instance);
+            continue;
+        }
+        access now[3];
+        int n = 0;
+        if (st->kind == IR_COPY || st->kind == IR_REDUCE)
+            now[n++] = (access){st, &st->src, false, rc.nbar};
+        if (st->kind == IR_REDUCE && st->accum) now[n++] = (access){st, &st->dst, false, rc.nbar};
+        now[n++] = (access){st, &st->dst, true, rc.nbar};
+        bool clean = true;
+        for (int j = 0; j < n && clean; j++) clean = check_access(&rc, &now[j]);
+        if (!clean) break; /* one report per kernel: later ones would repeat it */
+        for (int j = 0; j < n; j++) {
+            if (now[j].r->buf->space == TILEC_SPACE_LOCAL) continue;
+            if (!ir_arena_grow(&p->arena, (void **)&rc.acc, &rc.cap_acc, rc.nacc + 1, sizeof *rc.acc)) {
+                rc.oom = true;
+                break;
+            }
+            rc.acc[rc.nacc++] = now[j];
+        }
+        if (st->kind == IR_REDUCE) add_barrier(&rc, st->exec.scope, st->exec.instance);
+    }
+    if (rc.oom) ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while checking barriers");
+}

@@ -1,0 +1,329 @@
+/*
+ * verify.c — the rules of "Meaning" in docs/format.md, checked on tile IR however it was
+ * made (parsed or built through the API).
+ *
+ * Every violation becomes one diagnostic at the offending token; the verifier goes on
+ * to the next statement so a user sees all problems at once. The barrier analysis (reads
+ * of data other threads wrote since the last wide-enough barrier) is in race.c and runs
+ * only on kernels that pass every other rule, since it needs valid regions.
+ */
+#include "ir.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct verifier {
+    tilec_program *p;
+    tilec_kernel *k;
+    const ir_stmt *st; /* the statement being checked, or NULL */
+    int ws;            /* warp size */
+} verifier;
+
+static void err(verifier *v, ir_pos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void err(verifier *v, ir_pos at, const char *fmt, ...) {
+    ir_str msg = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    ir_str_vprintf(&msg, fmt, ap);
+    va_end(ap);
+    if (at.line == 0 && !v->st && v->k)
+        ir_diag_add(v->p->ctx, &v->p->src, TILEC_SEV_ERROR, 0, 0, "%s '%s': %s",
+                    v->k->is_func ? "func" : "kernel", v->k->name, msg.data ? msg.data : "?");
+    else
+        ir_stmt_diag(v->p, v->k, v->st, TILEC_SEV_ERROR, at, "%s", msg.data ? msg.data : "?");
+    ir_str_free(&msg);
+}
+
+static const char *scope_plural(tilec_scope s) {
+    static const char *const names[] = {"CTAs", "warpgroups", "warps", "threads"};
+    return names[s];
+}
+
+/* Scope s is at least as wide as scope t (cta > warpgroup > warp > thread). */
+static bool wider_or_equal(tilec_scope s, tilec_scope t) { return s <= t; }
+
+/* ---- regions -------------------------------------------------------------------------- */
+
+/* Checks the indices of one region of statement st against its buffer and scope. */
+static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
+    const tilec_buffer *b = r->buf;
+    bool ok = true;
+    tilec_scope scope = st->exec.scope;
+    if (b->space == TILEC_SPACE_LOCAL && scope != TILEC_SCOPE_THREAD && scope != TILEC_SCOPE_WARP) {
+        err(v, r->pos, "'%s' is local (private to each thread) and cannot be used at %s scope; "
+                       "use it at thread or warp scope", b->name, tilec_scope_name(scope));
+        ok = false;
+    }
+    for (int d = 0; d < r->nindex; d++) {
+        const ir_index *ix = &r->index[d];
+        int64_t e = b->shape[d];
+        if (ix->kind == TILEC_INDEX_ID) {
+            const char *id = ir_id_name(ix->id);
+            if (d != 0) {
+                err(v, ix->pos, "%s indexes dimension %d of '%s'; ids may only index the first "
+                                "dimension", id, d, b->name);
+                ok = false;
+                continue;
+            }
+            if (b->space == TILEC_SPACE_LOCAL) {
+                err(v, ix->pos, "'%s' is local (private to each thread); index it without %s",
+                    b->name, id);
+                ok = false;
+                continue;
+            }
+            if (ix->id == TILEC_SCOPE_CTA && b->space != TILEC_SPACE_GLOBAL) {
+                err(v, ix->pos, "cta_id indexes '%s', which is %s; cta_id only indexes global "
+                                "buffers (each CTA has its own shared memory)",
+                    b->name, tilec_space_name(b->space));
+                ok = false;
+                continue;
+            }
+            if (!wider_or_equal(ix->id, scope)) {
+                err(v, ix->pos, "%s differs between the threads of one %s instance; a %s-scope "
+                                "statement can use ids of its own scope or wider",
+                    id, tilec_scope_name(scope), tilec_scope_name(scope));
+                ok = false;
+                continue;
+            }
+            /* the largest id value this statement reaches must be inside the extent */
+            int64_t top;
+            if (ix->id == TILEC_SCOPE_CTA) {
+                if (v->k->is_func) continue; /* the caller's grid is not known here */
+                top = v->k->grid - 1;
+            } else {
+                int size = ir_scope_size(scope, v->k->threads, v->ws);
+                int last = st->exec.instance >= 0 ? st->exec.instance
+                                                  : ir_scope_count(scope, v->k->threads, v->ws) - 1;
+                top = (int64_t)last * size / ir_scope_size(ix->id, v->k->threads, v->ws);
+            }
+            if (top >= e) {
+                err(v, ix->pos, "%s reaches %lld but dimension 0 of '%s' has extent %lld",
+                    id, (long long)top, b->name, (long long)e);
+                ok = false;
+            }
+            continue;
+        }
+        int64_t lo, hi;
+        ir_index_range(ix, e, &lo, &hi);
+        if (ix->kind == TILEC_INDEX_AT && (lo < 0 || lo >= e)) {
+            err(v, ix->pos, "index %lld is out of range for dimension %d of '%s' (extent %lld)",
+                (long long)ix->start, d, b->name, (long long)e);
+            ok = false;
+        } else if (ix->kind == TILEC_INDEX_SLICE && (lo < 0 || hi > e || lo > e || hi < 0)) {
+            err(v, ix->pos, "slice %lld:%lld is out of range for dimension %d of '%s' (extent %lld)",
+                (long long)lo, (long long)hi, d, b->name, (long long)e);
+            ok = false;
+        } else if (ix->kind == TILEC_INDEX_SLICE && lo >= hi) {
+            err(v, ix->pos, "slice %lld:%lld of dimension %d of '%s' is empty", (long long)lo,
+                (long long)hi, d, b->name);
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+/* Can two regions of one statement touch the same element? Ids of one instance have one
+ * value, so the same id on both sides selects the same position. */
+static bool may_overlap(const ir_region *a, const ir_region *b) {
+    if (a->buf != b->buf) return false;
+    for (int d = 0; d < a->buf->rank; d++) {
+        const ir_index *x = d < a->nindex ? &a->index[d] : NULL;
+        const ir_index *y = d < b->nindex ? &b->index[d] : NULL;
+        if (x && y && x->kind == TILEC_INDEX_ID && y->kind == TILEC_INDEX_ID) {
+            if (x->id == y->id) continue;
+            return true; /* different ids may meet */
+        }
+        if ((x && x->kind == TILEC_INDEX_ID) || (y && y->kind == TILEC_INDEX_ID)) continue;
+        int64_t e = a->buf->shape[d], xl = 0, xh = e, yl = 0, yh = e;
+        if (x) ir_index_range(x, e, &xl, &xh);
+        if (y) ir_index_range(y, e, &yl, &yh);
+        if (xh <= yl || yh <= xl) return false;
+    }
+    return true;
+}
+
+/* A sub-CTA statement run by every instance writes one place from all of them unless the
+ * destination is indexed by the scope's own id; the same holds across the CTAs of a grid
+ * for global destinations and cta_id. */
+static void check_dst_per_instance(verifier *v, const ir_stmt *st) {
+    const ir_region *r = &st->dst;
+    const tilec_buffer *b = r->buf;
+    if (b->space == TILEC_SPACE_LOCAL) return; /* private to each thread */
+    tilec_scope s = st->exec.scope;
+    const ir_index *first = r->nindex > 0 ? &r->index[0] : NULL;
+    tilec_scope by = first && first->kind == TILEC_INDEX_ID ? first->id : TILEC_SCOPE_COUNT;
+    int count = ir_scope_count(s, v->k->threads, v->ws);
+    if (s != TILEC_SCOPE_CTA && st->exec.instance < 0 && count > 1 && by != s) {
+        err(v, r->pos, "all %d %s write the same part of '%s'; index it by %s (%s[%s]) or "
+                       "select one instance (%s[0].%s)",
+            count, scope_plural(s), b->name, ir_id_name(s), b->name, ir_id_name(s),
+            tilec_scope_name(s), st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" :
+            tilec_op_name(st->op));
+    } else if (b->space == TILEC_SPACE_GLOBAL && !v->k->is_func && v->k->grid > 1 &&
+               by != TILEC_SCOPE_CTA) {
+        err(v, r->pos, "all %lld CTAs of the grid write the same part of '%s'; index it by "
+                       "cta_id (%s[cta_id])",
+            (long long)v->k->grid, b->name, b->name);
+    }
+}
+
+/* ---- statements ----------------------------------------------------------------------- */
+
+static bool check_exec(verifier *v, const ir_stmt *st) {
+    tilec_scope s = st->exec.scope;
+    int threads = v->k->threads;
+    if (s == TILEC_SCOPE_WARPGROUP && threads % 128 != 0) {
+        err(v, st->pos, "warpgroup scope needs a multiple of 128 threads, but '%s' has "
+                        "threads=%d", v->k->name, threads);
+        return false;
+    }
+    int count = ir_scope_count(s, threads, v->ws);
+    if (st->exec.instance >= count) {
+        err(v, st->pos, "%s[%d] does not exist: threads=%d gives %d %s (warp size %d)",
+            tilec_scope_name(s), st->exec.instance, threads, count, scope_plural(s), v->ws);
+        return false;
+    }
+    return true;
+}
+
+static void check_fill_value(verifier *v, const ir_stmt *st) {
+    tilec_dtype t = st->dst.buf->dtype;
+    ir_value x = st->fill;
+    const char *tn = tilec_dtype_name(t);
+    if (!ir_dtype_is_float(t)) {
+        if (!x.is_int) {
+            if (isnan(x.f) || isinf(x.f) || x.f != floor(x.f) || fabs(x.f) > 9.2e18) {
+                err(v, st->value_pos, "fill value of '%s' must be an integer, since it is %s",
+                    st->dst.buf->name, tn);
+                return;
+            }
+            x.i = (int64_t)x.f;
+        }
+        int64_t lo = t == TILEC_I32 ? INT32_MIN : t == TILEC_U32 ? 0 : INT64_MIN;
+        int64_t hi = t == TILEC_I32 ? INT32_MAX : t == TILEC_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
+        if (x.i < lo || x.i > hi)
+            err(v, st->value_pos, "fill value %lld is out of range for %s (%lld to %lld)",
+                (long long)x.i, tn, (long long)lo, (long long)hi);
+        return;
+    }
+    double f = x.is_int ? (double)x.i : x.f;
+    /* the smallest magnitude that rounds to infinity in each type */
+    double limit = t == TILEC_F16 ? 65520.0 : t == TILEC_BF16 ? 0x1.ffp127 : t == TILEC_F32 ? 0x1.ffffffp127 : INFINITY;
+    if (isfinite(f) && fabs(f) >= limit)
+        err(v, st->value_pos, "fill value %g overflows %s; write inf or -inf for infinity", f, tn);
+}
+
+static void check_reduce(verifier *v, ir_stmt *st) {
+    const ir_region *dst = &st->dst, *src = &st->src;
+    const char *op = tilec_op_name(st->op);
+    if (dst->buf->dtype != src->buf->dtype)
+        err(v, dst->pos, "%s: destination '%s' is %s but source '%s' is %s; they must match",
+            op, dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name,
+            tilec_dtype_name(src->buf->dtype));
+    if (st->nan == TILEC_NAN_IGNORE && st->op == TILEC_OP_SUM)
+        err(v, st->nan_pos, "nan=ignore applies to max and min; a sum with a NaN is NaN");
+    else if (st->nan == TILEC_NAN_IGNORE && !ir_dtype_is_float(src->buf->dtype))
+        err(v, st->nan_pos, "nan=ignore has no effect on %s, which has no NaN",
+            tilec_dtype_name(src->buf->dtype));
+    int64_t dims[TILEC_MAX_RANK];
+    int rank = ir_region_shape(src, dims);
+    bool reduced[TILEC_MAX_RANK] = {0};
+    ir_pos apos = st->axes_pos.line ? st->axes_pos : st->op_pos;
+    for (int i = 0; i < st->naxes; i++) {
+        int a = st->axes[i], n = a < 0 ? a + rank : a;
+        if (n < 0 || n >= rank) {
+            err(v, apos, "axis %d is out of range: the source region '%s' has %d dimension%s "
+                         "(axes %d to %d)", a, src->buf->name, rank, rank == 1 ? "" : "s",
+                -rank, rank - 1);
+            return;
+        }
+        if (reduced[n]) {
+            err(v, apos, "axis %d is given twice (as %d)", n, a);
+            return;
+        }
+        reduced[n] = true;
+    }
+    int64_t keep = 1;
+    for (int d = 0; d < rank; d++)
+        if (!reduced[d]) keep *= dims[d];
+    int64_t have = ir_region_elems(dst);
+    if (have != keep)
+        err(v, dst->pos, "%s: destination '%s' has %lld element%s but the source keeps %lld "
+                         "after reducing its axes", op, dst->buf->name, (long long)have,
+            have == 1 ? "" : "s", (long long)keep);
+    if (may_overlap(dst, src))
+        err(v, dst->pos, "%s: destination and source overlap in '%s'; reduce into another buffer",
+            op, dst->buf->name);
+}
+
+static void check_copy(verifier *v, const ir_stmt *st) {
+    const ir_region *dst = &st->dst, *src = &st->src;
+    if (dst->buf->dtype != src->buf->dtype)
+        err(v, dst->pos, "copy: destination '%s' is %s but source '%s' is %s; they must match",
+            dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name,
+            tilec_dtype_name(src->buf->dtype));
+    int64_t nd = ir_region_elems(dst), ns = ir_region_elems(src);
+    if (nd != ns)
+        err(v, dst->pos, "copy: destination '%s' has %lld elements but source '%s' has %lld",
+            dst->buf->name, (long long)nd, src->buf->name, (long long)ns);
+    if (may_overlap(dst, src))
+        err(v, dst->pos, "copy: destination and source overlap in '%s'", dst->buf->name);
+}
+
+static void verify_kernel(verifier *v) {
+    tilec_kernel *k = v->k;
+    size_t before = ir_error_count(v->p->ctx);
+    v->st = NULL;
+    if (k->threads < 1 || k->threads > TILEC_MAX_THREADS)
+        err(v, k->pos, "threads %d is out of range (1 to %d)", k->threads, TILEC_MAX_THREADS);
+    if (k->grid < 1 || k->grid > INT32_MAX || (k->is_func && k->grid != 1))
+        err(v, k->pos, "grid %lld is out of range (%s)", (long long)k->grid,
+            k->is_func ? "a func has no grid" : "1 to 2147483647");
+    if (ir_error_count(v->p->ctx) > before) return;
+    for (int i = 0; i < k->nparams; i++) {
+        const tilec_buffer *b = k->params[i];
+        if (!k->is_func && b->space != TILEC_SPACE_GLOBAL)
+            err(v, b->pos, "kernel parameter '%s' is %s; kernel parameters are global (a func "
+                           "takes shared or local operands)", b->name, tilec_space_name(b->space));
+    }
+    for (int i = 0; i < k->nstmts; i++) {
+        ir_stmt *st = k->stmts[i];
+        v->st = st;
+        if (st->kind == IR_ALLOC || !check_exec(v, st)) continue;
+        if (st->kind == IR_SYNC) continue;
+        bool ok = check_region(v, st, &st->dst);
+        if (st->kind != IR_FILL) ok = check_region(v, st, &st->src) && ok;
+        if (!ok) continue;
+        check_dst_per_instance(v, st);
+        switch (st->kind) {
+        case IR_COPY: check_copy(v, st); break;
+        case IR_FILL: check_fill_value(v, st); break;
+        case IR_REDUCE: check_reduce(v, st); break;
+        default: break;
+        }
+    }
+    v->st = NULL;
+    if (ir_error_count(v->p->ctx) == before) ir_check_races(v->p, k, v->ws);
+}
+
+tilec_status ir_verify(tilec_program *p, int warp_size) {
+    verifier v = {.p = p, .ws = warp_size};
+    if (p->nkernels == 0)
+        ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, 0, 0, "empty program: it has no kernel or func");
+    for (int i = 0; i < p->nkernels; i++) {
+        v.k = p->kernels[i];
+        verify_kernel(&v);
+    }
+    return ir_error_count(p->ctx) ? TILEC_ERR_VERIFY : TILEC_OK;
+}
+
+tilec_status tilec_verify(tilec_program *prog, const tilec_verify_options *opts) {
+    if (!prog) return TILEC_ERR_INVALID_ARG;
+    ir_begin(prog->ctx);
+    int ws = opts && opts->warp_size ? opts->warp_size : 32;
+    if (ws != 32 && ws != 64) {
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "warp size %d is not 32 or 64", ws);
+        return TILEC_ERR_INVALID_ARG;
+    }
+    return ir_verify(prog, ws);
+}
