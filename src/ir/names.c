@@ -134,7 +134,7 @@ const char *ir_did_you_mean(const char *word, size_t n, const char *const *names
     int best_d = n <= 3 ? 2 : 3; /* accept distance 1 for short words, 2 for longer */
     for (int i = 0; i < count; i++) {
         int d = distance(word, n, names[i], strlen(names[i]));
-        if (d < best_d) { best_d = d; best = names[i]; }
+        if (d < best_d && (size_t)d < n) { best_d = d; best = names[i]; } /* keep some of it */
     }
     return best;
 }

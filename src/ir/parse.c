@@ -290,8 +290,8 @@ static void parse_alloc(parser *ps, ir_stmt *st) {
         expect(ps, "=");
         int n = parse_ints(ps, b->strides, TILEC_MAX_RANK, "strides");
         if (n != b->rank)
-            fail_at(ps, spos.line, spos.col, "'%s' has %d dimensions but %d strides", b->name,
-                    b->rank, n);
+            fail_at(ps, spos.line, spos.col, "'%s' has %d dimensions but %d stride%s", b->name,
+                    b->rank, n, n == 1 ? "" : "s");
         b->has_strides = true;
     }
     if (!ir_check_decl(ps->prog, b, where, spos)) longjmp(ps->fail, 1);

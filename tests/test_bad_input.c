@@ -1,0 +1,273 @@
+/*
+ * test_bad_input.c — every kind of bad `.tile` input, each with the exact message and the
+ * exact position of its first error ('@' in a source marks that position). None may crash
+ * or leak; the ASan/UBSan run of ./test.sh checks that.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "support.h"
+
+typedef struct bad_case {
+    const char *name;
+    const char *src;
+    const char *message; /* the first diagnostic's message, exactly */
+    tilec_status status;
+} bad_case;
+
+/* A kernel head and a body with shared copies of A, for cases about statements. */
+#define HEAD "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+#define TILES HEAD "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
+#define HEAD128 "kernel k(A: f32[4, 16, 32] global, B: f32[4, 16] global) threads=128 {\n"
+#define TILES128 HEAD128 "  shared As: f32[4, 16, 32]\n  shared Bs: f32[4, 16]\n  cta.copy(As, A)\n  cta.sync()\n"
+#define P TILEC_ERR_PARSE
+#define V TILEC_ERR_VERIFY
+
+static const bad_case cases[] = {
+    /* ---- the file as a whole ---- */
+    {"empty file", "@", "empty program: expected 'kernel' or 'func'", P},
+    {"only comments", "# nothing here\n@", "empty program: expected 'kernel' or 'func'", P},
+    {"binary garbage", "@\x01\x02\xff kernel", "expected 'kernel' or 'func', found byte 0x01", P},
+    {"unknown top keyword", "@kernal k(A: f32[4] global) threads=32 {}",
+     "unknown keyword 'kernal'; did you mean 'kernel'?", P},
+    {"unrelated top word", "@program k", "unknown keyword 'program'; expected 'kernel' or 'func'", P},
+    {"unterminated block", HEAD "  shared As: f32[4, 8]\n@",
+     "expected '}' to close kernel 'k' opened at line 1, found end of file", P},
+    {"missing threads", "kernel k(A: f32[4] global) @{ }", "expected 'threads=', found '{'", P},
+    {"number glued to a name", "kernel k(A: f32[@12abc] global) threads=32 {}",
+     "expected an integer, found '12abc'", P},
+    {"missing comma", TILES "  cta.copy(B, Bs)\n  cta.copy(Bs @B)\n}", "expected ',', found 'B'", P},
+    {"empty parameter list", "kernel k(@) threads=32 {}", "expected a parameter name, found ')'", P},
+    /* ---- names ---- */
+    {"64-character name",
+     "kernel k(@aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: f32[4] global) threads=32 {}",
+     "name 'aaaaaaaaaaaaaaaaaaaa...' is 64 characters long; names have at most 63", P},
+    {"duplicate buffer name", HEAD "  shared @A: f32[4]\n}",
+     "duplicate name 'A': already declared at line 1", P},
+    {"duplicate parameter name", "kernel k(A: f32[4] global, @A: f32[4] global) threads=32 {}",
+     "duplicate name 'A': already declared at line 1", P},
+    {"duplicate kernel name", "kernel k(A: f32[4] global) threads=32 {}\nkernel @k(A: f32[4] global) threads=32 {}",
+     "duplicate name 'k': already declared at line 1", P},
+    {"unknown buffer", HEAD "  cta.copy(B, @C)\n}",
+     "unknown buffer 'C'; declare it as a parameter or with shared/local before this line", P},
+    {"misspelt buffer", TILES "  cta.copy(B, @Bss)\n}", "unknown buffer 'Bss'; did you mean 'Bs'?", P},
+    {"buffer used before its declaration", HEAD "  cta.copy(@Cs, A)\n  shared Cs: f32[4, 8]\n}",
+     "unknown buffer 'Cs'; declare it as a parameter or with shared/local before this line", P},
+    {"near miss of a buffer name", HEAD "  cta.copy(@As, A)\n}", "unknown buffer 'As'; did you mean 'A'?", P},
+    /* ---- types, spaces, shapes ---- */
+    {"unknown dtype", "kernel k(A: @f31[4] global) threads=32 {}", "unknown dtype 'f31'; did you mean 'f32'?", P},
+    {"unrelated dtype", "kernel k(A: @float[4] global) threads=32 {}",
+     "unknown dtype 'float'; expected f16, bf16, f32, f64, i32, u32 or i64", P},
+    {"unknown space", "kernel k(A: f32[4] @globl) threads=32 {}",
+     "unknown memory space 'globl'; did you mean 'global'?", P},
+    {"zero extent", "kernel k(A: f32[@0, 4] global) threads=32 {}",
+     "extent 0 of dimension 0 of 'A' must be at least 1", P},
+    {"negative extent", "kernel k(A: f32[4, @-2] global) threads=32 {}",
+     "extent -2 of dimension 1 of 'A' must be at least 1", P},
+    {"rank 9", "kernel k(A: f32[1, 1, 1, 1, 1, 1, 1, 1, @1] global) threads=32 {}",
+     "'A' has more than 8 dimensions; a buffer has at most 8", P},
+    {"extent product overflow", "kernel k(A: f32[4294967296, @4294967296] global) threads=32 {}",
+     "the shape of 'A' has more than 2^63-1 elements", P},
+    {"integer beyond 64 bits", "kernel k(A: f32[@99999999999999999999] global) threads=32 {}",
+     "integer 99999999999999999999 is out of range (beyond 64 bits)", P},
+    {"global allocation", HEAD "  @global G: f32[4]\n}",
+     "global buffers are kernel parameters; allocate only shared or local buffers", P},
+    {"strides count", HEAD "  shared As: f32[4, 8] @strides=(8)\n}", "'As' has 2 dimensions but 1 stride", P},
+    {"overlapping strides", HEAD "  shared As: f32[4, 8] @strides=(4, 1)\n}",
+     "the strides of 'As' make different indices reach the same element (stride 4 of dimension 0 "
+     "is not larger than 7)", P},
+    {"zero stride", HEAD "  shared As: f32[4, 8] @strides=(0, 1)\n}",
+     "stride 0 of dimension 0 of 'As' must be at least 1", P},
+    {"shared kernel parameter", "kernel k(@A: f32[4] shared) threads=32 {}",
+     "kernel parameter 'A' is shared; kernel parameters are global (a func takes shared or local "
+     "operands)", V},
+    /* ---- threads, grid, scopes ---- */
+    {"threads = 0", "kernel k(A: f32[4] global) threads=@0 {}", "threads 0 is out of range (1 to 1024)", P},
+    {"threads above 1024", "kernel k(A: f32[4] global) threads=@1025 {}",
+     "threads 1025 is out of range (1 to 1024)", P},
+    {"grid = 0", "kernel k(A: f32[4] global) threads=32 grid=@0 {}",
+     "grid 0 is out of range (1 to 2147483647)", P},
+    {"func with a grid", "func f(A: f32[4] shared) threads=32 @grid=2 {}",
+     "a func has no grid; the kernel that calls it sets the grid", P},
+    {"unknown statement", HEAD "  @block.sync()\n}",
+     "unknown statement 'block'; expected shared, local, or a scope (cta, warpgroup, warp, thread)", P},
+    {"unknown operation", HEAD "  cta.@avg(B, A)\n}",
+     "unknown operation 'avg'; expected copy, fill, sync, sum, max or min", P},
+    {"misspelt operation", HEAD "  cta.@summ(B, A)\n}", "unknown operation 'summ'; did you mean 'sum'?", P},
+    {"instance that does not exist", HEAD128 "  @warp[5].sync()\n}",
+     "warp[5] does not exist: threads=128 gives 4 warps (warp size 32)", V},
+    {"partial warpgroup", "kernel k(A: f32[4] global) threads=96 {\n  @warpgroup.sync()\n}",
+     "warpgroup scope needs a multiple of 128 threads, but 'k' has threads=96", V},
+    {"local buffer at cta scope", HEAD "  local L: f32[8]\n  cta.fill(@L, 0)\n}",
+     "'L' is local (private to each thread) and cannot be used at cta scope; use it at thread or "
+     "warp scope", V},
+    /* ---- regions ---- */
+    {"empty brackets", TILES "  cta.copy(B, Bs[@])\n}", "expected an index, found ']'", P},
+    {"too many indices", TILES "  cta.copy(B, As[0, 1, @2])\n}", "too many indices: 'As' has 2 dimensions", P},
+    {"index out of range", TILES "  cta.copy(B, As[@4])\n}",
+     "index 4 is out of range for dimension 0 of 'As' (extent 4)", V},
+    {"negative index out of range", TILES "  cta.copy(B, As[@-5, 0:4])\n}",
+     "index -5 is out of range for dimension 0 of 'As' (extent 4)", V},
+    {"slice out of range", TILES "  cta.copy(B, As[0, @0:9])\n}",
+     "slice 0:9 is out of range for dimension 1 of 'As' (extent 8)", V},
+    {"empty slice", TILES "  cta.copy(B, As[0, @3:3])\n}", "slice 3:3 of dimension 1 of 'As' is empty", V},
+    {"unknown id", TILES "  cta.copy(B, As[@block_id])\n}",
+     "unknown index 'block_id'; expected an integer, a slice a:b, cta_id, warpgroup_id, warp_id or thread_id", P},
+    {"id on a later dimension", TILES "  warp.copy(Bs, As[0:4, @warp_id])\n}",
+     "warp_id indexes dimension 1 of 'As'; ids may only index the first dimension", V},
+    {"cta_id on shared", TILES "  cta.copy(Bs, As[@cta_id])\n}",
+     "cta_id indexes 'As', which is shared; cta_id only indexes global buffers (each CTA has its "
+     "own shared memory)", V},
+    {"id narrower than the scope", HEAD128 "  shared As: f32[4, 16, 32]\n  cta.copy(As[@thread_id], A)\n}",
+     "thread_id differs between the threads of one cta instance; a cta-scope statement can use ids "
+     "of its own scope or wider", V},
+    {"id beyond the extent", HEAD128 "  shared S: f32[2, 16]\n  warp.fill(S[@warp_id], 0)\n}",
+     "warp_id reaches 3 but dimension 0 of 'S' has extent 2", V},
+    {"id on a local buffer", HEAD128 "  local L: f32[4, 4]\n  warp.fill(L[@warp_id], 0)\n}",
+     "'L' is local (private to each thread); index it without warp_id", V},
+    /* ---- reductions ---- */
+    {"axis out of range", TILES "  cta.sum(Bs, As, axes=@(2))\n}",
+     "axis 2 is out of range: the source region 'As' has 2 dimensions (axes -2 to 1)", V},
+    {"axis out of range after indexing", TILES "  cta.sum(Bs[0], As[0], axes=@(1))\n}",
+     "axis 1 is out of range: the source region 'As' has 1 dimension (axes -1 to 0)", V},
+    {"duplicate axis", TILES "  cta.sum(Bs[0], As, axes=@(1, -1, 0))\n}", "axis 1 is given twice (as -1)", V},
+    {"empty axes", TILES "  cta.sum(Bs, As, axes=(@))\n}", "axes=() is empty; give at least one value", P},
+    {"axes given twice", TILES "  cta.sum(Bs, As, axes=(1), @axes=(1))\n}", "axes is given twice", P},
+    {"unknown keyword argument", TILES "  cta.sum(Bs, As, @axis=(1))\n}",
+     "unknown keyword argument 'axis'; did you mean 'axes'?", P},
+    {"accum not a boolean", TILES "  cta.sum(Bs, As, accum=@yes)\n}", "expected true or false, found 'yes'", P},
+    {"nan policy unknown", TILES "  cta.max(Bs, As, nan=@skip)\n}", "expected propagate or ignore, found 'skip'", P},
+    {"dst size mismatch", HEAD "  shared As: f32[4, 8]\n  shared Bs: f32[5]\n  cta.copy(As, A)\n  cta.sync()\n  cta.sum(@Bs, As)\n}",
+     "sum: destination 'Bs' has 5 elements but the source keeps 4 after reducing its axes", V},
+    {"dtype mismatch", HEAD "  shared As: f32[4, 8]\n  shared Bi: i32[4]\n  cta.copy(As, A)\n  cta.sync()\n  cta.max(@Bi, As)\n}",
+     "max: destination 'Bi' is i32 but source 'As' is f32; they must match", V},
+    {"nan=ignore on a sum", TILES "  cta.sum(Bs, As, nan=@ignore)\n}",
+     "nan=ignore applies to max and min; a sum with a NaN is NaN", V},
+    {"nan=ignore on integers", HEAD "  shared I: i32[4, 8]\n  shared J: i32[4]\n  cta.fill(I, 1)\n  cta.sync()\n  cta.max(J, I, nan=@ignore)\n}",
+     "nan=ignore has no effect on i32, which has no NaN", V},
+    {"source and destination overlap", TILES "  cta.sum(@As[0:4, 0], As[0:4, 0:8])\n}",
+     "sum: destination and source overlap in 'As'; reduce into another buffer", V},
+    {"warp.sum writing one place from every warp", TILES128 "  warp.sum(@Bs, As[warp_id])\n}",
+     "all 4 warps write the same part of 'Bs'; index it by warp_id (Bs[warp_id]) or select one "
+     "instance (warp[0].sum)", V},
+    {"every CTA writing one place", "kernel k(A: f32[4, 8] global, B: f32[8] global) threads=32 grid=4 {\n  cta.copy(@B, A[cta_id])\n}",
+     "all 4 CTAs of the grid write the same part of 'B'; index it by cta_id (B[cta_id])", V},
+    /* ---- copy and fill ---- */
+    {"copy count mismatch", HEAD "  shared As: f32[4, 4]\n  cta.copy(@As, A)\n}",
+     "copy: destination 'As' has 16 elements but source 'A' has 32", V},
+    {"copy dtype mismatch", HEAD "  shared As: f64[4, 8]\n  cta.copy(@As, A)\n}",
+     "copy: destination 'As' is f64 but source 'A' is f32; they must match", V},
+    {"fill with a fraction into integers", HEAD "  shared I: i32[4]\n  cta.fill(I, @0.5)\n}",
+     "fill value of 'I' must be an integer, since it is i32", V},
+    {"fill beyond u32", HEAD "  shared I: u32[4]\n  cta.fill(I, @-1)\n}",
+     "fill value -1 is out of range for u32 (0 to 4294967295)", V},
+    {"fill overflowing f16", HEAD "  shared H: f16[4]\n  cta.fill(H, @1e6)\n}",
+     "fill value 1e+06 overflows f16; write inf or -inf for infinity", V},
+    {"-nan", HEAD "  shared As: f32[4]\n  cta.fill(As, @-nan)\n}", "'-nan' is not a number; write nan", P},
+    {"fill needs a number", HEAD "  shared As: f32[4]\n  cta.fill(As, @B)\n}",
+     "expected a number (an integer, a decimal, inf, -inf or nan), found 'B'", P},
+    /* ---- barriers ---- */
+    {"missing sync before a read", HEAD "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sum(Bs, @As)\n}",
+     "missing barrier: 'As' is read here but other threads wrote it at line 4 with no barrier "
+     "between; add cta.sync() before this statement", V},
+    {"missing sync before overwriting", TILES "  cta.sum(Bs, As)\n  cta.copy(B, Bs)\n  cta.fill(@Bs, 0)\n}",
+     "missing barrier: 'Bs' is overwritten here while other threads may still read it at line 7; "
+     "add cta.sync() before this statement", V},
+    {"two writers", HEAD "  shared As: f32[4, 8]\n  cta.fill(As, 0)\n  cta.copy(@As, A)\n}",
+     "missing barrier: 'As' is written here and by other threads at line 3 with no barrier "
+     "between; add cta.sync() before this statement", V},
+    {"a warp barrier does not order warps", TILES128 "  warp.sum(Bs[warp_id], As[warp_id])\n  warp.sync()\n  cta.copy(B, @Bs)\n}",
+     "missing barrier: 'Bs' is read here but other threads wrote it at line 6 with no barrier "
+     "between; add cta.sync() before this statement", V},
+    {"warp 1 reads what warp 0 wrote", TILES128 "  warp[0].fill(Bs[0], 1)\n  warp[1].copy(B[1], @Bs[0])\n}",
+     "missing barrier: 'Bs' is read here but other threads wrote it at line 6 with no barrier "
+     "between; add cta.sync() before this statement", V},
+};
+
+static void test_case(void **state) {
+    const bad_case *c = *state;
+    int line, col;
+    char *text = strip_marker(c->src, strlen(c->src), &line, &col);
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    tilec_status st = check_text(ctx, text, strlen(text), 32);
+    tilec_diag d = {0};
+    if (tilec_diag_count(ctx) == 0 || tilec_diag_get(ctx, 0, &d) != TILEC_OK) {
+        fprintf(stderr, "case '%s': no diagnostic (status %s)\n", c->name, tilec_status_name(st));
+        fail();
+    }
+    if (st != c->status || strcmp(d.message, c->message) != 0 || d.line != line || d.col != col) {
+        fprintf(stderr, "case '%s'\n  want %s %d:%d %s\n  got  %s %d:%d %s\n%s", c->name,
+                tilec_status_name(c->status), line, col, c->message, tilec_status_name(st), d.line,
+                d.col, d.message, tilec_diag_text(ctx));
+        fail();
+    }
+    assert_int_equal(d.severity, TILEC_SEV_ERROR);
+    /* the rendering shows the position, the message, the line and a caret */
+    char head[512];
+    snprintf(head, sizeof head, "t.tile:%d:%d: error: %s\n", line, col, c->message);
+    assert_non_null(strstr(tilec_diag_text(ctx), head));
+    assert_non_null(strstr(tilec_diag_text(ctx), "^"));
+    tilec_close(ctx);
+    free(text);
+}
+
+/* A megabyte-long line: the error is found at its far end and the excerpt is cut. */
+static void test_long_line(void **state) {
+    (void)state;
+    const char *head = "kernel k(A: f32[4] global) threads=32 {";
+    size_t pad = 1 << 20, hn = strlen(head);
+    char *src = malloc(hn + pad + 64);
+    memcpy(src, head, hn);
+    memset(src + hn, ' ', pad);
+    strcpy(src + hn + pad, "cta.avg(A, A)\n}\n");
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    assert_int_equal(check_text(ctx, src, strlen(src), 32), TILEC_ERR_PARSE);
+    tilec_diag d;
+    assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
+    assert_int_equal(d.line, 1);
+    assert_int_equal(d.col, (int)(hn + pad + 5));
+    assert_string_equal(d.message, "unknown operation 'avg'; expected copy, fill, sync, sum, max or min");
+    assert_true(strlen(tilec_diag_text(ctx)) < 1000); /* the excerpt is a window, not 1 MB */
+    tilec_close(ctx);
+    free(src);
+}
+
+/* Every byte value at every position of a valid program: no crash, a status either way. */
+static void test_every_byte(void **state) {
+    (void)state;
+    const char *good = "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+                       "  shared As: f32[4, 8]\n  cta.copy(As, A)\n  cta.sync()\n"
+                       "  cta.sum(B, As, axes=(-1))\n}\n";
+    size_t n = strlen(good);
+    char *buf = malloc(n);
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    static const unsigned char bytes[] = {0, 1, '\n', ' ', '#', '-', ':', ',', '[', ']', '(', ')',
+                                          '{', '}', '=', '.', '9', 'x', 0x80, 0xff};
+    for (size_t i = 0; i < n; i++)
+        for (size_t b = 0; b < sizeof bytes; b++) {
+            memcpy(buf, good, n);
+            buf[i] = (char)bytes[b];
+            tilec_status st = check_text(ctx, buf, n, 32);
+            assert_true(st == TILEC_OK || st == TILEC_ERR_PARSE || st == TILEC_ERR_VERIFY);
+            if (st != TILEC_OK) assert_true(tilec_diag_count(ctx) > 0);
+        }
+    tilec_close(ctx);
+    free(buf);
+}
+
+int main(void) {
+    enum { N = sizeof cases / sizeof cases[0] };
+    struct CMUnitTest tests[N + 2];
+    for (size_t i = 0; i < N; i++)
+        tests[i] = (struct CMUnitTest){cases[i].name, test_case, NULL, NULL, (void *)&cases[i]};
+    tests[N] = (struct CMUnitTest)cmocka_unit_test(test_long_line);
+    tests[N + 1] = (struct CMUnitTest)cmocka_unit_test(test_every_byte);
+    return cmocka_run_group_tests_name("bad input", tests, NULL, NULL);
+}

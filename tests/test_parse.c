@@ -1,0 +1,304 @@
+/*
+ * test_parse.c — the `.tile` parser and printer: what is read, that printing is canonical
+ * and stable (fmt(fmt(x)) == fmt(x)), that parsing the printed text gives the same IR, and
+ * that comments, numbers and positions survive.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "../src/ir/ir.h"
+#include "support.h"
+
+static const char *const examples[] = {"row_sum", "row_max_batched", "col_sum", "warp_rows",
+                                       "tile_row_max"};
+
+static char *read_example(const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/examples/%s.tile", TILEC_SOURCE_ROOT, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) fail_msg("cannot open %s", path);
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static tilec_program *parse_ok(tilec_ctx *ctx, const char *text) {
+    tilec_program *p = NULL;
+    tilec_status st = tilec_parse(ctx, "t.tile", text, strlen(text), &p);
+    if (st != TILEC_OK) fail_msg("parse failed:\n%s", tilec_diag_text(ctx));
+    return p;
+}
+
+/* ---- structural equality of two programs (what "the same IR" means) ------------------ */
+
+static void assert_buffers_equal(const tilec_buffer *a, const tilec_buffer *b) {
+    assert_string_equal(a->name, b->name);
+    assert_int_equal(a->dtype, b->dtype);
+    assert_int_equal(a->space, b->space);
+    assert_int_equal(a->rank, b->rank);
+    assert_memory_equal(a->shape, b->shape, sizeof a->shape);
+    assert_int_equal(a->has_strides, b->has_strides);
+    assert_memory_equal(a->strides, b->strides, sizeof a->strides);
+}
+
+static void assert_regions_equal(const ir_region *a, const ir_region *b) {
+    if (!a->buf || !b->buf) { assert_ptr_equal(a->buf, b->buf); return; }
+    assert_string_equal(a->buf->name, b->buf->name);
+    assert_int_equal(a->nindex, b->nindex);
+    for (int i = 0; i < a->nindex; i++) {
+        const ir_index *x = &a->index[i], *y = &b->index[i];
+        assert_int_equal(x->kind, y->kind);
+        assert_int_equal(x->has_start, y->has_start);
+        assert_int_equal(x->has_stop, y->has_stop);
+        if (x->has_start) assert_int_equal(x->start, y->start);
+        if (x->has_stop) assert_int_equal(x->stop, y->stop);
+        if (x->kind == TILEC_INDEX_ID) assert_int_equal(x->id, y->id);
+    }
+}
+
+static void assert_programs_equal(const tilec_program *a, const tilec_program *b) {
+    assert_int_equal(a->nkernels, b->nkernels);
+    for (int i = 0; i < a->nkernels; i++) {
+        const tilec_kernel *x = a->kernels[i], *y = b->kernels[i];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->is_func, y->is_func);
+        assert_int_equal(x->threads, y->threads);
+        assert_int_equal(x->grid, y->grid);
+        assert_int_equal(x->nparams, y->nparams);
+        for (int j = 0; j < x->nparams; j++) assert_buffers_equal(x->params[j], y->params[j]);
+        assert_int_equal(x->nstmts, y->nstmts);
+        for (int j = 0; j < x->nstmts; j++) {
+            const ir_stmt *s = x->stmts[j], *t = y->stmts[j];
+            assert_int_equal(s->kind, t->kind);
+            if (s->kind == IR_ALLOC) { assert_buffers_equal(s->alloc, t->alloc); continue; }
+            assert_int_equal(s->exec.scope, t->exec.scope);
+            assert_int_equal(s->exec.instance, t->exec.instance);
+            assert_regions_equal(&s->dst, &t->dst);
+            assert_regions_equal(&s->src, &t->src);
+            if (s->kind == IR_FILL) {
+                assert_int_equal(s->fill.is_int, t->fill.is_int);
+                if (s->fill.is_int) assert_int_equal(s->fill.i, t->fill.i);
+                else assert_memory_equal(&s->fill.f, &t->fill.f, sizeof(double));
+            }
+            if (s->kind == IR_REDUCE) {
+                assert_int_equal(s->op, t->op);
+                assert_int_equal(s->naxes, t->naxes);
+                assert_memory_equal(s->axes, t->axes, (size_t)s->naxes * sizeof(int));
+                assert_int_equal(s->accum, t->accum);
+                assert_int_equal(s->nan, t->nan);
+                if (s->variant || t->variant) {
+                    assert_non_null(s->variant);
+                    assert_non_null(t->variant);
+                    assert_string_equal(s->variant, t->variant);
+                }
+            }
+        }
+    }
+}
+
+/* fmt(x) parses to the same IR as x, and fmt(fmt(x)) == fmt(x). */
+static void assert_round_trip(const char *text) {
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *a = parse_ok(ctx, text);
+    char *once = NULL, *twice = NULL;
+    size_t n1, n2;
+    assert_int_equal(tilec_format(a, &once, &n1), TILEC_OK);
+    assert_int_equal(strlen(once), n1);
+    tilec_program *b = parse_ok(ctx, once);
+    assert_programs_equal(a, b);
+    assert_int_equal(tilec_format(b, &twice, &n2), TILEC_OK);
+    assert_string_equal(once, twice);
+    tilec_free(once);
+    tilec_free(twice);
+    tilec_program_free(a);
+    tilec_program_free(b);
+    tilec_close(ctx);
+}
+
+static void test_examples_round_trip(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
+        char *text = read_example(examples[i]);
+        assert_round_trip(text);
+        free(text);
+    }
+}
+
+/* Every construct of the grammar, written loosely, round-trips. */
+static const char *const loose =
+    "# leading comment of the kernel\n"
+    "kernel   all(A:f32[8,16,4]global,B:f32[8,4] global ,C: i64[7] global, D: bf16[2] global,\n"
+    "           E: f16[3] global, F: u32[5] global, G: i32[1] global, H: f64[9, 2] global)\n"
+    "   threads = 256 grid=1 {   # trailing on the header\n"
+    "  shared As : f32[8, 16, 4] strides=(80, 5, 1,)\n"
+    "\n\n"
+    "  # about the copy\n"
+    "  cta.copy(As, A)   # trailing\n"
+    "  cta . sync ( )\n"
+    "  cta.max(B, As, axes=1, nan=ignore, accum=true, variant=shared,)\n"
+    "  warp[3].sync()\n"
+    "  thread[7].fill(C[-1], -9223372036854775808)\n"
+    "  cta.fill(H[:, 1:], -inf)\n"
+    "  cta.fill(H[2:5, :1], 1e-3)\n"
+    "  cta.sync()\n"
+    "  warpgroup.min(B[0:2, :], As[0:2, 3, :] , axes=(-1, 0))\n"
+    "  # before the closing brace\n"
+    "}\n"
+    "func f(S: f32[4, 4] shared, L: f32[4] local) threads=32 {\n"
+    "  thread.sum(L, S[0:4, 0:4], axes=(0))\n"
+    "}\n"
+    "# at the very end\n";
+
+static void test_loose_text_round_trips(void **state) {
+    (void)state;
+    assert_round_trip(loose);
+}
+
+static void test_canonical_text(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    char *out = format_text(ctx, loose);
+    assert_non_null(out);
+    const char *want =
+        "# leading comment of the kernel\n"
+        "kernel all(A: f32[8, 16, 4] global, B: f32[8, 4] global, C: i64[7] global, D: bf16[2] "
+        "global, E: f16[3] global, F: u32[5] global, G: i32[1] global, H: f64[9, 2] global) "
+        "threads=256 {  # trailing on the header\n"
+        "  shared As: f32[8, 16, 4] strides=(80, 5, 1)\n"
+        "\n"
+        "  # about the copy\n"
+        "  cta.copy(As, A)  # trailing\n"
+        "  cta.sync()\n"
+        "  cta.max(B, As, axes=(1), accum=true, nan=ignore, variant=shared)\n"
+        "  warp[3].sync()\n"
+        "  thread[7].fill(C[-1], -9223372036854775808)\n"
+        "  cta.fill(H[:, 1:], -inf)\n"
+        "  cta.fill(H[2:5, :1], 0.001)\n"
+        "  cta.sync()\n"
+        "  warpgroup.min(B[0:2, :], As[0:2, 3, :], axes=(-1, 0))\n"
+        "  # before the closing brace\n"
+        "}\n"
+        "\n"
+        "func f(S: f32[4, 4] shared, L: f32[4] local) threads=32 {\n"
+        "  thread.sum(L, S[0:4, 0:4], axes=(0))\n"
+        "}\n"
+        "\n"
+        "# at the very end\n";
+    assert_string_equal(out, want);
+    tilec_free(out);
+    tilec_close(ctx);
+}
+
+/* Fill constants print in their shortest exact form and read back bit for bit. */
+static void test_numbers(void **state) {
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } nums[] = {
+        {"0", "0"},          {"-7", "-7"},     {"1.5", "1.5"},         {"2.", "2.0"},
+        {"-0.0", "-0.0"},    {"0.1", "0.1"},   {"1e-30", "1e-30"},     {"1E+300", "1e+300"},
+        {".25", "0.25"},     {"inf", "inf"},   {"-inf", "-inf"},       {"nan", "nan"},
+        {"3.4028234663852886e38", "3.4028234663852886e+38"},           {"5e-324", "5e-324"},
+        {"123456789.125", "123456789.125"},    {"9223372036854775807", "9223372036854775807"},
+    };
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+        char src[256], want[256];
+        snprintf(src, sizeof src, "kernel k(A: f64[4] global) threads=32 {\n  cta.fill(A, %s)\n}\n", nums[i].in);
+        snprintf(want, sizeof want, "kernel k(A: f64[4] global) threads=32 {\n  cta.fill(A, %s)\n}\n", nums[i].out);
+        char *out = format_text(ctx, src);
+        if (!out) fail_msg("%s: %s", nums[i].in, tilec_diag_text(ctx));
+        assert_string_equal(out, want);
+        assert_round_trip(src);
+        tilec_free(out);
+    }
+    tilec_close(ctx);
+}
+
+/* The parser records where everything is, for diagnostics. */
+static void test_positions(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    const char *text = "kernel k(A: f32[4, 8] global,\n         B: f32[4] global) threads=32 {\n"
+                       "  shared As: f32[4, 8]\n  cta.copy(As, A)\n  cta.sync()\n"
+                       "\tcta.sum(B, As, axes=(1))\n}\n";
+    tilec_program *p = parse_ok(ctx, text);
+    const tilec_kernel *k = p->kernels[0];
+    assert_int_equal(k->pos.line, 1);
+    assert_int_equal(k->params[1]->pos.line, 2);
+    assert_int_equal(k->params[1]->pos.col, 10);
+    const ir_stmt *sum = k->stmts[3];
+    assert_int_equal(sum->kind, IR_REDUCE);
+    assert_int_equal(sum->pos.line, 6);
+    assert_int_equal(sum->pos.col, 2); /* a tab is one column */
+    assert_int_equal(sum->op_pos.col, 6);
+    assert_int_equal(sum->dst.pos.col, 10);
+    assert_int_equal(sum->src.pos.col, 13);
+    assert_int_equal(sum->axes_pos.col, 22);
+    assert_int_equal(sum->naxes, 1);
+    assert_int_equal(sum->axes[0], 1);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* The defaults the format states: axes (-1), accum false, nan propagate, grid 1. */
+static void test_defaults(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p = parse_ok(ctx, "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+                                     "  shared As: f32[4, 8]\n  cta.copy(As, A)\n  cta.sync()\n"
+                                     "  cta.max(B, As)\n}\n");
+    const tilec_kernel *k = p->kernels[0];
+    assert_int_equal(k->grid, 1);
+    const ir_stmt *m = k->stmts[3];
+    assert_int_equal(m->naxes, 1);
+    assert_int_equal(m->axes[0], -1);
+    assert_false(m->accum);
+    assert_int_equal(m->nan, TILEC_NAN_PROPAGATE);
+    assert_null(m->variant);
+    assert_int_equal(m->exec.instance, -1);
+    /* row-major strides are filled in */
+    assert_int_equal(k->stmts[0]->alloc->strides[0], 8);
+    assert_int_equal(k->stmts[0]->alloc->strides[1], 1);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* Names that are keywords elsewhere (C, CUDA, this format) are plain names here. */
+static void test_keyword_names(void **state) {
+    (void)state;
+    assert_round_trip("kernel kernel(int: f32[4] global, axes: f32[4] global, shared: f32[1] global) threads=32 {\n"
+                      "  shared cta: f32[4]\n  cta.copy(cta, int)\n  cta.sync()\n"
+                      "  cta.sum(shared, cta, axes=(0))\n  cta.copy(axes, int)\n}\n");
+    char name[64];
+    memset(name, 'z', 63);
+    name[63] = '\0';
+    char src[256];
+    snprintf(src, sizeof src, "kernel %s(%s: f32[4] global) threads=32 {\n}\n", name, name);
+    assert_round_trip(src);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_examples_round_trip),
+        cmocka_unit_test(test_loose_text_round_trips),
+        cmocka_unit_test(test_canonical_text),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_keyword_names),
+    };
+    return cmocka_run_group_tests_name("parse and print", tests, NULL, NULL);
+}

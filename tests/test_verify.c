@@ -1,0 +1,168 @@
+/*
+ * test_verify.c — programs the verifier must accept (no false alarms from the barrier
+ * analysis or the instance rules), at warp sizes 32 and 64; and programs with several
+ * problems, which must all be reported, with notes pointing at the related line.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "support.h"
+
+static void assert_valid(const char *src, int warp_size) {
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_status st = check_text(ctx, src, strlen(src), warp_size);
+    if (st != TILEC_OK) fail_msg("warp size %d: expected a valid program, got:\n%s", warp_size, tilec_diag_text(ctx));
+    tilec_close(ctx);
+}
+
+static const char *const valid[] = {
+    /* a reduction ends with a barrier of its scope: its result may be read right after */
+    "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+    "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
+    "  cta.sum(Bs, As)\n  cta.copy(B, Bs)\n}\n",
+    /* a warp reads back what it wrote itself after its own barrier */
+    "kernel k(A: f32[8, 32] global, B: f32[8] global) threads=256 {\n"
+    "  shared S: f32[8, 32]\n  shared T: f32[8, 32]\n  shared R: f32[8]\n"
+    "  warp.copy(S[warp_id], A[warp_id])\n  warp.sync()\n  warp.copy(T[warp_id], S[warp_id])\n"
+    "  warp.sync()\n  warp.max(R[warp_id], T[warp_id], axes=(0))\n  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* thread scope: each thread owns its slot, no barrier needed between its own accesses */
+    "kernel k(A: i32[64] global, B: i32[64] global) threads=64 {\n"
+    "  shared S: i32[64]\n  thread.copy(S[thread_id], A[thread_id])\n"
+    "  thread.copy(B[thread_id], S[thread_id])\n}\n",
+    /* disjoint halves written and read without a barrier */
+    "kernel k(A: f32[8] global, B: f32[4] global) threads=32 {\n"
+    "  shared S: f32[8]\n  cta.copy(S[0:4], A[0:4])\n  cta.sync()\n  cta.copy(S[4:8], A[4:8])\n"
+    "  cta.copy(B, S[0:4])\n}\n",
+    /* one selected warp does everything itself */
+    "kernel k(A: f64[2, 64] global, B: f64[2] global) threads=96 {\n"
+    "  shared S: f64[2, 64]\n  shared R: f64[2]\n  warp[2].copy(S, A)\n  warp[2].sync()\n"
+    "  warp[2].min(R, S, nan=ignore)\n  warp[2].copy(B, R)\n}\n",
+    /* grids: every CTA owns its slice; padded strides; accum; every dtype */
+    "kernel k(A: f16[16, 4, 32] global, B: f16[16, 4] global) threads=128 grid=16 {\n"
+    "  shared S: f16[4, 32] strides=(33, 1)\n  shared R: f16[4]\n  cta.copy(S, A[cta_id])\n"
+    "  cta.copy(R, B[cta_id])\n  cta.sync()\n  cta.sum(R, S, accum=true)\n"
+    "  cta.copy(B[cta_id], R)\n}\n",
+    "kernel k(A: bf16[4, 4] global, B: u32[4] global, C: i64[2, 2] global) threads=32 {\n"
+    "  shared S: bf16[4, 4]\n  shared U: u32[4]\n  shared L: i64[2, 2]\n"
+    "  cta.fill(S, -inf)\n  cta.fill(U, 4294967295)\n  cta.fill(L, -9223372036854775808)\n"
+    "  cta.sync()\n  cta.copy(A, S)\n  cta.copy(B, U)\n  cta.copy(C, L)\n}\n",
+    /* column-major strides; a middle axis; several axes; negative axes */
+    "kernel k(A: f32[4, 6, 8] global, B: f32[4, 8] global, C: f32[6] global) threads=64 {\n"
+    "  shared S: f32[4, 6, 8] strides=(1, 4, 24)\n  shared R: f32[4, 8]\n  shared Q: f32[6]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.max(R, S, axes=(1))\n  cta.min(Q, S, axes=(0, -1))\n"
+    "  cta.copy(B, R)\n  cta.copy(C, Q)\n}\n",
+    /* registers: per-thread buffers at thread and warp scope */
+    "kernel k(A: f32[32, 4] global, B: f32[32] global) threads=32 {\n"
+    "  local L: f32[4]\n  local M: f32[1]\n  thread.copy(L, A[thread_id])\n"
+    "  thread.sum(M, L)\n  thread.copy(B[thread_id], M)\n}\n",
+    /* a warpgroup barrier orders the warps of one warpgroup */
+    "kernel k(A: f32[2, 4, 32] global, B: f32[2, 4] global) threads=256 {\n"
+    "  shared S: f32[2, 4, 32]\n  shared R: f32[2, 4]\n"
+    "  warpgroup.copy(S[warpgroup_id], A[warpgroup_id])\n  warpgroup.sync()\n"
+    "  warpgroup.sum(R[warpgroup_id], S[warpgroup_id])\n  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* a func: shared operands, no grid */
+    "func f(dst: f32[64] shared, src: f32[64, 128] shared) threads=128 {\n"
+    "  cta.max(dst, src, axes=(-1), nan=ignore)\n}\n",
+};
+
+static void test_valid_programs(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
+        assert_valid(valid[i], 32);
+        if (!strstr(valid[i], "warpgroup") && !strstr(valid[i], "warp[2]") && !strstr(valid[i], "warp_id"))
+            assert_valid(valid[i], 64);
+    }
+}
+
+/* At warp size 64 a CTA has half as many warps: warp[2] of 96 threads does not exist. */
+static void test_warp_size_changes_counts(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[4] global) threads=96 {\n  warp[2].sync()\n}\n";
+    assert_valid(src, 32);
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    assert_int_equal(check_text(ctx, src, strlen(src), 64), TILEC_ERR_VERIFY);
+    tilec_diag d;
+    tilec_diag_get(ctx, 0, &d);
+    assert_string_equal(d.message, "warp[2] does not exist: threads=96 gives 2 warps (warp size 64)");
+    tilec_verify_options bad = {.warp_size = 48};
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "t", src, strlen(src), &p), TILEC_OK);
+    assert_int_equal(tilec_verify(p, &bad), TILEC_ERR_INVALID_ARG);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* Independent problems are all reported, in source order. */
+static void test_all_errors_reported(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+                      "  shared As: f32[4, 8]\n  shared Bs: f32[5]\n  cta.copy(As, A)\n  cta.sync()\n"
+                      "  cta.sum(Bs, As)\n  cta.max(B, As, axes=(4))\n  cta.copy(B, As[9])\n}\n"
+                      "kernel j(A: f32[4] shared) threads=32 {\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    assert_int_equal(check_text(ctx, src, strlen(src), 32), TILEC_ERR_VERIFY);
+    assert_int_equal(tilec_diag_count(ctx), 4);
+    int lines[] = {6, 7, 8, 10};
+    for (int i = 0; i < 4; i++) {
+        tilec_diag d;
+        tilec_diag_get(ctx, (size_t)i, &d);
+        assert_int_equal(d.line, lines[i]);
+        assert_int_equal(d.severity, TILEC_SEV_ERROR);
+    }
+    tilec_close(ctx);
+}
+
+/* A race names both lines: the error at the read, a note at the write. */
+static void test_race_has_note(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=64 {\n"
+                      "  shared As: f32[4, 8]\n  cta.copy(As, A)\n  cta.sum(B, As)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    assert_int_equal(check_text(ctx, src, strlen(src), 32), TILEC_ERR_VERIFY);
+    assert_int_equal(tilec_diag_count(ctx), 2);
+    tilec_diag e, n;
+    tilec_diag_get(ctx, 0, &e);
+    tilec_diag_get(ctx, 1, &n);
+    assert_int_equal(e.line, 4);
+    assert_int_equal(n.severity, TILEC_SEV_NOTE);
+    assert_int_equal(n.line, 3);
+    assert_int_equal(n.col, 12);
+    assert_string_equal(n.message, "the earlier write of 'As' (cta.copy)");
+    assert_non_null(strstr(tilec_diag_text(ctx), "t.tile:3:12: note: the earlier write of 'As' (cta.copy)\n"
+                                                 "    3 |   cta.copy(As, A)\n      |            ^\n"));
+    tilec_close(ctx);
+}
+
+/* More than 64 problems: the rest are counted, not lost silently. */
+static void test_many_errors_are_counted(void **state) {
+    (void)state;
+    char src[16384];
+    int n = snprintf(src, sizeof src, "kernel k(A: f32[4] global) threads=32 {\n");
+    for (int i = 0; i < 100; i++) n += snprintf(src + n, sizeof src - (size_t)n, "  cta.copy(A, A[9])\n");
+    snprintf(src + n, sizeof src - (size_t)n, "}\n");
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    assert_int_equal(check_text(ctx, src, strlen(src), 32), TILEC_ERR_VERIFY);
+    assert_int_equal(tilec_diag_count(ctx), 64);
+    assert_non_null(strstr(tilec_diag_text(ctx), "(36 more diagnostics not shown)"));
+    tilec_close(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_valid_programs),
+        cmocka_unit_test(test_warp_size_changes_counts),
+        cmocka_unit_test(test_all_errors_reported),
+        cmocka_unit_test(test_race_has_note),
+        cmocka_unit_test(test_many_errors_are_counted),
+    };
+    return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
+}
