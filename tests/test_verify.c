@@ -12,11 +12,20 @@
 
 #include "support.h"
 
+/* src is valid, and so is its canonical form, which formats to itself. */
 static void assert_valid(const char *src, int warp_size) {
     tilec_ctx *ctx;
     tilec_open(&ctx);
     tilec_status st = check_text(ctx, src, strlen(src), warp_size);
     if (st != TILEC_OK) fail_msg("warp size %d: expected a valid program, got:\n%s", warp_size, tilec_diag_text(ctx));
+    char *once = format_text(ctx, src);
+    assert_non_null(once);
+    assert_int_equal(check_text(ctx, once, strlen(once), warp_size), TILEC_OK);
+    char *twice = format_text(ctx, once);
+    assert_non_null(twice);
+    assert_string_equal(once, twice);
+    tilec_free(once);
+    tilec_free(twice);
     tilec_close(ctx);
 }
 

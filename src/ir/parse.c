@@ -183,11 +183,11 @@ static const char *take_trailing(parser *ps) {
     return NULL;
 }
 
-/* Comments before a closing brace or the end of file; `limit`: the token's line. */
+/* Comments before the current token, a closing brace or the end of file. */
 static int take_until(parser *ps, ir_comment **out) {
     lexer *lx = &ps->lx;
     int first = ps->next_comment;
-    while (ps->next_comment < lx->ncomments && lx->comments[ps->next_comment].line <= ps->t.line &&
+    while (ps->next_comment < lx->ncomments &&
            (ps->t.kind == TOK_EOF || lx->comments[ps->next_comment].line < ps->t.line))
         ps->next_comment++;
     *out = lx->comments + first;
