@@ -254,17 +254,25 @@ static tilec_space parse_space(parser *ps) {
     return (tilec_space)s;
 }
 
-/* param := NAME ':' dtype shape space */
-static void parse_param(parser *ps) {
-    tok name = expect_name(ps, "a parameter name");
+/* The part params and allocs share: NAME ':' dtype shape. Positions of the extents go to
+ * where[] for messages about them. */
+static tilec_buffer *parse_decl(parser *ps, const char *what, ir_pos *where) {
+    tok name = expect_name(ps, what);
     check_new_name(ps, &name);
     tilec_buffer *b = ir_arena_alloc(&ps->prog->arena, sizeof *b);
     if (!b || !(b->name = ir_arena_strndup(&ps->prog->arena, name.s, name.n))) oom(ps);
     b->pos = (ir_pos){name.line, name.col};
+    b->kernel = ps->k;
     expect(ps, ":");
     b->dtype = parse_dtype(ps);
-    ir_pos where[TILEC_MAX_RANK];
     parse_shape(ps, b, where);
+    return b;
+}
+
+/* param := NAME ':' dtype shape space */
+static void parse_param(parser *ps) {
+    ir_pos where[TILEC_MAX_RANK];
+    tilec_buffer *b = parse_decl(ps, "a parameter name", where);
     b->space = parse_space(ps);
     if (!ir_check_decl(ps->prog, b, where, b->pos)) longjmp(ps->fail, 1);
     if (!ir_param_add(ps->k, b)) oom(ps);
@@ -274,17 +282,9 @@ static void parse_param(parser *ps) {
 static void parse_alloc(parser *ps, ir_stmt *st) {
     tilec_space space = tok_is(&ps->t, "shared") ? TILEC_SPACE_SHARED : TILEC_SPACE_LOCAL;
     next(ps);
-    tok name = expect_name(ps, "a buffer name");
-    check_new_name(ps, &name);
-    tilec_buffer *b = ir_arena_alloc(&ps->prog->arena, sizeof *b);
-    if (!b || !(b->name = ir_arena_strndup(&ps->prog->arena, name.s, name.n))) oom(ps);
-    b->pos = (ir_pos){name.line, name.col};
-    b->space = space;
-    b->kernel = ps->k;
-    expect(ps, ":");
-    b->dtype = parse_dtype(ps);
     ir_pos where[TILEC_MAX_RANK];
-    parse_shape(ps, b, where);
+    tilec_buffer *b = parse_decl(ps, "a buffer name", where);
+    b->space = space;
     ir_pos spos = {ps->t.line, ps->t.col};
     if (accept(ps, "strides")) {
         expect(ps, "=");
