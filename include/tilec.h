@@ -89,7 +89,10 @@ extern "C" {
     X(ERR_IO, 3, "input/output error")                                                     \
     X(ERR_PARSE, 4, "syntax error in tile program")                                        \
     X(ERR_VERIFY, 5, "tile program breaks a rule of the format")                           \
-    X(ERR_INTERNAL, 6, "internal error in tilec")
+    X(ERR_INTERNAL, 6, "internal error in tilec")                                          \
+    X(ERR_DISPATCH, 7, "no variant can lower a tile statement")                            \
+    X(ERR_SIMULATE, 8, "the simulator found an error in the lowered program")              \
+    X(ERR_UNAVAILABLE, 9, "the requested backend or compiler is not available")
 
 typedef enum tilec_dtype {
 #define TILEC_X_(s, n, b, f) TILEC_##s,
@@ -143,6 +146,12 @@ TILEC_API const char *tilec_status_name(tilec_status s);
 TILEC_API const char *tilec_status_message(tilec_status s);
 /* Bytes of one element of d, 0 when out of range. */
 TILEC_API size_t tilec_dtype_size(tilec_dtype d);
+/* 16-bit float patterns, for preparing and reading f16 / bf16 buffers: conversions round
+ * to nearest even (overflow gives ±inf); NaN stays NaN. */
+TILEC_API uint16_t tilec_f16_from_double(double x);
+TILEC_API uint16_t tilec_bf16_from_double(double x);
+TILEC_API double tilec_f16_to_double(uint16_t bits);
+TILEC_API double tilec_bf16_to_double(uint16_t bits);
 /* "0.1.0": the library's version, which may differ from the header's TILEC_VERSION_STRING. */
 TILEC_API const char *tilec_version(void);
 
@@ -168,7 +177,8 @@ typedef struct tilec_diag {
     const char *message; /* one line, no trailing newline, no "error:" prefix */
 } tilec_diag;
 
-/* Diagnostics left by the last failing call (cleared when a call starts). */
+/* Diagnostics left by the last failing call (cleared when a call starts). A message is
+ * one line, except dispatch failures, whose message holds a table of the variants tried. */
 TILEC_API size_t tilec_diag_count(const tilec_ctx *ctx);
 TILEC_API tilec_status tilec_diag_get(const tilec_ctx *ctx, size_t i, tilec_diag *out);
 /* All diagnostics rendered for a terminal: "FILE:LINE:COL: error: MESSAGE", then the source
@@ -300,6 +310,69 @@ TILEC_API tilec_status tilec_kernel_sync(tilec_kernel *k, tilec_exec exec);
 TILEC_API tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, tilec_op op,
                                            const tilec_region *dst, const tilec_region *src,
                                            const tilec_reduce_attrs *attrs);
+
+/* ---------------------------------------------------------------------------------------
+ * Targets, dispatch and the simulator
+ * ------------------------------------------------------------------------------------ */
+
+typedef enum tilec_backend {
+    TILEC_BACKEND_AUTO, /* a usable GPU, else the simulator */
+    TILEC_BACKEND_CUDA,
+    TILEC_BACKEND_HIP,
+    TILEC_BACKEND_SIM   /* the CPU simulator: runs the lowered program, checks it as it goes */
+} tilec_backend;
+
+typedef struct tilec_target {
+    tilec_backend backend;
+    const char *arch; /* "sm_90", "gfx90a"…; NULL for the backend's default */
+    int warp_size;    /* 0: from the arch (CUDA 32; HIP gfx9 64, gfx10 and later 32; sim 32) */
+} tilec_target;
+
+/* For every tile statement of every kernel and func: each variant tried, each predicate's
+ * verdict and the winner, as text (free with tilec_free). With dump_loop, the lowered loop
+ * IR follows each kernel. The program is verified first, for the target's warp size
+ * (TILEC_ERR_VERIFY). Fails with TILEC_ERR_DISPATCH (and the same table in the
+ * diagnostics) when a statement has no variant; the text is still returned then. */
+TILEC_API tilec_status tilec_explain(tilec_program *prog, const tilec_target *target,
+                                     bool dump_loop, char **text);
+
+/* Runs kernel `name` (NULL: the program's only kernel) on the simulator for its whole
+ * grid. A func runs as a one-CTA kernel: its shared parameters start with the given
+ * content, every thread's local parameters start with it, and thread 0's come back. args[i] is parameter i in host memory: dense, row-major, little-endian elements of
+ * its dtype (16-bit patterns for f16 and bf16); it is read and written in place. The
+ * target's backend must be TILEC_BACKEND_SIM (NULL: the simulator, warp size 32); warp_size
+ * 32 or 64. The program is verified first, for that warp size. Problems the simulator
+ * finds (a shuffle from an inactive lane, a barrier reached by part of its scope, an
+ * access out of bounds, a race on shared memory, a read of uninitialised memory) fail
+ * with TILEC_ERR_SIMULATE and a diagnostic at the tile statement. */
+TILEC_API tilec_status tilec_simulate(tilec_program *prog, const char *name,
+                                      const tilec_target *target, void *const *args);
+
+/* The result of comparing one written parameter with the reference. */
+typedef struct tilec_check_result {
+    const char *param;   /* the parameter's name */
+    bool ok;
+    bool exact;          /* compared bit for bit (integers, max, min, copies) */
+    double tolerance;    /* allowed |got - want| / scale for sums; 0 when exact */
+    double max_error;    /* largest |got - want| / scale (exact: largest |got - want|) */
+    int64_t mismatches;  /* elements outside the tolerance */
+    int64_t first_bad;   /* flat index of the first, -1 when none */
+    double got, want;    /* at first_bad */
+} tilec_check_result;
+
+/* Computes kernel `name` (NULL: the only kernel) on the CPU in double precision (the
+ * target gives the warp size, which sets how many warps there are) from
+ * `inputs` (the parameters before the run, laid out as for tilec_simulate) and compares
+ * every parameter the kernel writes with `outputs` (the parameters after the run).
+ * Integers, max, min and copies must match exactly (any NaN matches a NaN); sums must be
+ * within 1e-5 (f32, f64) or 1e-2 (f16, bf16) of the reference, relative to the sum of the
+ * magnitudes of what was added. results[] gets one entry per written parameter, in
+ * parameter order (room for every parameter is enough); *count says how many. Returns
+ * TILEC_OK when the comparison ran, whatever it found. */
+TILEC_API tilec_status tilec_check(tilec_program *prog, const char *name,
+                                   const tilec_target *target, const void *const *inputs,
+                                   const void *const *outputs, tilec_check_result *results,
+                                   size_t *count);
 
 #ifdef __cplusplus
 }

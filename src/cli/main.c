@@ -4,15 +4,13 @@
  * Exit codes: 0 success, 1 bad input or a failed check, 2 bad usage, 3 the requested
  * backend or compiler is not available here. Diagnostics go to stderr; results to stdout.
  */
-#include "tilec.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 3 };
 
 typedef struct command {
     const char *name;
@@ -21,7 +19,7 @@ typedef struct command {
     int (*run)(int argc, char **argv);
 } command;
 
-static int usage_error(const char *cmd, const char *fmt, const char *arg) {
+int usage_error(const char *cmd, const char *fmt, const char *arg) {
     fprintf(stderr, "tilec%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\nTry 'tilec %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
@@ -29,7 +27,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg) {
 }
 
 /* Reads a whole file ("-" is standard input) into memory; NULL with a message on failure. */
-static char *read_file(const char *path, size_t *len) {
+char *read_file(const char *path, size_t *len) {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "tilec: cannot read '%s': %s\n", path, strerror(errno));
@@ -57,7 +55,7 @@ static char *read_file(const char *path, size_t *len) {
 }
 
 /* Parses (and, when verify is set, verifies) FILE; prints diagnostics. */
-static tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size) {
+tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size) {
     size_t len;
     char *text = read_file(path, &len);
     if (!text) return NULL;
@@ -78,18 +76,18 @@ static tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int wa
     return prog;
 }
 
-static bool is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+bool is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
 /* ---- check ---------------------------------------------------------------------------- */
 
-static int parse_warp_size(const char *cmd, const char *v, int *out) {
+int parse_warp_size(const char *cmd, const char *v, int *out) {
     if (strcmp(v, "32") == 0) *out = 32;
     else if (strcmp(v, "64") == 0) *out = 64;
     else return usage_error(cmd, "--warp-size must be 32 or 64, not '%s'", v);
     return EXIT_OK;
 }
 
-static int cmd_check(int argc, char **argv) {
+int cmd_check(int argc, char **argv) {
     const char *file = NULL;
     int ws = 32;
     for (int i = 1; i < argc; i++) {
@@ -116,7 +114,7 @@ static int cmd_check(int argc, char **argv) {
 
 /* ---- fmt ------------------------------------------------------------------------------ */
 
-static int write_file(const char *path, const char *text, size_t len) {
+int write_file(const char *path, const char *text, size_t len) {
     if (strcmp(path, "-") == 0) {
         return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
     }
@@ -137,7 +135,7 @@ static int write_file(const char *path, const char *text, size_t len) {
     return ok ? EXIT_OK : EXIT_BAD_INPUT;
 }
 
-static int cmd_fmt(int argc, char **argv) {
+int cmd_fmt(int argc, char **argv) {
     const char *file = NULL, *out = NULL;
     bool in_place = false, check = false;
     for (int i = 1; i < argc; i++) {
@@ -203,6 +201,35 @@ static const command commands[] = {
      "  -i, --in-place  rewrite FILE\n"
      "  --check         write nothing; exit 1 when FILE is not in canonical form\n",
      cmd_fmt},
+    {"explain", "show how each tile statement is lowered, and why",
+     "usage: tilec explain FILE [--target cuda|hip|sim] [--arch A] [--warp-size 32|64] [--dump=loop]\n"
+     "\n"
+     "For every tile statement of every kernel and func: the variants tried in priority\n"
+     "order, each predicate's verdict (ok, or why not) and the one chosen (*). Exits 1 when\n"
+     "a statement has no variant, after printing the table. The default target is cuda\n"
+     "sm_90 (warp size 32); hip takes its warp size from the arch (gfx90a: 64).\n"
+     "\n"
+     "  --dump=loop     also print the lowered loop IR of each kernel\n",
+     cmd_explain},
+    {"run", "run kernels on the simulator, optionally checked against a CPU reference",
+     "usage: tilec run FILE [--backend auto|cuda|hip|sim] [--arch A] [--warp-size 32|64]\n"
+     "                 [--kernel NAME] [--in NAME=PATH]... [--out NAME=PATH]... [--seed N] [--check]\n"
+     "\n"
+     "Runs every kernel and func of FILE (or only --kernel NAME). A parameter not given\n"
+     "with --in is filled from a generator seeded with --seed (default 1): floats uniform\n"
+     "in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. Files are raw\n"
+     "little-endian, dense row-major, in the parameter's dtype (16-bit patterns for f16\n"
+     "and bf16); a file of the wrong size is an error. --out writes a parameter's final\n"
+     "content. --check compares every written parameter with a CPU reference computed in\n"
+     "double precision, prints the largest error, and exits 1 on a mismatch.\n"
+     "\n"
+     "A func runs as a one-CTA kernel: shared parameters start with their --in content,\n"
+     "local parameters give every thread that content, and --out writes thread 0's.\n"
+     "\n"
+     "  --backend B     auto (a usable GPU, else sim), sim, cuda or hip; only sim runs\n"
+     "                  in this build, cuda and hip exit 3\n"
+     "  --warp-size N   the simulator's warp size, 32 (default) or 64\n",
+     cmd_run},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -268,6 +268,10 @@ static void check_copy(verifier *v, const ir_stmt *st) {
             dst->buf->name, (long long)nd, src->buf->name, (long long)ns);
     if (may_overlap(dst, src))
         err(v, dst->pos, "copy: destination and source overlap in '%s'", dst->buf->name);
+    if (st->exec.scope == TILEC_SCOPE_WARP && src->buf->space == TILEC_SPACE_LOCAL &&
+        dst->buf->space != TILEC_SPACE_LOCAL)
+        err(v, src->pos, "copy: every lane holds its own '%s', so a warp cannot copy it to one "
+                         "place; copy it at thread scope", src->buf->name);
 }
 
 static void verify_kernel(verifier *v) {

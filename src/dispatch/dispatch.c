@@ -1,0 +1,193 @@
+/*
+ * dispatch.c — the variant registry: which cases exist, how one is chosen for a tile
+ * statement, and how the verdicts read (`tilec explain` and dispatch errors).
+ */
+#include "dispatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Every case, in no particular order: dsp_dispatch sorts by priority, then name. */
+static const dsp_case *const registry[] = {
+    &dsp_case_cta_tree, &dsp_case_local, &dsp_case_sequential, &dsp_case_shared,
+    &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
+};
+enum { NREGISTRY = sizeof registry / sizeof registry[0] };
+_Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");
+
+static const char *const opkind_names[] = {"sum", "max", "min", "copy", "fill", "sync"};
+_Static_assert(sizeof opkind_names / sizeof opkind_names[0] == DSP_OPKIND_COUNT, "opkind names");
+
+const char *dsp_opkind_name(dsp_opkind k) { return opkind_names[k]; }
+
+dsp_opkind dsp_opkind_of(const ir_stmt *st) {
+    switch (st->kind) {
+    case IR_COPY: return DSP_COPY;
+    case IR_FILL: return DSP_FILL;
+    case IR_SYNC: return DSP_SYNC;
+    default: return st->op == TILEC_OP_SUM ? DSP_SUM : st->op == TILEC_OP_MAX ? DSP_MAX : DSP_MIN;
+    }
+}
+
+const char *dsp_backend_name(tilec_backend b) {
+    switch (b) {
+    case TILEC_BACKEND_CUDA: return "cuda";
+    case TILEC_BACKEND_HIP: return "hip";
+    case TILEC_BACKEND_SIM: return "sim";
+    default: return "auto";
+    }
+}
+
+bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n) {
+    tilec_target t = in ? *in : (tilec_target){TILEC_BACKEND_SIM, NULL, 0};
+    if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime yet */
+    *out = (dsp_target){t.backend, t.arch, t.warp_size};
+    switch (t.backend) {
+    case TILEC_BACKEND_CUDA:
+        if (!out->arch) out->arch = "sm_90";
+        if (strncmp(out->arch, "sm_", 3) != 0) {
+            snprintf(why, n, "CUDA arch '%s' is not of the form sm_XX (sm_80, sm_90…)", out->arch);
+            return false;
+        }
+        if (!out->warp_size) out->warp_size = 32;
+        if (out->warp_size != 32) {
+            snprintf(why, n, "CUDA warps have 32 threads, not %d", out->warp_size);
+            return false;
+        }
+        return true;
+    case TILEC_BACKEND_HIP: {
+        if (!out->arch) out->arch = "gfx90a";
+        if (strncmp(out->arch, "gfx", 3) != 0) {
+            snprintf(why, n, "HIP arch '%s' is not of the form gfxNNN (gfx90a, gfx1100…)", out->arch);
+            return false;
+        }
+        /* gfx9 (CDNA, GCN) runs wave64; gfx10 and later default to wave32 */
+        int natural = strncmp(out->arch, "gfx9", 4) == 0 && strlen(out->arch) <= 6 ? 64 : 32;
+        if (!out->warp_size) out->warp_size = natural;
+        if (out->warp_size != 32 && out->warp_size != 64) {
+            snprintf(why, n, "warp size %d is not 32 or 64", out->warp_size);
+            return false;
+        }
+        if (natural == 64 && out->warp_size != 64) {
+            snprintf(why, n, "%s runs wave64 only", out->arch);
+            return false;
+        }
+        return true;
+    }
+    default:
+        if (!out->arch) out->arch = "cpu";
+        if (!out->warp_size) out->warp_size = 32;
+        if (out->warp_size != 32 && out->warp_size != 64) {
+            snprintf(why, n, "the simulator's warp size is 32 or 64, not %d", out->warp_size);
+            return false;
+        }
+        return true;
+    }
+}
+
+/* ---- choosing -------------------------------------------------------------------------- */
+
+static int by_priority(const void *x, const void *y) {
+    const dsp_case *a = *(const dsp_case *const *)x, *b = *(const dsp_case *const *)y;
+    if (a->priority != b->priority) return b->priority - a->priority;
+    return strcmp(a->variant, b->variant);
+}
+
+void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
+    memset(rep, 0, sizeof *rep);
+    rep->chosen = -1;
+    const dsp_case *cases[DSP_MAX_CASES];
+    int n = 0;
+    for (int i = 0; i < NREGISTRY; i++)
+        if ((registry[i]->ops >> q->opkind & 1u) && (registry[i]->targets >> q->target->backend & 1u))
+            cases[n++] = registry[i];
+    qsort(cases, (size_t)n, sizeof cases[0], by_priority);
+    const char *forced = q->st->kind == IR_REDUCE ? q->st->variant : NULL;
+    if (n == 0) { rep->outcome = DSP_NO_CASES; return; }
+    for (int i = 0; i < n; i++) {
+        if (forced && strcmp(forced, cases[i]->variant) != 0) continue;
+        dsp_verdict *v = &rep->v[rep->n++];
+        v->c = cases[i];
+        bool all = true;
+        for (int p = 0; p < DSP_MAX_PREDS && cases[i]->preds[p].name; p++) {
+            v->npreds++;
+            v->pred_ok[p] = cases[i]->preds[p].check(q, v->reasons[p], sizeof v->reasons[p]);
+            all = all && v->pred_ok[p];
+        }
+        if (!all || rep->chosen >= 0) continue;
+        /* a case that forbids itself unless forced says so with a predicate, so all hold */
+        if (l) {
+            int mark = l->into->n;
+            if (!cases[i]->lower(l, v->declined_why, sizeof v->declined_why)) {
+                v->declined = true;
+                l->into->n = mark; /* drop whatever the lowering appended */
+                continue;
+            }
+        }
+        v->chosen = true;
+        rep->chosen = rep->n - 1;
+    }
+    if (forced && rep->n == 0) rep->outcome = DSP_UNKNOWN_VARIANT;
+    else rep->outcome = rep->chosen >= 0 ? DSP_FOUND : DSP_ALL_REJECTED;
+}
+
+/* ---- reporting ----------------------------------------------------------------------------- */
+
+static void target_text(char *buf, size_t n, const dsp_query *q) {
+    snprintf(buf, n, "%s %s, warp size %d", dsp_backend_name(q->target->backend), q->target->arch, q->ws);
+}
+
+void dsp_print_report(ir_str *s, const dsp_query *q, const dsp_report *rep, int indent) {
+    for (int i = 0; i < rep->n; i++) {
+        const dsp_verdict *v = &rep->v[i];
+        const char *verdict = v->chosen ? "chosen" : v->declined ? "declined" : "rejected";
+        bool all = true;
+        for (int p = 0; p < v->npreds; p++) all = all && v->pred_ok[p];
+        if (all && !v->chosen && !v->declined) verdict = "applies (a higher one won)";
+        ir_str_printf(s, "%*s%s %-11s priority %-3d %s\n", indent, "", v->chosen ? "*" : " ",
+                      v->c->variant, v->c->priority, verdict);
+        for (int p = 0; p < v->npreds; p++)
+            ir_str_printf(s, "%*s    %-16s %s%s\n", indent, "", v->c->preds[p].name,
+                          v->pred_ok[p] ? "ok" : "no: ", v->pred_ok[p] ? "" : v->reasons[p]);
+        if (v->declined) ir_str_printf(s, "%*s    declined: %s\n", indent, "", v->declined_why);
+    }
+    (void)q;
+}
+
+void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *rep) {
+    ir_str s = {0};
+    char tgt[96];
+    target_text(tgt, sizeof tgt, q);
+    const char *op = dsp_opkind_name(q->opkind);
+    switch (rep->outcome) {
+    case DSP_UNKNOWN_VARIANT: {
+        ir_str_printf(&s, "no variant named '%s' is registered for %s on %s; registered:", q->st->variant,
+                      op, dsp_backend_name(q->target->backend));
+        dsp_report all;
+        dsp_query q2 = *q;
+        ir_stmt st2 = *q->st;
+        st2.variant = NULL;
+        q2.st = &st2;
+        dsp_dispatch(&q2, NULL, &all);
+        for (int i = 0; i < all.n; i++) ir_str_printf(&s, "%s %s", i ? "," : "", all.v[i].c->variant);
+        break;
+    }
+    case DSP_NO_CASES:
+        ir_str_printf(&s, "no variant is registered for %s on %s", op, dsp_backend_name(q->target->backend));
+        break;
+    default:
+        if (q->st->kind == IR_REDUCE && q->st->variant)
+            ir_str_printf(&s, "variant=%s cannot lower this %s on %s (forced variants never fall back):\n",
+                          q->st->variant, op, tgt);
+        else
+            ir_str_printf(&s, "no variant can lower this %s on %s; every variant was rejected:\n", op, tgt);
+        dsp_print_report(&s, q, rep, 2);
+        ir_str_printf(&s, "  op: ");
+        ir_print_stmt(&s, q->st);
+        break;
+    }
+    ir_stmt_diag(p, q->kernel, q->st, TILEC_SEV_ERROR, q->st->op_pos.line ? q->st->op_pos : q->st->pos,
+                 "%s", s.oom ? "no variant can lower this statement" : s.data);
+    ir_str_free(&s);
+}

@@ -1,0 +1,163 @@
+/*
+ * dispatch.h — choosing a lowering for each tile statement, and the lowerings themselves.
+ *
+ * A registry holds cases {variant, priority, predicates, lower} per operation. For a
+ * statement, cases are tried by priority (high first, ties by name); every predicate of a
+ * case is evaluated (no short-circuit) and gives "ok" or a reason; the first case whose
+ * predicates all pass and whose lower() does not decline wins. `variant=NAME` filters the
+ * cases and never falls back. The verdicts are kept for `tilec explain` and for the error
+ * when nothing wins.
+ *
+ * Lowerings append loop IR (src/ir/loop.h) to the kernel being built; each variant lives
+ * in its own file (v_*.c) and shares the helpers of lower_util.c.
+ */
+#ifndef TILEC_DISPATCH_H
+#define TILEC_DISPATCH_H
+
+#include "../ir/ir.h"
+#include "../ir/loop.h"
+
+/* The target as dispatch sees it. */
+typedef struct dsp_target {
+    tilec_backend backend; /* CUDA, HIP or SIM (never AUTO here) */
+    const char *arch;      /* as given, or the default */
+    int warp_size;         /* 32 or 64 */
+} dsp_target;
+
+/* Resolves a public target: defaults, the warp size of an arch. False with a message in
+ * why when the target is not usable. */
+bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n);
+const char *dsp_backend_name(tilec_backend b);
+
+/* What a statement is, for the registry: reductions by operator, then data movement. */
+typedef enum dsp_opkind { DSP_SUM, DSP_MAX, DSP_MIN, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_OPKIND_COUNT } dsp_opkind;
+dsp_opkind dsp_opkind_of(const ir_stmt *st);
+const char *dsp_opkind_name(dsp_opkind k);
+
+/* Facts about one statement that predicates and lowerings read. */
+typedef struct dsp_query {
+    const dsp_target *target;
+    const tilec_kernel *kernel;
+    const ir_stmt *st;
+    dsp_opkind opkind;
+    int threads;       /* of the CTA */
+    int ws;            /* warp size */
+    int inst_size;     /* threads in one full instance of the scope */
+    int inst_count;    /* instances in the CTA */
+    int inst_last;     /* threads in the last instance (smaller when the last warp is partial) */
+    bool selected;     /* one instance chosen with scope[k] */
+    /* reductions only */
+    int src_rank;             /* rank of the source region as indexed */
+    int64_t src_dims[TILEC_MAX_RANK];
+    bool reduced[TILEC_MAX_RANK];
+    int64_t red_len;          /* elements folded into one output */
+    int64_t spatial_len;      /* outputs */
+    int group;                /* lanes per output for shuffle trees (power of two) */
+} dsp_query;
+
+void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, const ir_stmt *st);
+
+/* Where a lowering writes, and what it knows. */
+typedef struct dsp_lower {
+    lp_kernel *k;
+    lp_block *into;
+    const dsp_query *q;
+} dsp_lower;
+
+/* A predicate: true when it holds; otherwise a reason in why (one sentence, no period). */
+typedef bool (*dsp_pred_fn)(const dsp_query *q, char *why, size_t n);
+typedef struct dsp_pred {
+    const char *name;
+    dsp_pred_fn check;
+} dsp_pred;
+
+/* A lowering: true when done; false to decline, with a reason in why. */
+typedef bool (*dsp_lower_fn)(dsp_lower *l, char *why, size_t n);
+
+enum { DSP_MAX_PREDS = 8 };
+
+typedef struct dsp_case {
+    const char *variant;
+    int priority;
+    unsigned ops;     /* bit per dsp_opkind */
+    unsigned targets; /* bit per tilec_backend */
+    dsp_pred preds[DSP_MAX_PREDS];
+    dsp_lower_fn lower;
+    const char *summary; /* one line for docs and explain */
+} dsp_case;
+
+#define DSP_OPS_REDUCE ((1u << DSP_SUM) | (1u << DSP_MAX) | (1u << DSP_MIN))
+#define DSP_ALL_TARGETS ((1u << TILEC_BACKEND_CUDA) | (1u << TILEC_BACKEND_HIP) | (1u << TILEC_BACKEND_SIM))
+
+/* The cases, one table per variant file. */
+extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
+    dsp_case_smem_tree, dsp_case_local, dsp_case_copy, dsp_case_fill, dsp_case_sync;
+
+/* ---- the verdicts of one dispatch ------------------------------------------------------ */
+
+typedef struct dsp_verdict {
+    const dsp_case *c;
+    int npreds;
+    bool pred_ok[DSP_MAX_PREDS];
+    char reasons[DSP_MAX_PREDS][200];
+    bool declined;
+    char declined_why[200];
+    bool chosen;
+} dsp_verdict;
+
+enum { DSP_MAX_CASES = 16 };
+
+typedef struct dsp_report {
+    dsp_verdict v[DSP_MAX_CASES];
+    int n;
+    int chosen; /* index in v, or -1 */
+    enum { DSP_FOUND, DSP_UNKNOWN_VARIANT, DSP_NO_CASES, DSP_ALL_REJECTED } outcome;
+} dsp_report;
+
+/* Dispatches one statement: fills the report and, when a case wins and l is not NULL,
+ * lowers into l. With l NULL every case is evaluated and the winner is only marked. */
+void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep);
+/* Appends the report as the table `tilec explain` prints. */
+void dsp_print_report(ir_str *s, const dsp_query *q, const dsp_report *rep, int indent);
+/* Reports a failed dispatch as a diagnostic at the statement. */
+void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *rep);
+
+/* Lowers a whole verified kernel; NULL with diagnostics when a statement has no variant. */
+lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *k, const dsp_target *t);
+
+/* ---- helpers shared by the lowerings (lower_util.c) ------------------------------------- */
+
+/* Expressions for the executing instance: its index, the thread's index inside it, and
+ * its size (a constant unless the last warp is partial). */
+lp_expr *dsp_inst_id(dsp_lower *l);
+lp_expr *dsp_inst_tid(dsp_lower *l);
+lp_expr *dsp_inst_size(dsp_lower *l);
+
+/* The element offset of region element `flat` (row-major over the region's shape as
+ * indexed), in the region's buffer. */
+lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat);
+/* The source offset of output s, reduced element r (r over the reduced axes in order). */
+lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
+
+/* The reduction's identity and combine, in the accumulation type. */
+lp_type dsp_acc_type(const dsp_query *q);
+lp_expr *dsp_identity(dsp_lower *l);
+lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b);
+/* Stores an accumulated value to output s: applies accum and converts to the dtype. */
+void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc);
+/* acc = combine(acc, src[s, r]) for r = first, first + stride, ... < red_len. */
+void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride);
+/* Butterfly over `width` lanes: log2(width) xor steps with masks 1, 2, 4, ... */
+void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width);
+/* ceil(a / b) for positive integer expressions. */
+lp_expr *dsp_ceil_div(dsp_lower *l, lp_expr *a, lp_expr *b);
+lp_expr *dsp_i32(dsp_lower *l, int64_t v);
+/* An integer type wide enough for indices into buffers of n elements. */
+lp_type dsp_index_type(int64_t n);
+
+/* Predicates several variants share. */
+bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n);
+bool dsp_pred_not_thread_scope(const dsp_query *q, char *why, size_t n);
+bool dsp_pred_scope_on_target(const dsp_query *q, char *why, size_t n);
+
+#endif

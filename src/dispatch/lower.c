@@ -1,0 +1,55 @@
+/*
+ * lower.c — lowers a verified tile kernel to loop IR, statement by statement: each
+ * statement is dispatched to a variant, which appends its loop IR; a statement run by one
+ * selected instance (`warp[5].sum`) is wrapped in a test of the instance id, and every
+ * reduction ends with a barrier of its scope, as the format promises.
+ */
+#include "dispatch.h"
+
+/* The executing thread's instance of a scope, as an expression. */
+static lp_expr *instance_of(lp_kernel *k, tilec_scope s) {
+    switch (s) {
+    case TILEC_SCOPE_WARPGROUP:
+        return lp_binary(k, LO_DIV, lp_special_expr(k, LP_TID), lp_int(k, LP_I32, 128));
+    case TILEC_SCOPE_WARP: return lp_special_expr(k, LP_WARP);
+    default: return lp_special_expr(k, LP_TID);
+    }
+}
+
+lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_target *t) {
+    lp_kernel *k = lp_kernel_new(p, tk, t->warp_size);
+    if (!k) return NULL;
+    bool ok = true;
+    for (int i = 0; i < tk->nstmts; i++) {
+        const ir_stmt *st = tk->stmts[i];
+        if (st->kind == IR_ALLOC) {
+            lp_buf_for(k, st->alloc);
+            continue;
+        }
+        dsp_query q;
+        dsp_query_init(&q, t, tk, st);
+        lp_stmt *marker = lp_op_marker(k, &k->body, st, NULL);
+        lp_block *into = &k->body;
+        if (q.selected && q.inst_count > 1) {
+            lp_stmt *guard = lp_if(k, into, lp_binary(k, LO_EQ, instance_of(k, st->exec.scope),
+                                                      lp_int(k, LP_I32, st->exec.instance)));
+            into = &guard->body;
+        }
+        dsp_lower l = {k, into, &q};
+        dsp_report rep;
+        dsp_dispatch(&q, &l, &rep);
+        if (rep.outcome != DSP_FOUND) {
+            dsp_report_error(p, &q, &rep);
+            ok = false;
+            continue;
+        }
+        marker->variant = rep.v[rep.chosen].c->variant;
+        if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD)
+            lp_barrier(k, into, st->exec.scope);
+    }
+    if (k->oom) {
+        ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while lowering '%s'", tk->name);
+        return NULL;
+    }
+    return ok ? k : NULL;
+}

@@ -1,0 +1,287 @@
+/*
+ * lower_util.c — what every lowering needs: facts about a statement (dsp_query), the
+ * executing instance as expressions, region addressing, and the reduction's identity,
+ * combine, accumulation loop, shuffle butterfly and final store.
+ */
+#include "dispatch.h"
+
+#include <math.h>
+#include <stdio.h>
+
+static int64_t next_pow2(int64_t v) {
+    int64_t p = 1;
+    while (p < v && p < ((int64_t)1 << 62)) p <<= 1;
+    return p;
+}
+
+/* The largest power of two dividing v (v >= 1). */
+static int pow2_dividing(int v) { return v & -v; }
+
+void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, const ir_stmt *st) {
+    *q = (dsp_query){.target = t, .kernel = k, .st = st, .opkind = dsp_opkind_of(st),
+                     .threads = k->threads, .ws = t->warp_size};
+    tilec_scope s = st->exec.scope;
+    q->inst_size = ir_scope_size(s, k->threads, t->warp_size);
+    if (q->inst_size > k->threads) q->inst_size = k->threads; /* one partial warp */
+    q->inst_count = ir_scope_count(s, k->threads, t->warp_size);
+    q->inst_last = k->threads - (q->inst_count - 1) * q->inst_size;
+    q->selected = st->exec.instance >= 0;
+    if (st->kind != IR_REDUCE) return;
+    q->src_rank = ir_region_shape(&st->src, q->src_dims);
+    for (int i = 0; i < st->naxes; i++) {
+        int a = st->axes[i] < 0 ? st->axes[i] + q->src_rank : st->axes[i];
+        if (a >= 0 && a < q->src_rank) q->reduced[a] = true;
+    }
+    q->red_len = q->spatial_len = 1;
+    for (int d = 0; d < q->src_rank; d++) {
+        if (q->reduced[d]) q->red_len *= q->src_dims[d];
+        else q->spatial_len *= q->src_dims[d];
+    }
+    /* Lanes per output: no more than the reduction needs, a warp, or what divides every
+     * instance that runs (so no group is partial). */
+    int sizes = q->selected ? (st->exec.instance == q->inst_count - 1 ? q->inst_last : q->inst_size)
+                            : (q->inst_size | q->inst_last);
+    int64_t g = next_pow2(q->red_len);
+    if (g > q->ws) g = q->ws;
+    if (g > pow2_dividing(sizes)) g = pow2_dividing(sizes);
+    q->group = (int)g;
+}
+
+/* ---- expressions -------------------------------------------------------------------------- */
+
+lp_expr *dsp_i32(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I32, v); }
+
+lp_type dsp_index_type(int64_t n) { return n > INT32_MAX ? LP_I64 : LP_I32; }
+
+lp_expr *dsp_ceil_div(dsp_lower *l, lp_expr *a, lp_expr *b) {
+    if (a->kind == LX_CONST && b->kind == LX_CONST && b->i > 0)
+        return lp_int(l->k, a->type, (a->i + b->i - 1) / b->i);
+    lp_expr *one = lp_int(l->k, a->type, 1);
+    return lp_binary(l->k, LO_DIV, lp_binary(l->k, LO_SUB, lp_binary(l->k, LO_ADD, a, b), one), b);
+}
+
+static lp_expr *special(dsp_lower *l, lp_special s) { return lp_special_expr(l->k, s); }
+
+/* The value of an id for the executing thread. */
+static lp_expr *id_value(dsp_lower *l, tilec_scope id) {
+    switch (id) {
+    case TILEC_SCOPE_CTA: return special(l, LP_CTA);
+    case TILEC_SCOPE_WARPGROUP: return lp_binary(l->k, LO_DIV, special(l, LP_TID), dsp_i32(l, 128));
+    case TILEC_SCOPE_WARP: return special(l, LP_WARP);
+    default: return special(l, LP_TID);
+    }
+}
+
+lp_expr *dsp_inst_id(dsp_lower *l) {
+    const dsp_query *q = l->q;
+    if (q->selected) return dsp_i32(l, q->st->exec.instance);
+    if (q->st->exec.scope == TILEC_SCOPE_CTA) return dsp_i32(l, 0);
+    return id_value(l, q->st->exec.scope);
+}
+
+lp_expr *dsp_inst_tid(dsp_lower *l) {
+    const dsp_query *q = l->q;
+    switch (q->st->exec.scope) {
+    case TILEC_SCOPE_CTA: return special(l, LP_TID);
+    case TILEC_SCOPE_WARP: return special(l, LP_LANE);
+    case TILEC_SCOPE_THREAD: return dsp_i32(l, 0);
+    default: return lp_binary(l->k, LO_REM, special(l, LP_TID), dsp_i32(l, 128));
+    }
+}
+
+lp_expr *dsp_inst_size(dsp_lower *l) {
+    const dsp_query *q = l->q;
+    if (q->selected)
+        return dsp_i32(l, q->st->exec.instance == q->inst_count - 1 ? q->inst_last : q->inst_size);
+    if (q->inst_last == q->inst_size) return dsp_i32(l, q->inst_size);
+    /* a partial last warp: min(ws, threads - warp * ws) */
+    lp_expr *left = lp_binary(l->k, LO_SUB, dsp_i32(l, q->threads),
+                              lp_binary(l->k, LO_MUL, special(l, LP_WARP), dsp_i32(l, q->ws)));
+    return lp_minmax(l->k, LO_MIN, TILEC_NAN_PROPAGATE, dsp_i32(l, q->ws), left);
+}
+
+/* ---- addressing ------------------------------------------------------------------------------ */
+
+/* coords[j] = the j-th coordinate of `flat` in row-major order over dims[0..n). */
+static void unflatten(dsp_lower *l, lp_expr *flat, const int64_t *dims, int n, lp_expr **coords) {
+    int64_t inner = 1;
+    for (int j = n - 1; j >= 0; j--) {
+        lp_expr *c = flat;
+        if (dims[j] == 1) {
+            c = lp_int(l->k, flat->type, 0);
+        } else {
+            if (inner > 1) c = lp_binary(l->k, LO_DIV, c, lp_int(l->k, flat->type, inner));
+            if (j > 0) c = lp_binary(l->k, LO_REM, c, lp_int(l->k, flat->type, dims[j]));
+        }
+        coords[j] = c;
+        inner *= dims[j];
+    }
+}
+
+/* The buffer offset of the region element at coords (one per dimension as indexed). */
+static lp_expr *offset_of(dsp_lower *l, const ir_region *r, lp_expr **coords, lp_type it) {
+    const tilec_buffer *b = r->buf;
+    lp_expr *off = NULL;
+    int j = 0;
+    for (int d = 0; d < b->rank; d++) {
+        lp_expr *pos;
+        if (d < r->nindex && r->index[d].kind == TILEC_INDEX_ID) {
+            pos = lp_cast(l->k, it, id_value(l, r->index[d].id));
+        } else {
+            int64_t lo = 0, hi = b->shape[d];
+            if (d < r->nindex) ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
+            if (d < r->nindex && r->index[d].kind == TILEC_INDEX_AT) {
+                pos = lp_int(l->k, it, lo);
+            } else {
+                pos = lp_cast(l->k, it, coords[j++]);
+                if (lo) pos = lp_binary(l->k, LO_ADD, pos, lp_int(l->k, it, lo));
+            }
+        }
+        if (pos->kind == LX_CONST && pos->i == 0) continue;
+        lp_expr *term = b->strides[d] == 1 ? pos : lp_binary(l->k, LO_MUL, pos, lp_int(l->k, it, b->strides[d]));
+        off = off ? lp_binary(l->k, LO_ADD, off, term) : term;
+    }
+    return off ? off : lp_int(l->k, it, 0);
+}
+
+/* Whether the region's kept dimensions are laid out row-major without gaps (each stride
+ * is the product of the inner kept extents): then element `flat` is at base + flat. */
+static bool dense(const ir_region *r) {
+    const tilec_buffer *b = r->buf;
+    int64_t inner = 1;
+    for (int d = b->rank - 1; d >= 0; d--) {
+        if (d < r->nindex && r->index[d].kind != TILEC_INDEX_SLICE) continue; /* dropped */
+        int64_t lo = 0, hi = b->shape[d];
+        if (d < r->nindex) ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
+        if (hi - lo > 1 && b->strides[d] != inner) return false;
+        inner *= hi - lo;
+    }
+    return true;
+}
+
+/* base + flat for a dense region: the base is the offset of its first element. */
+static lp_expr *dense_offset(dsp_lower *l, const ir_region *r, lp_expr *flat, lp_type it) {
+    lp_expr *zero[TILEC_MAX_RANK];
+    for (int d = 0; d < TILEC_MAX_RANK; d++) zero[d] = lp_int(l->k, it, 0);
+    lp_expr *base = offset_of(l, r, zero, it);
+    if (base->kind == LX_CONST && base->i == 0) return flat;
+    return lp_binary(l->k, LO_ADD, base, flat);
+}
+
+lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat) {
+    int64_t dims[TILEC_MAX_RANK];
+    lp_expr *coords[TILEC_MAX_RANK];
+    int n = ir_region_shape(r, dims);
+    lp_type it = dsp_index_type(r->buf->span);
+    if (dense(r)) return dense_offset(l, r, lp_cast(l->k, it, flat), it);
+    unflatten(l, lp_cast(l->k, it, flat), dims, n, coords);
+    return offset_of(l, r, coords, it);
+}
+
+lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
+    const dsp_query *q = l->q;
+    const ir_region *src = &q->st->src;
+    lp_type it = dsp_index_type(src->buf->span);
+    int64_t kept[TILEC_MAX_RANK], red[TILEC_MAX_RANK];
+    int nk = 0, nr = 0;
+    for (int d = 0; d < q->src_rank; d++) {
+        if (q->reduced[d]) red[nr++] = q->src_dims[d];
+        else kept[nk++] = q->src_dims[d];
+    }
+    bool trailing = true; /* the reduced axes are the innermost ones */
+    for (int d = 0; d < q->src_rank; d++)
+        if (!q->reduced[d] && d >= q->src_rank - nr) trailing = false;
+    if (trailing && dense(src)) { /* element (s, r) is at base + s * red_len + r */
+        lp_expr *flat = lp_cast(l->k, it, r);
+        if (!(s->kind == LX_CONST && s->i == 0))
+            flat = lp_binary(l->k, LO_ADD, lp_binary(l->k, LO_MUL, lp_cast(l->k, it, s), lp_int(l->k, it, q->red_len)), flat);
+        return dense_offset(l, src, flat, it);
+    }
+    lp_expr *kc[TILEC_MAX_RANK], *rc[TILEC_MAX_RANK], *coords[TILEC_MAX_RANK];
+    unflatten(l, lp_cast(l->k, it, s), kept, nk, kc);
+    unflatten(l, lp_cast(l->k, it, r), red, nr, rc);
+    for (int d = 0, i = 0, j = 0; d < q->src_rank; d++) coords[d] = q->reduced[d] ? rc[j++] : kc[i++];
+    return offset_of(l, src, coords, it);
+}
+
+/* ---- reductions -------------------------------------------------------------------------------- */
+
+lp_type dsp_acc_type(const dsp_query *q) { return lp_accum_type(q->st->src.buf->dtype); }
+
+lp_expr *dsp_identity(dsp_lower *l) {
+    lp_type t = dsp_acc_type(l->q);
+    tilec_op op = l->q->st->op;
+    if (op == TILEC_OP_SUM) return lp_is_float(t) ? lp_float(l->k, t, 0.0) : lp_int(l->k, t, 0);
+    bool max = op == TILEC_OP_MAX;
+    if (lp_is_float(t)) return lp_float(l->k, t, max ? -INFINITY : INFINITY);
+    switch (t) {
+    case LP_I32: return lp_int(l->k, t, max ? INT32_MIN : INT32_MAX);
+    case LP_U32: return lp_int(l->k, t, max ? 0 : (int64_t)UINT32_MAX);
+    default: return lp_int(l->k, t, max ? INT64_MIN : INT64_MAX);
+    }
+}
+
+lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
+    const ir_stmt *st = l->q->st;
+    if (st->op == TILEC_OP_SUM) return lp_binary(l->k, LO_ADD, a, b);
+    return lp_minmax(l->k, st->op == TILEC_OP_MAX ? LO_MAX : LO_MIN, st->nan, a, b);
+}
+
+void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
+    const ir_region *dst = &l->q->st->dst;
+    lp_buf *b = lp_buf_for(l->k, dst->buf);
+    lp_expr *off = dsp_region_offset(l, dst, s);
+    lp_expr *v = acc;
+    if (l->q->st->accum) v = dsp_combine(l, lp_cast(l->k, acc->type, lp_load(l->k, b, off)), acc);
+    lp_store(l->k, into, b, off, lp_cast(l->k, b ? b->type : acc->type, v));
+}
+
+void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride) {
+    lp_kernel *k = l->k;
+    lp_type it = dsp_index_type(l->q->red_len);
+    int r = lp_reg_new(k, it, "r");
+    lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, first), lp_int(k, it, l->q->red_len), lp_cast(k, it, stride));
+    lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
+    lp_expr *x = lp_cast(k, k->regs[acc].type, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))));
+    lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
+}
+
+void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
+    lp_kernel *k = l->k;
+    int other = lp_reg_new(k, k->regs[acc].type, "t");
+    for (int m = 1; m < width; m <<= 1) {
+        lp_shfl(k, into, other, acc, m, width);
+        lp_assign(k, into, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, other)));
+    }
+}
+
+/* ---- shared predicates ------------------------------------------------------------------------ */
+
+bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n) {
+    const ir_region *r[2] = {&q->st->dst, &q->st->src};
+    for (int i = 0; i < 2; i++)
+        if (r[i]->buf && r[i]->buf->space == TILEC_SPACE_LOCAL) {
+            snprintf(why, n, "%s '%s' is local; this variant reads and writes shared or global memory",
+                     i ? "source" : "destination", r[i]->buf->name);
+            return false;
+        }
+    return true;
+}
+
+bool dsp_pred_not_thread_scope(const dsp_query *q, char *why, size_t n) {
+    if (q->st->exec.scope != TILEC_SCOPE_THREAD) return true;
+    snprintf(why, n, "thread scope has one thread: there is nothing to share the work with");
+    return false;
+}
+
+bool dsp_pred_scope_on_target(const dsp_query *q, char *why, size_t n) {
+    if (q->st->exec.scope == TILEC_SCOPE_WARPGROUP && q->target->backend == TILEC_BACKEND_HIP) {
+        snprintf(why, n, "warpgroup scope exists only on CUDA (HIP has no warpgroup barrier)");
+        return false;
+    }
+    if (q->st->exec.scope == TILEC_SCOPE_WARPGROUP && q->ws != 32) {
+        snprintf(why, n, "warpgroup scope needs warps of 32 threads (this target's are %d)", q->ws);
+        return false;
+    }
+    return true;
+}

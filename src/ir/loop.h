@@ -1,0 +1,178 @@
+/*
+ * loop.h — the loop IR: the lowered per-thread program that variants produce, that the
+ * CUDA / HIP printers emit and that the simulator runs.
+ *
+ * A loop kernel is one thread's program, written for every thread of a CTA at once:
+ * typed registers, expressions over them and over the thread's position (thread index,
+ * CTA index, lane, warp), loads and stores of buffer elements, structured `for` and `if`,
+ * `shfl_xor` between the lanes of a warp, and barriers. It is target-neutral except for
+ * the warp size, which the lowering bakes in.
+ *
+ * Everything lives in the tile program's arena.
+ */
+#ifndef TILEC_LOOP_H
+#define TILEC_LOOP_H
+
+#include "ir.h"
+
+/* Value types. f16 and bf16 exist only as loads and stores: arithmetic converts them. */
+typedef enum lp_type {
+    LP_BOOL,
+    LP_I32,
+    LP_U32,
+    LP_I64,
+    LP_F16,
+    LP_BF16,
+    LP_F32,
+    LP_F64,
+    LP_TYPE_COUNT
+} lp_type;
+
+lp_type lp_type_of(tilec_dtype d);      /* storage type of a dtype */
+lp_type lp_accum_type(tilec_dtype d);   /* f16/bf16 -> f32, else the same */
+const char *lp_type_name(lp_type t);
+bool lp_is_float(lp_type t);
+
+/* Positions the hardware gives a thread. All i32. */
+typedef enum lp_special {
+    LP_TID,      /* thread index in the CTA */
+    LP_CTA,      /* CTA index in the grid */
+    LP_LANE,     /* tid % warp size */
+    LP_WARP,     /* tid / warp size */
+    LP_SPECIAL_COUNT
+} lp_special;
+
+typedef enum lp_op {
+    /* integer and float arithmetic; DIV and REM integers only */
+    LO_ADD, LO_SUB, LO_MUL, LO_DIV, LO_REM,
+    /* comparisons (to LP_BOOL) and boolean logic */
+    LO_LT, LO_LE, LO_EQ, LO_NE, LO_AND, LO_OR,
+    /* max / min: integers plain; floats with a NaN policy (see lp_expr.nan) */
+    LO_MAX, LO_MIN,
+    /* unary */
+    LO_NOT, LO_NEG,
+    LO_OP_COUNT
+} lp_op;
+
+typedef enum lp_expr_kind {
+    LX_CONST, /* i (integer and bool types) or f (float types) */
+    LX_REG,
+    LX_SPECIAL,
+    LX_UNARY,
+    LX_BINARY,
+    LX_SELECT, /* a ? b : c */
+    LX_CAST,   /* a converted to type (round to nearest even) */
+    LX_LOAD    /* buf[a], of the buffer's storage type */
+} lp_expr_kind;
+
+typedef struct lp_buf lp_buf;
+
+typedef struct lp_expr {
+    lp_expr_kind kind;
+    lp_type type;
+    lp_op op;      /* UNARY, BINARY */
+    tilec_nan nan; /* float MAX / MIN: propagate or ignore */
+    int64_t i;     /* CONST */
+    double f;      /* CONST */
+    int reg;       /* REG */
+    lp_special special;
+    const lp_buf *buf; /* LOAD */
+    struct lp_expr *a, *b, *c;
+} lp_expr;
+
+/* A buffer the loop program touches: a parameter or allocation of the tile program, or
+ * scratch a lowering added (shared slots for partial results). */
+struct lp_buf {
+    const char *name;
+    tilec_space space;
+    lp_type type;  /* element type in memory */
+    int64_t elems; /* addressable elements (the layout's span) */
+    const tilec_buffer *tile; /* the tile buffer, NULL for scratch */
+    int param;     /* index among the kernel's parameters, -1 otherwise */
+    int id;        /* index in the loop kernel's buffer table */
+};
+
+typedef enum lp_stmt_kind {
+    LS_ASSIGN,  /* reg = a */
+    LS_STORE,   /* buf[a] = b (b of the buffer's type) */
+    LS_IF,      /* if (a) body else orelse */
+    LS_FOR,     /* for (reg = a; reg < b; reg += step) body; all of the register's type,
+                   step > 0 and the same for every lane that runs the loop */
+    LS_SHFL,    /* reg = shfl_xor(src_reg, lane_mask, width) across the warp */
+    LS_BARRIER, /* barrier of `scope` (cta, warpgroup, warp) */
+    LS_OP       /* marks the tile op the following statements come from (no effect) */
+} lp_stmt_kind;
+
+typedef struct lp_block {
+    struct lp_stmt **items;
+    int n, cap;
+} lp_block;
+
+typedef struct lp_stmt {
+    lp_stmt_kind kind;
+    int reg, src_reg;     /* ASSIGN, FOR, SHFL */
+    const lp_buf *buf;    /* STORE */
+    lp_expr *a, *b;
+    lp_expr *step;        /* FOR */
+    int lane_mask, width; /* SHFL */
+    tilec_scope scope;    /* BARRIER */
+    const ir_stmt *origin; /* the tile statement this came from (for messages) */
+    const char *variant;  /* OP: the variant that lowered it */
+    lp_block body, orelse;
+} lp_stmt;
+
+typedef struct lp_regdef {
+    lp_type type;
+    const char *name; /* a readable base name ("acc", "r"); printed with its number */
+} lp_regdef;
+
+typedef struct lp_kernel {
+    tilec_program *prog;
+    const tilec_kernel *tile;
+    int warp_size;
+    int threads;
+    int64_t grid;
+    lp_buf **bufs;
+    int nbufs, cap_bufs;
+    lp_regdef *regs;
+    int nregs, cap_regs;
+    lp_block body;
+    bool oom;
+} lp_kernel;
+
+/* ---- building (allocation failures set k->oom and return harmless placeholders) ---- */
+
+lp_kernel *lp_kernel_new(tilec_program *p, const tilec_kernel *tile, int warp_size);
+lp_buf *lp_buf_for(lp_kernel *k, const tilec_buffer *b); /* the tile buffer's entry */
+lp_buf *lp_buf_scratch(lp_kernel *k, const char *name, lp_type t, int64_t elems);
+int lp_reg_new(lp_kernel *k, lp_type t, const char *name);
+
+lp_expr *lp_int(lp_kernel *k, lp_type t, int64_t v);
+lp_expr *lp_float(lp_kernel *k, lp_type t, double v);
+lp_expr *lp_reg(lp_kernel *k, int reg);
+lp_expr *lp_special_expr(lp_kernel *k, lp_special s);
+lp_expr *lp_unary(lp_kernel *k, lp_op op, lp_expr *a);
+lp_expr *lp_binary(lp_kernel *k, lp_op op, lp_expr *a, lp_expr *b);
+lp_expr *lp_minmax(lp_kernel *k, lp_op op, tilec_nan nan, lp_expr *a, lp_expr *b);
+lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b);
+lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a);
+lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index);
+
+/* Statements are appended to `into`; the returned statement's blocks can be filled. */
+lp_stmt *lp_assign(lp_kernel *k, lp_block *into, int reg, lp_expr *a);
+lp_stmt *lp_store(lp_kernel *k, lp_block *into, const lp_buf *b, lp_expr *index, lp_expr *v);
+lp_stmt *lp_if(lp_kernel *k, lp_block *into, lp_expr *cond);
+lp_stmt *lp_for(lp_kernel *k, lp_block *into, int reg, lp_expr *lo, lp_expr *hi, lp_expr *step);
+lp_stmt *lp_shfl(lp_kernel *k, lp_block *into, int dst_reg, int src_reg, int lane_mask, int width);
+lp_stmt *lp_barrier(lp_kernel *k, lp_block *into, tilec_scope scope);
+lp_stmt *lp_op_marker(lp_kernel *k, lp_block *into, const ir_stmt *origin, const char *variant);
+
+/* The loop program as readable text (`tilec explain --dump=loop`). */
+void lp_print_kernel(ir_str *s, const lp_kernel *k);
+void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e);
+
+/* Visits every statement of a block tree in order (depth first). */
+typedef void (*lp_visit_fn)(const lp_stmt *st, int depth, void *arg);
+void lp_visit(const lp_block *b, lp_visit_fn fn, void *arg);
+
+#endif

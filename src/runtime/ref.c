@@ -1,0 +1,317 @@
+/*
+ * ref.c — the CPU reference: runs a tile kernel statement by statement from the format's
+ * definitions, in double precision (integers in 64 bits, wrapped to their type when
+ * stored), with no lowering at all, and compares what a run wrote with it (tilec_check).
+ *
+ * Every element also carries an error scale: 0 for values that must come out exact
+ * (inputs, fills, copies, max and min of exact values, integers) and, for a sum, the sum
+ * of the magnitudes of what was added. Comparison is exact where the scale is 0 and
+ * within tolerance × scale elsewhere.
+ */
+#include "../dispatch/dispatch.h"
+#include "numeric.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rval {
+    double f;  /* float dtypes */
+    int64_t i; /* integer dtypes */
+    double mag; /* error scale, 0: exact */
+} rval;
+
+typedef struct ref {
+    tilec_program *p;
+    const tilec_kernel *k;
+    int ws;
+    int64_t cta;
+    rval **mem;        /* per buffer index (see buf_index): global and shared; local per thread */
+    const tilec_buffer **bufs;
+    int nbufs;
+} ref;
+
+static int buf_index(const ref *R, const tilec_buffer *b) {
+    for (int i = 0; i < R->nbufs; i++)
+        if (R->bufs[i] == b) return i;
+    return -1;
+}
+
+/* Element `off` of buffer b as seen by thread `tid` (locals are per thread). */
+static rval *at(ref *R, const tilec_buffer *b, int64_t off, int tid) {
+    int i = buf_index(R, b);
+    if (b->space == TILEC_SPACE_LOCAL) return &R->mem[i][(size_t)tid * (size_t)b->span + (size_t)off];
+    return &R->mem[i][off];
+}
+
+/* The value of an id for an instance whose first thread is `first`. */
+static int64_t id_value(const ref *R, tilec_scope id, int first) {
+    switch (id) {
+    case TILEC_SCOPE_CTA: return R->cta;
+    case TILEC_SCOPE_WARPGROUP: return first / 128;
+    case TILEC_SCOPE_WARP: return first / R->ws;
+    default: return first;
+    }
+}
+
+/* Buffer offset of the region element with coordinates c (one per dimension as indexed). */
+static int64_t offset(const ref *R, const ir_region *r, const int64_t *c, int first) {
+    const tilec_buffer *b = r->buf;
+    int64_t off = 0;
+    int j = 0;
+    for (int d = 0; d < b->rank; d++) {
+        int64_t pos;
+        if (d < r->nindex && r->index[d].kind == TILEC_INDEX_ID) {
+            pos = id_value(R, r->index[d].id, first);
+        } else {
+            int64_t lo = 0, hi = b->shape[d];
+            if (d < r->nindex) ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
+            pos = d < r->nindex && r->index[d].kind == TILEC_INDEX_AT ? lo : lo + c[j++];
+        }
+        off += pos * b->strides[d];
+    }
+    return off;
+}
+
+static void unflatten(int64_t flat, const int64_t *dims, int n, int64_t *c) {
+    for (int j = n - 1; j >= 0; j--) {
+        c[j] = flat % dims[j];
+        flat /= dims[j];
+    }
+}
+
+static int64_t flat_offset(const ref *R, const ir_region *r, int64_t flat, int first) {
+    int64_t dims[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
+    int n = ir_region_shape(r, dims);
+    unflatten(flat, dims, n, c);
+    return offset(R, r, c, first);
+}
+
+static bool is_float(const tilec_buffer *b) { return ir_dtype_is_float(b->dtype); }
+
+/* Stores v into element e of b, rounded or wrapped to its dtype. */
+static void put(const tilec_buffer *b, rval *e, rval v) {
+    lp_type t = lp_type_of(b->dtype);
+    if (is_float(b)) e->f = num_round(t, v.f);
+    else {
+        uint64_t u = (uint64_t)v.i;
+        e->i = t == LP_I32 ? (int32_t)(uint32_t)u : t == LP_U32 ? (int64_t)(uint32_t)u : (int64_t)u;
+    }
+    e->mag = v.mag;
+}
+
+/* The threads of each instance a statement runs: calls fn(first, count) for each. */
+typedef void (*inst_fn)(ref *R, const ir_stmt *st, int first, int count);
+
+static void each_instance(ref *R, const ir_stmt *st, inst_fn fn) {
+    int size = ir_scope_size(st->exec.scope, R->k->threads, R->ws);
+    if (size > R->k->threads) size = R->k->threads;
+    int n = ir_scope_count(st->exec.scope, R->k->threads, R->ws);
+    for (int i = 0; i < n; i++) {
+        if (st->exec.instance >= 0 && i != st->exec.instance) continue;
+        int first = i * size, count = R->k->threads - first < size ? R->k->threads - first : size;
+        fn(R, st, first, count);
+    }
+}
+
+/* copy and fill write each element once per instance, or once per thread for a local
+ * destination (every thread has its own). */
+static void copy_fill(ref *R, const ir_stmt *st, int first, int count) {
+    bool per_thread = st->dst.buf->space == TILEC_SPACE_LOCAL;
+    int64_t n = ir_region_elems(&st->dst);
+    for (int t = first; t < first + (per_thread ? count : 1); t++)
+        for (int64_t e = 0; e < n; e++) {
+            rval v = {0};
+            if (st->kind == IR_COPY) v = *at(R, st->src.buf, flat_offset(R, &st->src, e, first), t);
+            else if (is_float(st->dst.buf)) v.f = st->fill.is_int ? (double)st->fill.i : st->fill.f;
+            else v.i = st->fill.is_int ? st->fill.i : (int64_t)st->fill.f;
+            put(st->dst.buf, at(R, st->dst.buf, flat_offset(R, &st->dst, e, first), t), v);
+        }
+}
+
+static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
+    rval r = {0};
+    if (st->op == TILEC_OP_SUM) {
+        if (flt) r.f = a.f + b.f;
+        else r.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
+        r.mag = a.mag + b.mag; /* the callers added each operand's own magnitude */
+        return r;
+    }
+    bool max = st->op == TILEC_OP_MAX;
+    if (flt) r.f = max ? num_fmax(a.f, b.f, st->nan) : num_fmin(a.f, b.f, st->nan);
+    else r.i = max ? (a.i > b.i ? a.i : b.i) : (a.i < b.i ? a.i : b.i);
+    r.mag = a.mag > b.mag ? a.mag : b.mag;
+    return r;
+}
+
+static rval identity(const ir_stmt *st, const tilec_buffer *b) {
+    rval r = {0};
+    bool max = st->op == TILEC_OP_MAX;
+    if (st->op == TILEC_OP_SUM) return r;
+    if (is_float(b)) { r.f = max ? -INFINITY : INFINITY; return r; }
+    switch (b->dtype) {
+    case TILEC_I32: r.i = max ? INT32_MIN : INT32_MAX; break;
+    case TILEC_U32: r.i = max ? 0 : (int64_t)UINT32_MAX; break;
+    default: r.i = max ? INT64_MIN : INT64_MAX; break;
+    }
+    return r;
+}
+
+static void reduce(ref *R, const ir_stmt *st, int first, int count) {
+    int64_t dims[TILEC_MAX_RANK];
+    int rank = ir_region_shape(&st->src, dims);
+    bool red[TILEC_MAX_RANK] = {0};
+    for (int i = 0; i < st->naxes; i++) red[st->axes[i] < 0 ? st->axes[i] + rank : st->axes[i]] = true;
+    int64_t kept[TILEC_MAX_RANK], rdims[TILEC_MAX_RANK], spatial = 1, rlen = 1;
+    int nk = 0, nr = 0;
+    for (int d = 0; d < rank; d++) {
+        if (red[d]) { rdims[nr++] = dims[d]; rlen *= dims[d]; }
+        else { kept[nk++] = dims[d]; spatial *= dims[d]; }
+    }
+    bool flt = is_float(st->src.buf);
+    bool src_lanes = st->src.buf->space == TILEC_SPACE_LOCAL; /* every lane contributes its own */
+    bool dst_lanes = st->dst.buf->space == TILEC_SPACE_LOCAL; /* every lane receives */
+    /* at thread scope an instance is one thread; a warp with local operands combines lanes */
+    int contributors = src_lanes ? count : 1;
+    for (int64_t s = 0; s < spatial; s++) {
+        int64_t kc[TILEC_MAX_RANK], rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
+        unflatten(s, kept, nk, kc);
+        rval acc = identity(st, st->src.buf);
+        for (int t = first; t < first + contributors; t++)
+            for (int64_t r = 0; r < rlen; r++) {
+                unflatten(r, rdims, nr, rc);
+                for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
+                rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
+                if (st->op == TILEC_OP_SUM && flt) x.mag += fabs(x.f);
+                acc = combine(st, flt, acc, x);
+            }
+        int64_t off = flat_offset(R, &st->dst, s, first);
+        for (int t = first; t < first + (dst_lanes ? count : 1); t++) {
+            rval *d = at(R, st->dst.buf, off, t), v = acc;
+            if (st->accum) {
+                rval old = *d;
+                if (st->op == TILEC_OP_SUM && flt) old.mag += fabs(old.f);
+                v = combine(st, flt, old, acc);
+            }
+            put(st->dst.buf, d, v);
+        }
+    }
+}
+
+/* ---- running and comparing ------------------------------------------------------------ */
+
+static bool writes(const tilec_kernel *k, const tilec_buffer *b) {
+    for (int i = 0; i < k->nstmts; i++) {
+        const ir_stmt *st = k->stmts[i];
+        if ((st->kind == IR_COPY || st->kind == IR_FILL || st->kind == IR_REDUCE) && st->dst.buf == b) return true;
+    }
+    return false;
+}
+
+static void load_param(rval *m, const tilec_buffer *b, const void *src, int copies) {
+    lp_type t = lp_type_of(b->dtype);
+    for (int c = 0; c < copies; c++)
+        for (int64_t e = 0; e < b->span; e++) {
+            rval *v = &m[(size_t)c * (size_t)b->span + (size_t)e];
+            if (is_float(b)) v->f = num_load_float(t, src, e);
+            else v->i = num_load_int(t, src, e);
+        }
+}
+
+/* Compares a written parameter with its reference values. */
+static void compare(const tilec_buffer *b, const rval *want, const void *got_mem, tilec_check_result *res) {
+    lp_type t = lp_type_of(b->dtype);
+    double tol = b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2 : 1e-5;
+    *res = (tilec_check_result){.param = b->name, .ok = true, .exact = true, .first_bad = -1};
+    for (int64_t e = 0; e < b->span; e++) {
+        bool bad;
+        double err = 0, g, w;
+        if (is_float(b)) {
+            g = num_load_float(t, got_mem, e);
+            w = want[e].f;
+            if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) bad = !(isnan(w) && isnan(g)) && g != w;
+            else if (want[e].mag == 0) bad = memcmp(&g, &w, sizeof g) != 0 && !(g == 0 && w == 0 && signbit(g) == signbit(w));
+            else {
+                res->exact = false;
+                res->tolerance = tol;
+                err = fabs(g - w) / want[e].mag;
+                bad = err > tol;
+            }
+            if (want[e].mag == 0 && isfinite(g) && isfinite(w)) err = fabs(g - w);
+        } else {
+            int64_t gi = num_load_int(t, got_mem, e);
+            g = (double)gi;
+            w = (double)want[e].i;
+            bad = gi != want[e].i;
+            err = bad ? fabs(g - w) : 0;
+        }
+        if (err > res->max_error || (bad && isnan(err))) res->max_error = err;
+        if (bad) {
+            res->ok = false;
+            if (res->mismatches++ == 0) { res->first_bad = e; res->got = g; res->want = w; }
+        }
+    }
+}
+
+static const tilec_kernel *find_kernel(tilec_program *p, const char *name) {
+    if (!name) return p->nkernels == 1 ? p->kernels[0] : NULL;
+    for (int i = 0; i < p->nkernels; i++)
+        if (strcmp(p->kernels[i]->name, name) == 0) return p->kernels[i];
+    return NULL;
+}
+
+tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_target *target,
+                         const void *const *inputs, const void *const *outputs,
+                         tilec_check_result *results, size_t *count) {
+    if (!prog || !inputs || !outputs || !results || !count) return TILEC_ERR_INVALID_ARG;
+    ir_begin(prog->ctx);
+    *count = 0;
+    const tilec_kernel *k = find_kernel(prog, name);
+    if (!k) {
+        if (name) ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no kernel or func named '%s'", name);
+        else ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                         "the program has %d kernels and funcs; name the one to check", prog->nkernels);
+        return TILEC_ERR_INVALID_ARG;
+    }
+    dsp_target t;
+    char why[200];
+    if (!dsp_target_resolve(target, &t, why, sizeof why)) {
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
+        return TILEC_ERR_INVALID_ARG;
+    }
+    ref R = {.p = prog, .k = k, .ws = t.warp_size};
+    R.nbufs = k->nparams;
+    for (int i = 0; i < k->nstmts; i++) R.nbufs += k->stmts[i]->kind == IR_ALLOC;
+    R.bufs = calloc((size_t)R.nbufs, sizeof *R.bufs);
+    R.mem = calloc((size_t)R.nbufs, sizeof *R.mem);
+    tilec_status st = R.bufs && R.mem ? TILEC_OK : TILEC_ERR_NOMEM;
+    int n = 0;
+    for (int i = 0; i < k->nparams && st == TILEC_OK; i++) R.bufs[n++] = k->params[i];
+    for (int i = 0; i < k->nstmts && st == TILEC_OK; i++)
+        if (k->stmts[i]->kind == IR_ALLOC) R.bufs[n++] = k->stmts[i]->alloc;
+    for (int i = 0; i < R.nbufs && st == TILEC_OK; i++) {
+        const tilec_buffer *b = R.bufs[i];
+        size_t copies = b->space == TILEC_SPACE_LOCAL ? (size_t)k->threads : 1;
+        R.mem[i] = calloc(copies * (size_t)b->span, sizeof(rval));
+        if (!R.mem[i]) st = TILEC_ERR_NOMEM;
+        else if (i < k->nparams) load_param(R.mem[i], b, inputs[i], (int)copies);
+    }
+    for (R.cta = 0; st == TILEC_OK && R.cta < k->grid; R.cta++) {
+        for (int i = k->nparams; i < R.nbufs; i++) /* fresh shared and local memory per CTA */
+            memset(R.mem[i], 0, (R.bufs[i]->space == TILEC_SPACE_LOCAL ? (size_t)k->threads : 1) *
+                                    (size_t)R.bufs[i]->span * sizeof(rval));
+        for (int i = 0; i < k->nstmts; i++) {
+            const ir_stmt *s = k->stmts[i];
+            if (s->kind == IR_COPY || s->kind == IR_FILL) each_instance(&R, s, copy_fill);
+            else if (s->kind == IR_REDUCE) each_instance(&R, s, reduce);
+        }
+    }
+    for (int i = 0; i < k->nparams && st == TILEC_OK; i++)
+        if (writes(k, k->params[i])) compare(k->params[i], R.mem[i], outputs[i], &results[(*count)++]);
+    for (int i = 0; R.mem && i < R.nbufs; i++) free(R.mem[i]);
+    free(R.mem);
+    free(R.bufs);
+    if (st == TILEC_ERR_NOMEM) ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory in the reference");
+    return st;
+}
