@@ -60,6 +60,7 @@ int cmd_explain(int argc, char **argv) {
         char *text = NULL;
         tilec_status st = tilec_explain(prog, &o.t, dump, &text);
         if (text) fputs(text, stdout);
+        fflush(stdout);
         if (st != TILEC_OK) fputs(tilec_diag_text(ctx), stderr);
         rc = st == TILEC_OK ? EXIT_OK : st == TILEC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_BAD_INPUT;
         tilec_free(text);
@@ -159,6 +160,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
     if (rc == EXIT_OK) {
         printf("%s %s on sim (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
                tilec_kernel_name(k), t->warp_size ? t->warp_size : 32, tilec_kernel_grid(k), tilec_kernel_threads(k));
+        fflush(stdout);
         tilec_status st = tilec_simulate(prog, tilec_kernel_name(k), t, args);
         if (st != TILEC_OK) {
             fputs(tilec_diag_text(ctx), stderr);

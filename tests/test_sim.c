@@ -1,0 +1,236 @@
+/*
+ * test_sim.c — every in-kernel variant run on the simulator against the double-precision
+ * reference: the test matrix of docs/testing.md (lengths, thread counts, warp sizes 32 and
+ * 64, ops, dtypes, accum, NaN policies, special values, axes, layouts, scopes), plus
+ * bitwise agreement between lanes and between runs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "sim_support.h"
+
+static const int lengths[] = {1, 2, 7, 8, 31, 32, 33, 48, 63, 64, 65, 96, 100, 127, 4096 + 13};
+static const int thread_counts[] = {32, 64, 96, 128, 256, 1024};
+static const char *const ops[] = {"sum", "max", "min"};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static void expect_ok(const sim_case_result *r, const char *src, int ws) {
+    if (r->status != TILEC_OK || !r->ok)
+        fail_msg("warp size %d, status %s:\n%s\n--- program ---\n%s", ws, tilec_status_name(r->status), r->why, src);
+}
+
+/* Rows of `len` elements reduced at CTA scope by each variant that accepts the shape. */
+static void test_lengths_threads_variants(void **state) {
+    (void)state;
+    static const char *const variants[] = {NULL, "shared", "cta_tree", "sequential", "smem_tree"};
+    int ran[COUNT(variants)] = {0};
+    char src[1024];
+    for (int ws = 32; ws <= 64; ws *= 2)
+        for (size_t t = 0; t < COUNT(thread_counts); t++)
+            for (size_t l = 0; l < COUNT(lengths); l++)
+                for (size_t o = 0; o < COUNT(ops); o++)
+                    for (size_t v = 0; v < COUNT(variants); v++) {
+                        char forced[64] = "";
+                        if (variants[v]) snprintf(forced, sizeof forced, ", variant=%s", variants[v]);
+                        snprintf(src, sizeof src,
+                                 "kernel k(A: f32[5, %d] global, B: f32[5] global) threads=%d {\n"
+                                 "  shared As: f32[5, %d]\n  shared Bs: f32[5]\n"
+                                 "  cta.copy(As, A)\n  cta.sync()\n"
+                                 "  cta.%s(Bs, As, axes=(-1)%s)\n  cta.copy(B, Bs)\n}\n",
+                                 lengths[l], thread_counts[t], lengths[l], ops[o], forced);
+                        sim_case_result r = run_on_sim(src, ws, 7 + l, true, NULL);
+                        bool long_rows_many_warps = ws == 32 && thread_counts[t] >= 256 && lengths[l] >= 65;
+                        if (r.status == TILEC_ERR_DISPATCH && variants[v] && strcmp(variants[v], "cta_tree") == 0 &&
+                            !long_rows_many_warps)
+                            continue; /* cta_tree takes only few long rows on several whole warps */
+                        expect_ok(&r, src, ws);
+                        ran[v]++;
+                    }
+    for (size_t v = 0; v < COUNT(variants); v++) assert_true(ran[v] > 0);
+}
+
+/* Every dtype, op, accum and NaN policy, on rows carrying every special pattern. */
+static void test_dtypes_ops_accum_nan(void **state) {
+    (void)state;
+    static const char *const dtypes[] = {"f32", "f16", "bf16", "f64", "i32", "u32", "i64"};
+    static const struct { int threads, len; } shapes[] = {{96, 33}, {256, 100}, {64, 7}, {128, 4109}};
+    char src[1024];
+    for (int ws = 32; ws <= 64; ws *= 2)
+        for (size_t d = 0; d < COUNT(dtypes); d++)
+            for (size_t o = 0; o < COUNT(ops); o++)
+                for (int accum = 0; accum < 2; accum++)
+                    for (int ignore = 0; ignore < 2; ignore++)
+                        for (size_t s = 0; s < COUNT(shapes); s++) {
+                            bool flt = dtypes[d][0] == 'f' || dtypes[d][0] == 'b';
+                            if (ignore && (o == 0 || !flt)) continue;
+                            snprintf(src, sizeof src,
+                                     "kernel k(A: %s[%d, %d] global, B: %s[%d] global) threads=%d {\n"
+                                     "  shared As: %s[%d, %d]\n  shared Bs: %s[%d]\n"
+                                     "  cta.copy(As, A)\n  cta.copy(Bs, B)\n  cta.sync()\n"
+                                     "  cta.%s(Bs, As%s%s)\n  cta.copy(B, Bs)\n}\n",
+                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, shapes[s].threads,
+                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, ops[o],
+                                     accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "");
+                            sim_case_result r = run_on_sim(src, ws, 100 + s, true, NULL);
+                            expect_ok(&r, src, ws);
+                        }
+}
+
+/* Axes first, middle, last, several and negative; padded and column-major layouts;
+ * offset slices; ids; every scope; registers. */
+static const char *const shapes_and_scopes[] = {
+    /* axis 0 of a 3-D tile, padded rows */
+    "kernel k(A: f32[40, 6, 5] global, B: f32[6, 5] global) threads=128 {\n"
+    "  shared S: f32[40, 6, 5] strides=(33, 5, 1)\n  shared R: f32[6, 5]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(0))\n  cta.copy(B, R)\n}\n",
+    /* the middle axis, column-major shared layout */
+    "kernel k(A: f32[4, 70, 3] global, B: f32[4, 3] global) threads=96 {\n"
+    "  shared S: f32[4, 70, 3] strides=(1, 12, 4)\n  shared R: f32[4, 3]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.max(R, S, axes=(1))\n  cta.copy(B, R)\n}\n",
+    /* several axes, negative, destination of another shape */
+    "kernel k(A: f64[3, 5, 7, 9] global, B: f64[5, 1] global) threads=64 {\n"
+    "  shared S: f64[3, 5, 7, 9]\n  shared R: f64[5, 1]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.min(R, S, axes=(0, -1, 2))\n  cta.copy(B, R)\n}\n",
+    /* every axis: one output */
+    "kernel k(A: f32[33, 31] global, B: f32[1] global) threads=256 {\n"
+    "  shared S: f32[33, 31]\n  shared R: f32[1]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(0, 1))\n  cta.copy(B, R)\n}\n",
+    /* offset slices of source and destination, an integer index */
+    "kernel k(A: f32[10, 80] global, B: f32[12] global) threads=64 {\n"
+    "  shared S: f32[10, 80]\n  shared R: f32[12]\n"
+    "  cta.copy(S, A)\n  cta.copy(R, B)\n  cta.sync()\n"
+    "  cta.sum(R[3:9], S[2:8, 5:70])\n  cta.max(R[10], S[9, 1:], axes=(0))\n  cta.copy(B, R)\n}\n",
+    /* the source straight from global memory into global memory */
+    "kernel k(A: f32[6, 50] global, B: f32[6] global) threads=64 {\n"
+    "  cta.sum(B, A)\n}\n",
+    /* one CTA per tile, ids on global buffers */
+    "kernel k(A: f32[5, 16, 40] global, B: f32[5, 16] global) threads=128 grid=5 {\n"
+    "  shared S: f32[16, 40]\n  shared R: f32[16]\n"
+    "  cta.copy(S, A[cta_id])\n  cta.sync()\n  cta.max(R, S, nan=ignore)\n  cta.copy(B[cta_id], R)\n}\n",
+    /* warp slices with warp_id; a partial last warp (96 threads at warp size 64) */
+    "kernel k(A: f32[3, 6, 45] global, B: f32[3, 6] global) threads=96 {\n"
+    "  shared S: f32[3, 6, 45]\n  shared R: f32[3, 6]\n"
+    "  cta.copy(S, A)\n  cta.fill(R, 0)\n  cta.sync()\n  warp.sum(R[warp_id], S[warp_id])\n"
+    "  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* one selected warp */
+    "kernel k(A: f32[7, 20] global, B: f32[7] global) threads=96 {\n"
+    "  shared S: f32[7, 20]\n  shared R: f32[7]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  warp[1].min(R, S)\n  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* thread scope: each thread its own row */
+    "kernel k(A: i32[64, 9] global, B: i32[64] global) threads=64 {\n"
+    "  shared S: i32[64, 9]\n  shared R: i32[64]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  thread.sum(R[thread_id], S[thread_id])\n  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* registers at thread scope */
+    "kernel k(A: f32[32, 12] global, B: f32[32, 3] global) threads=32 {\n"
+    "  local L: f32[3, 4]\n  local M: f32[3]\n  thread.copy(L, A[thread_id])\n"
+    "  thread.max(M, L)\n  thread.copy(B[thread_id], M)\n}\n",
+    /* registers at warp scope: every lane gets the warp's total */
+    "kernel k(A: f32[64, 8] global, B: f32[64, 2] global) threads=64 {\n"
+    "  local L: f32[2, 4]\n  local M: f32[2]\n  thread.copy(L, A[thread_id])\n"
+    "  warp.sum(M, L)\n  thread.copy(B[thread_id], M)\n}\n",
+    /* registers reduced into shared memory at warp scope, then read back per thread */
+    "kernel k(A: f32[64, 5] global, B: f32[2] global) threads=64 {\n"
+    "  local L: f32[5]\n  shared R: f32[2]\n  thread.copy(L, A[thread_id])\n  cta.fill(R, -1)\n  cta.sync()\n"
+    "  warp.max(R[warp_id], L, axes=(0))\n  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* a shared source reduced into registers at warp scope */
+    "kernel k(A: f32[3, 70] global, B: f32[64, 3] global) threads=64 {\n"
+    "  shared S: f32[3, 70]\n  local M: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
+    "  warp.sum(M, S)\n  thread.copy(B[thread_id], M)\n}\n",
+    /* accumulate twice into the same destination */
+    "kernel k(A: f32[4, 50] global, B: f32[4] global) threads=128 {\n"
+    "  shared S: f32[4, 50]\n  shared R: f32[4]\n  cta.copy(S, A)\n  cta.copy(R, B)\n  cta.sync()\n"
+    "  cta.sum(R, S, accum=true)\n  cta.sum(R, S, accum=true)\n  cta.copy(B, R)\n}\n",
+};
+
+/* warpgroup scope needs 32-lane warps */
+static const char *const warpgroup_programs[] = {
+    "kernel k(A: f32[2, 4, 300] global, B: f32[2, 4] global) threads=256 {\n"
+    "  shared S: f32[2, 4, 300]\n  shared R: f32[2, 4]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  warpgroup.sum(R[warpgroup_id], S[warpgroup_id])\n"
+    "  cta.sync()\n  cta.copy(B, R)\n}\n",
+    "kernel k(A: f32[2, 2, 999] global, B: f32[2, 2] global) threads=256 {\n"
+    "  shared S: f32[2, 2, 999]\n  shared R: f32[2, 2]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  warpgroup.max(R[warpgroup_id], S[warpgroup_id], variant=smem_tree)\n"
+    "  cta.sync()\n  cta.copy(B, R)\n}\n",
+};
+
+static void test_shapes_and_scopes(void **state) {
+    (void)state;
+    for (size_t i = 0; i < COUNT(shapes_and_scopes); i++)
+        for (int ws = 32; ws <= 64; ws *= 2) {
+            sim_case_result r = run_on_sim(shapes_and_scopes[i], ws, 3 + i, true, NULL);
+            expect_ok(&r, shapes_and_scopes[i], ws);
+        }
+    for (size_t i = 0; i < COUNT(warpgroup_programs); i++) {
+        sim_case_result r = run_on_sim(warpgroup_programs[i], 32, 11, true, NULL);
+        expect_ok(&r, warpgroup_programs[i], 32);
+    }
+}
+
+/* After a butterfly every lane holds the same bits, and a second run gives the same bits. */
+static void test_bitwise(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[64, 37] global, B: f32[64, 1] global) threads=64 {\n"
+                      "  local L: f32[37]\n  local M: f32[1]\n  thread.copy(L, A[thread_id])\n"
+                      "  warp.sum(M, L)\n  thread.copy(B[thread_id], M)\n}\n";
+    for (int ws = 32; ws <= 64; ws *= 2) {
+        void *first[4], *second[4], **p1 = first, **p2 = second;
+        sim_case_result r1 = run_on_sim(src, ws, 5, false, &p1);
+        sim_case_result r2 = run_on_sim(src, ws, 5, false, &p2);
+        expect_ok(&r1, src, ws);
+        expect_ok(&r2, src, ws);
+        const uint32_t *b = first[1];
+        for (int t = 0; t < 64; t++) assert_int_equal(b[t], b[(t / ws) * ws]); /* a warp agrees */
+        assert_memory_equal(first[1], second[1], 64 * sizeof(float));
+        for (int i = 0; i < 2; i++) { free(first[i]); free(second[i]); }
+    }
+    /* every variant, twice */
+    static const char *const variants[] = {"shared", "cta_tree", "sequential", "smem_tree"};
+    for (size_t v = 0; v < COUNT(variants); v++) {
+        char prog[512];
+        snprintf(prog, sizeof prog,
+                 "kernel k(A: f32[3, 1000] global, B: f32[3] global) threads=256 {\n"
+                 "  shared S: f32[3, 1000]\n  shared R: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
+                 "  cta.sum(R, S, variant=%s)\n  cta.copy(B, R)\n}\n", variants[v]);
+        void *first[2], *second[2], **p1 = first, **p2 = second;
+        sim_case_result r1 = run_on_sim(prog, 32, 9, false, &p1);
+        sim_case_result r2 = run_on_sim(prog, 32, 9, false, &p2);
+        expect_ok(&r1, prog, 32);
+        expect_ok(&r2, prog, 32);
+        assert_memory_equal(first[1], second[1], 3 * sizeof(float));
+        for (int i = 0; i < 2; i++) { free(first[i]); free(second[i]); }
+    }
+}
+
+/* f16 sums accumulate in f32: 20000 ones sum to 20000, which f16 holds exactly but an f16
+ * accumulator would stop at 2048. */
+static void test_f16_accumulates_in_f32(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f16[20000] global, B: f16[1] global) threads=256 {\n"
+                      "  shared S: f16[20000]\n  shared R: f16[1]\n  cta.fill(S, 1)\n  cta.sync()\n"
+                      "  cta.sum(R, S, axes=(0))\n  cta.copy(B, R)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "f16.tile", src, strlen(src), &p), TILEC_OK);
+    uint16_t a[20000] = {0}, b = 0;
+    void *args[] = {a, &b};
+    assert_int_equal(tilec_simulate(p, NULL, NULL, args), TILEC_OK);
+    assert_true(tilec_f16_to_double(b) == 20000.0);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lengths_threads_variants),
+        cmocka_unit_test(test_dtypes_ops_accum_nan),
+        cmocka_unit_test(test_shapes_and_scopes),
+        cmocka_unit_test(test_bitwise),
+        cmocka_unit_test(test_f16_accumulates_in_f32),
+    };
+    return cmocka_run_group_tests_name("simulator matrix", tests, NULL, NULL);
+}
