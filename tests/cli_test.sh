@@ -43,7 +43,7 @@ expect "no arguments" 2 "$tilec"
 has "no arguments shows usage" "$tmp/err" "usage: tilec"
 expect "unknown command" 2 "$tilec" frobnicate
 has "unknown command is named" "$tmp/err" "unknown command 'frobnicate'"
-for cmd in check fmt; do
+for cmd in check fmt explain run; do
     expect "$cmd --help" 0 "$tilec" "$cmd" --help
     has "$cmd --help shows usage" "$tmp/out" "usage: tilec $cmd"
     expect "$cmd without FILE" 2 "$tilec" "$cmd"
@@ -96,6 +96,58 @@ expect "fmt -i" 0 "$tilec" fmt -i "$tmp/loose.tile"
 if cmp -s "$tmp/loose.tile" "$tmp/written.tile"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: fmt -i differs from fmt -o"; fi
 expect "fmt -i and -o together" 2 "$tilec" fmt -i -o x "$tmp/loose.tile"
 expect "fmt -i on stdin" 2 "$tilec" fmt -i -
+
+# explain: the table for every example, a forced impossible variant shows why
+for f in "$root"/examples/*.tile; do
+    n=$(basename "$f")
+    expect "explain $n" 0 "$tilec" explain "$f"
+    has "explain $n marks a winner" "$tmp/out" "    * "
+    expect "explain --target hip $n" 0 "$tilec" explain "$f" --target hip --arch gfx1100
+    expect "explain --dump=loop $n" 0 "$tilec" explain "$f" --dump=loop --target sim --warp-size 64
+    has "explain --dump=loop $n prints loop IR" "$tmp/out" "warp_size=64"
+    for ws in 32 64; do
+        expect "run --check $n at warp size $ws" 0 "$tilec" run "$f" --backend sim --warp-size "$ws" --check
+        has "run --check $n reports ok" "$tmp/out" ": ok"
+    done
+done
+printf 'kernel k(A: f32[2, 64] global, B: f32[2] global) threads=80 {\n  cta.sum(B, A, variant=cta_tree)\n}\n' >"$tmp/forced.tile"
+expect "explain with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile"
+has "the table says why" "$tmp/err" "several_warps    no: threads=80 is not a multiple of the warp size (32)"
+has "explain still prints the table on stdout" "$tmp/out" "cta_tree    priority 20  rejected"
+expect "explain with a bad arch" 2 "$tilec" explain "$tmp/forced.tile" --target cuda --arch gfx90a
+expect "explain warpgroup on hip" 1 "$tilec" explain /dev/stdin --target hip <<'TILE'
+kernel k(A: f32[2, 4, 64] global, B: f32[2, 4] global) threads=256 {
+  warpgroup.max(B[warpgroup_id], A[warpgroup_id])
+}
+TILE
+has "hip has no warpgroup" "$tmp/err" "warpgroup scope exists only on CUDA"
+
+# run: --in / --out round trip, sizes, names, backends
+rs="$root/examples/row_sum.tile"
+expect "run --out" 0 "$tilec" run "$rs" --seed 5 --out A="$tmp/a.bin" --out B="$tmp/b.bin"
+if [ "$(stat -c %s "$tmp/a.bin")" = 128 ] && [ "$(stat -c %s "$tmp/b.bin")" = 16 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: --out wrote files of the wrong size"; fi
+expect "run --in gives the same result" 0 "$tilec" run "$rs" --in A="$tmp/a.bin" --out B="$tmp/b2.bin" --check
+if cmp -s "$tmp/b.bin" "$tmp/b2.bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --in did not reproduce --out"; fi
+expect "run is deterministic for a seed" 0 "$tilec" run "$rs" --seed 5 --out B="$tmp/b3.bin"
+if cmp -s "$tmp/b.bin" "$tmp/b3.bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: the same seed gave other bits"; fi
+head -c 100 "$tmp/a.bin" >"$tmp/short.bin"
+expect "run --in of the wrong size" 1 "$tilec" run "$rs" --in A="$tmp/short.bin"
+has "the size is explained" "$tmp/err" "'$tmp/short.bin' has 100 bytes, but A is f32[4, 8]: 128 bytes"
+expect "run --in of an unknown parameter" 1 "$tilec" run "$rs" --in Z="$tmp/a.bin"
+has "the name is explained" "$tmp/err" "--in names 'Z', which is no parameter of what ran"
+expect "run --in without =" 2 "$tilec" run "$rs" --in A
+expect "run --backend cuda" 3 "$tilec" run "$rs" --backend cuda
+has "cuda is unavailable, and says so" "$tmp/err" "the cuda backend is not available"
+expect "run --backend bogus" 2 "$tilec" run "$rs" --backend bogus
+expect "run --kernel unknown" 1 "$tilec" run "$rs" --kernel nope
+printf 'kernel k(A: f32[2, 8] global, B: f32[2] global) threads=32 {\n  shared S: f32[2, 8]\n  cta.copy(S, A)\n  cta.sync()\n  cta.copy(B, S[0:2, 0])\n}\n' >"$tmp/copy.tile"
+expect "run --check of a copy" 0 "$tilec" run "$tmp/copy.tile" --check
+has "a copy is compared exactly" "$tmp/out" "check B: exact, largest error 0: ok"
+expect "run of a missing file" 1 "$tilec" run "$tmp/nonexistent.tile"
+printf 'kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As[0:2], A[0:2])\n  cta.sync()\n  cta.sum(Bs, As)\n  cta.copy(B, Bs)\n}\n' >"$tmp/uninit.tile"
+expect "run reports an uninitialised read" 1 "$tilec" run "$tmp/uninit.tile"
+has "the simulator names the line" "$tmp/err" "uninit.tile:6:7: error: simulator (warp size 32): CTA 0, thread 16 (warp 0, lane 16): reads As[16] before anything wrote it"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -224,8 +224,54 @@ static void test_f16_accumulates_in_f32(void **state) {
     tilec_close(ctx);
 }
 
+/* The comparison itself: a wrong element, a sum off by more than the tolerance, and a sum
+ * off by less, each judged as documented. */
+static void test_check_finds_wrong_results(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[3, 100] global, B: f32[3] global, C: f32[3] global) threads=64 {\n"
+                      "  cta.sum(B, A)\n  cta.max(C, A)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "c.tile", src, strlen(src), &p), TILEC_OK);
+    float a[300], b[3] = {0}, c[3] = {0}, a0[300], b0[3] = {0}, c0[3] = {0};
+    double mag = 0;
+    for (int i = 0; i < 300; i++) a[i] = a0[i] = (float)((i * 37 % 101) - 50) / 7.0f;
+    for (int i = 100; i < 200; i++) mag += fabs(a[i]);
+    void *args[] = {a, b, c};
+    const void *before[] = {a0, b0, c0}, *after[] = {a, b, c};
+    assert_int_equal(tilec_simulate(p, NULL, NULL, args), TILEC_OK);
+    tilec_check_result r[3];
+    size_t n;
+    assert_int_equal(tilec_check(p, NULL, NULL, before, after, r, &n), TILEC_OK);
+    assert_int_equal(n, 2);
+    assert_true(r[0].ok && r[1].ok);
+    assert_string_equal(r[0].param, "B");
+    assert_false(r[0].exact);
+    assert_true(r[1].exact);
+    c[2] = nextafterf(c[2], INFINITY); /* max is exact: one ulp is a mismatch */
+    b[1] += (float)(mag * 2e-5);       /* twice the tolerance of a sum */
+    assert_int_equal(tilec_check(p, NULL, NULL, before, after, r, &n), TILEC_OK);
+    assert_false(r[0].ok);
+    assert_int_equal(r[0].mismatches, 1);
+    assert_int_equal(r[0].first_bad, 1);
+    assert_true(r[0].max_error > 1e-5 && r[0].max_error < 3e-5);
+    assert_false(r[1].ok);
+    assert_int_equal(r[1].first_bad, 2);
+    b[1] -= (float)(mag * 2e-5) - (float)(mag * 2e-6); /* now a tenth of that: within */
+    c[2] = nextafterf(c[2], -INFINITY);
+    assert_int_equal(tilec_check(p, NULL, NULL, before, after, r, &n), TILEC_OK);
+    assert_true(r[0].ok && r[1].ok);
+    c[0] = NAN; /* a NaN where a number belongs */
+    assert_int_equal(tilec_check(p, NULL, NULL, before, after, r, &n), TILEC_OK);
+    assert_false(r[1].ok);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_check_finds_wrong_results),
         cmocka_unit_test(test_lengths_threads_variants),
         cmocka_unit_test(test_dtypes_ops_accum_nan),
         cmocka_unit_test(test_shapes_and_scopes),
