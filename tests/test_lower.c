@@ -177,11 +177,52 @@ static void test_planted_out_of_bounds(void **state) {
     tilec_open(&ctx);
     tilec_program *p;
     lp_kernel *k = lower(ctx, &p, row_sum, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
-    found st = find(k, LS_STORE);
-    lp_stmt *last = (lp_stmt *)st.items[st.n - 1]; /* B[e] = Bs[e] */
-    last->a = lp_binary(k, LO_ADD, last->a, lp_int(k, LP_I32, 1));
+    found st = find(k, LS_VSTORE);
+    assert_int_equal(st.n, 2); /* both copies move 16 bytes at a time */
+    lp_stmt *last = (lp_stmt *)st.items[1]; /* B[4e .. +4] = Bs[4e .. +4] */
+    lp_expr *right = last->a;
+    last->a = lp_binary(k, LO_ADD, right, lp_int(k, LP_I32, 4));
     char *msg = simulate_err(ctx, p, k);
     assert_non_null(strstr(msg, "writes B[4], out of bounds (4 elements)"));
+    tilec_program_free(p);
+    tilec_close(ctx);
+    /* and a vector access off its alignment */
+    tilec_open(&ctx);
+    k = lower(ctx, &p, row_sum, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+    st = find(k, LS_VLOAD);
+    last = (lp_stmt *)st.items[0];
+    last->a = lp_binary(k, LO_ADD, last->a, lp_int(k, LP_I32, 1));
+    msg = simulate_err(ctx, p, k);
+    assert_non_null(strstr(msg, "vector access A[1 .. +4] is not aligned to 4 elements"));
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* Completion counters: every CTA adds one; the CTA that sees grid - 1 knows it is last. */
+static void test_atomic_counter(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    const char *src = "kernel k(C: u32[1] global, L: u32[1] global) threads=64 grid=9 {\n}\n";
+    lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+    lp_buf *C = k->bufs[0], *L = k->bufs[1];
+    int old = lp_reg_new(k, LP_U32, "old");
+    lp_block *first = &lp_if(k, &k->body, lp_binary(k, LO_EQ, lp_special_expr(k, LP_TID), lp_int(k, LP_I32, 0)))->body;
+    lp_fence(k, first);
+    lp_atomic_add(k, first, old, C, lp_int(k, LP_I32, 0), lp_int(k, LP_U32, 1));
+    lp_block *last = &lp_if(k, first, lp_binary(k, LO_EQ, lp_reg(k, old), lp_int(k, LP_U32, 8)))->body;
+    lp_store(k, last, L, lp_int(k, LP_I32, 0), lp_cast(k, LP_U32, lp_special_expr(k, LP_CTA)));
+    uint32_t c = 0, l = 99;
+    void *args[] = {&c, &l};
+    assert_int_equal(sim_run(p, k, args), TILEC_OK);
+    assert_int_equal(c, 9);
+    assert_int_equal(l, 8);
+    ir_str s = {0};
+    lp_print_kernel(&s, k);
+    assert_non_null(strstr(s.data, "old0 = atomic_add(C[0], 1u32)"));
+    assert_non_null(strstr(s.data, "fence.global"));
+    ir_str_free(&s);
     tilec_program_free(p);
     tilec_close(ctx);
 }
@@ -349,6 +390,7 @@ int main(void) {
         cmocka_unit_test(test_planted_missing_barrier),
         cmocka_unit_test(test_planted_wrong_width),
         cmocka_unit_test(test_planted_out_of_bounds),
+        cmocka_unit_test(test_atomic_counter),
         cmocka_unit_test(test_planted_missing_sync),
         cmocka_unit_test(test_planted_divergent_barrier),
         cmocka_unit_test(test_uninitialised_shared_read),

@@ -136,6 +136,10 @@ lp_expr *dsp_inst_size(dsp_lower *l);
 /* The element offset of region element `flat` (row-major over the region's shape as
  * indexed), in the region's buffer. */
 lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat);
+/* A region whose kept dimensions are row-major without gaps: element e is at base + e. */
+bool dsp_region_dense(const ir_region *r);
+/* Whether the offset of the region's first element is a multiple of vec for every id. */
+bool dsp_region_base_aligned(const ir_region *r, int vec);
 /* The source offset of output s, reduced element r (r over the reduced axes in order). */
 lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
 

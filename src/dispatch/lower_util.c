@@ -159,6 +159,23 @@ static bool dense(const ir_region *r) {
     return true;
 }
 
+bool dsp_region_dense(const ir_region *r) { return dense(r); }
+
+bool dsp_region_base_aligned(const ir_region *r, int vec) {
+    const tilec_buffer *b = r->buf;
+    for (int d = 0; d < b->rank && d < r->nindex; d++) {
+        const ir_index *ix = &r->index[d];
+        if (ix->kind == TILEC_INDEX_ID) {
+            if (b->strides[d] % vec) return false;
+            continue;
+        }
+        int64_t lo, hi;
+        ir_index_range(ix, b->shape[d], &lo, &hi);
+        if ((lo * b->strides[d]) % vec) return false;
+    }
+    return true;
+}
+
 /* base + flat for a dense region: the base is the offset of its first element. */
 static lp_expr *dense_offset(dsp_lower *l, const ir_region *r, lp_expr *flat, lp_type it) {
     lp_expr *zero[TILEC_MAX_RANK];

@@ -231,6 +231,35 @@ lp_stmt *lp_op_marker(lp_kernel *k, lp_block *into, const ir_stmt *origin, const
     return st;
 }
 
+lp_stmt *lp_vload(lp_kernel *k, lp_block *into, int first_reg, int vec, const lp_buf *b, lp_expr *index) {
+    lp_stmt *st = stmt(k, into, LS_VLOAD);
+    st->reg = first_reg;
+    st->vec = vec;
+    st->buf = b;
+    st->a = index;
+    return st;
+}
+
+lp_stmt *lp_vstore(lp_kernel *k, lp_block *into, const lp_buf *b, lp_expr *index, int first_reg, int vec) {
+    lp_stmt *st = stmt(k, into, LS_VSTORE);
+    st->src_reg = first_reg;
+    st->vec = vec;
+    st->buf = b;
+    st->a = index;
+    return st;
+}
+
+lp_stmt *lp_atomic_add(lp_kernel *k, lp_block *into, int old_reg, const lp_buf *b, lp_expr *index, lp_expr *v) {
+    lp_stmt *st = stmt(k, into, LS_ATOMIC_ADD);
+    st->reg = old_reg;
+    st->buf = b;
+    st->a = index;
+    st->b = v;
+    return st;
+}
+
+lp_stmt *lp_fence(lp_kernel *k, lp_block *into) { return stmt(k, into, LS_FENCE); }
+
 /* ---- visiting -------------------------------------------------------------------------- */
 
 static void visit(const lp_block *b, int depth, lp_visit_fn fn, void *arg) {
@@ -361,6 +390,35 @@ static void print_block(ir_str *s, const lp_kernel *k, const lp_block *b, int de
             ir_str_printf(s, ", %d, %d)", st->lane_mask, st->width);
             break;
         case LS_BARRIER: ir_str_printf(s, "barrier.%s", tilec_scope_name(st->scope)); break;
+        case LS_VLOAD:
+            ir_str_printf(s, "(");
+            for (int v = 0; v < st->vec; v++) {
+                if (v) ir_str_printf(s, ", ");
+                print_reg(s, k, st->reg + v);
+            }
+            ir_str_printf(s, ") = %s[", st->buf->name);
+            lp_print_expr(s, k, st->a);
+            ir_str_printf(s, " .. +%d]", st->vec);
+            break;
+        case LS_VSTORE:
+            ir_str_printf(s, "%s[", st->buf->name);
+            lp_print_expr(s, k, st->a);
+            ir_str_printf(s, " .. +%d] = (", st->vec);
+            for (int v = 0; v < st->vec; v++) {
+                if (v) ir_str_printf(s, ", ");
+                print_reg(s, k, st->src_reg + v);
+            }
+            ir_str_printf(s, ")");
+            break;
+        case LS_ATOMIC_ADD:
+            print_reg(s, k, st->reg);
+            ir_str_printf(s, " = atomic_add(%s[", st->buf->name);
+            lp_print_expr(s, k, st->a);
+            ir_str_printf(s, "], ");
+            lp_print_expr(s, k, st->b);
+            ir_str_printf(s, ")");
+            break;
+        case LS_FENCE: ir_str_printf(s, "fence.global"); break;
         case LS_OP: {
             ir_str_printf(s, "# line %d: ", st->origin->pos.line);
             ir_print_stmt(s, st->origin);

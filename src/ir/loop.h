@@ -100,6 +100,11 @@ typedef enum lp_stmt_kind {
                    step > 0 and the same for every lane that runs the loop */
     LS_SHFL,    /* reg = shfl_xor(src_reg, lane_mask, width) across the warp */
     LS_BARRIER, /* barrier of `scope` (cta, warpgroup, warp) */
+    LS_VLOAD,   /* registers reg .. reg + vec - 1 = buf[a .. a + vec): one 16-byte load;
+                   a is a multiple of vec */
+    LS_VSTORE,  /* buf[a .. a + vec) = registers src_reg .. src_reg + vec - 1 */
+    LS_ATOMIC_ADD, /* reg = buf[a]; buf[a] += b, atomically (global integer counters) */
+    LS_FENCE,   /* orders this thread's global writes before its later ones, device-wide */
     LS_OP       /* marks the tile op the following statements come from (no effect) */
 } lp_stmt_kind;
 
@@ -115,6 +120,7 @@ typedef struct lp_stmt {
     lp_expr *a, *b;
     lp_expr *step;        /* FOR */
     int lane_mask, width; /* SHFL */
+    int vec;              /* VLOAD, VSTORE: elements (16 bytes) */
     tilec_scope scope;    /* BARRIER */
     const ir_stmt *origin; /* the tile statement this came from (for messages) */
     const char *variant;  /* OP: the variant that lowered it */
@@ -166,6 +172,11 @@ lp_stmt *lp_for(lp_kernel *k, lp_block *into, int reg, lp_expr *lo, lp_expr *hi,
 lp_stmt *lp_shfl(lp_kernel *k, lp_block *into, int dst_reg, int src_reg, int lane_mask, int width);
 lp_stmt *lp_barrier(lp_kernel *k, lp_block *into, tilec_scope scope);
 lp_stmt *lp_op_marker(lp_kernel *k, lp_block *into, const ir_stmt *origin, const char *variant);
+/* Vector moves: vec consecutive registers (allocated together, of the buffer's type). */
+lp_stmt *lp_vload(lp_kernel *k, lp_block *into, int first_reg, int vec, const lp_buf *b, lp_expr *index);
+lp_stmt *lp_vstore(lp_kernel *k, lp_block *into, const lp_buf *b, lp_expr *index, int first_reg, int vec);
+lp_stmt *lp_atomic_add(lp_kernel *k, lp_block *into, int old_reg, const lp_buf *b, lp_expr *index, lp_expr *v);
+lp_stmt *lp_fence(lp_kernel *k, lp_block *into);
 
 /* The loop program as readable text (`tilec explain --dump=loop`). */
 void lp_print_kernel(ir_str *s, const lp_kernel *k);

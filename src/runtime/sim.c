@@ -28,7 +28,7 @@ typedef union sim_val {
 } sim_val;
 
 typedef enum ins_kind { SI_ASSIGN, SI_STORE, SI_SHFL, SI_BARRIER, SI_IF, SI_ELSE, SI_ENDIF,
-                        SI_FOR, SI_TEST, SI_STEP, SI_END } ins_kind;
+                        SI_FOR, SI_TEST, SI_STEP, SI_VLOAD, SI_VSTORE, SI_ATOMIC, SI_FENCE, SI_END } ins_kind;
 
 typedef struct ins {
     ins_kind kind;
@@ -110,6 +110,10 @@ static void flatten(sim *S, const lp_block *b, const ir_stmt **origin, int depth
         case LS_STORE: emit(S, SI_STORE, st, *origin); break;
         case LS_SHFL: emit(S, SI_SHFL, st, *origin); break;
         case LS_BARRIER: emit(S, SI_BARRIER, st, *origin); break;
+        case LS_VLOAD: emit(S, SI_VLOAD, st, *origin); break;
+        case LS_VSTORE: emit(S, SI_VSTORE, st, *origin); break;
+        case LS_ATOMIC_ADD: emit(S, SI_ATOMIC, st, *origin); break;
+        case LS_FENCE: emit(S, SI_FENCE, st, *origin); break;
         case LS_IF: {
             int at = emit(S, SI_IF, st, *origin);
             flatten(S, &st->body, origin, depth + 1);
@@ -421,6 +425,39 @@ static void run_warp(sim *S, warp *w) {
         }
         case SI_SHFL:
             do_shfl(S, w, in);
+            w->pc++;
+            break;
+        case SI_VLOAD:
+        case SI_VSTORE: {
+            /* a 16-byte access: the index must be a multiple of the vector length */
+            int64_t at[64];
+            EACH_LANE(w, lane, tid) {
+                at[lane] = eval(S, st->a, tid, in->origin).i;
+                if (at[lane] % st->vec) {
+                    fail(S, in->origin, tid, "vector access %s[%lld .. +%d] is not aligned to %d elements",
+                         st->buf->name, (long long)at[lane], st->vec, st->vec);
+                    return;
+                }
+            }
+            EACH_LANE(w, lane, tid)
+                for (int v = 0; v < st->vec && !S->failed; v++) {
+                    if (in->kind == SI_VLOAD) *reg(S, tid, st->reg + v) = load(S, st->buf, at[lane] + v, tid, in->origin);
+                    else store(S, st->buf, at[lane] + v, tid, *reg(S, tid, st->src_reg + v), in->origin);
+                }
+            w->pc++;
+            break;
+        }
+        case SI_ATOMIC: /* lanes, warps and CTAs take turns, so each add is whole */
+            EACH_LANE(w, lane, tid) {
+                int64_t i = eval(S, st->a, tid, in->origin).i;
+                sim_val add = eval(S, st->b, tid, in->origin), old = load(S, st->buf, i, tid, in->origin);
+                *reg(S, tid, st->reg) = old;
+                old.i = wrap(st->buf->type, (uint64_t)old.i + (uint64_t)add.i);
+                store(S, st->buf, i, tid, old, in->origin);
+            }
+            w->pc++;
+            break;
+        case SI_FENCE: /* memory is sequentially consistent here */
             w->pc++;
             break;
         case SI_BARRIER:
