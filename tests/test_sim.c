@@ -139,6 +139,13 @@ static const char *const shapes_and_scopes[] = {
     "kernel k(A: f32[3, 70] global, B: f32[64, 3] global) threads=64 {\n"
     "  shared S: f32[3, 70]\n  local M: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
     "  warp.sum(M, S)\n  thread.copy(B[thread_id], M)\n}\n",
+    /* registers at warp scope on a partial last warp (48 threads): shared slots */
+    "kernel k(A: f32[48, 6] global, B: f32[48, 2] global) threads=48 {\n"
+    "  local L: f32[2, 3]\n  local M: f32[2]\n  thread.copy(L, A[thread_id])\n"
+    "  warp.max(M, L, nan=ignore)\n  thread.copy(B[thread_id], M)\n}\n",
+    "kernel k(A: f32[3, 70] global, B: f32[40, 3] global) threads=40 {\n"
+    "  shared S: f32[3, 70]\n  local M: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
+    "  warp.sum(M, S)\n  thread.copy(B[thread_id], M)\n}\n",
     /* accumulate twice into the same destination */
     "kernel k(A: f32[4, 50] global, B: f32[4] global) threads=128 {\n"
     "  shared S: f32[4, 50]\n  shared R: f32[4]\n  cta.copy(S, A)\n  cta.copy(R, B)\n  cta.sync()\n"

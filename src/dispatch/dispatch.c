@@ -10,7 +10,7 @@
 
 /* Every case, in no particular order: dsp_dispatch sorts by priority, then name. */
 static const dsp_case *const registry[] = {
-    &dsp_case_cta_tree, &dsp_case_local, &dsp_case_sequential, &dsp_case_shared,
+    &dsp_case_cta_tree, &dsp_case_local, &dsp_case_local_smem, &dsp_case_sequential, &dsp_case_shared,
     &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
 };
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
