@@ -276,6 +276,13 @@ static void test_uninitialised_shared_read(void **state) {
     assert_int_equal(r.status, TILEC_ERR_SIMULATE);
     assert_non_null(strstr(r.why, "reads As[16] before anything wrote it"));
     assert_non_null(strstr(r.why, "case.tile:6:7: error:"));
+    const char *local = "kernel k(A: f32[32, 4] global, B: f32[32] global) threads=32 {\n"
+                        "  local L: f32[4]\n  local M: f32[1]\n  thread.copy(L[0:2], A[thread_id, 0:2])\n"
+                        "  thread.sum(M, L)\n  thread.copy(B[thread_id], M)\n}\n";
+    r = run_on_sim(local, 32, 1, false, NULL);
+    assert_int_equal(r.status, TILEC_ERR_SIMULATE);
+    assert_non_null(strstr(r.why, "case.tile:5:10: error: simulator (warp size 32): CTA 0, thread 0 (warp 0, lane 0): "
+                                  "reads L[2] (local) before anything wrote it"));
 }
 
 /* ---- rejections with their reasons ------------------------------------------------------------- */
