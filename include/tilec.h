@@ -92,7 +92,8 @@ extern "C" {
     X(ERR_INTERNAL, 6, "internal error in tilec")                                          \
     X(ERR_DISPATCH, 7, "no variant can lower a tile statement")                            \
     X(ERR_SIMULATE, 8, "the simulator found an error in the lowered program")              \
-    X(ERR_UNAVAILABLE, 9, "the requested backend or compiler is not available")
+    X(ERR_UNAVAILABLE, 9, "the requested backend or compiler is not available")             \
+    X(ERR_COMPILE, 10, "the run-time compiler rejected the generated source")
 
 typedef enum tilec_dtype {
 #define TILEC_X_(s, n, b, f) TILEC_##s,
@@ -347,6 +348,32 @@ TILEC_API tilec_status tilec_explain(tilec_program *prog, const tilec_target *ta
  * with TILEC_ERR_SIMULATE and a diagnostic at the tile statement. */
 TILEC_API tilec_status tilec_simulate(tilec_program *prog, const char *name,
                                       const tilec_target *target, void *const *args);
+
+/* CUDA or HIP source for every kernel and func of the program (verified and lowered for
+ * the target first), NUL-terminated; free it with tilec_free. Kernels are
+ * `extern "C" __global__` with __launch_bounds__; funcs are `extern "C" __device__`
+ * functions taking pointers to their operands. The same program and target give the same
+ * bytes. The backend must be CUDA or HIP. */
+TILEC_API tilec_status tilec_emit(tilec_program *prog, const tilec_target *target, char **source,
+                                  size_t *len);
+
+/* Emits and compiles with NVRTC (a CUBIN for the target's sm_XX) or hiprtc (a code object
+ * for its gfxNNN); no GPU is needed. *binary is freed with tilec_free. TILEC_ERR_UNAVAILABLE
+ * when the compiler is not installed or does not know the arch (the diagnostic says what
+ * was tried); TILEC_ERR_COMPILE with the compiler's log in the diagnostic. */
+TILEC_API tilec_status tilec_compile(tilec_program *prog, const tilec_target *target,
+                                     void **binary, size_t *size);
+
+/* How to launch a kernel of emitted code. */
+typedef struct tilec_launch_info {
+    char symbol[TILEC_MAX_NAME + 8]; /* the extern "C" name in the source (renamed if it clashed) */
+    int threads;                     /* block size (1-D) */
+    int64_t grid;                    /* CTAs (1-D) */
+    size_t dynamic_shared;           /* bytes of dynamic shared memory to pass (0 when static) */
+} tilec_launch_info;
+
+TILEC_API tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *target,
+                                             const char *name, tilec_launch_info *info);
 
 /* The result of comparing one written parameter with the reference. */
 typedef struct tilec_check_result {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../src/runtime/numeric.h"
+#include "../src/ir/numeric.h"
 #include "../src/runtime/sim.h"
 #include "sim_support.h"
 

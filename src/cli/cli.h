@@ -27,5 +27,7 @@ int cmd_check(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_emit(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
 
 #endif

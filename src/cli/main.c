@@ -230,6 +230,23 @@ static const command commands[] = {
      "                  in this build, cuda and hip exit 3\n"
      "  --warp-size N   the simulator's warp size, 32 (default) or 64\n",
      cmd_run},
+    {"emit", "write CUDA or HIP source",
+     "usage: tilec emit FILE --target cuda|hip [--arch A] [--warp-size 32|64] [-o OUT]\n"
+     "\n"
+     "Verifies FILE, lowers every kernel and func for the target and writes self-contained\n"
+     "source (no #include): FILE with the extension .cu or .hip, or OUT (\"-\" for\n"
+     "standard output). Kernels are extern \"C\" __global__ functions; funcs are\n"
+     "extern \"C\" __device__ functions to call from your own kernels (docs/codegen.md).\n"
+     "The arch only sets HIP's warp size (gfx9: 64, gfx10 and later: 32).\n",
+     cmd_emit},
+    {"compile", "compile with NVRTC or hiprtc (no GPU needed)",
+     "usage: tilec compile FILE --target cuda|hip --arch A [--warp-size 32|64] [-o OUT]\n"
+     "\n"
+     "Emits FILE's source and compiles it with NVRTC to a CUBIN for sm_XX (FILE.cubin), or\n"
+     "with hiprtc to a code object for gfxNNN (FILE.co). Exits 3 when the compiler is not\n"
+     "installed or does not know the arch, saying what was looked for; 1 with the\n"
+     "compiler's log when it fails.\n",
+     cmd_compile},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

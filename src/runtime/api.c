@@ -1,12 +1,39 @@
 /*
- * api.c — the runtime's public entry points that need no GPU: tilec_simulate, which
- * lowers a kernel for the simulator's warp size and runs it (the pipeline in one place:
- * dispatch and lower, then run).
+ * api.c — the runtime's public entry points, where the stages meet:
+ *
+ *   parse (ir) → verify (ir) → dispatch and lower (dispatch) → emit (codegen) → compile (rtc)
+ *                                                             ↘ simulate (sim)
+ *
+ * lower_program() is that pipeline up to loop IR; tilec_emit, tilec_compile and
+ * tilec_simulate take it from there.
  */
+#include "rtc.h"
 #include "sim.h"
 
+#include "../codegen/codegen.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* Resolves the target, verifies the program for its warp size and lowers every kernel.
+ * *out has one lowered kernel per kernel of the program (arena memory). */
+static tilec_status lower_program(tilec_program *p, const tilec_target *target, dsp_target *t, lp_kernel ***out) {
+    char why[200];
+    if (!dsp_target_resolve(target, t, why, sizeof why)) {
+        ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
+        return TILEC_ERR_INVALID_ARG;
+    }
+    tilec_status st = ir_verify(p, t->warp_size);
+    if (st != TILEC_OK) return st;
+    lp_kernel **ks = ir_arena_alloc(&p->arena, (size_t)(p->nkernels + 1) * sizeof *ks);
+    if (!ks) return TILEC_ERR_NOMEM;
+    bool ok = true;
+    for (int i = 0; i < p->nkernels; i++) ok = (ks[i] = dsp_lower_kernel(p, p->kernels[i], t)) != NULL && ok;
+    if (!ok) return ir_error_count(p->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
+    *out = ks;
+    return TILEC_OK;
+}
 
 static const tilec_kernel *find(tilec_program *p, const char *name) {
     if (!name) {
@@ -21,19 +48,91 @@ static const tilec_kernel *find(tilec_program *p, const char *name) {
     return NULL;
 }
 
+static const cg_target *codegen_for(tilec_program *p, const tilec_target *target) {
+    tilec_backend b = target ? target->backend : TILEC_BACKEND_AUTO;
+    if (b == TILEC_BACKEND_CUDA) return &cg_cuda;
+    if (b == TILEC_BACKEND_HIP) return &cg_hip;
+    ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "source is emitted for cuda or hip, not %s",
+                dsp_backend_name(b));
+    return NULL;
+}
+
+/* Emits source into *s; *t gets the resolved target. */
+static tilec_status emit(tilec_program *p, const tilec_target *target, dsp_target *t, ir_str *s) {
+    const cg_target *cg = codegen_for(p, target);
+    if (!cg) return TILEC_ERR_INVALID_ARG;
+    lp_kernel **ks;
+    tilec_status st = lower_program(p, target, t, &ks);
+    if (st != TILEC_OK) return st;
+    cg_emit_program(s, cg, p, ks);
+    return s->oom ? TILEC_ERR_NOMEM : TILEC_OK;
+}
+
+tilec_status tilec_emit(tilec_program *prog, const tilec_target *target, char **source, size_t *len) {
+    if (!prog || !source) return TILEC_ERR_INVALID_ARG;
+    ir_begin(prog->ctx);
+    *source = NULL;
+    ir_str s = {0};
+    dsp_target t;
+    tilec_status st = emit(prog, target, &t, &s);
+    if (st != TILEC_OK) { ir_str_free(&s); return st; }
+    *source = s.data;
+    if (len) *len = s.len;
+    return TILEC_OK;
+}
+
+tilec_status tilec_compile(tilec_program *prog, const tilec_target *target, void **binary, size_t *size) {
+    if (!prog || !binary || !size) return TILEC_ERR_INVALID_ARG;
+    ir_begin(prog->ctx);
+    *binary = NULL;
+    *size = 0;
+    ir_str s = {0};
+    dsp_target t;
+    tilec_status st = emit(prog, target, &t, &s);
+    rtc_result r = {0};
+    if (st == TILEC_OK) st = rtc_compile(prog->ctx, t.backend, t.arch, t.warp_size, prog->src.file, s.data, RTC_BINARY, &r);
+    ir_str_free(&s);
+    if (st == TILEC_OK) {
+        *binary = r.data;
+        *size = r.size;
+        r.data = NULL;
+    }
+    rtc_result_free(&r);
+    return st;
+}
+
+tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *target, const char *name,
+                                   tilec_launch_info *info) {
+    if (!prog || !info) return TILEC_ERR_INVALID_ARG;
+    ir_begin(prog->ctx);
+    const tilec_kernel *k = find(prog, name);
+    if (!k) return TILEC_ERR_INVALID_ARG;
+    dsp_target t;
+    lp_kernel **ks;
+    tilec_status st = lower_program(prog, target, &t, &ks);
+    if (st != TILEC_OK) return st;
+    lp_kernel *lk = NULL;
+    for (int i = 0; i < prog->nkernels; i++)
+        if (prog->kernels[i] == k) lk = ks[i];
+    ir_str sym = {0};
+    cg_name(&sym, k->name);
+    memset(info, 0, sizeof *info);
+    snprintf(info->symbol, sizeof info->symbol, "%s", sym.data ? sym.data : "");
+    ir_str_free(&sym);
+    info->threads = k->threads;
+    info->grid = k->grid;
+    size_t shared = cg_shared_bytes(lk);
+    info->dynamic_shared = !k->is_func && shared > CG_STATIC_SHARED_LIMIT ? shared : 0;
+    return TILEC_OK;
+}
+
 tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_target *target, void *const *args) {
     if (!prog || !args) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
     const tilec_kernel *k = find(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG;
-    dsp_target t;
-    char why[200];
     if (target && target->backend != TILEC_BACKEND_SIM) {
         ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "tilec_simulate runs on the simulator only (backend sim)");
-        return TILEC_ERR_INVALID_ARG;
-    }
-    if (!dsp_target_resolve(target, &t, why, sizeof why)) {
-        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
         return TILEC_ERR_INVALID_ARG;
     }
     for (int i = 0; i < k->nparams; i++)
@@ -41,8 +140,14 @@ tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_t
             ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no buffer for parameter '%s'", k->params[i]->name);
             return TILEC_ERR_INVALID_ARG;
         }
-    tilec_status vs = ir_verify(prog, t.warp_size);
-    if (vs != TILEC_OK) return vs;
+    dsp_target t;
+    char why[200];
+    if (!dsp_target_resolve(target, &t, why, sizeof why)) {
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
+        return TILEC_ERR_INVALID_ARG;
+    }
+    tilec_status st = ir_verify(prog, t.warp_size);
+    if (st != TILEC_OK) return st;
     lp_kernel *lk = dsp_lower_kernel(prog, k, &t);
     if (!lk) return ir_error_count(prog->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
     return sim_run(prog, lk, args);

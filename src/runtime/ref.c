@@ -9,7 +9,7 @@
  * within tolerance × scale elsewhere.
  */
 #include "../dispatch/dispatch.h"
-#include "numeric.h"
+#include "../ir/numeric.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  */
 #include "sim.h"
 
-#include "numeric.h"
+#include "../ir/numeric.h"
 
 #include <math.h>
 #include <stdio.h>

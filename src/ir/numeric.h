@@ -6,7 +6,7 @@
 #ifndef TILEC_NUMERIC_H
 #define TILEC_NUMERIC_H
 
-#include "../ir/loop.h"
+#include "loop.h"
 
 #include <stdint.h>
 

@@ -1,0 +1,95 @@
+/*
+ * cmd_emit.c — `tilec emit` (CUDA / HIP source) and `tilec compile` (NVRTC / hiprtc
+ * binaries, no GPU needed).
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* FILE with its extension (after the last '.' of the base name) replaced by ext. */
+static char *with_extension(const char *file, const char *ext) {
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    const char *dot = strrchr(base, '.');
+    size_t keep = dot && dot != base ? (size_t)(dot - file) : strlen(file);
+    char *out = malloc(keep + strlen(ext) + 1);
+    if (!out) return NULL;
+    memcpy(out, file, keep);
+    strcpy(out + keep, ext);
+    return out;
+}
+
+/* Shared by emit and compile: FILE, --target, --arch, --warp-size, -o. */
+static int parse_args(const char *cmd, int argc, char **argv, const char **file, tilec_target *t, const char **out) {
+    bool target_given = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool more = i + 1 < argc;
+        if (strcmp(a, "--target") == 0 && more) {
+            const char *v = argv[++i];
+            target_given = true;
+            if (strcmp(v, "cuda") == 0) t->backend = TILEC_BACKEND_CUDA;
+            else if (strcmp(v, "hip") == 0) t->backend = TILEC_BACKEND_HIP;
+            else return usage_error(cmd, "--target must be cuda or hip, not '%s'", v);
+        } else if (strcmp(a, "--arch") == 0 && more) {
+            t->arch = argv[++i];
+        } else if (strcmp(a, "--warp-size") == 0 && more) {
+            int r = parse_warp_size(cmd, argv[++i], &t->warp_size);
+            if (r) return r;
+        } else if (strcmp(a, "-o") == 0 && more) {
+            *out = argv[++i];
+        } else if (a[0] == '-' && a[1]) {
+            return usage_error(cmd, "unknown option or missing value: '%s'", a);
+        } else if (*file) {
+            return usage_error(cmd, "one FILE only; '%s' is extra", a);
+        } else {
+            *file = a;
+        }
+    }
+    if (!*file) return usage_error(cmd, "%sno FILE given", "");
+    if (!target_given) return usage_error(cmd, "%s--target cuda or --target hip is required", "");
+    return EXIT_OK;
+}
+
+static int exit_for(tilec_status st) {
+    if (st == TILEC_ERR_UNAVAILABLE) return EXIT_UNAVAILABLE;
+    if (st == TILEC_ERR_INVALID_ARG) return EXIT_USAGE;
+    return EXIT_BAD_INPUT;
+}
+
+static int run(int argc, char **argv, bool compile) {
+    const char *cmd = compile ? "compile" : "emit";
+    const char *file = NULL, *out = NULL;
+    tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
+    int rc = parse_args(cmd, argc, argv, &file, &t, &out);
+    if (rc) return rc;
+    if (compile && !t.arch) return usage_error(cmd, "%s--arch is required (sm_80, sm_90, gfx90a…)", "");
+    tilec_ctx *ctx;
+    if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
+    tilec_program *prog = load(ctx, file, false, 0);
+    rc = EXIT_BAD_INPUT;
+    if (prog) {
+        void *data = NULL;
+        size_t n = 0;
+        tilec_status st = compile ? tilec_compile(prog, &t, &data, &n) : tilec_emit(prog, &t, (char **)&data, &n);
+        if (st != TILEC_OK) {
+            fputs(tilec_diag_text(ctx), stderr);
+            rc = exit_for(st);
+        } else {
+            const char *ext = compile ? (t.backend == TILEC_BACKEND_CUDA ? ".cubin" : ".co")
+                                      : (t.backend == TILEC_BACKEND_CUDA ? ".cu" : ".hip");
+            char *path = out ? NULL : strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
+            rc = write_file(out ? out : path ? path : "-", data, n);
+            free(path);
+        }
+        tilec_free(data);
+    }
+    tilec_program_free(prog);
+    tilec_close(ctx);
+    return rc;
+}
+
+int cmd_emit(int argc, char **argv) { return run(argc, argv, false); }
+int cmd_compile(int argc, char **argv) { return run(argc, argv, true); }

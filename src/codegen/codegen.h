@@ -1,0 +1,44 @@
+/*
+ * codegen.h — printers from loop IR to CUDA and HIP source.
+ *
+ * A target is a struct of hooks (cuda.c and hip.c fill one each, with the same names);
+ * emit.c walks the loop IR and calls them for what differs: the prelude's 16-bit float
+ * conversions, shuffles, barriers. The source is self-contained (no #include), the same
+ * bytes for the same input, and every user name that could clash with C++, CUDA or HIP is
+ * renamed (see cg_name).
+ */
+#ifndef TILEC_CODEGEN_H
+#define TILEC_CODEGEN_H
+
+#include "../ir/loop.h"
+
+typedef struct cg_target {
+    const char *name;      /* "cuda", "hip" */
+    const char *extension; /* ".cu", ".hip" */
+    /* what differs in the prelude: f16 <-> f32 conversions, and anything else the target
+     * needs before the shared helpers */
+    void (*prelude)(ir_str *s);
+    /* per kernel, after the thread's position is known (CUDA: the warp's lane mask) */
+    void (*kernel_setup)(ir_str *s, const lp_kernel *k);
+    /* dst = value from lane ^ lane_mask within groups of width lanes */
+    void (*shfl)(ir_str *s, const char *dst, const char *value, int lane_mask, int width);
+    /* a barrier of scope (cta, warpgroup, warp) */
+    void (*barrier)(ir_str *s, tilec_scope scope);
+} cg_target;
+
+extern const cg_target cg_cuda, cg_hip;
+
+/* The name a user's identifier gets in emitted code: itself, or "tl_u_" + itself when it
+ * is a C++ / CUDA / HIP keyword or builtin, a reserved identifier, or starts with tl_. */
+void cg_name(ir_str *s, const char *name);
+
+/* Shared bytes a kernel's shared buffers take in one CTA (aligned to 16 each). */
+size_t cg_shared_bytes(const lp_kernel *k);
+/* Kernels above this many static shared bytes take their shared memory dynamically. */
+enum { CG_STATIC_SHARED_LIMIT = 48 * 1024 };
+
+/* Emits a whole program: a header, the prelude, then each lowered kernel (kernels[i] of
+ * the program, lowered for the same target) in order. */
+void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_kernel *const *kernels);
+
+#endif

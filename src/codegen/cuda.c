@@ -1,0 +1,49 @@
+/*
+ * cuda.c — the CUDA target: NVRTC-compatible C++ with no #include. 16-bit floats convert
+ * with PTX cvt instructions; shuffles are __shfl_xor_sync with the warp's lanes as the
+ * member mask (computed once per kernel, never __activemask()); a warpgroup barrier is a
+ * named barrier whose id (1 + the warpgroup's index, so 1 to 8) is never 0, the id of
+ * __syncthreads(), and differs between the warpgroups of a CTA.
+ */
+#include "codegen.h"
+
+static void prelude(ir_str *s) {
+    ir_str_printf(s, "static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {\n"
+                     "  float f; asm(\"cvt.f32.f16 %%0, %%1;\" : \"=f\"(f) : \"h\"(h)); return f;\n}\n"
+                     "static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
+                     "  tl_u16 h; asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : \"f\"(x)); return h;\n}\n");
+}
+
+static void kernel_setup(ir_str *s, const lp_kernel *k) {
+    int rem = k->threads % 32;
+    if (rem == 0) {
+        ir_str_printf(s, "  const unsigned tl_mask = 0xffffffffu;  /* every warp is whole */\n");
+        return;
+    }
+    ir_str_printf(s, "  /* the lanes of this warp: the last of %d threads has %d */\n"
+                     "  const unsigned tl_mask = tl_warp == %d ? 0x%08xu : 0xffffffffu;\n",
+                  k->threads, rem, k->threads / 32, (1u << rem) - 1u);
+}
+
+static void shfl(ir_str *s, const char *dst, const char *value, int lane_mask, int width) {
+    ir_str_printf(s, "%s = __shfl_xor_sync(tl_mask, %s, %d, %d);\n", dst, value, lane_mask, width);
+}
+
+static void barrier(ir_str *s, tilec_scope scope) {
+    switch (scope) {
+    case TILEC_SCOPE_WARP: ir_str_printf(s, "__syncwarp(tl_mask);\n"); break;
+    case TILEC_SCOPE_WARPGROUP:
+        ir_str_printf(s, "asm volatile(\"bar.sync %%0, 128;\" :: \"r\"(1 + tl_tid / 128) : \"memory\");\n");
+        break;
+    default: ir_str_printf(s, "__syncthreads();\n"); break;
+    }
+}
+
+const cg_target cg_cuda = {
+    .name = "cuda",
+    .extension = ".cu",
+    .prelude = prelude,
+    .kernel_setup = kernel_setup,
+    .shfl = shfl,
+    .barrier = barrier,
+};

@@ -1,0 +1,450 @@
+/*
+ * emit.c — prints loop IR as CUDA / HIP C++ (see codegen.h).
+ *
+ * Layout of a generated file: a header comment, the prelude (fixed-width types, 16-bit
+ * float conversions, the format's max / min, 16-byte vector types), then one
+ * `extern "C" __global__` function per kernel and one `extern "C" __device__` function
+ * per func. Inside a function: shared and local arrays, the thread's position, every
+ * register declared once, then the statements, each tile statement introduced by a
+ * comment with its line. Generated names start with tl_; user names keep their spelling
+ * unless they could clash (cg_name).
+ */
+#include "codegen.h"
+
+#include "../ir/numeric.h"
+
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+/* C++ keywords, and CUDA / HIP names a kernel's identifiers must not shadow. */
+static const char *const reserved[] = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
+    "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval",
+    "constexpr", "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype",
+    "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern",
+    "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
+    "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
+    "register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed", "sizeof", "static",
+    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
+    "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
+    "wchar_t", "while", "xor", "xor_eq",
+    /* CUDA / HIP built-in variables, types and functions */
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "clock", "clock64", "dim3", "uint3",
+    "atomicAdd", "min", "max", "abs", "fabs", "fmax", "fmin", "sqrt", "exp", "log", "pow", "printf", "malloc",
+    "free", "memcpy", "memset", "assert", "half", "nv_bfloat16", "float2", "float4", "int2", "int4",
+    "NULL", "INFINITY", "NAN", "isnan", "isinf", "signbit", "main", "std",
+};
+
+static bool needs_rename(const char *name) {
+    if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'))) return true; /* reserved */
+    if (strncmp(name, "tl_", 3) == 0) return true; /* ours */
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (strcmp(name, reserved[i]) == 0) return true;
+    return false;
+}
+
+void cg_name(ir_str *s, const char *name) { ir_str_printf(s, needs_rename(name) ? "tl_u_%s" : "%s", name); }
+
+static void buf_name(ir_str *s, const lp_buf *b) {
+    if (b->tile) cg_name(s, b->name);
+    else ir_str_printf(s, "tl_%s%d", b->name, b->id);
+}
+
+static void reg_name(ir_str *s, const lp_kernel *k, int r) { ir_str_printf(s, "tl_%s%d", k->regs[r].name, r); }
+
+/* ---- types and constants ------------------------------------------------------------------ */
+
+static const char *c_type(lp_type t) {
+    switch (t) {
+    case LP_BOOL: return "bool";
+    case LP_I32: return "int";
+    case LP_U32: return "unsigned";
+    case LP_I64: return "long long";
+    case LP_F16: case LP_BF16: return "tl_u16";
+    case LP_F32: return "float";
+    default: return "double";
+    }
+}
+
+static const char *type_tag(lp_type t) { return lp_type_name(t); }
+
+/* A float literal, the same in every locale; ±inf and NaN as bit patterns. */
+static void float_literal(ir_str *s, lp_type t, double v) {
+    if (t == LP_F16 || t == LP_BF16) { /* stored as bits */
+        ir_str_printf(s, "((tl_u16)0x%04x)", t == LP_F16 ? num_to_f16(v) : num_to_bf16(v));
+        return;
+    }
+    bool f32 = t == LP_F32;
+    if (f32) v = num_round(LP_F32, v);
+    if (isnan(v)) { ir_str_printf(s, f32 ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)"); return; }
+    if (isinf(v)) {
+        if (f32) ir_str_printf(s, "__int_as_float((int)0x%08xu)", v > 0 ? 0x7f800000u : 0xff800000u);
+        else ir_str_printf(s, "__longlong_as_double((long long)0x%016llxull)", v > 0 ? 0x7ff0000000000000ull : 0xfff0000000000000ull);
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, f32 ? "%.9g" : "%.17g", v);
+    const char *dp = localeconv()->decimal_point;
+    if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
+        char *c = strchr(buf, dp[0]);
+        if (c) *c = '.';
+    }
+    if (!strpbrk(buf, ".e")) strcat(buf, ".0");
+    ir_str_printf(s, "%s%s", buf, f32 ? "f" : "");
+}
+
+static void int_literal(ir_str *s, lp_type t, int64_t v) {
+    switch (t) {
+    case LP_BOOL: ir_str_printf(s, v ? "true" : "false"); return;
+    case LP_U32: ir_str_printf(s, "%lluu", (unsigned long long)(uint32_t)v); return;
+    case LP_I64:
+        if (v == INT64_MIN) ir_str_printf(s, "(-9223372036854775807LL - 1)");
+        else ir_str_printf(s, "%lldLL", (long long)v);
+        return;
+    default:
+        if (v == INT32_MIN) ir_str_printf(s, "(-2147483647 - 1)");
+        else ir_str_printf(s, "%lld", (long long)v);
+        return;
+    }
+}
+
+/* ---- expressions ---------------------------------------------------------------------------- */
+
+static const char *const special_names[] = {"tl_tid", "tl_cta", "tl_lane", "tl_warp"};
+static const char *const binary_text[] = {"+", "-", "*", "/", "%", "<", "<=", "==", "!=", "&&", "||"};
+
+static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e);
+
+static void cast(ir_str *s, const lp_kernel *k, lp_type to, const lp_expr *a) {
+    lp_type from = a->type;
+    if (a->kind == LX_CONST && (lp_is_float(to) || lp_is_float(from))) { /* fold: one exact rounding */
+        double v = lp_is_float(from) ? a->f : (double)a->i;
+        if (lp_is_float(to)) float_literal(s, to, v);
+        else int_literal(s, to, isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0);
+        return;
+    }
+    if (from == LP_F16 || from == LP_BF16) { /* 16-bit floats widen through f32 */
+        if (to != LP_F32) ir_str_printf(s, "((%s)", c_type(to));
+        ir_str_printf(s, "%s(", from == LP_F16 ? "tl_f16_to_f32" : "tl_bf16_to_f32");
+        expr(s, k, a);
+        ir_str_printf(s, ")%s", to != LP_F32 ? ")" : "");
+        return;
+    }
+    if (to == LP_F16 || to == LP_BF16) { /* lowerings narrow only from f32 (or fold constants) */
+        ir_str_printf(s, "%s(%s", to == LP_F16 ? "tl_f32_to_f16" : "tl_f32_to_bf16", from != LP_F32 ? "(float)(" : "");
+        expr(s, k, a);
+        ir_str_printf(s, "%s)", from != LP_F32 ? ")" : "");
+        return;
+    }
+    ir_str_printf(s, "((%s)(", c_type(to));
+    expr(s, k, a);
+    ir_str_printf(s, "))");
+}
+
+static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
+    switch (e->kind) {
+    case LX_CONST:
+        if (lp_is_float(e->type)) float_literal(s, e->type, e->f);
+        else int_literal(s, e->type, e->i);
+        return;
+    case LX_REG: reg_name(s, k, e->reg); return;
+    case LX_SPECIAL: ir_str_printf(s, "%s", special_names[e->special]); return;
+    case LX_UNARY:
+        ir_str_printf(s, e->op == LO_NOT ? "(!" : "(-");
+        expr(s, k, e->a);
+        ir_str_printf(s, ")");
+        return;
+    case LX_BINARY:
+        if (e->op == LO_MAX || e->op == LO_MIN) {
+            bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE;
+            ir_str_printf(s, "tl_%s%s_%s(", e->op == LO_MAX ? "max" : "min", num ? "num" : "", type_tag(e->type));
+            expr(s, k, e->a);
+            ir_str_printf(s, ", ");
+            expr(s, k, e->b);
+            ir_str_printf(s, ")");
+            return;
+        }
+        ir_str_printf(s, "(");
+        expr(s, k, e->a);
+        ir_str_printf(s, " %s ", binary_text[e->op]);
+        expr(s, k, e->b);
+        ir_str_printf(s, ")");
+        return;
+    case LX_SELECT:
+        ir_str_printf(s, "(");
+        expr(s, k, e->a);
+        ir_str_printf(s, " ? ");
+        expr(s, k, e->b);
+        ir_str_printf(s, " : ");
+        expr(s, k, e->c);
+        ir_str_printf(s, ")");
+        return;
+    case LX_CAST: cast(s, k, e->type, e->a); return;
+    case LX_LOAD:
+        buf_name(s, e->buf);
+        ir_str_printf(s, "[");
+        expr(s, k, e->a);
+        ir_str_printf(s, "]");
+        return;
+    }
+}
+
+/* ---- statements ------------------------------------------------------------------------------ */
+
+/* The 16-byte vector type of element type t. */
+static const char *vec_type(lp_type t) {
+    switch (t) {
+    case LP_F16: case LP_BF16: return "tl_u16x8";
+    case LP_F32: return "tl_f32x4";
+    case LP_F64: return "tl_f64x2";
+    case LP_I32: return "tl_i32x4";
+    case LP_U32: return "tl_u32x4";
+    default: return "tl_i64x2";
+    }
+}
+
+static void block(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_block *b, int depth);
+
+static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stmt *st, int depth) {
+    int pad = 2 * depth + 2;
+    ir_str_printf(s, "%*s", pad, "");
+    char dst[96], src[96];
+    switch (st->kind) {
+    case LS_ASSIGN:
+        reg_name(s, k, st->reg);
+        ir_str_printf(s, " = ");
+        expr(s, k, st->a);
+        ir_str_printf(s, ";\n");
+        return;
+    case LS_STORE:
+        buf_name(s, st->buf);
+        ir_str_printf(s, "[");
+        expr(s, k, st->a);
+        ir_str_printf(s, "] = ");
+        expr(s, k, st->b);
+        ir_str_printf(s, ";\n");
+        return;
+    case LS_IF:
+        ir_str_printf(s, "if (");
+        expr(s, k, st->a);
+        ir_str_printf(s, ") {\n");
+        block(s, t, k, &st->body, depth + 1);
+        if (st->orelse.n) {
+            ir_str_printf(s, "%*s} else {\n", pad, "");
+            block(s, t, k, &st->orelse, depth + 1);
+        }
+        ir_str_printf(s, "%*s}\n", pad, "");
+        return;
+    case LS_FOR:
+        ir_str_printf(s, "for (");
+        reg_name(s, k, st->reg);
+        ir_str_printf(s, " = ");
+        expr(s, k, st->a);
+        ir_str_printf(s, "; ");
+        reg_name(s, k, st->reg);
+        ir_str_printf(s, " < ");
+        expr(s, k, st->b);
+        ir_str_printf(s, "; ");
+        reg_name(s, k, st->reg);
+        ir_str_printf(s, " += ");
+        expr(s, k, st->step);
+        ir_str_printf(s, ") {\n");
+        block(s, t, k, &st->body, depth + 1);
+        ir_str_printf(s, "%*s}\n", pad, "");
+        return;
+    case LS_SHFL:
+        snprintf(dst, sizeof dst, "tl_%s%d", k->regs[st->reg].name, st->reg);
+        snprintf(src, sizeof src, "tl_%s%d", k->regs[st->src_reg].name, st->src_reg);
+        t->shfl(s, dst, src, st->lane_mask, st->width);
+        return;
+    case LS_BARRIER: t->barrier(s, st->scope); return;
+    case LS_VLOAD: case LS_VSTORE: {
+        bool load = st->kind == LS_VLOAD;
+        int first = load ? st->reg : st->src_reg;
+        const char *vt = vec_type(st->buf->type);
+        ir_str_printf(s, "{\n%*s  %s tl_v", pad, "", vt);
+        if (load) {
+            ir_str_printf(s, " = *(const %s *)&", vt);
+            buf_name(s, st->buf);
+            ir_str_printf(s, "[");
+            expr(s, k, st->a);
+            ir_str_printf(s, "];\n");
+        } else {
+            ir_str_printf(s, ";\n");
+        }
+        for (int v = 0; v < st->vec; v++) {
+            ir_str_printf(s, "%*s  ", pad, "");
+            if (load) { reg_name(s, k, first + v); ir_str_printf(s, " = tl_v.e[%d];\n", v); }
+            else { ir_str_printf(s, "tl_v.e[%d] = ", v); reg_name(s, k, first + v); ir_str_printf(s, ";\n"); }
+        }
+        if (!load) {
+            ir_str_printf(s, "%*s  *(%s *)&", pad, "", vt);
+            buf_name(s, st->buf);
+            ir_str_printf(s, "[");
+            expr(s, k, st->a);
+            ir_str_printf(s, "] = tl_v;\n");
+        }
+        ir_str_printf(s, "%*s}\n", pad, "");
+        return;
+    }
+    case LS_ATOMIC_ADD:
+        reg_name(s, k, st->reg);
+        ir_str_printf(s, " = atomicAdd(&");
+        buf_name(s, st->buf);
+        ir_str_printf(s, "[");
+        expr(s, k, st->a);
+        ir_str_printf(s, "], ");
+        expr(s, k, st->b);
+        ir_str_printf(s, ");\n");
+        return;
+    case LS_FENCE: ir_str_printf(s, "__threadfence();\n"); return;
+    case LS_OP:
+        if (st->origin->pos.line) ir_str_printf(s, "// line %d: ", st->origin->pos.line);
+        else ir_str_printf(s, "// statement %d: ", st->origin->index + 1);
+        ir_print_stmt(s, st->origin);
+        if (st->variant) ir_str_printf(s, "  [%s]", st->variant);
+        ir_str_printf(s, "\n");
+        return;
+    }
+}
+
+static void block(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_block *b, int depth) {
+    for (int i = 0; i < b->n; i++) stmt(s, t, k, b->items[i], depth);
+}
+
+/* ---- functions ---------------------------------------------------------------------------------- */
+
+typedef struct writes_arg {
+    const lp_buf *buf;
+    bool written;
+} writes_arg;
+
+static void find_write(const lp_stmt *st, int depth, void *arg) {
+    (void)depth;
+    writes_arg *w = arg;
+    if ((st->kind == LS_STORE || st->kind == LS_VSTORE || st->kind == LS_ATOMIC_ADD) && st->buf == w->buf) w->written = true;
+}
+
+static bool written(const lp_kernel *k, const lp_buf *b) {
+    writes_arg w = {b, false};
+    lp_visit(&k->body, find_write, &w);
+    return w.written;
+}
+
+size_t cg_shared_bytes(const lp_kernel *k) {
+    size_t total = 0;
+    for (int i = 0; i < k->nbufs; i++) {
+        const lp_buf *b = k->bufs[i];
+        if (b->space != TILEC_SPACE_SHARED || b->param >= 0) continue;
+        total += ((size_t)b->elems * num_size(b->type) + 15) & ~(size_t)15;
+    }
+    return total;
+}
+
+static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
+    const tilec_kernel *tk = k->tile;
+    size_t shared = cg_shared_bytes(k);
+    bool dynamic = !tk->is_func && shared > CG_STATIC_SHARED_LIMIT;
+    ir_str_printf(s, "\n// %s %s: threads=%d", tk->is_func ? "func" : "kernel", tk->name, k->threads);
+    if (!tk->is_func) ir_str_printf(s, " grid=%lld", (long long)k->grid);
+    ir_str_printf(s, " warp_size=%d shared_bytes=%zu%s\n", k->warp_size, shared, dynamic ? " (dynamic)" : "");
+    if (tk->is_func)
+        ir_str_printf(s, "// Call it from every one of %d threads of a 1-D block (threadIdx.x); its shared\n"
+                         "// operands are pointers to your __shared__ arrays.\n", k->threads);
+    ir_str_printf(s, "extern \"C\" %s ", tk->is_func ? "__device__ void" : "__global__ void");
+    if (!tk->is_func) ir_str_printf(s, "__launch_bounds__(%d) ", k->threads);
+    cg_name(s, tk->name);
+    ir_str_printf(s, "(");
+    for (int i = 0; i < tk->nparams; i++) {
+        const lp_buf *b = NULL;
+        for (int j = 0; j < k->nbufs; j++)
+            if (k->bufs[j]->param == i) b = k->bufs[j];
+        if (i) ir_str_printf(s, ", ");
+        bool ro = b && !written(k, b);
+        ir_str_printf(s, "%s%s *%s", ro ? "const " : "", c_type(lp_type_of(tk->params[i]->dtype)),
+                      tk->params[i]->space == TILEC_SPACE_GLOBAL && !tk->is_func ? "__restrict__ " : "");
+        cg_name(s, tk->params[i]->name);
+    }
+    ir_str_printf(s, ") {\n");
+    if (dynamic) ir_str_printf(s, "  extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];\n");
+    size_t offset = 0;
+    for (int i = 0; i < k->nbufs; i++) {
+        const lp_buf *b = k->bufs[i];
+        if (b->param >= 0 || b->space == TILEC_SPACE_GLOBAL) continue;
+        if (b->space == TILEC_SPACE_SHARED && dynamic) {
+            ir_str_printf(s, "  %s *const ", c_type(b->type));
+            buf_name(s, b);
+            ir_str_printf(s, " = (%s *)(tl_smem + %zu);\n", c_type(b->type), offset);
+            offset += ((size_t)b->elems * num_size(b->type) + 15) & ~(size_t)15;
+            continue;
+        }
+        ir_str_printf(s, "  %s%s ", b->space == TILEC_SPACE_SHARED ? "__shared__ __attribute__((aligned(16))) " : "",
+                      c_type(b->type));
+        buf_name(s, b);
+        ir_str_printf(s, "[%lld];\n", (long long)b->elems);
+    }
+    ir_str_printf(s, "  const int tl_tid = (int)threadIdx.x;\n  const int tl_cta = (int)blockIdx.x;\n"
+                     "  const int tl_lane = tl_tid %% %d;\n  const int tl_warp = tl_tid / %d;\n",
+                  k->warp_size, k->warp_size);
+    t->kernel_setup(s, k);
+    for (int r = 0; r < k->nregs; r++) {
+        ir_str_printf(s, "  %s ", c_type(k->regs[r].type));
+        reg_name(s, k, r);
+        ir_str_printf(s, ";\n");
+    }
+    ir_str_printf(s, "  (void)tl_cta; (void)tl_lane; (void)tl_warp;\n");
+    block(s, t, k, &k->body, 0);
+    ir_str_printf(s, "}\n");
+}
+
+/* The helpers every target shares; the target's prelude has defined tl_f16_to_f32 and
+ * tl_f32_to_f16 before. */
+static const char common_prelude[] =
+    "static __device__ __forceinline__ float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }\n"
+    "static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */\n"
+    "  unsigned u = __float_as_uint(x);\n"
+    "  if ((u & 0x7fffffffu) > 0x7f800000u) return (tl_u16)((u >> 16) | 0x40u);  /* NaN stays NaN */\n"
+    "  return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
+    "}\n"
+    "/* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);\n"
+    "   +0 is above -0. Written out so no library's NaN rule decides. */\n"
+    "#define TL_MINMAX(T, tag, neg)                                                              \\\n"
+    "  static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \\\n"
+    "    if (a != a) return a; if (b != b) return b; if (a == b) return neg(a) ? b : a; return a > b ? a : b; } \\\n"
+    "  static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \\\n"
+    "    if (a != a) return b; if (b != b) return a; if (a == b) return neg(a) ? b : a; return a > b ? a : b; } \\\n"
+    "  static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \\\n"
+    "    if (a != a) return a; if (b != b) return b; if (a == b) return neg(a) ? a : b; return a < b ? a : b; } \\\n"
+    "  static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \\\n"
+    "    if (a != a) return b; if (b != b) return a; if (a == b) return neg(a) ? a : b; return a < b ? a : b; }\n"
+    "#define TL_NEG_F32(x) (__float_as_uint(x) >> 31)\n"
+    "#define TL_NEG_F64(x) (__double_as_longlong(x) < 0)\n"
+    "TL_MINMAX(float, f32, TL_NEG_F32)\n"
+    "TL_MINMAX(double, f64, TL_NEG_F64)\n"
+    "#define TL_MINMAX_INT(T, tag)                                                               \\\n"
+    "  static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \\\n"
+    "  static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }\n"
+    "TL_MINMAX_INT(int, i32)\n"
+    "TL_MINMAX_INT(unsigned, u32)\n"
+    "TL_MINMAX_INT(long long, i64)\n"
+    "/* 16-byte vectors for aligned copies */\n"
+    "typedef struct __attribute__((aligned(16))) { float e[4]; } tl_f32x4;\n"
+    "typedef struct __attribute__((aligned(16))) { double e[2]; } tl_f64x2;\n"
+    "typedef struct __attribute__((aligned(16))) { int e[4]; } tl_i32x4;\n"
+    "typedef struct __attribute__((aligned(16))) { unsigned e[4]; } tl_u32x4;\n"
+    "typedef struct __attribute__((aligned(16))) { long long e[2]; } tl_i64x2;\n"
+    "typedef struct __attribute__((aligned(16))) { tl_u16 e[8]; } tl_u16x8;\n";
+
+void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_kernel *const *kernels) {
+    ir_str_printf(s, "// Generated by tilec %s for %s. Do not edit: change the .tile program instead.\n"
+                     "// Self-contained: no #include. Kernels are extern \"C\".\n\n"
+                     "typedef unsigned short tl_u16;  /* f16 and bf16 are stored as their bits */\n",
+                  TILEC_VERSION_STRING, t->name);
+    t->prelude(s);
+    ir_str_printf(s, "%s", common_prelude);
+    for (int i = 0; i < p->nkernels; i++) kernel(s, t, kernels[i]);
+}
