@@ -16,14 +16,14 @@
 enum { PAT_RANDOM, PAT_NAN_MIDDLE, PAT_ALL_NEG_INF, PAT_ZEROS, PAT_NAN_START, PAT_NAN_END,
        PAT_ALL_NAN, PAT_INF_BOTH, PAT_POS_INF, PAT_COUNT };
 
-static uint64_t rng_next(uint64_t *s) {
+static inline uint64_t rng_next(uint64_t *s) {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
 
-static double row_value(int pattern, int64_t i, int64_t len, uint64_t *s) {
+static inline double row_value(int pattern, int64_t i, int64_t len, uint64_t *s) {
     double r = (double)(rng_next(s) >> 11) * 0x1p-53 * 4.0 - 2.0; /* [-2, 2): negatives too */
     switch (pattern) {
     case PAT_NAN_MIDDLE: return i == len / 2 ? NAN : r;
@@ -40,7 +40,7 @@ static double row_value(int pattern, int64_t i, int64_t len, uint64_t *s) {
 
 /* Fills n elements of dtype dt; rows of length `row` follow the patterns in turn when
  * specials is set (floats), integers get extremes now and then to exercise wrapping. */
-static void fill_buffer(tilec_dtype dt, void *p, int64_t n, int64_t row, bool specials, uint64_t *s) {
+static inline void fill_buffer(tilec_dtype dt, void *p, int64_t n, int64_t row, bool specials, uint64_t *s) {
     unsigned char *b = p;
     for (int64_t i = 0; i < n; i++) {
         int pattern = specials ? (int)((i / row) % PAT_COUNT) : PAT_RANDOM;
@@ -70,7 +70,7 @@ typedef struct sim_case_result {
     char why[2048];      /* what went wrong */
 } sim_case_result;
 
-static int64_t buffer_elems(const tilec_buffer *b) {
+static inline int64_t buffer_elems(const tilec_buffer *b) {
     int64_t n = 1;
     for (int d = 0; d < tilec_buffer_rank(b); d++) n *= tilec_buffer_extent(b, d);
     return n;
@@ -79,7 +79,7 @@ static int64_t buffer_elems(const tilec_buffer *b) {
 /* Parses src, runs its only kernel on the simulator with warp size ws, and compares with
  * the reference. When outs is not NULL, the parameters after the run are kept there
  * (malloc'd, one per parameter) for bitwise comparisons. */
-static sim_case_result run_on_sim(const char *src, int ws, uint64_t seed, bool specials, void ***outs) {
+static inline sim_case_result run_on_sim(const char *src, int ws, uint64_t seed, bool specials, void ***outs) {
     sim_case_result res = {TILEC_OK, false, ""};
     tilec_ctx *ctx;
     tilec_open(&ctx);

@@ -10,10 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "sim_support.h"
+#include "programs.h"
 
-static const int lengths[] = {1, 2, 7, 8, 31, 32, 33, 48, 63, 64, 65, 96, 100, 127, 4096 + 13};
-static const int thread_counts[] = {32, 64, 96, 128, 256, 1024};
 static const char *const ops[] = {"sum", "max", "min"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -25,31 +23,21 @@ static void expect_ok(const sim_case_result *r, const char *src, int ws) {
 /* Rows of `len` elements reduced at CTA scope by each variant that accepts the shape. */
 static void test_lengths_threads_variants(void **state) {
     (void)state;
-    static const char *const variants[] = {NULL, "shared", "cta_tree", "sequential", "smem_tree"};
-    int ran[COUNT(variants)] = {0};
+    int ran[5] = {0};
     char src[1024];
     for (int ws = 32; ws <= 64; ws *= 2)
-        for (size_t t = 0; t < COUNT(thread_counts); t++)
-            for (size_t l = 0; l < COUNT(lengths); l++)
-                for (size_t o = 0; o < COUNT(ops); o++)
-                    for (size_t v = 0; v < COUNT(variants); v++) {
-                        char forced[64] = "";
-                        if (variants[v]) snprintf(forced, sizeof forced, ", variant=%s", variants[v]);
-                        snprintf(src, sizeof src,
-                                 "kernel k(A: f32[5, %d] global, B: f32[5] global) threads=%d {\n"
-                                 "  shared As: f32[5, %d]\n  shared Bs: f32[5]\n"
-                                 "  cta.copy(As, A)\n  cta.sync()\n"
-                                 "  cta.%s(Bs, As, axes=(-1)%s)\n  cta.copy(B, Bs)\n}\n",
-                                 lengths[l], thread_counts[t], lengths[l], ops[o], forced);
-                        sim_case_result r = run_on_sim(src, ws, 7 + l, true, NULL);
-                        bool long_rows_many_warps = ws == 32 && thread_counts[t] >= 256 && lengths[l] >= 65;
-                        if (r.status == TILEC_ERR_DISPATCH && variants[v] && strcmp(variants[v], "cta_tree") == 0 &&
-                            !long_rows_many_warps)
-                            continue; /* cta_tree takes only few long rows on several whole warps */
-                        expect_ok(&r, src, ws);
-                        ran[v]++;
-                    }
-    for (size_t v = 0; v < COUNT(variants); v++) assert_true(ran[v] > 0);
+        for (int i = 0; i < MATRIX_ROWS; i++) {
+            const char *variant;
+            int len, threads;
+            matrix_program(i, src, sizeof src, &variant, &len, &threads);
+            sim_case_result r = run_on_sim(src, ws, 7 + (uint64_t)len, true, NULL);
+            bool long_rows_many_warps = ws == 32 && threads >= 256 && len >= 65;
+            if (r.status == TILEC_ERR_DISPATCH && variant && strcmp(variant, "cta_tree") == 0 && !long_rows_many_warps)
+                continue; /* cta_tree takes only few long rows on several whole warps */
+            expect_ok(&r, src, ws);
+            ran[i % 5]++;
+        }
+    for (int v = 0; v < 5; v++) assert_true(ran[v] > 0);
 }
 
 /* Every dtype, op, accum and NaN policy, on rows carrying every special pattern. */
