@@ -315,7 +315,7 @@ int main(int argc, char **argv) {
     char arch[32], device[256] = "";
     int driver = 0;
     if (!open_gpu(arch, sizeof arch, device, sizeof device, &driver)) return 3;
-    printf("gpu_check: %s (%s), driver %d.%d, %s\n", device, arch, driver / 1000, driver % 1000 / 10,
+    printf("gpu_check: %s (%s), CUDA driver API %d.%d, %s\n", device, arch, driver / 1000, driver % 1000 / 10,
            rtc_version(TILEC_BACKEND_CUDA) ? rtc_version(TILEC_BACKEND_CUDA) : "no NVRTC");
     FILE *log = stdout;
     tally ex = {0}, mat = {0}, rnd = {0};
@@ -379,7 +379,7 @@ int main(int argc, char **argv) {
         fprintf(f, "| examples | %d | %d | %.3g |\n", ex.kernels, ex.matched, ex.worst);
         fprintf(f, "| variant matrix (lengths × threads × ops × forced variants) | %d | %d | %.3g |\n", mat.kernels, mat.matched, mat.worst);
         fprintf(f, "| random kernels (dtypes, scopes, layouts, axes, accum, NaN policy) | %d | %d | %.3g |\n", rnd.kernels, rnd.matched, rnd.worst);
-        fprintf(f, "\nRun on %s: %s (%s), driver %d.%d, %s.\n", date, device, arch, driver / 1000, driver % 1000 / 10,
+        fprintf(f, "\nRun on %s: %s (%s), CUDA driver API %d.%d, %s.\n", date, device, arch, driver / 1000, driver % 1000 / 10,
                 rtc_version(TILEC_BACKEND_CUDA) ? rtc_version(TILEC_BACKEND_CUDA) : "no NVRTC");
         fclose(f);
     }
