@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # ./run.sh — set up, build, and run the main job: every example is checked, printed back
-# in canonical form, explained (which variant lowers each statement, and why), and run
-# with --check against the CPU reference at warp sizes 32 and 64. There is no GPU runtime
-# in this build yet, so examples run on the CPU simulator.
+# in canonical form, explained (which variant lowers each statement, and why), emitted as
+# CUDA and HIP and compiled with NVRTC (sm_90) and hiprtc (gfx90a) where they are
+# installed, and run with --check against the CPU reference at warp sizes 32 and 64.
+# There is no GPU runtime in this build yet, so examples run on the CPU simulator
+# (scripts/gpu-check runs them on a GPU).
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
@@ -16,6 +18,17 @@ for f in examples/*.tile; do
     $tilec fmt "$f"
     echo
     $tilec explain "$f" | grep -E '^(kernel|func)|^  line|^    \*'
+    out=$(mktemp -d)
+    for t in "cuda sm_90" "hip gfx90a"; do
+        set -- $t
+        $tilec emit "$f" --target "$1" --arch "$2" -o "$out/src"
+        if $tilec compile "$f" --target "$1" --arch "$2" -o "$out/bin" 2>"$out/err"; then
+            echo "$1 $2: $(wc -l <"$out/src") lines of source, $(stat -c %s "$out/bin") bytes compiled"
+        else
+            echo "$1 $2: $(wc -l <"$out/src") lines of source; not compiled: $(head -1 "$out/err")"
+        fi
+    done
+    rm -rf "$out"
     for ws in 32 64; do
         $tilec run "$f" --backend sim --warp-size "$ws" --check
     done

@@ -173,7 +173,8 @@ typedef enum tilec_severity { TILEC_SEV_ERROR, TILEC_SEV_NOTE } tilec_severity;
  * The strings belong to the context and stay valid until its diagnostics are cleared. */
 typedef struct tilec_diag {
     tilec_severity severity;
-    const char *file;    /* file name given to tilec_parse, or "<api>" */
+    const char *file;    /* file name given to tilec_parse, "<api>" for built IR, "tilec"
+                            for problems of the call itself (a missing compiler…) */
     int line, col;       /* position of the offending token */
     const char *message; /* one line, no trailing newline, no "error:" prefix */
 } tilec_diag;

@@ -43,7 +43,7 @@ expect "no arguments" 2 "$tilec"
 has "no arguments shows usage" "$tmp/err" "usage: tilec"
 expect "unknown command" 2 "$tilec" frobnicate
 has "unknown command is named" "$tmp/err" "unknown command 'frobnicate'"
-for cmd in check fmt explain run; do
+for cmd in check fmt explain run emit compile; do
     expect "$cmd --help" 0 "$tilec" "$cmd" --help
     has "$cmd --help shows usage" "$tmp/out" "usage: tilec $cmd"
     expect "$cmd without FILE" 2 "$tilec" "$cmd"
@@ -148,6 +148,45 @@ expect "run of a missing file" 1 "$tilec" run "$tmp/nonexistent.tile"
 printf 'kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As[0:2], A[0:2])\n  cta.sync()\n  cta.sum(Bs, As)\n  cta.copy(B, Bs)\n}\n' >"$tmp/uninit.tile"
 expect "run reports an uninitialised read" 1 "$tilec" run "$tmp/uninit.tile"
 has "the simulator names the line" "$tmp/err" "uninit.tile:6:7: error: simulator (warp size 32): CTA 0, thread 16 (warp 0, lane 16): reads As[16] before anything wrote it"
+
+# emit and compile
+cp "$root/examples/row_sum.tile" "$tmp/rs.tile"
+expect "emit --target cuda" 0 "$tilec" emit "$tmp/rs.tile" --target cuda
+has "emit writes FILE.cu" "$tmp/rs.cu" "extern \"C\" __global__ void __launch_bounds__(32) row_sum("
+expect "emit --target hip" 0 "$tilec" emit "$tmp/rs.tile" --target hip --arch gfx1030
+has "emit writes FILE.hip for wave32" "$tmp/rs.hip" "__shfl_xor(tl_acc8, 4, 8)"
+expect "emit -o -" 0 "$tilec" emit "$tmp/rs.tile" --target cuda -o -
+has "emit to standard output" "$tmp/out" "__shfl_xor_sync(tl_mask, tl_acc8, 1, 8);"
+expect "emit without --target" 2 "$tilec" emit "$tmp/rs.tile"
+expect "emit --target sim" 2 "$tilec" emit "$tmp/rs.tile" --target sim
+expect "compile without --arch" 2 "$tilec" compile "$tmp/rs.tile" --target cuda
+expect "emit of a bad program" 1 "$tilec" emit "$tmp/race.tile" --target cuda
+has "emit verifies first" "$tmp/err" "missing barrier"
+if ldconfig -p | grep -q libnvrtc; then
+    expect "compile --target cuda" 0 "$tilec" compile "$tmp/rs.tile" --target cuda --arch sm_80
+    if [ "$(head -c 4 "$tmp/rs.cubin" | od -An -c | tr -d ' ')" = '177ELF' ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: rs.cubin is not an ELF file"; fi
+    expect "compile for an arch NVRTC does not know" 3 "$tilec" compile "$tmp/rs.tile" --target cuda --arch sm_10
+    has "it says what NVRTC knows" "$tmp/err" "does not compile for sm_10; it knows:"
+    expect "compile with NVRTC missing" 3 env TILEC_NVRTC_PATH=/nonexistent/libnvrtc.so LD_LIBRARY_PATH=/nonexistent "$tilec" compile "$tmp/rs.tile" --target cuda --arch sm_90 -o "$tmp/x.cubin"
+else
+    echo "skipped: NVRTC is not installed here, so 'tilec compile --target cuda' is not run"
+fi
+if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+    nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    expect "emit a func for your own kernel" 0 "$tilec" emit "$root/examples/tile_row_max.tile" --target cuda -o "$tmp/tile_row_max.cuh"
+    expect "nvcc compiles a kernel that calls the func (docs/codegen.md)" 0 "$nvcc" -arch=sm_90 -c "$root/examples/call_func.cu" -I "$tmp" -o "$tmp/call_func.o"
+else
+    echo "skipped: no nvcc here, so examples/call_func.cu is not compiled"
+fi
+if ldconfig -p | grep -q libamdhip64; then
+    expect "compile --target hip" 0 "$tilec" compile "$tmp/rs.tile" --target hip --arch gfx90a
+    if [ -s "$tmp/rs.co" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: no rs.co"; fi
+    expect "compile for an arch ROCm does not know" 3 "$tilec" compile "$tmp/rs.tile" --target hip --arch gfx9999
+    has "it lists the archs it knows" "$tmp/err" "does not know gfx9999; it compiles for:"
+else
+    echo "skipped: hiprtc is not installed here, so 'tilec compile --target hip' is not run"
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

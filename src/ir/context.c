@@ -134,7 +134,8 @@ void ir_diag_vadd(tilec_ctx *ctx, const ir_source *src, tilec_severity sev, int 
     if (ctx->ndiags >= IR_MAX_DIAGS) { ctx->dropped++; return; }
     ir_str msg = {0};
     ir_str_vprintf(&msg, fmt, ap);
-    const char *file = src && src->file ? src->file : "<api>";
+    /* no source: a problem of the call itself (a missing compiler, a bad target) */
+    const char *file = src && src->file ? src->file : "tilec";
     char *f = strdup(file);
     if (msg.oom || !f) {
         ir_str_free(&msg);

@@ -2,8 +2,8 @@
  * rtc.c — NVRTC and hiprtc through dlopen (see rtc.h).
  *
  * The libraries are looked up once per process (pthread_once): an environment override
- * first (TILEC_NVRTC_PATH, TILEC_HIPRTC_PATH), then the sonames of recent releases, then
- * the toolkits' usual folders. hiprtc lives in libhiprtc.so.N in newer ROCm and inside
+ * (TILEC_NVRTC_PATH, TILEC_HIPRTC_PATH) is the only place tried when set; otherwise the
+ * sonames of recent releases, then the toolkits' usual folders. hiprtc lives in libhiprtc.so.N in newer ROCm and inside
  * libamdhip64 in ROCm 5. Entry points are resolved by name; a missing one makes the
  * library unusable rather than crashing later.
  *
@@ -72,9 +72,12 @@ static void open_lib(rtc_lib *L, const char *env, const char *const *names, cons
     snprintf(extra[1], sizeof extra[1], "%s", "/opt/rocm/lib/libhiprtc.so");
     const char *list[24];
     int n = 0;
-    if (over && *over) list[n++] = over;
-    for (int i = 0; names[i] && n < 20; i++) list[n++] = names[i];
-    list[n++] = prefix[0] == 'n' ? extra[0] : extra[1];
+    if (over && *over) { /* an explicit choice replaces the search, so a mistake shows */
+        list[n++] = over;
+    } else {
+        for (int i = 0; names[i] && n < 20; i++) list[n++] = names[i];
+        list[n++] = prefix[0] == 'n' ? extra[0] : extra[1];
+    }
     for (int i = 0; i < n; i++) {
         size_t used = strlen(L->tried);
         snprintf(L->tried + used, sizeof L->tried - used, "%s%s", used ? ", " : "", list[i]);
