@@ -68,12 +68,14 @@ extern "C" {
 /* X(SUFFIX, name) — where a buffer lives */
 #define TILEC_SPACE_LIST(X) X(GLOBAL, "global") X(SHARED, "shared") X(LOCAL, "local")
 
-/* X(SUFFIX, name, id name) — who executes a statement, widest first */
+/* X(SUFFIX, name, id name) — who executes a statement: cta to thread, widest first, then
+ * grid (every CTA of the launch together; whole-tensor reductions, see docs/format.md) */
 #define TILEC_SCOPE_LIST(X)                                                                \
     X(CTA, "cta", "cta_id")                                                                \
     X(WARPGROUP, "warpgroup", "warpgroup_id")                                              \
     X(WARP, "warp", "warp_id")                                                             \
-    X(THREAD, "thread", "thread_id")
+    X(THREAD, "thread", "thread_id")                                                       \
+    X(GRID, "grid", "grid_id")
 
 /* X(SUFFIX, name) — reduction operators */
 #define TILEC_OP_LIST(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min")
@@ -371,6 +373,8 @@ typedef struct tilec_launch_info {
     int threads;                     /* block size (1-D) */
     int64_t grid;                    /* CTAs (1-D) */
     size_t dynamic_shared;           /* bytes of dynamic shared memory to pass (0 when static) */
+    int nscratch;                    /* global scratch buffers to pass after the parameters, */
+    size_t scratch_bytes[4];         /* zeroed before the first launch (the kernel leaves them so) */
 } tilec_launch_info;
 
 TILEC_API tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *target,
@@ -401,6 +405,59 @@ TILEC_API tilec_status tilec_check(tilec_program *prog, const char *name,
                                    const tilec_target *target, const void *const *inputs,
                                    const void *const *outputs, tilec_check_result *results,
                                    size_t *count);
+
+/* ---------------------------------------------------------------------------------------
+ * JIT: whole-tensor reductions of device memory
+ * ------------------------------------------------------------------------------------ */
+
+/* Chooses where this context runs (once, before anything else of this section): CUDA or
+ * HIP device `device`, the simulator (device memory is then host memory), or AUTO: a
+ * usable GPU, else the simulator. TILEC_ERR_UNAVAILABLE says what was tried. Without it,
+ * the first call below opens AUTO on device 0. */
+TILEC_API tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int device);
+/* The backend in use (TILEC_BACKEND_AUTO before one is open). */
+TILEC_API tilec_backend tilec_runtime_backend(const tilec_ctx *ctx);
+
+/* Device memory of the context's backend (16-byte aligned at least). */
+TILEC_API tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr);
+TILEC_API tilec_status tilec_mem_free(tilec_ctx *ctx, void *ptr);
+TILEC_API tilec_status tilec_mem_upload(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);
+TILEC_API tilec_status tilec_mem_download(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);
+/* Waits for everything launched so far. */
+TILEC_API tilec_status tilec_synchronize(tilec_ctx *ctx);
+
+/* What to reduce: a dense row-major tensor of `rank` dims (1 to 8, extents >= 0, 64-bit)
+ * over `axes` (any non-empty set; negative counts from the end). The output is the
+ * tensor of the kept dims, in order (one element when every dim is reduced). */
+typedef struct tilec_reduce_desc {
+    tilec_op op;
+    tilec_dtype dtype;
+    int rank;
+    int64_t shape[TILEC_MAX_RANK];
+    int naxes;
+    int axes[TILEC_MAX_RANK];
+    tilec_nan nan;   /* max / min of floats */
+    bool accumulate; /* out = op(out, reduction) */
+    void *stream;    /* CUstream / hipStream_t; NULL: the default stream */
+} tilec_reduce_desc;
+
+/* Reduces `in` into `out` (device memory of the context's backend). The first call for a
+ * shape plans, generates, compiles (or finds in the cache) and loads a kernel; later calls
+ * launch it. Asynchronous on GPUs (tilec_synchronize). The same input gives the same bits
+ * on every run. 16-bit floats accumulate in f32; integer sums wrap. A sum over an empty
+ * axis gives 0; max / min over one is an error. */
+TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
+
+/* Checks a reduction's result against the double-precision reference (as tilec_check
+ * does for a kernel), in host memory: the input, the output before the call (read when
+ * accumulating) and after it. */
+TILEC_API tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in,
+                                          const void *out_before, const void *out_after,
+                                          tilec_check_result *result);
+
+/* The plan of a reduction as text (the merged view, the generated tile program, the
+ * variant chosen and why); free with tilec_free. Opens the runtime like tilec_reduce. */
+TILEC_API tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *desc, char **text);
 
 #ifdef __cplusplus
 }

@@ -108,4 +108,48 @@ static inline bool matrix_program(int i, char *buf, size_t size, const char **va
     return true;
 }
 
+/* A random whole-tensor reduction: rank 1 to 4, extents among 1, small primes and larger
+ * sizes, any non-empty set of axes, every dtype and op, accum and NaN policy; `big` makes
+ * some tensors large enough for grid_split. */
+static inline void make_grid_program(uint64_t *s, char *buf, size_t size, bool big) {
+    static const char *const dtypes[] = {"f32", "f16", "bf16", "f64", "i32", "u32", "i64"};
+    static const char *const ops[] = {"sum", "max", "min"};
+    static const int extents[] = {1, 2, 3, 5, 7, 13, 31, 32, 33, 64, 100, 127};
+    static const int threads_choice[] = {64, 128, 256, 96};
+    const char *dt = dtypes[pick(s, 7)];
+    bool flt = dt[0] == 'f' || dt[0] == 'b';
+    int rank = 1 + pick(s, 4), d[4];
+    for (int i = 0; i < rank; i++) d[i] = extents[pick(s, 12)];
+    if (big) { /* long rows, split over CTAs; the other extents stay small */
+        for (int i = 0; i < rank - 1; i++) d[i] = 1 + pick(s, 3);
+        d[rank - 1] = rank == 1 && pick(s, 2) ? (1 << 20) + 3 : (1 << 14) + pick(s, 5000);
+    }
+    int64_t total = 1;
+    for (int i = 0; i < rank; i++) total *= d[i];
+    while (total > (1 << 21)) { /* keep every tensor small enough to simulate quickly */
+        int i = pick(s, rank);
+        total /= d[i];
+        d[i] = 1 + d[i] / 8;
+        total *= d[i];
+    }
+    unsigned mask = 0;
+    while (!mask) mask = (unsigned)pick(s, 1 << rank);
+    int kept[4], nk = 0, axes[4], na = 0;
+    for (int i = 0; i < rank; i++) {
+        if (mask >> i & 1) axes[na++] = pick(s, 2) ? i - rank : i;
+        else kept[nk++] = d[i];
+    }
+    if (nk == 0) kept[nk++] = 1;
+    const char *op = ops[pick(s, 3)];
+    bool accum = pick(s, 3) == 0, ignore = flt && op[1] != 'u' && pick(s, 2);
+    char sd[64], kd[64];
+    dims_text(sd, sizeof sd, d, rank);
+    dims_text(kd, sizeof kd, kept, nk);
+    size_t at = 0;
+    put(buf, size, &at, "kernel k(A: %s[%s] global, B: %s[%s] global) threads=%d {\n  grid.%s(B, A, axes=(", dt, sd, dt,
+        kd, threads_choice[pick(s, 4)], op);
+    for (int i = 0; i < na; i++) put(buf, size, &at, "%s%d", i ? ", " : "", axes[i]);
+    put(buf, size, &at, ")%s%s)\n}\n", accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "");
+}
+
 #endif

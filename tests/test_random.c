@@ -30,7 +30,26 @@ static void test_random_programs(void **state) {
     assert_int_equal(ran, 3000);
 }
 
+/* Whole-tensor reductions (grid scope), as tilec_reduce plans them: every variant. */
+static void test_random_grid_programs(void **state) {
+    (void)state;
+    uint64_t s = 77;
+    char src[1024];
+    int split = 0;
+    for (int i = 0; i < 400; i++) {
+        make_grid_program(&s, src, sizeof src, i % 10 == 0);
+        for (int ws = 32; ws <= 64; ws *= 2) {
+            sim_case_result r = run_on_sim(src, ws, (uint64_t)i, true, NULL);
+            if (r.status != TILEC_OK || !r.ok)
+                fail_msg("grid program %d, warp size %d, status %s:\n%s\n--- program ---\n%s", i, ws,
+                         tilec_status_name(r.status), r.why, src);
+        }
+        split += strstr(src, "16") != NULL || strstr(src, "1048579") != NULL;
+    }
+    assert_true(split > 10);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_programs)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_random_programs), cmocka_unit_test(test_random_grid_programs)};
     return cmocka_run_group_tests_name("random programs", tests, NULL, NULL);
 }

@@ -157,9 +157,14 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         }
         memcpy(before[i], args[i], bytes[i]);
     }
+    tilec_launch_info info = {.grid = tilec_kernel_grid(k), .threads = tilec_kernel_threads(k)};
+    if (rc == EXIT_OK && tilec_launch_info_get(prog, t, tilec_kernel_name(k), &info) != TILEC_OK) {
+        fputs(tilec_diag_text(ctx), stderr); /* the program does not verify or lower */
+        rc = EXIT_BAD_INPUT;
+    }
     if (rc == EXIT_OK) {
         printf("%s %s on sim (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
-               tilec_kernel_name(k), t->warp_size ? t->warp_size : 32, tilec_kernel_grid(k), tilec_kernel_threads(k));
+               tilec_kernel_name(k), t->warp_size ? t->warp_size : 32, info.grid, info.threads);
         fflush(stdout);
         tilec_status st = tilec_simulate(prog, tilec_kernel_name(k), t, args);
         if (st != TILEC_OK) {

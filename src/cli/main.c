@@ -247,6 +247,17 @@ static const command commands[] = {
      "installed or does not know the arch, saying what was looked for; 1 with the\n"
      "compiler's log when it fails.\n",
      cmd_compile},
+    {"reduce", "a JIT reduction of random data: plan, time, bandwidth",
+     "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--nan propagate|ignore]\n"
+     "                    [--accumulate] [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
+     "\n"
+     "Reduces a random tensor (floats in [-1, 1), integers in [-100, 100]) over --axes\n"
+     "(comma-separated, negative from the end; default -1) with tilec_reduce, on a GPU when\n"
+     "one is usable (--backend auto) or the simulator. Prints the backend, the merged view and\n"
+     "the variant chosen (--explain: the whole plan), then the first call's time and the time\n"
+     "and bandwidth (input + output bytes) of --repeat more calls. --check compares the\n"
+     "result with the double-precision reference and exits 1 on a mismatch.\n",
+     cmd_reduce},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -369,6 +369,11 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
                       tk->params[i]->space == TILEC_SPACE_GLOBAL && !tk->is_func ? "__restrict__ " : "");
         cg_name(s, tk->params[i]->name);
     }
+    for (int i = 0; i < k->nbufs; i++) /* global scratch, after the parameters */
+        if (k->bufs[i]->space == TILEC_SPACE_GLOBAL && k->bufs[i]->param < 0) {
+            ir_str_printf(s, "%s%s *__restrict__ ", tk->nparams ? ", " : "", c_type(k->bufs[i]->type));
+            buf_name(s, k->bufs[i]);
+        }
     ir_str_printf(s, ") {\n");
     if (dynamic) ir_str_printf(s, "  extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];\n");
     size_t offset = 0;

@@ -12,11 +12,12 @@
 static const dsp_case *const registry[] = {
     &dsp_case_cta_tree, &dsp_case_local, &dsp_case_local_smem, &dsp_case_sequential, &dsp_case_shared,
     &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
+    &dsp_case_grid_rows, &dsp_case_grid_split, &dsp_case_grid_general,
 };
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
 _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");
 
-static const char *const opkind_names[] = {"sum", "max", "min", "copy", "fill", "sync"};
+static const char *const opkind_names[] = {"sum", "max", "min", "copy", "fill", "sync", "grid sum", "grid max", "grid min"};
 _Static_assert(sizeof opkind_names / sizeof opkind_names[0] == DSP_OPKIND_COUNT, "opkind names");
 
 const char *dsp_opkind_name(dsp_opkind k) { return opkind_names[k]; }
@@ -26,7 +27,10 @@ dsp_opkind dsp_opkind_of(const ir_stmt *st) {
     case IR_COPY: return DSP_COPY;
     case IR_FILL: return DSP_FILL;
     case IR_SYNC: return DSP_SYNC;
-    default: return st->op == TILEC_OP_SUM ? DSP_SUM : st->op == TILEC_OP_MAX ? DSP_MAX : DSP_MIN;
+    default:
+        if (st->exec.scope == TILEC_SCOPE_GRID)
+            return st->op == TILEC_OP_SUM ? DSP_GRID_SUM : st->op == TILEC_OP_MAX ? DSP_GRID_MAX : DSP_GRID_MIN;
+        return st->op == TILEC_OP_SUM ? DSP_SUM : st->op == TILEC_OP_MAX ? DSP_MAX : DSP_MIN;
     }
 }
 

@@ -30,7 +30,8 @@ bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size
 const char *dsp_backend_name(tilec_backend b);
 
 /* What a statement is, for the registry: reductions by operator, then data movement. */
-typedef enum dsp_opkind { DSP_SUM, DSP_MAX, DSP_MIN, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_OPKIND_COUNT } dsp_opkind;
+typedef enum dsp_opkind { DSP_SUM, DSP_MAX, DSP_MIN, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_GRID_SUM, DSP_GRID_MAX,
+                           DSP_GRID_MIN, DSP_OPKIND_COUNT } dsp_opkind;
 dsp_opkind dsp_opkind_of(const ir_stmt *st);
 const char *dsp_opkind_name(dsp_opkind k);
 
@@ -87,12 +88,13 @@ typedef struct dsp_case {
 } dsp_case;
 
 #define DSP_OPS_REDUCE ((1u << DSP_SUM) | (1u << DSP_MAX) | (1u << DSP_MIN))
+#define DSP_OPS_GRID ((1u << DSP_GRID_SUM) | (1u << DSP_GRID_MAX) | (1u << DSP_GRID_MIN))
 #define DSP_ALL_TARGETS ((1u << TILEC_BACKEND_CUDA) | (1u << TILEC_BACKEND_HIP) | (1u << TILEC_BACKEND_SIM))
 
 /* The cases, one table per variant file. */
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
-    dsp_case_sync;
+    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_split, dsp_case_grid_general;
 
 /* ---- the verdicts of one dispatch ------------------------------------------------------ */
 
@@ -106,7 +108,7 @@ typedef struct dsp_verdict {
     bool chosen;
 } dsp_verdict;
 
-enum { DSP_MAX_CASES = 16 };
+enum { DSP_MAX_CASES = 24 };
 
 typedef struct dsp_report {
     dsp_verdict v[DSP_MAX_CASES];

@@ -44,7 +44,7 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
             continue;
         }
         marker->variant = rep.v[rep.chosen].c->variant;
-        if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD)
+        if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID)
             lp_barrier(k, into, st->exec.scope);
     }
     if (k->oom) {

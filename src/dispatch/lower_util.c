@@ -21,9 +21,9 @@ void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, co
     *q = (dsp_query){.target = t, .kernel = k, .st = st, .opkind = dsp_opkind_of(st),
                      .threads = k->threads, .ws = t->warp_size};
     tilec_scope s = st->exec.scope;
-    q->inst_size = ir_scope_size(s, k->threads, t->warp_size);
+    q->inst_size = ir_scope_size(s, k->threads, t->warp_size); /* grid: per CTA */
     if (q->inst_size > k->threads) q->inst_size = k->threads; /* one partial warp */
-    q->inst_count = ir_scope_count(s, k->threads, t->warp_size);
+    q->inst_count = s == TILEC_SCOPE_GRID ? 1 : ir_scope_count(s, k->threads, t->warp_size);
     q->inst_last = k->threads - (q->inst_count - 1) * q->inst_size;
     q->selected = st->exec.instance >= 0;
     if (st->kind != IR_REDUCE) return;

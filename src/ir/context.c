@@ -84,6 +84,7 @@ void ir_begin(tilec_ctx *ctx) { tilec_diag_clear(ctx); }
 
 void tilec_close(tilec_ctx *ctx) {
     if (!ctx) return;
+    if (ctx->runtime && ctx->runtime_free) ctx->runtime_free(ctx->runtime);
     tilec_diag_clear(ctx);
     free(ctx);
 }

@@ -50,6 +50,8 @@ typedef struct ir_diag {
 #define IR_MAX_DIAGS 64
 
 struct tilec_ctx {
+    void *runtime;                 /* the JIT runtime's state (src/runtime), or NULL */
+    void (*runtime_free)(void *);  /* set with it; called by tilec_close */
     ir_diag diags[IR_MAX_DIAGS];
     size_t ndiags;
     size_t dropped;   /* diagnostics past IR_MAX_DIAGS */

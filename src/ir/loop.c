@@ -87,6 +87,10 @@ lp_buf *lp_buf_scratch(lp_kernel *k, const char *name, lp_type t, int64_t elems)
     return add_buf(k, name, TILEC_SPACE_SHARED, t, elems);
 }
 
+lp_buf *lp_buf_scratch_global(lp_kernel *k, const char *name, lp_type t, int64_t elems) {
+    return add_buf(k, name, TILEC_SPACE_GLOBAL, t, elems);
+}
+
 int lp_reg_new(lp_kernel *k, lp_type t, const char *name) {
     if (!ir_arena_grow(&k->prog->arena, (void **)&k->regs, &k->cap_regs, k->nregs + 1, sizeof *k->regs)) {
         k->oom = true;

@@ -151,6 +151,9 @@ typedef struct lp_kernel {
 lp_kernel *lp_kernel_new(tilec_program *p, const tilec_kernel *tile, int warp_size);
 lp_buf *lp_buf_for(lp_kernel *k, const tilec_buffer *b); /* the tile buffer's entry */
 lp_buf *lp_buf_scratch(lp_kernel *k, const char *name, lp_type t, int64_t elems);
+/* Global scratch the launcher allocates, zeroed, and passes after the parameters (partial
+ * results and completion counters of grid reductions; the kernel leaves counters at 0). */
+lp_buf *lp_buf_scratch_global(lp_kernel *k, const char *name, lp_type t, int64_t elems);
 int lp_reg_new(lp_kernel *k, lp_type t, const char *name);
 
 lp_expr *lp_int(lp_kernel *k, lp_type t, int64_t v);

@@ -305,6 +305,7 @@ static void parse_index(parser *ps, ir_index *ix) {
     ix->pos = (ir_pos){ps->t.line, ps->t.col};
     if (ps->t.kind == TOK_NAME) {
         int id = ir_lookup_id(ps->t.s, ps->t.n);
+        if (id == TILEC_SCOPE_GRID) id = -1; /* the grid is one instance: it has no id */
         if (id < 0)
             fail_unknown(ps, &ps->t, "index", id_words, COUNT(id_words),
                          "an integer, a slice a:b, cta_id, warpgroup_id, warp_id or thread_id");

@@ -132,6 +132,7 @@ int ir_scope_size(tilec_scope s, int threads, int warp_size) {
     case TILEC_SCOPE_CTA: return threads;
     case TILEC_SCOPE_WARPGROUP: return 128;
     case TILEC_SCOPE_WARP: return warp_size;
+    case TILEC_SCOPE_GRID: return threads; /* per CTA */
     default: return 1;
     }
 }

@@ -190,6 +190,9 @@ static bool check_access(racer *rc, const access *now) {
 
 void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
     racer rc = {.p = p, .k = k, .ws = warp_size};
+    for (int i = 0; i < k->nstmts; i++)
+        if (k->stmts[i]->exec.scope == TILEC_SCOPE_GRID && k->stmts[i]->kind != IR_ALLOC)
+            return; /* a grid statement stands alone in its kernel */
     for (int i = 0; i < k->nstmts && !rc.oom; i++) {
         const ir_stmt *st = k->stmts[i];
         if (st->kind == IR_ALLOC) continue;

@@ -35,12 +35,12 @@ static void err(verifier *v, ir_pos at, const char *fmt, ...) {
 }
 
 static const char *scope_plural(tilec_scope s) {
-    static const char *const names[] = {"CTAs", "warpgroups", "warps", "threads"};
+    static const char *const names[] = {"CTAs", "warpgroups", "warps", "threads", "grids"};
     return names[s];
 }
 
 /* Scope s is at least as wide as scope t (cta > warpgroup > warp > thread). */
-static bool wider_or_equal(tilec_scope s, tilec_scope t) { return s <= t; }
+static bool wider_or_equal(tilec_scope s, tilec_scope t) { return s <= t; } /* cta .. thread */
 
 /* ---- regions -------------------------------------------------------------------------- */
 
@@ -169,8 +169,45 @@ static void check_dst_per_instance(verifier *v, const ir_stmt *st) {
 
 /* ---- statements ----------------------------------------------------------------------- */
 
+/* A grid statement: every CTA of the launch works on one whole-tensor reduction, so it
+ * is the only statement of a kernel, reads and writes global memory, and lets tilec pick
+ * the number of CTAs. */
+static bool check_grid(verifier *v, const ir_stmt *st) {
+    const tilec_kernel *k = v->k;
+    if (st->kind != IR_REDUCE) {
+        err(v, st->pos, "grid scope is for reductions (sum, max, min); use cta scope for %s",
+            st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : "sync");
+        return false;
+    }
+    if (st->exec.instance >= 0) {
+        err(v, st->pos, "the grid is a single instance; write grid.%s without an index", tilec_op_name(st->op));
+        return false;
+    }
+    if (k->is_func || k->nstmts != 1 || k->grid != 1) {
+        err(v, st->pos, "a grid statement must be the only statement of a kernel without grid= "
+                        "(tilec chooses how many CTAs share it)");
+        return false;
+    }
+    const ir_region *r[2] = {&st->dst, &st->src};
+    for (int i = 0; i < 2; i++) {
+        if (r[i]->buf->space != TILEC_SPACE_GLOBAL) {
+            err(v, r[i]->pos, "'%s' is %s; a grid statement reads and writes global buffers", r[i]->buf->name,
+                tilec_space_name(r[i]->buf->space));
+            return false;
+        }
+        for (int d = 0; d < r[i]->nindex; d++)
+            if (r[i]->index[d].kind == TILEC_INDEX_ID) {
+                err(v, r[i]->index[d].pos, "%s has no value in a grid statement (all CTAs share it)",
+                    ir_id_name(r[i]->index[d].id));
+                return false;
+            }
+    }
+    return true;
+}
+
 static bool check_exec(verifier *v, const ir_stmt *st) {
     tilec_scope s = st->exec.scope;
+    if (s == TILEC_SCOPE_GRID) return check_grid(v, st);
     int threads = v->k->threads;
     if (s == TILEC_SCOPE_WARPGROUP && threads % 128 != 0) {
         err(v, st->pos, "warpgroup scope needs a multiple of 128 threads, but '%s' has "
@@ -298,7 +335,7 @@ static void verify_kernel(verifier *v) {
         bool ok = check_region(v, st, &st->dst);
         if (st->kind != IR_FILL) ok = check_region(v, st, &st->src) && ok;
         if (!ok) continue;
-        check_dst_per_instance(v, st);
+        if (st->exec.scope != TILEC_SCOPE_GRID) check_dst_per_instance(v, st);
         switch (st->kind) {
         case IR_COPY: check_copy(v, st); break;
         case IR_FILL: check_fill_value(v, st); break;

@@ -11,6 +11,7 @@
 #include "sim.h"
 
 #include "../codegen/codegen.h"
+#include "../ir/numeric.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,7 +121,16 @@ tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *targ
     snprintf(info->symbol, sizeof info->symbol, "%s", sym.data ? sym.data : "");
     ir_str_free(&sym);
     info->threads = k->threads;
-    info->grid = k->grid;
+    info->grid = lk->grid; /* a grid statement's variant chooses it */
+    for (int i = 0; i < lk->nbufs; i++) {
+        const lp_buf *b = lk->bufs[i];
+        if (b->space != TILEC_SPACE_GLOBAL || b->param >= 0) continue;
+        if (info->nscratch == 4) {
+            ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "kernel '%s' needs more than 4 scratch buffers", k->name);
+            return TILEC_ERR_INTERNAL;
+        }
+        info->scratch_bytes[info->nscratch++] = (size_t)b->elems * num_size(b->type);
+    }
     size_t shared = cg_shared_bytes(lk);
     info->dynamic_shared = !k->is_func && shared > CG_STATIC_SHARED_LIMIT ? shared : 0;
     return TILEC_OK;

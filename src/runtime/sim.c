@@ -644,8 +644,10 @@ tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args) {
     for (int i = 0; ok && i < nb; i++) {
         const lp_buf *b = k->bufs[i];
         size_t bytes = (size_t)b->elems * num_size(b->type);
-        if (b->space == TILEC_SPACE_GLOBAL) {
-            S.mem[i] = b->param >= 0 ? args[b->param] : NULL;
+        if (b->space == TILEC_SPACE_GLOBAL && b->param < 0) { /* scratch: zeroed, as a launcher gives it */
+            ok = (S.mem[i] = calloc(1, bytes ? bytes : 1)) != NULL;
+        } else if (b->space == TILEC_SPACE_GLOBAL) {
+            S.mem[i] = args[b->param];
             ok = S.mem[i] != NULL;
         } else if (b->param >= 0 && !args[b->param]) {
             ok = false;
@@ -698,7 +700,7 @@ tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args) {
         memcpy(args[b->param], b->space == TILEC_SPACE_SHARED ? S.mem[i] : S.locals + (size_t)S.local_off[i], bytes);
     }
     for (int i = 0; i < nb && S.mem; i++) {
-        if (k->bufs[i]->space == TILEC_SPACE_SHARED) free(S.mem[i]);
+        if (k->bufs[i]->space == TILEC_SPACE_SHARED || k->bufs[i]->param < 0) free(S.mem[i]);
         if (S.shadows) free(S.shadows[i]);
     }
     for (int w = 0; S.warps && w < S.nwarps; w++) free(S.warps[w].stack);

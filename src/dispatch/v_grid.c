@@ -1,0 +1,214 @@
+/*
+ * v_grid.c — whole-tensor reductions: grid-scope statements, where every CTA of the
+ * launch works on one reduction and the variant chooses how many CTAs there are.
+ *
+ * - grid_split: few outputs, each very long (a whole-array sum, 64 rows of 4M): every
+ *   output's elements are cut into C chunks, one CTA per chunk folds its chunk (warp
+ *   butterflies, one shared slot per warp) into a partial in global scratch, then adds 1
+ *   to a completion counter; the CTA that sees the count reach the grid folds each
+ *   output's C partials in order and resets the counter. One launch, and the same bits on
+ *   every run (the order of every fold is fixed; no floating-point atomics).
+ * - grid_rows: reduced axes innermost (rows): groups of g lanes per row as in `shared`,
+ *   rows spread over the CTAs.
+ * - grid_general: any axes: one thread per output, elements folded in order; outputs
+ *   spread over the CTAs (consecutive threads take consecutive outputs, so a column
+ *   reduction reads coalesced).
+ */
+#include "dispatch.h"
+
+#include <stdio.h>
+
+enum { MAX_CTAS = 1024, SPLIT_CHUNK = 4096, SPLIT_CTAS = 512 };
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+static bool any_axes(const dsp_query *q, char *why, size_t n) {
+    (void)q, (void)why, (void)n;
+    return true;
+}
+
+/* The reduced axes are the innermost ones and the source is dense: (outputs, red_len) rows. */
+static bool rows(const dsp_query *q, char *why, size_t n) {
+    bool seen_reduced = false;
+    for (int d = 0; d < q->src_rank; d++) {
+        if (q->reduced[d]) seen_reduced = true;
+        else if (seen_reduced) {
+            snprintf(why, n, "a kept axis (%d) is inside the reduced ones", d);
+            return false;
+        }
+    }
+    if (!dsp_region_dense(&q->st->src)) {
+        snprintf(why, n, "the source region is not dense");
+        return false;
+    }
+    return true;
+}
+
+static int split_chunks(const dsp_query *q) {
+    int64_t c = ceil_div(q->red_len, SPLIT_CHUNK), most = SPLIT_CTAS / q->spatial_len;
+    if (most < 1) most = 1;
+    return (int)(c < most ? c : most);
+}
+
+static bool few_long(const dsp_query *q, char *why, size_t n) {
+    if (split_chunks(q) >= 2 && q->threads % q->ws == 0) return true;
+    if (q->threads % q->ws)
+        snprintf(why, n, "threads=%d is not a multiple of the warp size (%d)", q->threads, q->ws);
+    else
+        snprintf(why, n, "%lld outputs of %lld elements: one CTA per output is enough", (long long)q->spatial_len,
+                 (long long)q->red_len);
+    return false;
+}
+
+/* acc = fold of src[s, r] for r in [lo, hi) step stride. */
+static void fold_range(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *lo, lp_expr *hi, lp_expr *stride) {
+    lp_kernel *k = l->k;
+    lp_type it = dsp_index_type(l->q->red_len);
+    int r = lp_reg_new(k, it, "r");
+    lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, lo), lp_cast(k, it, hi), lp_cast(k, it, stride));
+    lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
+    lp_expr *x = lp_cast(k, k->regs[acc].type, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))));
+    lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
+}
+
+static bool lower_split(dsp_lower *l, char *why, size_t n) {
+    (void)why, (void)n;
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    int T = q->threads, ws = q->ws, nw = T / ws, C = split_chunks(q);
+    int64_t S = q->spatial_len, R = q->red_len, L = ceil_div(R, C);
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(R);
+    k->grid = S * C;
+    lp_buf *partials = lp_buf_scratch_global(k, "partials", at, S * C);
+    lp_buf *counter = lp_buf_scratch_global(k, "counter", LP_U32, 1);
+    lp_buf *slots = lp_buf_scratch(k, "slots", at, nw);
+    lp_buf *last = lp_buf_scratch(k, "last", LP_I32, 1);
+    lp_expr *tid = lp_special_expr(k, LP_TID), *lane = lp_special_expr(k, LP_LANE), *warp = lp_special_expr(k, LP_WARP);
+    int s = lp_reg_new(k, it, "s"), c = lp_reg_new(k, it, "chunk"), lo = lp_reg_new(k, it, "lo"), hi = lp_reg_new(k, it, "hi");
+    lp_block *b = l->into;
+    lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
+    lp_assign(k, b, s, lp_binary(k, LO_DIV, cta, lp_int(k, it, C)));
+    lp_assign(k, b, c, lp_binary(k, LO_REM, cta, lp_int(k, it, C)));
+    lp_assign(k, b, lo, lp_binary(k, LO_MUL, lp_reg(k, c), lp_int(k, it, L)));
+    lp_assign(k, b, hi, lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, lp_binary(k, LO_ADD, lp_reg(k, lo), lp_int(k, it, L)),
+                                  lp_int(k, it, R)));
+    /* this CTA's chunk: threads stride over it, then warps and slots combine */
+    int acc = lp_reg_new(k, at, "acc");
+    lp_assign(k, b, acc, dsp_identity(l));
+    fold_range(l, b, acc, lp_reg(k, s), lp_binary(k, LO_ADD, lp_reg(k, lo), lp_cast(k, it, tid)), lp_reg(k, hi), lp_int(k, it, T));
+    dsp_xor_tree(l, b, acc, ws);
+    lp_store(k, &lp_if(k, b, lp_binary(k, LO_EQ, lane, lp_int(k, LP_I32, 0)))->body, slots, warp, lp_reg(k, acc));
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_block *first = &lp_if(k, b, lp_binary(k, LO_EQ, warp, lp_int(k, LP_I32, 0)))->body;
+    int v = lp_reg_new(k, at, "v");
+    lp_assign(k, first, v, dsp_identity(l));
+    lp_assign(k, &lp_if(k, first, lp_binary(k, LO_LT, lane, lp_int(k, LP_I32, nw)))->body, v, lp_load(k, slots, lane));
+    int width = 1;
+    while (width < nw) width <<= 1;
+    dsp_xor_tree(l, first, v, width);
+    /* thread 0 publishes the partial, then counts this CTA as done */
+    lp_block *t0 = &lp_if(k, first, lp_binary(k, LO_EQ, lane, lp_int(k, LP_I32, 0)))->body;
+    lp_store(k, t0, partials, lp_special_expr(k, LP_CTA), lp_reg(k, v));
+    lp_fence(k, t0);
+    int old = lp_reg_new(k, LP_U32, "done");
+    lp_atomic_add(k, t0, old, counter, lp_int(k, LP_I32, 0), lp_int(k, LP_U32, 1));
+    lp_store(k, t0, last, lp_int(k, LP_I32, 0),
+             lp_cast(k, LP_I32, lp_binary(k, LO_EQ, lp_reg(k, old), lp_int(k, LP_U32, k->grid - 1))));
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    /* the last CTA folds every output's partials in chunk order */
+    lp_block *fin = &lp_if(k, b, lp_binary(k, LO_NE, lp_load(k, last, lp_int(k, LP_I32, 0)), lp_int(k, LP_I32, 0)))->body;
+    lp_fence(k, fin);
+    lp_type st = dsp_index_type(S);
+    int o = lp_reg_new(k, st, "o"), j = lp_reg_new(k, LP_I32, "j"), tot = lp_reg_new(k, at, "total");
+    lp_block *each = &lp_for(k, fin, o, lp_cast(k, st, tid), lp_int(k, st, S), lp_int(k, st, T))->body;
+    lp_assign(k, each, tot, dsp_identity(l));
+    lp_block *inner = &lp_for(k, each, j, lp_int(k, LP_I32, 0), lp_int(k, LP_I32, C), lp_int(k, LP_I32, 1))->body;
+    lp_expr *at_j = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_cast(k, dsp_index_type(S * C), lp_reg(k, o)),
+                                                   lp_int(k, dsp_index_type(S * C), C)),
+                              lp_cast(k, dsp_index_type(S * C), lp_reg(k, j)));
+    lp_assign(k, inner, tot, dsp_combine(l, lp_reg(k, tot), lp_load(k, partials, at_j)));
+    dsp_store_output(l, each, lp_reg(k, o), lp_reg(k, tot));
+    lp_store(k, &lp_if(k, fin, lp_binary(k, LO_EQ, tid, lp_int(k, LP_I32, 0)))->body, counter, lp_int(k, LP_I32, 0),
+             lp_int(k, LP_U32, 0)); /* ready for the next launch */
+    return true;
+}
+
+static bool lower_rows(dsp_lower *l, char *why, size_t n) {
+    (void)why, (void)n;
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    int g = q->group, per = q->threads / g;
+    int64_t S = q->spatial_len;
+    int64_t grid = ceil_div(S, per);
+    if (grid > MAX_CTAS) grid = MAX_CTAS;
+    k->grid = grid;
+    int64_t steps = ceil_div(S, grid * per);
+    lp_type it = dsp_index_type(S + grid * per);
+    lp_expr *tid = lp_cast(k, it, lp_special_expr(k, LP_TID));
+    int lane = lp_reg_new(k, it, "lane"), grp = lp_reg_new(k, it, "grp"), s = lp_reg_new(k, it, "s");
+    lp_assign(k, l->into, lane, g > 1 ? lp_binary(k, LO_REM, tid, lp_int(k, it, g)) : lp_int(k, it, 0));
+    lp_assign(k, l->into, grp, g > 1 ? lp_binary(k, LO_DIV, tid, lp_int(k, it, g)) : tid);
+    int step = lp_reg_new(k, it, "step");
+    lp_block *body = &lp_for(k, l->into, step, lp_int(k, it, 0), lp_int(k, it, steps), lp_int(k, it, 1))->body;
+    /* consecutive CTAs take consecutive blocks of rows */
+    lp_expr *block = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, step), lp_int(k, it, grid)),
+                               lp_cast(k, it, lp_special_expr(k, LP_CTA)));
+    lp_assign(k, body, s, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, block, lp_int(k, it, per)), lp_reg(k, grp)));
+    int acc = lp_reg_new(k, dsp_acc_type(q), "acc");
+    lp_assign(k, body, acc, dsp_identity(l));
+    lp_expr *in_range = lp_binary(k, LO_LT, lp_reg(k, s), lp_int(k, it, S));
+    dsp_accumulate(l, &lp_if(k, body, in_range)->body, acc, lp_reg(k, s), lp_reg(k, lane), lp_int(k, it, g));
+    dsp_xor_tree(l, body, acc, g);
+    lp_expr *leader = lp_binary(k, LO_AND, in_range, lp_binary(k, LO_EQ, lp_reg(k, lane), lp_int(k, it, 0)));
+    dsp_store_output(l, &lp_if(k, body, leader)->body, lp_reg(k, s), lp_reg(k, acc));
+    return true;
+}
+
+static bool lower_general(dsp_lower *l, char *why, size_t n) {
+    (void)why, (void)n;
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    int T = q->threads;
+    int64_t S = q->spatial_len, grid = ceil_div(S, T);
+    if (grid > MAX_CTAS) grid = MAX_CTAS;
+    k->grid = grid;
+    lp_type it = dsp_index_type(S + grid * T);
+    lp_expr *first = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_cast(k, it, lp_special_expr(k, LP_CTA)), lp_int(k, it, T)),
+                               lp_cast(k, it, lp_special_expr(k, LP_TID)));
+    int s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, dsp_acc_type(q), "acc");
+    lp_block *body = &lp_for(k, l->into, s, first, lp_int(k, it, S), lp_int(k, it, grid * T))->body;
+    lp_assign(k, body, acc, dsp_identity(l));
+    dsp_accumulate(l, body, acc, lp_reg(k, s), lp_int(k, it, 0), lp_int(k, it, 1));
+    dsp_store_output(l, body, lp_reg(k, s), lp_reg(k, acc));
+    return true;
+}
+
+const dsp_case dsp_case_grid_split = {
+    .variant = "grid_split",
+    .priority = 30,
+    .ops = DSP_OPS_GRID,
+    .targets = DSP_ALL_TARGETS,
+    .preds = {{"rows", rows}, {"few_long", few_long}},
+    .lower = lower_split,
+    .summary = "each output's elements split over CTAs; partials, a completion counter, the last CTA folds in order",
+};
+
+const dsp_case dsp_case_grid_rows = {
+    .variant = "grid_rows",
+    .priority = 20,
+    .ops = DSP_OPS_GRID,
+    .targets = DSP_ALL_TARGETS,
+    .preds = {{"rows", rows}},
+    .lower = lower_rows,
+    .summary = "groups of g lanes per row, shuffle butterfly, rows spread over the CTAs",
+};
+
+const dsp_case dsp_case_grid_general = {
+    .variant = "grid_general",
+    .priority = 10,
+    .ops = DSP_OPS_GRID,
+    .targets = DSP_ALL_TARGETS,
+    .preds = {{"any_axes", any_axes}},
+    .lower = lower_general,
+    .summary = "one thread per output, elements in order; outputs spread over the CTAs",
+};

@@ -1,0 +1,241 @@
+/*
+ * be_cuda.c — the CUDA backend: the driver API through dlopen("libcuda.so.1") (never the
+ * bare libcuda.so, which can be the toolkit's stub), the device's primary context, CUBINs
+ * compiled by NVRTC for its exact sm_XY, modules loaded from memory.
+ */
+#include "runtime.h"
+
+#include "../codegen/codegen.h"
+#include "rtc.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+typedef struct cuda_dev {
+    void *lib;
+    int device;
+    void *context;
+    CUresult (*init)(unsigned);
+    CUresult (*count)(int *);
+    CUresult (*get)(int *, int);
+    CUresult (*attribute)(int *, int, int);
+    CUresult (*retain)(void **, int);
+    CUresult (*unretain)(int);
+    CUresult (*set_current)(void *);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*mem_free)(CUdeviceptr);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t);
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*memset8)(CUdeviceptr, unsigned char, size_t, void *);
+    CUresult (*sync)(void);
+    CUresult (*load)(void **, const void *);
+    CUresult (*unload)(void *);
+    CUresult (*function)(void **, void *, const char *);
+    CUresult (*set_attribute)(void *, int, int);
+    CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
+    CUresult (*error)(CUresult, const char **);
+} cuda_dev;
+
+enum { CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35 };
+
+static bool bind(void *lib, void *fn, const char *name) {
+    void *p = dlsym(lib, name);
+    memcpy(fn, &p, sizeof p);
+    return p != NULL;
+}
+
+static const char *why(const cuda_dev *d, CUresult r) {
+    const char *s = NULL;
+    if (d->error) d->error(r, &s);
+    return s ? s : "unknown error";
+}
+
+static tilec_status fail(rt *r, CUresult res, const char *what) {
+    cuda_dev *d = r->dev;
+    ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "CUDA %s failed: %s (%d)", what, why(d, res), res);
+    return TILEC_ERR_UNAVAILABLE;
+}
+
+static tilec_status cuda_open(rt *r, int device) {
+    cuda_dev *d = calloc(1, sizeof *d);
+    if (!d) return TILEC_ERR_NOMEM;
+    d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!d->lib) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "no CUDA driver: libcuda.so.1 could not be loaded (%s); install the NVIDIA driver, or use "
+                    "the sim backend", dlerror());
+        free(d);
+        return TILEC_ERR_UNAVAILABLE;
+    }
+    bool ok = bind(d->lib, &d->init, "cuInit") && bind(d->lib, &d->count, "cuDeviceGetCount") &&
+              bind(d->lib, &d->get, "cuDeviceGet") && bind(d->lib, &d->attribute, "cuDeviceGetAttribute") &&
+              bind(d->lib, &d->retain, "cuDevicePrimaryCtxRetain") &&
+              bind(d->lib, &d->unretain, "cuDevicePrimaryCtxRelease_v2") &&
+              bind(d->lib, &d->set_current, "cuCtxSetCurrent") && bind(d->lib, &d->mem_alloc, "cuMemAlloc_v2") &&
+              bind(d->lib, &d->mem_free, "cuMemFree_v2") && bind(d->lib, &d->htod, "cuMemcpyHtoD_v2") &&
+              bind(d->lib, &d->dtoh, "cuMemcpyDtoH_v2") && bind(d->lib, &d->memset8, "cuMemsetD8Async") &&
+              bind(d->lib, &d->sync, "cuCtxSynchronize") && bind(d->lib, &d->load, "cuModuleLoadData") &&
+              bind(d->lib, &d->unload, "cuModuleUnload") && bind(d->lib, &d->function, "cuModuleGetFunction") &&
+              bind(d->lib, &d->set_attribute, "cuFuncSetAttribute") && bind(d->lib, &d->launch, "cuLaunchKernel") &&
+              bind(d->lib, &d->error, "cuGetErrorString");
+    r->dev = d;
+    if (!ok) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "libcuda.so.1 lacks driver API entry points tilec needs");
+        goto unusable;
+    }
+    CUresult res = d->init(0);
+    if (res == ERR_STUB) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "libcuda.so.1 is the CUDA toolkit's stub library, not a driver: this machine has no NVIDIA driver");
+        goto unusable;
+    }
+    if (res == ERR_NO_DEVICE || res == ERR_NO_DRIVER) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "the NVIDIA driver sees no usable GPU (%s)", why(d, res));
+        goto unusable;
+    }
+    if (res) { fail(r, res, "cuInit"); goto unusable; }
+    int n = 0;
+    if ((res = d->count(&n)) || device >= n) {
+        if (res) fail(r, res, "cuDeviceGetCount");
+        else ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "CUDA device %d does not exist (%d found)", device, n);
+        goto unusable;
+    }
+    int major = 0, minor = 0;
+    if ((res = d->get(&d->device, device)) || (res = d->attribute(&major, CC_MAJOR, d->device)) ||
+        (res = d->attribute(&minor, CC_MINOR, d->device)) || (res = d->retain(&d->context, d->device)) ||
+        (res = d->set_current(d->context))) {
+        fail(r, res, "device setup");
+        goto unusable;
+    }
+    if (!rtc_version(TILEC_BACKEND_CUDA)) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "a CUDA GPU is here but NVRTC is not: install the CUDA "
+                                                         "toolkit's NVRTC or set TILEC_NVRTC_PATH");
+        goto unusable;
+    }
+    static char arch[16]; /* one value per process in practice; read only after this */
+    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+    r->target = (dsp_target){TILEC_BACKEND_CUDA, arch, 32};
+    return TILEC_OK;
+unusable:
+    if (d->context && d->unretain) d->unretain(d->device);
+    dlclose(d->lib);
+    free(d);
+    r->dev = NULL;
+    return TILEC_ERR_UNAVAILABLE;
+}
+
+static void cuda_close(rt *r) {
+    cuda_dev *d = r->dev;
+    if (!d) return;
+    d->unretain(d->device);
+    dlclose(d->lib);
+    free(d);
+}
+
+static tilec_status cuda_alloc(rt *r, size_t n, void **p) {
+    cuda_dev *d = r->dev;
+    CUdeviceptr ptr = 0;
+    CUresult res = d->mem_alloc(&ptr, n);
+    if (res) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "cuMemAlloc of %zu bytes failed: %s", n, why(d, res));
+        return TILEC_ERR_NOMEM;
+    }
+    *p = (void *)(uintptr_t)ptr;
+    return TILEC_OK;
+}
+
+static tilec_status cuda_release(rt *r, void *p) {
+    cuda_dev *d = r->dev;
+    CUresult res = d->mem_free((CUdeviceptr)(uintptr_t)p);
+    return res ? fail(r, res, "cuMemFree") : TILEC_OK;
+}
+
+static tilec_status cuda_upload(rt *r, void *dst, const void *src, size_t n) {
+    cuda_dev *d = r->dev;
+    CUresult res = d->htod((CUdeviceptr)(uintptr_t)dst, src, n);
+    return res ? fail(r, res, "cuMemcpyHtoD") : TILEC_OK;
+}
+
+static tilec_status cuda_download(rt *r, void *dst, const void *src, size_t n) {
+    cuda_dev *d = r->dev;
+    CUresult res = d->dtoh(dst, (CUdeviceptr)(uintptr_t)src, n);
+    return res ? fail(r, res, "cuMemcpyDtoH") : TILEC_OK;
+}
+
+static tilec_status cuda_zero(rt *r, void *dst, size_t n, void *stream) {
+    cuda_dev *d = r->dev;
+    CUresult res = d->memset8((CUdeviceptr)(uintptr_t)dst, 0, n, stream);
+    return res ? fail(r, res, "cuMemsetD8Async") : TILEC_OK;
+}
+
+static tilec_status cuda_sync(rt *r) {
+    cuda_dev *d = r->dev;
+    CUresult res = d->sync();
+    return res ? fail(r, res, "cuCtxSynchronize") : TILEC_OK;
+}
+
+static tilec_status cuda_load(rt *r, rt_plan *p) {
+    cuda_dev *d = r->dev;
+    ir_str src = {0};
+    lp_kernel *ks[1] = {p->kernel};
+    cg_emit_program(&src, &cg_cuda, p->prog, ks);
+    if (src.oom) return TILEC_ERR_NOMEM;
+    rtc_result bin;
+    tilec_status st = rtc_compile(r->ctx, TILEC_BACKEND_CUDA, r->target.arch, 32, "tilec_reduce.cu", src.data, RTC_BINARY, &bin);
+    ir_str_free(&src);
+    if (st != TILEC_OK) return st;
+    CUresult res = d->load(&p->module, bin.data);
+    rtc_result_free(&bin);
+    if (res) return fail(r, res, "cuModuleLoadData");
+    if ((res = d->function(&p->function, p->module, p->info.symbol))) return fail(r, res, "cuModuleGetFunction");
+    if (p->info.dynamic_shared &&
+        (res = d->set_attribute(p->function, MAX_DYNAMIC_SHARED, (int)p->info.dynamic_shared)))
+        return fail(r, res, "cuFuncSetAttribute");
+    return TILEC_OK;
+}
+
+static tilec_status cuda_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream) {
+    cuda_dev *d = r->dev;
+    CUdeviceptr a = (CUdeviceptr)(uintptr_t)in, b = (CUdeviceptr)(uintptr_t)out, s[4];
+    void *params[6] = {&a, &b};
+    for (int i = 0; i < p->info.nscratch; i++) {
+        s[i] = (CUdeviceptr)(uintptr_t)p->scratch[i];
+        params[2 + i] = &s[i];
+    }
+    CUresult res = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
+                             (unsigned)p->info.dynamic_shared, stream, params, NULL);
+    if (res) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "launching %s (grid %lld, block %d, %zu shared bytes) failed: %s",
+                    p->info.symbol, (long long)p->info.grid, p->info.threads, p->info.dynamic_shared, why(d, res));
+        return TILEC_ERR_UNAVAILABLE;
+    }
+    return TILEC_OK;
+}
+
+static void cuda_unload(rt *r, rt_plan *p) {
+    cuda_dev *d = r->dev;
+    if (p->module) d->unload(p->module);
+    p->module = p->function = NULL;
+}
+
+const rt_backend rt_cuda = {
+    .kind = TILEC_BACKEND_CUDA,
+    .name = "cuda",
+    .open = cuda_open,
+    .close = cuda_close,
+    .alloc = cuda_alloc,
+    .release = cuda_release,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .zero = cuda_zero,
+    .sync = cuda_sync,
+    .load = cuda_load,
+    .launch = cuda_launch,
+    .unload = cuda_unload,
+};

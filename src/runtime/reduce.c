@@ -1,0 +1,294 @@
+/*
+ * reduce.c — tilec_reduce: plan, generate, compile, cache, launch.
+ *
+ * The planner turns (shape, axes) into the smallest equivalent view: extent-1 dims are
+ * dropped and neighbouring dims that are both reduced or both kept are merged, so
+ * [8, 1, 16, 32] over axes (2, 3) becomes [8, 512] over (1). The view becomes a one-line
+ * tile program, `grid.OP(B, A, axes=...)`, which goes down the same pipeline as any
+ * .tile file: verify, dispatch to a grid variant (docs/dispatch.md), lower, emit, compile,
+ * load. Plans are kept per context, keyed by everything that changes the code.
+ */
+#include "runtime.h"
+
+#include "../codegen/codegen.h"
+#include "../ir/numeric.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { THREADS = 256 };
+
+/* The merged view of a reduction. */
+typedef struct view {
+    int rank;
+    int64_t shape[TILEC_MAX_RANK];
+    bool reduced[TILEC_MAX_RANK];
+    int64_t in_elems, out_elems;
+    bool empty_axis; /* a reduced extent is 0 while the output is not empty */
+} view;
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static tilec_status bad(tilec_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static tilec_status bad(tilec_ctx *ctx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ir_diag_vadd(ctx, NULL, TILEC_SEV_ERROR, 0, 0, fmt, ap);
+    va_end(ap);
+    return TILEC_ERR_INVALID_ARG;
+}
+
+/* Checks the descriptor and builds the merged view. */
+static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *v) {
+    if ((unsigned)d->op >= TILEC_OP_COUNT) return bad(ctx, "op %d is not a tilec_op", (int)d->op);
+    if ((unsigned)d->dtype >= TILEC_DTYPE_COUNT) return bad(ctx, "dtype %d is not a tilec_dtype", (int)d->dtype);
+    if ((unsigned)d->nan >= TILEC_NAN_COUNT) return bad(ctx, "nan policy %d is not a tilec_nan", (int)d->nan);
+    if (d->rank < 1 || d->rank > TILEC_MAX_RANK)
+        return bad(ctx, "rank %d is out of range: a tensor has 1 to %d dimensions", d->rank, TILEC_MAX_RANK);
+    if (d->naxes < 1 || d->naxes > d->rank)
+        return bad(ctx, "%d axes for a tensor of rank %d: give 1 to %d", d->naxes, d->rank, d->rank);
+    bool red[TILEC_MAX_RANK] = {0};
+    for (int i = 0; i < d->naxes; i++) {
+        int a = d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i];
+        if (a < 0 || a >= d->rank)
+            return bad(ctx, "axis %d is out of range for rank %d (axes %d to %d)", d->axes[i], d->rank, -d->rank, d->rank - 1);
+        if (red[a]) return bad(ctx, "axis %d is given twice", a);
+        red[a] = true;
+    }
+    *v = (view){.in_elems = 1, .out_elems = 1};
+    int64_t reduced_elems = 1;
+    for (int i = 0; i < d->rank; i++) {
+        int64_t e = d->shape[i];
+        if (e < 0) return bad(ctx, "extent %lld of dimension %d is negative", (long long)e, i);
+        if (__builtin_mul_overflow(v->in_elems, e, &v->in_elems))
+            return bad(ctx, "the tensor has more than 2^63-1 elements");
+        if (red[i]) reduced_elems *= e ? 1 : 0;
+        else v->out_elems *= e;
+        if (e == 1) continue; /* changes nothing */
+        if (v->rank > 0 && v->reduced[v->rank - 1] == red[i]) v->shape[v->rank - 1] *= e; /* neighbours merge */
+        else {
+            v->shape[v->rank] = e;
+            v->reduced[v->rank++] = red[i];
+        }
+    }
+    bool any = false;
+    for (int i = 0; i < v->rank; i++) any = any || v->reduced[i];
+    if (!any) { /* every reduced extent is 1: the reduction of one element */
+        v->shape[v->rank] = 1;
+        v->reduced[v->rank++] = true;
+    }
+    v->empty_axis = v->out_elems > 0 && reduced_elems == 0;
+    if (v->empty_axis && d->op != TILEC_OP_SUM)
+        return bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
+    return TILEC_OK;
+}
+
+static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, char *key, size_t n) {
+    size_t at = (size_t)snprintf(key, n, "%s %s %s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
+                                 tilec_nan_name(d->nan), d->accumulate ? " accum" : "", r->be->name, r->target.arch,
+                                 r->target.warp_size);
+    for (int i = 0; i < v->rank && at < n; i++)
+        at += (size_t)snprintf(key + at, n - at, " %lld%s", (long long)v->shape[i], v->reduced[i] ? "r" : "");
+}
+
+/* The one-statement tile program of a view. */
+static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view *v, tilec_program **out) {
+    tilec_program *p;
+    tilec_kernel *k;
+    tilec_buffer *A, *B;
+    tilec_status st = tilec_program_new(ctx, &p);
+    if (st != TILEC_OK) return st;
+    int64_t kept[TILEC_MAX_RANK];
+    int nk = 0;
+    tilec_reduce_attrs at = tilec_reduce_attrs_default();
+    at.naxes = 0;
+    for (int i = 0; i < v->rank; i++) {
+        if (v->reduced[i]) at.axes[at.naxes++] = i;
+        else kept[nk++] = v->shape[i];
+    }
+    if (nk == 0) kept[nk++] = 1;
+    at.nan = d->nan;
+    at.accum = d->accumulate;
+    if ((st = tilec_kernel_new(p, "tilec_reduce", false, THREADS, 1, &k)) == TILEC_OK &&
+        (st = tilec_kernel_param(k, "A", d->dtype, v->rank, v->shape, TILEC_SPACE_GLOBAL, &A)) == TILEC_OK &&
+        (st = tilec_kernel_param(k, "B", d->dtype, nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK) {
+        tilec_region a = tilec_region_whole(A), b = tilec_region_whole(B);
+        st = tilec_kernel_reduce(k, (tilec_exec){TILEC_SCOPE_GRID, -1}, d->op, &b, &a, &at);
+    }
+    if (st != TILEC_OK) {
+        tilec_program_free(p);
+        return st;
+    }
+    *out = p;
+    return TILEC_OK;
+}
+
+static const char *variant_of(const lp_kernel *k) {
+    for (int i = 0; i < k->body.n; i++)
+        if (k->body.items[i]->kind == LS_OP) return k->body.items[i]->variant;
+    return "?";
+}
+
+/* The cached plan for the descriptor, made (and loaded) on a miss. */
+static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, rt_plan **out) {
+    char key[512];
+    plan_key(r, d, v, key, sizeof key);
+    for (rt_plan *p = r->plans; p; p = p->next)
+        if (strcmp(p->key, key) == 0) {
+            rt_log(r, "hit  %s", key);
+            *out = p;
+            return TILEC_OK;
+        }
+    double t0 = now_ms();
+    rt_plan *p = calloc(1, sizeof *p);
+    if (!p) return TILEC_ERR_NOMEM;
+    snprintf(p->key, sizeof p->key, "%s", key);
+    tilec_status st = build(r->ctx, d, v, &p->prog);
+    if (st == TILEC_OK) st = ir_verify(p->prog, r->target.warp_size);
+    if (st == TILEC_OK && !(p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &r->target)))
+        st = ir_error_count(r->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
+    if (st == TILEC_OK) {
+        lp_kernel *k = p->kernel;
+        ir_str sym = {0};
+        cg_name(&sym, p->prog->kernels[0]->name);
+        snprintf(p->info.symbol, sizeof p->info.symbol, "%s", sym.data ? sym.data : "");
+        ir_str_free(&sym);
+        p->info.threads = k->threads;
+        p->info.grid = k->grid;
+        size_t shared = cg_shared_bytes(k);
+        p->info.dynamic_shared = shared > CG_STATIC_SHARED_LIMIT ? shared : 0;
+        p->variant = variant_of(k);
+        for (int i = 0; i < k->nbufs && st == TILEC_OK; i++) {
+            const lp_buf *b = k->bufs[i];
+            if (b->space != TILEC_SPACE_GLOBAL || b->param >= 0 || p->info.nscratch == 4) continue;
+            size_t bytes = (size_t)b->elems * num_size(b->type);
+            p->info.scratch_bytes[p->info.nscratch] = bytes;
+            st = r->be->alloc(r, bytes, &p->scratch[p->info.nscratch]);
+            if (st == TILEC_OK) st = r->be->zero(r, p->scratch[p->info.nscratch], bytes, NULL);
+            p->info.nscratch++;
+        }
+    }
+    double t1 = now_ms();
+    if (st == TILEC_OK) st = r->be->load(r, p);
+    if (st != TILEC_OK) {
+        for (int i = 0; i < p->info.nscratch; i++)
+            if (p->scratch[i]) r->be->release(r, p->scratch[i]);
+        if (r->be->unload) r->be->unload(r, p);
+        tilec_program_free(p->prog);
+        free(p);
+        return st;
+    }
+    rt_log(r, "miss %s: variant %s, grid %lld x %d, lowered in %.2f ms, compiled and loaded in %.2f ms", key,
+           p->variant, (long long)p->info.grid, p->info.threads, t1 - t0, now_ms() - t1);
+    p->next = r->plans;
+    r->plans = p;
+    r->nplans++;
+    *out = p;
+    return TILEC_OK;
+}
+
+tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    if (!d) return bad(ctx, "no reduction descriptor");
+    view v;
+    tilec_status st = plan_view(ctx, d, &v);
+    if (st != TILEC_OK) return st;
+    size_t es = tilec_dtype_size(d->dtype);
+    if (v.out_elems > 0 && (!out || (!in && v.in_elems > 0)))
+        return bad(ctx, "%s is NULL", !out ? "the output" : "the input");
+    uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
+    size_t in_bytes = (size_t)v.in_elems * es, out_bytes = (size_t)v.out_elems * es;
+    if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
+        return bad(ctx, "the input and the output overlap; reduce into another buffer");
+    rt *r;
+    if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
+    if (v.out_elems == 0) return TILEC_OK;             /* nothing to write */
+    if (v.empty_axis) /* a sum of nothing is 0; accumulating 0 changes nothing */
+        return d->accumulate ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);
+    rt_plan *p;
+    if ((st = get_plan(r, d, &v, &p)) != TILEC_OK) return st;
+    return r->be->launch(r, p, in, out, d->stream);
+}
+
+tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, const void *out_before,
+                                const void *out_after, tilec_check_result *result) {
+    if (!ctx || !result) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    if (!d) return bad(ctx, "no reduction descriptor");
+    view v;
+    tilec_status st = plan_view(ctx, d, &v);
+    if (st != TILEC_OK) return st;
+    *result = (tilec_check_result){.param = "out", .ok = true, .exact = true, .first_bad = -1};
+    size_t es = tilec_dtype_size(d->dtype), out_bytes = (size_t)v.out_elems * es;
+    if (v.out_elems == 0) return TILEC_OK;
+    if (!in || !out_before || !out_after) return bad(ctx, "tilec_reduce_check needs the input and both outputs");
+    if (v.empty_axis) { /* 0, or unchanged when accumulating */
+        const unsigned char *want = out_before, *got = out_after;
+        for (size_t i = 0; i < out_bytes; i++)
+            if (d->accumulate ? got[i] != want[i] : got[i] != 0) {
+                result->ok = false;
+                result->mismatches++;
+                if (result->first_bad < 0) result->first_bad = (int64_t)(i / es);
+            }
+        return TILEC_OK;
+    }
+    tilec_program *p;
+    if ((st = build(ctx, d, &v, &p)) != TILEC_OK) return st;
+    const void *before[2] = {in, out_before}, *after[2] = {in, out_after};
+    tilec_check_result res[2];
+    size_t n = 0;
+    st = tilec_check(p, NULL, NULL, before, after, res, &n);
+    if (st == TILEC_OK && n == 1) {
+        *result = res[0];
+        result->param = "out";
+    }
+    tilec_program_free(p);
+    return st;
+}
+
+tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, char **text) {
+    if (!ctx || !text) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    *text = NULL;
+    if (!d) return bad(ctx, "no reduction descriptor");
+    view v;
+    tilec_status st = plan_view(ctx, d, &v);
+    rt *r = NULL;
+    if (st == TILEC_OK) st = rt_get(ctx, &r);
+    if (st != TILEC_OK) return st;
+    ir_str s = {0};
+    ir_str_printf(&s, "backend %s (target %s %s, warp size %d)\nview:", r->be->name, dsp_backend_name(r->target.backend),
+                  r->target.arch, r->target.warp_size);
+    for (int i = 0; i < v.rank; i++) ir_str_printf(&s, " %lld%s", (long long)v.shape[i], v.reduced[i] ? " (reduced)" : "");
+    ir_str_printf(&s, "\n");
+    if (v.out_elems == 0 || v.empty_axis) {
+        ir_str_printf(&s, v.out_elems == 0 ? "the output is empty: nothing runs\n"
+                                           : "a reduced extent is 0: the output is set to 0 (left as is when accumulating)\n");
+    } else {
+        rt_plan *p;
+        if ((st = get_plan(r, d, &v, &p)) == TILEC_OK) {
+            char *tile = NULL, *table = NULL;
+            tilec_format(p->prog, &tile, NULL);
+            tilec_explain(p->prog, &(tilec_target){r->target.backend, r->target.arch, r->target.warp_size}, false, &table);
+            ir_str_printf(&s, "program:\n%s\nvariant %s, grid %lld x %d threads, %d scratch buffer%s\n%s",
+                          tile ? tile : "", p->variant, (long long)p->info.grid, p->info.threads, p->info.nscratch,
+                          p->info.nscratch == 1 ? "" : "s", table ? table : "");
+            tilec_free(tile);
+            tilec_free(table);
+        }
+    }
+    if (st != TILEC_OK || s.oom) {
+        ir_str_free(&s);
+        return st != TILEC_OK ? st : TILEC_ERR_NOMEM;
+    }
+    *text = s.data;
+    return TILEC_OK;
+}
