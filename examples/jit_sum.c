@@ -27,7 +27,7 @@ int main(void) {
     CHECK(tilec_runtime_open(ctx, TILEC_BACKEND_AUTO, 0)); /* a GPU if usable, else the simulator */
 
     float *host = malloc(sizeof(float) * ROWS * COLS), sums[ROWS];
-    for (int i = 0; i < ROWS * COLS; i++) host[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
+    for (long long i = 0; i < (long long)ROWS * COLS; i++) host[i] = (float)((i * 7919) % 2001 - 1000) / 1000.0f;
 
     void *in, *out;
     CHECK(tilec_mem_alloc(ctx, sizeof(float) * ROWS * COLS, &in));
