@@ -4,6 +4,9 @@
  * mixed calls, and the JIT's latencies (first call, cached call, host time per call).
  *
  *   jit_check [--out FILE.md]      exit 0 ok, 1 a failure, 3 no usable GPU
+ *   jit_check --first-call         only the time to a new process's first result of one
+ *                                  shape (run it twice on a fresh cache: a miss, then a
+ *                                  disk hit)
  */
 #include "../tests/sim_support.h"
 
@@ -108,6 +111,19 @@ static void *work(void *arg) {
     return NULL;
 }
 
+/* The time from the first tilec_reduce of a shape to its result, in a process that has
+ * only opened the runtime (CUDA context creation is not counted). */
+static int first_call(tilec_ctx *ctx) {
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {2048, 777}, .naxes = 1, .axes = {1}};
+    void *din, *dout;
+    if (tilec_mem_alloc(ctx, 2048 * 777 * 4, &din) || tilec_mem_alloc(ctx, 2048 * 4, &dout)) return 1;
+    double t0 = now_ms();
+    tilec_status st = tilec_reduce(ctx, &d, din, dout);
+    if (st == TILEC_OK) st = tilec_synchronize(ctx);
+    printf("%.2f\n", now_ms() - t0);
+    return st == TILEC_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     const char *out = argc == 3 && !strcmp(argv[1], "--out") ? argv[2] : NULL;
     tilec_ctx *ctx;
@@ -115,6 +131,11 @@ int main(int argc, char **argv) {
     if (tilec_runtime_open(ctx, TILEC_BACKEND_CUDA, 0) != TILEC_OK) {
         fprintf(stderr, "jit_check: no usable CUDA GPU: %s", tilec_diag_text(ctx));
         return 3;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--first-call")) {
+        int rc = first_call(ctx);
+        tilec_close(ctx);
+        return rc;
     }
     static tilec_reduce_desc descs[512];
     int n = matrix(descs, 512), passed = 0, failed = 0;

@@ -186,12 +186,13 @@ static tilec_status cuda_load(rt *r, rt_plan *p) {
     lp_kernel *ks[1] = {p->kernel};
     cg_emit_program(&src, &cg_cuda, p->prog, ks);
     if (src.oom) return TILEC_ERR_NOMEM;
-    rtc_result bin;
-    tilec_status st = rtc_compile(r->ctx, TILEC_BACKEND_CUDA, r->target.arch, 32, "tilec_reduce.cu", src.data, RTC_BINARY, &bin);
+    void *bin = NULL;
+    size_t n = 0;
+    tilec_status st = rt_binary(r, src.data, &bin, &n);
     ir_str_free(&src);
     if (st != TILEC_OK) return st;
-    CUresult res = d->load(&p->module, bin.data);
-    rtc_result_free(&bin);
+    CUresult res = d->load(&p->module, bin);
+    free(bin);
     if (res) return fail(r, res, "cuModuleLoadData");
     if ((res = d->function(&p->function, p->module, p->info.symbol))) return fail(r, res, "cuModuleGetFunction");
     if (p->info.dynamic_shared &&

@@ -137,13 +137,13 @@ static tilec_status hip_load(rt *r, rt_plan *p) {
     lp_kernel *ks[1] = {p->kernel};
     cg_emit_program(&src, &cg_hip, p->prog, ks);
     if (src.oom) return TILEC_ERR_NOMEM;
-    rtc_result bin;
-    tilec_status st = rtc_compile(r->ctx, TILEC_BACKEND_HIP, r->target.arch, r->target.warp_size, "tilec_reduce.hip",
-                                  src.data, RTC_BINARY, &bin);
+    void *bin = NULL;
+    size_t n = 0;
+    tilec_status st = rt_binary(r, src.data, &bin, &n);
     ir_str_free(&src);
     if (st != TILEC_OK) return st;
-    hipError_t e = d->load(&p->module, bin.data);
-    rtc_result_free(&bin);
+    hipError_t e = d->load(&p->module, bin);
+    free(bin);
     if (e) return fail(r, e, "hipModuleLoadData");
     if ((e = d->function(&p->function, p->module, p->info.symbol))) return fail(r, e, "hipModuleGetFunction");
     return TILEC_OK;

@@ -7,6 +7,8 @@
  */
 #include "runtime.h"
 
+#include "rtc.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +48,44 @@ static tilec_status try_open(tilec_ctx *ctx, const rt_backend *be, int device, r
         free(r);
         return st;
     }
+    if (be->kind != TILEC_BACKEND_SIM) cache_open(&r->cache);
     *out = r;
+    return TILEC_OK;
+}
+
+typedef struct build_arg {
+    rt *r;
+    const char *source;
+    tilec_status st;
+} build_arg;
+
+static bool build_binary(void *p, void **data, size_t *size) {
+    build_arg *a = p;
+    rtc_result res;
+    a->st = rtc_compile(a->r->ctx, a->r->target.backend, a->r->target.arch, a->r->target.warp_size, "tilec.cu",
+                        a->source, RTC_BINARY, &res);
+    if (a->st != TILEC_OK) return false;
+    *data = res.data;
+    *size = res.size;
+    res.data = NULL;
+    rtc_result_free(&res);
+    return true;
+}
+
+tilec_status rt_binary(rt *r, const char *source, void **data, size_t *size) {
+    const char *compiler = rtc_version(r->target.backend);
+    ir_str key = {0};
+    ir_str_printf(&key, "tilec kernel cache 1\ntilec %s\n%s %s warp %d\n%s\n", TILEC_VERSION_STRING,
+                  dsp_backend_name(r->target.backend), r->target.arch, r->target.warp_size, compiler ? compiler : "none");
+    ir_str_put(&key, source, strlen(source));
+    if (key.oom) { ir_str_free(&key); return TILEC_ERR_NOMEM; }
+    build_arg a = {r, source, TILEC_OK};
+    int hits = r->cache.hits;
+    bool ok = cache_get(&r->cache, key.data, key.len, r->target.backend == TILEC_BACKEND_CUDA ? 1 : 2, build_binary, &a,
+                        data, size);
+    ir_str_free(&key);
+    rt_log(r, "disk cache %s (%s)", r->cache.hits > hits ? "hit" : r->cache.mode == CACHE_OFF ? "off" : "miss", r->cache.dir);
+    if (!ok) return a.st != TILEC_OK ? a.st : TILEC_ERR_COMPILE;
     return TILEC_OK;
 }
 
@@ -74,6 +113,10 @@ tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int devic
     if (st != TILEC_OK) return st;
     ctx->runtime = r;
     ctx->runtime_free = rt_free;
+    if (r->cache.unwritable) { /* the one warning: a note of this call, and the log */
+        ir_diag_add(ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.why);
+        rt_log(r, "%s", r->cache.why);
+    }
     rt_log(r, "backend %s, target %s %s, warp size %d", r->be->name, dsp_backend_name(r->target.backend),
            r->target.arch, r->target.warp_size);
     return TILEC_OK;

@@ -6,6 +6,7 @@
 #define TILEC_RUNTIME_H
 
 #include "../dispatch/dispatch.h"
+#include "cache.h"
 
 typedef struct rt rt;
 
@@ -50,7 +51,12 @@ struct rt {
     rt_plan *plans;      /* the in-memory cache, newest first */
     int nplans;
     bool log;            /* TILEC_JIT_LOG=1 */
+    rt_cache cache;      /* compiled kernels on disk */
 };
+
+/* The binary of `source` for the runtime's GPU target: from the disk cache, or compiled
+ * with NVRTC / hiprtc and stored. *data is malloc'd. */
+tilec_status rt_binary(rt *r, const char *source, void **data, size_t *size);
 
 /* The context's runtime, opened on AUTO device 0 when it is not yet. */
 tilec_status rt_get(tilec_ctx *ctx, rt **out);

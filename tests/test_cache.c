@@ -1,0 +1,319 @@
+/*
+ * test_cache.c — the disk cache with a fake compiler behind it: hits and misses,
+ * corrupted, truncated and tampered entries, a planted symlink, an unwritable directory,
+ * read-only and off modes, eviction of the least recently used, 8 threads asking for one
+ * key (built once), 4 processes sharing a directory (built once, nobody reads half an
+ * entry), and SHA-256 against known answers.
+ */
+#define _DEFAULT_SOURCE /* usleep */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "../src/runtime/cache.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char dir[256];
+static int builds; /* the fake compiler's count (atomic where threads share it) */
+
+typedef struct fake {
+    const char *payload;
+    unsigned sleep_us;
+    const char *marker; /* a file to append a line to, for counting across processes */
+} fake;
+
+static bool fake_build(void *arg, void **data, size_t *size) {
+    fake *f = arg;
+    if (f->sleep_us) usleep(f->sleep_us);
+    __atomic_add_fetch(&builds, 1, __ATOMIC_SEQ_CST);
+    if (f->marker) {
+        int fd = open(f->marker, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (write(fd, "built\n", 6) != 6) return false;
+        close(fd);
+    }
+    *size = strlen(f->payload);
+    *data = malloc(*size + 1);
+    memcpy(*data, f->payload, *size + 1);
+    return true;
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/tilec-cache-test-%ld-XXXXXX", (long)getpid());
+    if (!mkdtemp(dir)) return -1;
+    setenv("TILEC_CACHE_DIR", dir, 1);
+    unsetenv("TILEC_CACHE");
+    unsetenv("TILEC_CACHE_MAX_BYTES");
+    builds = 0;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *get(rt_cache *c, const char *key, uint32_t kind, fake *f) {
+    void *data;
+    size_t n;
+    assert_true(cache_get(c, key, strlen(key), kind, fake_build, f, &data, &n));
+    assert_int_equal(n, strlen(data));
+    return data;
+}
+
+/* The one entry file in dir (the test writes a single key). */
+static void entry_file(char *out, size_t n) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls %s/*.tcb", dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(fgets(out, (int)n, p));
+    out[strcspn(out, "\n")] = '\0';
+    pclose(p);
+}
+
+static void test_sha256(void **state) {
+    (void)state;
+    uint8_t h[32];
+    char hex[65];
+    rt_sha256("abc", 3, h);
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    rt_sha256("", 0, h);
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
+    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    rt_sha256(two_blocks, strlen(two_blocks), h);
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", h[i]);
+    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+static void test_hit_and_miss(void **state) {
+    (void)state;
+    rt_cache c;
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_RW);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    fake f = {"CUBIN-1", 0, NULL};
+    char *a = get(&c, "key one", 1, &f), *b = get(&c, "key one", 1, &f);
+    assert_string_equal(a, "CUBIN-1");
+    assert_string_equal(b, "CUBIN-1");
+    assert_int_equal(builds, 1);
+    assert_int_equal(c.hits, 1);
+    /* a new context finds it on disk */
+    rt_cache c2;
+    cache_open(&c2);
+    char *d = get(&c2, "key one", 1, &f);
+    assert_int_equal(builds, 1);
+    assert_int_equal(c2.hits, 1);
+    /* another key, and the same key of another kind, are built */
+    char *e = get(&c, "key two", 1, &f), *g = get(&c, "key one", 2, &f);
+    assert_int_equal(builds, 3);
+    free(a); free(b); free(d); free(e); free(g);
+}
+
+static void test_damaged_entries(void **state) {
+    (void)state;
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"a payload long enough to damage", 0, NULL};
+    free(get(&c, "k", 1, &f));
+    char path[512];
+    entry_file(path, sizeof path);
+    /* a flipped payload byte: the checksum fails, the entry is rebuilt */
+    int fd = open(path, O_RDWR);
+    assert_true(pwrite(fd, "X", 1, 60) == 1);
+    close(fd);
+    char *x = get(&c, "k", 1, &f);
+    assert_string_equal(x, f.payload);
+    assert_int_equal(builds, 2);
+    assert_int_equal(c.rejected, 1);
+    free(x);
+    /* truncated */
+    assert_int_equal(truncate(path, 70), 0);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, 3);
+    /* a header that lies about the size */
+    fd = open(path, O_RDWR);
+    assert_true(pwrite(fd, "\x01", 1, 16) == 1);
+    close(fd);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, 4);
+    /* garbage */
+    fd = open(path, O_WRONLY | O_TRUNC);
+    assert_true(write(fd, "not an entry at all, just bytes that fill a header's length....", 64) == 64);
+    close(fd);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, 5);
+    assert_int_equal(c.rejected, 4);
+    /* after all that, a valid entry again */
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, 5);
+}
+
+static void test_symlink_not_followed(void **state) {
+    (void)state;
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"real", 0, NULL};
+    free(get(&c, "k", 1, &f));
+    char path[512], outside[600];
+    entry_file(path, sizeof path);
+    snprintf(outside, sizeof outside, "%s.outside", dir);
+    char cmd[3000];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s' && rm '%s' && ln -s '%s' '%s'", path, outside, path, outside, path);
+    assert_int_equal(system(cmd), 0);
+    free(get(&c, "k", 1, &f)); /* the link is not read: a miss */
+    assert_int_equal(builds, 2);
+    unlink(outside);
+}
+
+static void test_unwritable_and_modes(void **state) {
+    (void)state;
+    char file[600], below[700];
+    snprintf(file, sizeof file, "%s/a-file", dir);
+    FILE *p = fopen(file, "w");
+    fclose(p);
+    snprintf(below, sizeof below, "%s/cache", file); /* a directory cannot be made under a file */
+    setenv("TILEC_CACHE_DIR", below, 1);
+    rt_cache c;
+    cache_open(&c);
+    assert_true(c.unwritable);
+    assert_non_null(strstr(c.why, "cannot be written"));
+    assert_non_null(strstr(c.why, "memory only"));
+    fake f = {"x", 0, NULL};
+    free(get(&c, "k", 1, &f));
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, 2); /* nothing stored */
+    setenv("TILEC_CACHE_DIR", dir, 1);
+    setenv("TILEC_CACHE", "off", 1);
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_OFF);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, 3);
+    /* ro: reads what is there, stores nothing */
+    setenv("TILEC_CACHE", "rw", 1);
+    cache_open(&c);
+    free(get(&c, "stored", 1, &f));
+    setenv("TILEC_CACHE", "ro", 1);
+    cache_open(&c);
+    free(get(&c, "stored", 1, &f));
+    assert_int_equal(c.hits, 1);
+    free(get(&c, "new", 1, &f));
+    free(get(&c, "new", 1, &f));
+    assert_int_equal(c.hits, 1);
+    unsetenv("TILEC_CACHE");
+}
+
+static void test_eviction(void **state) {
+    (void)state;
+    setenv("TILEC_CACHE_MAX_BYTES", "300", 1); /* room for three entries of ~90 bytes */
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"payload-of-thirty-two-bytes-xx", 0, NULL};
+    char key[32], cmd[400];
+    for (int i = 0; i < 5; i++) {
+        snprintf(key, sizeof key, "key %d", i);
+        free(get(&c, key, 1, &f));
+        usleep(20000); /* distinct modification times */
+    }
+    snprintf(cmd, sizeof cmd, "ls %s/*.tcb | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    assert_int_equal(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    assert_true(n <= 3 && n >= 1);
+    /* the newest is still there */
+    builds = 0;
+    free(get(&c, "key 4", 1, &f));
+    assert_int_equal(builds, 0);
+    unsetenv("TILEC_CACHE_MAX_BYTES");
+}
+
+typedef struct thread_arg {
+    char *got;
+} thread_arg;
+
+static void *ask(void *p) {
+    thread_arg *t = p;
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"shared-binary", 200000, NULL};
+    void *data;
+    size_t n;
+    if (cache_get(&c, "same key", 8, 1, fake_build, &f, &data, &n)) t->got = data;
+    return NULL;
+}
+
+static void test_threads_build_once(void **state) {
+    (void)state;
+    pthread_t th[8];
+    thread_arg args[8] = {{0}};
+    for (int i = 0; i < 8; i++) pthread_create(&th[i], NULL, ask, &args[i]);
+    for (int i = 0; i < 8; i++) pthread_join(th[i], NULL);
+    assert_int_equal(builds, 1);
+    for (int i = 0; i < 8; i++) {
+        assert_non_null(args[i].got);
+        assert_string_equal(args[i].got, "shared-binary");
+        free(args[i].got);
+    }
+}
+
+static void test_processes_share(void **state) {
+    (void)state;
+    char marker[600];
+    snprintf(marker, sizeof marker, "%s/built.txt", dir);
+    pid_t kids[4];
+    for (int i = 0; i < 4; i++) {
+        kids[i] = fork();
+        if (kids[i] == 0) {
+            rt_cache c;
+            cache_open(&c);
+            fake f = {"binary shared by processes, long enough to be caught half-written", 300000, marker};
+            void *data;
+            size_t n;
+            bool ok = cache_get(&c, "process key", 11, 1, fake_build, &f, &data, &n) && n == strlen(f.payload) &&
+                      memcmp(data, f.payload, n) == 0;
+            _exit(ok ? 0 : 1);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int status;
+        waitpid(kids[i], &status, 0);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    FILE *p = fopen(marker, "r");
+    assert_non_null(p);
+    int lines = 0;
+    char line[64];
+    while (fgets(line, sizeof line, p)) lines++;
+    fclose(p);
+    assert_int_equal(lines, 1); /* built once for the four */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256),
+        cmocka_unit_test_setup_teardown(test_hit_and_miss, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damaged_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_symlink_not_followed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable_and_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_build_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_processes_share, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);
+}
