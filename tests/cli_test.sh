@@ -43,10 +43,10 @@ expect "no arguments" 2 "$tilec"
 has "no arguments shows usage" "$tmp/err" "usage: tilec"
 expect "unknown command" 2 "$tilec" frobnicate
 has "unknown command is named" "$tmp/err" "unknown command 'frobnicate'"
-for cmd in check fmt explain run emit compile; do
+for cmd in check fmt explain run emit compile reduce; do
     expect "$cmd --help" 0 "$tilec" "$cmd" --help
     has "$cmd --help shows usage" "$tmp/out" "usage: tilec $cmd"
-    expect "$cmd without FILE" 2 "$tilec" "$cmd"
+    [ "$cmd" = reduce ] || expect "$cmd without FILE" 2 "$tilec" "$cmd"
     expect "$cmd with unknown option" 2 "$tilec" "$cmd" --bogus x.tile
 done
 expect "check --warp-size 48" 2 "$tilec" check --warp-size 48 "$root/examples/row_sum.tile"
@@ -187,6 +187,34 @@ if ldconfig -p | grep -q libamdhip64; then
 else
     echo "skipped: hiprtc is not installed here, so 'tilec compile --target hip' is not run"
 fi
+
+# reduce: the JIT through the public API, on the simulator
+expect "reduce rows" 0 "$tilec" reduce --op sum --dtype f32 --shape 300x37 --backend sim --check --repeat 2
+has "reduce shows the variant" "$tmp/out" "variant grid_rows"
+has "reduce checks" "$tmp/out" "): ok"
+expect "reduce a column set around a kept axis" 0 "$tilec" reduce --op max --dtype bf16 --shape 6x5x40 --axes 0,2 --nan ignore --check --repeat 1
+has "reduce merges the view" "$tmp/out" "view: 6 (reduced) 5 40 (reduced)"
+expect "reduce a long row" 0 "$tilec" reduce --op min --dtype i64 --shape 70001 --axes 0 --check --repeat 1 --accumulate
+has "long rows split over CTAs" "$tmp/out" "variant grid_split"
+expect "reduce --explain" 0 "$tilec" reduce --op sum --dtype f16 --shape 4x1x8 --axes 2 --explain --repeat 1
+has "explain shows the tile program" "$tmp/out" "grid.sum(B, A, axes=(1))"
+expect "reduce over an empty axis" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x0 --check --repeat 1
+has "an empty sum is 0" "$tmp/out" "a reduced extent is 0"
+expect "max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 4x0 --repeat 1
+has "is an error" "$tmp/err" "max over an empty axis has no value"
+expect "reduce without --shape" 2 "$tilec" reduce --op sum --dtype f32
+expect "reduce with a bad axis" 1 "$tilec" reduce --op sum --dtype f32 --shape 4x4 --axes 5
+has "the axis is explained" "$tmp/err" "axis 5 is out of range for rank 2"
+if ! ldconfig -p | grep -q 'libcuda.so.1 '; then
+    expect "reduce --backend cuda without a GPU" 3 "$tilec" reduce --op sum --dtype f32 --shape 8 --backend cuda
+    has "says what is missing" "$tmp/err" "no CUDA driver"
+fi
+printf 'kernel total(A: f32[100000] global, B: f32[1] global) threads=256 {\n  grid.sum(B, A, axes=(0))\n}\n' >"$tmp/grid.tile"
+expect "run a grid statement" 0 "$tilec" run "$tmp/grid.tile" --check
+has "the grid is chosen by tilec" "$tmp/out" "kernel total on sim (warp size 32): grid 25 x 256 threads"
+printf 'kernel total(A: f32[10] global, B: f32[1] global) threads=32 grid=4 {\n  grid.sum(B, A, axes=(0))\n}\n' >"$tmp/grid2.tile"
+expect "a grid statement with grid=" 1 "$tilec" check "$tmp/grid2.tile"
+has "is refused with a reason" "$tmp/err" "a grid statement must be the only statement of a kernel without grid="
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
