@@ -153,6 +153,36 @@ int main(int argc, char **argv) {
     free(b);
     printf("jit_check: a 2^26-element sum gives the same bits twice: %s\n", same ? "yes" : "NO");
     failed += !same;
+    /* beyond 2^31 elements: a u32 sum of ones and an f32 max planted near the end; the
+     * answers are known without a reference (which would need ~50 GB of host memory) */
+    int64_t huge = (1ll << 31) + 7;
+    bool big_ok = false;
+    {
+        void *din = NULL, *dout = NULL;
+        uint32_t *ones = malloc((size_t)huge * 4), sum = 0;
+        float top = 0;
+        if (ones && tilec_mem_alloc(ctx, (size_t)huge * 4, &din) == TILEC_OK && tilec_mem_alloc(ctx, 16, &dout) == TILEC_OK) {
+            for (int64_t i = 0; i < huge; i++) ones[i] = 1;
+            tilec_reduce_desc s = {.op = TILEC_OP_SUM, .dtype = TILEC_U32, .rank = 1, .shape = {huge}, .naxes = 1, .axes = {0}};
+            bool a = tilec_mem_upload(ctx, din, ones, (size_t)huge * 4) == TILEC_OK && tilec_reduce(ctx, &s, din, dout) == TILEC_OK &&
+                     tilec_mem_download(ctx, &sum, dout, 4) == TILEC_OK && sum == (uint32_t)huge;
+            float *f = (float *)ones;
+            for (int64_t i = 0; i < huge; i++) f[i] = (float)(i % 1000) / 1000.0f;
+            f[huge - 3] = 7.5f;
+            tilec_reduce_desc m = {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 1, .shape = {huge}, .naxes = 1, .axes = {0}};
+            bool b = tilec_mem_upload(ctx, din, f, (size_t)huge * 4) == TILEC_OK && tilec_reduce(ctx, &m, din, dout) == TILEC_OK &&
+                     tilec_mem_download(ctx, &top, dout, 4) == TILEC_OK && top == 7.5f;
+            big_ok = a && b;
+            printf("jit_check: 2^31+7 elements: u32 sum %u (want %lld), f32 max %g (want 7.5): %s\n", sum, (long long)huge,
+                   (double)top, big_ok ? "ok" : "WRONG");
+        } else {
+            printf("jit_check: 2^31+7 elements: could not allocate: %s\n", tilec_diag_text(ctx));
+        }
+        tilec_mem_free(ctx, din);
+        tilec_mem_free(ctx, dout);
+        free(ones);
+        failed += !big_ok;
+    }
     /* 8 threads × 200 mixed calls, each thread its own context */
     pthread_t th[8];
     worker w[8];
@@ -192,6 +222,8 @@ int main(int argc, char **argv) {
             fprintf(f, "| check | result |\n|---|---|\n");
             fprintf(f, "| tilec_reduce matrix (every axis set of ranks 1-4 × ops; 7 dtypes × ops × 6 shapes × accum/NaN policy; up to 2^24+3 elements) | %d of %d match the reference |\n", passed, n);
             fprintf(f, "| 2^26-element f32 sum, twice | %s |\n", same ? "bit-identical" : "DIFFERENT");
+            fprintf(f, "| 2^31+7 elements (64-bit indices): u32 sum of ones, f32 max planted 3 from the end | %s |\n",
+                    big_ok ? "exact" : "WRONG");
             fprintf(f, "| 8 threads × 200 mixed calls, one context each | %d failures |\n", tfail);
             fprintf(f, "| first call of a new shape (plan, NVRTC, load) | %.1f ms |\n", first);
             fprintf(f, "| cached call, host time per tilec_reduce (enqueue only, mean of %d) | %.2f µs |\n", CALLS, host);
