@@ -164,15 +164,15 @@ int main(int argc, char **argv) {
         if (ones && tilec_mem_alloc(ctx, (size_t)huge * 4, &din) == TILEC_OK && tilec_mem_alloc(ctx, 16, &dout) == TILEC_OK) {
             for (int64_t i = 0; i < huge; i++) ones[i] = 1;
             tilec_reduce_desc s = {.op = TILEC_OP_SUM, .dtype = TILEC_U32, .rank = 1, .shape = {huge}, .naxes = 1, .axes = {0}};
-            bool a = tilec_mem_upload(ctx, din, ones, (size_t)huge * 4) == TILEC_OK && tilec_reduce(ctx, &s, din, dout) == TILEC_OK &&
+            bool sum_ok = tilec_mem_upload(ctx, din, ones, (size_t)huge * 4) == TILEC_OK && tilec_reduce(ctx, &s, din, dout) == TILEC_OK &&
                      tilec_mem_download(ctx, &sum, dout, 4) == TILEC_OK && sum == (uint32_t)huge;
             float *f = (float *)ones;
             for (int64_t i = 0; i < huge; i++) f[i] = (float)(i % 1000) / 1000.0f;
             f[huge - 3] = 7.5f;
             tilec_reduce_desc m = {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 1, .shape = {huge}, .naxes = 1, .axes = {0}};
-            bool b = tilec_mem_upload(ctx, din, f, (size_t)huge * 4) == TILEC_OK && tilec_reduce(ctx, &m, din, dout) == TILEC_OK &&
+            bool max_ok = tilec_mem_upload(ctx, din, f, (size_t)huge * 4) == TILEC_OK && tilec_reduce(ctx, &m, din, dout) == TILEC_OK &&
                      tilec_mem_download(ctx, &top, dout, 4) == TILEC_OK && top == 7.5f;
-            big_ok = a && b;
+            big_ok = sum_ok && max_ok;
             printf("jit_check: 2^31+7 elements: u32 sum %u (want %lld), f32 max %g (want 7.5): %s\n", sum, (long long)huge,
                    (double)top, big_ok ? "ok" : "WRONG");
         } else {
