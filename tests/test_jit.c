@@ -99,7 +99,7 @@ static void test_dtypes_and_strategies(void **state) {
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
                                            .naxes = shapes[s].naxes, .accumulate = variant == 1,
                                            .nan = flt && op != TILEC_OP_SUM && variant == 1 ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE};
-                    memcpy(d.shape, shapes[s].shape, sizeof d.shape);
+                    memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
                     memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);
                     if (s == 0 && dt > TILEC_F32) continue; /* one big tensor per op is enough */
                     free(reduce_and_check(ctx, &d, (uint64_t)(dt * 100 + op * 10 + (int)s)));

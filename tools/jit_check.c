@@ -86,7 +86,7 @@ static int matrix(tilec_reduce_desc *all, int max) {
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
                                            .naxes = shapes[s].naxes, .accumulate = v == 1,
                                            .nan = flt && op && v ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE};
-                    memcpy(d.shape, shapes[s].shape, sizeof d.shape);
+                    memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
                     memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);
                     all[n++] = d;
                 }

@@ -75,7 +75,8 @@ static tilec_status hip_open(rt *r, int device) {
         else if (e || n == 0) ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "the HIP runtime sees no AMD GPU");
         else if (device >= n) ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "HIP device %d does not exist (%d found)", device, n);
         else ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "set TILEC_HIP_ARCH to the GPU's arch (gfx90a, gfx942…)");
-        dlclose(d->lib);
+        /* the library stays loaded: once initialised, the HIP runtime does not survive
+         * being unloaded (its threads and allocations remain) */
         free(d);
         r->dev = NULL;
         return TILEC_ERR_UNAVAILABLE;

@@ -18,6 +18,8 @@ static void rt_free(void *p) {
     rt *r = p;
     for (rt_plan *pl = r->plans, *next; pl; pl = next) {
         next = pl->next;
+        for (int i = 0; i < pl->info.nscratch; i++)
+            if (pl->scratch[i]) r->be->release(r, pl->scratch[i]);
         if (r->be->unload) r->be->unload(r, pl);
         tilec_program_free(pl->prog);
         free(pl);
