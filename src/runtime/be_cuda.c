@@ -40,6 +40,7 @@ typedef struct cuda_dev {
     CUresult (*set_attribute)(void *, int, int);
     CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
     CUresult (*error)(CUresult, const char **);
+    CUresult (*driver_version)(int *);
 } cuda_dev;
 
 enum { CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35 };
@@ -83,7 +84,7 @@ static tilec_status cuda_open(rt *r, int device) {
               bind(d->lib, &d->sync, "cuCtxSynchronize") && bind(d->lib, &d->load, "cuModuleLoadData") &&
               bind(d->lib, &d->unload, "cuModuleUnload") && bind(d->lib, &d->function, "cuModuleGetFunction") &&
               bind(d->lib, &d->set_attribute, "cuFuncSetAttribute") && bind(d->lib, &d->launch, "cuLaunchKernel") &&
-              bind(d->lib, &d->error, "cuGetErrorString");
+              bind(d->lib, &d->error, "cuGetErrorString") && bind(d->lib, &d->driver_version, "cuDriverGetVersion");
     r->dev = d;
     if (!ok) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "libcuda.so.1 lacks driver API entry points tilec needs");
@@ -116,6 +117,15 @@ static tilec_status cuda_open(rt *r, int device) {
     if (!rtc_version(TILEC_BACKEND_CUDA)) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "a CUDA GPU is here but NVRTC is not: install the CUDA "
                                                          "toolkit's NVRTC or set TILEC_NVRTC_PATH");
+        goto unusable;
+    }
+    /* CUBINs of a newer NVRTC major release need a driver of that release */
+    int driver = 0, nv_major = 0;
+    const char *nv = rtc_version(TILEC_BACKEND_CUDA);
+    if (d->driver_version(&driver) == 0 && nv && sscanf(nv, "NVRTC %d", &nv_major) == 1 && driver / 1000 < nv_major) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "the NVIDIA driver supports CUDA %d.%d, older than %s: update the driver, or set "
+                    "TILEC_NVRTC_PATH to an NVRTC of CUDA %d", driver / 1000, driver % 1000 / 10, nv, driver / 1000);
         goto unusable;
     }
     static char arch[16]; /* one value per process in practice; read only after this */
