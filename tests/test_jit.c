@@ -206,6 +206,16 @@ static void test_bad_input(void **state) {
     float want = 0;
     for (int j = 0; j < 8; j++) want += big[1 + j];
     assert_true(out[0] == want);
+    /* a long sum from an unaligned pointer takes the scalar plan, and is right */
+    float *many = malloc(sizeof(float) * 100004);
+    double exact = 0;
+    for (int i = 0; i < 100004; i++) many[i] = (float)(i % 13) - 6.0f;
+    for (int i = 1; i < 100004; i++) exact += many[i];
+    tilec_reduce_desc longsum = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {100003}, .naxes = 1, .axes = {0}};
+    assert_int_equal(tilec_reduce(ctx, &longsum, many + 1, out), TILEC_OK);
+    assert_true(out[0] == (float)exact); /* small integers: every order is exact */
+    assert_int_equal(tilec_reduce(ctx, &longsum, many, out), TILEC_OK); /* the aligned plan, vector loads */
+    free(many);
     /* a second runtime_open is refused */
     assert_int_equal(tilec_runtime_open(ctx, TILEC_BACKEND_SIM, 0), TILEC_ERR_INVALID_ARG);
     tilec_close(ctx);

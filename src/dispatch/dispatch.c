@@ -46,7 +46,7 @@ const char *dsp_backend_name(tilec_backend b) {
 bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n) {
     tilec_target t = in ? *in : (tilec_target){TILEC_BACKEND_SIM, NULL, 0};
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime yet */
-    *out = (dsp_target){t.backend, t.arch, t.warp_size};
+    *out = (dsp_target){t.backend, t.arch, t.warp_size, false};
     switch (t.backend) {
     case TILEC_BACKEND_CUDA:
         if (!out->arch) out->arch = "sm_90";

@@ -22,6 +22,7 @@ typedef struct dsp_target {
     tilec_backend backend; /* CUDA, HIP or SIM (never AUTO here) */
     const char *arch;      /* as given, or the default */
     int warp_size;         /* 32 or 64 */
+    bool unaligned;        /* global parameters may not be 16-byte aligned (no vector loads) */
 } dsp_target;
 
 /* Resolves a public target: defaults, the warp size of an arch. False with a message in

@@ -60,6 +60,17 @@ static bool few_long(const dsp_query *q, char *why, size_t n) {
     return false;
 }
 
+/* Elements per 16-byte load of the source when every chunk of every output starts
+ * aligned, or 1. */
+static int split_vector(const dsp_query *q, int64_t chunk) {
+    const ir_region *src = &q->st->src;
+    int vec = (int)(16 / tilec_dtype_size(src->buf->dtype));
+    if (q->target->unaligned || !src->buf->is_param || !dsp_region_dense(src) || !dsp_region_base_aligned(src, vec))
+        return 1;
+    if ((q->spatial_len > 1 && q->red_len % vec) || chunk % vec) return 1;
+    return vec;
+}
+
 /* acc = fold of src[s, r] for r in [lo, hi) step stride. */
 static void fold_range(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *lo, lp_expr *hi, lp_expr *stride) {
     lp_kernel *k = l->k;
@@ -77,6 +88,9 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     const dsp_query *q = l->q;
     int T = q->threads, ws = q->ws, nw = T / ws, C = split_chunks(q);
     int64_t S = q->spatial_len, R = q->red_len, L = ceil_div(R, C);
+    int vec = (int)(16 / tilec_dtype_size(q->st->src.buf->dtype));
+    L = ceil_div(L, vec) * vec; /* chunks start on 16-byte boundaries */
+    vec = split_vector(q, L);
     lp_type at = dsp_acc_type(q), it = dsp_index_type(R);
     k->grid = S * C;
     lp_buf *partials = lp_buf_scratch_global(k, "partials", at, S * C);
@@ -95,7 +109,33 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     /* this CTA's chunk: threads stride over it, then warps and slots combine */
     int acc = lp_reg_new(k, at, "acc");
     lp_assign(k, b, acc, dsp_identity(l));
-    fold_range(l, b, acc, lp_reg(k, s), lp_binary(k, LO_ADD, lp_reg(k, lo), lp_cast(k, it, tid)), lp_reg(k, hi), lp_int(k, it, T));
+    if (vec > 1) {
+        /* 16 bytes per load, one accumulator per lane of the vector (folded in order
+         * after), then the chunk's tail element by element */
+        lp_buf *src = lp_buf_for(k, q->st->src.buf);
+        int accs = lp_reg_new(k, at, "va");
+        for (int j = 1; j < vec; j++) lp_reg_new(k, at, "va");
+        for (int j = 0; j < vec; j++) lp_assign(k, b, accs + j, dsp_identity(l));
+        int vlo = lp_reg_new(k, it, "vlo"), vhi = lp_reg_new(k, it, "vhi"), vi = lp_reg_new(k, it, "vi");
+        lp_assign(k, b, vlo, lp_binary(k, LO_DIV, lp_reg(k, lo), lp_int(k, it, vec)));
+        lp_assign(k, b, vhi, lp_binary(k, LO_DIV, lp_reg(k, hi), lp_int(k, it, vec)));
+        lp_block *body = &lp_for(k, b, vi, lp_binary(k, LO_ADD, lp_reg(k, vlo), lp_cast(k, it, tid)), lp_reg(k, vhi),
+                                 lp_int(k, it, T))->body;
+        int regs = lp_reg_new(k, src->type, "x");
+        for (int j = 1; j < vec; j++) lp_reg_new(k, src->type, "x");
+        lp_expr *first = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, s), lp_int(k, it, R)),
+                                   lp_binary(k, LO_MUL, lp_reg(k, vi), lp_int(k, it, vec)));
+        lp_vload(k, body, regs, vec, src, first);
+        for (int j = 0; j < vec; j++)
+            lp_assign(k, body, accs + j, dsp_combine(l, lp_reg(k, accs + j), lp_cast(k, at, lp_reg(k, regs + j))));
+        for (int j = 0; j < vec; j++) lp_assign(k, b, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, accs + j)));
+        fold_range(l, b, acc, lp_reg(k, s),
+                   lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, vhi), lp_int(k, it, vec)), lp_cast(k, it, tid)),
+                   lp_reg(k, hi), lp_int(k, it, T));
+    } else {
+        fold_range(l, b, acc, lp_reg(k, s), lp_binary(k, LO_ADD, lp_reg(k, lo), lp_cast(k, it, tid)), lp_reg(k, hi),
+                   lp_int(k, it, T));
+    }
     dsp_xor_tree(l, b, acc, ws);
     lp_store(k, &lp_if(k, b, lp_binary(k, LO_EQ, lane, lp_int(k, LP_I32, 0)))->body, slots, warp, lp_reg(k, acc));
     lp_barrier(k, b, TILEC_SCOPE_CTA);

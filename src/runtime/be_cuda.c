@@ -130,7 +130,7 @@ static tilec_status cuda_open(rt *r, int device) {
     }
     static char arch[16]; /* one value per process in practice; read only after this */
     snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
-    r->target = (dsp_target){TILEC_BACKEND_CUDA, arch, 32};
+    r->target = (dsp_target){TILEC_BACKEND_CUDA, arch, 32, false};
     return TILEC_OK;
 unusable:
     if (d->context && d->unretain) d->unretain(d->device);

@@ -11,7 +11,7 @@
 
 static tilec_status sim_open(rt *r, int device) {
     (void)device;
-    r->target = (dsp_target){TILEC_BACKEND_SIM, "cpu", 32};
+    r->target = (dsp_target){TILEC_BACKEND_SIM, "cpu", 32, false};
     return TILEC_OK;
 }
 

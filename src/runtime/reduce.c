@@ -90,10 +90,10 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     return TILEC_OK;
 }
 
-static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, char *key, size_t n) {
-    size_t at = (size_t)snprintf(key, n, "%s %s %s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
-                                 tilec_nan_name(d->nan), d->accumulate ? " accum" : "", r->be->name, r->target.arch,
-                                 r->target.warp_size);
+static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, char *key, size_t n) {
+    size_t at = (size_t)snprintf(key, n, "%s %s %s%s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
+                                 tilec_nan_name(d->nan), d->accumulate ? " accum" : "", unaligned ? " unaligned" : "",
+                                 r->be->name, r->target.arch, r->target.warp_size);
     for (int i = 0; i < v->rank && at < n; i++)
         at += (size_t)snprintf(key + at, n - at, " %lld%s", (long long)v->shape[i], v->reduced[i] ? "r" : "");
 }
@@ -137,9 +137,9 @@ static const char *variant_of(const lp_kernel *k) {
 }
 
 /* The cached plan for the descriptor, made (and loaded) on a miss. */
-static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, rt_plan **out) {
+static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, rt_plan **out) {
     char key[512];
-    plan_key(r, d, v, key, sizeof key);
+    plan_key(r, d, v, unaligned, key, sizeof key);
     for (rt_plan *p = r->plans; p; p = p->next)
         if (strcmp(p->key, key) == 0) {
             rt_log(r, "hit  %s", key);
@@ -152,7 +152,9 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, r
     snprintf(p->key, sizeof p->key, "%s", key);
     tilec_status st = build(r->ctx, d, v, &p->prog);
     if (st == TILEC_OK) st = ir_verify(p->prog, r->target.warp_size);
-    if (st == TILEC_OK && !(p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &r->target)))
+    dsp_target target = r->target;
+    target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */
+    if (st == TILEC_OK && !(p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &target)))
         st = ir_error_count(r->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
     if (st == TILEC_OK) {
         lp_kernel *k = p->kernel;
@@ -214,7 +216,7 @@ tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void
     if (v.empty_axis) /* a sum of nothing is 0; accumulating 0 changes nothing */
         return d->accumulate ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);
     rt_plan *p;
-    if ((st = get_plan(r, d, &v, &p)) != TILEC_OK) return st;
+    if ((st = get_plan(r, d, &v, a % 16 != 0, &p)) != TILEC_OK) return st;
     return r->be->launch(r, p, in, out, d->stream);
 }
 
@@ -274,7 +276,7 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
                                            : "a reduced extent is 0: the output is set to 0 (left as is when accumulating)\n");
     } else {
         rt_plan *p;
-        if ((st = get_plan(r, d, &v, &p)) == TILEC_OK) {
+        if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {
             char *tile = NULL, *table = NULL;
             tilec_format(p->prog, &tile, NULL);
             tilec_explain(p->prog, &(tilec_target){r->target.backend, r->target.arch, r->target.warp_size}, false, &table);
