@@ -165,7 +165,7 @@ static void bench_f32(const char *group, long long rows, long long cols, int axi
         bool cub_ok = close_enough(got, want, mag, op);
         double t_cub = time_ms(run, copies);
         row(group, name, "CUB DeviceReduce", t_cub, bytes, goal, cub_ok ? "checked" : "WRONG");
-        std::printf("  %-10s %-24s %-22s tilec / CUB = %.2fx\n", group, name, "", t_cub / t_tilec);
+        std::printf("  %-10s %-24s %-22s tilec speed-up over CUB %.2fx\n", group, name, "", t_cub / t_tilec);
     } else if (axis == 1 && op == TILEC_OP_SUM) {
         std::vector<int> offs(rows + 1);
         for (long long r = 0; r <= rows; r++) offs[r] = (int)(r * cols);
@@ -182,7 +182,7 @@ static void bench_f32(const char *group, long long rows, long long cols, int axi
         bool cub_ok = close_enough(got, want, mag, op);
         double t_cub = time_ms(run, copies);
         row(group, name, "CUB SegmentedReduce", t_cub, bytes, goal, cub_ok ? "checked" : "WRONG");
-        std::printf("  %-10s %-24s %-22s tilec / CUB = %.2fx\n", group, name, "", t_cub / t_tilec);
+        std::printf("  %-10s %-24s %-22s tilec speed-up over CUB %.2fx\n", group, name, "", t_cub / t_tilec);
         CUDA(cudaFree(d_offs));
     }
     if (tmp) CUDA(cudaFree(tmp));
