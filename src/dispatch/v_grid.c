@@ -10,6 +10,11 @@
  *   every run (the order of every fold is fixed; no floating-point atomics).
  * - grid_rows: reduced axes innermost (rows): groups of g lanes per row as in `shared`,
  *   rows spread over the CTAs.
+ * - grid_cols: the leading axis reduced, the trailing one kept ([R, I] columns): 32
+ *   lanes (or I, when fewer) read 32 neighbouring columns of a row, so loads coalesce; the
+ *   rows are cut into chunks, one CTA per (column block, chunk); the lanes of a column fold
+ *   their partials through shared slots in order, and when there are several chunks the
+ *   last CTA of a column block (a counter per block) folds the chunks' partials in order.
  * - grid_general: any axes: one thread per output, elements folded in order; outputs
  *   spread over the CTAs (consecutive threads take consecutive outputs, so a column
  *   reduction reads coalesced).
@@ -18,7 +23,7 @@
 
 #include <stdio.h>
 
-enum { MAX_CTAS = 1024, SPLIT_CHUNK = 4096, SPLIT_CTAS = 512 };
+enum { MAX_CTAS = 1024, SPLIT_CHUNK = 4096, SPLIT_CTAS = 2048, COLS_CTAS = 1024 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -204,6 +209,98 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
     return true;
 }
 
+/* The view is [R, I]: the leading axis reduced, the trailing one kept, dense. */
+static bool cols(const dsp_query *q, char *why, size_t n) {
+    if (q->src_rank != 2 || !q->reduced[0] || q->reduced[1] || !dsp_region_dense(&q->st->src)) {
+        snprintf(why, n, "not a dense [reduced, kept] view");
+        return false;
+    }
+    if (q->threads % 32) {
+        snprintf(why, n, "threads=%d is not a multiple of 32", q->threads);
+        return false;
+    }
+    return true;
+}
+
+static bool lower_cols(dsp_lower *l, char *why, size_t n) {
+    (void)why, (void)n;
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    int T = q->threads;
+    int64_t R = q->src_dims[0], I = q->src_dims[1];
+    int cw = I < 32 ? (int)I : 32, rw = T / cw; /* column lanes, row lanes */
+    int64_t nb = ceil_div(I, cw), most = COLS_CTAS / nb;
+    int64_t C = ceil_div(R, (int64_t)rw * 16); /* at least 16 rows per row lane */
+    if (C > most) C = most;
+    if (C < 1) C = 1;
+    int64_t L = ceil_div(R, C);
+    k->grid = nb * C;
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(R * I + (int64_t)T * I);
+    lp_buf *src = lp_buf_for(k, q->st->src.buf);
+    lp_buf *slots = lp_buf_scratch(k, "slots", at, T);
+    lp_expr *tid = lp_special_expr(k, LP_TID);
+    int blk = lp_reg_new(k, it, "blk"), chunk = lp_reg_new(k, it, "chunk"), cl = lp_reg_new(k, it, "cl"),
+        rl = lp_reg_new(k, it, "rl"), j = lp_reg_new(k, it, "j"), r = lp_reg_new(k, it, "r"), hi = lp_reg_new(k, it, "hi");
+    lp_block *b = l->into;
+    lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
+    lp_assign(k, b, blk, lp_binary(k, LO_REM, cta, lp_int(k, it, nb)));
+    lp_assign(k, b, chunk, lp_binary(k, LO_DIV, cta, lp_int(k, it, nb)));
+    lp_assign(k, b, cl, lp_binary(k, LO_REM, lp_cast(k, it, tid), lp_int(k, it, cw)));
+    lp_assign(k, b, rl, lp_binary(k, LO_DIV, lp_cast(k, it, tid), lp_int(k, it, cw)));
+    lp_assign(k, b, j, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, blk), lp_int(k, it, cw)), lp_reg(k, cl)));
+    lp_assign(k, b, hi, lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE,
+                                  lp_binary(k, LO_MUL, lp_binary(k, LO_ADD, lp_reg(k, chunk), lp_int(k, it, 1)), lp_int(k, it, L)),
+                                  lp_int(k, it, R)));
+    int acc = lp_reg_new(k, at, "acc");
+    lp_assign(k, b, acc, dsp_identity(l));
+    lp_expr *col_ok = lp_binary(k, LO_LT, lp_reg(k, j), lp_int(k, it, I));
+    lp_block *in_col = &lp_if(k, b, col_ok)->body;
+    lp_block *rows_loop = &lp_for(k, in_col, r, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, chunk), lp_int(k, it, L)), lp_reg(k, rl)),
+                                  lp_reg(k, hi), lp_int(k, it, rw))->body;
+    lp_expr *x = lp_load(k, src, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, r), lp_int(k, it, I)), lp_reg(k, j)));
+    lp_assign(k, rows_loop, acc, dsp_combine(l, lp_reg(k, acc), lp_cast(k, at, x)));
+    /* the row lanes of each column fold in order: slot[rl * cw + cl] */
+    lp_store(k, b, slots, tid, lp_reg(k, acc));
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_block *lead = &lp_if(k, b, lp_binary(k, LO_AND, lp_binary(k, LO_EQ, lp_reg(k, rl), lp_int(k, it, 0)), col_ok))->body;
+    int part = lp_reg_new(k, at, "part"), m = lp_reg_new(k, LP_I32, "m");
+    lp_assign(k, lead, part, dsp_identity(l));
+    lp_block *fold = &lp_for(k, lead, m, lp_int(k, LP_I32, 0), lp_int(k, LP_I32, rw), lp_int(k, LP_I32, 1))->body;
+    lp_assign(k, fold, part, dsp_combine(l, lp_reg(k, part),
+                                         lp_load(k, slots, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, m), lp_int(k, LP_I32, cw)),
+                                                                    lp_cast(k, LP_I32, lp_reg(k, cl))))));
+    if (C == 1) {
+        dsp_store_output(l, lead, lp_reg(k, j), lp_reg(k, part));
+        return true;
+    }
+    /* several chunks: partials, a counter per column block, the last CTA folds in order */
+    lp_buf *partials = lp_buf_scratch_global(k, "partials", at, C * I);
+    lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, nb);
+    lp_buf *last = lp_buf_scratch(k, "last", LP_I32, 1);
+    lp_store(k, lead, partials, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, chunk), lp_int(k, it, I)), lp_reg(k, j)),
+             lp_reg(k, part));
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_block *t0 = &lp_if(k, b, lp_binary(k, LO_EQ, tid, lp_int(k, LP_I32, 0)))->body;
+    lp_fence(k, t0);
+    int old = lp_reg_new(k, LP_U32, "done");
+    lp_atomic_add(k, t0, old, counters, lp_reg(k, blk), lp_int(k, LP_U32, 1));
+    lp_store(k, t0, last, lp_int(k, LP_I32, 0), lp_cast(k, LP_I32, lp_binary(k, LO_EQ, lp_reg(k, old), lp_int(k, LP_U32, C - 1))));
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_block *fin = &lp_if(k, b, lp_binary(k, LO_NE, lp_load(k, last, lp_int(k, LP_I32, 0)), lp_int(k, LP_I32, 0)))->body;
+    lp_fence(k, fin);
+    lp_block *mine = &lp_if(k, fin, lp_binary(k, LO_AND, lp_binary(k, LO_EQ, lp_reg(k, rl), lp_int(k, it, 0)), col_ok))->body;
+    int tot = lp_reg_new(k, at, "total"), c = lp_reg_new(k, it, "c");
+    lp_assign(k, mine, tot, dsp_identity(l));
+    lp_block *each = &lp_for(k, mine, c, lp_int(k, it, 0), lp_int(k, it, C), lp_int(k, it, 1))->body;
+    lp_assign(k, each, tot, dsp_combine(l, lp_reg(k, tot),
+                                        lp_load(k, partials, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, c), lp_int(k, it, I)),
+                                                                      lp_reg(k, j)))));
+    dsp_store_output(l, mine, lp_reg(k, j), lp_reg(k, tot));
+    lp_store(k, &lp_if(k, fin, lp_binary(k, LO_EQ, tid, lp_int(k, LP_I32, 0)))->body, counters, lp_reg(k, blk),
+             lp_int(k, LP_U32, 0)); /* ready for the next launch */
+    return true;
+}
+
 static bool lower_general(dsp_lower *l, char *why, size_t n) {
     (void)why, (void)n;
     lp_kernel *k = l->k;
@@ -231,6 +328,16 @@ const dsp_case dsp_case_grid_split = {
     .preds = {{"rows", rows}, {"few_long", few_long}},
     .lower = lower_split,
     .summary = "each output's elements split over CTAs; partials, a completion counter, the last CTA folds in order",
+};
+
+const dsp_case dsp_case_grid_cols = {
+    .variant = "grid_cols",
+    .priority = 25,
+    .ops = DSP_OPS_GRID,
+    .targets = DSP_ALL_TARGETS,
+    .preds = {{"cols", cols}},
+    .lower = lower_cols,
+    .summary = "columns: 32 lanes on neighbouring columns, rows split over CTAs, partials folded in order",
 };
 
 const dsp_case dsp_case_grid_rows = {
