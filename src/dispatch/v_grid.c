@@ -117,23 +117,35 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     if (vec > 1) {
         /* 16 bytes per load, one accumulator per lane of the vector (folded in order
          * after), then the chunk's tail element by element */
+        /* UNROLL loads in flight per thread, each with its own accumulators, then a loop
+         * for the vectors left over; the accumulators are folded in a fixed order */
+        enum { UNROLL = 4 };
         lp_buf *src = lp_buf_for(k, q->st->src.buf);
         int accs = lp_reg_new(k, at, "va");
-        for (int j = 1; j < vec; j++) lp_reg_new(k, at, "va");
-        for (int j = 0; j < vec; j++) lp_assign(k, b, accs + j, dsp_identity(l));
+        for (int j = 1; j < UNROLL * vec; j++) lp_reg_new(k, at, "va");
+        for (int j = 0; j < UNROLL * vec; j++) lp_assign(k, b, accs + j, dsp_identity(l));
         int vlo = lp_reg_new(k, it, "vlo"), vhi = lp_reg_new(k, it, "vhi"), vi = lp_reg_new(k, it, "vi");
         lp_assign(k, b, vlo, lp_binary(k, LO_DIV, lp_reg(k, lo), lp_int(k, it, vec)));
         lp_assign(k, b, vhi, lp_binary(k, LO_DIV, lp_reg(k, hi), lp_int(k, it, vec)));
-        lp_block *body = &lp_for(k, b, vi, lp_binary(k, LO_ADD, lp_reg(k, vlo), lp_cast(k, it, tid)), lp_reg(k, vhi),
-                                 lp_int(k, it, T))->body;
         int regs = lp_reg_new(k, src->type, "x");
-        for (int j = 1; j < vec; j++) lp_reg_new(k, src->type, "x");
-        lp_expr *first = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, s), lp_int(k, it, R)),
-                                   lp_binary(k, LO_MUL, lp_reg(k, vi), lp_int(k, it, vec)));
-        lp_vload(k, body, regs, vec, src, first);
+        for (int j = 1; j < UNROLL * vec; j++) lp_reg_new(k, src->type, "x");
+        lp_expr *row = lp_binary(k, LO_MUL, lp_reg(k, s), lp_int(k, it, R));
+        lp_block *body = &lp_for(k, b, vi, lp_binary(k, LO_ADD, lp_reg(k, vlo), lp_cast(k, it, tid)),
+                                 lp_binary(k, LO_SUB, lp_reg(k, vhi), lp_int(k, it, (int64_t)(UNROLL - 1) * T)),
+                                 lp_int(k, it, (int64_t)UNROLL * T))->body;
+        for (int u = 0; u < UNROLL; u++) {
+            lp_expr *at_u = lp_binary(k, LO_MUL, lp_binary(k, LO_ADD, lp_reg(k, vi), lp_int(k, it, (int64_t)u * T)), lp_int(k, it, vec));
+            lp_vload(k, body, regs + u * vec, vec, src, lp_binary(k, LO_ADD, row, at_u));
+        }
+        for (int u = 0; u < UNROLL; u++)
+            for (int j = 0; j < vec; j++)
+                lp_assign(k, body, accs + u * vec + j,
+                          dsp_combine(l, lp_reg(k, accs + u * vec + j), lp_cast(k, at, lp_reg(k, regs + u * vec + j))));
+        lp_block *rest = &lp_for(k, b, vi, lp_reg(k, vi), lp_reg(k, vhi), lp_int(k, it, T))->body;
+        lp_vload(k, rest, regs, vec, src, lp_binary(k, LO_ADD, row, lp_binary(k, LO_MUL, lp_reg(k, vi), lp_int(k, it, vec))));
         for (int j = 0; j < vec; j++)
-            lp_assign(k, body, accs + j, dsp_combine(l, lp_reg(k, accs + j), lp_cast(k, at, lp_reg(k, regs + j))));
-        for (int j = 0; j < vec; j++) lp_assign(k, b, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, accs + j)));
+            lp_assign(k, rest, accs + j, dsp_combine(l, lp_reg(k, accs + j), lp_cast(k, at, lp_reg(k, regs + j))));
+        for (int j = 0; j < UNROLL * vec; j++) lp_assign(k, b, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, accs + j)));
         fold_range(l, b, acc, lp_reg(k, s),
                    lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, vhi), lp_int(k, it, vec)), lp_cast(k, it, tid)),
                    lp_reg(k, hi), lp_int(k, it, T));
