@@ -87,6 +87,26 @@ static void fold_range(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_exp
     lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
 }
 
+/* Folds every thread's acc across the CTA (warp butterflies, one shared slot per warp,
+ * warp 0 folds the slots); the result is in thread 0's `out`. Ends with a barrier, so the
+ * slots can be used again. */
+static void block_fold(dsp_lower *l, lp_block *b, int acc, lp_buf *slots, int out) {
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    int ws = q->ws, nw = q->threads / ws;
+    lp_expr *lane = lp_special_expr(k, LP_LANE), *warp = lp_special_expr(k, LP_WARP);
+    dsp_xor_tree(l, b, acc, ws);
+    lp_store(k, &lp_if(k, b, lp_binary(k, LO_EQ, lane, lp_int(k, LP_I32, 0)))->body, slots, warp, lp_reg(k, acc));
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_block *first = &lp_if(k, b, lp_binary(k, LO_EQ, warp, lp_int(k, LP_I32, 0)))->body;
+    lp_assign(k, first, out, dsp_identity(l));
+    lp_assign(k, &lp_if(k, first, lp_binary(k, LO_LT, lane, lp_int(k, LP_I32, nw)))->body, out, lp_load(k, slots, lane));
+    int width = 1;
+    while (width < nw) width <<= 1;
+    dsp_xor_tree(l, first, out, width);
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+}
+
 static bool lower_split(dsp_lower *l, char *why, size_t n) {
     (void)why, (void)n;
     lp_kernel *k = l->k;
@@ -175,16 +195,17 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     /* the last CTA folds every output's partials in chunk order */
     lp_block *fin = &lp_if(k, b, lp_binary(k, LO_NE, lp_load(k, last, lp_int(k, LP_I32, 0)), lp_int(k, LP_I32, 0)))->body;
     lp_fence(k, fin);
-    lp_type st = dsp_index_type(S);
-    int o = lp_reg_new(k, st, "o"), j = lp_reg_new(k, LP_I32, "j"), tot = lp_reg_new(k, at, "total");
-    lp_block *each = &lp_for(k, fin, o, lp_cast(k, st, tid), lp_int(k, st, S), lp_int(k, st, T))->body;
+    /* every output's C partials: thread t folds partials t, t + T, … in order, then the
+     * CTA folds the threads' results (the same order on every run) */
+    lp_type pt = dsp_index_type(S * C);
+    int o = lp_reg_new(k, pt, "o"), j = lp_reg_new(k, pt, "j"), tot = lp_reg_new(k, at, "total"), res = lp_reg_new(k, at, "res");
+    lp_block *each = &lp_for(k, fin, o, lp_int(k, pt, 0), lp_int(k, pt, S), lp_int(k, pt, 1))->body;
     lp_assign(k, each, tot, dsp_identity(l));
-    lp_block *inner = &lp_for(k, each, j, lp_int(k, LP_I32, 0), lp_int(k, LP_I32, C), lp_int(k, LP_I32, 1))->body;
-    lp_expr *at_j = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_cast(k, dsp_index_type(S * C), lp_reg(k, o)),
-                                                   lp_int(k, dsp_index_type(S * C), C)),
-                              lp_cast(k, dsp_index_type(S * C), lp_reg(k, j)));
+    lp_block *inner = &lp_for(k, each, j, lp_cast(k, pt, tid), lp_int(k, pt, C), lp_int(k, pt, T))->body;
+    lp_expr *at_j = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, o), lp_int(k, pt, C)), lp_reg(k, j));
     lp_assign(k, inner, tot, dsp_combine(l, lp_reg(k, tot), lp_load(k, partials, at_j)));
-    dsp_store_output(l, each, lp_reg(k, o), lp_reg(k, tot));
+    block_fold(l, each, tot, slots, res);
+    dsp_store_output(l, &lp_if(k, each, lp_binary(k, LO_EQ, tid, lp_int(k, LP_I32, 0)))->body, lp_reg(k, o), lp_reg(k, res));
     lp_store(k, &lp_if(k, fin, lp_binary(k, LO_EQ, tid, lp_int(k, LP_I32, 0)))->body, counter, lp_int(k, LP_I32, 0),
              lp_int(k, LP_U32, 0)); /* ready for the next launch */
     return true;
@@ -225,6 +246,10 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
 static bool cols(const dsp_query *q, char *why, size_t n) {
     if (q->src_rank != 2 || !q->reduced[0] || q->reduced[1] || !dsp_region_dense(&q->st->src)) {
         snprintf(why, n, "not a dense [reduced, kept] view");
+        return false;
+    }
+    if (q->src_dims[1] > 8192) { /* enough columns for a thread each (grid_general) */
+        snprintf(why, n, "%lld columns keep a thread per column busy", (long long)q->src_dims[1]);
         return false;
     }
     if (q->threads % 32) {
