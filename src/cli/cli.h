@@ -22,6 +22,9 @@ int write_file(const char *path, const char *text, size_t len);
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size);
 int parse_warp_size(const char *cmd, const char *v, int *out);
 bool is_help(const char *arg);
+/* n random elements of dtype dt from a seeded stream that is the same everywhere: floats
+ * uniform in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. */
+void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed);
 
 int cmd_check(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);

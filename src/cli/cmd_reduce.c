@@ -33,34 +33,6 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static uint64_t next_random(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void fill(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t seed) {
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t r = next_random(&seed);
-        double f = (double)(r >> 11) * 0x1p-53 * 2.0 - 1.0;
-        int64_t v = (int64_t)(r % 201) - 100;
-        uint16_t h;
-        float f32;
-        int32_t i32;
-        uint32_t u32;
-        switch (dt) {
-        case TILEC_F16: h = tilec_f16_from_double(f); memcpy(p + 2 * i, &h, 2); break;
-        case TILEC_BF16: h = tilec_bf16_from_double(f); memcpy(p + 2 * i, &h, 2); break;
-        case TILEC_F32: f32 = (float)f; memcpy(p + 4 * i, &f32, 4); break;
-        case TILEC_F64: memcpy(p + 8 * i, &f, 8); break;
-        case TILEC_I32: i32 = (int32_t)v; memcpy(p + 4 * i, &i32, 4); break;
-        case TILEC_U32: u32 = (uint32_t)(r % 101); memcpy(p + 4 * i, &u32, 4); break;
-        default: memcpy(p + 8 * i, &v, 8); break;
-        }
-    }
-}
-
 int cmd_reduce(int argc, char **argv) {
     tilec_reduce_desc d = {.op = TILEC_OP_COUNT, .dtype = TILEC_DTYPE_COUNT, .naxes = 1, .axes = {-1}};
     tilec_backend backend = TILEC_BACKEND_AUTO;
@@ -135,8 +107,8 @@ int cmd_reduce(int argc, char **argv) {
     unsigned char *h_in = malloc(in_bytes + 1), *h_out = calloc(1, out_bytes + 1), *h_before = calloc(1, out_bytes + 1);
     void *d_in = NULL, *d_out = NULL;
     if (!h_in || !h_out || !h_before) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
-    fill(d.dtype, h_in, in_n, seed);
-    if (d.accumulate) fill(d.dtype, h_before, out_n, seed + 1);
+    fill_random(d.dtype, h_in, in_n, &seed);
+    if (d.accumulate) fill_random(d.dtype, h_before, out_n, &seed);
     if ((st = tilec_mem_alloc(ctx, in_bytes, &d_in)) || (st = tilec_mem_alloc(ctx, out_bytes, &d_out)) ||
         (st = tilec_mem_upload(ctx, d_in, h_in, in_bytes)) || (st = tilec_mem_upload(ctx, d_out, h_before, out_bytes)))
         goto failed;

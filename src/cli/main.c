@@ -78,6 +78,37 @@ tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size
 
 bool is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
+/* ---- random inputs (run, reduce) ---------------------------------------------------- */
+
+/* splitmix64: a small, seedable generator whose stream is the same everywhere */
+static uint64_t next_random(uint64_t *s) {
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed) {
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = next_random(seed);
+        double f = (double)(r >> 11) * 0x1p-53 * 2.0 - 1.0; /* [-1, 1) */
+        int64_t v = (int64_t)(r % 201) - 100;               /* [-100, 100] */
+        uint16_t h;
+        float f32;
+        int32_t i32;
+        uint32_t u32;
+        switch (dt) {
+        case TILEC_F16: h = tilec_f16_from_double(f); memcpy(p + 2 * i, &h, 2); break;
+        case TILEC_BF16: h = tilec_bf16_from_double(f); memcpy(p + 2 * i, &h, 2); break;
+        case TILEC_F32: f32 = (float)f; memcpy(p + 4 * i, &f32, 4); break;
+        case TILEC_F64: memcpy(p + 8 * i, &f, 8); break;
+        case TILEC_I32: i32 = (int32_t)v; memcpy(p + 4 * i, &i32, 4); break;
+        case TILEC_U32: u32 = (uint32_t)(r % 101); memcpy(p + 4 * i, &u32, 4); break;
+        default: memcpy(p + 8 * i, &v, 8); break;
+        }
+    }
+}
+
 /* ---- check ---------------------------------------------------------------------------- */
 
 int parse_warp_size(const char *cmd, const char *v, int *out) {

@@ -205,6 +205,9 @@ tilec_kernel *ir_kernel_add(tilec_program *p, const char *name, size_t n);
 ir_stmt *ir_stmt_add(tilec_kernel *k, ir_stmt_kind kind);
 bool ir_param_add(tilec_kernel *k, tilec_buffer *b);
 tilec_buffer *ir_find_buffer(const tilec_kernel *k, const char *name, size_t n, int upto_stmt);
+/* The kernel or func called name (NULL: the program's only one), or NULL with a
+ * diagnostic saying why. */
+const tilec_kernel *ir_find_kernel(tilec_program *p, const char *name);
 
 /* Checks a declared buffer at the boundary (parser and builder): rank 1..8, extents >= 1,
  * a shape product that fits in 64 bits, strides (if any) one per dimension, >= 1 and not

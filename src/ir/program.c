@@ -84,6 +84,19 @@ tilec_buffer *ir_find_buffer(const tilec_kernel *k, const char *name, size_t n, 
     return NULL;
 }
 
+const tilec_kernel *ir_find_kernel(tilec_program *p, const char *name) {
+    if (!name) {
+        if (p->nkernels == 1) return p->kernels[0];
+        ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "the program has %d kernels and funcs; name the one to use",
+                    p->nkernels);
+        return NULL;
+    }
+    for (int i = 0; i < p->nkernels; i++)
+        if (strcmp(p->kernels[i]->name, name) == 0) return p->kernels[i];
+    ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no kernel or func named '%s'", name);
+    return NULL;
+}
+
 /* ---- regions ------------------------------------------------------------------------ */
 
 bool ir_index_range(const ir_index *ix, int64_t extent, int64_t *lo, int64_t *hi) {

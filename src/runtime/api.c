@@ -36,19 +36,6 @@ static tilec_status lower_program(tilec_program *p, const tilec_target *target, 
     return TILEC_OK;
 }
 
-static const tilec_kernel *find(tilec_program *p, const char *name) {
-    if (!name) {
-        if (p->nkernels == 1) return p->kernels[0];
-        ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
-                    "the program has %d kernels and funcs; name the one to run", p->nkernels);
-        return NULL;
-    }
-    for (int i = 0; i < p->nkernels; i++)
-        if (strcmp(p->kernels[i]->name, name) == 0) return p->kernels[i];
-    ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no kernel or func named '%s'", name);
-    return NULL;
-}
-
 static const cg_target *codegen_for(tilec_program *p, const tilec_target *target) {
     tilec_backend b = target ? target->backend : TILEC_BACKEND_AUTO;
     if (b == TILEC_BACKEND_CUDA) return &cg_cuda;
@@ -106,7 +93,7 @@ tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *targ
                                    tilec_launch_info *info) {
     if (!prog || !info) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
-    const tilec_kernel *k = find(prog, name);
+    const tilec_kernel *k = ir_find_kernel(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG;
     dsp_target t;
     lp_kernel **ks;
@@ -139,7 +126,7 @@ tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *targ
 tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_target *target, void *const *args) {
     if (!prog || !args) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
-    const tilec_kernel *k = find(prog, name);
+    const tilec_kernel *k = ir_find_kernel(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG;
     if (target && target->backend != TILEC_BACKEND_SIM) {
         ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "tilec_simulate runs on the simulator only (backend sim)");

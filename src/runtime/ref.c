@@ -254,26 +254,14 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
     }
 }
 
-static const tilec_kernel *find_kernel(tilec_program *p, const char *name) {
-    if (!name) return p->nkernels == 1 ? p->kernels[0] : NULL;
-    for (int i = 0; i < p->nkernels; i++)
-        if (strcmp(p->kernels[i]->name, name) == 0) return p->kernels[i];
-    return NULL;
-}
-
 tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_target *target,
                          const void *const *inputs, const void *const *outputs,
                          tilec_check_result *results, size_t *count) {
     if (!prog || !inputs || !outputs || !results || !count) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
     *count = 0;
-    const tilec_kernel *k = find_kernel(prog, name);
-    if (!k) {
-        if (name) ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no kernel or func named '%s'", name);
-        else ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
-                         "the program has %d kernels and funcs; name the one to check", prog->nkernels);
-        return TILEC_ERR_INVALID_ARG;
-    }
+    const tilec_kernel *k = ir_find_kernel(prog, name);
+    if (!k) return TILEC_ERR_INVALID_ARG;
     dsp_target t;
     char why[200];
     if (!dsp_target_resolve(target, &t, why, sizeof why)) {
