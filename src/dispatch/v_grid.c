@@ -215,7 +215,17 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
     (void)why, (void)n;
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
-    int g = q->group, per = q->threads / g;
+    /* 16-byte loads when every row starts aligned: a lane then takes vec elements at a
+     * time, so a row of 32 floats is 8 lanes of one float4 each */
+    int vec = split_vector(q, q->red_len);
+    int g = q->group;
+    if (vec > 1) {
+        int64_t lanes = 1;
+        while (lanes < q->red_len / vec && lanes < q->ws) lanes <<= 1;
+        int divides = q->threads & -q->threads;
+        g = (int)(lanes < divides ? lanes : divides);
+    }
+    int per = q->threads / g;
     int64_t S = q->spatial_len;
     int64_t grid = ceil_div(S, per);
     if (grid > MAX_CTAS) grid = MAX_CTAS;
@@ -232,10 +242,31 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
     lp_expr *block = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, step), lp_int(k, it, grid)),
                                lp_cast(k, it, lp_special_expr(k, LP_CTA)));
     lp_assign(k, body, s, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, block, lp_int(k, it, per)), lp_reg(k, grp)));
-    int acc = lp_reg_new(k, dsp_acc_type(q), "acc");
+    lp_type at = dsp_acc_type(q);
+    int acc = lp_reg_new(k, at, "acc");
     lp_assign(k, body, acc, dsp_identity(l));
     lp_expr *in_range = lp_binary(k, LO_LT, lp_reg(k, s), lp_int(k, it, S));
-    dsp_accumulate(l, &lp_if(k, body, in_range)->body, acc, lp_reg(k, s), lp_reg(k, lane), lp_int(k, it, g));
+    lp_block *gather = &lp_if(k, body, in_range)->body;
+    if (vec > 1) { /* one accumulator per vector lane, folded in order */
+        lp_buf *src = lp_buf_for(k, q->st->src.buf);
+        int64_t R = q->red_len;
+        lp_type rt = dsp_index_type(S * R + R);
+        int accs = lp_reg_new(k, at, "va"); /* vec consecutive registers each */
+        for (int j = 1; j < vec; j++) lp_reg_new(k, at, "va");
+        int regs = lp_reg_new(k, src->type, "x");
+        for (int j = 1; j < vec; j++) lp_reg_new(k, src->type, "x");
+        int rv = lp_reg_new(k, rt, "rv");
+        for (int j = 0; j < vec; j++) lp_assign(k, gather, accs + j, dsp_identity(l));
+        lp_block *loop = &lp_for(k, gather, rv, lp_cast(k, rt, lp_reg(k, lane)), lp_int(k, rt, R / vec), lp_int(k, rt, g))->body;
+        lp_expr *first = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_cast(k, rt, lp_reg(k, s)), lp_int(k, rt, R)),
+                                   lp_binary(k, LO_MUL, lp_reg(k, rv), lp_int(k, rt, vec)));
+        lp_vload(k, loop, regs, vec, src, first);
+        for (int j = 0; j < vec; j++)
+            lp_assign(k, loop, accs + j, dsp_combine(l, lp_reg(k, accs + j), lp_cast(k, at, lp_reg(k, regs + j))));
+        for (int j = 0; j < vec; j++) lp_assign(k, gather, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, accs + j)));
+    } else {
+        dsp_accumulate(l, gather, acc, lp_reg(k, s), lp_reg(k, lane), lp_int(k, it, g));
+    }
     dsp_xor_tree(l, body, acc, g);
     lp_expr *leader = lp_binary(k, LO_AND, in_range, lp_binary(k, LO_EQ, lp_reg(k, lane), lp_int(k, it, 0)));
     dsp_store_output(l, &lp_if(k, body, leader)->body, lp_reg(k, s), lp_reg(k, acc));
