@@ -3,8 +3,9 @@
 # in canonical form, explained (which variant lowers each statement, and why), emitted as
 # CUDA and HIP and compiled with NVRTC (sm_90) and hiprtc (gfx90a) where they are
 # installed, and run with --check against the CPU reference at warp sizes 32 and 64.
-# There is no GPU runtime in this build yet, so examples run on the CPU simulator
-# (scripts/gpu-check runs them on a GPU).
+# Then the JIT: examples/jit_sum.c and `tilec reduce --check` run tilec_reduce on a GPU
+# when one is usable, else on the simulator. (tilec run takes the simulator; on a GPU,
+# scripts/gpu-check runs the generated kernels.)
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
@@ -33,3 +34,9 @@ for f in examples/*.tile; do
         $tilec run "$f" --backend sim --warp-size "$ws" --check
     done
 done
+
+echo
+echo "== the JIT: tilec_reduce (a GPU when one is usable, else the simulator)"
+build/examples_jit_sum
+$tilec reduce --op sum --dtype f32 --shape 1024x1000 --check --repeat 3
+$tilec reduce --op max --dtype bf16 --shape 8x1x4096x3 --axes 0,2 --nan ignore --check --repeat 3
