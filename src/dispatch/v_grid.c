@@ -111,7 +111,7 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     (void)why, (void)n;
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
-    int T = q->threads, ws = q->ws, nw = T / ws, C = split_chunks(q);
+    int T = q->threads, nw = T / q->ws, C = split_chunks(q);
     int64_t S = q->spatial_len, R = q->red_len, L = ceil_div(R, C);
     int vec = (int)(16 / tilec_dtype_size(q->st->src.buf->dtype));
     L = ceil_div(L, vec) * vec; /* chunks start on 16-byte boundaries */
@@ -122,7 +122,7 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     lp_buf *counter = lp_buf_scratch_global(k, "counter", LP_U32, 1);
     lp_buf *slots = lp_buf_scratch(k, "slots", at, nw);
     lp_buf *last = lp_buf_scratch(k, "last", LP_I32, 1);
-    lp_expr *tid = lp_special_expr(k, LP_TID), *lane = lp_special_expr(k, LP_LANE), *warp = lp_special_expr(k, LP_WARP);
+    lp_expr *tid = lp_special_expr(k, LP_TID);
     int s = lp_reg_new(k, it, "s"), c = lp_reg_new(k, it, "chunk"), lo = lp_reg_new(k, it, "lo"), hi = lp_reg_new(k, it, "hi");
     lp_block *b = l->into;
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
@@ -173,18 +173,10 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
         fold_range(l, b, acc, lp_reg(k, s), lp_binary(k, LO_ADD, lp_reg(k, lo), lp_cast(k, it, tid)), lp_reg(k, hi),
                    lp_int(k, it, T));
     }
-    dsp_xor_tree(l, b, acc, ws);
-    lp_store(k, &lp_if(k, b, lp_binary(k, LO_EQ, lane, lp_int(k, LP_I32, 0)))->body, slots, warp, lp_reg(k, acc));
-    lp_barrier(k, b, TILEC_SCOPE_CTA);
-    lp_block *first = &lp_if(k, b, lp_binary(k, LO_EQ, warp, lp_int(k, LP_I32, 0)))->body;
+    /* the CTA's partial, published by thread 0, which then counts this CTA as done */
     int v = lp_reg_new(k, at, "v");
-    lp_assign(k, first, v, dsp_identity(l));
-    lp_assign(k, &lp_if(k, first, lp_binary(k, LO_LT, lane, lp_int(k, LP_I32, nw)))->body, v, lp_load(k, slots, lane));
-    int width = 1;
-    while (width < nw) width <<= 1;
-    dsp_xor_tree(l, first, v, width);
-    /* thread 0 publishes the partial, then counts this CTA as done */
-    lp_block *t0 = &lp_if(k, first, lp_binary(k, LO_EQ, lane, lp_int(k, LP_I32, 0)))->body;
+    block_fold(l, b, acc, slots, v);
+    lp_block *t0 = &lp_if(k, b, lp_binary(k, LO_EQ, tid, lp_int(k, LP_I32, 0)))->body;
     lp_store(k, t0, partials, lp_special_expr(k, LP_CTA), lp_reg(k, v));
     lp_fence(k, t0);
     int old = lp_reg_new(k, LP_U32, "done");

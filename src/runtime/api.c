@@ -8,6 +8,7 @@
  * tilec_simulate take it from there.
  */
 #include "rtc.h"
+#include "runtime.h"
 #include "sim.h"
 
 #include "../codegen/codegen.h"
@@ -99,9 +100,13 @@ tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *targ
     lp_kernel **ks;
     tilec_status st = lower_program(prog, target, &t, &ks);
     if (st != TILEC_OK) return st;
-    lp_kernel *lk = NULL;
     for (int i = 0; i < prog->nkernels; i++)
-        if (prog->kernels[i] == k) lk = ks[i];
+        if (prog->kernels[i] == k) return rt_launch_info(prog->ctx, ks[i], info);
+    return TILEC_ERR_INTERNAL;
+}
+
+tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *lk, tilec_launch_info *info) {
+    const tilec_kernel *k = lk->tile;
     ir_str sym = {0};
     cg_name(&sym, k->name);
     memset(info, 0, sizeof *info);
@@ -112,8 +117,8 @@ tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *targ
     for (int i = 0; i < lk->nbufs; i++) {
         const lp_buf *b = lk->bufs[i];
         if (b->space != TILEC_SPACE_GLOBAL || b->param >= 0) continue;
-        if (info->nscratch == 4) {
-            ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "kernel '%s' needs more than 4 scratch buffers", k->name);
+        if (info->nscratch == (int)(sizeof info->scratch_bytes / sizeof info->scratch_bytes[0])) {
+            ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "kernel '%s' needs more than 4 scratch buffers", k->name);
             return TILEC_ERR_INTERNAL;
         }
         info->scratch_bytes[info->nscratch++] = (size_t)b->elems * num_size(b->type);

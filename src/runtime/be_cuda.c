@@ -20,6 +20,7 @@ typedef unsigned long long CUdeviceptr;
 typedef struct cuda_dev {
     void *lib;
     int device;
+    char arch[16]; /* sm_XY of the device; the target points here */
     void *context;
     CUresult (*init)(unsigned);
     CUresult (*count)(int *);
@@ -128,9 +129,8 @@ static tilec_status cuda_open(rt *r, int device) {
                     "TILEC_NVRTC_PATH to an NVRTC of CUDA %d", driver / 1000, driver % 1000 / 10, nv, driver / 1000);
         goto unusable;
     }
-    static char arch[16]; /* one value per process in practice; read only after this */
-    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
-    r->target = (dsp_target){TILEC_BACKEND_CUDA, arch, 32, false};
+    snprintf(d->arch, sizeof d->arch, "sm_%d%d", major, minor);
+    r->target = (dsp_target){TILEC_BACKEND_CUDA, d->arch, 32, false};
     return TILEC_OK;
 unusable:
     if (d->context && d->unretain) d->unretain(d->device);

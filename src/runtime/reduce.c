@@ -10,9 +10,6 @@
  */
 #include "runtime.h"
 
-#include "../codegen/codegen.h"
-#include "../ir/numeric.h"
-
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,14 +60,14 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         red[a] = true;
     }
     *v = (view){.in_elems = 1, .out_elems = 1};
-    int64_t reduced_elems = 1;
+    bool reduced_empty = false;
     for (int i = 0; i < d->rank; i++) {
         int64_t e = d->shape[i];
         if (e < 0) return bad(ctx, "extent %lld of dimension %d is negative", (long long)e, i);
         if (__builtin_mul_overflow(v->in_elems, e, &v->in_elems))
             return bad(ctx, "the tensor has more than 2^63-1 elements");
-        if (red[i]) reduced_elems *= e ? 1 : 0;
-        else v->out_elems *= e;
+        if (!red[i]) v->out_elems *= e;
+        else if (e == 0) reduced_empty = true;
         if (e == 1) continue; /* changes nothing */
         if (v->rank > 0 && v->reduced[v->rank - 1] == red[i]) v->shape[v->rank - 1] *= e; /* neighbours merge */
         else {
@@ -84,7 +81,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         v->shape[v->rank] = 1;
         v->reduced[v->rank++] = true;
     }
-    v->empty_axis = v->out_elems > 0 && reduced_elems == 0;
+    v->empty_axis = v->out_elems > 0 && reduced_empty;
     if (v->empty_axis && d->op != TILEC_OP_SUM)
         return bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
     return TILEC_OK;
@@ -156,25 +153,12 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */
     if (st == TILEC_OK && !(p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &target)))
         st = ir_error_count(r->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
+    if (st == TILEC_OK) st = rt_launch_info(r->ctx, p->kernel, &p->info);
     if (st == TILEC_OK) {
-        lp_kernel *k = p->kernel;
-        ir_str sym = {0};
-        cg_name(&sym, p->prog->kernels[0]->name);
-        snprintf(p->info.symbol, sizeof p->info.symbol, "%s", sym.data ? sym.data : "");
-        ir_str_free(&sym);
-        p->info.threads = k->threads;
-        p->info.grid = k->grid;
-        size_t shared = cg_shared_bytes(k);
-        p->info.dynamic_shared = shared > CG_STATIC_SHARED_LIMIT ? shared : 0;
-        p->variant = variant_of(k);
-        for (int i = 0; i < k->nbufs && st == TILEC_OK; i++) {
-            const lp_buf *b = k->bufs[i];
-            if (b->space != TILEC_SPACE_GLOBAL || b->param >= 0 || p->info.nscratch == 4) continue;
-            size_t bytes = (size_t)b->elems * num_size(b->type);
-            p->info.scratch_bytes[p->info.nscratch] = bytes;
-            st = r->be->alloc(r, bytes, &p->scratch[p->info.nscratch]);
-            if (st == TILEC_OK) st = r->be->zero(r, p->scratch[p->info.nscratch], bytes, NULL);
-            p->info.nscratch++;
+        p->variant = variant_of(p->kernel);
+        for (int i = 0; i < p->info.nscratch && st == TILEC_OK; i++) {
+            st = r->be->alloc(r, p->info.scratch_bytes[i], &p->scratch[i]);
+            if (st == TILEC_OK) st = r->be->zero(r, p->scratch[i], p->info.scratch_bytes[i], NULL);
         }
     }
     double t1 = now_ms();

@@ -58,6 +58,10 @@ struct rt {
  * with NVRTC / hiprtc and stored. *data is malloc'd. */
 tilec_status rt_binary(rt *r, const char *source, void **data, size_t *size);
 
+/* How to launch a lowered kernel: its symbol, block, grid, dynamic shared memory and
+ * global scratch. TILEC_ERR_INTERNAL when it needs more scratch than the struct holds. */
+tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_info *info);
+
 /* The context's runtime, opened on AUTO device 0 when it is not yet. */
 tilec_status rt_get(tilec_ctx *ctx, rt **out);
 /* A line to stderr when TILEC_JIT_LOG=1 (the only output of the library, and only on
