@@ -5,7 +5,6 @@
  */
 #include "runtime.h"
 
-#include "../codegen/codegen.h"
 #include "rtc.h"
 
 #include <dlfcn.h>
@@ -192,14 +191,9 @@ static tilec_status cuda_sync(rt *r) {
 
 static tilec_status cuda_load(rt *r, rt_plan *p) {
     cuda_dev *d = r->dev;
-    ir_str src = {0};
-    lp_kernel *ks[1] = {p->kernel};
-    cg_emit_program(&src, &cg_cuda, p->prog, ks);
-    if (src.oom) return TILEC_ERR_NOMEM;
     void *bin = NULL;
     size_t n = 0;
-    tilec_status st = rt_binary(r, src.data, &bin, &n);
-    ir_str_free(&src);
+    tilec_status st = rt_plan_binary(r, p, &bin, &n);
     if (st != TILEC_OK) return st;
     CUresult res = d->load(&p->module, bin);
     free(bin);

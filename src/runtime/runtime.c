@@ -8,6 +8,7 @@
 #include "runtime.h"
 
 #include "rtc.h"
+#include "../codegen/codegen.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ static bool build_binary(void *p, void **data, size_t *size) {
     return true;
 }
 
-tilec_status rt_binary(rt *r, const char *source, void **data, size_t *size) {
+static tilec_status binary_of_source(rt *r, const char *source, void **data, size_t *size) {
     const char *compiler = rtc_version(r->target.backend);
     ir_str key = {0};
     ir_str_printf(&key, "tilec kernel cache 1\ntilec %s\n%s %s warp %d\n%s\n", TILEC_VERSION_STRING,
@@ -89,6 +90,16 @@ tilec_status rt_binary(rt *r, const char *source, void **data, size_t *size) {
     rt_log(r, "disk cache %s (%s)", r->cache.hits > hits ? "hit" : r->cache.mode == CACHE_OFF ? "off" : "miss", r->cache.dir);
     if (!ok) return a.st != TILEC_OK ? a.st : TILEC_ERR_COMPILE;
     return TILEC_OK;
+}
+
+tilec_status rt_plan_binary(rt *r, const rt_plan *p, void **data, size_t *size) {
+    ir_str src = {0};
+    lp_kernel *ks[1] = {p->kernel};
+    cg_emit_program(&src, r->target.backend == TILEC_BACKEND_CUDA ? &cg_cuda : &cg_hip, p->prog, ks);
+    if (src.oom) { ir_str_free(&src); return TILEC_ERR_NOMEM; }
+    tilec_status st = binary_of_source(r, src.data, data, size);
+    ir_str_free(&src);
+    return st;
 }
 
 tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int device) {

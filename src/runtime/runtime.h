@@ -54,9 +54,9 @@ struct rt {
     rt_cache cache;      /* compiled kernels on disk */
 };
 
-/* The binary of `source` for the runtime's GPU target: from the disk cache, or compiled
- * with NVRTC / hiprtc and stored. *data is malloc'd. */
-tilec_status rt_binary(rt *r, const char *source, void **data, size_t *size);
+/* The binary of the plan's kernel for the runtime's GPU target: its CUDA or HIP source
+ * from the disk cache, or compiled with NVRTC / hiprtc and stored. *data is malloc'd. */
+tilec_status rt_plan_binary(rt *r, const rt_plan *p, void **data, size_t *size);
 
 /* How to launch a lowered kernel: its symbol, block, grid, dynamic shared memory and
  * global scratch. TILEC_ERR_INTERNAL when it needs more scratch than the struct holds. */
