@@ -114,6 +114,19 @@ static bool close_enough(const std::vector<float> &got, const std::vector<double
     return true;
 }
 
+// A rows x cols array reduced along one axis (0: columns, 1: rows).
+static tilec_reduce_desc desc_2d(tilec_op op, tilec_dtype dt, long long rows, long long cols, int axis) {
+    tilec_reduce_desc d = {};
+    d.op = op;
+    d.dtype = dt;
+    d.rank = 2;
+    d.shape[0] = rows;
+    d.shape[1] = cols;
+    d.naxes = 1;
+    d.axes[0] = axis;
+    return d;
+}
+
 // One f32 reduction over rows x cols (axis 1: rows; axis 0: columns; rows 1: whole array):
 // tilec_reduce, and CUB where CUB has the operation.
 static void bench_f32(const char *group, long long rows, long long cols, int axis, tilec_op op, double goal) {
@@ -136,14 +149,7 @@ static void bench_f32(const char *group, long long rows, long long cols, int axi
     else std::snprintf(name, sizeof name, "%s %lldx%lld", axis ? "rows" : "cols", rows, cols);
     double bytes = (double)(n + n_out) * 4;
     // tilec
-    tilec_reduce_desc d = {};
-    d.op = op;
-    d.dtype = TILEC_F32;
-    d.rank = 2;
-    d.shape[0] = rows;
-    d.shape[1] = cols;
-    d.naxes = 1;
-    d.axes[0] = axis;
+    tilec_reduce_desc d = desc_2d(op, TILEC_F32, rows, cols, axis);
     tilec_ok(tilec_reduce(ctx, &d, d_in[0], d_out), "tilec_reduce");
     CUDA(cudaMemcpy(got.data(), d_out, n_out * 4, cudaMemcpyDeviceToHost));
     bool ok = close_enough(got, want, mag, op);
@@ -210,14 +216,7 @@ static void bench_16(tilec_dtype dt, long long rows, long long cols, int axis, d
     void *d_out;
     CUDA(cudaMalloc(&d_out, n_out * 2));
     CUDA(cudaMemset(d_out, 0, n_out * 2));
-    tilec_reduce_desc d = {};
-    d.op = TILEC_OP_SUM;
-    d.dtype = dt;
-    d.rank = 2;
-    d.shape[0] = rows;
-    d.shape[1] = cols;
-    d.naxes = 1;
-    d.axes[0] = axis;
+    tilec_reduce_desc d = desc_2d(TILEC_OP_SUM, dt, rows, cols, axis);
     tilec_ok(tilec_reduce(ctx, &d, d_in[0], d_out), "tilec_reduce");
     CUDA(cudaMemcpy(after.data(), d_out, n_out * 2, cudaMemcpyDeviceToHost));
     tilec_check_result r;
