@@ -29,9 +29,10 @@ static int64_t elems(const tilec_reduce_desc *d, bool kept_only) {
     return n;
 }
 
-/* Runs d on random data with special values through device memory; checks the result
- * against the reference; returns the output (malloc'd) for bitwise comparisons. */
-static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed) {
+/* Runs d on random data with special values through device memory, the input `shift`
+ * elements past an aligned address; checks the result against the reference; returns
+ * the output (malloc'd) for bitwise comparisons. */
+static void *reduce_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, int shift) {
     size_t es = tilec_dtype_size(d->dtype);
     int64_t in_n = elems(d, false), out_n = elems(d, true);
     size_t in_bytes = (size_t)in_n * es, out_bytes = (size_t)out_n * es;
@@ -39,11 +40,12 @@ static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64
     fill_buffer(d->dtype, in, in_n, d->shape[d->rank - 1] ? d->shape[d->rank - 1] : 1, true, &seed);
     fill_buffer(d->dtype, before, out_n, 1, false, &seed);
     void *din, *dout;
-    assert_int_equal(tilec_mem_alloc(ctx, in_bytes, &din), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, in_bytes + (size_t)shift * es, &din), TILEC_OK);
     assert_int_equal(tilec_mem_alloc(ctx, out_bytes, &dout), TILEC_OK);
-    assert_int_equal(tilec_mem_upload(ctx, din, in, in_bytes), TILEC_OK);
+    void *src = (char *)din + (size_t)shift * es;
+    assert_int_equal(tilec_mem_upload(ctx, src, in, in_bytes), TILEC_OK);
     assert_int_equal(tilec_mem_upload(ctx, dout, before, out_bytes), TILEC_OK);
-    tilec_status st = tilec_reduce(ctx, d, din, dout);
+    tilec_status st = tilec_reduce(ctx, d, src, dout);
     if (st != TILEC_OK) fail_msg("tilec_reduce: %s\n%s", tilec_status_name(st), tilec_diag_text(ctx));
     assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
     assert_int_equal(tilec_mem_download(ctx, after, dout, out_bytes), TILEC_OK);
@@ -60,6 +62,10 @@ static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64
     free(in);
     free(before);
     return after;
+}
+
+static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed) {
+    return reduce_shifted(ctx, d, seed, 0);
 }
 
 /* Ranks 1 to 4, every non-empty axis set, extents 1, 2 and primes. */
@@ -79,17 +85,25 @@ static void test_every_axis_set(void **state) {
     tilec_close(ctx);
 }
 
-/* Every dtype and op, accumulate, NaN policies; long rows (grid_split), many short rows
- * (grid_rows), columns (grid_general), 2^20 + 3 elements. */
+/* Every dtype and op, accumulate, NaN policies, from aligned and unaligned addresses
+ * (16-byte loads or not), on a shape for each grid variant and each of its paths (the
+ * simulator plans for a GPU of 4 multiprocessors, so 16 CTAs fill it). */
 static void test_dtypes_and_strategies(void **state) {
     (void)state;
     tilec_ctx *ctx = sim_ctx();
-    static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; } shapes[] = {
-        {1, {(1 << 20) + 3}, 1, {0}},      /* one output: split over CTAs */
-        {2, {3, 70001}, 1, {-1}},          /* few long rows: split */
-        {2, {1000, 37}, 1, {1}},           /* many short rows */
-        {2, {4099, 7}, 1, {0}},            /* columns */
-        {3, {6, 5, 40}, 2, {0, 2}},        /* around a kept middle axis */
+    static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; const char *variant; } shapes[] = {
+        {1, {(1 << 20) + 3}, 1, {0}, "grid_split"},      /* one output: split over CTAs, a tail after the vectors */
+        {2, {3, 70001}, 1, {-1}, "grid_split"},          /* few long rows: split, element loads */
+        {2, {3, 70000}, 1, {-1}, "grid_split"},          /* few long rows: split, 16-byte loads */
+        {2, {37, 8200}, 1, {-1}, "grid_cta_rows"},          /* long rows: a CTA per row */
+        {2, {1000, 37}, 1, {1}, "grid_rows"},           /* many short rows, element loads */
+        {2, {1001, 32}, 1, {1}, "grid_rows"},           /* rows of one 16-byte load per lane: four rows in flight */
+        {2, {70, 1024}, 1, {1}, "grid_rows"},           /* rows of several loads per lane */
+        {2, {4099, 7}, 1, {0}, "grid_cols"},            /* columns, one at a time */
+        {2, {4099, 8}, 1, {0}, "grid_cols"},            /* columns, 16 bytes of them per lane, chunks */
+        {2, {37, 9000}, 1, {0}, "grid_cols"},           /* many columns, 16 bytes of them per lane */
+        {2, {37, 9001}, 1, {0}, "grid_general"},           /* many columns, a thread each */
+        {3, {6, 5, 40}, 2, {0, 2}, "grid_general"},        /* around a kept middle axis */
     };
     for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++)
         for (int op = 0; op < TILEC_OP_COUNT; op++)
@@ -102,7 +116,14 @@ static void test_dtypes_and_strategies(void **state) {
                     memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
                     memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);
                     if (s == 0 && dt > TILEC_F32) continue; /* one big tensor per op is enough */
-                    free(reduce_and_check(ctx, &d, (uint64_t)(dt * 100 + op * 10 + (int)s)));
+                    if (dt == TILEC_F32 && variant == 0) { /* the shape reaches the variant it is here for */
+                        char *text, want[64];
+                        assert_int_equal(tilec_reduce_explain(ctx, &d, &text), TILEC_OK);
+                        snprintf(want, sizeof want, "variant %s,", shapes[s].variant);
+                        if (!strstr(text, want)) fail_msg("shape %zu: %s not in\n%s", s, want, text);
+                        tilec_free(text);
+                    }
+                    free(reduce_shifted(ctx, &d, (uint64_t)(dt * 100 + op * 10 + (int)s), variant));
                 }
     tilec_close(ctx);
 }

@@ -66,7 +66,7 @@ static void test_seed_demo_shape(void **state) {
         assert_int_equal(sh.items[i]->width, 8);
     }
     dsp_query q;
-    dsp_target t = {TILEC_BACKEND_CUDA, "sm_90", 32, false};
+    dsp_target t = {.backend = TILEC_BACKEND_CUDA, .arch = "sm_90", .warp_size = 32};
     dsp_query_init(&q, &t, p->kernels[0], p->kernels[0]->stmts[4]);
     assert_int_equal(q.group, 8);
     assert_int_equal(q.spatial_len, 4);

@@ -32,8 +32,10 @@ static int64_t count(const tilec_reduce_desc *d, bool kept_only) {
     return n;
 }
 
-/* One checked reduction on the context's backend; *out_bits (when given) gets the result. */
-static bool run_one(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, void **out_bits, char *why, size_t wn) {
+/* One checked reduction on the context's backend, the input `shift` elements past an
+ * aligned address (so 16-byte loads are off); *out_bits (when given) gets the result. */
+static bool run_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, int shift, void **out_bits,
+                        char *why, size_t wn) {
     size_t es = tilec_dtype_size(d->dtype);
     int64_t in_n = count(d, false), out_n = count(d, true);
     size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es;
@@ -41,9 +43,11 @@ static bool run_one(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, v
     fill_buffer(d->dtype, in, in_n, d->shape[d->rank - 1], true, &seed);
     fill_buffer(d->dtype, before, out_n, 1, false, &seed);
     tilec_check_result r = {0};
-    bool ok = tilec_mem_alloc(ctx, ib, &din) == TILEC_OK && tilec_mem_alloc(ctx, ob, &dout) == TILEC_OK &&
-              tilec_mem_upload(ctx, din, in, ib) == TILEC_OK && tilec_mem_upload(ctx, dout, before, ob) == TILEC_OK &&
-              tilec_reduce(ctx, d, din, dout) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+    size_t off = (size_t)shift * es;
+    bool ok = tilec_mem_alloc(ctx, ib + off, &din) == TILEC_OK && tilec_mem_alloc(ctx, ob, &dout) == TILEC_OK &&
+              tilec_mem_upload(ctx, (char *)din + off, in, ib) == TILEC_OK &&
+              tilec_mem_upload(ctx, dout, before, ob) == TILEC_OK &&
+              tilec_reduce(ctx, d, (char *)din + off, dout) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
               tilec_mem_download(ctx, after, dout, ob) == TILEC_OK &&
               tilec_reduce_check(ctx, d, in, before, after, &r) == TILEC_OK;
     if (!ok) snprintf(why, wn, "%s", tilec_diag_text(ctx));
@@ -61,6 +65,10 @@ static bool run_one(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, v
     return ok;
 }
 
+static bool run_one(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, void **out_bits, char *why, size_t wn) {
+    return run_shifted(ctx, d, seed, 0, out_bits, why, wn);
+}
+
 /* The matrix: every axis set of ranks 1 to 4 × ops, and dtypes × strategies × accum / NaN. */
 static int matrix(tilec_reduce_desc *all, int max) {
     int n = 0;
@@ -75,8 +83,11 @@ static int matrix(tilec_reduce_desc *all, int max) {
                 all[n++] = d;
             }
     static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; } shapes[] = {
-        {1, {(1 << 24) + 3}, 1, {0}}, {2, {3, 700001}, 1, {-1}}, {2, {100000, 37}, 1, {1}},
-        {2, {40999, 7}, 1, {0}}, {3, {6, 5, 4000}, 2, {0, 2}}, {2, {64, 1 << 16}, 1, {1}},
+        {1, {(1 << 24) + 3}, 1, {0}}, {2, {3, 700001}, 1, {-1}}, {2, {3, 700000}, 1, {-1}},
+        {2, {600, 8200}, 1, {-1}},  /* a CTA per row */
+        {2, {100000, 37}, 1, {1}}, {2, {100001, 32}, 1, {1}}, {2, {3000, 1024}, 1, {1}},
+        {2, {40999, 7}, 1, {0}}, {2, {40999, 8}, 1, {0}}, {2, {37, 90000}, 1, {0}}, {2, {37, 90001}, 1, {0}},
+        {3, {6, 5, 4000}, 2, {0, 2}}, {2, {64, 1 << 16}, 1, {1}},
     };
     for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++)
         for (int op = 0; op < TILEC_OP_COUNT; op++)
@@ -125,6 +136,7 @@ static int first_call(tilec_ctx *ctx) {
 }
 
 int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a time limit */
     const char *out = argc == 3 && !strcmp(argv[1], "--out") ? argv[2] : NULL;
     tilec_ctx *ctx;
     tilec_open(&ctx);
@@ -137,11 +149,11 @@ int main(int argc, char **argv) {
         tilec_close(ctx);
         return rc;
     }
-    static tilec_reduce_desc descs[512];
-    int n = matrix(descs, 512), passed = 0, failed = 0;
+    static tilec_reduce_desc descs[1024];
+    int n = matrix(descs, 1024), passed = 0, failed = 0;
     char why[2048];
     for (int i = 0; i < n; i++) {
-        if (run_one(ctx, &descs[i], (uint64_t)i, NULL, why, sizeof why)) passed++;
+        if (run_shifted(ctx, &descs[i], (uint64_t)i, descs[i].accumulate ? 1 : 0, NULL, why, sizeof why)) passed++;
         else { failed++; printf("  FAIL %d: %s\n", i, why); }
     }
     printf("jit_check: matrix %d of %d reductions match the reference\n", passed, n);
@@ -220,7 +232,7 @@ int main(int argc, char **argv) {
         FILE *f = fopen(out, "w");
         if (f) {
             fprintf(f, "| check | result |\n|---|---|\n");
-            fprintf(f, "| tilec_reduce matrix (every axis set of ranks 1-4 × ops; 7 dtypes × ops × 6 shapes × accum/NaN policy; up to 2^24+3 elements) | %d of %d match the reference |\n", passed, n);
+            fprintf(f, "| tilec_reduce matrix (every axis set of ranks 1-4 × ops; 7 dtypes × ops × 13 shapes, one for each grid variant and path × aligned, or unaligned with accum/NaN policy; up to 2^24+3 elements) | %d of %d match the reference |\n", passed, n);
             fprintf(f, "| 2^26-element f32 sum, twice | %s |\n", same ? "bit-identical" : "DIFFERENT");
             fprintf(f, "| 2^31+7 elements (64-bit indices): u32 sum of ones, f32 max planted 3 from the end | %s |\n",
                     big_ok ? "exact" : "WRONG");

@@ -12,7 +12,7 @@
 static const dsp_case *const registry[] = {
     &dsp_case_cta_tree, &dsp_case_local, &dsp_case_local_smem, &dsp_case_sequential, &dsp_case_shared,
     &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
-    &dsp_case_grid_rows, &dsp_case_grid_split, &dsp_case_grid_general, &dsp_case_grid_cols,
+    &dsp_case_grid_rows, &dsp_case_grid_split, &dsp_case_grid_general, &dsp_case_grid_cols, &dsp_case_grid_cta_rows,
 };
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
 _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");
@@ -46,7 +46,7 @@ const char *dsp_backend_name(tilec_backend b) {
 bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n) {
     tilec_target t = in ? *in : (tilec_target){TILEC_BACKEND_SIM, NULL, 0};
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime yet */
-    *out = (dsp_target){t.backend, t.arch, t.warp_size, false};
+    *out = (dsp_target){.backend = t.backend, .arch = t.arch, .warp_size = t.warp_size};
     switch (t.backend) {
     case TILEC_BACKEND_CUDA:
         if (!out->arch) out->arch = "sm_90";

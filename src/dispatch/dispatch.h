@@ -23,7 +23,12 @@ typedef struct dsp_target {
     const char *arch;      /* as given, or the default */
     int warp_size;         /* 32 or 64 */
     bool unaligned;        /* global parameters may not be 16-byte aligned (no vector loads) */
+    int sms;               /* multiprocessors of the device, 0 when unknown (DSP_DEFAULT_SMS) */
 } dsp_target;
+
+/* The multiprocessor count grid variants size their launches for when the target does not
+ * know its device (tilec emit, the simulator): an H100 / H200 has 132. */
+enum { DSP_DEFAULT_SMS = 132 };
 
 /* Resolves a public target: defaults, the warp size of an arch. False with a message in
  * why when the target is not usable. */
@@ -95,7 +100,8 @@ typedef struct dsp_case {
 /* The cases, one table per variant file. */
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
-    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_split, dsp_case_grid_general, dsp_case_grid_cols;
+    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_split, dsp_case_grid_general, dsp_case_grid_cols,
+    dsp_case_grid_cta_rows;
 
 /* ---- the verdicts of one dispatch ------------------------------------------------------ */
 
@@ -125,6 +131,9 @@ void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep);
 void dsp_print_report(ir_str *s, const dsp_query *q, const dsp_report *rep, int indent);
 /* Reports a failed dispatch as a diagnostic at the statement. */
 void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *rep);
+
+/* tilec_explain for a resolved target (the JIT explains a plan for its device). */
+tilec_status dsp_explain(tilec_program *prog, const dsp_target *t, bool dump_loop, char **text);
 
 /* Lowers a whole verified kernel; NULL with diagnostics when a statement has no variant. */
 lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *k, const dsp_target *t);

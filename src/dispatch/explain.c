@@ -16,6 +16,12 @@ tilec_status tilec_explain(tilec_program *prog, const tilec_target *target, bool
         ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
         return TILEC_ERR_INVALID_ARG;
     }
+    return dsp_explain(prog, &t, dump_loop, text);
+}
+
+tilec_status dsp_explain(tilec_program *prog, const dsp_target *target, bool dump_loop, char **text) {
+    const dsp_target t = *target;
+    *text = NULL;
     tilec_status vs = ir_verify(prog, t.warp_size);
     if (vs != TILEC_OK) return vs;
     ir_str s = {0};

@@ -12,6 +12,8 @@
 
 #include <stdio.h>
 
+enum { UNROLL = 4 }; /* 16-byte loads in flight per thread in a long vector copy */
+
 /* Elements per 16-byte vector move for a copy between these regions, or 1 when the
  * copy must go element by element: both regions dense and aligned to the vector, the
  * count a multiple of it, and both buffers of known alignment (kernel parameters, which
@@ -29,16 +31,22 @@ static int copy_vector(const ir_stmt *st, int64_t n) {
     return vec;
 }
 
+/* Where thread t's elements start and how far apart they are: t, t + n, … of an
+ * instance of n threads, or all of them from 0 for a thread alone. */
+static void element_range(dsp_lower *l, lp_type it, lp_expr **first, lp_expr **stride) {
+    const dsp_query *q = l->q;
+    bool alone = q->st->exec.scope == TILEC_SCOPE_THREAD || q->st->dst.buf->space == TILEC_SPACE_LOCAL;
+    *first = alone ? lp_int(l->k, it, 0) : lp_cast(l->k, it, dsp_inst_tid(l));
+    *stride = alone ? lp_int(l->k, it, 1) : lp_cast(l->k, it, dsp_inst_size(l));
+}
+
 /* for (e = first; e < n; e += stride) body — returns the body and the element register. */
 static lp_block *each_element(dsp_lower *l, int64_t n, int *e) {
-    lp_kernel *k = l->k;
-    const dsp_query *q = l->q;
     lp_type it = dsp_index_type(n);
-    bool alone = q->st->exec.scope == TILEC_SCOPE_THREAD || q->st->dst.buf->space == TILEC_SPACE_LOCAL;
-    lp_expr *first = alone ? lp_int(k, it, 0) : lp_cast(k, it, dsp_inst_tid(l));
-    lp_expr *stride = alone ? lp_int(k, it, 1) : lp_cast(k, it, dsp_inst_size(l));
-    *e = lp_reg_new(k, it, "e");
-    return &lp_for(k, l->into, *e, first, lp_int(k, it, n), stride)->body;
+    lp_expr *first, *stride;
+    element_range(l, it, &first, &stride);
+    *e = lp_reg_new(l->k, it, "e");
+    return &lp_for(l->k, l->into, *e, first, lp_int(l->k, it, n), stride)->body;
 }
 
 static bool lower_copy(dsp_lower *l, char *why, size_t n) {
@@ -48,16 +56,37 @@ static bool lower_copy(dsp_lower *l, char *why, size_t n) {
     int64_t elems = ir_region_elems(&st->dst);
     int vec = copy_vector(st, elems);
     int e;
-    lp_block *body = each_element(l, elems / vec, &e);
     lp_buf *src = lp_buf_for(k, st->src.buf), *dst = lp_buf_for(k, st->dst.buf);
     if (vec > 1) { /* 16 bytes at a time */
-        lp_expr *first = lp_binary(k, LO_MUL, lp_reg(k, e), lp_int(k, k->regs[e].type, vec));
+        int64_t nv = elems / vec;
+        lp_type it = dsp_index_type(nv);
+        lp_expr *first, *stride;
+        element_range(l, it, &first, &stride);
+        e = lp_reg_new(k, it, "e");
+        bool unroll = stride->kind == LX_CONST && nv >= UNROLL * stride->i;
         int regs = lp_reg_new(k, src->type, "v");
-        for (int i = 1; i < vec; i++) lp_reg_new(k, src->type, "v");
-        lp_vload(k, body, regs, vec, src, dsp_region_offset(l, &st->src, first));
-        lp_vstore(k, body, dst, dsp_region_offset(l, &st->dst, first), regs, vec);
+        for (int i = 1; i < (unroll ? UNROLL : 1) * vec; i++) lp_reg_new(k, src->type, "v");
+        if (unroll) {
+            /* UNROLL vectors in flight per thread: a turn of the loop loads UNROLL strides
+             * before it stores any; the vectors left over go one at a time after */
+            int64_t d = stride->i;
+            lp_block *body = &lp_for(k, l->into, e, first, lp_int(k, it, nv - (UNROLL - 1) * d), lp_int(k, it, UNROLL * d))->body;
+            lp_expr *at[UNROLL];
+            for (int u = 0; u < UNROLL; u++) {
+                at[u] = lp_binary(k, LO_MUL, lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, u * d)), lp_int(k, it, vec));
+                lp_vload(k, body, regs + u * vec, vec, src, dsp_region_offset(l, &st->src, at[u]));
+            }
+            for (int u = 0; u < UNROLL; u++)
+                lp_vstore(k, body, dst, dsp_region_offset(l, &st->dst, at[u]), regs + u * vec, vec);
+            first = lp_reg(k, e);
+        }
+        lp_block *body = &lp_for(k, l->into, e, first, lp_int(k, it, nv), stride)->body;
+        lp_expr *at = lp_binary(k, LO_MUL, lp_reg(k, e), lp_int(k, it, vec));
+        lp_vload(k, body, regs, vec, src, dsp_region_offset(l, &st->src, at));
+        lp_vstore(k, body, dst, dsp_region_offset(l, &st->dst, at), regs, vec);
         return true;
     }
+    lp_block *body = each_element(l, elems, &e);
     lp_expr *v = lp_load(k, src, dsp_region_offset(l, &st->src, lp_reg(k, e)));
     lp_store(k, body, dst, dsp_region_offset(l, &st->dst, lp_reg(k, e)), v);
     return true;

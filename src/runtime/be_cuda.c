@@ -43,7 +43,7 @@ typedef struct cuda_dev {
     CUresult (*driver_version)(int *);
 } cuda_dev;
 
-enum { CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35 };
+enum { SM_COUNT = 16, CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35 };
 
 static bool bind(void *lib, void *fn, const char *name) {
     void *p = dlsym(lib, name);
@@ -107,9 +107,10 @@ static tilec_status cuda_open(rt *r, int device) {
         else ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "CUDA device %d does not exist (%d found)", device, n);
         goto unusable;
     }
-    int major = 0, minor = 0;
+    int major = 0, minor = 0, sms = 0;
     if ((res = d->get(&d->device, device)) || (res = d->attribute(&major, CC_MAJOR, d->device)) ||
-        (res = d->attribute(&minor, CC_MINOR, d->device)) || (res = d->retain(&d->context, d->device)) ||
+        (res = d->attribute(&minor, CC_MINOR, d->device)) || (res = d->attribute(&sms, SM_COUNT, d->device)) ||
+        (res = d->retain(&d->context, d->device)) ||
         (res = d->set_current(d->context))) {
         fail(r, res, "device setup");
         goto unusable;
@@ -129,7 +130,7 @@ static tilec_status cuda_open(rt *r, int device) {
         goto unusable;
     }
     snprintf(d->arch, sizeof d->arch, "sm_%d%d", major, minor);
-    r->target = (dsp_target){TILEC_BACKEND_CUDA, d->arch, 32, false};
+    r->target = (dsp_target){.backend = TILEC_BACKEND_CUDA, .arch = d->arch, .warp_size = 32, .sms = sms};
     return TILEC_OK;
 unusable:
     if (d->context && d->unretain) d->unretain(d->device);

@@ -263,7 +263,7 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
         if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {
             char *tile = NULL, *table = NULL;
             tilec_format(p->prog, &tile, NULL);
-            tilec_explain(p->prog, &(tilec_target){r->target.backend, r->target.arch, r->target.warp_size}, false, &table);
+            dsp_explain(p->prog, &r->target, false, &table);
             ir_str_printf(&s, "program:\n%s\nvariant %s, grid %lld x %d threads, %d scratch buffer%s\n%s",
                           tile ? tile : "", p->variant, (long long)p->info.grid, p->info.threads, p->info.nscratch,
                           p->info.nscratch == 1 ? "" : "s", table ? table : "");

@@ -15,16 +15,17 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
   return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 /* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);
-   +0 is above -0. Written out so no library's NaN rule decides. */
+   +0 is above -0. Written out so no library's NaN rule decides, and with selects, not
+   branches, so a loop of them stays straight-line code. */
 #define TL_MINMAX(T, tag, neg)                                                              \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
-    if (a != a) return a; if (b != b) return b; if (a == b) return neg(a) ? b : a; return a > b ? a : b; } \
+    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \
-    if (a != a) return b; if (b != b) return a; if (a == b) return neg(a) ? b : a; return a > b ? a : b; } \
+    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; } \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \
-    if (a != a) return a; if (b != b) return b; if (a == b) return neg(a) ? a : b; return a < b ? a : b; } \
+    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \
-    if (a != a) return b; if (b != b) return a; if (a == b) return neg(a) ? a : b; return a < b ? a : b; }
+    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; }
 #define TL_NEG_F32(x) (__float_as_uint(x) >> 31)
 #define TL_NEG_F64(x) (__double_as_longlong(x) < 0)
 TL_MINMAX(float, f32, TL_NEG_F32)
