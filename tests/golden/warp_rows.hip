@@ -57,22 +57,96 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   float tl_v2;
   float tl_v3;
   float tl_v4;
-  int tl_e5;
-  int tl_lane6;
-  int tl_grp7;
-  int tl_s8;
-  int tl_step9;
-  float tl_acc10;
-  int tl_r11;
-  float tl_t12;
-  int tl_e13;
+  float tl_v5;
+  float tl_v6;
+  float tl_v7;
+  float tl_v8;
+  float tl_v9;
+  float tl_v10;
+  float tl_v11;
+  float tl_v12;
+  float tl_v13;
   float tl_v14;
   float tl_v15;
   float tl_v16;
-  float tl_v17;
+  int tl_e17;
+  int tl_lane18;
+  int tl_grp19;
+  int tl_s20;
+  int tl_step21;
+  float tl_acc22;
+  int tl_r23;
+  float tl_t24;
+  int tl_e25;
+  float tl_v26;
+  float tl_v27;
+  float tl_v28;
+  float tl_v29;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 9: cta.copy(As, A)  [copy]
-  for (tl_e0 = tl_tid; tl_e0 < 528; tl_e0 += 128) {
+  for (tl_e0 = tl_tid; tl_e0 < 144; tl_e0 += 512) {
+    {
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&A[((tl_e0 + 0) * 4)];
+      tl_v1 = tl_v.e[0];
+      tl_v2 = tl_v.e[1];
+      tl_v3 = tl_v.e[2];
+      tl_v4 = tl_v.e[3];
+    }
+    {
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&A[((tl_e0 + 128) * 4)];
+      tl_v5 = tl_v.e[0];
+      tl_v6 = tl_v.e[1];
+      tl_v7 = tl_v.e[2];
+      tl_v8 = tl_v.e[3];
+    }
+    {
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&A[((tl_e0 + 256) * 4)];
+      tl_v9 = tl_v.e[0];
+      tl_v10 = tl_v.e[1];
+      tl_v11 = tl_v.e[2];
+      tl_v12 = tl_v.e[3];
+    }
+    {
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&A[((tl_e0 + 384) * 4)];
+      tl_v13 = tl_v.e[0];
+      tl_v14 = tl_v.e[1];
+      tl_v15 = tl_v.e[2];
+      tl_v16 = tl_v.e[3];
+    }
+    {
+      tl_f32x4 tl_v;
+      tl_v.e[0] = tl_v1;
+      tl_v.e[1] = tl_v2;
+      tl_v.e[2] = tl_v3;
+      tl_v.e[3] = tl_v4;
+      *(tl_f32x4 *)&As[((tl_e0 + 0) * 4)] = tl_v;
+    }
+    {
+      tl_f32x4 tl_v;
+      tl_v.e[0] = tl_v5;
+      tl_v.e[1] = tl_v6;
+      tl_v.e[2] = tl_v7;
+      tl_v.e[3] = tl_v8;
+      *(tl_f32x4 *)&As[((tl_e0 + 128) * 4)] = tl_v;
+    }
+    {
+      tl_f32x4 tl_v;
+      tl_v.e[0] = tl_v9;
+      tl_v.e[1] = tl_v10;
+      tl_v.e[2] = tl_v11;
+      tl_v.e[3] = tl_v12;
+      *(tl_f32x4 *)&As[((tl_e0 + 256) * 4)] = tl_v;
+    }
+    {
+      tl_f32x4 tl_v;
+      tl_v.e[0] = tl_v13;
+      tl_v.e[1] = tl_v14;
+      tl_v.e[2] = tl_v15;
+      tl_v.e[3] = tl_v16;
+      *(tl_f32x4 *)&As[((tl_e0 + 384) * 4)] = tl_v;
+    }
+  }
+  for (tl_e0 = tl_e0; tl_e0 < 528; tl_e0 += 128) {
     {
       tl_f32x4 tl_v = *(const tl_f32x4 *)&A[(tl_e0 * 4)];
       tl_v1 = tl_v.e[0];
@@ -90,55 +164,55 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
     }
   }
   // line 10: cta.fill(Bs, 0)  [fill]
-  for (tl_e5 = tl_tid; tl_e5 < 64; tl_e5 += 128) {
-    Bs[tl_e5] = 0.0f;
+  for (tl_e17 = tl_tid; tl_e17 < 64; tl_e17 += 128) {
+    Bs[tl_e17] = 0.0f;
   }
   // line 11: cta.sync()  [barrier]
   __syncthreads();
   // line 12: warp.sum(Bs[warp_id], As[warp_id], axes=(-1))  [shared]
-  tl_lane6 = (tl_lane % 64);
-  tl_grp7 = (tl_lane / 64);
-  for (tl_step9 = 0; tl_step9 < 16; tl_step9 += 1) {
-    tl_s8 = ((tl_step9 * 1) + tl_grp7);
-    tl_acc10 = 0.0f;
-    for (tl_r11 = tl_lane6; tl_r11 < 33; tl_r11 += 64) {
-      tl_acc10 = (tl_acc10 + As[((tl_warp * 528) + ((tl_s8 * 33) + tl_r11))]);
+  tl_lane18 = (tl_lane % 64);
+  tl_grp19 = (tl_lane / 64);
+  for (tl_step21 = 0; tl_step21 < 16; tl_step21 += 1) {
+    tl_s20 = ((tl_step21 * 1) + tl_grp19);
+    tl_acc22 = 0.0f;
+    for (tl_r23 = tl_lane18; tl_r23 < 33; tl_r23 += 64) {
+      tl_acc22 = (tl_acc22 + As[((tl_warp * 528) + ((tl_s20 * 33) + tl_r23))]);
     }
-    tl_t12 = __shfl_xor(tl_acc10, 1, 64);
-    tl_acc10 = (tl_acc10 + tl_t12);
-    tl_t12 = __shfl_xor(tl_acc10, 2, 64);
-    tl_acc10 = (tl_acc10 + tl_t12);
-    tl_t12 = __shfl_xor(tl_acc10, 4, 64);
-    tl_acc10 = (tl_acc10 + tl_t12);
-    tl_t12 = __shfl_xor(tl_acc10, 8, 64);
-    tl_acc10 = (tl_acc10 + tl_t12);
-    tl_t12 = __shfl_xor(tl_acc10, 16, 64);
-    tl_acc10 = (tl_acc10 + tl_t12);
-    tl_t12 = __shfl_xor(tl_acc10, 32, 64);
-    tl_acc10 = (tl_acc10 + tl_t12);
-    if ((tl_lane6 == 0)) {
-      Bs[((tl_warp * 16) + tl_s8)] = tl_acc10;
+    tl_t24 = __shfl_xor(tl_acc22, 1, 64);
+    tl_acc22 = (tl_acc22 + tl_t24);
+    tl_t24 = __shfl_xor(tl_acc22, 2, 64);
+    tl_acc22 = (tl_acc22 + tl_t24);
+    tl_t24 = __shfl_xor(tl_acc22, 4, 64);
+    tl_acc22 = (tl_acc22 + tl_t24);
+    tl_t24 = __shfl_xor(tl_acc22, 8, 64);
+    tl_acc22 = (tl_acc22 + tl_t24);
+    tl_t24 = __shfl_xor(tl_acc22, 16, 64);
+    tl_acc22 = (tl_acc22 + tl_t24);
+    tl_t24 = __shfl_xor(tl_acc22, 32, 64);
+    tl_acc22 = (tl_acc22 + tl_t24);
+    if ((tl_lane18 == 0)) {
+      Bs[((tl_warp * 16) + tl_s20)] = tl_acc22;
     }
   }
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); __builtin_amdgcn_wave_barrier(); __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
   // line 13: cta.sync()  [barrier]
   __syncthreads();
   // line 14: cta.copy(B, Bs)  [copy]
-  for (tl_e13 = tl_tid; tl_e13 < 16; tl_e13 += 128) {
+  for (tl_e25 = tl_tid; tl_e25 < 16; tl_e25 += 128) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e13 * 4)];
-      tl_v14 = tl_v.e[0];
-      tl_v15 = tl_v.e[1];
-      tl_v16 = tl_v.e[2];
-      tl_v17 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e25 * 4)];
+      tl_v26 = tl_v.e[0];
+      tl_v27 = tl_v.e[1];
+      tl_v28 = tl_v.e[2];
+      tl_v29 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v14;
-      tl_v.e[1] = tl_v15;
-      tl_v.e[2] = tl_v16;
-      tl_v.e[3] = tl_v17;
-      *(tl_f32x4 *)&B[(tl_e13 * 4)] = tl_v;
+      tl_v.e[0] = tl_v26;
+      tl_v.e[1] = tl_v27;
+      tl_v.e[2] = tl_v28;
+      tl_v.e[3] = tl_v29;
+      *(tl_f32x4 *)&B[(tl_e25 * 4)] = tl_v;
     }
   }
 }
