@@ -17,9 +17,9 @@
  * - grid_cta_rows: many long rows (4096 floats and more): a CTA per row, rows spread
  *   evenly over a persistent grid.
  * - grid_rows: shorter rows: groups of g lanes per row as in `shared`; a lane takes 16
- *   bytes at a time, and a group keeps four rows in flight when a row is one load per lane.
+ *   bytes at a time, and a group keeps eight rows in flight when a row is one load per lane.
  * - grid_cols: the leading axis reduced, the trailing one kept ([R, I] columns): lanes on
- *   neighbouring columns (16 bytes of columns each when aligned), four rows in flight,
+ *   neighbouring columns (16 bytes of columns each when aligned), eight rows in flight,
  *   rows cut into chunks, one CTA per (column block, chunk); the row lanes of a column
  *   fold through shared slots in order, and when there are several chunks the last CTA of
  *   a column block (a counter per block) folds the chunks' partials the same way.
@@ -34,15 +34,18 @@
 enum {
     MAX_CTAS = 1024,    /* grid_general's grid */
     SPLIT_CHUNK = 4096, /* the fewest elements a grid_split CTA takes */
-    UNROLL = 4,         /* 16-byte loads in flight per thread */
     LOADS_PER_ROW = 4,  /* grid_cta_rows: the fewest 16-byte loads per thread and row */
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* 16-byte loads a thread keeps in flight: 8 (128 bytes), or 4 for 16-bit elements, which
+ * take a register each; either way 32 registers of loaded data. */
+static int in_flight(const dsp_query *q) { return tilec_dtype_size(q->st->src.buf->dtype) == 2 ? 4 : 8; }
+
 /* CTAs that fill the device once: about 1024 threads on every multiprocessor, each with
- * UNROLL 16-byte loads in flight (64 KB per multiprocessor, more than the latency of
- * memory needs), while leaving registers for those loads' accumulators. */
+ * in_flight() 16-byte loads under way (128 KB per multiprocessor, what the latency of
+ * loaded HBM needs), which leaves registers for 4 such CTAs on every multiprocessor. */
 static int64_t grid_cap(const dsp_query *q) {
     int sms = q->target->sms > 0 ? q->target->sms : DSP_DEFAULT_SMS, per = 1024 / q->threads;
     return (int64_t)sms * (per > 1 ? per : 1);
@@ -130,33 +133,31 @@ static void fold_range(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_exp
 }
 
 /* acc = fold of the source elements base + v * vec + e for vectors v in [vlo, vhi) step
- * `stride` and e in [0, vec): `unroll` 16-byte loads in flight, each lane of each with its
- * own accumulator, then the vectors left over one at a time; the accumulators fold into
- * acc in a fixed order. base, vlo and vhi have the index type of base. */
+ * `stride` and e in [0, vec): a turn of the loop issues `batch` 16-byte loads (those of
+ * the batch that are in range) before it uses any, so they are in flight together — the
+ * last, partial batch too — and folds them into one accumulator per vector lane, in
+ * order; the lanes fold into acc at the end. base, vlo and vhi have base's index type. */
 static void vec_fold(dsp_lower *l, lp_block *b, int acc, lp_expr *base, lp_expr *vlo, lp_expr *vhi, int64_t stride,
-                     int vec, int unroll) {
+                     int vec, int batch) {
     lp_kernel *k = l->k;
     lp_type at = k->regs[acc].type, it = base->type;
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
-    int n = unroll * vec, accs = regs_new(k, at, "va", n), xs = regs_new(k, src->type, "x", n);
-    int vi = lp_reg_new(k, it, "vi");
-    for (int j = 0; j < n; j++) lp_assign(k, b, accs + j, dsp_identity(l));
-    lp_expr *lo = vlo;
-    if (unroll > 1) {
-        lp_expr *last = lp_binary(k, LO_SUB, vhi, ival(k, it, (unroll - 1) * stride));
-        lp_block *body = &lp_for(k, b, vi, vlo, last, ival(k, it, unroll * stride))->body;
-        for (int u = 0; u < unroll; u++) /* the loads first, so they are in flight together */
-            lp_vload(k, body, xs + u * vec, vec, src,
-                     add(k, base, mul(k, add(k, lp_reg(k, vi), ival(k, it, u * stride)), ival(k, it, vec))));
-        for (int j = 0; j < n; j++)
-            lp_assign(k, body, accs + j, dsp_combine(l, lp_reg(k, accs + j), lp_cast(k, at, lp_reg(k, xs + j))));
-        lo = lp_reg(k, vi);
+    int accs = regs_new(k, at, "va", vec), xs = regs_new(k, src->type, "x", batch * vec), vi = lp_reg_new(k, it, "vi");
+    for (int e = 0; e < vec; e++) lp_assign(k, b, accs + e, dsp_identity(l));
+    lp_block *body = &lp_for(k, b, vi, vlo, vhi, ival(k, it, batch * stride))->body;
+    lp_expr *ok[64];
+    for (int u = 0; u < batch; u++) { /* the loads first */
+        lp_expr *v = u ? add(k, lp_reg(k, vi), ival(k, it, u * stride)) : lp_reg(k, vi);
+        ok[u] = u ? lt(k, v, vhi) : NULL; /* the first is in range: the loop says so */
+        lp_block *in = ok[u] ? &lp_if(k, body, ok[u])->body : body;
+        lp_vload(k, in, xs + u * vec, vec, src, add(k, base, mul(k, v, ival(k, it, vec))));
     }
-    lp_block *rest = &lp_for(k, b, vi, lo, vhi, ival(k, it, stride))->body;
-    lp_vload(k, rest, xs, vec, src, add(k, base, mul(k, lp_reg(k, vi), ival(k, it, vec))));
-    for (int j = 0; j < vec; j++)
-        lp_assign(k, rest, accs + j, dsp_combine(l, lp_reg(k, accs + j), lp_cast(k, at, lp_reg(k, xs + j))));
-    for (int j = 0; j < n; j++) lp_assign(k, b, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, accs + j)));
+    for (int u = 0; u < batch; u++) {
+        lp_block *in = ok[u] ? &lp_if(k, body, ok[u])->body : body;
+        for (int e = 0; e < vec; e++)
+            lp_assign(k, in, accs + e, dsp_combine(l, lp_reg(k, accs + e), lp_cast(k, at, lp_reg(k, xs + u * vec + e))));
+    }
+    for (int e = 0; e < vec; e++) lp_assign(k, b, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, accs + e)));
 }
 
 /* Folds every thread's acc across the CTA (warp butterflies, one shared slot per warp,
@@ -228,7 +229,7 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     if (vec > 1) {
         lp_expr *vhi = lp_binary(k, LO_DIV, lp_reg(k, hi), ival(k, it, vec));
         vec_fold(l, b, acc, mul(k, lp_reg(k, s), ival(k, it, R)),
-                 add(k, lp_binary(k, LO_DIV, lp_reg(k, lo), ival(k, it, vec)), itid), vhi, T, vec, UNROLL);
+                 add(k, lp_binary(k, LO_DIV, lp_reg(k, lo), ival(k, it, vec)), itid), vhi, T, vec, in_flight(q));
         /* the elements after the last whole vector, in the chunk that holds them */
         tail = add(k, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, lp_reg(k, lo), mul(k, vhi, ival(k, it, vec))), itid);
     }
@@ -300,7 +301,7 @@ static bool lower_cta_rows(dsp_lower *l, char *why, size_t n) {
     lp_expr *in_range = lt(k, lp_reg(k, s), ival(k, it, S)); /* the same for the whole CTA */
     lp_block *row = &lp_if(k, body, in_range)->body;
     if (vec > 1)
-        vec_fold(l, row, acc, mul(k, lp_reg(k, s), ival(k, it, R)), itid, ival(k, it, R / vec), T, vec, UNROLL);
+        vec_fold(l, row, acc, mul(k, lp_reg(k, s), ival(k, it, R)), itid, ival(k, it, R / vec), T, vec, in_flight(q));
     else
         fold_range(l, row, acc, lp_reg(k, s), itid, ival(k, it, R), ival(k, it, T));
     block_fold(l, body, acc, slots, v);
@@ -323,10 +324,11 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
         int divides = q->threads & -q->threads;
         g = (int)(lanes < divides ? lanes : divides);
         per_lane = ceil_div(nv, g);
-        /* a row of one load per lane: a group keeps UNROLL rows in flight; longer rows:
-         * UNROLL loads of one row */
-        if (per_lane == 1) rows_per = UNROLL;
-        else unroll = per_lane < UNROLL ? (int)per_lane : UNROLL;
+        /* a row of one load per lane: a group keeps in_flight() rows in flight; longer
+         * rows: that many loads of one row */
+        int most = in_flight(q);
+        if (per_lane == 1) rows_per = most;
+        else unroll = per_lane < most ? (int)per_lane : most;
     }
     int per = q->threads / g;
     int64_t blocks = ceil_div(S, (int64_t)per * rows_per), grid = balanced_grid(blocks, grid_cap(q));
@@ -402,41 +404,40 @@ typedef struct cols_plan {
 } cols_plan;
 
 /* Folds rows [lo, hi) of buf, an [rows, I] buffer, for the CTA's block of columns: each
- * row lane folds rows lo + rl, lo + rl + rw, … of its vec columns (UNROLL rows in flight,
- * 16-byte loads when `vector`) into shared slots; then thread t < cw * vec folds local
- * column t over the rw row lanes in order into `part`. Every thread of the CTA runs it (it
- * has a barrier); `active` says which threads load. Returns the block where part holds
- * column blk * cw * vec + t (only threads whose column exists run it). */
+ * row lane folds rows lo + rl, lo + rl + rw, … of its vec columns into shared slots, a
+ * turn of its loop loading in_flight() rows (those in range) before it folds them, with
+ * 16-byte loads when `vector`; then thread t < cw * vec folds local column t over the rw
+ * row lanes in order into `part`. Every thread of the CTA runs it (it has a barrier);
+ * `active` says which threads load. Returns the block where part holds column
+ * blk * cw * vec + t (only threads whose column exists run it). */
 static lp_block *cols_fold(dsp_lower *l, lp_block *b, const cols_plan *c, lp_buf *buf, bool vector, lp_expr *lo,
                            lp_expr *hi, lp_expr *active, int part) {
     lp_kernel *k = l->k;
-    int vec = c->vec, width = c->cw * vec;
+    int vec = c->vec, width = c->cw * vec, batch = in_flight(l->q);
     lp_type at = dsp_acc_type(l->q), it = c->it;
-    int accs = regs_new(k, at, "ca", UNROLL * vec), xs = regs_new(k, buf->type, "cx", UNROLL * vec), r = lp_reg_new(k, it, "r");
-    for (int j = 0; j < UNROLL * vec; j++) lp_assign(k, b, accs + j, dsp_identity(l));
+    int accs = regs_new(k, at, "ca", vec), xs = regs_new(k, buf->type, "cx", batch * vec), r = lp_reg_new(k, it, "r");
+    for (int e = 0; e < vec; e++) lp_assign(k, b, accs + e, dsp_identity(l));
     lp_block *in = &lp_if(k, b, active)->body;
     lp_expr *col = mul(k, lp_reg(k, c->j), ival(k, it, vec));
-    /* UNROLL rows at r, r + rw, … per pass, then the rows left over one at a time */
-    lp_block *passes[2];
-    lp_expr *last = lp_binary(k, LO_SUB, hi, ival(k, it, (int64_t)(UNROLL - 1) * c->rw));
-    passes[0] = &lp_for(k, in, r, add(k, lo, lp_reg(k, c->rl)), last, ival(k, it, (int64_t)UNROLL * c->rw))->body;
-    passes[1] = &lp_for(k, in, r, lp_reg(k, r), hi, ival(k, it, c->rw))->body;
-    for (int p = 0; p < 2; p++) {
-        int unroll = p == 0 ? UNROLL : 1;
-        for (int u = 0; u < unroll; u++) {
-            lp_expr *at_u = add(k, mul(k, add(k, lp_reg(k, r), ival(k, it, (int64_t)u * c->rw)), ival(k, it, c->I)), col);
-            if (vector && vec > 1) lp_vload(k, passes[p], xs + u * vec, vec, buf, at_u);
-            else
-                for (int e = 0; e < vec; e++)
-                    lp_assign(k, passes[p], xs + u * vec + e, lp_load(k, buf, e ? add(k, at_u, ival(k, it, e)) : at_u));
-        }
-        for (int j = 0; j < unroll * vec; j++)
-            lp_assign(k, passes[p], accs + j, dsp_combine(l, lp_reg(k, accs + j), lp_cast(k, at, lp_reg(k, xs + j))));
+    lp_block *body = &lp_for(k, in, r, add(k, lo, lp_reg(k, c->rl)), hi, ival(k, it, (int64_t)batch * c->rw))->body;
+    lp_expr *ok[64];
+    for (int u = 0; u < batch; u++) { /* the loads first */
+        lp_expr *row = u ? add(k, lp_reg(k, r), ival(k, it, (int64_t)u * c->rw)) : lp_reg(k, r);
+        ok[u] = u ? lt(k, row, hi) : NULL;
+        lp_block *at_u = ok[u] ? &lp_if(k, body, ok[u])->body : body;
+        lp_expr *first = add(k, mul(k, row, ival(k, it, c->I)), col);
+        if (vector && vec > 1) lp_vload(k, at_u, xs + u * vec, vec, buf, first);
+        else
+            for (int e = 0; e < vec; e++)
+                lp_assign(k, at_u, xs + u * vec + e, lp_load(k, buf, e ? add(k, first, ival(k, it, e)) : first));
+    }
+    for (int u = 0; u < batch; u++) {
+        lp_block *at_u = ok[u] ? &lp_if(k, body, ok[u])->body : body;
+        for (int e = 0; e < vec; e++)
+            lp_assign(k, at_u, accs + e, dsp_combine(l, lp_reg(k, accs + e), lp_cast(k, at, lp_reg(k, xs + u * vec + e))));
     }
     lp_expr *tid = lp_special_expr(k, LP_TID);
     for (int e = 0; e < vec; e++) {
-        for (int u = 1; u < UNROLL; u++)
-            lp_assign(k, b, accs + e, dsp_combine(l, lp_reg(k, accs + e), lp_reg(k, accs + u * vec + e)));
         lp_expr *slot = mul(k, tid, ival(k, LP_I32, vec));
         lp_store(k, b, c->slots, e ? add(k, slot, ival(k, LP_I32, e)) : slot, lp_reg(k, accs + e));
     }
@@ -546,7 +547,7 @@ const dsp_case dsp_case_grid_cols = {
     .targets = DSP_ALL_TARGETS,
     .preds = {{"cols", cols}},
     .lower = lower_cols,
-    .summary = "columns: lanes on neighbouring columns, four rows in flight, rows split over CTAs, partials folded in order",
+    .summary = "columns: lanes on neighbouring columns, eight rows in flight, rows split over CTAs, partials folded in order",
 };
 
 const dsp_case dsp_case_grid_cta_rows = {

@@ -7,11 +7,14 @@
  * lane, lane + g, …; log2(g) shuffle-xor steps (masks 1, 2, 4, …, width g) leave the group's
  * result in every lane; lane 0 stores. Groups take outputs group, group + groups, … in
  * steps that every lane of an instance runs the same number of times, so the lanes are
- * converged at every shuffle. The end barrier is added by lower.c.
+ * converged at every shuffle; with several steps a group takes up to four outputs at
+ * once, their butterflies independent of each other. The end barrier is added by lower.c.
  */
 #include "dispatch.h"
 
 #include <stdio.h>
+
+enum { ROWS_IN_FLIGHT = 4 }; /* outputs a group works on at once */
 
 static bool lower_shared(dsp_lower *l, char *why, size_t n) {
     (void)why, (void)n;
@@ -31,27 +34,40 @@ static bool lower_shared(dsp_lower *l, char *why, size_t n) {
     lp_assign(k, l->into, lane_r, lane);
     lp_assign(k, l->into, grp_r, grp);
     lp_expr *steps = dsp_ceil_div(l, lp_int(k, it, q->spatial_len), groups);
+    /* with several steps, a turn of the loop takes `rows` of them, so their butterflies
+     * are independent and overlap (a lone butterfly is a chain of dependent shuffles) */
+    int rows = 1;
+    if (steps->kind == LX_CONST && groups->kind == LX_CONST && steps->i > 1)
+        rows = steps->i < ROWS_IN_FLIGHT ? (int)steps->i : ROWS_IN_FLIGHT;
     lp_block *body = l->into;
     int s = lp_reg_new(k, it, "s");
-    if (steps->kind == LX_CONST && steps->i == 1) {
-        lp_assign(k, body, s, lp_reg(k, grp_r));
-    } else {
+    for (int u = 1; u < rows; u++) lp_reg_new(k, it, "s");
+    lp_expr *turn = NULL;
+    if (!(steps->kind == LX_CONST && steps->i == 1)) {
         int step = lp_reg_new(k, it, "step");
-        lp_stmt *loop = lp_for(k, body, step, lp_int(k, it, 0), steps, lp_int(k, it, 1));
-        body = &loop->body;
-        lp_assign(k, body, s, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, lp_reg(k, step), groups), lp_reg(k, grp_r)));
+        lp_expr *turns = rows > 1 ? lp_int(k, it, (steps->i + rows - 1) / rows) : steps;
+        body = &lp_for(k, body, step, lp_int(k, it, 0), turns, lp_int(k, it, 1))->body;
+        turn = lp_reg(k, step);
     }
     int acc = lp_reg_new(k, dsp_acc_type(q), "acc");
-    lp_assign(k, body, acc, dsp_identity(l));
-    lp_expr *in_range = lp_binary(k, LO_LT, lp_reg(k, s), lp_int(k, it, q->spatial_len));
-    bool all_in_range = steps->kind == LX_CONST && groups->kind == LX_CONST && q->spatial_len % groups->i == 0;
-    lp_block *gather = body;
-    if (!all_in_range) gather = &lp_if(k, body, in_range)->body;
-    dsp_accumulate(l, gather, acc, lp_reg(k, s), lp_reg(k, lane_r), lp_int(k, it, g));
-    dsp_xor_tree(l, body, acc, g);
-    lp_expr *leader = lp_binary(k, LO_EQ, lp_reg(k, lane_r), lp_int(k, it, 0));
-    if (!all_in_range) leader = lp_binary(k, LO_AND, in_range, leader);
-    dsp_store_output(l, &lp_if(k, body, leader)->body, lp_reg(k, s), lp_reg(k, acc));
+    for (int u = 1; u < rows; u++) lp_reg_new(k, dsp_acc_type(q), "acc");
+    bool all_in_range = rows > 1 ? q->spatial_len % (groups->i * rows) == 0
+                                 : steps->kind == LX_CONST && groups->kind == LX_CONST && q->spatial_len % groups->i == 0;
+    lp_expr *in_range[ROWS_IN_FLIGHT];
+    for (int u = 0; u < rows; u++) { /* output s_u = (turn * rows + u) * groups + grp */
+        lp_expr *at = turn ? (rows > 1 ? lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, turn, lp_int(k, it, rows)), lp_int(k, it, u)) : turn) : NULL;
+        lp_assign(k, body, s + u, at ? lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, at, groups), lp_reg(k, grp_r)) : lp_reg(k, grp_r));
+        lp_assign(k, body, acc + u, dsp_identity(l));
+        in_range[u] = lp_binary(k, LO_LT, lp_reg(k, s + u), lp_int(k, it, q->spatial_len));
+        lp_block *gather = all_in_range ? body : &lp_if(k, body, in_range[u])->body;
+        dsp_accumulate(l, gather, acc + u, lp_reg(k, s + u), lp_reg(k, lane_r), lp_int(k, it, g));
+    }
+    for (int u = 0; u < rows; u++) dsp_xor_tree(l, body, acc + u, g);
+    for (int u = 0; u < rows; u++) {
+        lp_expr *leader = lp_binary(k, LO_EQ, lp_reg(k, lane_r), lp_int(k, it, 0));
+        if (!all_in_range) leader = lp_binary(k, LO_AND, in_range[u], leader);
+        dsp_store_output(l, &lp_if(k, body, leader)->body, lp_reg(k, s + u), lp_reg(k, acc + u));
+    }
     return true;
 }
 

@@ -30,6 +30,7 @@ typedef struct rtc_lib {
     char path[512];
     char tried[1024];
     char version[64];
+    int major, minor; /* of the compiler's release (NVRTC; 0 for hiprtc) */
     rstatus (*create)(void **prog, const char *src, const char *name, int nh, const char *const *h, const char *const *hn);
     rstatus (*compile)(void *prog, int n, const char *const *opts);
     rstatus (*log_size)(void *prog, size_t *n);
@@ -111,6 +112,7 @@ static void open_lib(rtc_lib *L, const char *env, const char *const *names, cons
         snprintf(L->path, sizeof L->path, "%s", list[i]);
         int major = 0, minor = 0;
         if (L->version_fn) L->version_fn(&major, &minor);
+        if (nv) L->major = major, L->minor = minor;
         if (nv) snprintf(L->version, sizeof L->version, "NVRTC %d.%d", major, minor);
         else snprintf(L->version, sizeof L->version, "hiprtc from %s", list[i]); /* its number is not ROCm's */
         return;
@@ -257,6 +259,9 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
                  arch + 3);
         opts[nopts++] = opt_arch;
         opts[nopts++] = "--std=c++17";
+        /* the generated source uses none of what -minimal leaves out (textures, the
+         * device runtime, its types), and NVRTC then parses less (12.4 and later) */
+        if (L->major > 12 || (L->major == 12 && L->minor >= 4)) opts[nopts++] = "-minimal";
     } else {
         snprintf(opt_arch, sizeof opt_arch, "--offload-arch=%s", arch);
         opts[nopts++] = opt_arch;

@@ -15,21 +15,24 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
   return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 /* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);
-   +0 is above -0. Written out so no library's NaN rule decides, and with selects, not
-   branches, so a loop of them stays straight-line code. */
-#define TL_MINMAX(T, tag, neg)                                                              \
+   +0 is above -0: of two equal values max takes the AND of their bits and min the OR
+   (+0 and -0 differ only in the sign bit). Written out so no library's NaN rule
+   decides, and as selects, not branches, so a loop of them stays straight-line code. */
+#define TL_MINMAX(T, tag, band, bor)                                                        \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? a : r; return a != a ? b : r; } \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; }
-#define TL_NEG_F32(x) (__float_as_uint(x) >> 31)
-#define TL_NEG_F64(x) (__double_as_longlong(x) < 0)
-TL_MINMAX(float, f32, TL_NEG_F32)
-TL_MINMAX(double, f64, TL_NEG_F64)
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? a : r; return a != a ? b : r; }
+#define TL_AND_F32(a, b) __uint_as_float(__float_as_uint(a) & __float_as_uint(b))
+#define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))
+#define TL_AND_F64(a, b) __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b))
+#define TL_OR_F64(a, b) __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b))
+TL_MINMAX(float, f32, TL_AND_F32, TL_OR_F32)
+TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 #define TL_MINMAX_INT(T, tag)                                                               \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }
@@ -57,15 +60,27 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   int tl_lane1;
   int tl_grp2;
   int tl_s3;
-  int tl_step4;
-  float tl_acc5;
-  int tl_r6;
-  float tl_t7;
-  int tl_e8;
-  float tl_v9;
-  float tl_v10;
-  float tl_v11;
-  float tl_v12;
+  int tl_s4;
+  int tl_s5;
+  int tl_s6;
+  int tl_step7;
+  float tl_acc8;
+  float tl_acc9;
+  float tl_acc10;
+  float tl_acc11;
+  int tl_r12;
+  int tl_r13;
+  int tl_r14;
+  int tl_r15;
+  float tl_t16;
+  float tl_t17;
+  float tl_t18;
+  float tl_t19;
+  int tl_e20;
+  float tl_v21;
+  float tl_v22;
+  float tl_v23;
+  float tl_v24;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 7: cta.copy(As, A[cta_id])  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8192; tl_e0 += 256) {
@@ -76,45 +91,99 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   // line 9: cta.max(Bs, As, axes=(1))  [shared]
   tl_lane1 = (tl_tid % 32);
   tl_grp2 = (tl_tid / 32);
-  for (tl_step4 = 0; tl_step4 < 8; tl_step4 += 1) {
-    tl_s3 = ((tl_step4 * 8) + tl_grp2);
-    tl_acc5 = __int_as_float((int)0xff800000u);
-    for (tl_r6 = tl_lane1; tl_r6 < 128; tl_r6 += 32) {
-      tl_acc5 = tl_max_f32(tl_acc5, As[((tl_s3 * 129) + tl_r6)]);
+  for (tl_step7 = 0; tl_step7 < 2; tl_step7 += 1) {
+    tl_s3 = ((((tl_step7 * 4) + 0) * 8) + tl_grp2);
+    tl_acc8 = __int_as_float((int)0xff800000u);
+    for (tl_r12 = tl_lane1; tl_r12 < 128; tl_r12 += 32) {
+      tl_acc8 = tl_max_f32(tl_acc8, As[((tl_s3 * 129) + tl_r12)]);
     }
-    tl_t7 = __shfl_xor_sync(tl_mask, tl_acc5, 1, 32);
-    tl_acc5 = tl_max_f32(tl_acc5, tl_t7);
-    tl_t7 = __shfl_xor_sync(tl_mask, tl_acc5, 2, 32);
-    tl_acc5 = tl_max_f32(tl_acc5, tl_t7);
-    tl_t7 = __shfl_xor_sync(tl_mask, tl_acc5, 4, 32);
-    tl_acc5 = tl_max_f32(tl_acc5, tl_t7);
-    tl_t7 = __shfl_xor_sync(tl_mask, tl_acc5, 8, 32);
-    tl_acc5 = tl_max_f32(tl_acc5, tl_t7);
-    tl_t7 = __shfl_xor_sync(tl_mask, tl_acc5, 16, 32);
-    tl_acc5 = tl_max_f32(tl_acc5, tl_t7);
+    tl_s4 = ((((tl_step7 * 4) + 1) * 8) + tl_grp2);
+    tl_acc9 = __int_as_float((int)0xff800000u);
+    for (tl_r13 = tl_lane1; tl_r13 < 128; tl_r13 += 32) {
+      tl_acc9 = tl_max_f32(tl_acc9, As[((tl_s4 * 129) + tl_r13)]);
+    }
+    tl_s5 = ((((tl_step7 * 4) + 2) * 8) + tl_grp2);
+    tl_acc10 = __int_as_float((int)0xff800000u);
+    for (tl_r14 = tl_lane1; tl_r14 < 128; tl_r14 += 32) {
+      tl_acc10 = tl_max_f32(tl_acc10, As[((tl_s5 * 129) + tl_r14)]);
+    }
+    tl_s6 = ((((tl_step7 * 4) + 3) * 8) + tl_grp2);
+    tl_acc11 = __int_as_float((int)0xff800000u);
+    for (tl_r15 = tl_lane1; tl_r15 < 128; tl_r15 += 32) {
+      tl_acc11 = tl_max_f32(tl_acc11, As[((tl_s6 * 129) + tl_r15)]);
+    }
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 32);
+    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 32);
+    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 32);
+    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 8, 32);
+    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 16, 32);
+    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 32);
+    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 32);
+    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 32);
+    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 8, 32);
+    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 16, 32);
+    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 32);
+    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 32);
+    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 32);
+    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 8, 32);
+    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 16, 32);
+    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
+    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 1, 32);
+    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
+    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 2, 32);
+    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
+    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 4, 32);
+    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
+    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 8, 32);
+    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
+    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 16, 32);
+    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
     if ((tl_lane1 == 0)) {
-      Bs[tl_s3] = tl_acc5;
+      Bs[tl_s3] = tl_acc8;
+    }
+    if ((tl_lane1 == 0)) {
+      Bs[tl_s4] = tl_acc9;
+    }
+    if ((tl_lane1 == 0)) {
+      Bs[tl_s5] = tl_acc10;
+    }
+    if ((tl_lane1 == 0)) {
+      Bs[tl_s6] = tl_acc11;
     }
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
   __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
-  for (tl_e8 = tl_tid; tl_e8 < 16; tl_e8 += 256) {
+  for (tl_e20 = tl_tid; tl_e20 < 16; tl_e20 += 256) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e8 * 4)];
-      tl_v9 = tl_v.e[0];
-      tl_v10 = tl_v.e[1];
-      tl_v11 = tl_v.e[2];
-      tl_v12 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e20 * 4)];
+      tl_v21 = tl_v.e[0];
+      tl_v22 = tl_v.e[1];
+      tl_v23 = tl_v.e[2];
+      tl_v24 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v9;
-      tl_v.e[1] = tl_v10;
-      tl_v.e[2] = tl_v11;
-      tl_v.e[3] = tl_v12;
-      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e8 * 4))] = tl_v;
+      tl_v.e[0] = tl_v21;
+      tl_v.e[1] = tl_v22;
+      tl_v.e[2] = tl_v23;
+      tl_v.e[3] = tl_v24;
+      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e20 * 4))] = tl_v;
     }
   }
 }

@@ -15,21 +15,24 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
   return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 /* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);
-   +0 is above -0. Written out so no library's NaN rule decides, and with selects, not
-   branches, so a loop of them stays straight-line code. */
-#define TL_MINMAX(T, tag, neg)                                                              \
+   +0 is above -0: of two equal values max takes the AND of their bits and min the OR
+   (+0 and -0 differ only in the sign bit). Written out so no library's NaN rule
+   decides, and as selects, not branches, so a loop of them stays straight-line code. */
+#define TL_MINMAX(T, tag, band, bor)                                                        \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? a : r; return a != a ? b : r; } \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; }
-#define TL_NEG_F32(x) (__float_as_uint(x) >> 31)
-#define TL_NEG_F64(x) (__double_as_longlong(x) < 0)
-TL_MINMAX(float, f32, TL_NEG_F32)
-TL_MINMAX(double, f64, TL_NEG_F64)
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? a : r; return a != a ? b : r; }
+#define TL_AND_F32(a, b) __uint_as_float(__float_as_uint(a) & __float_as_uint(b))
+#define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))
+#define TL_AND_F64(a, b) __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b))
+#define TL_OR_F64(a, b) __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b))
+TL_MINMAX(float, f32, TL_AND_F32, TL_OR_F32)
+TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 #define TL_MINMAX_INT(T, tag)                                                               \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }

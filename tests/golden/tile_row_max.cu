@@ -15,21 +15,24 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
   return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 /* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);
-   +0 is above -0. Written out so no library's NaN rule decides, and with selects, not
-   branches, so a loop of them stays straight-line code. */
-#define TL_MINMAX(T, tag, neg)                                                              \
+   +0 is above -0: of two equal values max takes the AND of their bits and min the OR
+   (+0 and -0 differ only in the sign bit). Written out so no library's NaN rule
+   decides, and as selects, not branches, so a loop of them stays straight-line code. */
+#define TL_MINMAX(T, tag, band, bor)                                                        \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? a : r; return a != a ? b : r; } \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; }
-#define TL_NEG_F32(x) (__float_as_uint(x) >> 31)
-#define TL_NEG_F64(x) (__double_as_longlong(x) < 0)
-TL_MINMAX(float, f32, TL_NEG_F32)
-TL_MINMAX(double, f64, TL_NEG_F64)
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? a : r; return a != a ? b : r; }
+#define TL_AND_F32(a, b) __uint_as_float(__float_as_uint(a) & __float_as_uint(b))
+#define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))
+#define TL_AND_F64(a, b) __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b))
+#define TL_OR_F64(a, b) __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b))
+TL_MINMAX(float, f32, TL_AND_F32, TL_OR_F32)
+TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 #define TL_MINMAX_INT(T, tag)                                                               \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }
@@ -56,32 +59,98 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   int tl_lane0;
   int tl_grp1;
   int tl_s2;
-  int tl_step3;
-  float tl_acc4;
-  int tl_r5;
-  float tl_t6;
+  int tl_s3;
+  int tl_s4;
+  int tl_s5;
+  int tl_step6;
+  float tl_acc7;
+  float tl_acc8;
+  float tl_acc9;
+  float tl_acc10;
+  int tl_r11;
+  int tl_r12;
+  int tl_r13;
+  int tl_r14;
+  float tl_t15;
+  float tl_t16;
+  float tl_t17;
+  float tl_t18;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 4: cta.max(dst, src, axes=(-1), nan=ignore)  [shared]
   tl_lane0 = (tl_tid % 32);
   tl_grp1 = (tl_tid / 32);
-  for (tl_step3 = 0; tl_step3 < 16; tl_step3 += 1) {
-    tl_s2 = ((tl_step3 * 4) + tl_grp1);
-    tl_acc4 = __int_as_float((int)0xff800000u);
-    for (tl_r5 = tl_lane0; tl_r5 < 128; tl_r5 += 32) {
-      tl_acc4 = tl_maxnum_f32(tl_acc4, src[((tl_s2 * 128) + tl_r5)]);
+  for (tl_step6 = 0; tl_step6 < 4; tl_step6 += 1) {
+    tl_s2 = ((((tl_step6 * 4) + 0) * 4) + tl_grp1);
+    tl_acc7 = __int_as_float((int)0xff800000u);
+    for (tl_r11 = tl_lane0; tl_r11 < 128; tl_r11 += 32) {
+      tl_acc7 = tl_maxnum_f32(tl_acc7, src[((tl_s2 * 128) + tl_r11)]);
     }
-    tl_t6 = __shfl_xor_sync(tl_mask, tl_acc4, 1, 32);
-    tl_acc4 = tl_maxnum_f32(tl_acc4, tl_t6);
-    tl_t6 = __shfl_xor_sync(tl_mask, tl_acc4, 2, 32);
-    tl_acc4 = tl_maxnum_f32(tl_acc4, tl_t6);
-    tl_t6 = __shfl_xor_sync(tl_mask, tl_acc4, 4, 32);
-    tl_acc4 = tl_maxnum_f32(tl_acc4, tl_t6);
-    tl_t6 = __shfl_xor_sync(tl_mask, tl_acc4, 8, 32);
-    tl_acc4 = tl_maxnum_f32(tl_acc4, tl_t6);
-    tl_t6 = __shfl_xor_sync(tl_mask, tl_acc4, 16, 32);
-    tl_acc4 = tl_maxnum_f32(tl_acc4, tl_t6);
+    tl_s3 = ((((tl_step6 * 4) + 1) * 4) + tl_grp1);
+    tl_acc8 = __int_as_float((int)0xff800000u);
+    for (tl_r12 = tl_lane0; tl_r12 < 128; tl_r12 += 32) {
+      tl_acc8 = tl_maxnum_f32(tl_acc8, src[((tl_s3 * 128) + tl_r12)]);
+    }
+    tl_s4 = ((((tl_step6 * 4) + 2) * 4) + tl_grp1);
+    tl_acc9 = __int_as_float((int)0xff800000u);
+    for (tl_r13 = tl_lane0; tl_r13 < 128; tl_r13 += 32) {
+      tl_acc9 = tl_maxnum_f32(tl_acc9, src[((tl_s4 * 128) + tl_r13)]);
+    }
+    tl_s5 = ((((tl_step6 * 4) + 3) * 4) + tl_grp1);
+    tl_acc10 = __int_as_float((int)0xff800000u);
+    for (tl_r14 = tl_lane0; tl_r14 < 128; tl_r14 += 32) {
+      tl_acc10 = tl_maxnum_f32(tl_acc10, src[((tl_s5 * 128) + tl_r14)]);
+    }
+    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 1, 32);
+    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
+    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 2, 32);
+    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
+    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 4, 32);
+    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
+    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 8, 32);
+    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
+    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 16, 32);
+    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 32);
+    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 32);
+    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 32);
+    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 8, 32);
+    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
+    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 16, 32);
+    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 32);
+    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 32);
+    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 32);
+    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 8, 32);
+    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
+    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 16, 32);
+    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 32);
+    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 32);
+    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 32);
+    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 8, 32);
+    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
+    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 16, 32);
+    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
     if ((tl_lane0 == 0)) {
-      dst[tl_s2] = tl_acc4;
+      dst[tl_s2] = tl_acc7;
+    }
+    if ((tl_lane0 == 0)) {
+      dst[tl_s3] = tl_acc8;
+    }
+    if ((tl_lane0 == 0)) {
+      dst[tl_s4] = tl_acc9;
+    }
+    if ((tl_lane0 == 0)) {
+      dst[tl_s5] = tl_acc10;
     }
   }
   __syncthreads();

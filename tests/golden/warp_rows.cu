@@ -15,21 +15,24 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
   return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 /* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);
-   +0 is above -0. Written out so no library's NaN rule decides, and with selects, not
-   branches, so a loop of them stays straight-line code. */
-#define TL_MINMAX(T, tag, neg)                                                              \
+   +0 is above -0: of two equal values max takes the AND of their bits and min the OR
+   (+0 and -0 differ only in the sign bit). Written out so no library's NaN rule
+   decides, and as selects, not branches, so a loop of them stays straight-line code. */
+#define TL_MINMAX(T, tag, band, bor)                                                        \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \
-    T r = ((a > b) | ((a == b) & !neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; } \
+    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? a : r; return a != a ? b : r; } \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? b : r; return a != a ? a : r; } \
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
   static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \
-    T r = ((a < b) | ((a == b) & !!neg(a))) ? a : b; r = b != b ? a : r; return a != a ? b : r; }
-#define TL_NEG_F32(x) (__float_as_uint(x) >> 31)
-#define TL_NEG_F64(x) (__double_as_longlong(x) < 0)
-TL_MINMAX(float, f32, TL_NEG_F32)
-TL_MINMAX(double, f64, TL_NEG_F64)
+    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? a : r; return a != a ? b : r; }
+#define TL_AND_F32(a, b) __uint_as_float(__float_as_uint(a) & __float_as_uint(b))
+#define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))
+#define TL_AND_F64(a, b) __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b))
+#define TL_OR_F64(a, b) __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b))
+TL_MINMAX(float, f32, TL_AND_F32, TL_OR_F32)
+TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 #define TL_MINMAX_INT(T, tag)                                                               \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \
   static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }
@@ -74,15 +77,27 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   int tl_lane18;
   int tl_grp19;
   int tl_s20;
-  int tl_step21;
-  float tl_acc22;
-  int tl_r23;
-  float tl_t24;
-  int tl_e25;
-  float tl_v26;
-  float tl_v27;
-  float tl_v28;
-  float tl_v29;
+  int tl_s21;
+  int tl_s22;
+  int tl_s23;
+  int tl_step24;
+  float tl_acc25;
+  float tl_acc26;
+  float tl_acc27;
+  float tl_acc28;
+  int tl_r29;
+  int tl_r30;
+  int tl_r31;
+  int tl_r32;
+  float tl_t33;
+  float tl_t34;
+  float tl_t35;
+  float tl_t36;
+  int tl_e37;
+  float tl_v38;
+  float tl_v39;
+  float tl_v40;
+  float tl_v41;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 9: cta.copy(As, A)  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 144; tl_e0 += 512) {
@@ -173,45 +188,99 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   // line 12: warp.sum(Bs[warp_id], As[warp_id], axes=(-1))  [shared]
   tl_lane18 = (tl_lane % 32);
   tl_grp19 = (tl_lane / 32);
-  for (tl_step21 = 0; tl_step21 < 16; tl_step21 += 1) {
-    tl_s20 = ((tl_step21 * 1) + tl_grp19);
-    tl_acc22 = 0.0f;
-    for (tl_r23 = tl_lane18; tl_r23 < 33; tl_r23 += 32) {
-      tl_acc22 = (tl_acc22 + As[((tl_warp * 528) + ((tl_s20 * 33) + tl_r23))]);
+  for (tl_step24 = 0; tl_step24 < 4; tl_step24 += 1) {
+    tl_s20 = ((((tl_step24 * 4) + 0) * 1) + tl_grp19);
+    tl_acc25 = 0.0f;
+    for (tl_r29 = tl_lane18; tl_r29 < 33; tl_r29 += 32) {
+      tl_acc25 = (tl_acc25 + As[((tl_warp * 528) + ((tl_s20 * 33) + tl_r29))]);
     }
-    tl_t24 = __shfl_xor_sync(tl_mask, tl_acc22, 1, 32);
-    tl_acc22 = (tl_acc22 + tl_t24);
-    tl_t24 = __shfl_xor_sync(tl_mask, tl_acc22, 2, 32);
-    tl_acc22 = (tl_acc22 + tl_t24);
-    tl_t24 = __shfl_xor_sync(tl_mask, tl_acc22, 4, 32);
-    tl_acc22 = (tl_acc22 + tl_t24);
-    tl_t24 = __shfl_xor_sync(tl_mask, tl_acc22, 8, 32);
-    tl_acc22 = (tl_acc22 + tl_t24);
-    tl_t24 = __shfl_xor_sync(tl_mask, tl_acc22, 16, 32);
-    tl_acc22 = (tl_acc22 + tl_t24);
+    tl_s21 = ((((tl_step24 * 4) + 1) * 1) + tl_grp19);
+    tl_acc26 = 0.0f;
+    for (tl_r30 = tl_lane18; tl_r30 < 33; tl_r30 += 32) {
+      tl_acc26 = (tl_acc26 + As[((tl_warp * 528) + ((tl_s21 * 33) + tl_r30))]);
+    }
+    tl_s22 = ((((tl_step24 * 4) + 2) * 1) + tl_grp19);
+    tl_acc27 = 0.0f;
+    for (tl_r31 = tl_lane18; tl_r31 < 33; tl_r31 += 32) {
+      tl_acc27 = (tl_acc27 + As[((tl_warp * 528) + ((tl_s22 * 33) + tl_r31))]);
+    }
+    tl_s23 = ((((tl_step24 * 4) + 3) * 1) + tl_grp19);
+    tl_acc28 = 0.0f;
+    for (tl_r32 = tl_lane18; tl_r32 < 33; tl_r32 += 32) {
+      tl_acc28 = (tl_acc28 + As[((tl_warp * 528) + ((tl_s23 * 33) + tl_r32))]);
+    }
+    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 1, 32);
+    tl_acc25 = (tl_acc25 + tl_t33);
+    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 2, 32);
+    tl_acc25 = (tl_acc25 + tl_t33);
+    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 4, 32);
+    tl_acc25 = (tl_acc25 + tl_t33);
+    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 8, 32);
+    tl_acc25 = (tl_acc25 + tl_t33);
+    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 16, 32);
+    tl_acc25 = (tl_acc25 + tl_t33);
+    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 1, 32);
+    tl_acc26 = (tl_acc26 + tl_t34);
+    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 2, 32);
+    tl_acc26 = (tl_acc26 + tl_t34);
+    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 4, 32);
+    tl_acc26 = (tl_acc26 + tl_t34);
+    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 8, 32);
+    tl_acc26 = (tl_acc26 + tl_t34);
+    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 16, 32);
+    tl_acc26 = (tl_acc26 + tl_t34);
+    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 1, 32);
+    tl_acc27 = (tl_acc27 + tl_t35);
+    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 2, 32);
+    tl_acc27 = (tl_acc27 + tl_t35);
+    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 4, 32);
+    tl_acc27 = (tl_acc27 + tl_t35);
+    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 8, 32);
+    tl_acc27 = (tl_acc27 + tl_t35);
+    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 16, 32);
+    tl_acc27 = (tl_acc27 + tl_t35);
+    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 1, 32);
+    tl_acc28 = (tl_acc28 + tl_t36);
+    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 2, 32);
+    tl_acc28 = (tl_acc28 + tl_t36);
+    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 4, 32);
+    tl_acc28 = (tl_acc28 + tl_t36);
+    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 8, 32);
+    tl_acc28 = (tl_acc28 + tl_t36);
+    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 16, 32);
+    tl_acc28 = (tl_acc28 + tl_t36);
     if ((tl_lane18 == 0)) {
-      Bs[((tl_warp * 16) + tl_s20)] = tl_acc22;
+      Bs[((tl_warp * 16) + tl_s20)] = tl_acc25;
+    }
+    if ((tl_lane18 == 0)) {
+      Bs[((tl_warp * 16) + tl_s21)] = tl_acc26;
+    }
+    if ((tl_lane18 == 0)) {
+      Bs[((tl_warp * 16) + tl_s22)] = tl_acc27;
+    }
+    if ((tl_lane18 == 0)) {
+      Bs[((tl_warp * 16) + tl_s23)] = tl_acc28;
     }
   }
   __syncwarp(tl_mask);
   // line 13: cta.sync()  [barrier]
   __syncthreads();
   // line 14: cta.copy(B, Bs)  [copy]
-  for (tl_e25 = tl_tid; tl_e25 < 16; tl_e25 += 128) {
+  for (tl_e37 = tl_tid; tl_e37 < 16; tl_e37 += 128) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e25 * 4)];
-      tl_v26 = tl_v.e[0];
-      tl_v27 = tl_v.e[1];
-      tl_v28 = tl_v.e[2];
-      tl_v29 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e37 * 4)];
+      tl_v38 = tl_v.e[0];
+      tl_v39 = tl_v.e[1];
+      tl_v40 = tl_v.e[2];
+      tl_v41 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v26;
-      tl_v.e[1] = tl_v27;
-      tl_v.e[2] = tl_v28;
-      tl_v.e[3] = tl_v29;
-      *(tl_f32x4 *)&B[(tl_e25 * 4)] = tl_v;
+      tl_v.e[0] = tl_v38;
+      tl_v.e[1] = tl_v39;
+      tl_v.e[2] = tl_v40;
+      tl_v.e[3] = tl_v41;
+      *(tl_f32x4 *)&B[(tl_e37 * 4)] = tl_v;
     }
   }
 }
