@@ -1,7 +1,7 @@
 // bench.cu — tilec on one GPU, in one process and one run, against the copy ceiling, CUB
 // and the seed's kernels; every target of docs/performance.md as a ratio next to its goal.
 //
-//   bench [--quick] [--csv FILE] [--md FILE]
+//   bench [--quick] [--only SECTION] [--csv FILE] [--md FILE]
 //   bench --jit-child        (run by bench itself: a new process's first call, from the
 //                             disk cache the parent filled)
 //
@@ -780,14 +780,15 @@ static void report(const char *md_path, const cudaDeviceProp &prop, int driver) 
 }
 
 int main(int argc, char **argv) {
-    const char *md = nullptr;
+    const char *md = nullptr, *only = nullptr;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--quick")) quick = true;
+        else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!std::strcmp(argv[i], "--jit-child")) return jit_child();
         else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = std::fopen(argv[++i], "w");
         else if (!std::strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench [--quick] [--csv FILE] [--md FILE]\n");
+            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|seed] [--csv FILE] [--md FILE]\n");
             return 2;
         }
     }
@@ -813,13 +814,14 @@ int main(int argc, char **argv) {
     copy_tbs = row("ceiling", "d2d copy", "cudaMemcpy", t_copy, 2.0 * cbytes, "read + write");
     CUDA(cudaFree(a));
     CUDA(cudaFree(b));
-    bench_jit(argv[0]); // first: its first call must be the process's first compile of that shape
-    bench_whole();
-    bench_rows();
-    bench_cols();
-    bench_16();
-    bench_tiles();
-    bench_seed();
+    auto want = [&](const char *section) { return !only || !std::strcmp(only, section); };
+    if (want("jit")) bench_jit(argv[0]); // first: its first call must be the process's first compile of that shape
+    if (want("whole")) bench_whole();
+    if (want("rows") || want("16-bit")) bench_rows(); // the 16-bit goals are relative to f32's
+    if (want("cols") || want("16-bit")) bench_cols();
+    if (want("16-bit")) bench_16();
+    if (want("tiles")) bench_tiles();
+    if (want("seed")) bench_seed();
     report(md, prop, driver);
     progress("done");
     tilec_close(ctx);
