@@ -762,7 +762,7 @@ static void report(const char *md_path, const cudaDeviceProp &prop, int driver) 
     int met = 0;
     for (auto &t : targets) {
         met += t.ratio >= 1;
-        std::printf("  %-72s %-22s %-12s %5.2f  %s\n", t.what.c_str(), t.measured.c_str(), t.goal.c_str(), t.ratio,
+        std::printf("  %-72s %-22s %-12s %6.3f  %s\n", t.what.c_str(), t.measured.c_str(), t.goal.c_str(), t.ratio,
                     t.ratio >= 1 ? "met" : "MISSED");
     }
     std::printf("bench: %d of %zu targets met; %d case(s) wrong\n", met, targets.size(), cases_wrong);
@@ -774,7 +774,7 @@ static void report(const char *md_path, const cudaDeviceProp &prop, int driver) 
                  targets.size(), cases_wrong ? "SOME RESULTS WERE WRONG" : "every result checked before it was timed");
     std::fprintf(f, "| target | measured | goal | ratio | |\n|---|---|---|---|---|\n");
     for (auto &t : targets)
-        std::fprintf(f, "| %s | %s%s%s | %s | %.2f | %s |\n", t.what.c_str(), t.measured.c_str(), t.note.empty() ? "" : " — ",
+        std::fprintf(f, "| %s | %s%s%s | %s | %.3f | %s |\n", t.what.c_str(), t.measured.c_str(), t.note.empty() ? "" : " — ",
                      t.note.c_str(), t.goal.c_str(), t.ratio, t.ratio >= 1 ? "met" : "**missed**");
     std::fclose(f);
 }

@@ -9,9 +9,9 @@
  * happens in a fixed order, so a given input gives the same bits on every run; there are
  * no floating-point atomics.
  *
- * - grid_split: few outputs, each very long (a whole-array sum, 64 rows of 4M): every
- *   output's elements are cut into C chunks, one CTA per chunk folds its chunk into a
- *   partial in global scratch, then adds 1 to a completion counter; the CTA that sees the
+ * - grid_split: few outputs, each very long (a whole-array sum, 64 rows of 4M): C CTAs per
+ *   output sweep it together, tile by tile (CTA c takes tiles c, c + C, …), each folding
+ *   its tiles into a partial in global scratch, then adding 1 to a completion counter; the CTA that sees the
  *   count reach the grid folds the partials (the whole CTA per output when there are few
  *   outputs, else a group of lanes per output) and resets the counter. One launch.
  * - grid_cta_rows: many long rows (4096 floats and more): a CTA per row, rows spread
@@ -132,19 +132,20 @@ static void fold_range(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_exp
     lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
 }
 
-/* acc = fold of the source elements base + v * vec + e for vectors v in [vlo, vhi) step
- * `stride` and e in [0, vec): a turn of the loop issues `batch` 16-byte loads (those of
- * the batch that are in range) before it uses any, so they are in flight together — the
- * last, partial batch too — and folds them into one accumulator per vector lane, in
- * order; the lanes fold into acc at the end. base, vlo and vhi have base's index type. */
+/* acc = fold of the source elements base + v * vec + e for e in [0, vec) and vectors v
+ * in [vlo, vhi): a turn of the loop issues `batch` 16-byte loads, v, v + stride, … (those
+ * in range), before it uses any, so they are in flight together — the last, partial batch
+ * too — then moves v on by `turn` (batch * stride to take every vector); the loads fold
+ * into one accumulator per vector lane, in order, and the lanes into acc at the end.
+ * base, vlo and vhi have base's index type. */
 static void vec_fold(dsp_lower *l, lp_block *b, int acc, lp_expr *base, lp_expr *vlo, lp_expr *vhi, int64_t stride,
-                     int vec, int batch) {
+                     int vec, int batch, int64_t turn) {
     lp_kernel *k = l->k;
     lp_type at = k->regs[acc].type, it = base->type;
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
     int accs = regs_new(k, at, "va", vec), xs = regs_new(k, src->type, "x", batch * vec), vi = lp_reg_new(k, it, "vi");
     for (int e = 0; e < vec; e++) lp_assign(k, b, accs + e, dsp_identity(l));
-    lp_block *body = &lp_for(k, b, vi, vlo, vhi, ival(k, it, batch * stride))->body;
+    lp_block *body = &lp_for(k, b, vi, vlo, vhi, ival(k, it, turn))->body;
     lp_expr *ok[64];
     for (int u = 0; u < batch; u++) { /* the loads first */
         lp_expr *v = u ? add(k, lp_reg(k, vi), ival(k, it, u * stride)) : lp_reg(k, vi);
@@ -203,37 +204,39 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
     int T = q->threads, C = split_chunks(q);
-    int64_t S = q->spatial_len, R = q->red_len, L = ceil_div(R, C);
-    int vec = (int)(16 / tilec_dtype_size(q->st->src.buf->dtype));
-    L = ceil_div(L, vec) * vec; /* chunks start on 16-byte boundaries */
-    vec = src_vector(q, S > 1 ? R : L);
-    if (L % vec) vec = 1;
+    int64_t S = q->spatial_len, R = q->red_len;
+    int vec = src_vector(q, S > 1 ? R : 0); /* one output: only its start must be aligned */
     lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R);
     k->grid = S * C;
     lp_buf *partials = lp_buf_scratch_global(k, "partials", at, S * C);
     lp_buf *counter = lp_buf_scratch_global(k, "counter", LP_U32, 1);
     lp_buf *slots = lp_buf_scratch(k, "slots", at, T / q->ws);
     lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
-    int s = lp_reg_new(k, it, "s"), c = lp_reg_new(k, it, "chunk"), lo = lp_reg_new(k, it, "lo"), hi = lp_reg_new(k, it, "hi");
+    int s = lp_reg_new(k, it, "s"), c = lp_reg_new(k, it, "chunk");
     lp_block *b = l->into;
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
     lp_assign(k, b, s, lp_binary(k, LO_DIV, cta, ival(k, it, C)));
     lp_assign(k, b, c, lp_binary(k, LO_REM, cta, ival(k, it, C)));
-    /* [lo, hi): chunks past the end (L was rounded up) are empty */
-    lp_assign(k, b, lo, lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, mul(k, lp_reg(k, c), ival(k, it, L)), ival(k, it, R)));
-    lp_assign(k, b, hi, lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, add(k, lp_reg(k, lo), ival(k, it, L)), ival(k, it, R)));
-    /* this CTA's chunk: 16-byte loads, then the chunk's tail element by element */
     int acc = lp_reg_new(k, at, "acc");
     lp_assign(k, b, acc, dsp_identity(l));
-    lp_expr *tail = add(k, lp_reg(k, lo), itid);
+    lp_expr *row = mul(k, lp_reg(k, s), ival(k, it, R));
     if (vec > 1) {
-        lp_expr *vhi = lp_binary(k, LO_DIV, lp_reg(k, hi), ival(k, it, vec));
-        vec_fold(l, b, acc, mul(k, lp_reg(k, s), ival(k, it, R)),
-                 add(k, lp_binary(k, LO_DIV, lp_reg(k, lo), ival(k, it, vec)), itid), vhi, T, vec, in_flight(q));
-        /* the elements after the last whole vector, in the chunk that holds them */
-        tail = add(k, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, lp_reg(k, lo), mul(k, vhi, ival(k, it, vec))), itid);
+        /* the output's vectors in tiles of T * batch, CTA c taking tiles c, c + C, …: all
+         * the CTAs of an output sweep it together (measured on the H200: 4.67 TB/s for a
+         * 2^30 sum, against 4.34 with a contiguous chunk per CTA); the elements after the
+         * last whole vector go to the last CTA */
+        int batch = in_flight(q);
+        vec_fold(l, b, acc, row, add(k, mul(k, lp_reg(k, c), ival(k, it, (int64_t)T * batch)), itid),
+                 ival(k, it, R / vec), T, vec, batch, (int64_t)C * T * batch);
+        lp_block *last = &lp_if(k, b, eq(k, lp_reg(k, c), ival(k, it, C - 1)))->body;
+        fold_range(l, last, acc, lp_reg(k, s), add(k, ival(k, it, R / vec * vec), itid), ival(k, it, R), ival(k, it, T));
+    } else {
+        /* element by element: a contiguous chunk per CTA */
+        int64_t L = ceil_div(R, C);
+        lp_expr *lo = mul(k, lp_reg(k, c), ival(k, it, L));
+        lp_expr *hi = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, add(k, lo, ival(k, it, L)), ival(k, it, R));
+        fold_range(l, b, acc, lp_reg(k, s), add(k, lo, itid), hi, ival(k, it, T));
     }
-    fold_range(l, b, acc, lp_reg(k, s), tail, lp_reg(k, hi), ival(k, it, T));
     /* the CTA's partial, published by thread 0, which then counts this CTA as done */
     int v = lp_reg_new(k, at, "v");
     block_fold(l, b, acc, slots, v);
@@ -301,7 +304,8 @@ static bool lower_cta_rows(dsp_lower *l, char *why, size_t n) {
     lp_expr *in_range = lt(k, lp_reg(k, s), ival(k, it, S)); /* the same for the whole CTA */
     lp_block *row = &lp_if(k, body, in_range)->body;
     if (vec > 1)
-        vec_fold(l, row, acc, mul(k, lp_reg(k, s), ival(k, it, R)), itid, ival(k, it, R / vec), T, vec, in_flight(q));
+        vec_fold(l, row, acc, mul(k, lp_reg(k, s), ival(k, it, R)), itid, ival(k, it, R / vec), T, vec, in_flight(q),
+                 (int64_t)T * in_flight(q));
     else
         fold_range(l, row, acc, lp_reg(k, s), itid, ival(k, it, R), ival(k, it, T));
     block_fold(l, body, acc, slots, v);
@@ -358,7 +362,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
             for (int j = 0; j < vec; j++)
                 lp_assign(k, has, acc + u, dsp_combine(l, lp_reg(k, acc + u), lp_cast(k, at, lp_reg(k, xs + u * vec + j))));
         } else if (vec > 1) {
-            vec_fold(l, gather, acc, row, lp_cast(k, rt, lp_reg(k, lane)), ival(k, rt, nv), g, vec, unroll);
+            vec_fold(l, gather, acc, row, lp_cast(k, rt, lp_reg(k, lane)), ival(k, rt, nv), g, vec, unroll, (int64_t)g * unroll);
         } else {
             dsp_accumulate(l, gather, acc, lp_reg(k, s), lp_reg(k, lane), ival(k, it, g));
         }
