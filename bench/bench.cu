@@ -495,7 +495,8 @@ static bool rows_match(const std::vector<float> &in, const std::vector<float> &g
 }
 
 static void bench_tiles() {
-    static const int shapes[][2] = {{4, 8}, {32, 32}, {64, 128}, {128, 64}};
+    // the four tiles of the targets, then two of few long rows, where cta_tree applies
+    static const int shapes[][2] = {{4, 8}, {32, 32}, {64, 128}, {128, 64}, {1, 4096}, {4, 1024}};
     const char *variants[] = {"shared", "cta_tree", "smem_tree"};
     std::vector<TileCase> funcs;
     std::string text, harness;
@@ -569,10 +570,12 @@ static void bench_tiles() {
                        fmt("%.0f", cycles[name]), fmt("< %.0f", seed), seed / cycles[name]);
             }
         }
-    // streaming kernels: tiles global -> shared -> reduce -> global, a tile per CTA
-    for (auto &s : shapes)
+    // streaming kernels: tiles global -> shared -> reduce -> global, a tile per CTA, for
+    // the four tiles of the targets
+    for (int si = 0; si < 4; si++)
         for (int threads : {128, 256})
             for (const char *v : {"", "smem_tree"}) {
+                const int *s = shapes[si];
                 TileCase t = {s[0], s[1], threads, v, ""};
                 t.name = std::string(*v ? v : "auto") + "_" + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "_t" +
                          std::to_string(threads);
