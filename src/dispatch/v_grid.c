@@ -3,17 +3,18 @@
  * launch works on one reduction and the variant chooses how many CTAs there are.
  *
  * Reductions read each input byte once, so these kernels are shaped for memory bandwidth:
- * 16-byte loads when the input is aligned, several loads in flight per thread (each with
- * its own accumulators), and a grid of about one wave of resident CTAs (the device's
+ * 16-byte loads when the input is aligned, a batch of loads in flight per thread before
+ * any is used, and a grid of about one wave of resident CTAs (the device's
  * multiprocessor count, from the target) so no CTA waits for a second wave. Every fold
  * happens in a fixed order, so a given input gives the same bits on every run; there are
  * no floating-point atomics.
  *
  * - grid_split: few outputs, each very long (a whole-array sum, 64 rows of 4M): C CTAs per
  *   output sweep it together, tile by tile (CTA c takes tiles c, c + C, …), each folding
- *   its tiles into a partial in global scratch, then adding 1 to a completion counter; the CTA that sees the
- *   count reach the grid folds the partials (the whole CTA per output when there are few
- *   outputs, else a group of lanes per output) and resets the counter. One launch.
+ *   its tiles into a partial in global scratch, then adding 1 to a completion counter;
+ *   the CTA that sees the count reach the grid folds the partials (the whole CTA per
+ *   output when there are few outputs, else a group of lanes per output) and resets the
+ *   counter. One launch.
  * - grid_cta_rows: many long rows (4096 floats and more): a CTA per row, rows spread
  *   evenly over a persistent grid.
  * - grid_rows: shorter rows: groups of g lanes per row as in `shared`; a lane takes 16
@@ -206,7 +207,8 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     int T = q->threads, C = split_chunks(q);
     int64_t S = q->spatial_len, R = q->red_len;
     int vec = src_vector(q, S > 1 ? R : 0); /* one output: only its start must be aligned */
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R);
+    /* indices reach a turn of vectors past the end (their loads are guarded off) */
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R + (int64_t)C * T * in_flight(q) * 16);
     k->grid = S * C;
     lp_buf *partials = lp_buf_scratch_global(k, "partials", at, S * C);
     lp_buf *counter = lp_buf_scratch_global(k, "counter", LP_U32, 1);
@@ -294,7 +296,7 @@ static bool lower_cta_rows(dsp_lower *l, char *why, size_t n) {
     int T = q->threads, vec = src_vector(q, q->red_len);
     int64_t S = q->spatial_len, R = q->red_len, grid = balanced_grid(S, grid_cap(q));
     k->grid = grid;
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R + grid * R);
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R + grid * R + (int64_t)T * in_flight(q) * 16);
     lp_buf *slots = lp_buf_scratch(k, "slots", at, T / q->ws);
     lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
     int step = lp_reg_new(k, it, "step"), s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, at, "acc"), v = lp_reg_new(k, at, "v");
@@ -339,7 +341,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
     k->grid = grid;
     int64_t steps = ceil_div(blocks, grid);
     lp_type it = dsp_index_type(S + grid * per * rows_per), at = dsp_acc_type(q);
-    lp_type rt = dsp_index_type(S * R + R * per * rows_per);
+    lp_type rt = dsp_index_type(S * R + R * per * rows_per + (int64_t)g * unroll * vec);
     lp_expr *tid = lp_cast(k, it, lp_special_expr(k, LP_TID));
     int lane = lp_reg_new(k, it, "lane"), grp = lp_reg_new(k, it, "grp"), step = lp_reg_new(k, it, "step");
     int s = regs_new(k, it, "s", rows_per), acc = regs_new(k, at, "acc", rows_per);
@@ -472,7 +474,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t n) {
     if (C < 1) C = 1;
     int64_t L = ceil_div(c.R, C);
     k->grid = nb * C;
-    c.it = dsp_index_type(c.R * c.I + (int64_t)T * c.I);
+    c.it = dsp_index_type((c.R + (int64_t)in_flight(q) * c.rw) * c.I + (int64_t)T * c.I); /* rows past the end: guarded */
     lp_type at = dsp_acc_type(q), it = c.it;
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
     c.slots = lp_buf_scratch(k, "slots", at, (int64_t)T * c.vec);
