@@ -49,6 +49,8 @@ extern "C" {
 #define TILEC_MAX_RANK 8        /* dimensions of a buffer */
 #define TILEC_MAX_NAME 63       /* characters of a name */
 #define TILEC_MAX_THREADS 1024  /* threads of a CTA */
+#define TILEC_MAX_ELEMENTS ((int64_t)1 << 48) /* elements a buffer spans (256 Ti): index
+                                                 arithmetic near 2^63 stays exact */
 
 /*
  * Enumerations as X-macro lists, so the library's name tables are generated from the

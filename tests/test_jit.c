@@ -213,8 +213,15 @@ static void test_bad_input(void **state) {
     d.shape[0] = -3;
     expect_bad(ctx, &d, buf, out, "extent -3 of dimension 0 is negative");
     d = ok;
-    d.shape[0] = d.shape[1] = INT64_MAX / 2;
+    d.shape[0] = (int64_t)1 << 40, d.shape[1] = (int64_t)1 << 30;
     expect_bad(ctx, &d, buf, out, "the tensor has more than 2^63-1 elements");
+    d.shape[0] = d.shape[1] = INT64_MAX / 2;
+    expect_bad(ctx, &d, buf, out, "the extents other than 0 multiply to 4611686018427387903; tilec reduces tensors of up to 2^48 elements");
+    d.rank = 3; /* an empty tensor, but its kept extents still overflow (found by tests/fuzz) */
+    d.shape[0] = 0, d.shape[1] = 1000, d.shape[2] = INT64_MAX - 31;
+    expect_bad(ctx, &d, buf, out, "the extents other than 0 multiply to more than 2^63-1");
+    d.shape[0] = 1, d.shape[1] = 1 << 24, d.shape[2] = (1 << 24) + 1;
+    expect_bad(ctx, &d, buf, out, "the extents other than 0 multiply to 281474993487872; tilec reduces tensors of up to 2^48 elements");
     d = ok;
     d.dtype = TILEC_DTYPE_COUNT;
     expect_bad(ctx, &d, buf, out, "dtype 7 is not a tilec_dtype");

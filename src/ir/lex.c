@@ -1,6 +1,7 @@
 /*
  * lex.c — splits `.tile` text into tokens. Comments (`#` to the end of the line) are not
- * tokens; they are kept in order, with their line, so the printer can put them back.
+ * tokens; they are kept in order, with their line, so the printer can put them back. A
+ * control byte inside a comment ends it and is reported (a comment is text).
  * Columns count bytes from 1, so a caret lines up under the offending byte.
  */
 #include "lex.h"
@@ -38,8 +39,12 @@ tok lex_next(lexer *lx) {
         char c = *lx->p;
         if (c == ' ' || c == '\t' || c == '\r' || c == '\n') { advance(lx, 1); continue; }
         if (c == '#') {
-            const char *nl = memchr(lx->p, '\n', (size_t)(lx->end - lx->p));
-            size_t n = nl ? (size_t)(nl - lx->p) : (size_t)(lx->end - lx->p);
+            /* to the end of the line; a control byte (NUL and the like: not text) ends it
+             * too and is then a bad token, so the parser reports it where it is */
+            size_t n = 0, rest = (size_t)(lx->end - lx->p);
+            while (n < rest && lx->p[n] != '\n' &&
+                   !((unsigned char)lx->p[n] < 0x20 && lx->p[n] != '\t' && lx->p[n] != '\r'))
+                n++;
             keep_comment(lx, lx->p, n, lx->line);
             advance(lx, n);
             continue;

@@ -190,7 +190,7 @@ static int take_until(parser *ps, ir_comment **out) {
     while (ps->next_comment < lx->ncomments &&
            (ps->t.kind == TOK_EOF || lx->comments[ps->next_comment].line < ps->t.line))
         ps->next_comment++;
-    *out = lx->comments + first;
+    *out = lx->comments ? lx->comments + first : NULL;
     return ps->next_comment - first;
 }
 

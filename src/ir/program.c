@@ -219,6 +219,11 @@ bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_po
         }
     }
     b->elems = elems;
+    if (elems > TILEC_MAX_ELEMENTS) {
+        ir_diag_add(ctx, &p->src, TILEC_SEV_ERROR, at.line, at.col,
+                    "'%s' has %lld elements; a buffer has at most 2^48", b->name, (long long)elems);
+        return false;
+    }
     if (!b->has_strides) { /* row-major */
         int64_t s = 1;
         for (int d = b->rank - 1; d >= 0; d--) { b->strides[d] = s; s *= b->shape[d]; }
@@ -261,6 +266,11 @@ bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_po
             return false;
         }
         covered += (b->shape[d] - 1) * b->strides[d];
+    }
+    if (span > TILEC_MAX_ELEMENTS) {
+        ir_diag_add(ctx, &p->src, TILEC_SEV_ERROR, strides_pos.line, strides_pos.col,
+                    "the strides of '%s' reach %lld elements; a buffer spans at most 2^48", b->name, (long long)span);
+        return false;
     }
     b->span = span;
     return true;

@@ -61,11 +61,17 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     }
     *v = (view){.in_elems = 1, .out_elems = 1};
     bool reduced_empty = false;
+    int64_t span = 1; /* the product of the extents other than 0: bounds every product below */
     for (int i = 0; i < d->rank; i++) {
         int64_t e = d->shape[i];
         if (e < 0) return bad(ctx, "extent %lld of dimension %d is negative", (long long)e, i);
         if (__builtin_mul_overflow(v->in_elems, e, &v->in_elems))
             return bad(ctx, "the tensor has more than 2^63-1 elements");
+        if (__builtin_mul_overflow(span, e ? e : 1, &span))
+            return bad(ctx, "the extents other than 0 multiply to more than 2^63-1");
+        if (span > TILEC_MAX_ELEMENTS)
+            return bad(ctx, "the extents other than 0 multiply to %lld; tilec reduces tensors of up to 2^48 elements",
+                       (long long)span);
         if (!red[i]) v->out_elems *= e;
         else if (e == 0) reduced_empty = true;
         if (e == 1) continue; /* changes nothing */
