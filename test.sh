@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ./test.sh — set up, build, and run every test: the suites in a normal build, the same
-# suites again under AddressSanitizer + UndefinedBehaviorSanitizer, and an install check
-# (the header, library and pkg-config file used by an outside program). Exits non-zero if
+# suites again under AddressSanitizer + UndefinedBehaviorSanitizer, an install check (the
+# header, library and pkg-config file used by an outside program), valgrind memcheck of
+# the CLI over every example, and 30 s of each fuzzer (libFuzzer + ASan/UBSan). Exits non-zero if
 # anything fails; ends with "N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -37,6 +38,23 @@ fi
 
 echo "== install check"
 if scripts/install-check.sh build; then passed=$((passed + 1)); else echo "install check failed"; failed=$((failed + 1)); fi
+
+# run_check NAME COMMAND...: one more pass or fail; exit 3 means the tool is not installed
+# here (scripts/setup.sh installs it where the distribution has it) and is a skip
+run_check() {
+    local name=$1 rc=0
+    shift
+    "$@" || rc=$?
+    if [ "$rc" -eq 0 ]; then passed=$((passed + 1))
+    elif [ "$rc" -eq 3 ]; then echo "skipped: $name (its tool is not installed here)"
+    else echo "$name failed"; failed=$((failed + 1)); fi
+}
+
+echo "== valgrind memcheck of the CLI over every example"
+run_check "memcheck" scripts/memcheck build
+
+echo "== fuzz smoke: each fuzzer 30 s from its corpus (scripts/fuzz)"
+run_check "fuzz" scripts/fuzz 30
 
 echo
 echo "test.sh: $passed passed, $failed failed"

@@ -1,35 +1,36 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — installs what building and testing tilec needs, only when it is
-# missing: meson, ninja, pkg-config and cmocka, and the HIP packages (hipcc, the HIP
-# runtime with hiprtc, its builtins and the ROCm device libraries) where the distribution
-# has them. Installing needs root (apt-get update, then apt-get install). Run by ./run.sh
+# missing: meson, ninja, pkg-config and cmocka; the HIP packages (hipcc, the HIP runtime
+# with hiprtc, its builtins and the ROCm device libraries) where the distribution has
+# them; clang (libFuzzer) and valgrind for the fuzz and memcheck runs of ./test.sh. Installing needs root (apt-get update, then apt-get install). Run by ./run.sh
 # and ./test.sh; safe to run again.
 set -euo pipefail
 
 core=(meson ninja-build pkg-config libcmocka-dev gcc g++)
 hip=(hipcc libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)
+checkers=(clang libclang-rt-14-dev valgrind) # the fuzzers (clang, its libFuzzer) and memcheck of ./test.sh
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
 missing_core=()
-missing_hip=()
+missing_optional=()
 for p in "${core[@]}"; do installed "$p" || missing_core+=("$p"); done
-for p in "${hip[@]}"; do installed "$p" || missing_hip+=("$p"); done
+for p in "${hip[@]}" "${checkers[@]}"; do installed "$p" || missing_optional+=("$p"); done
 
-if ((${#missing_core[@]} + ${#missing_hip[@]})); then
+if ((${#missing_core[@]} + ${#missing_optional[@]})); then
     if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
         if ((${#missing_core[@]})); then
             echo "setup: missing ${missing_core[*]}; install them (as root: apt-get install ${missing_core[*]})" >&2
             exit 1
         fi
-        echo "setup: HIP packages missing (${missing_hip[*]}); HIP compilation will be unavailable" >&2
+        echo "setup: optional packages missing (${missing_optional[*]}): HIP compilation, the fuzzers or memcheck will be unavailable" >&2
     else
-        echo "setup: installing ${missing_core[*]} ${missing_hip[*]}"
+        echo "setup: installing ${missing_core[*]} ${missing_optional[*]}"
         apt-get update -qq
         want=("${missing_core[@]}")
-        for p in "${missing_hip[@]}"; do
+        for p in "${missing_optional[@]}"; do
             if apt-cache show "$p" >/dev/null 2>&1; then want+=("$p")
-            else echo "setup: $p is not in this distribution; HIP compilation will be unavailable" >&2; fi
+            else echo "setup: $p is not in this distribution; what needs it will be skipped" >&2; fi
         done
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${want[@]}" >/dev/null
     fi

@@ -82,16 +82,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *text = NULL;
     tilec_status planned = tilec_reduce_explain(ctx, &d, &text);
     tilec_free(text);
-    /* runnable: a valid descriptor (it planned) of a small tensor */
+    /* runnable: a valid descriptor (it planned) whose extents other than 0 multiply to
+     * few elements (a zero extent can leave a large output) */
     bool small = false;
     if (planned == TILEC_OK) {
         int64_t n = 1;
         small = true;
-        for (int i = 0; i < d.rank && small; i++) small = !__builtin_mul_overflow(n, d.shape[i], &n) && n <= MAX_RUN;
+        for (int i = 0; i < d.rank && small; i++)
+            small = !__builtin_mul_overflow(n, d.shape[i] ? d.shape[i] : 1, &n) && n <= MAX_RUN;
     }
-    if (!small) { /* only the argument checks: no memory that could be read */
+    if (!small) { /* only the argument checks: an invalid descriptor gets pointers that
+                   * overlap or not (it must fail before it touches them), a valid large
+                   * one NULL (the library cannot know a buffer's size) */
         unsigned char dummy[64] = {0};
-        tilec_reduce(ctx, &d, ptrs & 1 ? NULL : dummy, ptrs & 2 ? NULL : dummy + 32);
+        bool valid = planned == TILEC_OK;
+        tilec_reduce(ctx, &d, ptrs & 1 || valid ? NULL : dummy, ptrs & 2 || valid ? NULL : dummy + (ptrs & 8 ? 8 : 32));
         tilec_close(ctx);
         return 0;
     }
