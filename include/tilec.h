@@ -51,6 +51,9 @@ extern "C" {
 #define TILEC_MAX_THREADS 1024  /* threads of a CTA */
 #define TILEC_MAX_ELEMENTS ((int64_t)1 << 48) /* elements a buffer spans (256 Ti): index
                                                  arithmetic near 2^63 stays exact */
+#define TILEC_MAX_SOURCE (16u << 20) /* bytes of `.tile` text */
+#define TILEC_MAX_STMTS 4096         /* statements (allocations included) of a kernel */
+#define TILEC_MAX_KERNELS 1024       /* kernels and funcs of a program */
 
 /*
  * Enumerations as X-macro lists, so the library's name tables are generated from the

@@ -178,6 +178,33 @@ static void test_builder_rejects_bad_arguments(void **state) {
     tilec_close(ctx);
 }
 
+/* The builder has the parser's limits: statements of a kernel, kernels of a program. */
+static void test_builder_limits(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    tilec_program *p;
+    assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
+    tilec_kernel *k;
+    assert_int_equal(tilec_kernel_new(p, "k", false, 32, 1, &k), TILEC_OK);
+    tilec_exec cta = {TILEC_SCOPE_CTA, -1};
+    for (int i = 0; i < TILEC_MAX_STMTS; i++) assert_int_equal(tilec_kernel_sync(k, cta), TILEC_OK);
+    assert_int_equal(tilec_kernel_sync(k, cta), TILEC_ERR_INVALID_ARG);
+    tilec_diag d;
+    assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
+    assert_string_equal(d.message, "'k' has 4096 statements already, the most a kernel has");
+    for (int i = 1; i < TILEC_MAX_KERNELS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "k%d", i);
+        assert_int_equal(tilec_kernel_new(p, name, false, 32, 1, &k), TILEC_OK);
+    }
+    assert_int_equal(tilec_kernel_new(p, "one_more", false, 32, 1, &k), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
+    assert_string_equal(d.message, "the program has 1024 kernels and funcs already, the most a program has");
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 static void test_null_arguments(void **state) {
     (void)state;
     tilec_program *p = (tilec_program *)1;
@@ -227,6 +254,7 @@ int main(void) {
         cmocka_unit_test(test_builder_matches_text),
         cmocka_unit_test(test_built_ir_diagnostics),
         cmocka_unit_test(test_builder_rejects_bad_arguments),
+        cmocka_unit_test(test_builder_limits),
         cmocka_unit_test(test_null_arguments),
         cmocka_unit_test(test_names_and_statuses),
     };

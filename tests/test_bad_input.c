@@ -266,12 +266,56 @@ static void test_every_byte(void **state) {
     free(buf);
 }
 
+/* Hostile sizes: too much text, too many statements, too many kernels — each a clear
+ * error where it is decided, not memory or time spent on it. */
+static void expect_parse_error(const char *src, size_t n, int line, int col, const char *message) {
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    tilec_program *p = NULL;
+    assert_int_equal(tilec_parse(ctx, NULL, src, n, &p), TILEC_ERR_PARSE);
+    assert_null(p);
+    tilec_diag d;
+    assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
+    assert_string_equal(d.message, message);
+    assert_int_equal(d.line, line);
+    assert_int_equal(d.col, col);
+    tilec_close(ctx);
+}
+
+static void test_limits(void **state) {
+    (void)state;
+    size_t n = TILEC_MAX_SOURCE + 1; /* the size alone decides: the text is not read */
+    char *big = malloc(n);
+    memset(big, ' ', n);
+    char want[128];
+    snprintf(want, sizeof want, "<input>: %zu bytes of .tile text; tilec reads at most 16 MiB", n);
+    expect_parse_error(big, n, 0, 0, want);
+    free(big);
+    /* statement 4097 of a kernel */
+    size_t cap = 64 + (TILEC_MAX_STMTS + 1) * 14;
+    char *src = malloc(cap);
+    size_t at = (size_t)snprintf(src, cap, "kernel k(A: f32[4] global) threads=32 {\n");
+    for (int i = 0; i <= TILEC_MAX_STMTS; i++) at += (size_t)snprintf(src + at, cap - at, "  cta.sync()\n");
+    snprintf(src + at, cap - at, "}\n");
+    expect_parse_error(src, strlen(src), TILEC_MAX_STMTS + 2, 3, "kernel 'k' has more than 4096 statements; split it");
+    free(src);
+    /* kernel 1025 of a program */
+    cap = (TILEC_MAX_KERNELS + 1) * 64;
+    src = malloc(cap);
+    at = 0;
+    for (int i = 0; i <= TILEC_MAX_KERNELS; i++)
+        at += (size_t)snprintf(src + at, cap - at, "kernel k%d(A: f32[4] global) threads=32 {\n}\n", i);
+    expect_parse_error(src, at, 2 * TILEC_MAX_KERNELS + 1, 1, "more than 1024 kernels and funcs in one program; split the file");
+    free(src);
+}
+
 int main(void) {
     enum { N = sizeof cases / sizeof cases[0] };
-    struct CMUnitTest tests[N + 2];
+    struct CMUnitTest tests[N + 3];
     for (size_t i = 0; i < N; i++)
         tests[i] = (struct CMUnitTest){cases[i].name, test_case, NULL, NULL, (void *)&cases[i]};
     tests[N] = (struct CMUnitTest)cmocka_unit_test(test_long_line);
     tests[N + 1] = (struct CMUnitTest)cmocka_unit_test(test_every_byte);
+    tests[N + 2] = (struct CMUnitTest)cmocka_unit_test(test_limits);
     return cmocka_run_group_tests_name("bad input", tests, NULL, NULL);
 }

@@ -31,6 +31,12 @@ tilec_status tilec_parse(tilec_ctx *ctx, const char *file, const char *text, siz
                          tilec_program **out) {
     if (!ctx || !out || (!text && len)) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (len > TILEC_MAX_SOURCE) {
+        *out = NULL;
+        ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s: %zu bytes of .tile text; tilec reads at most %u MiB",
+                    file ? file : "<input>", len, TILEC_MAX_SOURCE >> 20);
+        return TILEC_ERR_PARSE;
+    }
     return ir_parse(ctx, file, text, len, out);
 }
 
@@ -55,6 +61,8 @@ tilec_status tilec_kernel_new(tilec_program *prog, const char *name, bool is_fun
     if (is_func ? grid != 1 : (grid < 1 || grid > INT32_MAX))
         return BAD(ctx, "grid %lld is out of range (%s)", (long long)grid,
                    is_func ? "a func has no grid: pass 1" : "1 to 2147483647");
+    if (prog->nkernels >= TILEC_MAX_KERNELS)
+        return BAD(ctx, "the program has %d kernels and funcs already, the most a program has", TILEC_MAX_KERNELS);
     tilec_kernel *k = ir_kernel_add(prog, name, strlen(name));
     if (!k) return TILEC_ERR_NOMEM;
     k->is_func = is_func;
@@ -123,6 +131,8 @@ tilec_status tilec_kernel_alloc(tilec_kernel *k, const char *name, tilec_space s
     if (space != TILEC_SPACE_SHARED && space != TILEC_SPACE_LOCAL)
         return BAD(ctx, "'%s': only shared and local buffers are allocated; global buffers are "
                         "kernel parameters", name ? name : "(null)");
+    if (k->nstmts >= TILEC_MAX_STMTS)
+        return BAD(ctx, "'%s' has %d statements already, the most a kernel has", k->name, TILEC_MAX_STMTS);
     tilec_status st;
     tilec_buffer *b = new_buffer(k, name, dtype, rank, shape, strides, space, &st);
     if (!b) return st;
@@ -187,6 +197,8 @@ static tilec_status add_stmt(tilec_kernel *k, ir_stmt_kind kind, tilec_exec exec
                              const tilec_region *dst, const tilec_region *src, ir_stmt **out) {
     if (!k) return TILEC_ERR_INVALID_ARG;
     ir_begin(k->prog->ctx);
+    if (k->nstmts >= TILEC_MAX_STMTS)
+        return BAD(k->prog->ctx, "'%s' has %d statements already, the most a kernel has", k->name, TILEC_MAX_STMTS);
     tilec_status st = check_exec(k, exec);
     ir_region d = {0}, s = {0};
     if (st == TILEC_OK && kind != IR_SYNC) st = to_region(k, dst, &d, "destination");

@@ -559,6 +559,9 @@ static void parse_kernel(parser *ps) {
             fail_at(ps, ps->t.line, ps->t.col,
                     "expected '}' to close %s '%s' opened at line %d, found end of file",
                     is_func ? "func" : "kernel", k->name, open.line);
+        if (k->nstmts >= TILEC_MAX_STMTS)
+            fail_at(ps, ps->t.line, ps->t.col, "%s '%s' has more than %d statements; split it", is_func ? "func" : "kernel",
+                    k->name, TILEC_MAX_STMTS);
         parse_stmt(ps);
     }
     k->nend_comments = take_until(ps, &k->end_comments);
@@ -578,6 +581,9 @@ static void parse_program(parser *ps) {
             }
             fail_expected(ps, "'kernel' or 'func'");
         }
+        if (ps->prog->nkernels >= TILEC_MAX_KERNELS)
+            fail_at(ps, ps->t.line, ps->t.col, "more than %d kernels and funcs in one program; split the file",
+                    TILEC_MAX_KERNELS);
         parse_kernel(ps);
     }
     if (ps->prog->nkernels == 0)
