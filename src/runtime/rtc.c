@@ -289,11 +289,17 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
         size_t n = 0;
         bool ptx = kind == RTC_PTX;
         rstatus g = ptx ? L->ptx_size(prog, &n) : L->code_size(prog, &n);
-        if (g == 0 && n > 0) {
+        rstatus f = 0;
+        if (g == 0 && n > 0 && n < ((size_t)1 << 31)) {
             out->data = calloc(1, n + 1);
-            if (out->data && (ptx ? L->ptx(prog, out->data) : L->code(prog, out->data)) == 0) out->size = ptx ? strlen(out->data) : n;
+            if (out->data && (f = ptx ? L->ptx(prog, out->data) : L->code(prog, out->data)) == 0)
+                out->size = ptx ? strlen(out->data) : n;
         }
-        if (!out->data) st = TILEC_ERR_NOMEM;
+        if (g != 0 || f != 0 || n == 0 || n >= ((size_t)1 << 31)) { /* nothing usable came back */
+            ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s compiled for %s but returned no %s (%zu bytes)", L->version,
+                        arch, ptx ? "PTX" : "binary", g != 0 || f != 0 ? (size_t)0 : n);
+            st = TILEC_ERR_COMPILE;
+        } else if (!out->data) st = TILEC_ERR_NOMEM;
         else if (!ptx && !is_elf(out->data, out->size)) {
             ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s returned %zu bytes that are not an ELF binary for %s",
                         L->version, out->size, arch);
