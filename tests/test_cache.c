@@ -3,7 +3,7 @@
  * corrupted, truncated and tampered entries, a planted symlink, an unwritable directory,
  * read-only and off modes, eviction of the least recently used, 8 threads asking for one
  * key (built once), 4 processes sharing a directory (built once, nobody reads half an
- * entry), and SHA-256 against known answers.
+ * entry), a full disk, and SHA-256 against known answers.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <setjmp.h>
@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -304,6 +306,50 @@ static void test_processes_share(void **state) {
     assert_int_equal(lines, 1); /* built once for the four */
 }
 
+/* A full disk: in a child process whose files may not grow past 16 bytes (RLIMIT_FSIZE,
+ * SIGXFSZ ignored, so writes fail with EFBIG as on a full file system), the build's result
+ * still comes back right and the write fails quietly; nothing half-written is left, and
+ * the next process rebuilds rather than loading a truncated entry. */
+static void test_disk_full(void **state) {
+    (void)state;
+    fake f = {"a payload longer than the 16 bytes a file may hold", 0, NULL};
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit small = {16, 16};
+        setrlimit(RLIMIT_FSIZE, &small);
+        rt_cache c;
+        cache_open(&c);
+        void *data = NULL;
+        size_t n = 0;
+        bool ok = cache_get(&c, "full key", 8, 1, fake_build, &f, &data, &n);
+        _exit(ok && n == strlen(f.payload) && memcmp(data, f.payload, n) == 0 ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls -A %s | grep -c '\\.tmp\\.'", dir);
+    FILE *p = popen(cmd, "r");
+    char count[16] = "";
+    assert_non_null(fgets(count, sizeof count, p));
+    pclose(p);
+    assert_int_equal(atoi(count), 0); /* no temporary file left behind */
+    snprintf(cmd, sizeof cmd, "ls -A %s | grep -c '\\.tcb$'", dir);
+    p = popen(cmd, "r");
+    assert_non_null(fgets(count, sizeof count, p));
+    pclose(p);
+    assert_int_equal(atoi(count), 0); /* and no entry: the write really failed */
+    rt_cache c;
+    cache_open(&c);
+    builds = 0;
+    char *again = get(&c, "full key", 1, &f);
+    assert_string_equal(again, f.payload);
+    assert_int_equal(builds, 1); /* a miss: no truncated entry was taken */
+    free(again);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256),
@@ -314,6 +360,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_build_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_share, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
     };
     return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);
 }
