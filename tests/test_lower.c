@@ -20,7 +20,7 @@ static lp_kernel *lower(tilec_ctx *ctx, tilec_program **p, const char *src, tile
     char why[200];
     assert_true(dsp_target_resolve(&t, &dt, why, sizeof why));
     if (verify) assert_int_equal(tilec_verify(*p, &(tilec_verify_options){dt.warp_size}), TILEC_OK);
-    lp_kernel *k = dsp_lower_kernel(*p, (*p)->kernels[0], &dt);
+    lp_kernel *k = dsp_lower_kernel(*p, (*p)->kernels[0], &dt, NULL);
     if (!k) fail_msg("lowering failed:\n%s", tilec_diag_text(ctx));
     return k;
 }
@@ -74,7 +74,7 @@ static void test_seed_demo_shape(void **state) {
     /* lowering is deterministic: the same loop IR twice */
     ir_str a = {0}, b = {0};
     lp_print_kernel(&a, k);
-    lp_print_kernel(&b, dsp_lower_kernel(p, p->kernels[0], &t));
+    lp_print_kernel(&b, dsp_lower_kernel(p, p->kernels[0], &t, NULL));
     assert_string_equal(a.data, b.data);
     ir_str_free(&a);
     ir_str_free(&b);

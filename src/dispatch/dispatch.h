@@ -135,8 +135,10 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
 /* tilec_explain for a resolved target (the JIT explains a plan for its device). */
 tilec_status dsp_explain(tilec_program *prog, const dsp_target *t, bool dump_loop, char **text);
 
-/* Lowers a whole verified kernel; NULL with diagnostics when a statement has no variant. */
-lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *k, const dsp_target *t);
+/* Lowers a whole verified kernel. NULL when a statement has no variant (diagnostics say
+ * which; *why = TILEC_ERR_DISPATCH) or memory ran out (*why = TILEC_ERR_NOMEM); why may
+ * be NULL. */
+lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *k, const dsp_target *t, tilec_status *why);
 
 /* ---- helpers shared by the lowerings (lower_util.c) ------------------------------------- */
 

@@ -53,8 +53,13 @@ tilec_status dsp_explain(tilec_program *prog, const dsp_target *target, bool dum
             }
         }
         if (dump_loop && !failed) {
-            lp_kernel *lk = dsp_lower_kernel(prog, k, &t);
-            if (!lk) { failed = true; continue; }
+            tilec_status why;
+            lp_kernel *lk = dsp_lower_kernel(prog, k, &t, &why);
+            if (!lk) {
+                if (why == TILEC_ERR_NOMEM) s.oom = true;
+                failed = true;
+                continue;
+            }
             ir_str_printf(&s, "\n");
             lp_print_kernel(&s, lk);
         }

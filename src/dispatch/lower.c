@@ -16,7 +16,10 @@ static lp_expr *instance_of(lp_kernel *k, tilec_scope s) {
     }
 }
 
-lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_target *t) {
+lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_target *t, tilec_status *why) {
+    tilec_status dummy;
+    if (!why) why = &dummy;
+    *why = TILEC_ERR_NOMEM;
     lp_kernel *k = lp_kernel_new(p, tk, t->warp_size);
     if (!k) return NULL;
     bool ok = true;
@@ -47,9 +50,7 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
         if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID)
             lp_barrier(k, into, st->exec.scope);
     }
-    if (k->oom) {
-        ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while lowering '%s'", tk->name);
-        return NULL;
-    }
+    if (k->oom) return NULL; /* *why is NOMEM */
+    *why = ok ? TILEC_OK : TILEC_ERR_DISPATCH;
     return ok ? k : NULL;
 }

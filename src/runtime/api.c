@@ -30,9 +30,12 @@ static tilec_status lower_program(tilec_program *p, const tilec_target *target, 
     if (st != TILEC_OK) return st;
     lp_kernel **ks = ir_arena_alloc(&p->arena, (size_t)(p->nkernels + 1) * sizeof *ks);
     if (!ks) return TILEC_ERR_NOMEM;
-    bool ok = true;
-    for (int i = 0; i < p->nkernels; i++) ok = (ks[i] = dsp_lower_kernel(p, p->kernels[i], t)) != NULL && ok;
-    if (!ok) return ir_error_count(p->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
+    st = TILEC_OK;
+    for (int i = 0; i < p->nkernels; i++) {
+        tilec_status failed;
+        if (!(ks[i] = dsp_lower_kernel(p, p->kernels[i], t, &failed)) && st != TILEC_ERR_NOMEM) st = failed;
+    }
+    if (st != TILEC_OK) return st;
     *out = ks;
     return TILEC_OK;
 }
@@ -109,8 +112,12 @@ tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *lk, tilec_launch_in
     const tilec_kernel *k = lk->tile;
     ir_str sym = {0};
     cg_name(&sym, k->name);
+    if (sym.oom) {
+        ir_str_free(&sym);
+        return TILEC_ERR_NOMEM;
+    }
     memset(info, 0, sizeof *info);
-    snprintf(info->symbol, sizeof info->symbol, "%s", sym.data ? sym.data : "");
+    snprintf(info->symbol, sizeof info->symbol, "%s", sym.data);
     ir_str_free(&sym);
     info->threads = k->threads;
     info->grid = lk->grid; /* a grid statement's variant chooses it */
@@ -150,7 +157,7 @@ tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_t
     }
     tilec_status st = ir_verify(prog, t.warp_size);
     if (st != TILEC_OK) return st;
-    lp_kernel *lk = dsp_lower_kernel(prog, k, &t);
-    if (!lk) return ir_error_count(prog->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
+    lp_kernel *lk = dsp_lower_kernel(prog, k, &t, &st);
+    if (!lk) return st;
     return sim_run(prog, lk, args);
 }

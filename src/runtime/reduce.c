@@ -157,8 +157,7 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     if (st == TILEC_OK) st = ir_verify(p->prog, r->target.warp_size);
     dsp_target target = r->target;
     target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */
-    if (st == TILEC_OK && !(p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &target)))
-        st = ir_error_count(r->ctx) ? TILEC_ERR_DISPATCH : TILEC_ERR_NOMEM;
+    if (st == TILEC_OK) p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &target, &st);
     if (st == TILEC_OK) st = rt_launch_info(r->ctx, p->kernel, &p->info);
     if (st == TILEC_OK) {
         p->variant = variant_of(p->kernel);
@@ -268,11 +267,12 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
         rt_plan *p;
         if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {
             char *tile = NULL, *table = NULL;
-            tilec_format(p->prog, &tile, NULL);
-            dsp_explain(p->prog, &r->target, false, &table);
-            ir_str_printf(&s, "program:\n%s\nvariant %s, grid %lld x %d threads, %d scratch buffer%s\n%s",
-                          tile ? tile : "", p->variant, (long long)p->info.grid, p->info.threads, p->info.nscratch,
-                          p->info.nscratch == 1 ? "" : "s", table ? table : "");
+            st = tilec_format(p->prog, &tile, NULL);
+            if (st == TILEC_OK) st = dsp_explain(p->prog, &r->target, false, &table);
+            if (st == TILEC_OK)
+                ir_str_printf(&s, "program:\n%s\nvariant %s, grid %lld x %d threads, %d scratch buffer%s\n%s", tile,
+                              p->variant, (long long)p->info.grid, p->info.threads, p->info.nscratch,
+                              p->info.nscratch == 1 ? "" : "s", table);
             tilec_free(tile);
             tilec_free(table);
         }

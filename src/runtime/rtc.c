@@ -271,7 +271,10 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
     }
     if (!cuda) pthread_mutex_lock(&hiprtc_lock);
     char *saved = setlocale(LC_ALL, NULL);
-    saved = saved ? strdup(saved) : NULL;
+    if (saved && !(saved = strdup(saved))) { /* without it the locale NVRTC may change could not be put back */
+        if (!cuda) pthread_mutex_unlock(&hiprtc_lock);
+        return TILEC_ERR_NOMEM;
+    }
     void *prog = NULL;
     rstatus r = L->create(&prog, source, name, 0, NULL, NULL);
     rstatus c = r == 0 ? L->compile(prog, nopts, opts) : r;
@@ -280,12 +283,12 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
         free(saved);
     }
     size_t log_n = 0;
-    if (prog && L->log_size(prog, &log_n) == 0 && log_n > 0 && log_n < (64u << 20)) {
-        out->log = calloc(1, log_n + 1); /* hiprtc's log carries no NUL of its own */
-        if (out->log) L->log(prog, out->log);
-    }
-    if (!out->log) out->log = calloc(1, 1);
-    if (r == 0 && c == 0) {
+    if (!(prog && L->log_size(prog, &log_n) == 0 && log_n > 0 && log_n < (64u << 20))) log_n = 0;
+    out->log = calloc(1, log_n + 1); /* hiprtc's log carries no NUL of its own */
+    if (out->log && log_n) L->log(prog, out->log);
+    if (!out->log) {
+        st = TILEC_ERR_NOMEM;
+    } else if (r == 0 && c == 0) {
         size_t n = 0;
         bool ptx = kind == RTC_PTX;
         rstatus g = ptx ? L->ptx_size(prog, &n) : L->code_size(prog, &n);
