@@ -169,6 +169,7 @@ if ldconfig -p | grep -q libnvrtc; then
     expect "compile for an arch NVRTC does not know" 3 "$tilec" compile "$tmp/rs.tile" --target cuda --arch sm_10
     has "it says what NVRTC knows" "$tmp/err" "does not compile for sm_10; it knows:"
     expect "compile with NVRTC missing" 3 env TILEC_NVRTC_PATH=/nonexistent/libnvrtc.so LD_LIBRARY_PATH=/nonexistent "$tilec" compile "$tmp/rs.tile" --target cuda --arch sm_90 -o "$tmp/x.cubin"
+    has "it says what it tried" "$tmp/err" "NVRTC is not available: tried /nonexistent/libnvrtc.so. Install the CUDA toolkit, or set TILEC_NVRTC_PATH"
 else
     echo "skipped: NVRTC is not installed here, so 'tilec compile --target cuda' is not run"
 fi
@@ -184,6 +185,8 @@ if ldconfig -p | grep -q libamdhip64; then
     if [ -s "$tmp/rs.co" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: no rs.co"; fi
     expect "compile for an arch ROCm does not know" 3 "$tilec" compile "$tmp/rs.tile" --target hip --arch gfx9999
     has "it lists the archs it knows" "$tmp/err" "does not know gfx9999; it compiles for:"
+    expect "compile with hiprtc missing" 3 env TILEC_HIPRTC_PATH=/nonexistent/libhiprtc.so "$tilec" compile "$tmp/rs.tile" --target hip --arch gfx90a -o "$tmp/x.co"
+    has "it says what it tried" "$tmp/err" "hiprtc is not available: tried /nonexistent/libhiprtc.so. Install ROCm (hiprtc), or set TILEC_HIPRTC_PATH"
 else
     echo "skipped: hiprtc is not installed here, so 'tilec compile --target hip' is not run"
 fi
