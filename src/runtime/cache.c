@@ -131,13 +131,23 @@ static bool write_all(int fd, const void *p, size_t n) {
     return true;
 }
 
+/* A write that failed (a full disk, a quota): the kernel is still returned, from memory. */
+static void store_failed(rt_cache *c, int err) {
+    __atomic_add_fetch(&c->store_failures, 1, __ATOMIC_RELAXED);
+    snprintf(c->store_error, sizeof c->store_error, "a kernel could not be stored in the cache %s (%s): it is kept in memory",
+             c->dir, strerror(err ? err : EIO));
+}
+
 /* Writes an entry through a temporary file, synced, then renamed into place. */
 static void store(rt_cache *c, const char *hex, const char *path, uint32_t kind, const void *data, size_t size) {
     static unsigned serial; /* distinguishes temporaries of one process; races only make names differ */
     char tmp[1200];
     snprintf(tmp, sizeof tmp, "%s/%s.tmp.%ld.%u", c->dir, hex, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return;
+    if (fd < 0) {
+        store_failed(c, errno);
+        return;
+    }
     uint8_t h[HEADER];
     memcpy(h, "TILECBIN", 8);
     put32(h + 8, FORMAT);
@@ -145,8 +155,13 @@ static void store(rt_cache *c, const char *hex, const char *path, uint32_t kind,
     put64(h + 16, size);
     rt_sha256(data, size, h + 24);
     bool ok = write_all(fd, h, HEADER) && write_all(fd, data, size) && fsync(fd) == 0;
+    int err = errno;
     ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0) unlink(tmp);
+    if (ok && rename(tmp, path) != 0) ok = false, err = errno;
+    if (!ok) {
+        unlink(tmp);
+        store_failed(c, err);
+    }
 }
 
 typedef struct file_age {

@@ -25,8 +25,9 @@ typedef struct rt_cache {
     uint64_t cap;     /* bytes of entries kept; the least recently used go first */
     bool unwritable;  /* the directory could not be made or written: memory only */
     char why[1400];   /* why, for the one warning */
+    char store_error[1400]; /* why the last entry could not be stored ("" when none failed) */
     /* counters, for logs and tests */
-    int hits, misses, builds, rejected;
+    int hits, misses, builds, rejected, store_failures;
 } rt_cache;
 
 /* Reads TILEC_CACHE (off, ro, rw; default rw), TILEC_CACHE_DIR (else
