@@ -202,7 +202,7 @@ static void evict(rt_cache *c) {
         total += (uint64_t)st.st_size;
     }
     closedir(d);
-    qsort(all, n, sizeof *all, oldest_first);
+    if (n > 1) qsort(all, n, sizeof *all, oldest_first); /* qsort may not be given NULL, even for 0 */
     for (size_t i = 0; i < n && total > c->cap; i++) {
         char path[1200];
         snprintf(path, sizeof path, "%s/%s", c->dir, all[i].name);
