@@ -11,6 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Elements of a reduction's input (or, kept_only, of its output): the product of the
+ * extents, of the kept ones only. Counted here, not asked of the library under test. */
+static inline int64_t desc_elems(const tilec_reduce_desc *d, bool kept_only) {
+    bool red[TILEC_MAX_RANK] = {0};
+    for (int i = 0; i < d->naxes; i++) red[d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i]] = true;
+    int64_t n = 1;
+    for (int i = 0; i < d->rank; i++)
+        if (!kept_only || !red[i]) n *= d->shape[i];
+    return n;
+}
+
 /* Copies src without its '@' marker into out (malloc'd); *line and *col get the marker's
  * position (0 when there is none). */
 static inline char *strip_marker(const char *src, size_t len, int *line, int *col) {

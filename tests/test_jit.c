@@ -20,21 +20,12 @@ static tilec_ctx *sim_ctx(void) {
     return ctx;
 }
 
-static int64_t elems(const tilec_reduce_desc *d, bool kept_only) {
-    bool red[TILEC_MAX_RANK] = {0};
-    for (int i = 0; i < d->naxes; i++) red[d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i]] = true;
-    int64_t n = 1;
-    for (int i = 0; i < d->rank; i++)
-        if (!kept_only || !red[i]) n *= d->shape[i];
-    return n;
-}
-
 /* Runs d on random data with special values through device memory, the input `shift`
  * elements past an aligned address; checks the result against the reference; returns
  * the output (malloc'd) for bitwise comparisons. */
 static void *reduce_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, int shift) {
     size_t es = tilec_dtype_size(d->dtype);
-    int64_t in_n = elems(d, false), out_n = elems(d, true);
+    int64_t in_n = desc_elems(d, false), out_n = desc_elems(d, true);
     size_t in_bytes = (size_t)in_n * es, out_bytes = (size_t)out_n * es;
     void *in = malloc(in_bytes + 16), *before = malloc(out_bytes + 16), *after = malloc(out_bytes + 16);
     fill_buffer(d->dtype, in, in_n, d->shape[d->rank - 1] ? d->shape[d->rank - 1] : 1, true, &seed);

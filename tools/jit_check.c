@@ -23,21 +23,12 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-static int64_t count(const tilec_reduce_desc *d, bool kept_only) {
-    bool red[TILEC_MAX_RANK] = {0};
-    for (int i = 0; i < d->naxes; i++) red[d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i]] = true;
-    int64_t n = 1;
-    for (int i = 0; i < d->rank; i++)
-        if (!kept_only || !red[i]) n *= d->shape[i];
-    return n;
-}
-
 /* One checked reduction on the context's backend, the input `shift` elements past an
  * aligned address (so 16-byte loads are off); *out_bits (when given) gets the result. */
 static bool run_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, int shift, void **out_bits,
                         char *why, size_t wn) {
     size_t es = tilec_dtype_size(d->dtype);
-    int64_t in_n = count(d, false), out_n = count(d, true);
+    int64_t in_n = desc_elems(d, false), out_n = desc_elems(d, true);
     size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es;
     void *in = malloc(ib + 16), *before = malloc(ob + 16), *after = malloc(ob + 16), *din = NULL, *dout = NULL;
     fill_buffer(d->dtype, in, in_n, d->shape[d->rank - 1], true, &seed);

@@ -6,7 +6,7 @@
  * to run is run, and its result must match the double-precision reference. Built and run
  * by scripts/fuzz.
  */
-#include <tilec.h>
+#include "../support.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -55,15 +55,6 @@ static void put(tilec_dtype dt, void *at, unsigned k) {
     }
 }
 
-static int64_t count(const tilec_reduce_desc *d, bool kept_only) {
-    bool red[TILEC_MAX_RANK] = {0};
-    for (int i = 0; i < d->naxes; i++) red[d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i]] = true;
-    int64_t n = 1;
-    for (int i = 0; i < d->rank; i++)
-        if (!kept_only || !red[i]) n *= d->shape[i];
-    return n;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bytes b = {data, size};
     tilec_reduce_desc d = {0};
@@ -101,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     size_t es = tilec_dtype_size(d.dtype);
-    int64_t in_n = count(&d, false), out_n = count(&d, true);
+    int64_t in_n = desc_elems(&d, false), out_n = desc_elems(&d, true);
     size_t shift = ptrs & 4 ? es : 0; /* an unaligned input */
     unsigned char *in = calloc((size_t)in_n * es + 16, 1), *before = calloc((size_t)out_n * es + 16, 1);
     unsigned char *after = calloc((size_t)out_n * es + 16, 1);
