@@ -221,13 +221,13 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     lp_assign(k, b, c, lp_binary(k, LO_REM, cta, ival(k, it, C)));
     int acc = lp_reg_new(k, at, "acc");
     lp_assign(k, b, acc, dsp_identity(l));
-    lp_expr *row = mul(k, lp_reg(k, s), ival(k, it, R));
     if (vec > 1) {
         /* the output's vectors in tiles of T * batch, CTA c taking tiles c, c + C, …: all
          * the CTAs of an output sweep it together (measured on the H200: 4.67 TB/s for a
          * 2^30 sum, against 4.34 with a contiguous chunk per CTA); the elements after the
          * last whole vector go to the last CTA */
         int batch = in_flight(q);
+        lp_expr *row = mul(k, lp_reg(k, s), ival(k, it, R));
         vec_fold(l, b, acc, row, add(k, mul(k, lp_reg(k, c), ival(k, it, (int64_t)T * batch)), itid),
                  ival(k, it, R / vec), T, vec, batch, (int64_t)C * T * batch);
         lp_block *last = &lp_if(k, b, eq(k, lp_reg(k, c), ival(k, it, C - 1)))->body;
