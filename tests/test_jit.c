@@ -76,26 +76,28 @@ static void test_every_axis_set(void **state) {
     tilec_close(ctx);
 }
 
+/* A shape for each grid variant and each of its paths (the simulator plans for a GPU of 4
+ * multiprocessors, so 16 CTAs fill it). */
+static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; const char *variant; } shapes[] = {
+    {1, {(1 << 20) + 3}, 1, {0}, "grid_split"},      /* one output: split over CTAs, a tail after the vectors */
+    {2, {3, 70001}, 1, {-1}, "grid_split"},          /* few long rows: split, element loads */
+    {2, {3, 70000}, 1, {-1}, "grid_split"},          /* few long rows: split, 16-byte loads */
+    {2, {37, 8200}, 1, {-1}, "grid_cta_rows"},          /* long rows: a CTA per row */
+    {2, {1000, 37}, 1, {1}, "grid_rows"},           /* many short rows, element loads */
+    {2, {1001, 32}, 1, {1}, "grid_rows"},           /* rows of one 16-byte load per lane: four rows in flight */
+    {2, {70, 1024}, 1, {1}, "grid_rows"},           /* rows of several loads per lane */
+    {2, {4099, 7}, 1, {0}, "grid_cols"},            /* columns, one at a time */
+    {2, {4099, 8}, 1, {0}, "grid_cols"},            /* columns, 16 bytes of them per lane, chunks */
+    {2, {37, 9000}, 1, {0}, "grid_cols"},           /* many columns, 16 bytes of them per lane */
+    {2, {37, 9001}, 1, {0}, "grid_general"},           /* many columns, a thread each */
+    {3, {6, 5, 40}, 2, {0, 2}, "grid_general"},        /* around a kept middle axis */
+};
+
 /* Every dtype and op, accumulate, NaN policies, from aligned and unaligned addresses
- * (16-byte loads or not), on a shape for each grid variant and each of its paths (the
- * simulator plans for a GPU of 4 multiprocessors, so 16 CTAs fill it). */
+ * (16-byte loads or not), on a shape for each grid variant and each of its paths. */
 static void test_dtypes_and_strategies(void **state) {
     (void)state;
     tilec_ctx *ctx = sim_ctx();
-    static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; const char *variant; } shapes[] = {
-        {1, {(1 << 20) + 3}, 1, {0}, "grid_split"},      /* one output: split over CTAs, a tail after the vectors */
-        {2, {3, 70001}, 1, {-1}, "grid_split"},          /* few long rows: split, element loads */
-        {2, {3, 70000}, 1, {-1}, "grid_split"},          /* few long rows: split, 16-byte loads */
-        {2, {37, 8200}, 1, {-1}, "grid_cta_rows"},          /* long rows: a CTA per row */
-        {2, {1000, 37}, 1, {1}, "grid_rows"},           /* many short rows, element loads */
-        {2, {1001, 32}, 1, {1}, "grid_rows"},           /* rows of one 16-byte load per lane: four rows in flight */
-        {2, {70, 1024}, 1, {1}, "grid_rows"},           /* rows of several loads per lane */
-        {2, {4099, 7}, 1, {0}, "grid_cols"},            /* columns, one at a time */
-        {2, {4099, 8}, 1, {0}, "grid_cols"},            /* columns, 16 bytes of them per lane, chunks */
-        {2, {37, 9000}, 1, {0}, "grid_cols"},           /* many columns, 16 bytes of them per lane */
-        {2, {37, 9001}, 1, {0}, "grid_general"},           /* many columns, a thread each */
-        {3, {6, 5, 40}, 2, {0, 2}, "grid_general"},        /* around a kept middle axis */
-    };
     for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++)
         for (int op = 0; op < TILEC_OP_COUNT; op++)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
@@ -115,6 +117,66 @@ static void test_dtypes_and_strategies(void **state) {
                         tilec_free(text);
                     }
                     free(reduce_shifted(ctx, &d, (uint64_t)(dt * 100 + op * 10 + (int)s), variant));
+                }
+    tilec_close(ctx);
+}
+
+/* nan=ignore over all-NaN slices gives NaN in every grid variant (and over an extent-1
+ * axis, which the planner drops); element 0, the only number, reaches output 0 alone.
+ * The expected values are written here, not taken from the reference. */
+static void test_nan_ignore_all_nan(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    static const tilec_dtype dts[] = {TILEC_F32, TILEC_F16, TILEC_BF16, TILEC_F64};
+    static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; } dropped[] = {
+        {2, {5, 1}, 1, {1}}, {3, {1, 3, 1}, 2, {0, 2}}, {1, {1}, 1, {0}}};
+    enum { N = sizeof shapes / sizeof shapes[0], M = sizeof dropped / sizeof dropped[0] };
+    for (size_t s = 0; s < N + M; s++)
+        for (size_t dt = 0; dt < sizeof dts / sizeof dts[0]; dt++)
+            for (int op = TILEC_OP_MAX; op <= TILEC_OP_MIN; op++)
+                for (int accum = 0; accum < 2; accum++) {
+                    if (s == 0 && dt > 0) continue; /* one big tensor is enough */
+                    tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = dts[dt], .nan = TILEC_NAN_IGNORE, .accumulate = accum};
+                    d.rank = s < N ? shapes[s].rank : dropped[s - N].rank;
+                    d.naxes = s < N ? shapes[s].naxes : dropped[s - N].naxes;
+                    memcpy(d.shape, s < N ? shapes[s].shape : dropped[s - N].shape, sizeof d.shape[0] * 3);
+                    memcpy(d.axes, s < N ? shapes[s].axes : dropped[s - N].axes, sizeof d.axes[0] * 2);
+                    size_t es = tilec_dtype_size(d.dtype);
+                    int64_t in_n = desc_elems(&d, false), out_n = desc_elems(&d, true);
+                    unsigned char *in = malloc((size_t)in_n * es), *out = malloc((size_t)out_n * es);
+                    uint16_t h16 = d.dtype == TILEC_F16 ? 0x7e00 : 0x7fc0;
+                    float f32 = NAN;
+                    double f64 = NAN;
+                    for (int64_t i = 0; i < (in_n > out_n ? in_n : out_n); i++) {
+                        const void *nan = es == 2 ? (const void *)&h16 : es == 4 ? (const void *)&f32 : (const void *)&f64;
+                        if (i < in_n) memcpy(in + (size_t)i * es, nan, es);
+                        if (i < out_n) memcpy(out + (size_t)i * es, nan, es);
+                    }
+                    /* element 0 is 5 */
+                    uint16_t five16 = d.dtype == TILEC_F16 ? tilec_f16_from_double(5) : tilec_bf16_from_double(5);
+                    float five32 = 5;
+                    double five64 = 5;
+                    memcpy(in, es == 2 ? (const void *)&five16 : es == 4 ? (const void *)&five32 : (const void *)&five64, es);
+                    void *din, *dout;
+                    assert_int_equal(tilec_mem_alloc(ctx, (size_t)in_n * es, &din), TILEC_OK);
+                    assert_int_equal(tilec_mem_alloc(ctx, (size_t)out_n * es, &dout), TILEC_OK);
+                    assert_int_equal(tilec_mem_upload(ctx, din, in, (size_t)in_n * es), TILEC_OK);
+                    assert_int_equal(tilec_mem_upload(ctx, dout, out, (size_t)out_n * es), TILEC_OK);
+                    if (tilec_reduce(ctx, &d, din, dout) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+                    assert_int_equal(tilec_mem_download(ctx, out, dout, (size_t)out_n * es), TILEC_OK);
+                    for (int64_t o = 0; o < out_n; o++) {
+                        double got = dt == 0 ? ((float *)out)[o] : dt == 3 ? ((double *)out)[o]
+                                   : d.dtype == TILEC_F16 ? tilec_f16_to_double(((uint16_t *)out)[o])
+                                                         : tilec_bf16_to_double(((uint16_t *)out)[o]);
+                        if (o == 0 ? got != 5 : !isnan(got))
+                            fail_msg("shape %zu %s %s%s: output %lld is %g, want %s", s, tilec_op_name(d.op),
+                                     tilec_dtype_name(d.dtype), accum ? " accumulate" : "", (long long)o, got,
+                                     o == 0 ? "5" : "NaN");
+                    }
+                    tilec_mem_free(ctx, din);
+                    tilec_mem_free(ctx, dout);
+                    free(in);
+                    free(out);
                 }
     tilec_close(ctx);
 }
@@ -268,6 +330,7 @@ int main(void) {
         cmocka_unit_test(test_determinism_and_cache),
         cmocka_unit_test(test_every_axis_set),
         cmocka_unit_test(test_dtypes_and_strategies),
+        cmocka_unit_test(test_nan_ignore_all_nan),
     };
     return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
 }

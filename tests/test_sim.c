@@ -219,6 +219,108 @@ static void test_f16_accumulates_in_f32(void **state) {
     tilec_close(ctx);
 }
 
+/* Element i of a host buffer of dtype dt, as double, and back (one rounding). */
+static double get_elem(tilec_dtype dt, const void *p, int64_t i) {
+    const unsigned char *b = p;
+    uint16_t h;
+    float f;
+    double d;
+    switch (dt) {
+    case TILEC_F16: memcpy(&h, b + 2 * i, 2); return tilec_f16_to_double(h);
+    case TILEC_BF16: memcpy(&h, b + 2 * i, 2); return tilec_bf16_to_double(h);
+    case TILEC_F32: memcpy(&f, b + 4 * i, 4); return f;
+    default: memcpy(&d, b + 8 * i, 8); return d;
+    }
+}
+
+static void set_elem(tilec_dtype dt, void *p, int64_t i, double v) {
+    unsigned char *b = p;
+    uint16_t h;
+    float f = (float)v;
+    switch (dt) {
+    case TILEC_F16: h = tilec_f16_from_double(v); memcpy(b + 2 * i, &h, 2); return;
+    case TILEC_BF16: h = tilec_bf16_from_double(v); memcpy(b + 2 * i, &h, 2); return;
+    case TILEC_F32: memcpy(b + 4 * i, &f, 4); return;
+    default: memcpy(b + 8 * i, &v, 8); return;
+    }
+}
+
+/* nan=ignore: an all-NaN slice gives NaN (the format, numpy's nanmax), never the other
+ * identity (-inf for max); a slice with one number gives it; accum folds the old value in
+ * with the same rule. Expected values are written here, not taken from the reference. */
+static void test_nan_ignore_all_nan(void **state) {
+    (void)state;
+    static const char *const dtypes[] = {"f32", "f16", "bf16", "f64"};
+    static const tilec_dtype dts[] = {TILEC_F32, TILEC_F16, TILEC_BF16, TILEC_F64};
+    static const char *const variants[] = {"shared", "cta_tree", "sequential", "smem_tree", "local"};
+    enum { ROWS = 4 };
+    int ran[COUNT(variants)] = {0};
+    char src[1024];
+    for (int ws = 32; ws <= 64; ws *= 2)
+        for (size_t d = 0; d < COUNT(dtypes); d++)
+            for (int max = 0; max < 2; max++)
+                for (int accum = 0; accum < 2; accum++)
+                    for (size_t v = 0; v < COUNT(variants); v++)
+                        for (int len = 1; len <= 300; len = len * 5 + 2) {
+                            const char *dt = dtypes[d], *op = max ? "max" : "min";
+                            bool local = strcmp(variants[v], "local") == 0; /* a row per thread, in registers */
+                            int threads = local ? 64 : 256, rows = local ? threads : ROWS;
+                            if (local)
+                                snprintf(src, sizeof src,
+                                         "kernel k(A: %s[%d, %d] global, B: %s[%d] global) threads=%d {\n"
+                                         "  local L: %s[%d]\n  local R: %s[1]\n"
+                                         "  thread.copy(L, A[thread_id])\n  thread.copy(R, B[thread_id])\n"
+                                         "  thread.%s(R, L, axes=(0), nan=ignore%s, variant=local)\n"
+                                         "  thread.copy(B[thread_id], R)\n}\n",
+                                         dt, rows, len, dt, rows, threads, dt, len, dt, op, accum ? ", accum=true" : "");
+                            else
+                                snprintf(src, sizeof src,
+                                         "kernel k(A: %s[%d, %d] global, B: %s[%d] global) threads=%d {\n"
+                                         "  shared As: %s[%d, %d]\n  shared Bs: %s[%d]\n"
+                                         "  cta.copy(As, A)\n  cta.copy(Bs, B)\n  cta.sync()\n"
+                                         "  cta.%s(Bs, As, axes=(-1), nan=ignore%s, variant=%s)\n  cta.copy(B, Bs)\n}\n",
+                                         dt, rows, len, dt, rows, threads, dt, rows, len, dt, rows, op,
+                                         accum ? ", accum=true" : "", variants[v]);
+                            tilec_ctx *ctx;
+                            tilec_open(&ctx);
+                            tilec_program *p;
+                            assert_int_equal(tilec_parse(ctx, "nan.tile", src, strlen(src), &p), TILEC_OK);
+                            size_t es = tilec_dtype_size(dts[d]);
+                            void *a = malloc((size_t)rows * (size_t)len * es), *b = malloc((size_t)rows * es);
+                            double want[256];
+                            for (int r = 0; r < rows; r++) {
+                                /* rows: all NaN; NaN but one -inf (+inf for min); NaN but one -0 */
+                                int kind = r % 3;
+                                double number = kind == 1 ? (max ? -INFINITY : INFINITY) : -0.0;
+                                for (int i = 0; i < len; i++)
+                                    set_elem(dts[d], a, (int64_t)r * len + i, kind && i == (r * 7) % len ? number : NAN);
+                                double old = r % 4 == 3 ? 7.0 : NAN;
+                                set_elem(dts[d], b, r, old);
+                                double red = kind ? number : NAN;
+                                want[r] = !accum ? red : isnan(red) ? old : isnan(old) ? red : max ? fmax(red, old) : fmin(red, old);
+                            }
+                            void *args[] = {a, b};
+                            tilec_target t = {TILEC_BACKEND_SIM, NULL, ws};
+                            tilec_status st = tilec_simulate(p, NULL, &t, args);
+                            if (st == TILEC_ERR_DISPATCH) goto next; /* the variant does not take this shape */
+                            if (st != TILEC_OK) fail_msg("%s\n%s", tilec_diag_text(ctx), src);
+                            ran[v]++;
+                            for (int r = 0; r < rows; r++) {
+                                double got = get_elem(dts[d], b, r);
+                                bool same = isnan(want[r]) ? isnan(got) : got == want[r] && signbit(got) == signbit(want[r]);
+                                if (!same)
+                                    fail_msg("ws %d, row %d: got %g, want %g\n%s", ws, r, got, want[r], src);
+                            }
+                        next:
+                            free(a);
+                            free(b);
+                            tilec_program_free(p);
+                            tilec_close(ctx);
+                        }
+    for (size_t v = 0; v < COUNT(variants); v++)
+        if (!ran[v]) fail_msg("variant %s took none of the shapes", variants[v]);
+}
+
 /* The comparison itself: a wrong element, a sum off by more than the tolerance, and a sum
  * off by less, each judged as documented. */
 static void test_check_finds_wrong_results(void **state) {
@@ -272,6 +374,7 @@ int main(void) {
         cmocka_unit_test(test_shapes_and_scopes),
         cmocka_unit_test(test_bitwise),
         cmocka_unit_test(test_f16_accumulates_in_f32),
+        cmocka_unit_test(test_nan_ignore_all_nan),
     };
     return cmocka_run_group_tests_name("simulator matrix", tests, NULL, NULL);
 }

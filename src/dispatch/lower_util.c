@@ -230,6 +230,9 @@ lp_expr *dsp_identity(dsp_lower *l) {
     tilec_op op = l->q->st->op;
     if (op == TILEC_OP_SUM) return lp_is_float(t) ? lp_float(l->k, t, 0.0) : lp_int(l->k, t, 0);
     bool max = op == TILEC_OP_MAX;
+    /* Under nan=ignore a NaN loses to every number, so NaN is the identity: an all-NaN
+     * slice stays NaN (as the format says), and a slice with a number gives that number. */
+    if (lp_is_float(t) && l->q->st->nan == TILEC_NAN_IGNORE) return lp_float(l->k, t, NAN);
     if (lp_is_float(t)) return lp_float(l->k, t, max ? -INFINITY : INFINITY);
     switch (t) {
     case LP_I32: return lp_int(l->k, t, max ? INT32_MIN : INT32_MAX);

@@ -149,7 +149,10 @@ static rval identity(const ir_stmt *st, const tilec_buffer *b) {
     rval r = {0};
     bool max = st->op == TILEC_OP_MAX;
     if (st->op == TILEC_OP_SUM) return r;
-    if (is_float(b)) { r.f = max ? -INFINITY : INFINITY; return r; }
+    if (is_float(b)) { /* under nan=ignore NaN loses to every number: it is the identity */
+        r.f = st->nan == TILEC_NAN_IGNORE ? NAN : max ? -INFINITY : INFINITY;
+        return r;
+    }
     switch (b->dtype) {
     case TILEC_I32: r.i = max ? INT32_MIN : INT32_MAX; break;
     case TILEC_U32: r.i = max ? 0 : (int64_t)UINT32_MAX; break;
