@@ -80,22 +80,22 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   tl_grp1 = (tl_tid / 64);
   for (tl_step6 = 0; tl_step6 < 8; tl_step6 += 1) {
     tl_s2 = ((((tl_step6 * 4) + 0) * 2) + tl_grp1);
-    tl_acc7 = __int_as_float((int)0xff800000u);
+    tl_acc7 = __int_as_float(0x7fc00000);
     for (tl_r11 = tl_lane0; tl_r11 < 128; tl_r11 += 64) {
       tl_acc7 = tl_maxnum_f32(tl_acc7, src[((tl_s2 * 128) + tl_r11)]);
     }
     tl_s3 = ((((tl_step6 * 4) + 1) * 2) + tl_grp1);
-    tl_acc8 = __int_as_float((int)0xff800000u);
+    tl_acc8 = __int_as_float(0x7fc00000);
     for (tl_r12 = tl_lane0; tl_r12 < 128; tl_r12 += 64) {
       tl_acc8 = tl_maxnum_f32(tl_acc8, src[((tl_s3 * 128) + tl_r12)]);
     }
     tl_s4 = ((((tl_step6 * 4) + 2) * 2) + tl_grp1);
-    tl_acc9 = __int_as_float((int)0xff800000u);
+    tl_acc9 = __int_as_float(0x7fc00000);
     for (tl_r13 = tl_lane0; tl_r13 < 128; tl_r13 += 64) {
       tl_acc9 = tl_maxnum_f32(tl_acc9, src[((tl_s4 * 128) + tl_r13)]);
     }
     tl_s5 = ((((tl_step6 * 4) + 3) * 2) + tl_grp1);
-    tl_acc10 = __int_as_float((int)0xff800000u);
+    tl_acc10 = __int_as_float(0x7fc00000);
     for (tl_r14 = tl_lane0; tl_r14 < 128; tl_r14 += 64) {
       tl_acc10 = tl_maxnum_f32(tl_acc10, src[((tl_s5 * 128) + tl_r14)]);
     }
