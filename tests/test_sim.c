@@ -321,6 +321,91 @@ static void test_nan_ignore_all_nan(void **state) {
         if (!ran[v]) fail_msg("variant %s took none of the shapes", variants[v]);
 }
 
+/* Runs a parsed program's only kernel on the simulator; its parameters are in args. */
+static void simulate_text(const char *src, void **args) {
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    if (tilec_parse(ctx, "fill.tile", src, strlen(src), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    if (tilec_simulate(p, NULL, NULL, args) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* Fill constants are rounded once, from the decimal text (or the integer), to the
+ * destination's dtype: never to f64 first. Each value below sits just off a halfway point
+ * of its dtype, where rounding twice goes the wrong way; the expected bits are written out.
+ * Canonical text keeps them (fmt reads back to the same bits). */
+static void test_fill_rounds_once(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[6] global, H: f16[3] global, G: bf16[3] global) threads=32 {\n"
+                      "  cta.fill(A[0:1], 1.0000000596046447753906250001)\n" /* above 1 + 2^-24 */
+                      "  cta.fill(A[1:2], 1.0000000596046447753906249999)\n" /* below it */
+                      "  cta.fill(A[2:3], 16777217)\n"                      /* a tie: to even */
+                      "  cta.fill(A[3:4], 1152921573326323713)\n"           /* 2^60 + 2^36 + 1 */
+                      "  cta.fill(A[4:5], -7.00649232162408535461864791644958065640130970938257885878534141944895541342930300743319094181060791015625000001e-46)\n"
+                      "  cta.fill(A[5:6], 3.40282356779733661637539395458142568447999e38)\n" /* under the overflow tie */
+                      "  cta.fill(H[0:1], 1.00048828125000000001)\n"        /* above 1 + 2^-11 */
+                      "  cta.fill(H[1:2], 65519.99999999999999)\n"          /* just under overflow */
+                      "  cta.fill(H[2:3], 2.98023223876953125000001e-8)\n"  /* above half the least subnormal */
+                      "  cta.fill(G[0:1], 1.00390625000000000001)\n"        /* above 1 + 2^-8 */
+                      "  cta.fill(G[1:2], 9007199254740993)\n"              /* 2^53 + 1 */
+                      "  cta.fill(G[2:3], -1.00390625)\n"                   /* a tie: to even */
+                      "}\n";
+    static const uint32_t want_a[6] = {0x3f800001, 0x3f800000, 0x4b800000, 0x5d800001, 0x80000001, 0x7f7fffff};
+    static const uint16_t want_h[3] = {0x3c01, 0x7bff, 0x0001}, want_g[3] = {0x3f81, 0x5a00, 0xbf80};
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t a[6] = {0};
+        uint16_t h[3] = {0}, g[3] = {0};
+        void *args[] = {a, h, g};
+        char *text = NULL;
+        if (pass == 0) {
+            simulate_text(src, args);
+        } else { /* the canonical text of the program stores the same bits */
+            tilec_ctx *ctx;
+            tilec_open(&ctx);
+            tilec_program *p;
+            assert_int_equal(tilec_parse(ctx, "fill.tile", src, strlen(src), &p), TILEC_OK);
+            size_t len;
+            assert_int_equal(tilec_format(p, &text, &len), TILEC_OK);
+            tilec_program_free(p);
+            tilec_close(ctx);
+            simulate_text(text, args);
+        }
+        for (int i = 0; i < 6; i++)
+            if (a[i] != want_a[i]) fail_msg("pass %d: A[%d] is 0x%08x, want 0x%08x\n%s", pass, i, a[i], want_a[i], text ? text : src);
+        for (int i = 0; i < 3; i++) {
+            if (h[i] != want_h[i]) fail_msg("pass %d: H[%d] is 0x%04x, want 0x%04x\n%s", pass, i, h[i], want_h[i], text ? text : src);
+            if (g[i] != want_g[i]) fail_msg("pass %d: G[%d] is 0x%04x, want 0x%04x\n%s", pass, i, g[i], want_g[i], text ? text : src);
+        }
+        tilec_free(text);
+    }
+    /* the builder: an integer fill is rounded from the integer, a double as given */
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    tilec_kernel *k;
+    tilec_buffer *A;
+    int64_t shape[1] = {2};
+    assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
+    assert_int_equal(tilec_kernel_new(p, "k", false, 32, 1, &k), TILEC_OK);
+    assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 1, shape, TILEC_SPACE_GLOBAL, &A), TILEC_OK);
+    tilec_region r0 = tilec_region_whole(A), r1 = r0;
+    r0.index[0] = (tilec_index){.kind = TILEC_INDEX_AT, .start = 0};
+    r1.index[0] = (tilec_index){.kind = TILEC_INDEX_AT, .start = 1};
+    r0.nindex = r1.nindex = 1;
+    tilec_exec cta = {TILEC_SCOPE_CTA, -1};
+    assert_int_equal(tilec_kernel_fill_int(k, cta, &r0, ((int64_t)1 << 60) + ((int64_t)1 << 36) + 1), TILEC_OK);
+    assert_int_equal(tilec_kernel_fill(k, cta, &r1, 1.0 + 0x1p-24 + 0x1p-52), TILEC_OK);
+    uint32_t a[2] = {0};
+    void *args[] = {a};
+    assert_int_equal(tilec_simulate(p, NULL, NULL, args), TILEC_OK);
+    assert_int_equal(a[0], 0x5d800001);
+    assert_int_equal(a[1], 0x3f800001);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 /* The comparison itself: a wrong element, a sum off by more than the tolerance, and a sum
  * off by less, each judged as documented. */
 static void test_check_finds_wrong_results(void **state) {
@@ -375,6 +460,7 @@ int main(void) {
         cmocka_unit_test(test_bitwise),
         cmocka_unit_test(test_f16_accumulates_in_f32),
         cmocka_unit_test(test_nan_ignore_all_nan),
+        cmocka_unit_test(test_fill_rounds_once),
     };
     return cmocka_run_group_tests_name("simulator matrix", tests, NULL, NULL);
 }

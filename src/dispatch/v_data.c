@@ -101,9 +101,8 @@ static bool lower_fill(dsp_lower *l, char *why, size_t n) {
     lp_buf *dst = lp_buf_for(k, st->dst.buf);
     lp_expr *v;
     if (lp_is_float(dst->type)) {
-        /* one rounding, from the exact constant to the buffer's type */
-        double f = st->fill.is_int ? (double)st->fill.i : st->fill.f;
-        v = lp_cast(k, dst->type, lp_float(k, LP_F64, f));
+        /* the constant as rounded once to the buffer's type (exact in f64, so the cast is too) */
+        v = lp_cast(k, dst->type, lp_float(k, LP_F64, st->fill.typed));
     } else {
         v = lp_int(k, dst->type, st->fill.is_int ? st->fill.i : (int64_t)st->fill.f);
     }

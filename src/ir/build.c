@@ -6,7 +6,7 @@
  * are left to tilec_verify, exactly as for parsed text. Built statements carry no source
  * position, so their diagnostics name the kernel and the statement number instead.
  */
-#include "ir.h"
+#include "numeric.h"
 
 #include <string.h>
 
@@ -223,14 +223,20 @@ tilec_status tilec_kernel_copy(tilec_kernel *k, tilec_exec exec, const tilec_reg
 tilec_status tilec_kernel_fill(tilec_kernel *k, tilec_exec exec, const tilec_region *dst, double value) {
     ir_stmt *st;
     tilec_status s = add_stmt(k, IR_FILL, exec, dst, NULL, &st);
-    if (s == TILEC_OK) st->fill = (ir_value){false, 0, value};
+    if (s == TILEC_OK) {
+        st->fill = (ir_value){.f = value};
+        num_fill_typed(&st->fill, st->dst.buf->dtype, NULL, 0);
+    }
     return s;
 }
 
 tilec_status tilec_kernel_fill_int(tilec_kernel *k, tilec_exec exec, const tilec_region *dst, int64_t value) {
     ir_stmt *st;
     tilec_status s = add_stmt(k, IR_FILL, exec, dst, NULL, &st);
-    if (s == TILEC_OK) st->fill = (ir_value){true, value, 0};
+    if (s == TILEC_OK) {
+        st->fill = (ir_value){.is_int = true, .i = value};
+        num_fill_typed(&st->fill, st->dst.buf->dtype, NULL, 0);
+    }
     return s;
 }
 

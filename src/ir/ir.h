@@ -143,11 +143,15 @@ typedef struct ir_region {
 
 typedef enum ir_stmt_kind { IR_ALLOC, IR_COPY, IR_FILL, IR_SYNC, IR_REDUCE } ir_stmt_kind;
 
-/* A fill constant as written: an integer or a floating value (incl. inf, nan). */
+/* A fill constant: an integer or a floating value (incl. inf, nan) as written, and what a
+ * destination of `dtype` stores (see num_fill_typed). */
 typedef struct ir_value {
     bool is_int;
     int64_t i;
-    double f;
+    double f;          /* a float as written, rounded once to f64 */
+    tilec_dtype dtype; /* the destination's */
+    double typed;      /* float dtypes: the number as written rounded once to dtype */
+    bool exact;        /* f is exactly the number as written */
 } ir_value;
 
 typedef struct ir_stmt {

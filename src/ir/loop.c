@@ -292,7 +292,7 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     switch (e->kind) {
     case LX_CONST:
         if (lp_is_float(e->type)) {
-            ir_print_value(s, (ir_value){false, 0, e->f});
+            ir_print_value(s, (ir_value){.f = e->f, .dtype = TILEC_F64});
             if (e->type != LP_F64) ir_str_printf(s, "%s", lp_type_name(e->type));
         } else if (e->type == LP_BOOL) {
             ir_str_printf(s, e->i ? "true" : "false");

@@ -5,6 +5,7 @@
 #include "numeric.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Rounds x to a binary format with `mant` fraction bits and normal exponents emin..emax. */
@@ -147,3 +148,138 @@ uint16_t tilec_f16_from_double(double x) { return num_to_f16(x); }
 uint16_t tilec_bf16_from_double(double x) { return num_to_bf16(x); }
 double tilec_f16_to_double(uint16_t bits) { return num_from_f16(bits); }
 double tilec_bf16_to_double(uint16_t bits) { return num_from_bf16(bits); }
+
+/* ---- decimal text, rounded once ------------------------------------------------------------ */
+
+/* Unsigned integers of up to BIG_LIMBS 32-bit limbs, least significant first: enough for
+ * every comparison below (a number token is under 512 characters, and only values within
+ * the formats' ranges get here). */
+enum { BIG_LIMBS = 320 };
+typedef struct big {
+    int n;
+    uint32_t d[BIG_LIMBS];
+    bool overflow;
+} big;
+
+static void big_mul_add(big *b, uint32_t m, uint32_t add) {
+    uint64_t carry = add;
+    for (int i = 0; i < b->n; i++) {
+        uint64_t v = (uint64_t)b->d[i] * m + carry;
+        b->d[i] = (uint32_t)v;
+        carry = v >> 32;
+    }
+    if (!carry) return;
+    if (b->n == BIG_LIMBS) { b->overflow = true; return; }
+    b->d[b->n++] = (uint32_t)carry;
+}
+
+static void big_mul_pow10(big *b, int64_t e) {
+    for (; e >= 9 && !b->overflow; e -= 9) big_mul_add(b, 1000000000u, 0);
+    for (; e > 0 && !b->overflow; e--) big_mul_add(b, 10, 0);
+}
+
+static void big_shl(big *b, int64_t bits) {
+    for (; bits >= 32 && !b->overflow; bits -= 32) {
+        if (b->n == BIG_LIMBS) { b->overflow = true; return; }
+        memmove(b->d + 1, b->d, (size_t)b->n * sizeof b->d[0]);
+        b->d[0] = 0;
+        b->n++;
+    }
+    if (bits > 0 && !b->overflow) big_mul_add(b, 1u << bits, 0);
+}
+
+static int big_cmp(const big *a, const big *b) {
+    int na = a->n, nb = b->n;
+    while (na > 0 && a->d[na - 1] == 0) na--;
+    while (nb > 0 && b->d[nb - 1] == 0) nb--;
+    if (na != nb) return na < nb ? -1 : 1;
+    for (int i = na - 1; i >= 0; i--)
+        if (a->d[i] != b->d[i]) return a->d[i] < b->d[i] ? -1 : 1;
+    return 0;
+}
+
+/* The text as digits D and a power of ten E (value = D * 10^E); the exponent saturates,
+ * far beyond any value a format holds. */
+static void decimal_parts(const char *text, size_t n, big *D, int64_t *E) {
+    *D = (big){0};
+    int64_t e = 0, ex = 0;
+    bool frac = false, neg = false;
+    size_t i = 0;
+    for (; i < n && text[i] != 'e' && text[i] != 'E'; i++) {
+        if (text[i] == '.') { frac = true; continue; }
+        if (text[i] < '0' || text[i] > '9') continue;
+        if (D->n == 0 && text[i] == '0') { e -= frac; continue; } /* leading zeros */
+        if (D->n == 0) D->n = 1, D->d[0] = 0;
+        big_mul_add(D, 10, (uint32_t)(text[i] - '0'));
+        e -= frac;
+    }
+    if (i < n) { /* the exponent */
+        i++;
+        if (i < n && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
+        for (; i < n && text[i] >= '0' && text[i] <= '9'; i++)
+            if (ex < 100000) ex = ex * 10 + (text[i] - '0');
+    }
+    *E = e + (neg ? -ex : ex);
+}
+
+/* The sign of (text's value - d), d finite and >= 0; 2 when it is out of reach (a value
+ * far outside every format, where no rounding question arises). */
+static int decimal_cmp(const char *text, size_t n, double d) {
+    big L, R = {0};
+    int64_t E;
+    decimal_parts(text, n, &L, &E);
+    if (L.n == 0) return d == 0 ? 0 : -1;
+    if (d == 0) return 1;
+    if (E > 2000 || E < -2000) return 2;
+    int e2;
+    double m = frexp(d, &e2); /* d = M * 2^B with M an integer of 53 bits */
+    uint64_t M = (uint64_t)ldexp(m, 53);
+    int64_t B = (int64_t)e2 - 53;
+    R.n = 2;
+    R.d[0] = (uint32_t)M;
+    R.d[1] = (uint32_t)(M >> 32);
+    /* D * 10^E against M * 2^B, both sides made integers */
+    if (E > 0) big_mul_pow10(&L, E);
+    else big_mul_pow10(&R, -E);
+    if (B > 0) big_shl(&R, B);
+    else big_shl(&L, -B);
+    if (L.overflow || R.overflow) return 2;
+    return big_cmp(&L, &R);
+}
+
+bool num_decimal_is_exact(const char *text, size_t n, double nearest) {
+    return isfinite(nearest) && decimal_cmp(text, n, fabs(nearest)) == 0;
+}
+
+double num_round_decimal(lp_type t, const char *text, size_t n, double nearest) {
+    double d = fabs(nearest), r = num_round(t, d);
+    if (t == LP_F64 || !isfinite(d) || r == d) return copysign(r, nearest);
+    /* d rounds to r in t; the text's own value does too unless d is exactly halfway
+     * between two values of t (the value may then lie on either side of it) */
+    int mant = t == LP_F16 ? 10 : t == LP_BF16 ? 7 : 23, emin = t == LP_F16 ? -14 : -126;
+    int e;
+    frexp(d, &e);
+    double quantum = ldexp(1.0, (e - 1 < emin ? emin : e - 1) - mant);
+    if (fmod(d, quantum) != quantum / 2) return copysign(r, nearest);
+    int c = decimal_cmp(text, n, d);
+    if (c == 0 || c == 2) return copysign(r, nearest); /* a true tie: to even */
+    return copysign(num_round(t, c > 0 ? d + quantum / 4 : d - quantum / 4), nearest);
+}
+
+void num_fill_typed(ir_value *v, tilec_dtype t, const char *text, size_t n) {
+    lp_type lt = lp_type_of(t);
+    v->dtype = t;
+    v->exact = true;
+    v->typed = v->f;
+    if (v->is_int) { /* an integer into a float buffer: rounded from its digits, not via f64 */
+        char digits[24];
+        uint64_t mag = v->i < 0 ? (uint64_t)(-(v->i + 1)) + 1 : (uint64_t)v->i;
+        int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)mag);
+        v->typed = num_round_decimal(lt, digits, (size_t)len, (double)v->i);
+    } else if (text && isfinite(v->f)) {
+        v->typed = num_round_decimal(lt, text, n, v->f);
+        v->exact = num_decimal_is_exact(text, n, v->f);
+    } else {
+        v->typed = num_round(lt, v->f);
+    }
+}

@@ -31,4 +31,17 @@ size_t num_size(lp_type t);
 double num_fmax(double a, double b, tilec_nan nan);
 double num_fmin(double a, double b, tilec_nan nan);
 
+/* Decimal text, rounded once. `text` is an unsigned number as the .tile format writes one
+ * (digits, an optional fraction, an optional exponent: "1.5", ".25", "6.0E+4"), `n` its
+ * length and `nearest` its value rounded to f64 (strtod). Returns the text's exact value
+ * rounded to nearest-even in t (f16, bf16, f32 or f64), overflowing to inf: never the f64
+ * value rounded a second time. */
+double num_round_decimal(lp_type t, const char *text, size_t n, double nearest);
+/* Whether the text's exact value equals `nearest` (so no rounding happened). */
+bool num_decimal_is_exact(const char *text, size_t n, double nearest);
+/* Completes a fill constant for a destination of dtype t: sets dtype, typed (one rounding
+ * from the number as written) and exact. `text` is the unsigned float as written, or NULL
+ * for a value given as a double (the builder API), which is exact as given. */
+void num_fill_typed(ir_value *v, tilec_dtype t, const char *text, size_t n);
+
 #endif

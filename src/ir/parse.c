@@ -10,6 +10,7 @@
  * program (all of it lives in the program's arena, so nothing leaks).
  */
 #include "lex.h"
+#include "numeric.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -358,8 +359,9 @@ static void parse_region(parser *ps, ir_region *r, int stmt_index) {
     expect(ps, "]");
 }
 
-/* number := INT | decimal or exponent float | 'inf' | '-inf' | 'nan' */
-static ir_value parse_number(parser *ps, ir_pos *pos) {
+/* number := INT | decimal or exponent float | 'inf' | '-inf' | 'nan', for a destination of
+ * dtype t: rounded once, from the text, to t */
+static ir_value parse_number(parser *ps, tilec_dtype t, ir_pos *pos) {
     tok start = ps->t;
     *pos = (ir_pos){start.line, start.col};
     bool neg = tok_is(&ps->t, "-");
@@ -369,12 +371,14 @@ static ir_value parse_number(parser *ps, ir_pos *pos) {
         bool inf = ps->t.s[0] == 'i';
         if (!inf && neg) fail_at(ps, start.line, start.col, "'-nan' is not a number; write nan");
         v.f = inf ? (neg ? -INFINITY : INFINITY) : NAN;
+        num_fill_typed(&v, t, NULL, 0);
         next(ps);
         return v;
     }
     if (ps->t.kind == TOK_INT) {
         v.is_int = true;
         v.i = int_value(ps, neg, start, NULL);
+        num_fill_typed(&v, t, NULL, 0);
         return v;
     }
     if (ps->t.kind != TOK_FLOAT) fail_expected(ps, "a number (an integer, a decimal, inf, -inf or nan)");
@@ -392,6 +396,7 @@ static ir_value parse_number(parser *ps, ir_pos *pos) {
         fail_at(ps, start.line, start.col, "number %s%s is too large; write inf for infinity",
                 neg ? "-" : "", buf);
     v.f = neg ? -f : f;
+    num_fill_typed(&v, t, ps->t.s, ps->t.n);
     next(ps);
     return v;
 }
@@ -494,7 +499,7 @@ static void parse_stmt(parser *ps) {
         if (st->kind != IR_SYNC) {
             parse_region(ps, &st->dst, index);
             expect(ps, ",");
-            if (st->kind == IR_FILL) st->fill = parse_number(ps, &st->value_pos);
+            if (st->kind == IR_FILL) st->fill = parse_number(ps, st->dst.buf->dtype, &st->value_pos);
             else parse_region(ps, &st->src, index);
         }
         if (st->kind == IR_REDUCE) {

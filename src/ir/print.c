@@ -4,10 +4,11 @@
  * Canonical means: two-space indentation, one space after commas, kernels separated by
  * one blank line, at most one blank line between statements (kept where the source had
  * one), keyword arguments in the order axes, accum, nan, variant with defaults left out
- * (axes is always written), numbers in their shortest exact form. Comments are kept.
+ * (axes is always written), numbers in their shortest form that keeps the value their
+ * destination stores (exact in f64; rounded once in a narrower dtype). Comments are kept.
  * Parsing the output gives the same IR, so printing it again gives the same bytes.
  */
-#include "ir.h"
+#include "numeric.h"
 
 #include <locale.h>
 #include <math.h>
@@ -15,19 +16,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The shortest "%g" text of v that reads back to v: exactly in f64, or, for a narrower
+ * float dtype, rounded once to the same value of that dtype (so `fmt` keeps what a fill
+ * stores). The decimal point is '.', whatever the locale. */
 void ir_print_value(ir_str *s, ir_value v) {
     if (v.is_int) { ir_str_printf(s, "%lld", (long long)v.i); return; }
     if (isnan(v.f)) { ir_str_printf(s, "nan"); return; }
     if (isinf(v.f)) { ir_str_printf(s, v.f < 0 ? "-inf" : "inf"); return; }
-    char buf[64];
-    for (int prec = 1; prec <= 17; prec++) { /* the shortest text that reads back exactly */
-        snprintf(buf, sizeof buf, "%.*g", prec, v.f);
-        if (strtod(buf, NULL) == v.f) break;
-    }
+    bool narrow = ir_dtype_is_float(v.dtype) && v.dtype != TILEC_F64;
+    double want = narrow ? v.typed : v.f;
     const char *dp = localeconv()->decimal_point; /* printf and strtod agree on it */
-    if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
-        char *c = strchr(buf, dp[0]);
-        if (c) *c = '.';
+    char buf[64];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, want);
+        double back = strtod(buf, NULL);
+        if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
+            char *c = strchr(buf, dp[0]);
+            if (c) *c = '.';
+        }
+        if (narrow ? num_round_decimal(lp_type_of(v.dtype), buf, strlen(buf), back) == want : back == want) break;
     }
     /* keep it a float when read back: "2" -> "2.0", "-0" -> "-0.0" */
     if (!strpbrk(buf, ".e")) strcat(buf, ".0");

@@ -229,7 +229,7 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
     const char *tn = tilec_dtype_name(t);
     if (!ir_dtype_is_float(t)) {
         if (!x.is_int) {
-            if (isnan(x.f) || isinf(x.f) || x.f != floor(x.f) || fabs(x.f) > 9.2e18) {
+            if (isnan(x.f) || isinf(x.f) || x.f != floor(x.f) || fabs(x.f) > 9.2e18 || !x.exact) {
                 err(v, st->value_pos, "fill value of '%s' must be an integer, since it is %s",
                     st->dst.buf->name, tn);
                 return;
@@ -244,9 +244,7 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
         return;
     }
     double f = x.is_int ? (double)x.i : x.f;
-    /* the smallest magnitude that rounds to infinity in each type */
-    double limit = t == TILEC_F16 ? 65520.0 : t == TILEC_BF16 ? 0x1.ffp127 : t == TILEC_F32 ? 0x1.ffffffp127 : INFINITY;
-    if (isfinite(f) && fabs(f) >= limit)
+    if (isfinite(f) && isinf(x.typed)) /* a finite number that rounds to infinity in the dtype */
         err(v, st->value_pos, "fill value %g overflows %s; write inf or -inf for infinity", f, tn);
 }
 
