@@ -406,6 +406,64 @@ static void test_fill_rounds_once(void **state) {
     tilec_close(ctx);
 }
 
+/* Sums that overflow the accumulation type in some order of their additions: the check
+ * accepts exactly the results such orders give, besides the value. [3e38, 3e38, -inf] in
+ * f32 is NaN when the two 3e38 meet first and -inf otherwise, never +inf; 16-bit floats
+ * accumulate in f32, so 60000 + 60000 - 60000 cannot overflow; f64 sums near the top of
+ * its range have a finite value the reference must still know. */
+static void test_check_overflow_orders(void **state) {
+    (void)state;
+    static const struct {
+        const char *dtype;
+        double in[3];
+        double got;
+        bool ok;
+    } cases[] = {
+        {"f32", {3e38, 3e38, -INFINITY}, NAN, true},
+        {"f32", {3e38, 3e38, -INFINITY}, -INFINITY, true},
+        {"f32", {3e38, 3e38, -INFINITY}, INFINITY, false},
+        {"f32", {3e38, 3e38, -INFINITY}, 0, false},
+        {"f32", {3e38, 3e38, -3e38}, 3e38, true},
+        {"f32", {3e38, 3e38, -3e38}, INFINITY, true},
+        {"f32", {3e38, 3e38, -3e38}, NAN, false},
+        {"f32", {3e38, 3e38, -3e38}, -INFINITY, false},
+        {"f32", {3e38, -3e38, 1}, 1, true},
+        {"f32", {3e38, -3e38, 1}, INFINITY, false},
+        {"f32", {-3e38, -3e38, 3e38}, -INFINITY, true},
+        {"f32", {-3e38, 3e38, 3e38}, NAN, false},
+        {"f32", {INFINITY, -3e38, -3e38}, NAN, true},
+        {"f32", {INFINITY, -3e38, -3e38}, -INFINITY, false},
+        {"f16", {60000, 60000, -60000}, 60000, true},
+        {"f16", {60000, 60000, -60000}, INFINITY, false},
+        {"f16", {60000, 60000, 1}, INFINITY, true}, /* 120001 is past f16's range when stored */
+        {"f64", {1.7e308, 1.7e308, -1.7e308}, 1.7e308, true},
+        {"f64", {1.7e308, 1.7e308, -1.7e308}, INFINITY, true},
+        {"f64", {1.7e308, 1.7e308, -1.7e308}, -INFINITY, false},
+    };
+    for (size_t c = 0; c < COUNT(cases); c++) {
+        char src[256];
+        snprintf(src, sizeof src, "kernel k(A: %s[3] global, B: %s[1] global) threads=32 {\n  cta.sum(B, A, axes=(0))\n}\n",
+                 cases[c].dtype, cases[c].dtype);
+        tilec_dtype dt = cases[c].dtype[1] == '1' ? TILEC_F16 : cases[c].dtype[1] == '3' ? TILEC_F32 : TILEC_F64;
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        assert_int_equal(tilec_parse(ctx, "c.tile", src, strlen(src), &p), TILEC_OK);
+        double a[3], b[1], b0[1] = {0};
+        for (int i = 0; i < 3; i++) set_elem(dt, a, i, cases[c].in[i]);
+        set_elem(dt, b, 0, cases[c].got);
+        const void *before[] = {a, b0}, *after[] = {a, b};
+        tilec_check_result r;
+        size_t n;
+        assert_int_equal(tilec_check(p, NULL, NULL, before, after, &r, &n), TILEC_OK);
+        if (r.ok != cases[c].ok)
+            fail_msg("%s [%g, %g, %g] = %g judged %s", cases[c].dtype, cases[c].in[0], cases[c].in[1], cases[c].in[2],
+                     cases[c].got, r.ok ? "right" : "wrong");
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
+}
+
 /* The comparison itself: a wrong element, a sum off by more than the tolerance, and a sum
  * off by less, each judged as documented. */
 static void test_check_finds_wrong_results(void **state) {
@@ -461,6 +519,7 @@ int main(void) {
         cmocka_unit_test(test_f16_accumulates_in_f32),
         cmocka_unit_test(test_nan_ignore_all_nan),
         cmocka_unit_test(test_fill_rounds_once),
+        cmocka_unit_test(test_check_overflow_orders),
     };
     return cmocka_run_group_tests_name("simulator matrix", tests, NULL, NULL);
 }

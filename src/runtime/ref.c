@@ -7,6 +7,13 @@
  * (inputs, fills, copies, max and min of exact values, integers) and, for a sum, the sum
  * of the magnitudes of what was added. Comparison is exact where the scale is 0 and
  * within tolerance × scale elsewhere.
+ *
+ * Float sums are carried in long double, so the reference itself never overflows where
+ * the format's accumulation type would not. Where that type could overflow in some order
+ * of the additions (the positive or the negative terms add up to its overflow threshold),
+ * the element also records which non-finite results such an order gives (+inf, -inf, NaN),
+ * and the comparison accepts exactly those besides the finite value: a kernel is free to
+ * choose its order, and [3e38, 3e38, -inf] in f32 is NaN in one order and -inf in another.
  */
 #include "../dispatch/dispatch.h"
 #include "../ir/numeric.h"
@@ -16,10 +23,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Non-finite results that some order of a float sum's additions gives (see above). */
+enum { MAY_PINF = 1, MAY_NINF = 2, MAY_NAN = 4 };
+
 typedef struct rval {
-    double f;  /* float dtypes */
-    int64_t i; /* integer dtypes */
-    double mag; /* error scale, 0: exact */
+    long double f; /* float dtypes */
+    int64_t i;     /* integer dtypes */
+    double mag;    /* error scale, 0: exact */
+    unsigned may;  /* MAY_*: also acceptable, through an overflow in the accumulation type */
 } rval;
 
 typedef struct ref {
@@ -93,12 +104,13 @@ static bool is_float(const tilec_buffer *b) { return ir_dtype_is_float(b->dtype)
 /* Stores v into element e of b, rounded or wrapped to its dtype. */
 static void put(const tilec_buffer *b, rval *e, rval v) {
     lp_type t = lp_type_of(b->dtype);
-    if (is_float(b)) e->f = num_round(t, v.f);
+    if (is_float(b)) e->f = num_round(t, (double)v.f);
     else {
         uint64_t u = (uint64_t)v.i;
         e->i = t == LP_I32 ? (int32_t)(uint32_t)u : t == LP_U32 ? (int64_t)(uint32_t)u : (int64_t)u;
     }
     e->mag = v.mag;
+    e->may = v.may;
 }
 
 /* The threads of each instance a statement runs: calls fn(first, count) for each. */
@@ -136,12 +148,14 @@ static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
         if (flt) r.f = a.f + b.f;
         else r.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
         r.mag = a.mag + b.mag; /* the callers added each operand's own magnitude */
+        r.may = a.may | b.may;
         return r;
     }
     bool max = st->op == TILEC_OP_MAX;
-    if (flt) r.f = max ? num_fmax(a.f, b.f, st->nan) : num_fmin(a.f, b.f, st->nan);
+    if (flt) r.f = max ? num_fmax((double)a.f, (double)b.f, st->nan) : num_fmin((double)a.f, (double)b.f, st->nan);
     else r.i = max ? (a.i > b.i ? a.i : b.i) : (a.i < b.i ? a.i : b.i);
     r.mag = a.mag > b.mag ? a.mag : b.mag;
+    r.may = a.may | b.may;
     return r;
 }
 
@@ -159,6 +173,28 @@ static rval identity(const ir_stmt *st, const tilec_buffer *b) {
     default: r.i = max ? INT64_MIN : INT64_MAX; break;
     }
     return r;
+}
+
+/* A term of a float sum: its magnitude joins the error scale, and its sign's total. */
+static void add_term(rval *x, long double *terms) {
+    x->mag += (double)fabsl(x->f);
+    if (isfinite(x->f)) terms[x->f < 0] += fabsl(x->f);
+}
+
+/* What an order of the additions can give besides the value: the accumulation type
+ * (f32 for 16-bit floats and f32, f64 for f64) overflows once a partial sum reaches its
+ * threshold, which the positive (negative) finite terms can, to within the check's
+ * tolerance, when they add up to it. With an infinite term every order ends at that
+ * infinity, or at NaN where the other sign can overflow; with none, at the value, either
+ * infinity whose sign can overflow, or NaN where both can. */
+static unsigned overflows(const tilec_buffer *b, const long double *terms, rval sum) {
+    /* the halfway points between the largest finite value and 2^(emax+1) */
+    long double limit = b->dtype == TILEC_F64 ? 0x1.fffffffffffff8p1023L : 0x1.ffffffp127L;
+    long double slack = (b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2L : 1e-5L) * (terms[0] + terms[1]);
+    bool up = terms[0] >= limit - slack, down = terms[1] >= limit - slack;
+    if (isnan(sum.f)) return 0;
+    if (isinf(sum.f)) return (sum.f > 0 ? down : up) ? MAY_NAN : 0;
+    return (up ? MAY_PINF : 0) | (down ? MAY_NINF : 0) | (up && down ? MAY_NAN : 0);
 }
 
 static void reduce(ref *R, const ir_stmt *st, int first, int count) {
@@ -181,12 +217,13 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         int64_t kc[TILEC_MAX_RANK], rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
         unflatten(s, kept, nk, kc);
         rval acc = identity(st, st->src.buf);
+        long double terms[2] = {0, 0}; /* a float sum's positive and negative finite terms */
         for (int t = first; t < first + contributors; t++)
             for (int64_t r = 0; r < rlen; r++) {
                 unflatten(r, rdims, nr, rc);
                 for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
                 rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
-                if (st->op == TILEC_OP_SUM && flt) x.mag += fabs(x.f);
+                if (st->op == TILEC_OP_SUM && flt) add_term(&x, terms);
                 acc = combine(st, flt, acc, x);
             }
         int64_t off = flat_offset(R, &st->dst, s, first);
@@ -194,8 +231,12 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             rval *d = at(R, st->dst.buf, off, t), v = acc;
             if (st->accum) {
                 rval old = *d;
-                if (st->op == TILEC_OP_SUM && flt) old.mag += fabs(old.f);
+                long double with_old[2] = {terms[0], terms[1]};
+                if (st->op == TILEC_OP_SUM && flt) add_term(&old, with_old);
                 v = combine(st, flt, old, acc);
+                if (st->op == TILEC_OP_SUM && flt) v.may |= overflows(st->src.buf, with_old, v);
+            } else if (st->op == TILEC_OP_SUM && flt) {
+                v.may |= overflows(st->src.buf, terms, v);
             }
             put(st->dst.buf, d, v);
         }
@@ -232,8 +273,11 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
         double err = 0, g, w;
         if (is_float(b)) {
             g = num_load_float(t, got_mem, e);
-            w = want[e].f;
-            if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) bad = !(isnan(w) && isnan(g)) && g != w;
+            w = (double)want[e].f;
+            unsigned may = want[e].may;
+            if ((isnan(g) && (may & MAY_NAN)) || (isinf(g) && (may & (g > 0 ? MAY_PINF : MAY_NINF))))
+                bad = false; /* an order of the additions that overflows the accumulation type gives this */
+            else if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) bad = !(isnan(w) && isnan(g)) && g != w;
             else if (want[e].mag == 0) bad = memcmp(&g, &w, sizeof g) != 0 && !(g == 0 && w == 0 && signbit(g) == signbit(w));
             else {
                 res->exact = false;
