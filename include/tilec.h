@@ -403,9 +403,12 @@ typedef struct tilec_check_result {
  * every parameter the kernel writes with `outputs` (the parameters after the run).
  * Integers, max, min and copies must match exactly (any NaN matches a NaN); sums must be
  * within 1e-5 (f32, f64) or 1e-2 (f16, bf16) of the reference, relative to the sum of the
- * magnitudes of what was added. results[] gets one entry per written parameter, in
- * parameter order (room for every parameter is enough); *count says how many. Returns
- * TILEC_OK when the comparison ran, whatever it found. */
+ * magnitudes of what was added; a sum that can overflow its accumulation type in some
+ * order may also be what such an order gives (docs/simulator.md). results[] gets one entry
+ * per written parameter, in parameter order (room for every parameter is enough); *count
+ * says how many. Every input must be given; an output may be NULL only for a parameter
+ * the kernel does not write (else TILEC_ERR_INVALID_ARG naming it). Returns TILEC_OK when
+ * the comparison ran, whatever it found. */
 TILEC_API tilec_status tilec_check(tilec_program *prog, const char *name,
                                    const tilec_target *target, const void *const *inputs,
                                    const void *const *outputs, tilec_check_result *results,

@@ -464,6 +464,30 @@ static void test_check_overflow_orders(void **state) {
     }
 }
 
+/* tilec_check with a missing buffer in inputs[] or outputs[] is an error that names the
+ * parameter, not a crash; an unwritten parameter needs no output. */
+static void test_check_missing_buffers(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[4] global, B: f32[1] global) threads=32 {\n  cta.sum(B, A, axes=(0))\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "c.tile", src, strlen(src), &p), TILEC_OK);
+    float a[4] = {1, -2, 3.5f, -0.0f}, b[1] = {2.5f};
+    tilec_check_result r[2];
+    size_t n;
+    const void *none_in[] = {NULL, b}, *ins[] = {a, b}, *none_out[] = {a, NULL}, *unwritten[] = {NULL, b};
+    assert_int_equal(tilec_check(p, NULL, NULL, none_in, ins, r, &n), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "no buffer for parameter 'A' in inputs[0]"));
+    assert_int_equal(tilec_check(p, NULL, NULL, ins, none_out, r, &n), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "no buffer for parameter 'B' in outputs[1]"));
+    assert_int_equal(tilec_check(p, NULL, NULL, ins, unwritten, r, &n), TILEC_OK);
+    assert_int_equal(n, 1);
+    assert_true(r[0].ok);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 /* The comparison itself: a wrong element, a sum off by more than the tolerance, and a sum
  * off by less, each judged as documented. */
 static void test_check_finds_wrong_results(void **state) {
@@ -520,6 +544,7 @@ int main(void) {
         cmocka_unit_test(test_nan_ignore_all_nan),
         cmocka_unit_test(test_fill_rounds_once),
         cmocka_unit_test(test_check_overflow_orders),
+        cmocka_unit_test(test_check_missing_buffers),
     };
     return cmocka_run_group_tests_name("simulator matrix", tests, NULL, NULL);
 }

@@ -308,7 +308,13 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
     ir_begin(prog->ctx);
     *count = 0;
     const tilec_kernel *k = ir_find_kernel(prog, name);
-    if (!k) return TILEC_ERR_INVALID_ARG;
+    if (!k) return TILEC_ERR_INVALID_ARG; /* it said why */
+    for (int i = 0; i < k->nparams; i++) /* every parameter's contents before, the written ones' after */
+        if (!inputs[i] || (!outputs[i] && writes(k, k->params[i]))) {
+            ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no buffer for parameter '%s' in %s[%d]",
+                        k->params[i]->name, inputs[i] ? "outputs" : "inputs", i);
+            return TILEC_ERR_INVALID_ARG;
+        }
     dsp_target t;
     char why[200];
     if (!dsp_target_resolve(target, &t, why, sizeof why)) {
