@@ -82,8 +82,15 @@ static const bad_case cases[] = {
      "global buffers are kernel parameters; allocate only shared or local buffers", P},
     {"strides count", HEAD "  shared As: f32[4, 8] @strides=(8)\n}", "'As' has 2 dimensions but 1 stride", P},
     {"overlapping strides", HEAD "  shared As: f32[4, 8] @strides=(4, 1)\n}",
-     "the strides of 'As' make different indices reach the same element (stride 4 of dimension 0 "
-     "is not larger than 7)", P},
+     "the strides of 'As' make different indices reach the same element: its 32 indices reach only 20 distinct "
+     "elements", P},
+    {"strides that meet", HEAD "  shared As: f32[3, 4] @strides=(2, 4)\n}",
+     "the strides of 'As' make different indices reach the same element: its 12 indices reach only 9 distinct "
+     "elements", P},
+    {"strides beyond the exact check", HEAD "  shared As: f32[3, 4, 100000, 1000] @strides=(5, 3, 1000, 100000000)\n}",
+     "the strides of 'As' are not ordered so that each is larger than the reach of the smaller ones, and the "
+     "buffer spans more than 2^26 elements, past what tilec checks element by element; order them so (any GPU's "
+     "shared memory is far smaller)", P},
     {"zero stride", HEAD "  shared As: f32[4, 8] @strides=(0, 1)\n}",
      "stride 0 of dimension 0 of 'As' must be at least 1", P},
     {"shared kernel parameter", "kernel k(@A: f32[4] shared) threads=32 {}",

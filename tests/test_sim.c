@@ -74,6 +74,12 @@ static const char *const shapes_and_scopes[] = {
     "kernel k(A: f32[40, 6, 5] global, B: f32[6, 5] global) threads=128 {\n"
     "  shared S: f32[40, 6, 5] strides=(33, 5, 1)\n  shared R: f32[6, 5]\n"
     "  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(0))\n  cta.copy(B, R)\n}\n",
+    /* interleaved strides: 2i + 3j reaches nine distinct offsets on [3, 3], though no
+     * stride steps over what the smaller one reaches */
+    "kernel k(A: f32[5, 3, 3] global, B: f32[5] global, C: f32[3] global) threads=64 {\n"
+    "  shared S: f32[5, 3, 3] strides=(11, 2, 3)\n  shared R: f32[5]\n  shared Q: f32[3]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(1, 2))\n  cta.min(Q, S, axes=(0, 2))\n"
+    "  cta.copy(B, R)\n  cta.copy(C, Q)\n}\n",
     /* the middle axis, column-major shared layout */
     "kernel k(A: f32[4, 70, 3] global, B: f32[4, 3] global) threads=96 {\n"
     "  shared S: f32[4, 70, 3] strides=(1, 12, 4)\n  shared R: f32[4, 3]\n"

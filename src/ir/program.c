@@ -194,6 +194,56 @@ static int cmp_dim_by_stride(const void *a, const void *b, const int64_t *stride
     return (x > y) - (x < y);
 }
 
+/* How many distinct elements the indices of a strided buffer reach: the buffer is valid
+ * when that is all of its indices. Ordered by stride, when each stride steps over what the
+ * smaller ones reach, every index reaches its own element; otherwise (strides=(2, 3) on
+ * [3, 3] still does) the reachable offsets are built as a set, one dimension at a time.
+ * -1: out of memory; -2: the buffer spans too much for that (more than 2^26 elements);
+ * -3: it does, and has more indices than elements (so some must meet). */
+static int64_t distinct_offsets(const tilec_buffer *b, int64_t span) {
+    int order[TILEC_MAX_RANK];
+    for (int d = 0; d < b->rank; d++) order[d] = d;
+    for (int i = 1; i < b->rank; i++) /* insertion sort: rank <= 8 */
+        for (int j = i; j > 0 && cmp_dim_by_stride(&order[j - 1], &order[j], b->strides) > 0; j--) {
+            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+    int64_t covered = 0; /* largest offset reachable with the smaller strides */
+    bool ordered = true;
+    for (int i = 0; i < b->rank; i++) {
+        int d = order[i];
+        if (b->shape[d] == 1) continue;
+        ordered = ordered && b->strides[d] > covered;
+        covered += (b->shape[d] - 1) * b->strides[d];
+    }
+    if (ordered) return b->elems;
+    if (span > ((int64_t)1 << 26)) return b->elems > span ? -3 : -2;
+    size_t words = (size_t)(span + 63) / 64;
+    uint64_t *set = calloc(words, sizeof *set);
+    if (!set) return -1;
+    set[0] = 1; /* offset 0 */
+    int64_t count = 1;
+    for (int d = 0; d < b->rank && count; d++) {
+        /* set + {0, s, ..., (n-1)s}, doubling the multiples covered: m of them, then 2m... */
+        for (int64_t m = 1; m < b->shape[d];) {
+            int64_t step = m < b->shape[d] - m ? m : b->shape[d] - m;
+            int64_t shift = step * b->strides[d]; /* < span */
+            size_t ws = (size_t)(shift / 64);
+            unsigned bs = (unsigned)(shift % 64);
+            for (size_t w = words; w-- > ws;) {
+                uint64_t v = set[w - ws] << bs;
+                if (bs && w > ws) v |= set[w - ws - 1] >> (64 - bs);
+                set[w] |= v;
+            }
+            m += step;
+        }
+        int64_t now = 0;
+        for (size_t w = 0; w < words; w++) now += __builtin_popcountll(set[w]);
+        count = now;
+    }
+    free(set);
+    return count;
+}
+
 bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_pos strides_pos) {
     tilec_ctx *ctx = p->ctx;
     ir_pos at = b->pos;
@@ -246,30 +296,33 @@ bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_po
             return false;
         }
     }
-    /* Distinct indices must reach distinct elements: ordered by stride, each stride must
-     * step over everything the smaller ones reach. */
-    int order[TILEC_MAX_RANK];
-    for (int d = 0; d < b->rank; d++) order[d] = d;
-    for (int i = 1; i < b->rank; i++) /* insertion sort: rank <= 8 */
-        for (int j = i; j > 0 && cmp_dim_by_stride(&order[j - 1], &order[j], b->strides) > 0; j--) {
-            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
-        }
-    int64_t covered = 0; /* largest offset reachable with the smaller strides */
-    for (int i = 0; i < b->rank; i++) {
-        int d = order[i];
-        if (b->shape[d] == 1) continue;
-        if (b->strides[d] <= covered) {
-            ir_diag_add(ctx, &p->src, TILEC_SEV_ERROR, strides_pos.line, strides_pos.col,
-                        "the strides of '%s' make different indices reach the same element "
-                        "(stride %lld of dimension %d is not larger than %lld)",
-                        b->name, (long long)b->strides[d], d, (long long)covered);
-            return false;
-        }
-        covered += (b->shape[d] - 1) * b->strides[d];
-    }
     if (span > TILEC_MAX_ELEMENTS) {
         ir_diag_add(ctx, &p->src, TILEC_SEV_ERROR, strides_pos.line, strides_pos.col,
                     "the strides of '%s' reach %lld elements; a buffer spans at most 2^48", b->name, (long long)span);
+        return false;
+    }
+    int64_t distinct = distinct_offsets(b, span);
+    if (distinct == -3) {
+        ir_diag_add(ctx, &p->src, TILEC_SEV_ERROR, strides_pos.line, strides_pos.col,
+                    "the strides of '%s' make different indices reach the same element: its %lld indices reach at "
+                    "most %lld elements",
+                    b->name, (long long)elems, (long long)span);
+        return false;
+    }
+    if (distinct < 0) {
+        ir_diag_add(ctx, &p->src, TILEC_SEV_ERROR, strides_pos.line, strides_pos.col,
+                    distinct == -1 ? "out of memory checking the strides of '%s'"
+                                   : "the strides of '%s' are not ordered so that each is larger than the reach of the "
+                                     "smaller ones, and the buffer spans more than 2^26 elements, past what tilec "
+                                     "checks element by element; order them so (any GPU's shared memory is far smaller)",
+                    b->name);
+        return false;
+    }
+    if (distinct < elems) {
+        ir_diag_add(ctx, &p->src, TILEC_SEV_ERROR, strides_pos.line, strides_pos.col,
+                    "the strides of '%s' make different indices reach the same element: its %lld indices reach only "
+                    "%lld distinct elements",
+                    b->name, (long long)elems, (long long)distinct);
         return false;
     }
     b->span = span;
