@@ -392,9 +392,221 @@ static void test_numeric(void **state) {
     assert_true(num_round(LP_F32, 1.0 + 0x1.8p-23) == 1.0 + 0x1p-22);
 }
 
+/* ---- 32-bit indices: an interval check of the loop IR, written here -------------------- */
+
+/* The values an integer expression can take, or unknown (a load, an atomic's result). */
+__extension__ typedef __int128 i128; /* room for every product of two 64-bit bounds */
+
+typedef struct span_t {
+    bool known;
+    i128 lo, hi;
+} span_t;
+
+typedef struct ranges {
+    const lp_kernel *k;
+    span_t reg[4096];
+    char where[256]; /* the first 32-bit value found that can overflow */
+} ranges;
+
+static span_t sp(i128 lo, i128 hi) { return (span_t){true, lo, hi}; }
+
+static i128 min4(i128 a, i128 b, i128 c, i128 d) {
+    i128 m = a < b ? a : b;
+    m = m < c ? m : c;
+    return m < d ? m : d;
+}
+
+static i128 max4(i128 a, i128 b, i128 c, i128 d) {
+    i128 m = a > b ? a : b;
+    m = m > c ? m : c;
+    return m > d ? m : d;
+}
+
+static span_t eval_span(ranges *R, const lp_expr *e);
+
+static void note_overflow(ranges *R, const lp_expr *e, span_t v) {
+    if (R->where[0] || !v.known || (e->type != LP_I32 && e->type != LP_U32)) return;
+    i128 lo = e->type == LP_I32 ? INT32_MIN : 0, hi = e->type == LP_I32 ? INT32_MAX : UINT32_MAX;
+    if (v.lo < lo || v.hi > hi)
+        snprintf(R->where, sizeof R->where, "a %s expression (kind %d, op %d) reaches [%lld, %lld]",
+                 lp_type_name(e->type), (int)e->kind, (int)e->op, (long long)v.lo, (long long)v.hi);
+}
+
+static span_t eval_span(ranges *R, const lp_expr *e) {
+    const lp_kernel *k = R->k;
+    if (lp_is_float(e->type)) return (span_t){0};
+    span_t a = e->a ? eval_span(R, e->a) : (span_t){0}, b = e->b ? eval_span(R, e->b) : (span_t){0}, v = {0};
+    switch (e->kind) {
+    case LX_CONST: return sp(e->i, e->i);
+    case LX_SPECIAL:
+        switch (e->special) {
+        case LP_TID: return sp(0, k->threads - 1);
+        case LP_CTA: return sp(0, k->grid - 1);
+        case LP_LANE: return sp(0, k->warp_size - 1);
+        default: return sp(0, (k->threads + k->warp_size - 1) / k->warp_size - 1);
+        }
+    case LX_REG: return e->reg < 4096 ? R->reg[e->reg] : (span_t){0};
+    case LX_CAST: v = a; break;
+    case LX_SELECT: {
+        span_t c = eval_span(R, e->c);
+        if (b.known && c.known) v = sp(b.lo < c.lo ? b.lo : c.lo, b.hi > c.hi ? b.hi : c.hi);
+        break;
+    }
+    case LX_UNARY: v = e->op == LO_NOT ? sp(0, 1) : a.known ? sp(-a.hi, -a.lo) : v; break;
+    case LX_BINARY:
+        if (e->op >= LO_LT && e->op <= LO_OR) return sp(0, 1);
+        if (!a.known || !b.known) break;
+        switch (e->op) {
+        case LO_ADD: v = sp(a.lo + b.lo, a.hi + b.hi); break;
+        case LO_SUB: v = sp(a.lo - b.hi, a.hi - b.lo); break;
+        case LO_MUL: v = sp(min4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi),
+                            max4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi)); break;
+        case LO_DIV: v = b.lo > 0 && a.lo >= 0 ? sp(a.lo / b.hi, a.hi / b.lo) : (span_t){0}; break;
+        case LO_REM: v = b.lo > 0 && a.lo >= 0 ? sp(0, b.hi - 1) : (span_t){0}; break;
+        case LO_MAX: v = sp(a.lo > b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi); break;
+        case LO_MIN: v = sp(a.lo < b.lo ? a.lo : b.lo, a.hi < b.hi ? a.hi : b.hi); break;
+        default: break;
+        }
+        break;
+    default: break; /* loads */
+    }
+    note_overflow(R, e, v);
+    return v;
+}
+
+static void widen(span_t *r, span_t v) {
+    if (!v.known) { *r = (span_t){0}; return; }
+    if (!r->known) { *r = v; return; }
+    if (v.lo < r->lo) r->lo = v.lo;
+    if (v.hi > r->hi) r->hi = v.hi;
+}
+
+static void refine(ranges *R, const lp_expr *c) {
+    if (c->kind != LX_BINARY) return;
+    if (c->op == LO_AND) {
+        refine(R, c->a);
+        refine(R, c->b);
+    } else if (c->op == LO_LT && c->a->kind == LX_REG && c->a->reg < 4096 && R->reg[c->a->reg].known) {
+        span_t b = eval_span(R, c->b);
+        span_t *r = &R->reg[c->a->reg];
+        if (b.known && b.hi - 1 < r->hi) r->hi = b.hi - 1;
+    }
+}
+
+static void walk_spans(ranges *R, const lp_block *b) {
+    for (int i = 0; i < b->n; i++) {
+        const lp_stmt *st = b->items[i];
+        switch (st->kind) {
+        case LS_FOR: {
+            span_t lo = eval_span(R, st->a), hi = eval_span(R, st->b), step = eval_span(R, st->step);
+            if (lo.known && hi.known && step.known) {
+                /* inside: [lo, hi - 1]; the last increment takes it to hi - 1 + step */
+                i128 last = hi.hi - 1 + step.hi > lo.hi ? hi.hi - 1 + step.hi : lo.hi;
+                lp_type t = R->k->regs[st->reg].type;
+                if (!R->where[0] && (t == LP_I32 || t == LP_U32) && last > (t == LP_I32 ? INT32_MAX : UINT32_MAX))
+                    snprintf(R->where, sizeof R->where, "%s loop register %s%d reaches %lld after its last step",
+                             lp_type_name(t), R->k->regs[st->reg].name, st->reg, (long long)last);
+                R->reg[st->reg] = sp(lo.lo, hi.hi - 1 > lo.lo ? hi.hi - 1 : lo.lo);
+            } else {
+                R->reg[st->reg] = (span_t){0};
+            }
+            walk_spans(R, &st->body);
+            break;
+        }
+        case LS_ASSIGN:
+            if (!lp_is_float(R->k->regs[st->reg].type)) widen(&R->reg[st->reg], eval_span(R, st->a));
+            break;
+        case LS_IF: { /* under `reg < bound` (and conjunctions of those) the register is below it */
+            eval_span(R, st->a);
+            span_t saved[4096];
+            memcpy(saved, R->reg, sizeof saved);
+            refine(R, st->a);
+            walk_spans(R, &st->body);
+            memcpy(R->reg, saved, sizeof saved);
+            walk_spans(R, &st->orelse);
+            break;
+        }
+        case LS_STORE: case LS_VLOAD: case LS_VSTORE: case LS_ATOMIC_ADD:
+            if (st->a) eval_span(R, st->a);
+            if (st->b) eval_span(R, st->b);
+            if (st->kind == LS_ATOMIC_ADD || st->kind == LS_VLOAD) /* what memory holds */
+                for (int v = 0; v < (st->vec > 1 ? st->vec : 1); v++) R->reg[st->reg + v] = (span_t){0};
+            break;
+        default: break;
+        }
+    }
+}
+
+/* Rows of 2^31 - 256 ... 2^31 - 1 elements, and tensors around them, through every variant
+ * that takes them: no 32-bit index or offset of the loop IR can pass INT32_MAX, the last
+ * increment of a loop included. (The intervals are this test's own; registers assigned
+ * in loops are widened by each assignment, a sound bound for the increasing indices the
+ * lowerings use.) */
+static void test_index_types_fit(void **state) {
+    (void)state;
+    static const int64_t lens[] = {2147483647, 2147483646, 2147483392, 2147483391, 2147483648, 1073741824};
+    static const struct { const char *shape, *out, *stmt, *dtype; } cases[] = {
+        {"%lld", "1", "  cta.sum(B, A, axes=(0), variant=shared)\n", "f16"},
+        {"%lld", "1", "  cta.max(B, A, axes=(0), variant=sequential)\n", "f32"},
+        {"%lld", "1", "  cta.sum(B, A, axes=(0), variant=cta_tree)\n", "f16"},
+        {"%lld", "1", "  cta.min(B, A, axes=(0), variant=smem_tree)\n", "f32"},
+        {"%lld", "1", "  cta.copy(C, A)\n", "f16"},
+        {"%lld", "1", "  cta.copy(C, A)\n", "f32"},
+        {"%lld", "1", "  grid.sum(B, A, axes=(0), variant=grid_split)\n", "f16"},
+        {"%lld", "1", "  grid.max(B, A, axes=(0), variant=grid_split)\n", "f32"},
+        {"%lld", "1", "  grid.sum(B, A, axes=(0), variant=grid_cta_rows)\n", "f16"},
+        {"%lld", "1", "  grid.sum(B, A, axes=(0), variant=grid_rows)\n", "f32"},
+        {"%lld", "1", "  grid.sum(B, A, axes=(0), variant=grid_general)\n", "f32"},
+        {"2, %lld", "2", "  grid.sum(B, A, axes=(1), variant=grid_split)\n", "f16"},
+        {"2, %lld", "2", "  grid.sum(B, A, axes=(1), variant=grid_cta_rows)\n", "f32"},
+        {"2, %lld", "2", "  grid.sum(B, A, axes=(1), variant=grid_rows)\n", "f16"},
+        {"%lld, 2", "2", "  grid.sum(B, A, axes=(0), variant=grid_cols)\n", "f32"},
+        {"%lld, 2", "2", "  grid.sum(B, A, axes=(0), variant=grid_split)\n", "f16"},
+        {"%lld, 2", "%lld", "  grid.sum(B, A, axes=(1), variant=grid_rows)\n", "f32"},
+        {"%lld, 2", "%lld", "  grid.max(B, A, axes=(1), variant=grid_general)\n", "f32"},
+        {"%lld, 2", "%lld", "  cta.max(B, A, axes=(1), variant=shared)\n", "f16"},
+    };
+    int lowered = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t n = 0; n < sizeof lens / sizeof lens[0]; n++)
+            for (int ws = 32; ws <= 64; ws *= 2) {
+                char shape[64], outs[64], src[512];
+                snprintf(shape, sizeof shape, cases[c].shape, (long long)lens[n]);
+                snprintf(outs, sizeof outs, cases[c].out, (long long)lens[n]);
+                snprintf(src, sizeof src,
+                         "kernel k(A: %s[%s] global, B: %s[%s] global, C: %s[%s] global) threads=256 {\n%s}\n",
+                         cases[c].dtype, shape, cases[c].dtype, outs, cases[c].dtype, shape, cases[c].stmt);
+                tilec_ctx *ctx;
+                tilec_open(&ctx);
+                tilec_program *p;
+                assert_int_equal(tilec_parse(ctx, "t.tile", src, strlen(src), &p), TILEC_OK);
+                dsp_target dt;
+                char why[200];
+                assert_true(dsp_target_resolve(&(tilec_target){ws == 64 ? TILEC_BACKEND_HIP : TILEC_BACKEND_CUDA, ws == 64 ? "gfx90a" : "sm_90", 0}, &dt, why, sizeof why));
+                tilec_status st = TILEC_OK;
+                lp_kernel *k = tilec_verify(p, &(tilec_verify_options){dt.warp_size}) == TILEC_OK
+                                   ? dsp_lower_kernel(p, p->kernels[0], &dt, &st) : NULL;
+                if (!k) { /* a variant that does not take the shape */
+                    tilec_program_free(p);
+                    tilec_close(ctx);
+                    continue;
+                }
+                lowered++;
+                ranges *R = calloc(1, sizeof *R);
+                R->k = k;
+                walk_spans(R, &k->body);
+                if (R->where[0]) fail_msg("warp size %d: %s in\n%s", ws, R->where, src);
+                free(R);
+                tilec_program_free(p);
+                tilec_close(ctx);
+            }
+    assert_true(lowered >= 100);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_demo_shape),
+        cmocka_unit_test(test_index_types_fit),
         cmocka_unit_test(test_partial_groups_shrink),
         cmocka_unit_test(test_planted_missing_barrier),
         cmocka_unit_test(test_planted_wrong_width),

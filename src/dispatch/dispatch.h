@@ -171,8 +171,13 @@ void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width);
 /* ceil(a / b) for positive integer expressions. */
 lp_expr *dsp_ceil_div(dsp_lower *l, lp_expr *a, lp_expr *b);
 lp_expr *dsp_i32(dsp_lower *l, int64_t v);
-/* An integer type wide enough for indices into buffers of n elements. */
-lp_type dsp_index_type(int64_t n);
+/* The one rule for index types: an index that stays below `bound` but may be stepped past
+ * it by up to `step` (a loop's last increment, a guarded load a turn ahead), and what is
+ * computed from it, is 32-bit when bound + step fits in int32, else 64-bit. */
+lp_type dsp_index_type(int64_t bound, int64_t step);
+/* The largest stride of a loop over the lanes or threads of an instance: a constant
+ * stride's value, else the CTA's threads or the warp size, whichever is larger. */
+int64_t dsp_lane_step(const dsp_lower *l, const lp_expr *stride);
 
 /* Predicates several variants share. */
 bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n);

@@ -51,7 +51,12 @@ void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, co
 
 lp_expr *dsp_i32(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I32, v); }
 
-lp_type dsp_index_type(int64_t n) { return n > INT32_MAX ? LP_I64 : LP_I32; }
+lp_type dsp_index_type(int64_t bound, int64_t step) { return bound > INT32_MAX - step ? LP_I64 : LP_I32; }
+
+int64_t dsp_lane_step(const dsp_lower *l, const lp_expr *stride) {
+    if (stride && stride->kind == LX_CONST) return stride->i;
+    return l->q->threads > l->q->ws ? l->q->threads : l->q->ws;
+}
 
 lp_expr *dsp_ceil_div(dsp_lower *l, lp_expr *a, lp_expr *b) {
     if (a->kind == LX_CONST && b->kind == LX_CONST && b->i > 0)
@@ -189,7 +194,7 @@ lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat) {
     int64_t dims[TILEC_MAX_RANK];
     lp_expr *coords[TILEC_MAX_RANK];
     int n = ir_region_shape(r, dims);
-    lp_type it = dsp_index_type(r->buf->span);
+    lp_type it = dsp_index_type(r->buf->span, 0);
     if (dense(r)) return dense_offset(l, r, lp_cast(l->k, it, flat), it);
     unflatten(l, lp_cast(l->k, it, flat), dims, n, coords);
     return offset_of(l, r, coords, it);
@@ -198,7 +203,7 @@ lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat) {
 lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
     const dsp_query *q = l->q;
     const ir_region *src = &q->st->src;
-    lp_type it = dsp_index_type(src->buf->span);
+    lp_type it = dsp_index_type(src->buf->span, 0);
     int64_t kept[TILEC_MAX_RANK], red[TILEC_MAX_RANK];
     int nk = 0, nr = 0;
     for (int d = 0; d < q->src_rank; d++) {
@@ -258,7 +263,7 @@ void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
 
 void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride) {
     lp_kernel *k = l->k;
-    lp_type it = dsp_index_type(l->q->red_len);
+    lp_type it = dsp_index_type(l->q->red_len, dsp_lane_step(l, stride));
     int r = lp_reg_new(k, it, "r");
     lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, first), lp_int(k, it, l->q->red_len), lp_cast(k, it, stride));
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);

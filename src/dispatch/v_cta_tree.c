@@ -39,7 +39,7 @@ static bool lower_cta_tree(dsp_lower *l, char *why, size_t n) {
     int ws = q->ws, nw = q->inst_size / ws;
     int K = (int)(q->spatial_len < nw ? q->spatial_len : nw);
     if (K > 4) K = 4;
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(q->spatial_len);
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(q->spatial_len, q->threads);
     lp_buf *slots = lp_buf_scratch(k, "cta_tree_slots", at, (int64_t)q->inst_count * K * nw);
     lp_expr *tid = dsp_inst_tid(l);
     int wid = lp_reg_new(k, LP_I32, "wid"), base = lp_reg_new(k, LP_I32, "base");

@@ -42,7 +42,7 @@ static void element_range(dsp_lower *l, lp_type it, lp_expr **first, lp_expr **s
 
 /* for (e = first; e < n; e += stride) body — returns the body and the element register. */
 static lp_block *each_element(dsp_lower *l, int64_t n, int *e) {
-    lp_type it = dsp_index_type(n);
+    lp_type it = dsp_index_type(n, dsp_lane_step(l, NULL));
     lp_expr *first, *stride;
     element_range(l, it, &first, &stride);
     *e = lp_reg_new(l->k, it, "e");
@@ -59,7 +59,7 @@ static bool lower_copy(dsp_lower *l, char *why, size_t n) {
     lp_buf *src = lp_buf_for(k, st->src.buf), *dst = lp_buf_for(k, st->dst.buf);
     if (vec > 1) { /* 16 bytes at a time */
         int64_t nv = elems / vec;
-        lp_type it = dsp_index_type(nv);
+        lp_type it = dsp_index_type(elems, UNROLL * dsp_lane_step(l, NULL) * vec); /* e * vec too */
         lp_expr *first, *stride;
         element_range(l, it, &first, &stride);
         e = lp_reg_new(k, it, "e");

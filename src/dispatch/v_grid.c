@@ -125,7 +125,7 @@ static int src_vector(const dsp_query *q, int64_t step) {
 /* acc = fold of src[s, r] for r in [lo, hi) step stride. */
 static void fold_range(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *lo, lp_expr *hi, lp_expr *stride) {
     lp_kernel *k = l->k;
-    lp_type it = dsp_index_type(l->q->red_len);
+    lp_type it = dsp_index_type(l->q->red_len, dsp_lane_step(l, stride));
     int r = lp_reg_new(k, it, "r");
     lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, lo), lp_cast(k, it, hi), lp_cast(k, it, stride));
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
@@ -208,7 +208,7 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
     int64_t S = q->spatial_len, R = q->red_len;
     int vec = src_vector(q, S > 1 ? R : 0); /* one output: only its start must be aligned */
     /* indices reach a turn of vectors past the end (their loads are guarded off) */
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R + (int64_t)C * T * in_flight(q) * 16);
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R, (int64_t)C * T * in_flight(q) * 16);
     k->grid = S * C;
     lp_buf *partials = lp_buf_scratch_global(k, "partials", at, S * C);
     lp_buf *counter = lp_buf_scratch_global(k, "counter", LP_U32, 1);
@@ -248,7 +248,7 @@ static bool lower_split(dsp_lower *l, char *why, size_t n) {
      * few outputs of many partials, every thread takes partials t, t + T, … of an output
      * and the CTA folds the threads' results (the fewest dependent loads); otherwise a
      * group of gf lanes per output, lane j taking partials j, j + gf, …, then a butterfly */
-    lp_type pt = dsp_index_type(S * C + T);
+    lp_type pt = dsp_index_type(S * C, T);
     lp_expr *ptid = lp_cast(k, pt, tid);
     int o = lp_reg_new(k, pt, "o"), j = lp_reg_new(k, pt, "j"), tot = lp_reg_new(k, at, "total");
     if (C > q->ws && S <= T / q->ws) {
@@ -296,7 +296,7 @@ static bool lower_cta_rows(dsp_lower *l, char *why, size_t n) {
     int T = q->threads, vec = src_vector(q, q->red_len);
     int64_t S = q->spatial_len, R = q->red_len, grid = balanced_grid(S, grid_cap(q));
     k->grid = grid;
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R + grid * R + (int64_t)T * in_flight(q) * 16);
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R + grid * R, (int64_t)T * in_flight(q) * 16);
     lp_buf *slots = lp_buf_scratch(k, "slots", at, T / q->ws);
     lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
     int step = lp_reg_new(k, it, "step"), s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, at, "acc"), v = lp_reg_new(k, at, "v");
@@ -340,8 +340,8 @@ static bool lower_rows(dsp_lower *l, char *why, size_t n) {
     int64_t blocks = ceil_div(S, (int64_t)per * rows_per), grid = balanced_grid(blocks, grid_cap(q));
     k->grid = grid;
     int64_t steps = ceil_div(blocks, grid);
-    lp_type it = dsp_index_type(S + grid * per * rows_per), at = dsp_acc_type(q);
-    lp_type rt = dsp_index_type(S * R + R * per * rows_per + (int64_t)g * unroll * vec);
+    lp_type it = dsp_index_type(S, grid * per * rows_per), at = dsp_acc_type(q);
+    lp_type rt = dsp_index_type(S * R + R * per * rows_per, (int64_t)g * unroll * vec);
     lp_expr *tid = lp_cast(k, it, lp_special_expr(k, LP_TID));
     int lane = lp_reg_new(k, it, "lane"), grp = lp_reg_new(k, it, "grp"), step = lp_reg_new(k, it, "step");
     int s = regs_new(k, it, "s", rows_per), acc = regs_new(k, at, "acc", rows_per);
@@ -474,7 +474,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t n) {
     if (C < 1) C = 1;
     int64_t L = ceil_div(c.R, C);
     k->grid = nb * C;
-    c.it = dsp_index_type((c.R + (int64_t)in_flight(q) * c.rw) * c.I + (int64_t)T * c.I); /* rows past the end: guarded */
+    c.it = dsp_index_type((c.R + (int64_t)in_flight(q) * c.rw) * c.I, (int64_t)T * c.I); /* rows past the end: guarded */
     lp_type at = dsp_acc_type(q), it = c.it;
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
     c.slots = lp_buf_scratch(k, "slots", at, (int64_t)T * c.vec);
@@ -525,7 +525,7 @@ static bool lower_general(dsp_lower *l, char *why, size_t n) {
     int64_t S = q->spatial_len, grid = ceil_div(S, T);
     if (grid > MAX_CTAS) grid = MAX_CTAS;
     k->grid = grid;
-    lp_type it = dsp_index_type(S + grid * T);
+    lp_type it = dsp_index_type(S, grid * T);
     lp_expr *first = add(k, mul(k, lp_cast(k, it, lp_special_expr(k, LP_CTA)), ival(k, it, T)),
                          lp_cast(k, it, lp_special_expr(k, LP_TID)));
     int s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, dsp_acc_type(q), "acc");

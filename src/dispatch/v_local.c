@@ -45,7 +45,7 @@ static bool lower_local(dsp_lower *l, char *why, size_t n) {
     bool warp = q->st->exec.scope == TILEC_SCOPE_WARP;
     bool src_local = q->st->src.buf->space == TILEC_SPACE_LOCAL;
     bool dst_local = q->st->dst.buf->space == TILEC_SPACE_LOCAL;
-    lp_type it = dsp_index_type(q->spatial_len);
+    lp_type it = dsp_index_type(q->spatial_len, q->threads);
     int s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, dsp_acc_type(q), "acc");
     lp_stmt *loop = lp_for(k, l->into, s, lp_int(k, it, 0), lp_int(k, it, q->spatial_len), lp_int(k, it, 1));
     lp_block *body = &loop->body;
@@ -74,7 +74,7 @@ static bool lower_local_smem(dsp_lower *l, char *why, size_t n) {
     const dsp_query *q = l->q;
     bool src_local = q->st->src.buf->space == TILEC_SPACE_LOCAL;
     bool dst_local = q->st->dst.buf->space == TILEC_SPACE_LOCAL;
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(q->spatial_len);
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(q->spatial_len, q->threads);
     lp_buf *slots = lp_buf_scratch(k, "local_slots", at, (int64_t)q->inst_count * q->ws);
     int lanes = lp_reg_new(k, LP_I32, "lanes"), base = lp_reg_new(k, LP_I32, "base");
     lp_assign(k, l->into, lanes, dsp_inst_size(l));

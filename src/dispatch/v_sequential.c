@@ -21,7 +21,7 @@ static bool lower_sequential(dsp_lower *l, char *why, size_t n) {
     (void)why, (void)n;
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
-    lp_type it = dsp_index_type(q->spatial_len);
+    lp_type it = dsp_index_type(q->spatial_len, q->threads);
     int s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, dsp_acc_type(q), "acc");
     lp_stmt *loop = lp_for(k, l->into, s, lp_cast(k, it, dsp_inst_tid(l)), lp_int(k, it, q->spatial_len),
                            lp_cast(k, it, dsp_inst_size(l)));

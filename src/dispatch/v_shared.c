@@ -20,7 +20,7 @@ static bool lower_shared(dsp_lower *l, char *why, size_t n) {
     (void)why, (void)n;
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
-    lp_type it = dsp_index_type(q->spatial_len);
+    lp_type it = dsp_index_type(q->spatial_len, (int64_t)q->threads * ROWS_IN_FLIGHT); /* s runs a turn of groups ahead */
     int g = q->group;
     lp_expr *tid = lp_cast(k, it, dsp_inst_tid(l));
     lp_expr *groups = lp_cast(k, it, dsp_inst_size(l));

@@ -21,7 +21,7 @@ static bool lower_smem_tree(dsp_lower *l, char *why, size_t n) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
     tilec_scope scope = q->st->exec.scope;
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(q->spatial_len);
+    lp_type at = dsp_acc_type(q), it = dsp_index_type(q->spatial_len, q->threads);
     lp_buf *slots = lp_buf_scratch(k, "smem_tree_slots", at, (int64_t)q->inst_count * q->inst_size);
     int tid = lp_reg_new(k, LP_I32, "tid"), size = lp_reg_new(k, LP_I32, "size"), base = lp_reg_new(k, LP_I32, "base");
     lp_assign(k, l->into, tid, dsp_inst_tid(l));
