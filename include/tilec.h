@@ -13,7 +13,8 @@
  *   the context it was made with).
  * - Strings passed in are copied; strings handed out stay valid until the object that
  *   owns them changes or is freed, unless a function says "free with tilec_free".
- * - The library is not thread-safe per context: use one context per thread.
+ * - The library is not thread-safe per context: a context is used by one thread at a time
+ *   (it may move between threads); threads working at once each open their own.
  */
 #ifndef TILEC_H
 #define TILEC_H
@@ -379,7 +380,8 @@ typedef struct tilec_launch_info {
     int64_t grid;                    /* CTAs (1-D) */
     size_t dynamic_shared;           /* bytes of dynamic shared memory to pass (0 when static) */
     int nscratch;                    /* global scratch buffers to pass after the parameters, */
-    size_t scratch_bytes[4];         /* zeroed before the first launch (the kernel leaves them so) */
+    size_t scratch_bytes[4];         /* zeroed before the first launch (the kernel leaves them so);
+                                      * one set per stream when launches may overlap */
 } tilec_launch_info;
 
 TILEC_API tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *target,
@@ -446,7 +448,9 @@ typedef struct tilec_reduce_desc {
     int axes[TILEC_MAX_RANK];
     tilec_nan nan;   /* max / min of floats */
     bool accumulate; /* out = op(out, reduction) */
-    void *stream;    /* CUstream / hipStream_t; NULL: the default stream */
+    void *stream;    /* CUstream / hipStream_t of the device's primary context; NULL: the
+                      * default stream. Calls on different streams may run at once
+                      * (docs/runtime.md, "Streams and threads"). */
 } tilec_reduce_desc;
 
 /* Reduces `in` into `out` (device memory of the context's backend). The first call for a

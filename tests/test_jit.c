@@ -1,15 +1,19 @@
 /*
  * test_jit.c — tilec_reduce through the public API on the simulator backend: every
  * planner strategy, ranks 1 to 4 with every axis set, extents 0, 1, primes and 2^20 + 3,
- * every dtype and op, NaN and ±inf, accumulate, bitwise determinism, the plan cache, and
- * every kind of bad input with its status and message.
+ * every dtype and op, NaN and ±inf, accumulate, bitwise determinism, the plan cache,
+ * every kind of bad input with its status and message, and the scratch kept per stream
+ * (through a backend that is the simulator and logs what the runtime asks of it).
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../src/ir/ir.h" /* the context's runtime, for the logging backend */
+#include "../src/runtime/runtime.h"
 #include "sim_support.h"
 
 static tilec_ctx *sim_ctx(void) {
@@ -322,6 +326,273 @@ static void test_backends(void **state) {
     tilec_close(ctx);
 }
 
+/* ---- scratch per stream -------------------------------------------------------------------------- */
+
+/* What the runtime asked of the backend, in order. */
+typedef struct rec_call {
+    char op;         /* 'a' alloc, 'z' zero, 'l' launch, 'r' record, 'w' wait, 's' sync, 'f' release, 'e' event free */
+    void *ptr;       /* alloc, zero, release: the memory; record, wait, event free: the event */
+    void *stream;    /* zero, launch, record */
+    void *scratch[4];/* launch: the scratch passed */
+    int nscratch;
+} rec_call;
+
+enum { REC_MAX = 1 << 14 };
+static rec_call rec_log[REC_MAX];
+static int rec_n;
+static rt_backend rec_be; /* the simulator's functions, the ones below in their place */
+
+static rec_call *rec_add(char op, void *ptr, void *stream) {
+    assert_true(rec_n < REC_MAX);
+    rec_log[rec_n] = (rec_call){.op = op, .ptr = ptr, .stream = stream};
+    return &rec_log[rec_n++];
+}
+static tilec_status rec_alloc(rt *r, size_t n, void **p) {
+    tilec_status st = rt_sim.alloc(r, n, p);
+    if (st == TILEC_OK) rec_add('a', *p, NULL);
+    return st;
+}
+static tilec_status rec_zero(rt *r, void *dst, size_t n, void *stream) {
+    rec_add('z', dst, stream);
+    return rt_sim.zero(r, dst, n, stream);
+}
+static tilec_status rec_launch(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream) {
+    rec_call *c = rec_add('l', NULL, stream);
+    c->nscratch = p->info.nscratch;
+    for (int i = 0; i < p->info.nscratch; i++) c->scratch[i] = scratch[i];
+    return rt_sim.launch(r, p, in, out, scratch, stream);
+}
+static tilec_status rec_record(rt *r, void **event, void *stream) {
+    (void)r;
+    if (!*event) *event = malloc(1); /* an event of its own, so waits can be matched with records */
+    assert_non_null(*event);
+    rec_add('r', *event, stream);
+    return TILEC_OK;
+}
+static tilec_status rec_wait(rt *r, void *event) {
+    (void)r;
+    rec_add('w', event, NULL);
+    return TILEC_OK;
+}
+static tilec_status rec_sync(rt *r) {
+    rec_add('s', NULL, NULL);
+    return rt_sim.sync(r);
+}
+static tilec_status rec_release(rt *r, void *p) {
+    rec_add('f', p, NULL);
+    return rt_sim.release(r, p);
+}
+static void rec_event_free(rt *r, void *event) {
+    (void)r;
+    rec_add('e', event, NULL);
+    free(event);
+}
+
+/* A simulator context whose backend logs (the log emptied). */
+static tilec_ctx *rec_ctx(void) {
+    tilec_ctx *ctx = sim_ctx();
+    rec_be = rt_sim;
+    rec_be.alloc = rec_alloc, rec_be.zero = rec_zero, rec_be.launch = rec_launch, rec_be.record = rec_record, rec_be.wait = rec_wait;
+    rec_be.sync = rec_sync, rec_be.release = rec_release, rec_be.event_free = rec_event_free;
+    ((rt *)ctx->runtime)->be = &rec_be;
+    rec_n = 0;
+    return ctx;
+}
+
+/* d on the stream, on fresh random data, checked against the reference. */
+static void reduce_on(tilec_ctx *ctx, tilec_reduce_desc d, void *stream, uint64_t seed) {
+    d.stream = stream;
+    free(reduce_and_check(ctx, &d, seed));
+}
+
+/* The scratch of the latest launch on the stream (its first pointer). */
+static const rec_call *last_launch(void *stream) {
+    for (int i = rec_n - 1; i >= 0; i--)
+        if (rec_log[i].op == 'l' && rec_log[i].stream == stream) return &rec_log[i];
+    fail_msg("no launch on stream %p", stream);
+    return NULL;
+}
+
+static bool launched_with(const rec_call *c, void *p) {
+    for (int j = 0; j < c->nscratch; j++)
+        if (c->scratch[j] == p) return true;
+    return false;
+}
+
+/* For the release at log entry f: the last launch that used the memory as scratch since
+ * it was allocated, or NULL when it was no scratch (an input or output of the test). */
+static const rec_call *scratch_released(int f) {
+    int a = f - 1;
+    while (a >= 0 && !(rec_log[a].op == 'a' && rec_log[a].ptr == rec_log[f].ptr)) a--;
+    assert_true(a >= 0);
+    for (int l = f - 1; l > a; l--)
+        if (rec_log[l].op == 'l' && launched_with(&rec_log[l], rec_log[f].ptr)) return &rec_log[l];
+    return NULL;
+}
+
+/* Every scratch buffer released was released after a wait on the event recorded behind
+ * the last launch that used it (or after a device-wide sync), never before. The count. */
+static int check_releases(void) {
+    int released = 0;
+    for (int f = 0; f < rec_n; f++) {
+        if (rec_log[f].op != 'f') continue;
+        const rec_call *c = scratch_released(f);
+        if (!c) continue;
+        int l = (int)(c - rec_log);
+        released++;
+        bool waited = false;
+        for (int r = l + 1; r < f && !waited; r++) {
+            if (rec_log[r].op == 's') waited = true;
+            if (rec_log[r].op != 'r' || rec_log[r].stream != rec_log[l].stream) continue;
+            for (int w = r + 1; w < f && !waited; w++) waited = rec_log[w].op == 'w' && rec_log[w].ptr == rec_log[r].ptr;
+        }
+        if (!waited) fail_msg("scratch %p was released while its last launch (log entry %d) may still run", rec_log[f].ptr, l);
+    }
+    return released;
+}
+
+static const tilec_reduce_desc split_shape = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {16384}, .naxes = 1, .axes = {0}};
+static const tilec_reduce_desc cols_shape = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {512, 64}, .naxes = 1, .axes = {0}};
+
+static void expect_variant(tilec_ctx *ctx, const tilec_reduce_desc *d, const char *want) {
+    char *text;
+    assert_int_equal(tilec_reduce_explain(ctx, d, &text), TILEC_OK);
+    if (!strstr(text, want)) fail_msg("%s not in\n%s", want, text);
+    tilec_free(text);
+}
+
+/* Two streams, each with a grid_split and a grid_cols shape, calls interleaved: each
+ * stream's launches get their own scratch, zeroed once on that stream before its first
+ * launch there; the results are right every time (the kernel leaves the counters at zero
+ * for the next launch on the stream, which the simulator now runs on the same memory). */
+static void test_scratch_per_stream(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    expect_variant(ctx, &split_shape, "variant grid_split, grid 4 x 256 threads, 2 scratch buffers");
+    expect_variant(ctx, &cols_shape, "variant grid_cols, grid 2 x 256 threads, 2 scratch buffers");
+    void *streams[2] = {(void *)0x1000, (void *)0x2000};
+    const tilec_reduce_desc *shapes[2] = {&split_shape, &cols_shape};
+    for (int sh = 0; sh < 2; sh++) {
+        const rec_call *first[2];
+        for (int round = 0; round < 3; round++)
+            for (int s = 0; s < 2; s++) {
+                int before = rec_n;
+                reduce_on(ctx, *shapes[sh], streams[s], (uint64_t)(round * 2 + s));
+                const rec_call *l = last_launch(streams[s]);
+                assert_int_equal(l->nscratch, 2);
+                if (round == 0) {
+                    first[s] = l;
+                    /* made now: each buffer zeroed once, on this stream, before the launch */
+                    int zeros = 0;
+                    for (int i = before; i < rec_n; i++)
+                        if (rec_log[i].op == 'z' && launched_with(l, rec_log[i].ptr)) {
+                            assert_ptr_equal(rec_log[i].stream, streams[s]);
+                            assert_true(&rec_log[i] < l);
+                            zeros++;
+                        }
+                    assert_int_equal(zeros, 2);
+                } else {
+                    assert_memory_equal(l->scratch, first[s]->scratch, sizeof l->scratch); /* the stream's own set again */
+                    for (int i = before; i < rec_n; i++) assert_false(rec_log[i].op == 'z'); /* not zeroed again */
+                }
+                /* an event follows the launch on its stream */
+                assert_true(l + 1 < rec_log + rec_n && l[1].op == 'r' && l[1].stream == streams[s]);
+            }
+        for (int i = 0; i < 2; i++) /* the two streams' sets share no buffer */
+            for (int j = 0; j < 2; j++) assert_ptr_not_equal(first[0]->scratch[i], first[1]->scratch[j]);
+    }
+    for (int i = 0; i < rec_n; i++) assert_false(rec_log[i].op == 'z' && rec_log[i].stream == NULL); /* never the NULL stream */
+    rt *r = ctx->runtime;
+    assert_int_equal(r->nscratch, 4); /* two plans × two streams */
+    tilec_close(ctx);
+    assert_int_equal(check_releases(), 8); /* every buffer freed at close, each after its last launch */
+}
+
+/* One plan on more streams than the runtime keeps sets for: never more than
+ * RT_SCRATCH_SETS; the least recently used goes, freed after its last launch. */
+static void test_scratch_bounded(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    rt *r = ctx->runtime;
+    enum { EXTRA = 8 };
+#define STREAM(i) ((void *)(uintptr_t)(0x10000 + 16 * (i)))
+    for (int i = 0; i < RT_SCRATCH_SETS + EXTRA; i++) {
+        reduce_on(ctx, split_shape, STREAM(i), (uint64_t)i);
+        assert_int_equal(r->nscratch, i < RT_SCRATCH_SETS ? i + 1 : RT_SCRATCH_SETS);
+    }
+    assert_int_equal(check_releases(), 2 * EXTRA);
+    /* the first EXTRA streams' sets went, in order, both buffers of each */
+    for (int f = 0, k = 0; f < rec_n; f++) {
+        const rec_call *c = rec_log[f].op == 'f' ? scratch_released(f) : NULL;
+        if (c) assert_ptr_equal(c->stream, STREAM(k++ / 2));
+    }
+    /* a kept stream, used again, becomes the most recent: the next new stream frees the
+     * set of STREAM(EXTRA + 1), the least recent now, not that of STREAM(EXTRA) */
+    int before = rec_n;
+    reduce_on(ctx, split_shape, STREAM(EXTRA), 1);
+    for (int i = before; i < rec_n; i++) assert_false(rec_log[i].op == 'z' || (rec_log[i].op == 'f' && scratch_released(i)));
+    before = rec_n;
+    reduce_on(ctx, split_shape, STREAM(0), 2); /* a new set again for the first stream */
+    int freed = 0;
+    for (int f = before; f < rec_n; f++) {
+        const rec_call *c = rec_log[f].op == 'f' ? scratch_released(f) : NULL;
+        if (c) assert_ptr_equal(c->stream, STREAM(EXTRA + 1)), freed++;
+    }
+    assert_int_equal(freed, 2);
+    assert_int_equal(r->nscratch, RT_SCRATCH_SETS);
+#undef STREAM
+    tilec_close(ctx);
+    assert_int_equal(check_releases(), 2 * (EXTRA + 1 + RT_SCRATCH_SETS));
+}
+
+/* The per-thread default stream is one handle for a different stream on each thread:
+ * each thread gets its own scratch for it. */
+typedef struct per_thread_arg {
+    tilec_ctx *ctx;
+    pthread_mutex_t *lock;
+    pthread_cond_t *cond;
+    int *turn, me;
+    void *scratch;
+} per_thread_arg;
+
+static void *per_thread(void *p) {
+    per_thread_arg *a = p;
+    pthread_mutex_lock(a->lock);
+    while (*a->turn != a->me) pthread_cond_wait(a->cond, a->lock);
+    reduce_on(a->ctx, split_shape, RT_STREAM_PER_THREAD, (uint64_t)a->me);
+    a->scratch = last_launch(RT_STREAM_PER_THREAD)->scratch[0];
+    (*a->turn)++; /* the context is the next thread's now; this one stays alive until both are done */
+    pthread_cond_broadcast(a->cond);
+    while (*a->turn != 2) pthread_cond_wait(a->cond, a->lock);
+    pthread_mutex_unlock(a->lock);
+    return NULL;
+}
+
+static void test_scratch_per_thread_stream(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+    int turn = 0;
+    per_thread_arg a[2];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        a[i] = (per_thread_arg){ctx, &lock, &cond, &turn, i, NULL};
+        assert_int_equal(pthread_create(&th[i], NULL, per_thread, &a[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    reduce_on(ctx, split_shape, RT_STREAM_PER_THREAD, 3);
+    void *mine = last_launch(RT_STREAM_PER_THREAD)->scratch[0];
+    assert_ptr_not_equal(a[0].scratch, a[1].scratch);
+    assert_ptr_not_equal(mine, a[0].scratch);
+    assert_ptr_not_equal(mine, a[1].scratch);
+    assert_int_equal(((rt *)ctx->runtime)->nscratch, 3);
+    reduce_on(ctx, split_shape, RT_STREAM_PER_THREAD, 4); /* this thread's again */
+    assert_ptr_equal(last_launch(RT_STREAM_PER_THREAD)->scratch[0], mine);
+    tilec_close(ctx);
+    assert_int_equal(check_releases(), 6);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_input),
@@ -331,6 +602,9 @@ int main(void) {
         cmocka_unit_test(test_every_axis_set),
         cmocka_unit_test(test_dtypes_and_strategies),
         cmocka_unit_test(test_nan_ignore_all_nan),
+        cmocka_unit_test(test_scratch_per_stream),
+        cmocka_unit_test(test_scratch_bounded),
+        cmocka_unit_test(test_scratch_per_thread_stream),
     };
     return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
 }

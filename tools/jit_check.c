@@ -1,15 +1,22 @@
 /*
  * jit_check.c — tilec_reduce on a GPU, through the public API only: the correctness
  * matrix of tests/test_jit.c on the CUDA backend, bitwise determinism, 8 threads × 200
- * mixed calls, and the JIT's latencies (first call, cached call, host time per call).
+ * mixed calls, calls of one shape on two non-blocking streams at once, one context used
+ * from threads that did not open it, and the JIT's latencies (first call, cached call,
+ * host time per call).
  *
  *   jit_check [--out FILE.md]      exit 0 ok, 1 a failure, 3 no usable GPU
+ *   jit_check --streams            only the stream and thread checks (PASS / FAIL lines)
  *   jit_check --first-call         only the time to a new process's first result of one
  *                                  shape (run it twice on a fresh cache: a miss, then a
  *                                  disk hit)
+ *
+ * The streams and contexts of the caller's side come from the driver API (dlopen of
+ * libcuda.so.1, as the library does): tilec takes streams, it does not make them.
  */
 #include "../tests/sim_support.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -113,6 +120,219 @@ static void *work(void *arg) {
     return NULL;
 }
 
+/* ---- streams and threads ------------------------------------------------------------------------ */
+
+typedef int CUresult;
+static struct {
+    void *lib;
+    CUresult (*init)(unsigned);
+    CUresult (*device_get)(int *, int);
+    CUresult (*retain)(void **, int);
+    CUresult (*release)(int);
+    CUresult (*push)(void *);
+    CUresult (*pop)(void **);
+    CUresult (*get_current)(void **);
+    CUresult (*set_current)(void *);
+    CUresult (*ctx_create)(void **, unsigned, int);
+    CUresult (*ctx_destroy)(void *);
+    CUresult (*stream_create)(void **, unsigned);
+    CUresult (*stream_destroy)(void *);
+} cu;
+
+enum { CU_STREAM_NON_BLOCKING = 1, STREAM_CALLS = 1000 };
+
+static bool cu_bind(void *fn, const char *name) {
+    void *p = dlsym(cu.lib, name);
+    memcpy(fn, &p, sizeof p);
+    return p != NULL;
+}
+
+static bool cu_load(void) {
+    if (cu.lib) return true;
+    if (!(cu.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL))) return false;
+    return cu_bind(&cu.init, "cuInit") && cu_bind(&cu.device_get, "cuDeviceGet") &&
+           cu_bind(&cu.retain, "cuDevicePrimaryCtxRetain") && cu_bind(&cu.release, "cuDevicePrimaryCtxRelease_v2") &&
+           cu_bind(&cu.push, "cuCtxPushCurrent_v2") && cu_bind(&cu.pop, "cuCtxPopCurrent_v2") &&
+           cu_bind(&cu.get_current, "cuCtxGetCurrent") && cu_bind(&cu.set_current, "cuCtxSetCurrent") &&
+           cu_bind(&cu.ctx_create, "cuCtxCreate_v2") && cu_bind(&cu.ctx_destroy, "cuCtxDestroy_v2") &&
+           cu_bind(&cu.stream_create, "cuStreamCreate") && cu_bind(&cu.stream_destroy, "cuStreamDestroy_v2") &&
+           cu.init(0) == 0;
+}
+
+/* Two CU_STREAM_NON_BLOCKING streams × the shape × STREAM_CALLS calls each, interleaved,
+ * on two different inputs, each call into its own output slot, with no synchronisation
+ * between the calls: every one of the 2 × STREAM_CALLS results must have the bits of the
+ * same reduction run alone on the default stream, which must match the CPU reference.
+ * Shared scratch shows as mixed partials and completion counts: wrong or missing sums
+ * (the slots start as NaN). The shape must plan `variant` with scratch. */
+static bool two_streams(tilec_ctx *ctx, tilec_reduce_desc d, const char *variant, char *why, size_t wn) {
+    char *text = NULL, want[64];
+    snprintf(want, sizeof want, "variant %s,", variant);
+    if (tilec_reduce_explain(ctx, &d, &text) != TILEC_OK || !strstr(text, want) || strstr(text, " 0 scratch buffers")) {
+        snprintf(why, wn, "the shape does not plan %s with scratch:\n%s", variant, text ? text : tilec_diag_text(ctx));
+        tilec_free(text);
+        return false;
+    }
+    tilec_free(text);
+    size_t es = tilec_dtype_size(d.dtype);
+    int64_t in_n = desc_elems(&d, false), out_n = desc_elems(&d, true);
+    size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es, slots = (size_t)STREAM_CALLS * ob;
+    void *host_in[2] = {malloc(ib), malloc(ib)}, *host_out[2] = {malloc(slots), malloc(slots)}, *alone[2] = {malloc(ob), malloc(ob)};
+    void *din[2] = {NULL, NULL}, *dout[2] = {NULL, NULL}, *dalone = NULL, *streams[2] = {NULL, NULL}, *primary = NULL, *popped;
+    unsigned char *nan_slots = malloc(slots);
+    bool ok = host_in[0] && host_in[1] && host_out[0] && host_out[1] && alone[0] && alone[1] && nan_slots;
+    if (!ok) { snprintf(why, wn, "out of host memory"); goto done; }
+    memset(nan_slots, 0xff, slots);
+    uint64_t seed = 77;
+    int device;
+    /* the caller's streams belong to the device's primary context, as tilec's calls do */
+    if (cu.device_get(&device, 0) || cu.retain(&primary, device) || cu.push(primary) ||
+        cu.stream_create(&streams[0], CU_STREAM_NON_BLOCKING) || cu.stream_create(&streams[1], CU_STREAM_NON_BLOCKING) ||
+        cu.pop(&popped)) {
+        snprintf(why, wn, "could not make two non-blocking streams");
+        ok = false;
+        goto done;
+    }
+    for (int s = 0; s < 2 && ok; s++) {
+        fill_buffer(d.dtype, host_in[s], in_n, d.shape[d.rank - 1], false, &seed);
+        ok = tilec_mem_alloc(ctx, ib, &din[s]) == TILEC_OK && tilec_mem_alloc(ctx, slots, &dout[s]) == TILEC_OK &&
+             tilec_mem_upload(ctx, din[s], host_in[s], ib) == TILEC_OK &&
+             tilec_mem_upload(ctx, dout[s], nan_slots, slots) == TILEC_OK;
+    }
+    /* each input alone on the default stream, checked against the CPU reference */
+    ok = ok && tilec_mem_alloc(ctx, ob, &dalone) == TILEC_OK;
+    for (int s = 0; s < 2 && ok; s++) {
+        tilec_check_result r = {0};
+        ok = tilec_reduce(ctx, &d, din[s], dalone) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+             tilec_mem_download(ctx, alone[s], dalone, ob) == TILEC_OK &&
+             tilec_reduce_check(ctx, &d, host_in[s], nan_slots, alone[s], &r) == TILEC_OK;
+        if (ok && !r.ok) {
+            snprintf(why, wn, "input %d alone: %lld mismatches with the reference, first [%lld] got %.9g want %.9g", s,
+                     (long long)r.mismatches, (long long)r.first_bad, r.got, r.want);
+            goto done;
+        }
+    }
+    /* the uploads ran on the legacy default stream, which non-blocking streams do not
+     * wait for: everything is finished here (tilec_synchronize above) */
+    for (int i = 0; i < STREAM_CALLS && ok; i++)
+        for (int s = 0; s < 2 && ok; s++) {
+            d.stream = streams[s];
+            ok = tilec_reduce(ctx, &d, din[s], (char *)dout[s] + (size_t)i * ob) == TILEC_OK;
+        }
+    d.stream = NULL;
+    ok = ok && tilec_synchronize(ctx) == TILEC_OK && tilec_mem_download(ctx, host_out[0], dout[0], slots) == TILEC_OK &&
+         tilec_mem_download(ctx, host_out[1], dout[1], slots) == TILEC_OK;
+    if (!ok) { snprintf(why, wn, "%s", tilec_diag_text(ctx)); goto done; }
+    int bad = 0, first_s = -1, first_i = -1;
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < STREAM_CALLS; i++)
+            if (memcmp((char *)host_out[s] + (size_t)i * ob, alone[s], ob)) {
+                if (!bad++) first_s = s, first_i = i;
+            }
+    if (bad) {
+        snprintf(why, wn, "%d of %d results differ from the same reduction run alone (first: stream %d, call %d)", bad,
+                 2 * STREAM_CALLS, first_s, first_i);
+        ok = false;
+    }
+done:
+    if (!ok && !why[0]) snprintf(why, wn, "%s", tilec_diag_text(ctx));
+    if (primary && cu.push(primary) == 0) {
+        for (int s = 0; s < 2; s++)
+            if (streams[s]) cu.stream_destroy(streams[s]);
+        cu.pop(&popped);
+    }
+    if (primary) cu.release(device);
+    for (int s = 0; s < 2; s++) {
+        tilec_mem_free(ctx, din[s]);
+        tilec_mem_free(ctx, dout[s]);
+        free(host_in[s]);
+        free(host_out[s]);
+        free(alone[s]);
+    }
+    tilec_mem_free(ctx, dalone);
+    free(nan_slots);
+    return ok;
+}
+
+/* A thread that never made a context current, or that has one of its own current, uses
+ * the main thread's tilec context: the results are right, and the thread's current
+ * context is what it was before each call (none, or its own). */
+typedef struct foreign {
+    tilec_ctx *ctx;
+    bool own_context; /* make a context of its own current first */
+    bool ok;
+    char why[512];
+} foreign;
+
+static void *foreign_thread(void *arg) {
+    foreign *f = arg;
+    void *mine = NULL, *cur = (void *)1;
+    int device;
+    if (f->own_context && (cu.device_get(&device, 0) || cu.ctx_create(&mine, 0, device))) {
+        snprintf(f->why, sizeof f->why, "could not create a context of the thread's own");
+        return NULL;
+    }
+    /* cuCtxCreate makes the new context current; no context current otherwise */
+    if (cu.get_current(&cur) || cur != mine) {
+        snprintf(f->why, sizeof f->why, "the thread's current context is not what the test set up");
+        goto done;
+    }
+    tilec_reduce_desc ds[2] = {
+        {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {1 << 20}, .naxes = 1, .axes = {0}},
+        {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {8192, 256}, .naxes = 1, .axes = {0}},
+    };
+    f->ok = true;
+    for (int i = 0; i < 2 && f->ok; i++) {
+        f->ok = run_one(f->ctx, &ds[i], (uint64_t)(100 + i), NULL, f->why, sizeof f->why);
+        if (f->ok && (cu.get_current(&cur) || cur != mine)) {
+            snprintf(f->why, sizeof f->why, "after the call the thread's current context is %p, not %p as before", cur, mine);
+            f->ok = false;
+        }
+    }
+done:
+    if (mine) cu.ctx_destroy(mine);
+    return NULL;
+}
+
+/* The stream and thread checks; the number that failed. */
+static int streams_and_threads(tilec_ctx *ctx, FILE *table) {
+    int failed = 0;
+    char why[2048];
+    if (!cu_load()) {
+        printf("  FAIL streams and threads: the driver API (libcuda.so.1) could not be loaded\n");
+        return 1;
+    }
+    /* 64 MB inputs: a kernel (about 15 us) outlasts the host's enqueue of a call (about
+     * 5 us), so the queues fill and the two streams' kernels run at the same time */
+    static const struct { tilec_reduce_desc d; const char *variant, *name; } cases[] = {
+        {{.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {1 << 24}, .naxes = 1, .axes = {0}}, "grid_split", "f32 sum [2^24]"},
+        {{.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {65536, 256}, .naxes = 1, .axes = {0}}, "grid_cols", "f32 sum [65536, 256] over axis 0"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        why[0] = 0;
+        bool ok = two_streams(ctx, cases[c].d, cases[c].variant, why, sizeof why);
+        printf("jit_check: two non-blocking streams x %d calls of %s (%s), interleaved: %s%s%s\n", STREAM_CALLS,
+               cases[c].name, cases[c].variant, ok ? "PASS" : "FAIL", ok ? "" : ": ", ok ? "" : why);
+        if (table)
+            fprintf(table, "| two non-blocking streams × %d interleaved calls of %s (%s), each result against the same call alone and the reference | %s |\n",
+                    STREAM_CALLS, cases[c].name, cases[c].variant, ok ? "pass, bit-identical" : "FAIL");
+        failed += !ok;
+    }
+    for (int own = 0; own < 2; own++) {
+        foreign f = {.ctx = ctx, .own_context = own == 1};
+        pthread_t th;
+        if (pthread_create(&th, NULL, foreign_thread, &f)) snprintf(f.why, sizeof f.why, "pthread_create failed");
+        else pthread_join(th, NULL);
+        const char *what = own ? "a thread with a context of its own current (restored after each call)"
+                               : "a thread that never made a context current";
+        printf("jit_check: the main thread's context used from %s: %s%s%s\n", what, f.ok ? "PASS" : "FAIL",
+               f.ok ? "" : ": ", f.ok ? "" : f.why);
+        if (table) fprintf(table, "| the main thread's context used from %s | %s |\n", what, f.ok ? "pass" : "FAIL");
+        failed += !f.ok;
+    }
+    return failed;
+}
+
 /* The time from the first tilec_reduce of a shape to its result, in a process that has
  * only opened the runtime (CUDA context creation is not counted). */
 static int first_call(tilec_ctx *ctx) {
@@ -137,6 +357,11 @@ int main(int argc, char **argv) {
     }
     if (argc == 2 && !strcmp(argv[1], "--first-call")) {
         int rc = first_call(ctx);
+        tilec_close(ctx);
+        return rc;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--streams")) {
+        int rc = streams_and_threads(ctx, NULL) ? 1 : 0;
         tilec_close(ctx);
         return rc;
     }
@@ -201,6 +426,12 @@ int main(int argc, char **argv) {
     }
     printf("jit_check: 8 threads x 200 mixed calls: %d failed\n", tfail);
     failed += tfail;
+    /* one shape on two streams at once; the context from threads that did not open it */
+    char *stream_rows = NULL;
+    size_t stream_rows_n = 0;
+    FILE *rows = open_memstream(&stream_rows, &stream_rows_n);
+    failed += streams_and_threads(ctx, rows);
+    if (rows) fclose(rows);
     /* latencies: a new shape's first call, then the host time of a cached call */
     tilec_reduce_desc lat = {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {4096, 1000 + 3}, .naxes = 1, .axes = {1}};
     void *din, *dout;
@@ -228,10 +459,12 @@ int main(int argc, char **argv) {
             fprintf(f, "| 2^31+7 elements (64-bit indices): u32 sum of ones, f32 max planted 3 from the end | %s |\n",
                     big_ok ? "exact" : "WRONG");
             fprintf(f, "| 8 threads × 200 mixed calls, one context each | %d failures |\n", tfail);
+            if (stream_rows) fputs(stream_rows, f);
             fprintf(f, "| first call of a new shape (plan, NVRTC, load) | %.1f ms |\n", first);
             fprintf(f, "| cached call, host time per tilec_reduce (enqueue only, mean of %d) | %.2f µs |\n", CALLS, host);
             fclose(f);
         }
     }
+    free(stream_rows);
     return failed ? 1 : 0;
 }

@@ -2,6 +2,11 @@
  * be_cuda.c — the CUDA backend: the driver API through dlopen("libcuda.so.1") (never the
  * bare libcuda.so, which can be the toolkit's stub), the device's primary context, CUBINs
  * compiled by NVRTC for its exact sm_XY, modules loaded from memory.
+ *
+ * The driver acts on the calling thread's current context, and a context may be used
+ * from any thread, one at a time: every function here that calls into the driver pushes
+ * the primary context (enter) and pops it before returning (leave), so a thread that has
+ * no context current, or another one, works, and finds its own current again afterwards.
  */
 #include "runtime.h"
 
@@ -27,13 +32,18 @@ typedef struct cuda_dev {
     CUresult (*attribute)(int *, int, int);
     CUresult (*retain)(void **, int);
     CUresult (*unretain)(int);
-    CUresult (*set_current)(void *);
+    CUresult (*push)(void *);
+    CUresult (*pop)(void **);
     CUresult (*mem_alloc)(CUdeviceptr *, size_t);
     CUresult (*mem_free)(CUdeviceptr);
     CUresult (*htod)(CUdeviceptr, const void *, size_t);
     CUresult (*dtoh)(void *, CUdeviceptr, size_t);
     CUresult (*memset8)(CUdeviceptr, unsigned char, size_t, void *);
     CUresult (*sync)(void);
+    CUresult (*event_create)(void **, unsigned);
+    CUresult (*event_record)(void *, void *);
+    CUresult (*event_sync)(void *);
+    CUresult (*event_destroy)(void *);
     CUresult (*load)(void **, const void *);
     CUresult (*unload)(void *);
     CUresult (*function)(void **, void *, const char *);
@@ -43,7 +53,8 @@ typedef struct cuda_dev {
     CUresult (*driver_version)(int *);
 } cuda_dev;
 
-enum { SM_COUNT = 16, CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35 };
+enum { SM_COUNT = 16, CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35,
+       EVENT_DISABLE_TIMING = 2 };
 
 static bool bind(void *lib, void *fn, const char *name) {
     void *p = dlsym(lib, name);
@@ -63,6 +74,20 @@ static tilec_status fail(rt *r, CUresult res, const char *what) {
     return TILEC_ERR_UNAVAILABLE;
 }
 
+/* The primary context current on this thread until leave(). */
+static tilec_status enter(rt *r) {
+    cuda_dev *d = r->dev;
+    CUresult res = d->push(d->context);
+    return res ? fail(r, res, "cuCtxPushCurrent") : TILEC_OK;
+}
+
+/* The caller's context (or none) current again. */
+static void leave(rt *r) {
+    cuda_dev *d = r->dev;
+    void *popped;
+    d->pop(&popped);
+}
+
 static tilec_status cuda_open(rt *r, int device) {
     cuda_dev *d = calloc(1, sizeof *d);
     if (!d) return TILEC_ERR_NOMEM;
@@ -78,10 +103,13 @@ static tilec_status cuda_open(rt *r, int device) {
               bind(d->lib, &d->get, "cuDeviceGet") && bind(d->lib, &d->attribute, "cuDeviceGetAttribute") &&
               bind(d->lib, &d->retain, "cuDevicePrimaryCtxRetain") &&
               bind(d->lib, &d->unretain, "cuDevicePrimaryCtxRelease_v2") &&
-              bind(d->lib, &d->set_current, "cuCtxSetCurrent") && bind(d->lib, &d->mem_alloc, "cuMemAlloc_v2") &&
+              bind(d->lib, &d->push, "cuCtxPushCurrent_v2") && bind(d->lib, &d->pop, "cuCtxPopCurrent_v2") &&
+              bind(d->lib, &d->mem_alloc, "cuMemAlloc_v2") &&
               bind(d->lib, &d->mem_free, "cuMemFree_v2") && bind(d->lib, &d->htod, "cuMemcpyHtoD_v2") &&
               bind(d->lib, &d->dtoh, "cuMemcpyDtoH_v2") && bind(d->lib, &d->memset8, "cuMemsetD8Async") &&
-              bind(d->lib, &d->sync, "cuCtxSynchronize") && bind(d->lib, &d->load, "cuModuleLoadData") &&
+              bind(d->lib, &d->sync, "cuCtxSynchronize") && bind(d->lib, &d->event_create, "cuEventCreate") &&
+              bind(d->lib, &d->event_record, "cuEventRecord") && bind(d->lib, &d->event_sync, "cuEventSynchronize") &&
+              bind(d->lib, &d->event_destroy, "cuEventDestroy_v2") && bind(d->lib, &d->load, "cuModuleLoadData") &&
               bind(d->lib, &d->unload, "cuModuleUnload") && bind(d->lib, &d->function, "cuModuleGetFunction") &&
               bind(d->lib, &d->set_attribute, "cuFuncSetAttribute") && bind(d->lib, &d->launch, "cuLaunchKernel") &&
               bind(d->lib, &d->error, "cuGetErrorString") && bind(d->lib, &d->driver_version, "cuDriverGetVersion");
@@ -110,8 +138,7 @@ static tilec_status cuda_open(rt *r, int device) {
     int major = 0, minor = 0, sms = 0;
     if ((res = d->get(&d->device, device)) || (res = d->attribute(&major, CC_MAJOR, d->device)) ||
         (res = d->attribute(&minor, CC_MINOR, d->device)) || (res = d->attribute(&sms, SM_COUNT, d->device)) ||
-        (res = d->retain(&d->context, d->device)) ||
-        (res = d->set_current(d->context))) {
+        (res = d->retain(&d->context, d->device))) {
         fail(r, res, "device setup");
         goto unusable;
     }
@@ -151,7 +178,10 @@ static void cuda_close(rt *r) {
 static tilec_status cuda_alloc(rt *r, size_t n, void **p) {
     cuda_dev *d = r->dev;
     CUdeviceptr ptr = 0;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
     CUresult res = d->mem_alloc(&ptr, n);
+    leave(r);
     if (res) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "cuMemAlloc of %zu bytes failed: %s", n, why(d, res));
         return TILEC_ERR_NOMEM;
@@ -162,42 +192,81 @@ static tilec_status cuda_alloc(rt *r, size_t n, void **p) {
 
 static tilec_status cuda_release(rt *r, void *p) {
     cuda_dev *d = r->dev;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
     CUresult res = d->mem_free((CUdeviceptr)(uintptr_t)p);
+    leave(r);
     return res ? fail(r, res, "cuMemFree") : TILEC_OK;
 }
 
 static tilec_status cuda_upload(rt *r, void *dst, const void *src, size_t n) {
     cuda_dev *d = r->dev;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
     CUresult res = d->htod((CUdeviceptr)(uintptr_t)dst, src, n);
+    leave(r);
     return res ? fail(r, res, "cuMemcpyHtoD") : TILEC_OK;
 }
 
 static tilec_status cuda_download(rt *r, void *dst, const void *src, size_t n) {
     cuda_dev *d = r->dev;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
     CUresult res = d->dtoh(dst, (CUdeviceptr)(uintptr_t)src, n);
+    leave(r);
     return res ? fail(r, res, "cuMemcpyDtoH") : TILEC_OK;
 }
 
 static tilec_status cuda_zero(rt *r, void *dst, size_t n, void *stream) {
     cuda_dev *d = r->dev;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
     CUresult res = d->memset8((CUdeviceptr)(uintptr_t)dst, 0, n, stream);
+    leave(r);
     return res ? fail(r, res, "cuMemsetD8Async") : TILEC_OK;
 }
 
 static tilec_status cuda_sync(rt *r) {
     cuda_dev *d = r->dev;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
     CUresult res = d->sync();
+    leave(r);
     return res ? fail(r, res, "cuCtxSynchronize") : TILEC_OK;
 }
 
-static tilec_status cuda_load(rt *r, rt_plan *p) {
+/* Events: one per scratch set, recorded after each launch with it, so the set is freed
+ * only once that launch has finished (runtime.c). No timing: a record costs less. */
+static tilec_status cuda_record(rt *r, void **event, void *stream) {
     cuda_dev *d = r->dev;
-    void *bin = NULL;
-    size_t n = 0;
-    tilec_status st = rt_plan_binary(r, p, &bin, &n);
+    tilec_status st = enter(r);
     if (st != TILEC_OK) return st;
+    const char *what = "cuEventCreate";
+    CUresult res = *event ? 0 : d->event_create(event, EVENT_DISABLE_TIMING);
+    if (!res) what = "cuEventRecord", res = d->event_record(*event, stream);
+    leave(r);
+    return res ? fail(r, res, what) : TILEC_OK;
+}
+
+static tilec_status cuda_wait(rt *r, void *event) {
+    cuda_dev *d = r->dev;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
+    CUresult res = d->event_sync(event);
+    leave(r);
+    return res ? fail(r, res, "cuEventSynchronize") : TILEC_OK;
+}
+
+static void cuda_event_free(rt *r, void *event) {
+    cuda_dev *d = r->dev;
+    if (enter(r) != TILEC_OK) return;
+    d->event_destroy(event);
+    leave(r);
+}
+
+static tilec_status load_module(rt *r, rt_plan *p, const void *bin) {
+    cuda_dev *d = r->dev;
     CUresult res = d->load(&p->module, bin);
-    free(bin);
     if (res) return fail(r, res, "cuModuleLoadData");
     if ((res = d->function(&p->function, p->module, p->info.symbol))) return fail(r, res, "cuModuleGetFunction");
     if (p->info.dynamic_shared &&
@@ -206,16 +275,31 @@ static tilec_status cuda_load(rt *r, rt_plan *p) {
     return TILEC_OK;
 }
 
-static tilec_status cuda_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream) {
+static tilec_status cuda_load(rt *r, rt_plan *p) {
+    void *bin = NULL;
+    size_t n = 0;
+    tilec_status st = rt_plan_binary(r, p, &bin, &n);
+    if (st == TILEC_OK && (st = enter(r)) == TILEC_OK) {
+        st = load_module(r, p, bin);
+        leave(r);
+    }
+    free(bin);
+    return st;
+}
+
+static tilec_status cuda_launch(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream) {
     cuda_dev *d = r->dev;
     CUdeviceptr a = (CUdeviceptr)(uintptr_t)in, b = (CUdeviceptr)(uintptr_t)out, s[4];
     void *params[6] = {&a, &b};
     for (int i = 0; i < p->info.nscratch; i++) {
-        s[i] = (CUdeviceptr)(uintptr_t)p->scratch[i];
+        s[i] = (CUdeviceptr)(uintptr_t)scratch[i];
         params[2 + i] = &s[i];
     }
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
     CUresult res = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
                              (unsigned)p->info.dynamic_shared, stream, params, NULL);
+    leave(r);
     if (res) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "launching %s (grid %lld, block %d, %zu shared bytes) failed: %s",
                     p->info.symbol, (long long)p->info.grid, p->info.threads, p->info.dynamic_shared, why(d, res));
@@ -226,7 +310,10 @@ static tilec_status cuda_launch(rt *r, rt_plan *p, const void *in, void *out, vo
 
 static void cuda_unload(rt *r, rt_plan *p) {
     cuda_dev *d = r->dev;
-    if (p->module) d->unload(p->module);
+    if (p->module && enter(r) == TILEC_OK) {
+        d->unload(p->module);
+        leave(r);
+    }
     p->module = p->function = NULL;
 }
 
@@ -241,6 +328,9 @@ const rt_backend rt_cuda = {
     .download = cuda_download,
     .zero = cuda_zero,
     .sync = cuda_sync,
+    .record = cuda_record,
+    .wait = cuda_wait,
+    .event_free = cuda_event_free,
     .load = cuda_load,
     .launch = cuda_launch,
     .unload = cuda_unload,

@@ -3,6 +3,10 @@
  * objects compiled by hiprtc, modules loaded from memory. The device's arch (gfxNNN) comes
  * from TILEC_HIP_ARCH, since the layout of hipDeviceProp_t changes between ROCm releases.
  * Only "no HIP device" is exercised here (no AMD GPU is lent to this project).
+ *
+ * HIP acts on the calling thread's current device (hipCtx* is deprecated): every function
+ * here that calls into HIP sets the runtime's device (enter) and sets the caller's back
+ * before returning (leave), so any thread may use the context, one at a time.
  */
 #include "runtime.h"
 
@@ -18,15 +22,21 @@ typedef int hipError_t;
 typedef struct hip_dev {
     void *lib;
     char arch[64];
+    int device;
     hipError_t (*init)(unsigned);
     hipError_t (*count)(int *);
     hipError_t (*set_device)(int);
+    hipError_t (*get_device)(int *);
     hipError_t (*mem_alloc)(void **, size_t);
     hipError_t (*mem_free)(void *);
     hipError_t (*htod)(void *, const void *, size_t);
     hipError_t (*dtoh)(void *, const void *, size_t);
     hipError_t (*memset8)(void *, unsigned char, size_t, void *);
     hipError_t (*sync)(void);
+    hipError_t (*event_create)(void **, unsigned);
+    hipError_t (*event_record)(void *, void *);
+    hipError_t (*event_sync)(void *);
+    hipError_t (*event_destroy)(void *);
     hipError_t (*load)(void **, const void *);
     hipError_t (*unload)(void *);
     hipError_t (*function)(void **, void *, const char *);
@@ -47,6 +57,22 @@ static tilec_status fail(rt *r, hipError_t e, const char *what) {
     return TILEC_ERR_UNAVAILABLE;
 }
 
+enum { EVENT_DISABLE_TIMING = 2 };
+
+/* The runtime's device current on this thread until leave(prev). */
+static tilec_status enter(rt *r, int *prev) {
+    hip_dev *d = r->dev;
+    hipError_t e = d->get_device(prev);
+    if (!e && *prev != d->device) e = d->set_device(d->device);
+    return e ? fail(r, e, "hipSetDevice") : TILEC_OK;
+}
+
+/* The caller's device current again. */
+static void leave(rt *r, int prev) {
+    hip_dev *d = r->dev;
+    if (prev != d->device) d->set_device(prev);
+}
+
 static tilec_status hip_open(rt *r, int device) {
     static const char *const names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"};
     hip_dev *d = calloc(1, sizeof *d);
@@ -59,10 +85,13 @@ static tilec_status hip_open(rt *r, int device) {
     }
     r->dev = d;
     bool ok = bind(d->lib, &d->init, "hipInit") && bind(d->lib, &d->count, "hipGetDeviceCount") &&
-              bind(d->lib, &d->set_device, "hipSetDevice") && bind(d->lib, &d->mem_alloc, "hipMalloc") &&
+              bind(d->lib, &d->set_device, "hipSetDevice") && bind(d->lib, &d->get_device, "hipGetDevice") &&
+              bind(d->lib, &d->mem_alloc, "hipMalloc") &&
               bind(d->lib, &d->mem_free, "hipFree") && bind(d->lib, &d->htod, "hipMemcpyHtoD") &&
               bind(d->lib, &d->dtoh, "hipMemcpyDtoH") && bind(d->lib, &d->memset8, "hipMemsetD8Async") &&
-              bind(d->lib, &d->sync, "hipDeviceSynchronize") && bind(d->lib, &d->load, "hipModuleLoadData") &&
+              bind(d->lib, &d->sync, "hipDeviceSynchronize") && bind(d->lib, &d->event_create, "hipEventCreateWithFlags") &&
+              bind(d->lib, &d->event_record, "hipEventRecord") && bind(d->lib, &d->event_sync, "hipEventSynchronize") &&
+              bind(d->lib, &d->event_destroy, "hipEventDestroy") && bind(d->lib, &d->load, "hipModuleLoadData") &&
               bind(d->lib, &d->unload, "hipModuleUnload") && bind(d->lib, &d->function, "hipModuleGetFunction") &&
               bind(d->lib, &d->launch, "hipModuleLaunchKernel") && bind(d->lib, &d->error, "hipGetErrorString");
     int n = 0;
@@ -80,7 +109,7 @@ static tilec_status hip_open(rt *r, int device) {
         r->dev = NULL;
         return TILEC_ERR_UNAVAILABLE;
     }
-    if ((e = d->set_device(device))) return fail(r, e, "hipSetDevice");
+    d->device = device; /* made current by each call (enter), not here */
     snprintf(d->arch, sizeof d->arch, "%s", arch);
     dsp_target t;
     char why[200];
@@ -102,62 +131,136 @@ static void hip_close(rt *r) {
 
 static tilec_status hip_alloc(rt *r, size_t n, void **p) {
     hip_dev *d = r->dev;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
     hipError_t e = d->mem_alloc(p, n);
+    leave(r, prev);
     return e ? fail(r, e, "hipMalloc") : TILEC_OK;
 }
 static tilec_status hip_release(rt *r, void *p) {
     hip_dev *d = r->dev;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
     hipError_t e = d->mem_free(p);
+    leave(r, prev);
     return e ? fail(r, e, "hipFree") : TILEC_OK;
 }
 static tilec_status hip_upload(rt *r, void *dst, const void *src, size_t n) {
     hip_dev *d = r->dev;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
     hipError_t e = d->htod(dst, src, n);
+    leave(r, prev);
     return e ? fail(r, e, "hipMemcpyHtoD") : TILEC_OK;
 }
 static tilec_status hip_download(rt *r, void *dst, const void *src, size_t n) {
     hip_dev *d = r->dev;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
     hipError_t e = d->dtoh(dst, src, n);
+    leave(r, prev);
     return e ? fail(r, e, "hipMemcpyDtoH") : TILEC_OK;
 }
 static tilec_status hip_zero(rt *r, void *dst, size_t n, void *stream) {
     hip_dev *d = r->dev;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
     hipError_t e = d->memset8(dst, 0, n, stream);
+    leave(r, prev);
     return e ? fail(r, e, "hipMemsetD8Async") : TILEC_OK;
 }
 static tilec_status hip_sync(rt *r) {
     hip_dev *d = r->dev;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
     hipError_t e = d->sync();
+    leave(r, prev);
     return e ? fail(r, e, "hipDeviceSynchronize") : TILEC_OK;
 }
 
-static tilec_status hip_load(rt *r, rt_plan *p) {
+/* Events: one per scratch set, recorded after each launch with it (runtime.c). */
+static tilec_status hip_record(rt *r, void **event, void *stream) {
     hip_dev *d = r->dev;
-    void *bin = NULL;
-    size_t n = 0;
-    tilec_status st = rt_plan_binary(r, p, &bin, &n);
+    int prev;
+    tilec_status st = enter(r, &prev);
     if (st != TILEC_OK) return st;
+    const char *what = "hipEventCreateWithFlags";
+    hipError_t e = *event ? 0 : d->event_create(event, EVENT_DISABLE_TIMING);
+    if (!e) what = "hipEventRecord", e = d->event_record(*event, stream);
+    leave(r, prev);
+    return e ? fail(r, e, what) : TILEC_OK;
+}
+
+static tilec_status hip_wait(rt *r, void *event) {
+    hip_dev *d = r->dev;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
+    hipError_t e = d->event_sync(event);
+    leave(r, prev);
+    return e ? fail(r, e, "hipEventSynchronize") : TILEC_OK;
+}
+
+static void hip_event_free(rt *r, void *event) {
+    hip_dev *d = r->dev;
+    int prev;
+    if (enter(r, &prev) != TILEC_OK) return;
+    d->event_destroy(event);
+    leave(r, prev);
+}
+
+static tilec_status load_module(rt *r, rt_plan *p, const void *bin) {
+    hip_dev *d = r->dev;
     hipError_t e = d->load(&p->module, bin);
-    free(bin);
     if (e) return fail(r, e, "hipModuleLoadData");
     if ((e = d->function(&p->function, p->module, p->info.symbol))) return fail(r, e, "hipModuleGetFunction");
     return TILEC_OK;
 }
 
-static tilec_status hip_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream) {
+static tilec_status hip_load(rt *r, rt_plan *p) {
+    void *bin = NULL;
+    size_t n = 0;
+    int prev;
+    tilec_status st = rt_plan_binary(r, p, &bin, &n);
+    if (st == TILEC_OK && (st = enter(r, &prev)) == TILEC_OK) {
+        st = load_module(r, p, bin);
+        leave(r, prev);
+    }
+    free(bin);
+    return st;
+}
+
+static tilec_status hip_launch(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream) {
     hip_dev *d = r->dev;
     const void *a = in;
-    void *b = out;
+    void *b = out, *s[4];
     void *params[6] = {&a, &b};
-    for (int i = 0; i < p->info.nscratch; i++) params[2 + i] = &p->scratch[i];
+    for (int i = 0; i < p->info.nscratch; i++) {
+        s[i] = scratch[i];
+        params[2 + i] = &s[i];
+    }
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
     hipError_t e = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
                              (unsigned)p->info.dynamic_shared, stream, params, NULL);
+    leave(r, prev);
     return e ? fail(r, e, "hipModuleLaunchKernel") : TILEC_OK;
 }
 
 static void hip_unload(rt *r, rt_plan *p) {
     hip_dev *d = r->dev;
-    if (p->module) d->unload(p->module);
+    int prev;
+    if (p->module && enter(r, &prev) == TILEC_OK) {
+        d->unload(p->module);
+        leave(r, prev);
+    }
     p->module = p->function = NULL;
 }
 
@@ -172,6 +275,9 @@ const rt_backend rt_hip = {
     .download = hip_download,
     .zero = hip_zero,
     .sync = hip_sync,
+    .record = hip_record,
+    .wait = hip_wait,
+    .event_free = hip_event_free,
     .load = hip_load,
     .launch = hip_launch,
     .unload = hip_unload,

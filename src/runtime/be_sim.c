@@ -2,6 +2,10 @@
  * be_sim.c — the simulator backend: device memory is host memory, a plan's loop IR runs
  * on the CPU (sim.c), everything is synchronous. It is what tilec_reduce runs on where
  * there is no GPU, and what CI tests the whole JIT path with.
+ *
+ * A stream is any handle, and changes nothing here but which scratch set the runtime
+ * passes (runtime.c): every call has finished when it returns, so an event has nothing to
+ * wait for. The kernel runs on the runtime's scratch, kept between calls as on a GPU.
  */
 #include "runtime.h"
 #include "sim.h"
@@ -48,16 +52,28 @@ static tilec_status sim_sync(rt *r) {
     return TILEC_OK;
 }
 
+static tilec_status sim_record(rt *r, void **event, void *stream) {
+    (void)r, (void)event, (void)stream;
+    return TILEC_OK;
+}
+
+static tilec_status sim_wait(rt *r, void *event) {
+    (void)r, (void)event;
+    return TILEC_OK;
+}
+
+static void sim_event_free(rt *r, void *event) { (void)r, (void)event; }
+
 static tilec_status sim_load(rt *r, rt_plan *p) {
     (void)r, (void)p;
     return TILEC_OK;
 }
 
-static tilec_status sim_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream) {
+static tilec_status sim_launch(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream) {
     (void)stream;
     (void)r;
     void *args[2] = {(void *)in, out}; /* the kernel only reads its first parameter */
-    return sim_run(p->prog, p->kernel, args);
+    return sim_run_scratch(p->prog, p->kernel, args, p->info.nscratch ? scratch : NULL);
 }
 
 const rt_backend rt_sim = {
@@ -70,6 +86,9 @@ const rt_backend rt_sim = {
     .download = sim_copy,
     .zero = sim_zero,
     .sync = sim_sync,
+    .record = sim_record,
+    .wait = sim_wait,
+    .event_free = sim_event_free,
     .load = sim_load,
     .launch = sim_launch,
 };

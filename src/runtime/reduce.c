@@ -6,7 +6,8 @@
  * [8, 1, 16, 32] over axes (2, 3) becomes [8, 512] over (1). The view becomes a one-line
  * tile program, `grid.OP(B, A, axes=...)`, which goes down the same pipeline as any
  * .tile file: verify, dispatch to a grid variant (docs/dispatch.md), lower, emit, compile,
- * load. Plans are kept per context, keyed by everything that changes the code.
+ * load. Plans are kept per context, keyed by everything that changes the code; their
+ * scratch is kept per (plan, stream) by the launch (runtime.c).
  */
 #include "runtime.h"
 
@@ -159,18 +160,10 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */
     if (st == TILEC_OK) p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &target, &st);
     if (st == TILEC_OK) st = rt_launch_info(r->ctx, p->kernel, &p->info);
-    if (st == TILEC_OK) {
-        p->variant = variant_of(p->kernel);
-        for (int i = 0; i < p->info.nscratch && st == TILEC_OK; i++) {
-            st = r->be->alloc(r, p->info.scratch_bytes[i], &p->scratch[i]);
-            if (st == TILEC_OK) st = r->be->zero(r, p->scratch[i], p->info.scratch_bytes[i], NULL);
-        }
-    }
+    if (st == TILEC_OK) p->variant = variant_of(p->kernel);
     double t1 = now_ms();
     if (st == TILEC_OK) st = r->be->load(r, p);
     if (st != TILEC_OK) {
-        for (int i = 0; i < p->info.nscratch; i++)
-            if (p->scratch[i]) r->be->release(r, p->scratch[i]);
         if (r->be->unload) r->be->unload(r, p);
         tilec_program_free(p->prog);
         free(p);
@@ -206,7 +199,7 @@ tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void
         return d->accumulate ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);
     rt_plan *p;
     if ((st = get_plan(r, d, &v, a % 16 != 0, &p)) != TILEC_OK) return st;
-    return r->be->launch(r, p, in, out, d->stream);
+    return rt_launch(r, p, in, out, d->stream);
 }
 
 tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, const void *out_before,

@@ -1,9 +1,15 @@
 /*
- * runtime.c — opening a backend for a context, and device memory.
+ * runtime.c — opening a backend for a context, device memory, and the plans' scratch.
  *
  * AUTO tries CUDA (libcuda.so.1 and a device), then HIP, then falls back to the
  * simulator, where device memory is host memory; the reason each GPU was passed over is
  * kept for TILEC_JIT_LOG and for explicit requests, which fail with it.
+ *
+ * Scratch (partials and completion counters of grid_split and grid_cols) belongs to a
+ * (plan, stream), not to a plan: two calls of one shape on two streams may run at once,
+ * and one set between them would mix their partials and counts. Sets are made on first
+ * use, zeroed on the call's stream, kept most recently used first, and freed only after
+ * an event recorded behind their latest launch has passed.
  */
 #include "runtime.h"
 
@@ -11,16 +17,102 @@
 #include "../codegen/codegen.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The calling thread's number, from 1, never reused (an address would be, by a thread
+ * started after another ended, whose last launch on its own per-thread default stream
+ * may still run): the scratch of the per-thread default stream is per thread. */
+static uint64_t this_thread(void) {
+    static _Atomic uint64_t threads;
+    static _Thread_local uint64_t me;
+    if (!me) me = atomic_fetch_add(&threads, 1) + 1;
+    return me;
+}
+
+/* Frees a set once no launch with it can still run: after its event, or after everything
+ * on the device when no event follows its latest launch (the launch or the record failed,
+ * or the zeroing was enqueued and nothing since). When that wait fails the set is kept
+ * rather than freed under a kernel that may still use it, except when the runtime closes:
+ * a device that cannot wait has stopped running kernels. */
+static tilec_status scratch_free(rt *r, rt_scratch *s, bool closing) {
+    tilec_status st = s->armed ? r->be->wait(r, s->done) : r->be->sync(r);
+    if (st != TILEC_OK && !closing) return st;
+    for (int i = 0; i < s->plan->info.nscratch; i++)
+        if (s->buf[i]) r->be->release(r, s->buf[i]);
+    if (s->done) r->be->event_free(r, s->done);
+    free(s);
+    return st;
+}
+
+/* The plan's scratch for the stream: found (and moved to the front), or made and zeroed
+ * on the stream, the least recently used set freed first when RT_SCRATCH_SETS are kept. */
+static tilec_status scratch_get(rt *r, const rt_plan *p, void *stream, rt_scratch **out) {
+    uint64_t thread = stream == RT_STREAM_PER_THREAD ? this_thread() : 0;
+    rt_scratch **link = &r->scratch;
+    for (rt_scratch *s; (s = *link); link = &s->next)
+        if (s->plan == p && s->stream == stream && s->thread == thread) {
+            *link = s->next;
+            s->next = r->scratch;
+            r->scratch = s;
+            *out = s;
+            return TILEC_OK;
+        }
+    if (r->nscratch >= RT_SCRATCH_SETS) {
+        rt_scratch **last = &r->scratch;
+        while ((*last)->next) last = &(*last)->next;
+        rt_scratch *old = *last;
+        rt_log(r, "scratch: %d sets kept; freeing the least recently used (stream %p, %s)", r->nscratch, old->stream,
+               old->plan->key);
+        tilec_status st = scratch_free(r, old, false);
+        if (st != TILEC_OK) return st;
+        *last = NULL;
+        r->nscratch--;
+    }
+    rt_scratch *s = calloc(1, sizeof *s);
+    if (!s) return TILEC_ERR_NOMEM;
+    *s = (rt_scratch){.plan = p, .stream = stream, .thread = thread};
+    tilec_status st = TILEC_OK;
+    for (int i = 0; i < p->info.nscratch && st == TILEC_OK; i++) {
+        st = r->be->alloc(r, p->info.scratch_bytes[i], &s->buf[i]);
+        if (st == TILEC_OK) st = r->be->zero(r, s->buf[i], p->info.scratch_bytes[i], stream);
+    }
+    if (st != TILEC_OK) {
+        /* a zeroing may be under way: freed after the device's work (s->armed is false);
+         * the first error is the one to report */
+        if (scratch_free(r, s, false) != TILEC_OK) rt_log(r, "scratch: a set kept after a failed wait");
+        return st;
+    }
+    s->next = r->scratch;
+    r->scratch = s;
+    r->nscratch++;
+    rt_log(r, "scratch: new set for stream %p (%d kept), %s", stream, r->nscratch, p->key);
+    *out = s;
+    return TILEC_OK;
+}
+
+tilec_status rt_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream) {
+    rt_scratch *s = NULL;
+    tilec_status st = p->info.nscratch ? scratch_get(r, p, stream, &s) : TILEC_OK;
+    if (st != TILEC_OK) return st;
+    if (s) s->armed = false; /* until an event follows this launch */
+    st = r->be->launch(r, p, in, out, s ? s->buf : NULL, stream);
+    if (st == TILEC_OK && s && (st = r->be->record(r, &s->done, stream)) == TILEC_OK) s->armed = true;
+    return st;
+}
+
 static void rt_free(void *p) {
     rt *r = p;
+    /* the scratch first: a set goes once its last launch has finished */
+    for (rt_scratch *s = r->scratch, *next; s; s = next) {
+        next = s->next;
+        scratch_free(r, s, true);
+    }
     for (rt_plan *pl = r->plans, *next; pl; pl = next) {
         next = pl->next;
-        for (int i = 0; i < pl->info.nscratch; i++)
-            if (pl->scratch[i]) r->be->release(r, pl->scratch[i]);
         if (r->be->unload) r->be->unload(r, pl);
         tilec_program_free(pl->prog);
         free(pl);

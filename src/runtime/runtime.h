@@ -1,6 +1,7 @@
 /*
  * runtime.h — the JIT runtime: backends behind one vtable (sim, cuda, hip), device
- * memory, and plans (a whole-tensor reduction compiled for one shape, cached per context).
+ * memory, plans (a whole-tensor reduction compiled for one shape, cached per context) and
+ * their scratch, one set per stream (docs/runtime.md, "Streams and threads").
  */
 #ifndef TILEC_RUNTIME_H
 #define TILEC_RUNTIME_H
@@ -16,12 +17,34 @@ typedef struct rt_plan {
     tilec_program *prog;    /* the generated tile program (owns the loop IR too) */
     lp_kernel *kernel;      /* lowered for the backend's target */
     const char *variant;    /* chosen for its grid statement */
-    tilec_launch_info info; /* grid, block, scratch */
-    void *scratch[4];       /* device scratch (zeroed; counters are left at zero) */
+    tilec_launch_info info; /* grid, block, the sizes of its scratch (rt_scratch) */
     void *module, *function;/* backend objects */
     size_t in_bytes, out_bytes;
     struct rt_plan *next;
 } rt_plan;
+
+/* The scratch of one plan for one stream: partials and completion counters. Launches on
+ * one stream run one after another, so they share a set; launches on two streams may run
+ * at once, so each stream has its own. A set is made at the first call of its (plan,
+ * stream) and zeroed on that stream, before that call's launch in the stream's order; the
+ * kernel leaves its counters at zero, so the next launch on the stream finds them so. */
+typedef struct rt_scratch {
+    const rt_plan *plan;
+    void *stream;            /* the calls' stream handle */
+    uint64_t thread;         /* the calling thread's number for the per-thread default stream, else 0 */
+    void *buf[4];            /* plan->info.nscratch buffers */
+    void *done;              /* the backend's event, recorded after each launch with buf */
+    bool armed;              /* done follows the latest launch (else: wait for the device) */
+    struct rt_scratch *next; /* the most recently used first */
+} rt_scratch;
+
+/* The sets a context keeps: the least recently used is freed, once its stream's last
+ * launch with it has finished, to make room for a new one. */
+enum { RT_SCRATCH_SETS = 64 };
+
+/* The handle of the per-thread default stream (CU_STREAM_PER_THREAD, hipStreamPerThread):
+ * one handle, a different stream on every thread. */
+#define RT_STREAM_PER_THREAD ((void *)2)
 
 typedef struct rt_backend {
     tilec_backend kind;
@@ -33,11 +56,19 @@ typedef struct rt_backend {
     tilec_status (*release)(rt *r, void *p);
     tilec_status (*upload)(rt *r, void *dst, const void *src, size_t n);
     tilec_status (*download)(rt *r, void *dst, const void *src, size_t n);
+    /* enqueued on the stream: ordered after the stream's earlier work */
     tilec_status (*zero)(rt *r, void *dst, size_t n, void *stream);
+    /* waits for everything launched on the device, on every stream */
     tilec_status (*sync)(rt *r);
+    /* records *event (made on the first record) on the stream, after its work so far */
+    tilec_status (*record)(rt *r, void **event, void *stream);
+    /* waits for the work before the event's latest record */
+    tilec_status (*wait)(rt *r, void *event);
+    void (*event_free)(rt *r, void *event);
     /* compiles and loads a lowered plan (sim: nothing to do) */
     tilec_status (*load)(rt *r, rt_plan *p);
-    tilec_status (*launch)(rt *r, rt_plan *p, const void *in, void *out, void *stream);
+    /* enqueues the plan's kernel on the stream; scratch: its info.nscratch buffers */
+    tilec_status (*launch)(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream);
     void (*unload)(rt *r, rt_plan *p);
 } rt_backend;
 
@@ -50,6 +81,8 @@ struct rt {
     void *dev;           /* the backend's own state */
     rt_plan *plans;      /* the in-memory cache, newest first */
     int nplans;
+    rt_scratch *scratch; /* the plans' scratch per stream, most recently used first */
+    int nscratch;        /* at most RT_SCRATCH_SETS */
     bool log;            /* TILEC_JIT_LOG=1 */
     rt_cache cache;      /* compiled kernels on disk */
 };
@@ -61,6 +94,10 @@ tilec_status rt_plan_binary(rt *r, const rt_plan *p, void **data, size_t *size);
 /* How to launch a lowered kernel: its symbol, block, grid, dynamic shared memory and
  * global scratch. TILEC_ERR_INTERNAL when it needs more scratch than the struct holds. */
 tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_info *info);
+
+/* Launches a plan on the stream with the stream's scratch (made on first use, and
+ * recorded as in use by this launch). */
+tilec_status rt_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream);
 
 /* The context's runtime, opened on AUTO device 0 when it is not yet. */
 tilec_status rt_get(tilec_ctx *ctx, rt **out);

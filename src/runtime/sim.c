@@ -626,6 +626,10 @@ static void run_cta(sim *S) {
 /* ---- setup --------------------------------------------------------------------------------------- */
 
 tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args) {
+    return sim_run_scratch(p, k, args, NULL);
+}
+
+tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *args, void *const *scratch) {
     sim S = {.p = p, .k = k, .ws = k->warp_size, .threads = k->threads, .args = args};
     S.nwarps = (k->threads + S.ws - 1) / S.ws;
     const ir_stmt *origin = NULL;
@@ -641,10 +645,12 @@ tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args) {
     S.regs = calloc((size_t)S.threads * (size_t)(k->nregs + 1), sizeof *S.regs);
     bool ok = !S.failed && S.mem && S.shadows && S.local_off && S.local_first && S.warps && S.sync && S.regs;
     for (int w = 0; ok && w < S.nwarps; w++) ok = (S.warps[w].stack = calloc((size_t)S.max_depth + 1, sizeof(ctl))) != NULL;
-    for (int i = 0; ok && i < nb; i++) {
+    for (int i = 0, ns = 0; ok && i < nb; i++) {
         const lp_buf *b = k->bufs[i];
         size_t bytes = (size_t)b->elems * num_size(b->type);
-        if (b->space == TILEC_SPACE_GLOBAL && b->param < 0) { /* scratch: zeroed, as a launcher gives it */
+        if (b->space == TILEC_SPACE_GLOBAL && b->param < 0 && scratch) { /* scratch: the caller's */
+            ok = (S.mem[i] = scratch[ns++]) != NULL;
+        } else if (b->space == TILEC_SPACE_GLOBAL && b->param < 0) { /* scratch: zeroed, as a launcher gives it */
             ok = (S.mem[i] = calloc(1, bytes ? bytes : 1)) != NULL;
         } else if (b->space == TILEC_SPACE_GLOBAL) {
             S.mem[i] = args[b->param];
@@ -700,7 +706,9 @@ tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args) {
         memcpy(args[b->param], b->space == TILEC_SPACE_SHARED ? S.mem[i] : S.locals + (size_t)S.local_off[i], bytes);
     }
     for (int i = 0; i < nb && S.mem; i++) {
-        if (k->bufs[i]->space == TILEC_SPACE_SHARED || k->bufs[i]->param < 0) free(S.mem[i]);
+        const lp_buf *b = k->bufs[i];
+        bool given = scratch && b->space == TILEC_SPACE_GLOBAL && b->param < 0; /* the caller's scratch */
+        if ((b->space == TILEC_SPACE_SHARED || b->param < 0) && !given) free(S.mem[i]);
         if (S.shadows) free(S.shadows[i]);
     }
     for (int w = 0; S.warps && w < S.nwarps; w++) free(S.warps[w].stack);

@@ -14,4 +14,10 @@
  * first problem found. */
 tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args);
 
+/* sim_run with the kernel's global scratch given (in the order of its buffers, as
+ * tilec_launch_info counts them) rather than made zeroed for the run: what the runtime
+ * keeps between launches, so a kernel that did not leave its counters at zero gives the
+ * next launch a wrong answer here as on a GPU. scratch NULL: sim_run. */
+tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *args, void *const *scratch);
+
 #endif
