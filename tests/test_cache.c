@@ -3,7 +3,9 @@
  * corrupted, truncated and tampered entries, a planted symlink, an unwritable directory,
  * read-only and off modes, eviction of the least recently used, 8 threads asking for one
  * key (built once), 4 processes sharing a directory (built once, nobody reads half an
- * entry), a full disk, and SHA-256 against known answers.
+ * entry), a full disk, and SHA-256 against known answers. Trust: a directory others may
+ * write or that another user owns, and such entries, are never loaded (also in ro mode).
+ * Settings: a file as the directory, long paths.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <setjmp.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -125,6 +128,8 @@ static void test_hit_and_miss(void **state) {
     char *e = get(&c, "key two", 1, &f), *g = get(&c, "key one", 2, &f);
     assert_int_equal(builds, 3);
     free(a); free(b); free(d); free(e); free(g);
+    cache_close(&c);
+    cache_close(&c2);
 }
 
 static void test_damaged_entries(void **state) {
@@ -164,6 +169,7 @@ static void test_damaged_entries(void **state) {
     /* after all that, a valid entry again */
     free(get(&c, "k", 1, &f));
     assert_int_equal(builds, 5);
+    cache_close(&c);
 }
 
 static void test_symlink_not_followed(void **state) {
@@ -181,6 +187,7 @@ static void test_symlink_not_followed(void **state) {
     free(get(&c, "k", 1, &f)); /* the link is not read: a miss */
     assert_int_equal(builds, 2);
     unlink(outside);
+    cache_close(&c);
 }
 
 static void test_unwritable_and_modes(void **state) {
@@ -193,30 +200,37 @@ static void test_unwritable_and_modes(void **state) {
     setenv("TILEC_CACHE_DIR", below, 1);
     rt_cache c;
     cache_open(&c);
-    assert_true(c.unwritable);
-    assert_non_null(strstr(c.why, "cannot be written"));
-    assert_non_null(strstr(c.why, "memory only"));
+    assert_int_equal(c.nnotes, 1);
+    assert_non_null(strstr(c.notes[0], "cannot be created (Not a directory)"));
+    assert_non_null(strstr(c.notes[0], "memory only"));
+    assert_int_equal(c.mode, CACHE_OFF);
     fake f = {"x", 0, NULL};
     free(get(&c, "k", 1, &f));
     free(get(&c, "k", 1, &f));
     assert_int_equal(builds, 2); /* nothing stored */
+    cache_close(&c);
     setenv("TILEC_CACHE_DIR", dir, 1);
     setenv("TILEC_CACHE", "off", 1);
     cache_open(&c);
     assert_int_equal(c.mode, CACHE_OFF);
+    assert_int_equal(c.nnotes, 0);
     free(get(&c, "k", 1, &f));
     assert_int_equal(builds, 3);
+    cache_close(&c);
     /* ro: reads what is there, stores nothing */
     setenv("TILEC_CACHE", "rw", 1);
     cache_open(&c);
     free(get(&c, "stored", 1, &f));
+    cache_close(&c);
     setenv("TILEC_CACHE", "ro", 1);
     cache_open(&c);
+    assert_int_equal(c.nnotes, 0);
     free(get(&c, "stored", 1, &f));
     assert_int_equal(c.hits, 1);
     free(get(&c, "new", 1, &f));
     free(get(&c, "new", 1, &f));
     assert_int_equal(c.hits, 1);
+    cache_close(&c);
     unsetenv("TILEC_CACHE");
 }
 
@@ -242,6 +256,7 @@ static void test_eviction(void **state) {
     builds = 0;
     free(get(&c, "key 4", 1, &f));
     assert_int_equal(builds, 0);
+    cache_close(&c);
     unsetenv("TILEC_CACHE_MAX_BYTES");
 }
 
@@ -257,6 +272,7 @@ static void *ask(void *p) {
     void *data;
     size_t n;
     if (cache_get(&c, "same key", 8, 1, fake_build, &f, &data, &n)) t->got = data;
+    cache_close(&c);
     return NULL;
 }
 
@@ -351,6 +367,227 @@ static void test_disk_full(void **state) {
     assert_string_equal(again, f.payload);
     assert_int_equal(builds, 1); /* a miss: no truncated entry was taken */
     free(again);
+    cache_close(&c);
+}
+
+/* ---- trust: the directory and each entry must be the user's (or root's) and private ---- */
+
+/* Whether the cache has a note holding each of the texts. */
+static bool noted(const rt_cache *c, const char *a, const char *b) {
+    for (int i = 0; i < c->nnotes; i++)
+        if (strstr(c->notes[i], a) && (!b || strstr(c->notes[i], b))) return true;
+    return false;
+}
+
+/* Files in directory d whose names end with suffix (or contain it, for ".tmp."). */
+static int count_files(const char *d, const char *part) {
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -c -- '%s'", d, part);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p && fscanf(p, "%d", &n) != 1) n = -1;
+    if (p) pclose(p);
+    return n;
+}
+
+/* A directory other users may write (0777, 0770, 0722) is not trusted, also in ro mode
+ * (which security.md recommends for such a directory), nor one of another owner: memory
+ * only, one note, nothing read or written there. */
+static void test_untrusted_directory(void **state) {
+    (void)state;
+    fake f = {"planted?", 0, NULL};
+    rt_cache c;
+    cache_open(&c);
+    free(get(&c, "k", 1, &f)); /* an entry, stored while the directory was private */
+    cache_close(&c);
+    assert_int_equal(builds, 1);
+    const mode_t modes[] = {0777, 0770, 0722};
+    const char *settings[] = {NULL, "ro"};
+    for (int m = 0; m < 3; m++)
+        for (int s = 0; s < 2; s++) {
+            assert_int_equal(chmod(dir, modes[m]), 0);
+            if (settings[s]) setenv("TILEC_CACHE", settings[s], 1);
+            else unsetenv("TILEC_CACHE");
+            cache_open(&c);
+            assert_int_equal(c.mode, CACHE_OFF);
+            assert_int_equal(c.nnotes, 1);
+            assert_true(noted(&c, "can be written by other users", "memory only"));
+            char mode_text[32];
+            snprintf(mode_text, sizeof mode_text, "mode %04o", (unsigned)modes[m]);
+            assert_true(noted(&c, dir, mode_text));
+            int before = builds;
+            free(get(&c, "k", 1, &f));
+            free(get(&c, "new", 1, &f));
+            assert_int_equal(builds, before + 2); /* the entry there is not loaded */
+            assert_int_equal(c.hits, 0);
+            assert_int_equal(count_files(dir, ".tcb$"), 1); /* and nothing is stored */
+            cache_close(&c);
+        }
+    unsetenv("TILEC_CACHE");
+    assert_int_equal(chmod(dir, 0700), 0);
+    cache_open(&c); /* private again: trusted */
+    assert_int_equal(c.nnotes, 0);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(c.hits, 1);
+    cache_close(&c);
+    if (geteuid() != 0) {
+        print_message("skipped: a directory of another owner needs root to make (chown)\n");
+        return;
+    }
+    assert_int_equal(chown(dir, 65534, 65534), 0); /* nobody's, mode 0700 */
+    for (int s = 0; s < 2; s++) {
+        if (settings[s]) setenv("TILEC_CACHE", settings[s], 1);
+        else unsetenv("TILEC_CACHE");
+        cache_open(&c);
+        assert_int_equal(c.mode, CACHE_OFF);
+        assert_true(noted(&c, "belongs to another user", "owner uid 65534"));
+        int before = builds;
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(builds, before + 1);
+        cache_close(&c);
+    }
+    unsetenv("TILEC_CACHE");
+    assert_int_equal(chown(dir, 0, 0), 0);
+}
+
+/* The directory given as a symbolic link is not followed (it is opened O_NOFOLLOW). */
+static void test_directory_symlink(void **state) {
+    (void)state;
+    char real[600], link[600];
+    snprintf(real, sizeof real, "%s/real", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink(real, link), 0);
+    setenv("TILEC_CACHE_DIR", link, 1);
+    rt_cache c;
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_OFF);
+    assert_true(noted(&c, "is a symbolic link", "memory only"));
+    fake f = {"x", 0, NULL};
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(count_files(real, ".tcb$"), 0);
+    cache_close(&c);
+}
+
+/* An entry that others may write, or that belongs to someone else, is rejected and
+ * rebuilt (rw) or just not loaded (ro). */
+static void test_untrusted_entries(void **state) {
+    (void)state;
+    fake f = {"an entry of the user's own", 0, NULL};
+    rt_cache c;
+    cache_open(&c);
+    free(get(&c, "k", 1, &f));
+    char path[512];
+    entry_file(path, sizeof path);
+    const mode_t modes[] = {0660, 0620, 0602, 0666};
+    for (int m = 0; m < 4; m++) {
+        assert_int_equal(chmod(path, modes[m]), 0);
+        setenv("TILEC_CACHE", "ro", 1); /* ro: not loaded, left alone */
+        rt_cache ro;
+        cache_open(&ro);
+        int before = builds;
+        free(get(&ro, "k", 1, &f));
+        assert_int_equal(builds, before + 1);
+        assert_int_equal(ro.hits, 0);
+        assert_int_equal(ro.rejected, 1);
+        cache_close(&ro);
+        unsetenv("TILEC_CACHE");
+        int rejected = c.rejected; /* rw: rejected, rebuilt and replaced by a private one */
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(builds, before + 2);
+        assert_int_equal(c.rejected, rejected + 1);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(builds, before + 2); /* and that one is loaded */
+    }
+    if (geteuid() != 0) {
+        print_message("skipped: an entry of another owner needs root to make (chown)\n");
+        cache_close(&c);
+        return;
+    }
+    assert_int_equal(chown(path, 65534, 65534), 0); /* nobody's, mode 0600 */
+    int before = builds, rejected = c.rejected;
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, before + 1);
+    assert_int_equal(c.rejected, rejected + 1);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, 0); /* replaced by root's own */
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, before + 1);
+    cache_close(&c);
+}
+
+/* ---- settings ---- */
+
+/* TILEC_CACHE_DIR naming a regular file: a note, memory only (it used to say nothing and
+ * fail every store). */
+static void test_dir_is_a_file(void **state) {
+    (void)state;
+    char file[600];
+    snprintf(file, sizeof file, "%s/a-file", dir);
+    FILE *p = fopen(file, "w");
+    fclose(p);
+    setenv("TILEC_CACHE_DIR", file, 1);
+    const char *settings[] = {NULL, "ro"};
+    fake f = {"x", 0, NULL};
+    for (int s = 0; s < 2; s++) {
+        if (settings[s]) setenv("TILEC_CACHE", settings[s], 1);
+        else unsetenv("TILEC_CACHE");
+        rt_cache c;
+        cache_open(&c);
+        assert_int_equal(c.mode, CACHE_OFF);
+        assert_int_equal(c.nnotes, 1);
+        assert_true(noted(&c, file, "is not a directory"));
+        assert_true(noted(&c, "memory only", NULL));
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(c.store_failures, 0); /* nothing is tried */
+        cache_close(&c);
+    }
+    unsetenv("TILEC_CACHE");
+}
+
+/* A directory path of 1100 characters is used whole (it used to be cut at 1023, and the
+ * cut path created and used); one longer than a path may be is a note, memory only, and
+ * nothing is created. */
+static void test_long_dir(void **state) {
+    (void)state;
+    char deep[1200], comp[201];
+    memset(comp, 'd', 200);
+    comp[200] = '\0';
+    int n = snprintf(deep, sizeof deep, "%s", dir);
+    while (n < 1100) n += snprintf(deep + n, sizeof deep - (size_t)n, "/%s", comp);
+    assert_true(strlen(deep) > 1100);
+    setenv("TILEC_CACHE_DIR", deep, 1);
+    fake f = {"deep", 0, NULL};
+    rt_cache c;
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_RW);
+    assert_int_equal(c.nnotes, 0);
+    free(get(&c, "k", 1, &f));
+    cache_close(&c);
+    assert_int_equal(count_files(deep, ".tcb$"), 1); /* in the directory named, not a cut one */
+    cache_open(&c);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(c.hits, 1);
+    cache_close(&c);
+    char *huge = malloc(5000);
+    n = snprintf(huge, 5000, "%s/huge", dir);
+    while (n < 4900) n += snprintf(huge + n, 5000 - (size_t)n, "/%s", comp);
+    setenv("TILEC_CACHE_DIR", huge, 1);
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_OFF);
+    assert_int_equal(c.nnotes, 1);
+    assert_true(noted(&c, "characters long, more than a path may have", "memory only"));
+    free(get(&c, "k", 1, &f));
+    cache_close(&c);
+    char top[700];
+    snprintf(top, sizeof top, "%s/huge", dir);
+    struct stat st;
+    assert_int_not_equal(stat(top, &st), 0); /* no part of it was made */
+    free(huge);
 }
 
 int main(void) {
@@ -364,6 +601,11 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_threads_build_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_share, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untrusted_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directory_symlink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untrusted_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir_is_a_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_dir, setup, teardown),
     };
     return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);
 }

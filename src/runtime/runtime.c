@@ -26,6 +26,7 @@ static void rt_free(void *p) {
         free(pl);
     }
     if (r->be->close) r->be->close(r);
+    cache_close(&r->cache);
     free(r);
 }
 
@@ -127,9 +128,9 @@ tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int devic
     if (st != TILEC_OK) return st;
     ctx->runtime = r;
     ctx->runtime_free = rt_free;
-    if (r->cache.unwritable) { /* the one warning: a note of this call, and the log */
-        ir_diag_add(ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.why);
-        rt_log(r, "%s", r->cache.why);
+    for (int i = 0; i < r->cache.nnotes; i++) { /* what the cache does not do as asked: a note of this call, and the log */
+        ir_diag_add(ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.notes[i]);
+        rt_log(r, "%s", r->cache.notes[i]);
     }
     rt_log(r, "backend %s, target %s %s, warp size %d", r->be->name, dsp_backend_name(r->target.backend),
            r->target.arch, r->target.warp_size);
