@@ -5,7 +5,7 @@
  * key (built once), 4 processes sharing a directory (built once, nobody reads half an
  * entry), a full disk, and SHA-256 against known answers. Trust: a directory others may
  * write or that another user owns, and such entries, are never loaded (also in ro mode).
- * Settings: a file as the directory, long paths.
+ * Settings: a file as the directory, sizes with suffixes, unknown modes, long paths.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <setjmp.h>
@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "../src/runtime/cache.h"
+#include "../src/runtime/env.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -549,6 +550,96 @@ static void test_dir_is_a_file(void **state) {
     unsetenv("TILEC_CACHE");
 }
 
+/* The strict parser every number of the environment goes through. */
+static void test_parse_u64(void **state) {
+    (void)state;
+    static const struct { const char *text; uint64_t want; } good[] = {
+        {"0", 0}, {"300", 300}, {"007", 7}, {"1K", 1024}, {"1KiB", 1024}, {"3M", 3ull << 20}, {"3MiB", 3ull << 20},
+        {"1G", 1ull << 30}, {"1GiB", 1ull << 30}, {"2T", 2ull << 40}, {"2TiB", 2ull << 40},
+        {"18446744073709551615", 18446744073709551615ull}, {"16777215T", 16777215ull << 40},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        uint64_t v = 12345;
+        assert_true(rt_parse_u64(good[i].text, rt_byte_units, UINT64_MAX, &v));
+        assert_true(v == good[i].want);
+    }
+    static const char *bad[] = {
+        "", "G", "1g", "1k", "1 G", " 1", "1 ", "-1", "+5", "1GB", "1Gi", "1KB", "0x10", "1.5G", "1e9", "1GG", "1GiBs",
+        "18446744073709551616", "99999999999999999999999", "16777216T", "17179869184G", "1\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        uint64_t v = 12345;
+        assert_false(rt_parse_u64(bad[i], rt_byte_units, UINT64_MAX, &v));
+        assert_true(v == 12345); /* untouched */
+    }
+    uint64_t v = 0;
+    assert_false(rt_parse_u64(NULL, rt_byte_units, UINT64_MAX, &v));
+    assert_false(rt_parse_u64("1K", NULL, UINT64_MAX, &v)); /* no suffix where none is allowed */
+    assert_true(rt_parse_u64("10", NULL, 10, &v) && v == 10);
+    assert_false(rt_parse_u64("11", NULL, 10, &v)); /* the bound */
+}
+
+/* TILEC_CACHE_MAX_BYTES: 1G is 1 GiB (it was read as 1 byte); anything not read exactly
+ * is a note that names it and what is accepted, and the default stays. */
+static void test_max_bytes(void **state) {
+    (void)state;
+    static const struct { const char *text; uint64_t cap; } good[] = {
+        {"1G", 1ull << 30}, {"512M", 512ull << 20}, {"2GiB", 2ull << 30}, {"300", 300}, {"1T", 1ull << 40}, {"", 1ull << 30},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        setenv("TILEC_CACHE_MAX_BYTES", good[i].text, 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_true(c.cap == good[i].cap);
+        assert_int_equal(c.nnotes, 0);
+        cache_close(&c);
+    }
+    static const char *bad[] = {"1g", "1GB", "-1", "1.5G", "abc", "18446744073709551616", "17179869184G", "10 M"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TILEC_CACHE_MAX_BYTES", bad[i], 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_true(c.cap == 1ull << 30);
+        assert_int_equal(c.nnotes, 1);
+        char named[100];
+        snprintf(named, sizeof named, "TILEC_CACHE_MAX_BYTES=%s is not a size", bad[i]);
+        assert_true(noted(&c, named, "K, M, G or T (or KiB, MiB, GiB, TiB; powers of 1024)"));
+        assert_true(noted(&c, "the default 1 GiB is used", NULL));
+        assert_int_equal(c.mode, CACHE_RW); /* the cache itself still works */
+        cache_close(&c);
+    }
+    unsetenv("TILEC_CACHE_MAX_BYTES");
+}
+
+/* An unknown TILEC_CACHE is refused with a note naming the accepted values; the cache is
+ * then off (the variable is set to restrict the cache: a value that cannot be read must
+ * not make it write). */
+static void test_unknown_mode(void **state) {
+    (void)state;
+    static const char *bad[] = {"RW", "on", "1", "readonly", "no", "rw "};
+    fake f = {"x", 0, NULL};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TILEC_CACHE", bad[i], 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_int_equal(c.mode, CACHE_OFF);
+        assert_int_equal(c.nnotes, 1);
+        char named[100];
+        snprintf(named, sizeof named, "TILEC_CACHE=%s is not one of rw, ro, off", bad[i]);
+        assert_true(noted(&c, named, "memory only"));
+        free(get(&c, "k", 1, &f));
+        cache_close(&c);
+    }
+    assert_int_equal(count_files(dir, ".tcb$"), 0);
+    setenv("TILEC_CACHE", "", 1); /* empty is unset: rw, quietly */
+    rt_cache c;
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_RW);
+    assert_int_equal(c.nnotes, 0);
+    cache_close(&c);
+    unsetenv("TILEC_CACHE");
+}
+
 /* A directory path of 1100 characters is used whole (it used to be cut at 1023, and the
  * cut path created and used); one longer than a path may be is a note, memory only, and
  * nothing is created. */
@@ -605,6 +696,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_directory_symlink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_is_a_file, setup, teardown),
+        cmocka_unit_test(test_parse_u64),
+        cmocka_unit_test_setup_teardown(test_max_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_dir, setup, teardown),
     };
     return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);

@@ -19,6 +19,8 @@
 #define _GNU_SOURCE /* O_NOFOLLOW, flock, AT_EACCESS */
 #include "cache.h"
 
+#include "env.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -69,6 +71,26 @@ static const char *untrusted(const struct stat *st) {
     return NULL;
 }
 
+/* TILEC_CACHE and TILEC_CACHE_MAX_BYTES; unset or empty is the default, anything else
+ * that is not read exactly is a note. */
+static void read_settings(rt_cache *c) {
+    c->mode = CACHE_RW;
+    c->cap = DEFAULT_CAP;
+    const char *mode = getenv("TILEC_CACHE");
+    if (mode && *mode && strcmp(mode, "rw") != 0) {
+        if (strcmp(mode, "ro") == 0) c->mode = CACHE_RO;
+        else if (strcmp(mode, "off") == 0) c->mode = CACHE_OFF;
+        else { /* a value meant to restrict the cache that cannot be read: do neither */
+            c->mode = CACHE_OFF;
+            note(c, "TILEC_CACHE=%.200s is not one of rw, ro, off: the disk cache is off and %s", mode, memory_only);
+        }
+    }
+    const char *cap = getenv("TILEC_CACHE_MAX_BYTES");
+    if (cap && *cap && !rt_parse_u64(cap, rt_byte_units, UINT64_MAX, &c->cap))
+        note(c, "TILEC_CACHE_MAX_BYTES=%.200s is not a size: give a whole number of bytes, optionally followed by K, M, "
+             "G or T (or KiB, MiB, GiB, TiB; powers of 1024), at most 2^64 - 1; the default 1 GiB is used", cap);
+}
+
 /* Opens c->dir and decides how far to trust it; memory only (OFF) with a note where it
  * cannot be used, read only (RO) with a note where it cannot be written. */
 static void open_dir(rt_cache *c) {
@@ -117,10 +139,7 @@ static void open_dir(rt_cache *c) {
 void cache_open(rt_cache *c) {
     memset(c, 0, sizeof *c);
     c->dirfd = -1;
-    const char *mode = getenv("TILEC_CACHE");
-    c->mode = !mode || !strcmp(mode, "rw") || !*mode ? CACHE_RW : !strcmp(mode, "ro") ? CACHE_RO : CACHE_OFF;
-    const char *cap = getenv("TILEC_CACHE_MAX_BYTES");
-    c->cap = cap && *cap ? strtoull(cap, NULL, 10) : DEFAULT_CAP;
+    read_settings(c);
     const char *dir = getenv("TILEC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     if (dir && *dir) n = snprintf(c->dir, sizeof c->dir, "%s", dir);

@@ -26,7 +26,7 @@ void rt_sha256(const void *data, size_t n, uint8_t out[32]);
 typedef enum cache_mode { CACHE_OFF, CACHE_RO, CACHE_RW } cache_mode;
 
 enum {
-    CACHE_NOTES = 1,                    /* about the directory */
+    CACHE_NOTES = 3,                    /* at most one each: TILEC_CACHE, _MAX_BYTES, the directory */
     CACHE_NOTE_BYTES = PATH_MAX + 512,  /* a note names the directory */
 };
 
@@ -45,10 +45,11 @@ typedef struct rt_cache {
     int hits, misses, builds, rejected, store_failures;
 } rt_cache;
 
-/* Reads TILEC_CACHE (off, ro, rw; default rw), TILEC_CACHE_DIR (else
+/* Reads TILEC_CACHE (rw, ro, off; unset or empty: rw), TILEC_CACHE_DIR (else
  * $XDG_CACHE_HOME/tilec, else ~/.cache/tilec) and TILEC_CACHE_MAX_BYTES (default 1 GiB);
- * in rw mode creates the directory 0700; opens and checks it. A directory it cannot use
- * or trust is a note in c->notes; the cache then does less, never more, than asked. cache_close
+ * in rw mode creates the directory 0700; opens
+ * and checks it. A value it cannot read, or a directory it cannot use or trust, is a
+ * note in c->notes; the cache then does less, never more, than asked. cache_close
  * releases what it holds. */
 void cache_open(rt_cache *c);
 void cache_close(rt_cache *c);
