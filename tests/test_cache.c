@@ -5,7 +5,8 @@
  * key (built once), 4 processes sharing a directory (built once, nobody reads half an
  * entry), a full disk, and SHA-256 against known answers. Trust: a directory others may
  * write or that another user owns, and such entries, are never loaded (also in ro mode).
- * Settings: a file as the directory, sizes with suffixes, unknown modes, long paths.
+ * Settings: a file as the directory, sizes with suffixes, unknown modes, long paths,
+ * orphaned temporaries.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <setjmp.h>
@@ -681,6 +682,43 @@ static void test_long_dir(void **state) {
     free(huge);
 }
 
+/* Temporaries left by a killed process are removed once they are 10 minutes old; a young
+ * one (being written) and an old one whose writer still holds it (stopped) stay. */
+static void test_orphan_temporaries(void **state) {
+    (void)state;
+    const char *hex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    char orphan[700], young[700], held[700];
+    snprintf(orphan, sizeof orphan, "%s/%s.tmp.99999.1", dir, hex);
+    snprintf(young, sizeof young, "%s/%s.tmp.99999.2", dir, hex);
+    snprintf(held, sizeof held, "%s/%s.tmp.99999.3", dir, hex);
+    const char *all[] = {orphan, young, held};
+    for (int i = 0; i < 3; i++) {
+        int fd = open(all[i], O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        assert_true(write(fd, "half an entry", 13) == 13);
+        close(fd);
+    }
+    struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, orphan, old, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, held, old, 0), 0);
+    int hold = open(held, O_RDONLY); /* as its (stopped) writer would */
+    assert_int_equal(flock(hold, LOCK_EX), 0);
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"x", 0, NULL};
+    free(get(&c, "k", 1, &f)); /* a store: the directory is tidied */
+    assert_int_equal(c.orphans_removed, 1);
+    struct stat st;
+    assert_int_not_equal(stat(orphan, &st), 0);
+    assert_int_equal(stat(young, &st), 0);
+    assert_int_equal(stat(held, &st), 0);
+    close(hold); /* its writer is gone now */
+    free(get(&c, "k2", 1, &f));
+    assert_int_not_equal(stat(held, &st), 0);
+    assert_int_equal(stat(young, &st), 0);
+    cache_close(&c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256),
@@ -700,6 +738,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_max_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_orphan_temporaries, setup, teardown),
     };
     return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);
 }

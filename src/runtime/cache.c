@@ -2,7 +2,8 @@
  * cache.c — the disk cache (see cache.h).
  *
  * Files in the directory: <sha256>.tcb (entries), <sha256>.lock (held while one is
- * built), temporary <sha256>.tmp.<pid>.<n> files (renamed into place). The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and checked with
+ * built), temporary <sha256>.tmp.<pid>.<n> files (locked by their writer, renamed into
+ * place). The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and checked with
  * fstat on that descriptor; every file after is opened with openat relative to it, with
  * O_NOFOLLOW, and checked with fstat on its own descriptor, so nothing is checked under
  * one name and used under another. Anything that is not a regular file of the user (or
@@ -37,6 +38,7 @@
 enum {
     HEADER = 8 + 4 + 4 + 8 + 32,
     FORMAT = 1,
+    ORPHAN_AGE_S = 600, /* a temporary this old, that no writer holds, was left by a killed process */
 };
 #define DEFAULT_CAP (1ull << 30)
 
@@ -252,7 +254,15 @@ static void store_failed(rt_cache *c, int err) {
              c->dir, strerror(err ? err : EIO));
 }
 
-/* Writes an entry through a temporary file, synced, then renamed into place. */
+static bool is_hex64(const char *s) {
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return true;
+}
+
+/* Writes an entry through a temporary file, synced, then renamed into place. The writer
+ * holds a lock on its temporary until it is renamed, so eviction can tell a live
+ * writer's file from one a killed process left. */
 static void store(rt_cache *c, const char *hex, const char *name, uint32_t kind, const void *data, size_t size) {
     static unsigned serial; /* distinguishes temporaries of one process; races only make names differ */
     char tmp[128];
@@ -262,6 +272,7 @@ static void store(rt_cache *c, const char *hex, const char *name, uint32_t kind,
         store_failed(c, errno);
         return;
     }
+    flock(fd, LOCK_EX); /* a new file: nobody else holds it, except an evictor for a moment */
     uint8_t h[HEADER];
     memcpy(h, "TILECBIN", 8);
     put32(h + 8, FORMAT);
@@ -272,8 +283,21 @@ static void store(rt_cache *c, const char *hex, const char *name, uint32_t kind,
     int err = errno;
     if (ok && renameat(c->dirfd, tmp, c->dirfd, name) != 0) ok = false, err = errno;
     if (!ok) unlinkat(c->dirfd, tmp, 0);
-    close(fd); /* fsync has reported any write error */
+    close(fd); /* after the rename, so the lock lasts as long as the name; fsync has reported any write error */
     if (!ok) store_failed(c, err);
+}
+
+/* Removes a temporary that is older than ORPHAN_AGE_S and that no writer holds (its
+ * writer was killed; a stopped one still holds its lock). */
+static void remove_orphan(rt_cache *c, int dfd, const char *name, const struct stat *st, time_t now) {
+    if (now - st->st_mtim.tv_sec < ORPHAN_AGE_S) return;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat again;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &again) == 0 && again.st_ino == st->st_ino &&
+        again.st_dev == st->st_dev && unlinkat(dfd, name, 0) == 0)
+        c->orphans_removed++;
+    close(fd); /* and the lock with it */
 }
 
 typedef struct file_age {
@@ -288,7 +312,8 @@ static int oldest_first(const void *a, const void *b) {
     return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
 }
 
-/* Removes the least recently used entries while the cache is over its cap. */
+/* Removes orphaned temporaries, then the least recently used entries while the cache is
+ * over its cap. */
 static void evict(rt_cache *c) {
     int dfd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* an offset of its own for readdir */
     if (dfd < 0) return;
@@ -297,15 +322,22 @@ static void evict(rt_cache *c) {
         close(dfd);
         return;
     }
+    time_t now = time(NULL);
     file_age *all = NULL;
     size_t n = 0, cap = 0;
     uint64_t total = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        if (len < 5 || len >= sizeof all->name || strcmp(e->d_name + len - 4, ".tcb") != 0) continue;
+        bool tmp = len > 69 && is_hex64(e->d_name) && strncmp(e->d_name + 64, ".tmp.", 5) == 0;
+        bool entry = len >= 5 && len < sizeof all->name && strcmp(e->d_name + len - 4, ".tcb") == 0;
+        if (!tmp && !entry) continue;
         struct stat st;
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (tmp) {
+            remove_orphan(c, dfd, e->d_name, &st, now);
+            continue;
+        }
         if (n == cap) {
             file_age *bigger = realloc(all, (cap = cap ? 2 * cap : 64) * sizeof *all);
             if (!bigger) break;

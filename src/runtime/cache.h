@@ -42,7 +42,7 @@ typedef struct rt_cache {
     char notes[CACHE_NOTES][CACHE_NOTE_BYTES];
     char store_error[CACHE_NOTE_BYTES]; /* why the last entry could not be stored ("" when none failed) */
     /* counters, for logs and tests */
-    int hits, misses, builds, rejected, store_failures;
+    int hits, misses, builds, rejected, store_failures, orphans_removed;
 } rt_cache;
 
 /* Reads TILEC_CACHE (rw, ro, off; unset or empty: rw), TILEC_CACHE_DIR (else
