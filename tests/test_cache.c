@@ -6,7 +6,7 @@
  * entry), a full disk, and SHA-256 against known answers. Trust: a directory others may
  * write or that another user owns, and such entries, are never loaded (also in ro mode).
  * Settings: a file as the directory, sizes with suffixes, unknown modes, long paths,
- * orphaned temporaries.
+ * orphaned temporaries, and a stopped process holding a build lock.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <setjmp.h>
@@ -719,6 +719,89 @@ static void test_orphan_temporaries(void **state) {
     cache_close(&c);
 }
 
+/* A process stopped (SIGSTOP) while it holds a key's build lock: another waits at most
+ * TILEC_CACHE_LOCK_WAIT_MS, then builds without the lock, gets the right payload and a
+ * note; it used to wait forever. The waiter runs in a child with an alarm, so a wait that
+ * does not end fails the test instead of hanging it. */
+static void test_stopped_lock_holder(void **state) {
+    (void)state;
+    const char *key = "stuck key";
+    uint8_t sum[32];
+    char lock[700];
+    rt_sha256(key, strlen(key), sum);
+    int n = snprintf(lock, sizeof lock, "%s/", dir);
+    for (int i = 0; i < 32; i++) n += snprintf(lock + n, sizeof lock - (size_t)n, "%02x", sum[i]);
+    snprintf(lock + n, sizeof lock - (size_t)n, ".lock");
+    pid_t holder = fork();
+    if (holder == 0) {
+        int fd = open(lock, O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(holder, &status, WUNTRACED), holder);
+    bool stopped = WIFSTOPPED(status);
+    setenv("TILEC_CACHE_LOCK_WAIT_MS", "300", 1);
+    fake f = {"built while the lock was stuck", 0, NULL};
+    pid_t waiter = fork();
+    if (waiter == 0) {
+        alarm(20);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rt_cache c;
+        cache_open(&c);
+        void *data = NULL;
+        size_t len = 0;
+        bool ok = cache_get(&c, key, strlen(key), 1, fake_build, &f, &data, &len) && len == strlen(f.payload) &&
+                  memcmp(data, f.payload, len) == 0;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        bool said = c.lock_timeouts == 1 && strstr(c.lock_note, "held by another process for more than 300 ms") &&
+                    strstr(c.lock_note, "built without waiting") && strstr(c.lock_note, lock);
+        _exit(!ok ? 1 : !said ? 2 : ms < 290 ? 3 : ms > 5000 ? 4 : 0);
+    }
+    int wstatus = 0;
+    pid_t got = waitpid(waiter, &wstatus, 0);
+    kill(holder, SIGKILL); /* before any assert, so no stopped process outlives the test */
+    waitpid(holder, &status, 0);
+    assert_true(stopped);
+    assert_int_equal(got, waiter);
+    assert_true(WIFEXITED(wstatus)); /* not killed by its alarm */
+    assert_int_equal(WEXITSTATUS(wstatus), 0);
+    unsetenv("TILEC_CACHE_LOCK_WAIT_MS");
+    rt_cache c; /* what it built was stored */
+    cache_open(&c);
+    builds = 0;
+    free(get(&c, key, 1, &f));
+    assert_int_equal(builds, 0);
+    assert_int_equal(c.lock_timeouts, 0);
+    cache_close(&c);
+}
+
+/* TILEC_CACHE_LOCK_WAIT_MS goes through the strict parser too. */
+static void test_lock_wait_setting(void **state) {
+    (void)state;
+    static const char *bad[] = {"5s", "-1", "1K", "3600001", "1e3"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TILEC_CACHE_LOCK_WAIT_MS", bad[i], 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_true(c.lock_wait_ms == 5000);
+        char named[100];
+        snprintf(named, sizeof named, "TILEC_CACHE_LOCK_WAIT_MS=%s is not a number of milliseconds", bad[i]);
+        assert_true(noted(&c, named, "from 0 to 3600000: the default 5000 is used"));
+        cache_close(&c);
+    }
+    setenv("TILEC_CACHE_LOCK_WAIT_MS", "0", 1);
+    rt_cache c;
+    cache_open(&c);
+    assert_true(c.lock_wait_ms == 0);
+    assert_int_equal(c.nnotes, 0);
+    cache_close(&c);
+    unsetenv("TILEC_CACHE_LOCK_WAIT_MS");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256),
@@ -739,6 +822,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_unknown_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan_temporaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stopped_lock_holder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lock_wait_setting, setup, teardown),
     };
     return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);
 }

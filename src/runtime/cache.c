@@ -41,6 +41,8 @@ enum {
     ORPHAN_AGE_S = 600, /* a temporary this old, that no writer holds, was left by a killed process */
 };
 #define DEFAULT_CAP (1ull << 30)
+#define DEFAULT_LOCK_WAIT_MS 5000ull
+#define MAX_LOCK_WAIT_MS 3600000ull /* an hour */
 
 static const char memory_only[] = "compiled kernels are kept in memory only";
 
@@ -73,11 +75,12 @@ static const char *untrusted(const struct stat *st) {
     return NULL;
 }
 
-/* TILEC_CACHE and TILEC_CACHE_MAX_BYTES; unset or empty is the default, anything else
- * that is not read exactly is a note. */
+/* TILEC_CACHE, TILEC_CACHE_MAX_BYTES and TILEC_CACHE_LOCK_WAIT_MS; unset or empty is the
+ * default, anything else that is not read exactly is a note. */
 static void read_settings(rt_cache *c) {
     c->mode = CACHE_RW;
     c->cap = DEFAULT_CAP;
+    c->lock_wait_ms = DEFAULT_LOCK_WAIT_MS;
     const char *mode = getenv("TILEC_CACHE");
     if (mode && *mode && strcmp(mode, "rw") != 0) {
         if (strcmp(mode, "ro") == 0) c->mode = CACHE_RO;
@@ -91,6 +94,10 @@ static void read_settings(rt_cache *c) {
     if (cap && *cap && !rt_parse_u64(cap, rt_byte_units, UINT64_MAX, &c->cap))
         note(c, "TILEC_CACHE_MAX_BYTES=%.200s is not a size: give a whole number of bytes, optionally followed by K, M, "
              "G or T (or KiB, MiB, GiB, TiB; powers of 1024), at most 2^64 - 1; the default 1 GiB is used", cap);
+    const char *wait = getenv("TILEC_CACHE_LOCK_WAIT_MS");
+    if (wait && *wait && !rt_parse_u64(wait, NULL, MAX_LOCK_WAIT_MS, &c->lock_wait_ms))
+        note(c, "TILEC_CACHE_LOCK_WAIT_MS=%.200s is not a number of milliseconds from 0 to %llu: the default %llu is used",
+             wait, MAX_LOCK_WAIT_MS, DEFAULT_LOCK_WAIT_MS);
 }
 
 /* Opens c->dir and decides how far to trust it; memory only (OFF) with a note where it
@@ -355,6 +362,35 @@ static void evict(rt_cache *c) {
     free(all);
 }
 
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* Takes the build lock open on fd, waiting at most c->lock_wait_ms for whoever holds it
+ * (flock has no timeout, so it polls, from 1 ms up to every 50 ms). False when it was
+ * not had: waited out, or locks do not work here. */
+static bool lock_bounded(rt_cache *c, int fd, bool *timed_out) {
+    *timed_out = false;
+    uint64_t start = now_ms();
+    long step_us = 1000;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+        if (errno != EWOULDBLOCK && errno != EINTR) return false;
+        uint64_t waited = now_ms() - start;
+        if (waited >= c->lock_wait_ms) {
+            *timed_out = true;
+            return false;
+        }
+        uint64_t left_us = (c->lock_wait_ms - waited) * 1000u;
+        long us = (uint64_t)step_us < left_us ? step_us : (long)left_us;
+        struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+        nanosleep(&ts, NULL);
+        if (step_us < 50000) step_us *= 2;
+    }
+}
+
 bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cache_build_fn build, void *arg,
                void **data, size_t *size) {
     *data = NULL;
@@ -379,7 +415,14 @@ bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cach
     /* one builder per key, across threads and processes: the others wait, then read */
     snprintf(lock, sizeof lock, "%s.lock", hex);
     int fd = open_in(c, lock, O_RDWR | O_CREAT);
-    if (fd >= 0) flock(fd, LOCK_EX);
+    bool locked = false, timed_out = false;
+    if (fd >= 0) locked = lock_bounded(c, fd, &timed_out);
+    if (timed_out) { /* a stopped or stuck builder: build it too, the result is the same */
+        c->lock_timeouts++;
+        snprintf(c->lock_note, sizeof c->lock_note, "the kernel cache's build lock %s/%s was held by another process for "
+                 "more than %llu ms (a stopped process?): the kernel was built without waiting for it (set "
+                 "TILEC_CACHE_LOCK_WAIT_MS to wait longer)", c->dir, lock, (unsigned long long)c->lock_wait_ms);
+    }
     bool ok;
     if (lookup(c, name, kind, data, size)) {
         c->hits++;
@@ -393,9 +436,7 @@ bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cach
             evict(c);
         }
     }
-    if (fd >= 0) {
-        flock(fd, LOCK_UN);
-        close(fd);
-    }
+    if (locked) flock(fd, LOCK_UN);
+    if (fd >= 0) close(fd);
     return ok;
 }

@@ -84,12 +84,16 @@ static tilec_status binary_of_source(rt *r, const char *source, void **data, siz
     ir_str_put(&key, source, strlen(source));
     if (key.oom) { ir_str_free(&key); return TILEC_ERR_NOMEM; }
     build_arg a = {r, source, TILEC_OK};
-    int hits = r->cache.hits, failures = r->cache.store_failures;
+    int hits = r->cache.hits, failures = r->cache.store_failures, timeouts = r->cache.lock_timeouts;
     bool ok = cache_get(&r->cache, key.data, key.len, r->target.backend == TILEC_BACKEND_CUDA ? 1 : 2, build_binary, &a,
                         data, size);
     ir_str_free(&key);
     rt_log(r, "disk cache %s (%s)", r->cache.hits > hits ? "hit" : r->cache.mode == CACHE_OFF ? "off" : "miss", r->cache.dir);
     if (r->cache.store_failures != failures) rt_log(r, "%s", r->cache.store_error);
+    if (r->cache.lock_timeouts != timeouts) { /* a note of this call, and the log */
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.lock_note);
+        rt_log(r, "%s", r->cache.lock_note);
+    }
     if (!ok) return a.st != TILEC_OK ? a.st : TILEC_ERR_COMPILE;
     return TILEC_OK;
 }
