@@ -3,7 +3,10 @@
  * corrupted, truncated and tampered entries, a planted symlink, an unwritable directory,
  * read-only and off modes, eviction of the least recently used, 8 threads asking for one
  * key (built once), 4 processes sharing a directory (built once, nobody reads half an
- * entry), a full disk, and SHA-256 against known answers.
+ * entry), a full disk, and SHA-256 against known answers. Trust: a directory others may
+ * write or that another user owns, and such entries, are never loaded (also in ro mode).
+ * Settings: a file as the directory, sizes with suffixes, unknown modes, long paths,
+ * orphaned temporaries, and a stopped process holding a build lock.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include <setjmp.h>
@@ -13,6 +16,7 @@
 #include <cmocka.h>
 
 #include "../src/runtime/cache.h"
+#include "../src/runtime/env.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -125,6 +130,8 @@ static void test_hit_and_miss(void **state) {
     char *e = get(&c, "key two", 1, &f), *g = get(&c, "key one", 2, &f);
     assert_int_equal(builds, 3);
     free(a); free(b); free(d); free(e); free(g);
+    cache_close(&c);
+    cache_close(&c2);
 }
 
 static void test_damaged_entries(void **state) {
@@ -164,6 +171,7 @@ static void test_damaged_entries(void **state) {
     /* after all that, a valid entry again */
     free(get(&c, "k", 1, &f));
     assert_int_equal(builds, 5);
+    cache_close(&c);
 }
 
 static void test_symlink_not_followed(void **state) {
@@ -181,6 +189,7 @@ static void test_symlink_not_followed(void **state) {
     free(get(&c, "k", 1, &f)); /* the link is not read: a miss */
     assert_int_equal(builds, 2);
     unlink(outside);
+    cache_close(&c);
 }
 
 static void test_unwritable_and_modes(void **state) {
@@ -193,30 +202,37 @@ static void test_unwritable_and_modes(void **state) {
     setenv("TILEC_CACHE_DIR", below, 1);
     rt_cache c;
     cache_open(&c);
-    assert_true(c.unwritable);
-    assert_non_null(strstr(c.why, "cannot be written"));
-    assert_non_null(strstr(c.why, "memory only"));
+    assert_int_equal(c.nnotes, 1);
+    assert_non_null(strstr(c.notes[0], "cannot be created (Not a directory)"));
+    assert_non_null(strstr(c.notes[0], "memory only"));
+    assert_int_equal(c.mode, CACHE_OFF);
     fake f = {"x", 0, NULL};
     free(get(&c, "k", 1, &f));
     free(get(&c, "k", 1, &f));
     assert_int_equal(builds, 2); /* nothing stored */
+    cache_close(&c);
     setenv("TILEC_CACHE_DIR", dir, 1);
     setenv("TILEC_CACHE", "off", 1);
     cache_open(&c);
     assert_int_equal(c.mode, CACHE_OFF);
+    assert_int_equal(c.nnotes, 0);
     free(get(&c, "k", 1, &f));
     assert_int_equal(builds, 3);
+    cache_close(&c);
     /* ro: reads what is there, stores nothing */
     setenv("TILEC_CACHE", "rw", 1);
     cache_open(&c);
     free(get(&c, "stored", 1, &f));
+    cache_close(&c);
     setenv("TILEC_CACHE", "ro", 1);
     cache_open(&c);
+    assert_int_equal(c.nnotes, 0);
     free(get(&c, "stored", 1, &f));
     assert_int_equal(c.hits, 1);
     free(get(&c, "new", 1, &f));
     free(get(&c, "new", 1, &f));
     assert_int_equal(c.hits, 1);
+    cache_close(&c);
     unsetenv("TILEC_CACHE");
 }
 
@@ -242,6 +258,7 @@ static void test_eviction(void **state) {
     builds = 0;
     free(get(&c, "key 4", 1, &f));
     assert_int_equal(builds, 0);
+    cache_close(&c);
     unsetenv("TILEC_CACHE_MAX_BYTES");
 }
 
@@ -257,6 +274,7 @@ static void *ask(void *p) {
     void *data;
     size_t n;
     if (cache_get(&c, "same key", 8, 1, fake_build, &f, &data, &n)) t->got = data;
+    cache_close(&c);
     return NULL;
 }
 
@@ -351,6 +369,437 @@ static void test_disk_full(void **state) {
     assert_string_equal(again, f.payload);
     assert_int_equal(builds, 1); /* a miss: no truncated entry was taken */
     free(again);
+    cache_close(&c);
+}
+
+/* ---- trust: the directory and each entry must be the user's (or root's) and private ---- */
+
+/* Whether the cache has a note holding each of the texts. */
+static bool noted(const rt_cache *c, const char *a, const char *b) {
+    for (int i = 0; i < c->nnotes; i++)
+        if (strstr(c->notes[i], a) && (!b || strstr(c->notes[i], b))) return true;
+    return false;
+}
+
+/* Files in directory d whose names end with suffix (or contain it, for ".tmp."). */
+static int count_files(const char *d, const char *part) {
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -c -- '%s'", d, part);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p && fscanf(p, "%d", &n) != 1) n = -1;
+    if (p) pclose(p);
+    return n;
+}
+
+/* A directory other users may write (0777, 0770, 0722) is not trusted, also in ro mode
+ * (which security.md recommends for such a directory), nor one of another owner: memory
+ * only, one note, nothing read or written there. */
+static void test_untrusted_directory(void **state) {
+    (void)state;
+    fake f = {"planted?", 0, NULL};
+    rt_cache c;
+    cache_open(&c);
+    free(get(&c, "k", 1, &f)); /* an entry, stored while the directory was private */
+    cache_close(&c);
+    assert_int_equal(builds, 1);
+    const mode_t modes[] = {0777, 0770, 0722};
+    const char *settings[] = {NULL, "ro"};
+    for (int m = 0; m < 3; m++)
+        for (int s = 0; s < 2; s++) {
+            assert_int_equal(chmod(dir, modes[m]), 0);
+            if (settings[s]) setenv("TILEC_CACHE", settings[s], 1);
+            else unsetenv("TILEC_CACHE");
+            cache_open(&c);
+            assert_int_equal(c.mode, CACHE_OFF);
+            assert_int_equal(c.nnotes, 1);
+            assert_true(noted(&c, "can be written by other users", "memory only"));
+            char mode_text[32];
+            snprintf(mode_text, sizeof mode_text, "mode %04o", (unsigned)modes[m]);
+            assert_true(noted(&c, dir, mode_text));
+            int before = builds;
+            free(get(&c, "k", 1, &f));
+            free(get(&c, "new", 1, &f));
+            assert_int_equal(builds, before + 2); /* the entry there is not loaded */
+            assert_int_equal(c.hits, 0);
+            assert_int_equal(count_files(dir, ".tcb$"), 1); /* and nothing is stored */
+            cache_close(&c);
+        }
+    unsetenv("TILEC_CACHE");
+    assert_int_equal(chmod(dir, 0700), 0);
+    cache_open(&c); /* private again: trusted */
+    assert_int_equal(c.nnotes, 0);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(c.hits, 1);
+    cache_close(&c);
+    if (geteuid() != 0) {
+        print_message("skipped: a directory of another owner needs root to make (chown)\n");
+        return;
+    }
+    assert_int_equal(chown(dir, 65534, 65534), 0); /* nobody's, mode 0700 */
+    for (int s = 0; s < 2; s++) {
+        if (settings[s]) setenv("TILEC_CACHE", settings[s], 1);
+        else unsetenv("TILEC_CACHE");
+        cache_open(&c);
+        assert_int_equal(c.mode, CACHE_OFF);
+        assert_true(noted(&c, "belongs to another user", "owner uid 65534"));
+        int before = builds;
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(builds, before + 1);
+        cache_close(&c);
+    }
+    unsetenv("TILEC_CACHE");
+    assert_int_equal(chown(dir, 0, 0), 0);
+}
+
+/* The directory given as a symbolic link is not followed (it is opened O_NOFOLLOW). */
+static void test_directory_symlink(void **state) {
+    (void)state;
+    char real[600], link[600];
+    snprintf(real, sizeof real, "%s/real", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink(real, link), 0);
+    setenv("TILEC_CACHE_DIR", link, 1);
+    rt_cache c;
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_OFF);
+    assert_true(noted(&c, "is a symbolic link", "memory only"));
+    fake f = {"x", 0, NULL};
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(count_files(real, ".tcb$"), 0);
+    cache_close(&c);
+}
+
+/* An entry that others may write, or that belongs to someone else, is rejected and
+ * rebuilt (rw) or just not loaded (ro). */
+static void test_untrusted_entries(void **state) {
+    (void)state;
+    fake f = {"an entry of the user's own", 0, NULL};
+    rt_cache c;
+    cache_open(&c);
+    free(get(&c, "k", 1, &f));
+    char path[512];
+    entry_file(path, sizeof path);
+    const mode_t modes[] = {0660, 0620, 0602, 0666};
+    for (int m = 0; m < 4; m++) {
+        assert_int_equal(chmod(path, modes[m]), 0);
+        setenv("TILEC_CACHE", "ro", 1); /* ro: not loaded, left alone */
+        rt_cache ro;
+        cache_open(&ro);
+        int before = builds;
+        free(get(&ro, "k", 1, &f));
+        assert_int_equal(builds, before + 1);
+        assert_int_equal(ro.hits, 0);
+        assert_int_equal(ro.rejected, 1);
+        cache_close(&ro);
+        unsetenv("TILEC_CACHE");
+        int rejected = c.rejected; /* rw: rejected, rebuilt and replaced by a private one */
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(builds, before + 2);
+        assert_int_equal(c.rejected, rejected + 1);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(builds, before + 2); /* and that one is loaded */
+    }
+    if (geteuid() != 0) {
+        print_message("skipped: an entry of another owner needs root to make (chown)\n");
+        cache_close(&c);
+        return;
+    }
+    assert_int_equal(chown(path, 65534, 65534), 0); /* nobody's, mode 0600 */
+    int before = builds, rejected = c.rejected;
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, before + 1);
+    assert_int_equal(c.rejected, rejected + 1);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, 0); /* replaced by root's own */
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(builds, before + 1);
+    cache_close(&c);
+}
+
+/* ---- settings ---- */
+
+/* TILEC_CACHE_DIR naming a regular file: a note, memory only (it used to say nothing and
+ * fail every store). */
+static void test_dir_is_a_file(void **state) {
+    (void)state;
+    char file[600];
+    snprintf(file, sizeof file, "%s/a-file", dir);
+    FILE *p = fopen(file, "w");
+    fclose(p);
+    setenv("TILEC_CACHE_DIR", file, 1);
+    const char *settings[] = {NULL, "ro"};
+    fake f = {"x", 0, NULL};
+    for (int s = 0; s < 2; s++) {
+        if (settings[s]) setenv("TILEC_CACHE", settings[s], 1);
+        else unsetenv("TILEC_CACHE");
+        rt_cache c;
+        cache_open(&c);
+        assert_int_equal(c.mode, CACHE_OFF);
+        assert_int_equal(c.nnotes, 1);
+        assert_true(noted(&c, file, "is not a directory"));
+        assert_true(noted(&c, "memory only", NULL));
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(c.store_failures, 0); /* nothing is tried */
+        cache_close(&c);
+    }
+    unsetenv("TILEC_CACHE");
+}
+
+/* The strict parser every number of the environment goes through. */
+static void test_parse_u64(void **state) {
+    (void)state;
+    static const struct { const char *text; uint64_t want; } good[] = {
+        {"0", 0}, {"300", 300}, {"007", 7}, {"1K", 1024}, {"1KiB", 1024}, {"3M", 3ull << 20}, {"3MiB", 3ull << 20},
+        {"1G", 1ull << 30}, {"1GiB", 1ull << 30}, {"2T", 2ull << 40}, {"2TiB", 2ull << 40},
+        {"18446744073709551615", 18446744073709551615ull}, {"16777215T", 16777215ull << 40},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        uint64_t v = 12345;
+        assert_true(rt_parse_u64(good[i].text, rt_byte_units, UINT64_MAX, &v));
+        assert_true(v == good[i].want);
+    }
+    static const char *bad[] = {
+        "", "G", "1g", "1k", "1 G", " 1", "1 ", "-1", "+5", "1GB", "1Gi", "1KB", "0x10", "1.5G", "1e9", "1GG", "1GiBs",
+        "18446744073709551616", "99999999999999999999999", "16777216T", "17179869184G", "1\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        uint64_t v = 12345;
+        assert_false(rt_parse_u64(bad[i], rt_byte_units, UINT64_MAX, &v));
+        assert_true(v == 12345); /* untouched */
+    }
+    uint64_t v = 0;
+    assert_false(rt_parse_u64(NULL, rt_byte_units, UINT64_MAX, &v));
+    assert_false(rt_parse_u64("1K", NULL, UINT64_MAX, &v)); /* no suffix where none is allowed */
+    assert_true(rt_parse_u64("10", NULL, 10, &v) && v == 10);
+    assert_false(rt_parse_u64("11", NULL, 10, &v)); /* the bound */
+}
+
+/* TILEC_CACHE_MAX_BYTES: 1G is 1 GiB (it was read as 1 byte); anything not read exactly
+ * is a note that names it and what is accepted, and the default stays. */
+static void test_max_bytes(void **state) {
+    (void)state;
+    static const struct { const char *text; uint64_t cap; } good[] = {
+        {"1G", 1ull << 30}, {"512M", 512ull << 20}, {"2GiB", 2ull << 30}, {"300", 300}, {"1T", 1ull << 40}, {"", 1ull << 30},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        setenv("TILEC_CACHE_MAX_BYTES", good[i].text, 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_true(c.cap == good[i].cap);
+        assert_int_equal(c.nnotes, 0);
+        cache_close(&c);
+    }
+    static const char *bad[] = {"1g", "1GB", "-1", "1.5G", "abc", "18446744073709551616", "17179869184G", "10 M"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TILEC_CACHE_MAX_BYTES", bad[i], 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_true(c.cap == 1ull << 30);
+        assert_int_equal(c.nnotes, 1);
+        char named[100];
+        snprintf(named, sizeof named, "TILEC_CACHE_MAX_BYTES=%s is not a size", bad[i]);
+        assert_true(noted(&c, named, "K, M, G or T (or KiB, MiB, GiB, TiB; powers of 1024)"));
+        assert_true(noted(&c, "the default 1 GiB is used", NULL));
+        assert_int_equal(c.mode, CACHE_RW); /* the cache itself still works */
+        cache_close(&c);
+    }
+    unsetenv("TILEC_CACHE_MAX_BYTES");
+}
+
+/* An unknown TILEC_CACHE is refused with a note naming the accepted values; the cache is
+ * then off (the variable is set to restrict the cache: a value that cannot be read must
+ * not make it write). */
+static void test_unknown_mode(void **state) {
+    (void)state;
+    static const char *bad[] = {"RW", "on", "1", "readonly", "no", "rw "};
+    fake f = {"x", 0, NULL};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TILEC_CACHE", bad[i], 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_int_equal(c.mode, CACHE_OFF);
+        assert_int_equal(c.nnotes, 1);
+        char named[100];
+        snprintf(named, sizeof named, "TILEC_CACHE=%s is not one of rw, ro, off", bad[i]);
+        assert_true(noted(&c, named, "memory only"));
+        free(get(&c, "k", 1, &f));
+        cache_close(&c);
+    }
+    assert_int_equal(count_files(dir, ".tcb$"), 0);
+    setenv("TILEC_CACHE", "", 1); /* empty is unset: rw, quietly */
+    rt_cache c;
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_RW);
+    assert_int_equal(c.nnotes, 0);
+    cache_close(&c);
+    unsetenv("TILEC_CACHE");
+}
+
+/* A directory path of 1100 characters is used whole (it used to be cut at 1023, and the
+ * cut path created and used); one longer than a path may be is a note, memory only, and
+ * nothing is created. */
+static void test_long_dir(void **state) {
+    (void)state;
+    char deep[1200], comp[201];
+    memset(comp, 'd', 200);
+    comp[200] = '\0';
+    int n = snprintf(deep, sizeof deep, "%s", dir);
+    while (n < 1100) n += snprintf(deep + n, sizeof deep - (size_t)n, "/%s", comp);
+    assert_true(strlen(deep) > 1100);
+    setenv("TILEC_CACHE_DIR", deep, 1);
+    fake f = {"deep", 0, NULL};
+    rt_cache c;
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_RW);
+    assert_int_equal(c.nnotes, 0);
+    free(get(&c, "k", 1, &f));
+    cache_close(&c);
+    assert_int_equal(count_files(deep, ".tcb$"), 1); /* in the directory named, not a cut one */
+    cache_open(&c);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(c.hits, 1);
+    cache_close(&c);
+    char *huge = malloc(5000);
+    n = snprintf(huge, 5000, "%s/huge", dir);
+    while (n < 4900) n += snprintf(huge + n, 5000 - (size_t)n, "/%s", comp);
+    setenv("TILEC_CACHE_DIR", huge, 1);
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_OFF);
+    assert_int_equal(c.nnotes, 1);
+    assert_true(noted(&c, "characters long, more than a path may have", "memory only"));
+    free(get(&c, "k", 1, &f));
+    cache_close(&c);
+    char top[700];
+    snprintf(top, sizeof top, "%s/huge", dir);
+    struct stat st;
+    assert_int_not_equal(stat(top, &st), 0); /* no part of it was made */
+    free(huge);
+}
+
+/* Temporaries left by a killed process are removed once they are 10 minutes old; a young
+ * one (being written) and an old one whose writer still holds it (stopped) stay. */
+static void test_orphan_temporaries(void **state) {
+    (void)state;
+    const char *hex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    char orphan[700], young[700], held[700];
+    snprintf(orphan, sizeof orphan, "%s/%s.tmp.99999.1", dir, hex);
+    snprintf(young, sizeof young, "%s/%s.tmp.99999.2", dir, hex);
+    snprintf(held, sizeof held, "%s/%s.tmp.99999.3", dir, hex);
+    const char *all[] = {orphan, young, held};
+    for (int i = 0; i < 3; i++) {
+        int fd = open(all[i], O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        assert_true(write(fd, "half an entry", 13) == 13);
+        close(fd);
+    }
+    struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, orphan, old, 0), 0);
+    assert_int_equal(utimensat(AT_FDCWD, held, old, 0), 0);
+    int hold = open(held, O_RDONLY); /* as its (stopped) writer would */
+    assert_int_equal(flock(hold, LOCK_EX), 0);
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"x", 0, NULL};
+    free(get(&c, "k", 1, &f)); /* a store: the directory is tidied */
+    assert_int_equal(c.orphans_removed, 1);
+    struct stat st;
+    assert_int_not_equal(stat(orphan, &st), 0);
+    assert_int_equal(stat(young, &st), 0);
+    assert_int_equal(stat(held, &st), 0);
+    close(hold); /* its writer is gone now */
+    free(get(&c, "k2", 1, &f));
+    assert_int_not_equal(stat(held, &st), 0);
+    assert_int_equal(stat(young, &st), 0);
+    cache_close(&c);
+}
+
+/* A process stopped (SIGSTOP) while it holds a key's build lock: another waits at most
+ * TILEC_CACHE_LOCK_WAIT_MS, then builds without the lock, gets the right payload and a
+ * note; it used to wait forever. The waiter runs in a child with an alarm, so a wait that
+ * does not end fails the test instead of hanging it. */
+static void test_stopped_lock_holder(void **state) {
+    (void)state;
+    const char *key = "stuck key";
+    uint8_t sum[32];
+    char lock[700];
+    rt_sha256(key, strlen(key), sum);
+    int n = snprintf(lock, sizeof lock, "%s/", dir);
+    for (int i = 0; i < 32; i++) n += snprintf(lock + n, sizeof lock - (size_t)n, "%02x", sum[i]);
+    snprintf(lock + n, sizeof lock - (size_t)n, ".lock");
+    pid_t holder = fork();
+    if (holder == 0) {
+        int fd = open(lock, O_RDWR | O_CREAT, 0600);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+        raise(SIGSTOP);
+        _exit(0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(holder, &status, WUNTRACED), holder);
+    bool stopped = WIFSTOPPED(status);
+    setenv("TILEC_CACHE_LOCK_WAIT_MS", "300", 1);
+    fake f = {"built while the lock was stuck", 0, NULL};
+    pid_t waiter = fork();
+    if (waiter == 0) {
+        alarm(20);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        rt_cache c;
+        cache_open(&c);
+        void *data = NULL;
+        size_t len = 0;
+        bool ok = cache_get(&c, key, strlen(key), 1, fake_build, &f, &data, &len) && len == strlen(f.payload) &&
+                  memcmp(data, f.payload, len) == 0;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        bool said = c.lock_timeouts == 1 && strstr(c.lock_note, "held by another process for more than 300 ms") &&
+                    strstr(c.lock_note, "built without waiting") && strstr(c.lock_note, lock);
+        _exit(!ok ? 1 : !said ? 2 : ms < 290 ? 3 : ms > 5000 ? 4 : 0);
+    }
+    int wstatus = 0;
+    pid_t got = waitpid(waiter, &wstatus, 0);
+    kill(holder, SIGKILL); /* before any assert, so no stopped process outlives the test */
+    waitpid(holder, &status, 0);
+    assert_true(stopped);
+    assert_int_equal(got, waiter);
+    assert_true(WIFEXITED(wstatus)); /* not killed by its alarm */
+    assert_int_equal(WEXITSTATUS(wstatus), 0);
+    unsetenv("TILEC_CACHE_LOCK_WAIT_MS");
+    rt_cache c; /* what it built was stored */
+    cache_open(&c);
+    builds = 0;
+    free(get(&c, key, 1, &f));
+    assert_int_equal(builds, 0);
+    assert_int_equal(c.lock_timeouts, 0);
+    cache_close(&c);
+}
+
+/* TILEC_CACHE_LOCK_WAIT_MS goes through the strict parser too. */
+static void test_lock_wait_setting(void **state) {
+    (void)state;
+    static const char *bad[] = {"5s", "-1", "1K", "3600001", "1e3"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("TILEC_CACHE_LOCK_WAIT_MS", bad[i], 1);
+        rt_cache c;
+        cache_open(&c);
+        assert_true(c.lock_wait_ms == 5000);
+        char named[100];
+        snprintf(named, sizeof named, "TILEC_CACHE_LOCK_WAIT_MS=%s is not a number of milliseconds", bad[i]);
+        assert_true(noted(&c, named, "from 0 to 3600000: the default 5000 is used"));
+        cache_close(&c);
+    }
+    setenv("TILEC_CACHE_LOCK_WAIT_MS", "0", 1);
+    rt_cache c;
+    cache_open(&c);
+    assert_true(c.lock_wait_ms == 0);
+    assert_int_equal(c.nnotes, 0);
+    cache_close(&c);
+    unsetenv("TILEC_CACHE_LOCK_WAIT_MS");
 }
 
 int main(void) {
@@ -364,6 +813,17 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_threads_build_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_share, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untrusted_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directory_symlink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_untrusted_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dir_is_a_file, setup, teardown),
+        cmocka_unit_test(test_parse_u64),
+        cmocka_unit_test_setup_teardown(test_max_bytes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_dir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_orphan_temporaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stopped_lock_holder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lock_wait_setting, setup, teardown),
     };
     return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);
 }

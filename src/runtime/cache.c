@@ -2,19 +2,30 @@
  * cache.c — the disk cache (see cache.h).
  *
  * Files in the directory: <sha256>.tcb (entries), <sha256>.lock (held while one is
- * built), temporary <sha256>.tmp.<pid>.<n> files (renamed into place). Entries and
- * locks are opened with O_NOFOLLOW, so a symlink planted in the directory is never
- * followed; anything that is not a regular file of the right shape is a miss.
+ * built), temporary <sha256>.tmp.<pid>.<n> files (locked by their writer, renamed into
+ * place). The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and checked with
+ * fstat on that descriptor; every file after is opened with openat relative to it, with
+ * O_NOFOLLOW, and checked with fstat on its own descriptor, so nothing is checked under
+ * one name and used under another. Anything that is not a regular file of the user (or
+ * root) that only they may write, of the right shape, is a miss.
+ *
+ * Parents of the directory are not checked: once the directory's descriptor is checked
+ * a rename above it changes nothing, and whoever can rename in a parent can at most put
+ * another directory at the path — which is used only if it too is the user's own and
+ * private, holding only entries that are.
  *
  * Entry layout: "TILECBIN" | u32 format (1) | u32 kind | u64 payload bytes |
  * 32-byte SHA-256 of the payload | payload. Little-endian.
  */
-#define _GNU_SOURCE /* O_NOFOLLOW, flock */
+#define _GNU_SOURCE /* O_NOFOLLOW, flock, AT_EACCESS */
 #include "cache.h"
+
+#include "env.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +35,29 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { HEADER = 8 + 4 + 4 + 8 + 32, FORMAT = 1 };
+enum {
+    HEADER = 8 + 4 + 4 + 8 + 32,
+    FORMAT = 1,
+    ORPHAN_AGE_S = 600, /* a temporary this old, that no writer holds, was left by a killed process */
+};
+#define DEFAULT_CAP (1ull << 30)
+#define DEFAULT_LOCK_WAIT_MS 5000ull
+#define MAX_LOCK_WAIT_MS 3600000ull /* an hour */
+
+static const char memory_only[] = "compiled kernels are kept in memory only";
+
+static void note(rt_cache *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(rt_cache *c, const char *fmt, ...) {
+    if (c->nnotes == CACHE_NOTES) return; /* one source gives one note: cannot happen */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->notes[c->nnotes++], CACHE_NOTE_BYTES, fmt, ap);
+    va_end(ap);
+}
 
 static bool mkdirs(const char *path) {
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path); /* the caller made sure it fits */
     for (char *p = tmp + 1; *p; p++)
         if (*p == '/') {
             *p = '\0';
@@ -38,25 +67,112 @@ static bool mkdirs(const char *path) {
     return mkdir(tmp, 0700) == 0 || errno == EEXIST;
 }
 
+/* Why a file or directory of the cache may not be trusted, or NULL: it must belong to
+ * the effective user or root and be writable by nobody else (as ssh asks of ~/.ssh). */
+static const char *untrusted(const struct stat *st) {
+    if (st->st_uid != geteuid() && st->st_uid != 0) return "belongs to another user";
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) return "can be written by other users";
+    return NULL;
+}
+
+/* TILEC_CACHE, TILEC_CACHE_MAX_BYTES and TILEC_CACHE_LOCK_WAIT_MS; unset or empty is the
+ * default, anything else that is not read exactly is a note. */
+static void read_settings(rt_cache *c) {
+    c->mode = CACHE_RW;
+    c->cap = DEFAULT_CAP;
+    c->lock_wait_ms = DEFAULT_LOCK_WAIT_MS;
+    const char *mode = getenv("TILEC_CACHE");
+    if (mode && *mode && strcmp(mode, "rw") != 0) {
+        if (strcmp(mode, "ro") == 0) c->mode = CACHE_RO;
+        else if (strcmp(mode, "off") == 0) c->mode = CACHE_OFF;
+        else { /* a value meant to restrict the cache that cannot be read: do neither */
+            c->mode = CACHE_OFF;
+            note(c, "TILEC_CACHE=%.200s is not one of rw, ro, off: the disk cache is off and %s", mode, memory_only);
+        }
+    }
+    const char *cap = getenv("TILEC_CACHE_MAX_BYTES");
+    if (cap && *cap && !rt_parse_u64(cap, rt_byte_units, UINT64_MAX, &c->cap))
+        note(c, "TILEC_CACHE_MAX_BYTES=%.200s is not a size: give a whole number of bytes, optionally followed by K, M, "
+             "G or T (or KiB, MiB, GiB, TiB; powers of 1024), at most 2^64 - 1; the default 1 GiB is used", cap);
+    const char *wait = getenv("TILEC_CACHE_LOCK_WAIT_MS");
+    if (wait && *wait && !rt_parse_u64(wait, NULL, MAX_LOCK_WAIT_MS, &c->lock_wait_ms))
+        note(c, "TILEC_CACHE_LOCK_WAIT_MS=%.200s is not a number of milliseconds from 0 to %llu: the default %llu is used",
+             wait, MAX_LOCK_WAIT_MS, DEFAULT_LOCK_WAIT_MS);
+}
+
+/* Opens c->dir and decides how far to trust it; memory only (OFF) with a note where it
+ * cannot be used, read only (RO) with a note where it cannot be written. */
+static void open_dir(rt_cache *c) {
+    if (c->mode == CACHE_RW && !mkdirs(c->dir)) {
+        note(c, "the kernel cache %s cannot be created (%s): %s", c->dir, strerror(errno), memory_only);
+        c->mode = CACHE_OFF;
+        return;
+    }
+    int fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        int err = errno;
+        if (err == ENOTDIR && lstat(c->dir, &st) == 0 && S_ISLNK(st.st_mode))
+            note(c, "the kernel cache %s is a symbolic link, which tilec does not follow: %s; set TILEC_CACHE_DIR to the "
+                 "directory it names", c->dir, memory_only);
+        else if (err == ENOTDIR && lstat(c->dir, &st) == 0)
+            note(c, "the kernel cache %s is not a directory: %s; set TILEC_CACHE_DIR to a directory", c->dir, memory_only);
+        else
+            note(c, "the kernel cache %s cannot be opened (%s): %s", c->dir, strerror(err), memory_only);
+        c->mode = CACHE_OFF;
+        return;
+    }
+    if (fstat(fd, &st) != 0) {
+        note(c, "the kernel cache %s cannot be examined (%s): %s", c->dir, strerror(errno), memory_only);
+        close(fd);
+        c->mode = CACHE_OFF;
+        return;
+    }
+    const char *why = untrusted(&st);
+    if (why) {
+        note(c, "the kernel cache %s %s (owner uid %ld, mode %04o), so its entries could have been planted: %s; make it "
+             "yours and private (chown, chmod 700) or set TILEC_CACHE_DIR to a directory that is",
+             c->dir, why, (long)st.st_uid, (unsigned)(st.st_mode & 07777), memory_only);
+        close(fd);
+        c->mode = CACHE_OFF;
+        return;
+    }
+    c->dirfd = fd;
+    c->has_dir = true;
+    if (c->mode == CACHE_RW && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
+        note(c, "the kernel cache %s cannot be written (%s): new %s", c->dir, strerror(errno), memory_only);
+        c->mode = CACHE_RO; /* what is there (the user's or root's) is still read */
+    }
+}
+
 void cache_open(rt_cache *c) {
     memset(c, 0, sizeof *c);
-    const char *mode = getenv("TILEC_CACHE");
-    c->mode = !mode || !strcmp(mode, "rw") || !*mode ? CACHE_RW : !strcmp(mode, "ro") ? CACHE_RO : CACHE_OFF;
-    const char *cap = getenv("TILEC_CACHE_MAX_BYTES");
-    c->cap = cap && *cap ? strtoull(cap, NULL, 10) : (1ull << 30);
+    c->dirfd = -1;
+    read_settings(c);
     const char *dir = getenv("TILEC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (dir && *dir) snprintf(c->dir, sizeof c->dir, "%s", dir);
-    else if (xdg && *xdg) snprintf(c->dir, sizeof c->dir, "%s/tilec", xdg);
-    else if (home && *home) snprintf(c->dir, sizeof c->dir, "%s/.cache/tilec", home);
-    else c->mode = CACHE_OFF;
-    if (c->mode == CACHE_OFF) return;
-    struct stat st;
-    if (c->mode == CACHE_RW && (!mkdirs(c->dir) || access(c->dir, W_OK) != 0)) {
-        c->unwritable = true;
-        snprintf(c->why, sizeof c->why, "the kernel cache %s cannot be written (%s): compiled kernels are kept in "
-                 "memory only", c->dir, strerror(errno ? errno : EACCES));
-        c->mode = stat(c->dir, &st) == 0 && S_ISDIR(st.st_mode) ? CACHE_RO : CACHE_OFF;
+    int n;
+    if (dir && *dir) n = snprintf(c->dir, sizeof c->dir, "%s", dir);
+    else if (xdg && *xdg) n = snprintf(c->dir, sizeof c->dir, "%s/tilec", xdg);
+    else if (home && *home) n = snprintf(c->dir, sizeof c->dir, "%s/.cache/tilec", home);
+    else {
+        c->mode = CACHE_OFF; /* no home: nowhere to keep it */
+        return;
     }
+    if (c->mode == CACHE_OFF) return;
+    if ((size_t)n >= sizeof c->dir) { /* never a cut path: that is another directory */
+        note(c, "the kernel cache directory %.200s... is %d characters long, more than a path may have (%d): %s; set "
+             "TILEC_CACHE_DIR to a shorter path", c->dir, n, PATH_MAX - 1, memory_only);
+        c->dir[0] = '\0';
+        c->mode = CACHE_OFF;
+        return;
+    }
+    open_dir(c);
+}
+
+void cache_close(rt_cache *c) {
+    if (c->has_dir) close(c->dirfd);
+    c->has_dir = false;
+    c->dirfd = -1;
 }
 
 static void put32(uint8_t *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
@@ -64,60 +180,67 @@ static void put64(uint8_t *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (
 static uint32_t get32(const uint8_t *p) { uint32_t v = 0; for (int i = 3; i >= 0; i--) v = v << 8 | p[i]; return v; }
 static uint64_t get64(const uint8_t *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
 
-static void entry_path(const rt_cache *c, const char *hex, const char *ext, char *out, size_t n) {
-    snprintf(out, n, "%s/%s.%s", c->dir, hex, ext);
+/* Opens a file of the cache directory without following a symlink (and without
+ * blocking on a FIFO). */
+static int open_in(const rt_cache *c, const char *name, int flags) {
+    return openat(c->dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 }
 
-/* Reads a whole regular file without following a symlink; NULL when it is not one. */
-static uint8_t *read_entry(const char *path, size_t *n) {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return NULL;
+typedef enum found { FOUND, ABSENT, BAD, NOMEM } found;
+
+/* Reads the entry open on fd if it is a regular file that may be trusted, of a size an
+ * entry can have: BAD when it is not one or cannot be read whole. */
+static found read_entry(int fd, uint8_t **out, size_t *n) {
     struct stat st;
-    uint8_t *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= HEADER && st.st_size < (1ll << 31)) {
-        buf = malloc((size_t)st.st_size);
-        size_t got = 0;
-        while (buf && got < (size_t)st.st_size) {
-            ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-            if (r <= 0) { free(buf); buf = NULL; break; }
-            got += (size_t)r;
-        }
-        *n = got;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || untrusted(&st) || st.st_size < HEADER || st.st_size >= (1ll << 31))
+        return BAD;
+    uint8_t *buf = malloc((size_t)st.st_size);
+    if (!buf) return NOMEM;
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r <= 0) { free(buf); return BAD; }
+        got += (size_t)r;
     }
-    close(fd);
-    return buf;
+    *out = buf;
+    *n = got;
+    return FOUND;
 }
 
-/* The payload of a valid entry of this kind, or NULL (a miss). */
-static void *valid_payload(const uint8_t *e, size_t n, uint32_t kind, size_t *size) {
-    if (n < HEADER || memcmp(e, "TILECBIN", 8) != 0 || get32(e + 8) != FORMAT || get32(e + 12) != kind) return NULL;
+/* The payload of a valid entry of this kind in *payload: BAD when e is not one. */
+static found valid_payload(const uint8_t *e, size_t n, uint32_t kind, void **payload, size_t *size) {
+    if (n < HEADER || memcmp(e, "TILECBIN", 8) != 0 || get32(e + 8) != FORMAT || get32(e + 12) != kind) return BAD;
     uint64_t len = get64(e + 16);
-    if (len != n - HEADER) return NULL; /* truncated or padded */
+    if (len != n - HEADER) return BAD; /* truncated or padded */
     uint8_t sum[32];
     rt_sha256(e + HEADER, (size_t)len, sum);
-    if (memcmp(sum, e + 24, 32) != 0) return NULL; /* tampered or damaged */
+    if (memcmp(sum, e + 24, 32) != 0) return BAD; /* tampered or damaged */
     char *p = malloc((size_t)len + 1); /* NUL-terminated too, for text payloads */
-    if (p) {
-        memcpy(p, e + HEADER, (size_t)len);
-        p[len] = '\0';
-    }
+    if (!p) return NOMEM;
+    memcpy(p, e + HEADER, (size_t)len);
+    p[len] = '\0';
+    *payload = p;
     *size = (size_t)len;
-    return p;
+    return FOUND;
 }
 
-static bool lookup(rt_cache *c, const char *path, uint32_t kind, void **data, size_t *size) {
-    size_t n;
-    uint8_t *e = read_entry(path, &n);
-    if (!e) return false;
-    *data = valid_payload(e, n, kind, size);
-    free(e);
-    if (!*data) {
-        c->rejected++;
-        if (c->mode == CACHE_RW) unlink(path); /* replaced below */
-        return false;
+static bool lookup(rt_cache *c, const char *name, uint32_t kind, void **data, size_t *size) {
+    int fd = open_in(c, name, O_RDONLY);
+    if (fd < 0) return false; /* none (or a symlink, which is never followed) */
+    uint8_t *e = NULL;
+    size_t n = 0;
+    found f = read_entry(fd, &e, &n);
+    if (f == FOUND) {
+        f = valid_payload(e, n, kind, data, size);
+        free(e);
     }
-    utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW); /* recently used */
-    return true;
+    if (f == FOUND) futimens(fd, NULL); /* recently used */
+    close(fd);
+    if (f == BAD) {
+        c->rejected++;
+        if (c->mode == CACHE_RW) unlinkat(c->dirfd, name, 0); /* replaced below */
+    }
+    return f == FOUND;
 }
 
 static bool write_all(int fd, const void *p, size_t n) {
@@ -138,16 +261,25 @@ static void store_failed(rt_cache *c, int err) {
              c->dir, strerror(err ? err : EIO));
 }
 
-/* Writes an entry through a temporary file, synced, then renamed into place. */
-static void store(rt_cache *c, const char *hex, const char *path, uint32_t kind, const void *data, size_t size) {
+static bool is_hex64(const char *s) {
+    for (int i = 0; i < 64; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return false;
+    return true;
+}
+
+/* Writes an entry through a temporary file, synced, then renamed into place. The writer
+ * holds a lock on its temporary until it is renamed, so eviction can tell a live
+ * writer's file from one a killed process left. */
+static void store(rt_cache *c, const char *hex, const char *name, uint32_t kind, const void *data, size_t size) {
     static unsigned serial; /* distinguishes temporaries of one process; races only make names differ */
-    char tmp[1200];
-    snprintf(tmp, sizeof tmp, "%s/%s.tmp.%ld.%u", c->dir, hex, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    char tmp[128];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", hex, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    int fd = open_in(c, tmp, O_WRONLY | O_CREAT | O_EXCL);
     if (fd < 0) {
         store_failed(c, errno);
         return;
     }
+    flock(fd, LOCK_EX); /* a new file: nobody else holds it, except an evictor for a moment */
     uint8_t h[HEADER];
     memcpy(h, "TILECBIN", 8);
     put32(h + 8, FORMAT);
@@ -156,12 +288,23 @@ static void store(rt_cache *c, const char *hex, const char *path, uint32_t kind,
     rt_sha256(data, size, h + 24);
     bool ok = write_all(fd, h, HEADER) && write_all(fd, data, size) && fsync(fd) == 0;
     int err = errno;
-    ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) != 0) ok = false, err = errno;
-    if (!ok) {
-        unlink(tmp);
-        store_failed(c, err);
-    }
+    if (ok && renameat(c->dirfd, tmp, c->dirfd, name) != 0) ok = false, err = errno;
+    if (!ok) unlinkat(c->dirfd, tmp, 0);
+    close(fd); /* after the rename, so the lock lasts as long as the name; fsync has reported any write error */
+    if (!ok) store_failed(c, err);
+}
+
+/* Removes a temporary that is older than ORPHAN_AGE_S and that no writer holds (its
+ * writer was killed; a stopped one still holds its lock). */
+static void remove_orphan(rt_cache *c, int dfd, const char *name, const struct stat *st, time_t now) {
+    if (now - st->st_mtim.tv_sec < ORPHAN_AGE_S) return;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat again;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &again) == 0 && again.st_ino == st->st_ino &&
+        again.st_dev == st->st_dev && unlinkat(dfd, name, 0) == 0)
+        c->orphans_removed++;
+    close(fd); /* and the lock with it */
 }
 
 typedef struct file_age {
@@ -176,21 +319,32 @@ static int oldest_first(const void *a, const void *b) {
     return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
 }
 
-/* Removes the least recently used entries while the cache is over its cap. */
+/* Removes orphaned temporaries, then the least recently used entries while the cache is
+ * over its cap. */
 static void evict(rt_cache *c) {
-    DIR *d = opendir(c->dir);
-    if (!d) return;
+    int dfd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* an offset of its own for readdir */
+    if (dfd < 0) return;
+    DIR *d = fdopendir(dfd);
+    if (!d) {
+        close(dfd);
+        return;
+    }
+    time_t now = time(NULL);
     file_age *all = NULL;
     size_t n = 0, cap = 0;
     uint64_t total = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        if (len < 5 || len >= sizeof all->name || strcmp(e->d_name + len - 4, ".tcb") != 0) continue;
+        bool tmp = len > 69 && is_hex64(e->d_name) && strncmp(e->d_name + 64, ".tmp.", 5) == 0;
+        bool entry = len >= 5 && len < sizeof all->name && strcmp(e->d_name + len - 4, ".tcb") == 0;
+        if (!tmp && !entry) continue;
         struct stat st;
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", c->dir, e->d_name);
-        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (tmp) {
+            remove_orphan(c, dfd, e->d_name, &st, now);
+            continue;
+        }
         if (n == cap) {
             file_age *bigger = realloc(all, (cap = cap ? 2 * cap : 64) * sizeof *all);
             if (!bigger) break;
@@ -201,29 +355,55 @@ static void evict(rt_cache *c) {
         all[n++].size = st.st_size;
         total += (uint64_t)st.st_size;
     }
-    closedir(d);
     if (n > 1) qsort(all, n, sizeof *all, oldest_first); /* qsort may not be given NULL, even for 0 */
-    for (size_t i = 0; i < n && total > c->cap; i++) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", c->dir, all[i].name);
-        if (unlink(path) == 0) total -= (uint64_t)all[i].size;
-    }
+    for (size_t i = 0; i < n && total > c->cap; i++)
+        if (unlinkat(dfd, all[i].name, 0) == 0) total -= (uint64_t)all[i].size;
+    closedir(d);
     free(all);
+}
+
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* Takes the build lock open on fd, waiting at most c->lock_wait_ms for whoever holds it
+ * (flock has no timeout, so it polls, from 1 ms up to every 50 ms). False when it was
+ * not had: waited out, or locks do not work here. */
+static bool lock_bounded(rt_cache *c, int fd, bool *timed_out) {
+    *timed_out = false;
+    uint64_t start = now_ms();
+    long step_us = 1000;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+        if (errno != EWOULDBLOCK && errno != EINTR) return false;
+        uint64_t waited = now_ms() - start;
+        if (waited >= c->lock_wait_ms) {
+            *timed_out = true;
+            return false;
+        }
+        uint64_t left_us = (c->lock_wait_ms - waited) * 1000u;
+        long us = (uint64_t)step_us < left_us ? step_us : (long)left_us;
+        struct timespec ts = {us / 1000000, us % 1000000 * 1000};
+        nanosleep(&ts, NULL);
+        if (step_us < 50000) step_us *= 2;
+    }
 }
 
 bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cache_build_fn build, void *arg,
                void **data, size_t *size) {
     *data = NULL;
-    if (c->mode == CACHE_OFF) {
+    if (c->mode == CACHE_OFF || !c->has_dir) {
         c->builds++;
         return build(arg, data, size);
     }
     uint8_t sum[32];
-    char hex[65], path[1200], lock[1200];
+    char hex[65], name[80], lock[80];
     rt_sha256(key, key_len, sum);
     for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", sum[i]);
-    entry_path(c, hex, "tcb", path, sizeof path);
-    if (lookup(c, path, kind, data, size)) {
+    snprintf(name, sizeof name, "%s.tcb", hex);
+    if (lookup(c, name, kind, data, size)) {
         c->hits++;
         return true;
     }
@@ -233,11 +413,18 @@ bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cach
         return build(arg, data, size);
     }
     /* one builder per key, across threads and processes: the others wait, then read */
-    entry_path(c, hex, "lock", lock, sizeof lock);
-    int fd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) flock(fd, LOCK_EX);
+    snprintf(lock, sizeof lock, "%s.lock", hex);
+    int fd = open_in(c, lock, O_RDWR | O_CREAT);
+    bool locked = false, timed_out = false;
+    if (fd >= 0) locked = lock_bounded(c, fd, &timed_out);
+    if (timed_out) { /* a stopped or stuck builder: build it too, the result is the same */
+        c->lock_timeouts++;
+        snprintf(c->lock_note, sizeof c->lock_note, "the kernel cache's build lock %s/%s was held by another process for "
+                 "more than %llu ms (a stopped process?): the kernel was built without waiting for it (set "
+                 "TILEC_CACHE_LOCK_WAIT_MS to wait longer)", c->dir, lock, (unsigned long long)c->lock_wait_ms);
+    }
     bool ok;
-    if (lookup(c, path, kind, data, size)) {
+    if (lookup(c, name, kind, data, size)) {
         c->hits++;
         ok = true;
     } else {
@@ -245,13 +432,11 @@ bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cach
         c->builds++;
         ok = build(arg, data, size);
         if (ok) {
-            store(c, hex, path, kind, *data, *size);
+            store(c, hex, name, kind, *data, *size);
             evict(c);
         }
     }
-    if (fd >= 0) {
-        flock(fd, LOCK_UN);
-        close(fd);
-    }
+    if (locked) flock(fd, LOCK_UN);
+    if (fd >= 0) close(fd);
     return ok;
 }

@@ -4,13 +4,20 @@
  * An entry is named by the SHA-256 of everything that changes the binary (the caller's
  * key material: schema, tilec version, backend, exact target, compiler version, options,
  * source). Builds of one key are serialised with a lock file, across threads and
- * processes, so a key is compiled once; entries are written to a temporary file, synced
- * and renamed, so nobody reads half an entry; a header with the payload's size and
- * SHA-256 turns any damage into a miss.
+ * processes, so a key is compiled once (a lock held too long is given up on: single
+ * flight saves work, it is not needed for a right answer); entries are written to a
+ * temporary file, synced and renamed, so nobody reads half an entry; a header with the
+ * payload's size and SHA-256 turns any damage into a miss.
+ *
+ * What is on disk is run on the GPU, so the directory and each entry are trusted only if
+ * they belong to the effective user (or root) and nobody else may write them; the
+ * directory is opened once, checked on its descriptor, and everything after is relative
+ * to that descriptor.
  */
 #ifndef TILEC_CACHE_H
 #define TILEC_CACHE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,21 +26,36 @@ void rt_sha256(const void *data, size_t n, uint8_t out[32]);
 
 typedef enum cache_mode { CACHE_OFF, CACHE_RO, CACHE_RW } cache_mode;
 
+enum {
+    CACHE_NOTES = 4,                    /* at most one each: TILEC_CACHE, _MAX_BYTES, _LOCK_WAIT_MS, the directory */
+    CACHE_NOTE_BYTES = PATH_MAX + 512,  /* a note names the directory */
+};
+
 typedef struct rt_cache {
-    cache_mode mode;
-    char dir[1024];
-    uint64_t cap;     /* bytes of entries kept; the least recently used go first */
-    bool unwritable;  /* the directory could not be made or written: memory only */
-    char why[1400];   /* why, for the one warning */
-    char store_error[1400]; /* why the last entry could not be stored ("" when none failed) */
+    cache_mode mode;       /* what is done: OFF when asked, or when the directory cannot be used */
+    char dir[PATH_MAX];    /* the directory's path, for messages ("" when there is none) */
+    int dirfd;             /* the directory, opened and checked once (when has_dir) */
+    bool has_dir;
+    uint64_t cap;          /* bytes of entries kept; the least recently used go first */
+    uint64_t lock_wait_ms; /* how long to wait for another builder of the same key */
+    /* what the settings or the directory made the cache do that was not asked for: a
+     * note each, for the call that opens the runtime (and TILEC_JIT_LOG) */
+    int nnotes;
+    char notes[CACHE_NOTES][CACHE_NOTE_BYTES];
+    char store_error[CACHE_NOTE_BYTES]; /* why the last entry could not be stored ("" when none failed) */
+    char lock_note[CACHE_NOTE_BYTES];   /* the last lock that was given up on ("" when none) */
     /* counters, for logs and tests */
-    int hits, misses, builds, rejected, store_failures;
+    int hits, misses, builds, rejected, store_failures, lock_timeouts, orphans_removed;
 } rt_cache;
 
-/* Reads TILEC_CACHE (off, ro, rw; default rw), TILEC_CACHE_DIR (else
- * $XDG_CACHE_HOME/tilec, else ~/.cache/tilec) and TILEC_CACHE_MAX_BYTES (default 1 GiB);
- * creates the directory 0700. */
+/* Reads TILEC_CACHE (rw, ro, off; unset or empty: rw), TILEC_CACHE_DIR (else
+ * $XDG_CACHE_HOME/tilec, else ~/.cache/tilec), TILEC_CACHE_MAX_BYTES (default 1 GiB) and
+ * TILEC_CACHE_LOCK_WAIT_MS (default 5000); in rw mode creates the directory 0700; opens
+ * and checks it. A value it cannot read, or a directory it cannot use or trust, is a
+ * note in c->notes; the cache then does less, never more, than asked. cache_close
+ * releases what it holds. */
 void cache_open(rt_cache *c);
+void cache_close(rt_cache *c);
 
 /* Builds a payload: returns malloc'd bytes in *data / *size, or false. */
 typedef bool (*cache_build_fn)(void *arg, void **data, size_t *size);

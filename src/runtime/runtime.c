@@ -118,6 +118,7 @@ static void rt_free(void *p) {
         free(pl);
     }
     if (r->be->close) r->be->close(r);
+    cache_close(&r->cache);
     free(r);
 }
 
@@ -175,12 +176,16 @@ static tilec_status binary_of_source(rt *r, const char *source, void **data, siz
     ir_str_put(&key, source, strlen(source));
     if (key.oom) { ir_str_free(&key); return TILEC_ERR_NOMEM; }
     build_arg a = {r, source, TILEC_OK};
-    int hits = r->cache.hits, failures = r->cache.store_failures;
+    int hits = r->cache.hits, failures = r->cache.store_failures, timeouts = r->cache.lock_timeouts;
     bool ok = cache_get(&r->cache, key.data, key.len, r->target.backend == TILEC_BACKEND_CUDA ? 1 : 2, build_binary, &a,
                         data, size);
     ir_str_free(&key);
     rt_log(r, "disk cache %s (%s)", r->cache.hits > hits ? "hit" : r->cache.mode == CACHE_OFF ? "off" : "miss", r->cache.dir);
     if (r->cache.store_failures != failures) rt_log(r, "%s", r->cache.store_error);
+    if (r->cache.lock_timeouts != timeouts) { /* a note of this call, and the log */
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.lock_note);
+        rt_log(r, "%s", r->cache.lock_note);
+    }
     if (!ok) return a.st != TILEC_OK ? a.st : TILEC_ERR_COMPILE;
     return TILEC_OK;
 }
@@ -219,9 +224,9 @@ tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int devic
     if (st != TILEC_OK) return st;
     ctx->runtime = r;
     ctx->runtime_free = rt_free;
-    if (r->cache.unwritable) { /* the one warning: a note of this call, and the log */
-        ir_diag_add(ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.why);
-        rt_log(r, "%s", r->cache.why);
+    for (int i = 0; i < r->cache.nnotes; i++) { /* what the cache does not do as asked: a note of this call, and the log */
+        ir_diag_add(ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.notes[i]);
+        rt_log(r, "%s", r->cache.notes[i]);
     }
     rt_log(r, "backend %s, target %s %s, warp size %d", r->be->name, dsp_backend_name(r->target.backend),
            r->target.arch, r->target.warp_size);
