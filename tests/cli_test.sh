@@ -219,5 +219,97 @@ printf 'kernel total(A: f32[10] global, B: f32[1] global) threads=32 grid=4 {\n 
 expect "a grid statement with grid=" 1 "$tilec" check "$tmp/grid2.tile"
 has "is refused with a reason" "$tmp/err" "a grid statement must be the only statement of a kernel without grid="
 
+# ---- issue 11: sizes, bounded reading, safe writing, strict numbers -----------------------
+# same NAME A B : the files are byte for byte the same
+same() {
+    if cmp -s "$2" "$3"; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: $1: $2 and $3 differ"; od -An -tx1 "$2" | head -3; od -An -tx1 "$3" | head -3; fi
+}
+# is NAME WHAT PATH : PATH is a symlink (-L), FIFO (-p), character device (-c) or regular file (-f)
+is() {
+    if [ "$2" "$3" ] && { [ "$2" = -L ] || [ ! -L "$3" ]; }; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: $1: $3 is not $2:"; ls -la "$3"; fi
+}
+asan=false
+if ldd "$tilec" 2>/dev/null | grep -q 'libasan\|libubsan'; then asan=true; fi
+# run CMD with at most 1 GiB of address space where the sanitizers do not need more
+bounded() { if $asan; then timeout 120 "$@"; else (ulimit -v 1048576; exec timeout 120 "$@"); fi; }
+
+# reading stops at the limit: a source at 16 MiB, an --in at the parameter's size
+expect "check /dev/zero" 1 bounded "$tilec" check /dev/zero
+has "a source past 16 MiB is refused" "$tmp/err" "tilec: '/dev/zero' has more than 16 MiB of .tile text; tilec reads at most 16 MiB"
+expect "yes | check -" 1 bounded sh -c 'yes | "$1" check -' sh "$tilec"
+has "an endless pipe is refused" "$tmp/err" "tilec: '-' has more than 16 MiB of .tile text"
+head -c 17000000 /dev/zero >"$tmp/big.tile"
+{ "$tilec" check - 2>/dev/null; wc -c >"$tmp/left"; } <"$tmp/big.tile"
+has "check - reads 16 MiB + 1 byte and no more" "$tmp/left" "$((17000000 - 16777217))"
+expect "run --in A=/dev/zero" 1 bounded "$tilec" run "$root/examples/row_sum.tile" --in A=/dev/zero
+has "an --in past the parameter is refused" "$tmp/err" "tilec: '/dev/zero' has more than 128 bytes, but A is f32[4, 8]: 128 bytes"
+head -c 1000 /dev/zero >"$tmp/k.bin"
+{ "$tilec" run "$root/examples/row_sum.tile" --in A=- >/dev/null 2>&1; wc -c >"$tmp/left"; } <"$tmp/k.bin"
+has "run --in A=- reads the parameter's bytes + 1 and no more" "$tmp/left" "871"
+
+# every output through one safe write: symlinks, modes, FIFOs, devices, standard output
+# (written with emit -o, which existed before; what it writes is what emit -o - prints)
+rs="$root/examples/row_sum.tile"
+"$tilec" emit "$rs" --target cuda -o - >"$tmp/want.cu"
+echo "do not touch" >"$tmp/victim"
+cp "$tmp/victim" "$tmp/victim.orig"
+# the old code wrote PATH.tmp<pid> with fopen: a symlink planted there had its target overwritten
+expect "a symlink planted at PATH.tmp<pid>" 0 sh -c 'ln -s "$1/victim" "$1/o.cu.tmp$$" && exec "$2" emit "$3" --target cuda -o "$1/o.cu"' sh "$tmp" "$tilec" "$rs"
+same "the planted symlink's target is untouched" "$tmp/victim" "$tmp/victim.orig"
+is "the output is a regular file" -f "$tmp/o.cu"
+same "and has the source" "$tmp/o.cu" "$tmp/want.cu"
+rm -f "$tmp"/o.cu.tmp*
+echo old >"$tmp/mode.cu"
+chmod 600 "$tmp/mode.cu"
+expect "emit -o over a 0600 file" 0 "$tilec" emit "$rs" --target cuda -o "$tmp/mode.cu"
+same "the 0600 file gets the source" "$tmp/mode.cu" "$tmp/want.cu"
+has "and keeps its mode" <(stat -c %a "$tmp/mode.cu") "600"
+cp "$tmp/victim" "$tmp/linked.cu"
+ln -s linked.cu "$tmp/link.cu"
+expect "emit -o through a symlink" 0 "$tilec" emit "$rs" --target cuda -o "$tmp/link.cu"
+is "the symlink stays a symlink" -L "$tmp/link.cu"
+same "the file it leads to gets the source" "$tmp/linked.cu" "$tmp/want.cu"
+ln -s nowhere "$tmp/dangling.cu"
+expect "emit -o a dangling symlink" 1 "$tilec" emit "$rs" --target cuda -o "$tmp/dangling.cu"
+has "is refused" "$tmp/err" "it is a symlink to a file that does not exist"
+is "and stays a symlink" -L "$tmp/dangling.cu"
+mkfifo "$tmp/fifo"
+timeout 60 cat "$tmp/fifo" >"$tmp/from_fifo" &
+reader=$!
+expect "emit -o a FIFO" 0 timeout 60 "$tilec" emit "$rs" --target cuda -o "$tmp/fifo"
+wait "$reader"
+is "the FIFO stays a FIFO" -p "$tmp/fifo"
+same "the reader gets the bytes" "$tmp/from_fifo" "$tmp/want.cu"
+expect "emit -o /dev/null" 0 "$tilec" emit "$rs" --target cuda -o /dev/null
+is "/dev/null stays a device" -c /dev/null
+expect "run --out B=/dev/full" 1 "$tilec" run "$rs" --out B=/dev/full
+has "a full device is an error" "$tmp/err" "cannot write '/dev/full': No space left on device"
+is "/dev/full stays a device" -c /dev/full
+if mknod "$tmp/null" c 1 3 2>/dev/null; then # a device node of our own (root only)
+    expect "emit -o a device node" 0 "$tilec" emit "$rs" --target cuda -o "$tmp/null"
+    is "the node stays a device" -c "$tmp/null"
+fi
+expect "emit -o /dev/stdout > FILE" 0 sh -c '"$1" emit "$2" --target cuda -o /dev/stdout >"$3"' sh "$tilec" "$rs" "$tmp/stdout.cu"
+same "/dev/stdout writes standard output's file" "$tmp/stdout.cu" "$tmp/want.cu"
+is "which stays the file the shell opened" -f "$tmp/stdout.cu"
+printf 'kernel k(A:f32[4] global) threads=32 {\n cta.fill(A,1.50)\n}\n' >"$tmp/real.tile"
+ln -s real.tile "$tmp/via.tile"
+chmod 640 "$tmp/real.tile"
+expect "fmt -i through a symlink" 0 "$tilec" fmt -i "$tmp/via.tile"
+is "fmt -i keeps the symlink" -L "$tmp/via.tile"
+has "and rewrites the file it leads to" "$tmp/real.tile" "  cta.fill(A, 1.5)"
+has "which keeps its mode" <(stat -c %a "$tmp/real.tile") "640"
+echo keep >"$tmp/big.cu"
+expect "a write that fails" 1 sh -c 'trap "" XFSZ; ulimit -f 1; exec "$1" emit "$2" --target cuda -o "$3"' sh "$tilec" "$rs" "$tmp/big.cu"
+has "says why" "$tmp/err" "cannot write '$tmp/big.cu': File too large"
+has "leaves the old file" "$tmp/big.cu" "keep"
+ls -a "$tmp" >"$tmp/names"
+if grep -q 'tmp' "$tmp/names"; then fail=$((fail + 1)); echo "FAIL: a temporary file was left:"; grep tmp "$tmp/names"; else pass=$((pass + 1)); fi
+mkdir "$tmp/dir.cu"
+expect "-o a directory" 1 "$tilec" emit "$rs" --target cuda -o "$tmp/dir.cu"
+has "is refused" "$tmp/err" "it is a directory"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,10 +14,26 @@ enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 3 };
 
 /* Prints "tilec CMD: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, const char *arg);
-/* A whole file ("-": standard input), malloc'd; NULL with a message on failure. */
-char *read_file(const char *path, size_t *len);
-/* Writes a file through a temporary beside it ("-": standard output). */
-int write_file(const char *path, const char *text, size_t len);
+/* ---- files (io.c) ----------------------------------------------------------------------
+ * Every file the CLI reads goes through read_input, every file it writes through
+ * write_output. */
+
+/* Reads PATH ("-": standard input) until its end or limit + 1 bytes, whichever comes
+ * first, into a malloc'd buffer: *len bytes (at most limit). *size is the input's size:
+ * *len when it ended within the limit, the file's size for a regular file past it, -1 for
+ * anything else past it (a pipe, /dev/zero), of which only limit + 1 bytes were read.
+ * NULL with a message on failure. */
+char *read_input(const char *path, size_t limit, size_t *len, int64_t *size);
+/* "24" or "more than 8": what read_input said of an input's size, for messages. */
+const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
+/* Writes len bytes to PATH ("-": standard output) safely: a regular file (or the file a
+ * symlink leads to) is replaced atomically through a temporary beside it created with
+ * O_EXCL | O_NOFOLLOW, keeping its mode; a FIFO, a device or the file standard output or
+ * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
+int write_output(const char *path, const void *data, size_t len);
+
+/* A .tile source through read_input, bounded by TILEC_MAX_SOURCE; NULL with a message. */
+char *read_source(const char *path, size_t *len);
 /* Parses FILE (and verifies it for warp_size when verify is set); prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size);
 int parse_warp_size(const char *cmd, const char *v, int *out);

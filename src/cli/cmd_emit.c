@@ -81,7 +81,7 @@ static int run(int argc, char **argv, bool compile) {
             const char *ext = compile ? (t.backend == TILEC_BACKEND_CUDA ? ".cubin" : ".co")
                                       : (t.backend == TILEC_BACKEND_CUDA ? ".cu" : ".hip");
             char *path = out ? NULL : strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
-            rc = write_file(out ? out : path ? path : "-", data, n);
+            rc = write_output(out ? out : path ? path : "-", data, n);
             free(path);
         }
         tilec_free(data);

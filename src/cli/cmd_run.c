@@ -100,38 +100,41 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
     void **args = calloc(np + 1, sizeof *args), **before = calloc(np + 1, sizeof *before);
     size_t *bytes = calloc(np + 1, sizeof *bytes);
     int rc = args && before && bytes ? EXIT_OK : EXIT_BAD_INPUT;
-    for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
-        tilec_buffer *b = tilec_kernel_param_at(k, i);
-        bytes[i] = (size_t)elems_of(b) * tilec_dtype_size(tilec_buffer_dtype(b));
-        args[i] = malloc(bytes[i]);
-        before[i] = malloc(bytes[i]);
-        if (!args[i] || !before[i]) { fprintf(stderr, "tilec: out of memory for '%s'\n", tilec_buffer_name(b)); rc = EXIT_BAD_INPUT; break; }
-        const char *path = NULL;
-        for (int j = 0; j < nin; j++)
-            if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) { path = ins[j].path; ins[j].used = true; }
-        if (!path) {
-            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed);
-        } else {
-            size_t len;
-            char *data = read_file(path, &len);
-            if (!data) { rc = EXIT_BAD_INPUT; break; }
-            if (len != bytes[i]) {
-                char dims[128];
-                fprintf(stderr, "tilec: '%s' has %zu bytes, but %s is %s: %zu bytes\n", path, len,
-                        tilec_buffer_name(b), dims_text(b, dims, sizeof dims), bytes[i]);
-                free(data);
-                rc = EXIT_BAD_INPUT;
-                break;
-            }
-            memcpy(args[i], data, len);
-            free(data);
-        }
-        memcpy(before[i], args[i], bytes[i]);
-    }
+    if (rc) fprintf(stderr, "tilec: out of memory\n");
+    /* verify and lower first: a program that cannot run costs no memory for its buffers */
     tilec_launch_info info = {.grid = tilec_kernel_grid(k), .threads = tilec_kernel_threads(k)};
     if (rc == EXIT_OK && tilec_launch_info_get(prog, t, tilec_kernel_name(k), &info) != TILEC_OK) {
         fputs(tilec_diag_text(ctx), stderr); /* the program does not verify or lower */
         rc = EXIT_BAD_INPUT;
+    }
+    for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
+        tilec_buffer *b = tilec_kernel_param_at(k, i);
+        bytes[i] = (size_t)elems_of(b) * tilec_dtype_size(tilec_buffer_dtype(b));
+        const char *path = NULL;
+        for (int j = 0; j < nin; j++)
+            if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) { path = ins[j].path; ins[j].used = true; }
+        if (path) { /* exactly the parameter's bytes: reading stops one byte past them */
+            size_t len;
+            int64_t size;
+            if (!(args[i] = read_input(path, bytes[i], &len, &size))) { rc = EXIT_BAD_INPUT; break; }
+            if (size < 0 || (uint64_t)size != bytes[i]) {
+                char dims[128], have[48];
+                fprintf(stderr, "tilec: '%s' has %s bytes, but %s is %s: %zu bytes\n", path,
+                        size_text(size, bytes[i], have, sizeof have), tilec_buffer_name(b), dims_text(b, dims, sizeof dims),
+                        bytes[i]);
+                rc = EXIT_BAD_INPUT;
+                break;
+            }
+        } else if ((args[i] = malloc(bytes[i] ? bytes[i] : 1))) {
+            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed);
+        }
+        before[i] = malloc(bytes[i] ? bytes[i] : 1);
+        if (!args[i] || !before[i]) {
+            fprintf(stderr, "tilec: out of memory for '%s' (%zu bytes)\n", tilec_buffer_name(b), bytes[i]);
+            rc = EXIT_BAD_INPUT;
+            break;
+        }
+        memcpy(before[i], args[i], bytes[i]);
     }
     if (rc == EXIT_OK) {
         printf("%s %s on sim (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
@@ -148,7 +151,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         for (int j = 0; j < nout; j++)
             if (strcmp(outs[j].name, tilec_buffer_name(b)) == 0) {
                 outs[j].used = true;
-                if (write_file(outs[j].path, args[i], bytes[i]) != EXIT_OK) rc = EXIT_BAD_INPUT;
+                if (write_output(outs[j].path, args[i], bytes[i]) != EXIT_OK) rc = EXIT_BAD_INPUT;
             }
     }
     if (rc == EXIT_OK && check) {

@@ -6,11 +6,9 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct command {
     const char *name;
@@ -26,38 +24,22 @@ int usage_error(const char *cmd, const char *fmt, const char *arg) {
     return EXIT_USAGE;
 }
 
-/* Reads a whole file ("-" is standard input) into memory; NULL with a message on failure. */
-char *read_file(const char *path, size_t *len) {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, strerror(errno));
+char *read_source(const char *path, size_t *len) {
+    int64_t size;
+    char *text = read_input(path, TILEC_MAX_SOURCE, len, &size);
+    if (text && (size < 0 || size > TILEC_MAX_SOURCE)) {
+        fprintf(stderr, "tilec: '%s' has more than %u MiB of .tile text; tilec reads at most %u MiB\n", path,
+                TILEC_MAX_SOURCE >> 20, TILEC_MAX_SOURCE >> 20);
+        free(text);
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) { free(buf); buf = NULL; break; }
-        buf = bigger;
-        cap *= 2;
-    }
-    bool bad = !buf || ferror(f);
-    if (f != stdin) fclose(f);
-    if (bad) {
-        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, buf ? strerror(errno) : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
+    return text;
 }
 
 /* Parses (and, when verify is set, verifies) FILE; prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size) {
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = read_source(path, &len);
     if (!text) return NULL;
     tilec_program *prog = NULL;
     tilec_status st = tilec_parse(ctx, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len, &prog);
@@ -145,27 +127,6 @@ int cmd_check(int argc, char **argv) {
 
 /* ---- fmt ------------------------------------------------------------------------------ */
 
-int write_file(const char *path, const char *text, size_t len) {
-    if (strcmp(path, "-") == 0) {
-        return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
-    }
-    /* write beside the target and rename, so a failure never leaves half a file */
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp) return EXIT_BAD_INPUT;
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok) {
-        fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return ok ? EXIT_OK : EXIT_BAD_INPUT;
-}
-
 int cmd_fmt(int argc, char **argv) {
     const char *file = NULL, *out = NULL;
     bool in_place = false, check = false;
@@ -183,7 +144,7 @@ int cmd_fmt(int argc, char **argv) {
     if (in_place && strcmp(file, "-") == 0)
         return usage_error("fmt", "%s--in-place needs a file, not standard input", "");
     size_t len;
-    char *orig = read_file(file, &len);
+    char *orig = read_source(file, &len);
     if (!orig) return EXIT_BAD_INPUT;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { free(orig); return EXIT_BAD_INPUT; }
@@ -199,7 +160,7 @@ int cmd_fmt(int argc, char **argv) {
         rc = n == len && memcmp(text, orig, n) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
         if (rc) fprintf(stderr, "%s: not in canonical form (run 'tilec fmt -i %s')\n", file, file);
     } else {
-        rc = write_file(in_place ? file : out ? out : "-", text, n);
+        rc = write_output(in_place ? file : out ? out : "-", text, n);
     }
     tilec_free(text);
     tilec_program_free(prog);
@@ -229,7 +190,7 @@ static const command commands[] = {
      "fmt only parses; run 'tilec check' for the rules between statements.\n"
      "\n"
      "  -o OUT          write to OUT instead of standard output\n"
-     "  -i, --in-place  rewrite FILE\n"
+     "  -i, --in-place  rewrite FILE (through a temporary beside it; a symlink stays one)\n"
      "  --check         write nothing; exit 1 when FILE is not in canonical form\n",
      cmd_fmt},
     {"explain", "show how each tile statement is lowered, and why",
