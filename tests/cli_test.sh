@@ -235,6 +235,14 @@ if ldd "$tilec" 2>/dev/null | grep -q 'libasan\|libubsan'; then asan=true; fi
 # run CMD with at most 1 GiB of address space where the sanitizers do not need more
 bounded() { if $asan; then timeout 120 "$@"; else (ulimit -v 1048576; exec timeout 120 "$@"); fi; }
 
+# sizes are checked before anything is allocated (no product overflows)
+expect "reduce --shape 2^62" 2 "$tilec" reduce --op sum --dtype f32 --shape 4611686018427387904 --backend sim
+has "an extent past 2^48 is refused with the range" "$tmp/err" "--shape takes integers from 0 to 281474976710656 separated by 'x', not '4611686018427387904'"
+expect "reduce --shape 2^48 x 2" 2 "$tilec" reduce --op sum --dtype f32 --shape 281474976710656x2 --backend sim
+has "a product past 2^48 is refused" "$tmp/err" "--shape 281474976710656x2 has more than 2^48 elements"
+expect "reduce --shape 2^48 x 2^48 x 0" 2 "$tilec" reduce --op sum --dtype f32 --shape 281474976710656x281474976710656x0 --axes 2 --backend sim
+has "an empty tensor does not hide a product past 2^48" "$tmp/err" "has more than 2^48 elements"
+
 # reading stops at the limit: a source at 16 MiB, an --in at the parameter's size
 expect "check /dev/zero" 1 bounded "$tilec" check /dev/zero
 has "a source past 16 MiB is refused" "$tmp/err" "tilec: '/dev/zero' has more than 16 MiB of .tile text; tilec reads at most 16 MiB"
@@ -310,6 +318,45 @@ if grep -q 'tmp' "$tmp/names"; then fail=$((fail + 1)); echo "FAIL: a temporary 
 mkdir "$tmp/dir.cu"
 expect "-o a directory" 1 "$tilec" emit "$rs" --target cuda -o "$tmp/dir.cu"
 has "is refused" "$tmp/err" "it is a directory"
+
+# every number through one strict parser; single-valued options once; missing values named
+bad_usage() { # NAME MESSAGE ARGS...
+    local name=$1 msg=$2
+    shift 2
+    expect "$name" 2 timeout 60 "$tilec" "$@"
+    has "$name: the message" "$tmp/err" "$msg"
+}
+r4=(reduce --op sum --dtype f32 --shape 4 --backend sim)
+bad_usage "reduce --axes 2^32+1" "--axes takes integers from -8 to 7 separated by ',', not '4294967297'" "${r4[@]}" --axes 4294967297
+bad_usage "reduce --dtype twice" "option --dtype is given twice ('f32', then 'f8')" reduce --op sum --dtype f32 --dtype f8 --shape 4
+bad_usage "reduce --op twice" "option --op is given twice" "${r4[@]}" --op max
+bad_usage "reduce --shape 4x" "--shape takes integers from 0 to 281474976710656 separated by 'x', not '4x' (an empty item)" reduce --op sum --dtype f32 --shape 4x
+bad_usage "reduce --shape 4x5a" "not '4x5a' ('5a' is not one)" reduce --op sum --dtype f32 --shape 4x5a
+bad_usage "reduce --shape ' 4'" "not ' 4'" reduce --op sum --dtype f32 --shape ' 4'
+bad_usage "reduce --shape of rank 9" "--shape takes at most 8 values" reduce --op sum --dtype f32 --shape 1x1x1x1x1x1x1x1x1
+bad_usage "reduce --repeat 3abc" "--repeat takes an integer from 0 to 1000000, not '3abc'" "${r4[@]}" --repeat 3abc
+bad_usage "reduce --repeat 10^17" "--repeat takes an integer from 0 to 1000000, not '99999999999999999'" "${r4[@]}" --repeat 99999999999999999
+bad_usage "reduce --repeat -1" "not '-1'" "${r4[@]}" --repeat -1
+bad_usage "reduce --seed abc" "--seed takes an integer from 0 to 18446744073709551615, not 'abc'" "${r4[@]}" --seed abc
+bad_usage "reduce --seed -1" "--seed takes an integer from 0 to 18446744073709551615, not '-1'" "${r4[@]}" --seed -1
+bad_usage "reduce --seed 2^64" "not '18446744073709551616'" "${r4[@]}" --seed 18446744073709551616
+bad_usage "reduce --seed without a value" "option --seed needs a value" "${r4[@]}" --seed
+bad_usage "reduce --backend bogus" "--backend must be auto, cuda, hip or sim, not 'bogus'" reduce --op sum --dtype f32 --shape 4 --backend bogus
+bad_usage "run --seed abc" "--seed takes an integer from 0 to 18446744073709551615, not 'abc'" run "$rs" --seed abc
+bad_usage "run --seed twice" "option --seed is given twice" run "$rs" --seed 1 --seed 2
+bad_usage "run --seed without a value" "option --seed needs a value" run "$rs" --seed
+bad_usage "run --in without a value" "option --in needs a value" run "$rs" --in
+bad_usage "run --in A twice" "--in names 'A' twice" run "$rs" --in A=x --in A=y
+bad_usage "run --warp-size 32x" "--warp-size takes an integer from 32 to 64, not '32x'" run "$rs" --warp-size 32x
+bad_usage "check --warp-size twice" "option --warp-size is given twice" check --warp-size 32 --warp-size 64 "$rs"
+bad_usage "check --warp-size without a value" "option --warp-size needs a value" check "$rs" --warp-size
+bad_usage "fmt -o without a value" "option -o needs a value" fmt "$rs" -o
+bad_usage "emit -o twice" "option -o is given twice" emit "$rs" --target cuda -o "$tmp/a.cu" -o "$tmp/b.cu"
+bad_usage "emit --target twice" "option --target is given twice" emit "$rs" --target cuda --target hip -o "$tmp/t.cu"
+bad_usage "explain --arch without a value" "option --arch needs a value" explain "$rs" --arch
+bad_usage "explain --dump other" "--dump takes 'loop', not 'ir'" explain "$rs" --dump ir
+expect "reduce --seed 2^64-1" 0 "$tilec" "${r4[@]}" --seed 18446744073709551615 --repeat 0
+expect "reduce --axes -1 (the default, given)" 0 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --axes -1 --backend sim --repeat 0
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
