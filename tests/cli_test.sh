@@ -230,6 +230,13 @@ is() {
     if [ "$2" "$3" ] && { [ "$2" = -L ] || [ ! -L "$3" ]; }; then pass=$((pass + 1)); else
         fail=$((fail + 1)); echo "FAIL: $1: $3 is not $2:"; ls -la "$3"; fi
 }
+# le32 V... : little-endian 32-bit integers, written out by hand (not by tilec)
+le32() {
+    local v
+    for v; do
+        printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) $((v >> 24 & 255)))"
+    done
+}
 asan=false
 if ldd "$tilec" 2>/dev/null | grep -q 'libasan\|libubsan'; then asan=true; fi
 # run CMD with at most 1 GiB of address space where the sanitizers do not need more
@@ -357,6 +364,39 @@ bad_usage "explain --arch without a value" "option --arch needs a value" explain
 bad_usage "explain --dump other" "--dump takes 'loop', not 'ir'" explain "$rs" --dump ir
 expect "reduce --seed 2^64-1" 0 "$tilec" "${r4[@]}" --seed 18446744073709551615 --repeat 0
 expect "reduce --axes -1 (the default, given)" 0 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --axes -1 --backend sim --repeat 0
+
+# reduce --in / --out: user data in, the first call's result out; expected bytes written by hand
+le32 1 2 3 4 5 6 >"$tmp/x6.bin"
+le32 6 15 >"$tmp/sum6.bin"
+red6() { "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --repeat 0 --in "$tmp/x6.bin" "$@"; }
+expect "reduce --in --out" 0 red6 --axes 1 --out "$tmp/r.bin" --check
+is "--out writes a regular file" -f "$tmp/r.bin"
+same "sums the rows" "$tmp/r.bin" "$tmp/sum6.bin"
+has "and checks them" "$tmp/out" "check: exact, largest error 0: ok"
+le32 5 7 9 >"$tmp/cols.bin"
+expect "reduce --in --out over axis 0" 0 red6 --axes 0 --out "$tmp/r.bin"
+same "sums the columns" "$tmp/r.bin" "$tmp/cols.bin"
+le32 -7 3 -2147483648 2147483647 0 -1 >"$tmp/ext.bin"
+le32 -2147483648 -1 >"$tmp/min.bin"
+expect "reduce min of integer extremes" 0 "$tilec" reduce --op min --dtype i32 --shape 2x3 --backend sim --repeat 2 --in "$tmp/ext.bin" --out "$tmp/r.bin" --check
+same "gives the least of each row" "$tmp/r.bin" "$tmp/min.bin"
+le32 100 -100 >"$tmp/init.bin"
+le32 106 -85 >"$tmp/acc.bin"
+expect "reduce --accumulate --out-init" 0 "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in "$tmp/x6.bin" --out "$tmp/r.bin" --accumulate --out-init "$tmp/init.bin" --check --repeat 3
+same "--out holds one accumulating call on --out-init" "$tmp/r.bin" "$tmp/acc.bin"
+bad_usage "reduce --accumulate --out without --out-init" "--accumulate with --out needs --out-init FILE" reduce --op sum --dtype i32 --shape 2x3 --in "$tmp/x6.bin" --out "$tmp/r.bin" --accumulate
+bad_usage "reduce --out-init without --accumulate" "--out-init gives the output before an accumulating call: it needs --accumulate" reduce --op sum --dtype i32 --shape 2x3 --out-init "$tmp/init.bin"
+expect "reduce --in of the wrong size" 1 "$tilec" reduce --op sum --dtype i32 --shape 2x4 --backend sim --in "$tmp/x6.bin"
+has "names both sizes" "$tmp/err" "tilec reduce: --in '$tmp/x6.bin' has 24 bytes, but the input i32[2, 4] is 32 bytes"
+expect "reduce --in /dev/zero" 1 bounded "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in /dev/zero
+has "stops at the input's size" "$tmp/err" "--in '/dev/zero' has more than 24 bytes, but the input i32[2, 3] is 24 bytes"
+expect "reduce --out-init of the wrong size" 1 red6 --accumulate --out-init "$tmp/x6.bin"
+has "names the output's size" "$tmp/err" "--out-init '$tmp/x6.bin' has 24 bytes, but the output i32[2] is 8 bytes"
+head -c 1000 /dev/zero >"$tmp/k.bin"
+expect "run --in of a file too big" 1 "$tilec" run "$rs" --in A="$tmp/k.bin"
+has "says the file's size" "$tmp/err" "'$tmp/k.bin' has 1000 bytes, but A is f32[4, 8]: 128 bytes"
+expect "reduce --repeat 0" 0 red6
+has "times the first call only" "$tmp/out" "first call"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,7 +1,9 @@
 /*
- * cmd_reduce.c — `tilec reduce`: a JIT reduction of random data through the same public
- * API a host program uses (tilec_runtime_open, tilec_mem_*, tilec_reduce), with its plan,
- * its time and its effective bandwidth (input + output bytes over the time of one call).
+ * cmd_reduce.c — `tilec reduce`: a JIT reduction of random data or of a file (--in)
+ * through the same public API a host program uses (tilec_runtime_open, tilec_mem_*,
+ * tilec_reduce), with its plan, its time and its effective bandwidth (input + output bytes
+ * over the time of one call). --out writes the first call's result, the one --check
+ * compares; the timed calls that follow change neither.
  */
 #include "cli.h"
 
@@ -22,7 +24,7 @@ enum { MAX_REPEAT = 1000000 };
 
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
-    const char *op, *dtype, *shape, *axes, *nan, *backend, *repeat, *seed;
+    const char *op, *dtype, *shape, *axes, *nan, *backend, *repeat, *seed, *in, *out, *out_init;
     bool check, explain, accumulate;
 } reduce_opts;
 
@@ -30,7 +32,8 @@ typedef struct reduce_opts {
 static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
     const struct { const char *name; const char **slot; } valued[] = {
         {"--op", &o->op}, {"--dtype", &o->dtype}, {"--shape", &o->shape}, {"--axes", &o->axes}, {"--nan", &o->nan},
-        {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed},
+        {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
+        {"--out", &o->out}, {"--out-init", &o->out_init},
     };
     const char *a = argv[*i];
     if (!strcmp(a, "--check")) { o->check = true; return EXIT_OK; }
@@ -40,6 +43,30 @@ static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
         if (!strcmp(a, valued[k].name))
             return option_value("reduce", argc, argv, i, valued[k].slot);
     return -1;
+}
+
+/* "f32[3, 5]" */
+static const char *tensor_text(tilec_dtype dt, const int64_t *shape, int rank, char *buf, size_t n) {
+    size_t at = (size_t)snprintf(buf, n, "%s[", tilec_dtype_name(dt));
+    for (int k = 0; k < rank && at < n; k++) at += (size_t)snprintf(buf + at, n - at, "%s%" PRId64, k ? ", " : "", shape[k]);
+    if (at < n) snprintf(buf + at, n - at, "]");
+    return buf;
+}
+
+/* Reads exactly `bytes` bytes of PATH, the content of `what` (the input, the output): a
+ * file of another size is an error that names both sizes. */
+static unsigned char *read_tensor(const char *opt, const char *path, const char *what, const char *dims, size_t bytes) {
+    size_t len;
+    int64_t size;
+    char *data = read_input(path, bytes, &len, &size);
+    if (data && (size < 0 || (uint64_t)size != bytes)) {
+        char have[48];
+        fprintf(stderr, "tilec reduce: %s '%s' has %s bytes, but %s %s is %zu bytes\n", opt, path,
+                size_text(size, bytes, have, sizeof have), what, dims, bytes);
+        free(data);
+        return NULL;
+    }
+    return (unsigned char *)data;
 }
 
 int cmd_reduce(int argc, char **argv) {
@@ -84,6 +111,11 @@ int cmd_reduce(int argc, char **argv) {
     if (o.repeat && (rc = parse_int("reduce", "--repeat", o.repeat, 0, MAX_REPEAT, &repeat))) return rc;
     uint64_t seed = 1;
     if (o.seed && (rc = parse_uint("reduce", "--seed", o.seed, UINT64_MAX, &seed))) return rc;
+    if (o.out_init && !o.accumulate)
+        return usage_error("reduce", "%s--out-init gives the output before an accumulating call: it needs --accumulate", "");
+    if (o.out && o.accumulate && !o.out_init)
+        return usage_error("reduce", "%s--accumulate with --out needs --out-init FILE, the output before the call "
+                                     "(without it the output starts from random values)", "");
 
     /* sizes, checked before anything is allocated: every product stays within 2^48 */
     int64_t kept[TILEC_MAX_RANK];
@@ -103,19 +135,27 @@ int cmd_reduce(int argc, char **argv) {
         return EXIT_USAGE;
     }
     size_t in_bytes = (size_t)in_n * es, out_bytes = (size_t)out_n * es; /* out_n is within in's bound */
+    char in_dims[256], out_dims[256];
+    tensor_text(d.dtype, d.shape, d.rank, in_dims, sizeof in_dims);
+    tensor_text(d.dtype, kept, nkept, out_dims, sizeof out_dims);
+    if (nkept == 0) snprintf(out_dims, sizeof out_dims, "%s[1]", tilec_dtype_name(d.dtype));
 
     rc = EXIT_OK;
     tilec_status st = TILEC_OK;
     tilec_ctx *ctx = NULL;
     void *d_in = NULL, *d_out = NULL;
-    unsigned char *h_in = malloc(in_bytes + 1), *h_before = calloc(1, out_bytes + 1), *h_out = calloc(1, out_bytes + 1);
+    unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes) : malloc(in_bytes + 1);
+    unsigned char *h_before = o.out_init ? read_tensor("--out-init", o.out_init, "the output", out_dims, out_bytes)
+                                         : calloc(1, out_bytes + 1);
+    unsigned char *h_out = calloc(1, out_bytes + 1);
     if (!h_in || !h_before || !h_out) {
-        fprintf(stderr, "tilec reduce: out of memory for %zu + %zu bytes\n", in_bytes, out_bytes);
+        if ((!o.in || h_in) && (!o.out_init || h_before))
+            fprintf(stderr, "tilec reduce: out of memory for %s and %s\n", in_dims, out_dims);
         rc = EXIT_BAD_INPUT;
         goto done;
     }
-    fill_random(d.dtype, h_in, in_n, &seed);
-    if (d.accumulate) fill_random(d.dtype, h_before, out_n, &seed);
+    if (!o.in) fill_random(d.dtype, h_in, in_n, &seed);
+    if (d.accumulate && !o.out_init) fill_random(d.dtype, h_before, out_n, &seed);
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
     if ((st = tilec_runtime_open(ctx, backend, 0))) goto failed;
     if ((st = tilec_mem_alloc(ctx, in_bytes, &d_in)) || (st = tilec_mem_alloc(ctx, out_bytes, &d_out)) ||
@@ -131,11 +171,13 @@ int cmd_reduce(int argc, char **argv) {
                 printf("%s\n", line);
     }
     tilec_free(plan);
-    /* the first call checks; the timed ones (accumulating calls would keep adding) follow */
+    /* the first call is the one --out writes and --check compares; the timed ones
+     * (accumulating calls would keep adding) follow and change neither */
     double t0 = now_s();
     if ((st = tilec_reduce(ctx, &d, d_in, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
     double first = now_s() - t0;
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes))) goto failed;
+    if (o.out && write_output(o.out, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
     if (o.check) {
         tilec_check_result r;
         if ((st = tilec_reduce_check(ctx, &d, h_in, h_before, h_out, &r))) goto failed;

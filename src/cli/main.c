@@ -237,21 +237,26 @@ static const command commands[] = {
      "installed or does not know the arch, saying what was looked for; 1 with the\n"
      "compiler's log when it fails.\n",
      cmd_compile},
-    {"reduce", "a JIT reduction of random data: plan, time, bandwidth",
+    {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
      "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--nan propagate|ignore]\n"
-     "                    [--accumulate] [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
+     "                    [--in FILE] [--out FILE] [--accumulate [--out-init FILE]]\n"
+     "                    [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
      "\n"
-     "Reduces a random tensor over --axes (comma-separated, -8 to 7, negative from the end; default\n"
+     "Reduces a tensor over --axes (comma-separated, -8 to 7, negative from the end; default\n"
      "-1) with tilec_reduce, on a GPU when one is usable (--backend auto) or the simulator.\n"
      "Prints the backend, the merged view and the variant chosen (--explain: the whole plan),\n"
      "then the first call's time and the time and bandwidth (input + output bytes) of --repeat\n"
      "more calls. Extents are 0 to 2^48 and multiply (those other than 0) to 2^48 at most.\n"
      "\n"
-     "  --accumulate     out = op(out, reduction); out starts from random data\n"
+     "  --in FILE        the input: raw little-endian, dense row-major, in the dtype (16-bit\n"
+     "                   patterns for f16 and bf16), exactly the tensor's size; without it,\n"
+     "                   random data from --seed (floats in [-1, 1), integers in [-100, 100])\n"
+     "  --out FILE       write the first call's result (the kept extents, row-major, same dtype)\n"
+     "  --accumulate     out = op(out, reduction); out starts from --out-init FILE (exactly the\n"
+     "                   output's size) or random data; with --out, --out-init is required\n"
      "  --check          compare the first call's result with the reference; exit 1 on a mismatch\n"
      "  --repeat N       timed calls after the first, 0 to 1000000 (default 10)\n"
-     "  --seed N         the random data's seed, 0 to 2^64-1 (default 1): floats in [-1, 1),\n"
-     "                   integers in [-100, 100]\n",
+     "  --seed N         the random data's seed, 0 to 2^64-1 (default 1)\n",
      cmd_reduce},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
