@@ -219,5 +219,184 @@ printf 'kernel total(A: f32[10] global, B: f32[1] global) threads=32 grid=4 {\n 
 expect "a grid statement with grid=" 1 "$tilec" check "$tmp/grid2.tile"
 has "is refused with a reason" "$tmp/err" "a grid statement must be the only statement of a kernel without grid="
 
+# ---- issue 11: sizes, bounded reading, safe writing, strict numbers -----------------------
+# same NAME A B : the files are byte for byte the same
+same() {
+    if cmp -s "$2" "$3"; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: $1: $2 and $3 differ"; od -An -tx1 "$2" | head -3; od -An -tx1 "$3" | head -3; fi
+}
+# is NAME WHAT PATH : PATH is a symlink (-L), FIFO (-p), character device (-c) or regular file (-f)
+is() {
+    if [ "$2" "$3" ] && { [ "$2" = -L ] || [ ! -L "$3" ]; }; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: $1: $3 is not $2:"; ls -la "$3"; fi
+}
+# le32 V... : little-endian 32-bit integers, written out by hand (not by tilec)
+le32() {
+    local v
+    for v; do
+        printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $((v & 255)) $((v >> 8 & 255)) $((v >> 16 & 255)) $((v >> 24 & 255)))"
+    done
+}
+asan=false
+if ldd "$tilec" 2>/dev/null | grep -q 'libasan\|libubsan'; then asan=true; fi
+# run CMD with at most 1 GiB of address space where the sanitizers do not need more
+bounded() { if $asan; then timeout 120 "$@"; else (ulimit -v 1048576; exec timeout 120 "$@"); fi; }
+
+# sizes are checked before anything is allocated (no product overflows)
+expect "reduce --shape 2^62" 2 "$tilec" reduce --op sum --dtype f32 --shape 4611686018427387904 --backend sim
+has "an extent past 2^48 is refused with the range" "$tmp/err" "--shape takes integers from 0 to 281474976710656 separated by 'x', not '4611686018427387904'"
+expect "reduce --shape 2^48 x 2" 2 "$tilec" reduce --op sum --dtype f32 --shape 281474976710656x2 --backend sim
+has "a product past 2^48 is refused" "$tmp/err" "--shape 281474976710656x2 has more than 2^48 elements"
+expect "reduce --shape 2^48 x 2^48 x 0" 2 "$tilec" reduce --op sum --dtype f32 --shape 281474976710656x281474976710656x0 --axes 2 --backend sim
+has "an empty tensor does not hide a product past 2^48" "$tmp/err" "has more than 2^48 elements"
+
+# reading stops at the limit: a source at 16 MiB, an --in at the parameter's size
+expect "check /dev/zero" 1 bounded "$tilec" check /dev/zero
+has "a source past 16 MiB is refused" "$tmp/err" "tilec: '/dev/zero' has more than 16 MiB of .tile text; tilec reads at most 16 MiB"
+expect "yes | check -" 1 bounded sh -c 'yes | "$1" check -' sh "$tilec"
+has "an endless pipe is refused" "$tmp/err" "tilec: '-' has more than 16 MiB of .tile text"
+head -c 17000000 /dev/zero >"$tmp/big.tile"
+{ "$tilec" check - 2>/dev/null; wc -c >"$tmp/left"; } <"$tmp/big.tile"
+has "check - reads 16 MiB + 1 byte and no more" "$tmp/left" "$((17000000 - 16777217))"
+expect "run --in A=/dev/zero" 1 bounded "$tilec" run "$root/examples/row_sum.tile" --in A=/dev/zero
+has "an --in past the parameter is refused" "$tmp/err" "tilec: '/dev/zero' has more than 128 bytes, but A is f32[4, 8]: 128 bytes"
+head -c 1000 /dev/zero >"$tmp/k.bin"
+{ "$tilec" run "$root/examples/row_sum.tile" --in A=- >/dev/null 2>&1; wc -c >"$tmp/left"; } <"$tmp/k.bin"
+has "run --in A=- reads the parameter's bytes + 1 and no more" "$tmp/left" "871"
+
+# every output through one safe write: symlinks, modes, FIFOs, devices, standard output
+# (written with emit -o, which existed before; what it writes is what emit -o - prints)
+rs="$root/examples/row_sum.tile"
+"$tilec" emit "$rs" --target cuda -o - >"$tmp/want.cu"
+echo "do not touch" >"$tmp/victim"
+cp "$tmp/victim" "$tmp/victim.orig"
+# the old code wrote PATH.tmp<pid> with fopen: a symlink planted there had its target overwritten
+expect "a symlink planted at PATH.tmp<pid>" 0 sh -c 'ln -s "$1/victim" "$1/o.cu.tmp$$" && exec "$2" emit "$3" --target cuda -o "$1/o.cu"' sh "$tmp" "$tilec" "$rs"
+same "the planted symlink's target is untouched" "$tmp/victim" "$tmp/victim.orig"
+is "the output is a regular file" -f "$tmp/o.cu"
+same "and has the source" "$tmp/o.cu" "$tmp/want.cu"
+rm -f "$tmp"/o.cu.tmp*
+echo old >"$tmp/mode.cu"
+chmod 600 "$tmp/mode.cu"
+expect "emit -o over a 0600 file" 0 "$tilec" emit "$rs" --target cuda -o "$tmp/mode.cu"
+same "the 0600 file gets the source" "$tmp/mode.cu" "$tmp/want.cu"
+has "and keeps its mode" <(stat -c %a "$tmp/mode.cu") "600"
+cp "$tmp/victim" "$tmp/linked.cu"
+ln -s linked.cu "$tmp/link.cu"
+expect "emit -o through a symlink" 0 "$tilec" emit "$rs" --target cuda -o "$tmp/link.cu"
+is "the symlink stays a symlink" -L "$tmp/link.cu"
+same "the file it leads to gets the source" "$tmp/linked.cu" "$tmp/want.cu"
+ln -s nowhere "$tmp/dangling.cu"
+expect "emit -o a dangling symlink" 1 "$tilec" emit "$rs" --target cuda -o "$tmp/dangling.cu"
+has "is refused" "$tmp/err" "it is a symlink to a file that does not exist"
+is "and stays a symlink" -L "$tmp/dangling.cu"
+mkfifo "$tmp/fifo"
+timeout 60 cat "$tmp/fifo" >"$tmp/from_fifo" &
+reader=$!
+expect "emit -o a FIFO" 0 timeout 60 "$tilec" emit "$rs" --target cuda -o "$tmp/fifo"
+wait "$reader"
+is "the FIFO stays a FIFO" -p "$tmp/fifo"
+same "the reader gets the bytes" "$tmp/from_fifo" "$tmp/want.cu"
+expect "emit -o /dev/null" 0 "$tilec" emit "$rs" --target cuda -o /dev/null
+is "/dev/null stays a device" -c /dev/null
+expect "run --out B=/dev/full" 1 "$tilec" run "$rs" --out B=/dev/full
+has "a full device is an error" "$tmp/err" "cannot write '/dev/full': No space left on device"
+is "/dev/full stays a device" -c /dev/full
+if mknod "$tmp/null" c 1 3 2>/dev/null; then # a device node of our own (root only)
+    expect "emit -o a device node" 0 "$tilec" emit "$rs" --target cuda -o "$tmp/null"
+    is "the node stays a device" -c "$tmp/null"
+fi
+expect "emit -o /dev/stdout > FILE" 0 sh -c '"$1" emit "$2" --target cuda -o /dev/stdout >"$3"' sh "$tilec" "$rs" "$tmp/stdout.cu"
+same "/dev/stdout writes standard output's file" "$tmp/stdout.cu" "$tmp/want.cu"
+is "which stays the file the shell opened" -f "$tmp/stdout.cu"
+printf 'kernel k(A:f32[4] global) threads=32 {\n cta.fill(A,1.50)\n}\n' >"$tmp/real.tile"
+ln -s real.tile "$tmp/via.tile"
+chmod 640 "$tmp/real.tile"
+expect "fmt -i through a symlink" 0 "$tilec" fmt -i "$tmp/via.tile"
+is "fmt -i keeps the symlink" -L "$tmp/via.tile"
+has "and rewrites the file it leads to" "$tmp/real.tile" "  cta.fill(A, 1.5)"
+has "which keeps its mode" <(stat -c %a "$tmp/real.tile") "640"
+echo keep >"$tmp/big.cu"
+expect "a write that fails" 1 sh -c 'trap "" XFSZ; ulimit -f 1; exec "$1" emit "$2" --target cuda -o "$3"' sh "$tilec" "$rs" "$tmp/big.cu"
+has "says why" "$tmp/err" "cannot write '$tmp/big.cu': File too large"
+has "leaves the old file" "$tmp/big.cu" "keep"
+ls -a "$tmp" >"$tmp/names"
+if grep -q 'tmp' "$tmp/names"; then fail=$((fail + 1)); echo "FAIL: a temporary file was left:"; grep tmp "$tmp/names"; else pass=$((pass + 1)); fi
+mkdir "$tmp/dir.cu"
+expect "-o a directory" 1 "$tilec" emit "$rs" --target cuda -o "$tmp/dir.cu"
+has "is refused" "$tmp/err" "it is a directory"
+
+# every number through one strict parser; single-valued options once; missing values named
+bad_usage() { # NAME MESSAGE ARGS...
+    local name=$1 msg=$2
+    shift 2
+    expect "$name" 2 timeout 60 "$tilec" "$@"
+    has "$name: the message" "$tmp/err" "$msg"
+}
+r4=(reduce --op sum --dtype f32 --shape 4 --backend sim)
+bad_usage "reduce --axes 2^32+1" "--axes takes integers from -8 to 7 separated by ',', not '4294967297'" "${r4[@]}" --axes 4294967297
+bad_usage "reduce --dtype twice" "option --dtype is given twice ('f32', then 'f8')" reduce --op sum --dtype f32 --dtype f8 --shape 4
+bad_usage "reduce --op twice" "option --op is given twice" "${r4[@]}" --op max
+bad_usage "reduce --shape 4x" "--shape takes integers from 0 to 281474976710656 separated by 'x', not '4x' (an empty item)" reduce --op sum --dtype f32 --shape 4x
+bad_usage "reduce --shape 4x5a" "not '4x5a' ('5a' is not one)" reduce --op sum --dtype f32 --shape 4x5a
+bad_usage "reduce --shape ' 4'" "not ' 4'" reduce --op sum --dtype f32 --shape ' 4'
+bad_usage "reduce --shape of rank 9" "--shape takes at most 8 values" reduce --op sum --dtype f32 --shape 1x1x1x1x1x1x1x1x1
+bad_usage "reduce --repeat 3abc" "--repeat takes an integer from 0 to 1000000, not '3abc'" "${r4[@]}" --repeat 3abc
+bad_usage "reduce --repeat 10^17" "--repeat takes an integer from 0 to 1000000, not '99999999999999999'" "${r4[@]}" --repeat 99999999999999999
+bad_usage "reduce --repeat -1" "not '-1'" "${r4[@]}" --repeat -1
+bad_usage "reduce --seed abc" "--seed takes an integer from 0 to 18446744073709551615, not 'abc'" "${r4[@]}" --seed abc
+bad_usage "reduce --seed -1" "--seed takes an integer from 0 to 18446744073709551615, not '-1'" "${r4[@]}" --seed -1
+bad_usage "reduce --seed 2^64" "not '18446744073709551616'" "${r4[@]}" --seed 18446744073709551616
+bad_usage "reduce --seed without a value" "option --seed needs a value" "${r4[@]}" --seed
+bad_usage "reduce --backend bogus" "--backend must be auto, cuda, hip or sim, not 'bogus'" reduce --op sum --dtype f32 --shape 4 --backend bogus
+bad_usage "run --seed abc" "--seed takes an integer from 0 to 18446744073709551615, not 'abc'" run "$rs" --seed abc
+bad_usage "run --seed twice" "option --seed is given twice" run "$rs" --seed 1 --seed 2
+bad_usage "run --seed without a value" "option --seed needs a value" run "$rs" --seed
+bad_usage "run --in without a value" "option --in needs a value" run "$rs" --in
+bad_usage "run --in A twice" "--in names 'A' twice" run "$rs" --in A=x --in A=y
+bad_usage "run --warp-size 32x" "--warp-size takes an integer from 32 to 64, not '32x'" run "$rs" --warp-size 32x
+bad_usage "check --warp-size twice" "option --warp-size is given twice" check --warp-size 32 --warp-size 64 "$rs"
+bad_usage "check --warp-size without a value" "option --warp-size needs a value" check "$rs" --warp-size
+bad_usage "fmt -o without a value" "option -o needs a value" fmt "$rs" -o
+bad_usage "emit -o twice" "option -o is given twice" emit "$rs" --target cuda -o "$tmp/a.cu" -o "$tmp/b.cu"
+bad_usage "emit --target twice" "option --target is given twice" emit "$rs" --target cuda --target hip -o "$tmp/t.cu"
+bad_usage "explain --arch without a value" "option --arch needs a value" explain "$rs" --arch
+bad_usage "explain --dump other" "--dump takes 'loop', not 'ir'" explain "$rs" --dump ir
+expect "reduce --seed 2^64-1" 0 "$tilec" "${r4[@]}" --seed 18446744073709551615 --repeat 0
+expect "reduce --axes -1 (the default, given)" 0 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --axes -1 --backend sim --repeat 0
+
+# reduce --in / --out: user data in, the first call's result out; expected bytes written by hand
+le32 1 2 3 4 5 6 >"$tmp/x6.bin"
+le32 6 15 >"$tmp/sum6.bin"
+red6() { "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --repeat 0 --in "$tmp/x6.bin" "$@"; }
+expect "reduce --in --out" 0 red6 --axes 1 --out "$tmp/r.bin" --check
+is "--out writes a regular file" -f "$tmp/r.bin"
+same "sums the rows" "$tmp/r.bin" "$tmp/sum6.bin"
+has "and checks them" "$tmp/out" "check: exact, largest error 0: ok"
+le32 5 7 9 >"$tmp/cols.bin"
+expect "reduce --in --out over axis 0" 0 red6 --axes 0 --out "$tmp/r.bin"
+same "sums the columns" "$tmp/r.bin" "$tmp/cols.bin"
+le32 -7 3 -2147483648 2147483647 0 -1 >"$tmp/ext.bin"
+le32 -2147483648 -1 >"$tmp/min.bin"
+expect "reduce min of integer extremes" 0 "$tilec" reduce --op min --dtype i32 --shape 2x3 --backend sim --repeat 2 --in "$tmp/ext.bin" --out "$tmp/r.bin" --check
+same "gives the least of each row" "$tmp/r.bin" "$tmp/min.bin"
+le32 100 -100 >"$tmp/init.bin"
+le32 106 -85 >"$tmp/acc.bin"
+expect "reduce --accumulate --out-init" 0 "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in "$tmp/x6.bin" --out "$tmp/r.bin" --accumulate --out-init "$tmp/init.bin" --check --repeat 3
+same "--out holds one accumulating call on --out-init" "$tmp/r.bin" "$tmp/acc.bin"
+bad_usage "reduce --accumulate --out without --out-init" "--accumulate with --out needs --out-init FILE" reduce --op sum --dtype i32 --shape 2x3 --in "$tmp/x6.bin" --out "$tmp/r.bin" --accumulate
+bad_usage "reduce --out-init without --accumulate" "--out-init gives the output before an accumulating call: it needs --accumulate" reduce --op sum --dtype i32 --shape 2x3 --out-init "$tmp/init.bin"
+expect "reduce --in of the wrong size" 1 "$tilec" reduce --op sum --dtype i32 --shape 2x4 --backend sim --in "$tmp/x6.bin"
+has "names both sizes" "$tmp/err" "tilec reduce: --in '$tmp/x6.bin' has 24 bytes, but the input i32[2, 4] is 32 bytes"
+expect "reduce --in /dev/zero" 1 bounded "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in /dev/zero
+has "stops at the input's size" "$tmp/err" "--in '/dev/zero' has more than 24 bytes, but the input i32[2, 3] is 24 bytes"
+expect "reduce --out-init of the wrong size" 1 red6 --accumulate --out-init "$tmp/x6.bin"
+has "names the output's size" "$tmp/err" "--out-init '$tmp/x6.bin' has 24 bytes, but the output i32[2] is 8 bytes"
+head -c 1000 /dev/zero >"$tmp/k.bin"
+expect "run --in of a file too big" 1 "$tilec" run "$rs" --in A="$tmp/k.bin"
+has "says the file's size" "$tmp/err" "'$tmp/k.bin' has 1000 bytes, but A is f32[4, 8]: 128 bytes"
+expect "reduce --repeat 0" 0 red6
+has "times the first call only" "$tmp/out" "first call"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,14 +14,58 @@ enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 3 };
 
 /* Prints "tilec CMD: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, const char *arg);
-/* A whole file ("-": standard input), malloc'd; NULL with a message on failure. */
-char *read_file(const char *path, size_t *len);
-/* Writes a file through a temporary beside it ("-": standard output). */
-int write_file(const char *path, const char *text, size_t len);
+bool is_help(const char *arg);
+
+/* ---- the command line (args.c) ----------------------------------------------------------
+ * Every single-valued option goes through option_value, every number through the one
+ * strict parser behind parse_int / parse_uint / parse_int_list. All print their message
+ * and return EXIT_USAGE on a bad command line. */
+
+/* argv[*i] is an option that takes one value: stores argv[*i + 1] in *slot and steps *i
+ * over it. "option OPT needs a value" when there is none, "option OPT is given twice" when
+ * *slot is already set. */
+int option_value(const char *cmd, int argc, char **argv, int *i, const char **slot);
+/* TEXT is all of a decimal integer in [lo, hi] (hi >= 0): an optional '-', digits, nothing
+ * else. The message names the option and the range. */
+int parse_int(const char *cmd, const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
+/* The same for [0, hi] of uint64_t (seeds). */
+int parse_uint(const char *cmd, const char *opt, const char *text, uint64_t hi, uint64_t *out);
+/* 1 to max integers in [lo, hi], separated by sep ("4096x1024", "0,-1"); an empty item is
+ * an error. *n gets the count. */
+int parse_int_list(const char *cmd, const char *opt, const char *text, char sep, int64_t lo, int64_t hi,
+                   int64_t *out, int max, int *n);
+/* --warp-size: 32 or 64. */
+int parse_warp_size(const char *cmd, const char *v, int *out);
+/* auto, cuda, hip or sim (opt names the option in the message). */
+int parse_backend(const char *cmd, const char *opt, const char *v, tilec_backend *out);
+
+/* ---- files (io.c) ----------------------------------------------------------------------
+ * Every file the CLI reads goes through read_input, every file it writes through
+ * write_output. */
+
+/* Reads PATH ("-": standard input) until its end or limit + 1 bytes, whichever comes
+ * first, into a malloc'd buffer: *len bytes (at most limit). *size is the input's size:
+ * *len when it ended within the limit, the file's size for a regular file past it, -1 for
+ * anything else past it (a pipe, /dev/zero), of which only limit + 1 bytes were read.
+ * NULL with a message on failure. */
+char *read_input(const char *path, size_t limit, size_t *len, int64_t *size);
+/* "24" or "more than 8": what read_input said of an input's size, for messages. */
+const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
+/* Writes len bytes to PATH ("-": standard output) safely: a regular file (or the file a
+ * symlink leads to) is replaced atomically through a temporary beside it created with
+ * O_EXCL | O_NOFOLLOW, keeping its mode; a FIFO, a device or the file standard output or
+ * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
+int write_output(const char *path, const void *data, size_t len);
+
+/* A .tile source through read_input, bounded by TILEC_MAX_SOURCE; NULL with a message. */
+char *read_source(const char *path, size_t *len);
 /* Parses FILE (and verifies it for warp_size when verify is set); prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size);
-int parse_warp_size(const char *cmd, const char *v, int *out);
-bool is_help(const char *arg);
+
+/* The elements of a dense tensor of these extents (>= 0), or -1 when the extents other than
+ * 0 multiply to more than TILEC_MAX_ELEMENTS (2^48): checked before anything is
+ * allocated, so no product overflows. */
+int64_t tensor_elements(const int64_t *shape, int rank);
 /* n random elements of dtype dt from a seeded stream that is the same everywhere: floats
  * uniform in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. */
 void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed);

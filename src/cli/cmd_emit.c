@@ -23,33 +23,25 @@ static char *with_extension(const char *file, const char *ext) {
 
 /* Shared by emit and compile: FILE, --target, --arch, --warp-size, -o. */
 static int parse_args(const char *cmd, int argc, char **argv, const char **file, tilec_target *t, const char **out) {
-    bool target_given = false;
+    const char *target = NULL, *warp = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool more = i + 1 < argc;
-        if (strcmp(a, "--target") == 0 && more) {
-            const char *v = argv[++i];
-            target_given = true;
-            if (strcmp(v, "cuda") == 0) t->backend = TILEC_BACKEND_CUDA;
-            else if (strcmp(v, "hip") == 0) t->backend = TILEC_BACKEND_HIP;
-            else return usage_error(cmd, "--target must be cuda or hip, not '%s'", v);
-        } else if (strcmp(a, "--arch") == 0 && more) {
-            t->arch = argv[++i];
-        } else if (strcmp(a, "--warp-size") == 0 && more) {
-            int r = parse_warp_size(cmd, argv[++i], &t->warp_size);
-            if (r) return r;
-        } else if (strcmp(a, "-o") == 0 && more) {
-            *out = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            return usage_error(cmd, "unknown option or missing value: '%s'", a);
-        } else if (*file) {
-            return usage_error(cmd, "one FILE only; '%s' is extra", a);
-        } else {
-            *file = a;
-        }
+        int r = -1;
+        if (strcmp(a, "--target") == 0) r = option_value(cmd, argc, argv, &i, &target);
+        else if (strcmp(a, "--arch") == 0) r = option_value(cmd, argc, argv, &i, &t->arch);
+        else if (strcmp(a, "--warp-size") == 0) r = option_value(cmd, argc, argv, &i, &warp);
+        else if (strcmp(a, "-o") == 0) r = option_value(cmd, argc, argv, &i, out);
+        else if (a[0] == '-' && a[1]) return usage_error(cmd, "unknown option '%s'", a);
+        else if (*file) return usage_error(cmd, "one FILE only; '%s' is extra", a);
+        else *file = a;
+        if (r > 0) return r;
     }
     if (!*file) return usage_error(cmd, "%sno FILE given", "");
-    if (!target_given) return usage_error(cmd, "%s--target cuda or --target hip is required", "");
+    if (!target) return usage_error(cmd, "%s--target cuda or --target hip is required", "");
+    if (strcmp(target, "cuda") == 0) t->backend = TILEC_BACKEND_CUDA;
+    else if (strcmp(target, "hip") == 0) t->backend = TILEC_BACKEND_HIP;
+    else return usage_error(cmd, "--target must be cuda or hip, not '%s'", target);
+    if (warp) return parse_warp_size(cmd, warp, &t->warp_size);
     return EXIT_OK;
 }
 
@@ -81,7 +73,7 @@ static int run(int argc, char **argv, bool compile) {
             const char *ext = compile ? (t.backend == TILEC_BACKEND_CUDA ? ".cubin" : ".co")
                                       : (t.backend == TILEC_BACKEND_CUDA ? ".cu" : ".hip");
             char *path = out ? NULL : strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
-            rc = write_file(out ? out : path ? path : "-", data, n);
+            rc = write_output(out ? out : path ? path : "-", data, n);
             free(path);
         }
         tilec_free(data);

@@ -1,31 +1,18 @@
 /*
- * cmd_reduce.c — `tilec reduce`: a JIT reduction of random data through the same public
- * API a host program uses (tilec_runtime_open, tilec_mem_*, tilec_reduce), with its plan,
- * its time and its effective bandwidth (input + output bytes over the time of one call).
+ * cmd_reduce.c — `tilec reduce`: a JIT reduction of random data or of a file (--in)
+ * through the same public API a host program uses (tilec_runtime_open, tilec_mem_*,
+ * tilec_reduce), with its plan, its time and its effective bandwidth (input + output bytes
+ * over the time of one call). --out writes the first call's result, the one --check
+ * compares; the timed calls that follow change neither.
  */
 #include "cli.h"
 
-#include <errno.h>
+#include <stdint.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int parse_list(const char *what, const char *v, char sep, int64_t *out, int max, int *n) {
-    *n = 0;
-    const char *p = v;
-    while (*p) {
-        if (*n == max) return usage_error("reduce", "%s has too many values", what);
-        char *end;
-        errno = 0;
-        long long x = strtoll(p, &end, 10);
-        if (end == p || errno || (*end && *end != sep)) return usage_error("reduce", "bad %s", what);
-        out[(*n)++] = x;
-        p = *end ? end + 1 : end;
-    }
-    return *n ? EXIT_OK : usage_error("reduce", "empty %s", what);
-}
 
 static double now_s(void) {
     struct timespec t;
@@ -33,88 +20,150 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+enum { MAX_REPEAT = 1000000 };
+
+/* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
+typedef struct reduce_opts {
+    const char *op, *dtype, *shape, *axes, *nan, *backend, *repeat, *seed, *in, *out, *out_init;
+    bool check, explain, accumulate;
+} reduce_opts;
+
+/* Takes argv[*i]; -1 when it is no option of reduce. */
+static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
+    const struct { const char *name; const char **slot; } valued[] = {
+        {"--op", &o->op}, {"--dtype", &o->dtype}, {"--shape", &o->shape}, {"--axes", &o->axes}, {"--nan", &o->nan},
+        {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
+        {"--out", &o->out}, {"--out-init", &o->out_init},
+    };
+    const char *a = argv[*i];
+    if (!strcmp(a, "--check")) { o->check = true; return EXIT_OK; }
+    if (!strcmp(a, "--explain")) { o->explain = true; return EXIT_OK; }
+    if (!strcmp(a, "--accumulate")) { o->accumulate = true; return EXIT_OK; }
+    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+        if (!strcmp(a, valued[k].name))
+            return option_value("reduce", argc, argv, i, valued[k].slot);
+    return -1;
+}
+
+/* "f32[3, 5]" */
+static const char *tensor_text(tilec_dtype dt, const int64_t *shape, int rank, char *buf, size_t n) {
+    size_t at = (size_t)snprintf(buf, n, "%s[", tilec_dtype_name(dt));
+    for (int k = 0; k < rank && at < n; k++) at += (size_t)snprintf(buf + at, n - at, "%s%" PRId64, k ? ", " : "", shape[k]);
+    if (at < n) snprintf(buf + at, n - at, "]");
+    return buf;
+}
+
+/* Reads exactly `bytes` bytes of PATH, the content of `what` (the input, the output): a
+ * file of another size is an error that names both sizes. */
+static unsigned char *read_tensor(const char *opt, const char *path, const char *what, const char *dims, size_t bytes) {
+    size_t len;
+    int64_t size;
+    char *data = read_input(path, bytes, &len, &size);
+    if (data && (size < 0 || (uint64_t)size != bytes)) {
+        char have[48];
+        fprintf(stderr, "tilec reduce: %s '%s' has %s bytes, but %s %s is %zu bytes\n", opt, path,
+                size_text(size, bytes, have, sizeof have), what, dims, bytes);
+        free(data);
+        return NULL;
+    }
+    return (unsigned char *)data;
+}
+
 int cmd_reduce(int argc, char **argv) {
-    tilec_reduce_desc d = {.op = TILEC_OP_COUNT, .dtype = TILEC_DTYPE_COUNT, .naxes = 1, .axes = {-1}};
-    tilec_backend backend = TILEC_BACKEND_AUTO;
-    bool check = false, explain = false, shape_given = false;
-    long repeat = 10;
-    uint64_t seed = 1;
+    reduce_opts o = {0};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t vals[TILEC_MAX_RANK];
-        int n, rc;
-        if (!strcmp(a, "--check")) { check = true; continue; }
-        if (!strcmp(a, "--explain")) { explain = true; continue; }
-        if (!strcmp(a, "--accumulate")) { d.accumulate = true; continue; }
-        if (!v) return usage_error("reduce", "unknown option or missing value: '%s'", a);
-        i++;
-        if (!strcmp(a, "--op")) {
-            d.op = !strcmp(v, "sum") ? TILEC_OP_SUM : !strcmp(v, "max") ? TILEC_OP_MAX : !strcmp(v, "min") ? TILEC_OP_MIN : TILEC_OP_COUNT;
-            if (d.op == TILEC_OP_COUNT) return usage_error("reduce", "--op must be sum, max or min, not '%s'", v);
-        } else if (!strcmp(a, "--dtype")) {
-            for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
-                if (!strcmp(v, tilec_dtype_name((tilec_dtype)t))) d.dtype = (tilec_dtype)t;
-            if (d.dtype == TILEC_DTYPE_COUNT) return usage_error("reduce", "unknown dtype '%s'", v);
-        } else if (!strcmp(a, "--shape")) {
-            if ((rc = parse_list("--shape", v, 'x', vals, TILEC_MAX_RANK, &n))) return rc;
-            d.rank = n;
-            for (int k = 0; k < n; k++) d.shape[k] = vals[k];
-            shape_given = true;
-        } else if (!strcmp(a, "--axes")) {
-            if ((rc = parse_list("--axes", v, ',', vals, TILEC_MAX_RANK, &n))) return rc;
-            d.naxes = n;
-            for (int k = 0; k < n; k++) d.axes[k] = (int)vals[k];
-        } else if (!strcmp(a, "--nan")) {
-            if (!strcmp(v, "ignore")) d.nan = TILEC_NAN_IGNORE;
-            else if (strcmp(v, "propagate")) return usage_error("reduce", "--nan must be propagate or ignore, not '%s'", v);
-        } else if (!strcmp(a, "--backend")) {
-            if (!strcmp(v, "auto")) backend = TILEC_BACKEND_AUTO;
-            else if (!strcmp(v, "cuda")) backend = TILEC_BACKEND_CUDA;
-            else if (!strcmp(v, "hip")) backend = TILEC_BACKEND_HIP;
-            else if (!strcmp(v, "sim")) backend = TILEC_BACKEND_SIM;
-            else return usage_error("reduce", "unknown backend '%s'", v);
-        } else if (!strcmp(a, "--repeat")) {
-            repeat = strtol(v, NULL, 10);
-            if (repeat < 1) return usage_error("reduce", "--repeat takes a positive count, not '%s'", v);
-        } else if (!strcmp(a, "--seed")) {
-            seed = strtoull(v, NULL, 10);
-        } else {
-            return usage_error("reduce", "unknown option '%s'", a);
-        }
+        int r = reduce_option(argc, argv, &i, &o);
+        if (r > 0) return r;
+        if (r < 0) return usage_error("reduce", "unknown option '%s'", argv[i]);
     }
-    if (d.op == TILEC_OP_COUNT || d.dtype == TILEC_DTYPE_COUNT || !shape_given)
-        return usage_error("reduce", "%s--op, --dtype and --shape are required", "");
-    tilec_ctx *ctx;
-    if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
-    int rc = EXIT_OK;
-    tilec_status st = tilec_runtime_open(ctx, backend, 0);
-    if (st != TILEC_OK) {
-        fputs(tilec_diag_text(ctx), stderr);
-        tilec_close(ctx);
-        return st == TILEC_ERR_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_BAD_INPUT;
+    if (!o.op || !o.dtype || !o.shape) return usage_error("reduce", "%s--op, --dtype and --shape are required", "");
+    tilec_reduce_desc d = {.op = TILEC_OP_COUNT, .dtype = TILEC_DTYPE_COUNT, .naxes = 1, .axes = {-1}};
+    for (int t = 0; t < TILEC_OP_COUNT; t++)
+        if (!strcmp(o.op, tilec_op_name((tilec_op)t))) d.op = (tilec_op)t;
+    if (d.op == TILEC_OP_COUNT) return usage_error("reduce", "--op must be sum, max or min, not '%s'", o.op);
+    for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
+        if (!strcmp(o.dtype, tilec_dtype_name((tilec_dtype)t))) d.dtype = (tilec_dtype)t;
+    if (d.dtype == TILEC_DTYPE_COUNT)
+        return usage_error("reduce", "--dtype must be f16, bf16, f32, f64, i32, u32 or i64, not '%s'", o.dtype);
+    if (o.nan) {
+        d.nan = TILEC_NAN_COUNT;
+        for (int t = 0; t < TILEC_NAN_COUNT; t++)
+            if (!strcmp(o.nan, tilec_nan_name((tilec_nan)t))) d.nan = (tilec_nan)t;
+        if (d.nan == TILEC_NAN_COUNT) return usage_error("reduce", "--nan must be propagate or ignore, not '%s'", o.nan);
     }
-    int64_t in_n = 1, out_n = 1;
+    int n, rc;
+    int64_t vals[TILEC_MAX_RANK];
+    if ((rc = parse_int_list("reduce", "--shape", o.shape, 'x', 0, TILEC_MAX_ELEMENTS, vals, TILEC_MAX_RANK, &n)))
+        return rc;
+    d.rank = n;
+    for (int k = 0; k < n; k++) d.shape[k] = vals[k];
+    if (o.axes) {
+        if ((rc = parse_int_list("reduce", "--axes", o.axes, ',', -TILEC_MAX_RANK, TILEC_MAX_RANK - 1, vals,
+                                 TILEC_MAX_RANK, &n)))
+            return rc;
+        d.naxes = n;
+        for (int k = 0; k < n; k++) d.axes[k] = (int)vals[k];
+    }
+    d.accumulate = o.accumulate;
+    tilec_backend backend = TILEC_BACKEND_AUTO;
+    if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, &backend))) return rc;
+    int64_t repeat = 10;
+    if (o.repeat && (rc = parse_int("reduce", "--repeat", o.repeat, 0, MAX_REPEAT, &repeat))) return rc;
+    uint64_t seed = 1;
+    if (o.seed && (rc = parse_uint("reduce", "--seed", o.seed, UINT64_MAX, &seed))) return rc;
+    if (o.out_init && !o.accumulate)
+        return usage_error("reduce", "%s--out-init gives the output before an accumulating call: it needs --accumulate", "");
+    if (o.out && o.accumulate && !o.out_init)
+        return usage_error("reduce", "%s--accumulate with --out needs --out-init FILE, the output before the call "
+                                     "(without it the output starts from random values)", "");
+
+    /* sizes, checked before anything is allocated: every product stays within 2^48 */
+    int64_t kept[TILEC_MAX_RANK];
+    int nkept = 0;
     bool red[TILEC_MAX_RANK] = {0};
     for (int k = 0; k < d.naxes; k++) {
         int ax = d.axes[k] < 0 ? d.axes[k] + d.rank : d.axes[k];
-        if (ax >= 0 && ax < d.rank) red[ax] = true;
+        if (ax >= 0 && ax < d.rank) red[ax] = true; /* the library says what is wrong with the others */
     }
-    for (int k = 0; k < d.rank; k++) {
-        in_n *= d.shape[k] > 0 ? d.shape[k] : 0;
-        if (!red[k]) out_n *= d.shape[k] > 0 ? d.shape[k] : 0;
+    for (int k = 0; k < d.rank; k++)
+        if (!red[k]) kept[nkept++] = d.shape[k];
+    int64_t in_n = tensor_elements(d.shape, d.rank), out_n = tensor_elements(kept, nkept);
+    size_t es = tilec_dtype_size(d.dtype);
+    if (in_n < 0 || (uint64_t)in_n > SIZE_MAX / es || (uint64_t)out_n > SIZE_MAX / es) {
+        fprintf(stderr, "tilec reduce: --shape %s has more than 2^48 elements (the extents other than 0 multiply to "
+                        "more); tilec reduces tensors of up to 2^48 elements\n", o.shape);
+        return EXIT_USAGE;
     }
-    size_t es = tilec_dtype_size(d.dtype), in_bytes = (size_t)in_n * es, out_bytes = (size_t)out_n * es;
-    unsigned char *h_in = malloc(in_bytes + 1), *h_out = calloc(1, out_bytes + 1), *h_before = calloc(1, out_bytes + 1);
+    size_t in_bytes = (size_t)in_n * es, out_bytes = (size_t)out_n * es; /* out_n is within in's bound */
+    char in_dims[256], out_dims[256];
+    tensor_text(d.dtype, d.shape, d.rank, in_dims, sizeof in_dims);
+    tensor_text(d.dtype, kept, nkept, out_dims, sizeof out_dims);
+    if (nkept == 0) snprintf(out_dims, sizeof out_dims, "%s[1]", tilec_dtype_name(d.dtype));
+
+    rc = EXIT_OK;
+    tilec_status st = TILEC_OK;
+    tilec_ctx *ctx = NULL;
     void *d_in = NULL, *d_out = NULL;
-    if (!h_in || !h_out || !h_before) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
-    fill_random(d.dtype, h_in, in_n, &seed);
-    if (d.accumulate) fill_random(d.dtype, h_before, out_n, &seed);
+    unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes) : malloc(in_bytes + 1);
+    unsigned char *h_before = o.out_init ? read_tensor("--out-init", o.out_init, "the output", out_dims, out_bytes)
+                                         : calloc(1, out_bytes + 1);
+    unsigned char *h_out = calloc(1, out_bytes + 1);
+    if (!h_in || !h_before || !h_out) {
+        if ((!o.in || h_in) && (!o.out_init || h_before))
+            fprintf(stderr, "tilec reduce: out of memory for %s and %s\n", in_dims, out_dims);
+        rc = EXIT_BAD_INPUT;
+        goto done;
+    }
+    if (!o.in) fill_random(d.dtype, h_in, in_n, &seed);
+    if (d.accumulate && !o.out_init) fill_random(d.dtype, h_before, out_n, &seed);
+    if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
+    if ((st = tilec_runtime_open(ctx, backend, 0))) goto failed;
     if ((st = tilec_mem_alloc(ctx, in_bytes, &d_in)) || (st = tilec_mem_alloc(ctx, out_bytes, &d_out)) ||
         (st = tilec_mem_upload(ctx, d_in, h_in, in_bytes)) || (st = tilec_mem_upload(ctx, d_out, h_before, out_bytes)))
         goto failed;
     char *plan = NULL;
     if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
-    if (explain) fputs(plan, stdout);
+    if (o.explain) fputs(plan, stdout);
     else { /* the short form: backend, view and variant lines */
         for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
             if (!strncmp(line, "backend", 7) || !strncmp(line, "view", 4) || !strncmp(line, "variant", 7) ||
@@ -122,12 +171,14 @@ int cmd_reduce(int argc, char **argv) {
                 printf("%s\n", line);
     }
     tilec_free(plan);
-    /* the first call checks; the timed ones (accumulating calls would keep adding) follow */
+    /* the first call is the one --out writes and --check compares; the timed ones
+     * (accumulating calls would keep adding) follow and change neither */
     double t0 = now_s();
     if ((st = tilec_reduce(ctx, &d, d_in, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
     double first = now_s() - t0;
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes))) goto failed;
-    if (check) {
+    if (o.out && write_output(o.out, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    if (o.check) {
         tilec_check_result r;
         if ((st = tilec_reduce_check(ctx, &d, h_in, h_before, h_out, &r))) goto failed;
         if (r.exact) printf("check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
@@ -137,20 +188,26 @@ int cmd_reduce(int argc, char **argv) {
             rc = EXIT_BAD_INPUT;
         }
     }
+    if (repeat == 0) {
+        printf("first call %.3f ms (planning and compiling included)\n", first * 1e3);
+        goto done;
+    }
     t0 = now_s();
-    for (long k = 0; k < repeat && !st; k++) st = tilec_reduce(ctx, &d, d_in, d_out);
+    for (int64_t k = 0; k < repeat && !st; k++) st = tilec_reduce(ctx, &d, d_in, d_out);
     if (!st) st = tilec_synchronize(ctx);
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;
-    printf("first call %.3f ms (planning and compiling included); then %.3f ms per call over %ld calls, %.3f GB/s\n",
+    printf("first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " calls, %.3f GB/s\n",
            first * 1e3, each * 1e3, repeat, (double)(in_bytes + out_bytes) / each / 1e9);
     goto done;
 failed:
     fputs(tilec_diag_text(ctx), stderr);
     rc = st == TILEC_ERR_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_BAD_INPUT;
 done:
-    tilec_mem_free(ctx, d_in);
-    tilec_mem_free(ctx, d_out);
+    if (ctx) {
+        tilec_mem_free(ctx, d_in);
+        tilec_mem_free(ctx, d_out);
+    }
     free(h_in);
     free(h_out);
     free(h_before);

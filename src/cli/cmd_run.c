@@ -3,62 +3,65 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Target options shared by explain and run. */
+/* Target options shared by explain and run, as given (NULL: not given). */
 typedef struct target_opts {
-    tilec_target t;
-    bool warp_given;
+    const char *backend; /* --target for explain, --backend for run */
+    const char *arch, *warp_size;
 } target_opts;
 
-static int parse_backend(const char *cmd, const char *v, tilec_backend *out) {
-    if (strcmp(v, "auto") == 0) *out = TILEC_BACKEND_AUTO;
-    else if (strcmp(v, "cuda") == 0) *out = TILEC_BACKEND_CUDA;
-    else if (strcmp(v, "hip") == 0) *out = TILEC_BACKEND_HIP;
-    else if (strcmp(v, "sim") == 0) *out = TILEC_BACKEND_SIM;
-    else return usage_error(cmd, "unknown backend '%s' (auto, cuda, hip or sim)", v);
+/* Takes a target option at argv[*i]; returns -1 when argv[*i] is not one. */
+static int target_option(const char *cmd, int argc, char **argv, int *i, target_opts *o, const char *flag) {
+    const char *a = argv[*i];
+    if (strcmp(a, flag) == 0) return option_value(cmd, argc, argv, i, &o->backend);
+    if (strcmp(a, "--arch") == 0) return option_value(cmd, argc, argv, i, &o->arch);
+    if (strcmp(a, "--warp-size") == 0) return option_value(cmd, argc, argv, i, &o->warp_size);
+    return -1;
+}
+
+/* The target the options name; t holds the defaults. */
+static int target_of(const char *cmd, const char *flag, const target_opts *o, tilec_target *t) {
+    int r;
+    if (o->backend && (r = parse_backend(cmd, flag, o->backend, &t->backend))) return r;
+    if (o->warp_size && (r = parse_warp_size(cmd, o->warp_size, &t->warp_size))) return r;
+    if (o->arch) t->arch = o->arch;
     return EXIT_OK;
 }
 
-/* Consumes a target option at argv[*i]; returns -1 when argv[*i] is not one. */
-static int target_option(const char *cmd, int argc, char **argv, int *i, target_opts *o, const char *flag) {
-    const char *a = argv[*i];
-    if (strcmp(a, flag) != 0 && strcmp(a, "--arch") != 0 && strcmp(a, "--warp-size") != 0) return -1;
-    if (*i + 1 >= argc) return usage_error(cmd, "%s needs a value", a);
-    const char *v = argv[++*i];
-    if (strcmp(a, "--arch") == 0) { o->t.arch = v; return EXIT_OK; }
-    if (strcmp(a, "--warp-size") == 0) { o->warp_given = true; return parse_warp_size(cmd, v, &o->t.warp_size); }
-    return parse_backend(cmd, v, &o->t.backend);
-}
-
 int cmd_explain(int argc, char **argv) {
-    const char *file = NULL;
+    const char *file = NULL, *dump_what = NULL;
     bool dump = false;
-    target_opts o = {{TILEC_BACKEND_CUDA, NULL, 0}, false};
+    target_opts o = {0};
     for (int i = 1; i < argc; i++) {
         int r = target_option("explain", argc, argv, &i, &o, "--target");
         if (r > 0) return r;
         if (r == 0) continue;
         if (strcmp(argv[i], "--dump=loop") == 0) dump = true;
-        else if (strcmp(argv[i], "--dump") == 0 && i + 1 < argc && strcmp(argv[i + 1], "loop") == 0) { dump = true; i++; }
-        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("explain", "unknown option '%s'", argv[i]);
+        else if (strcmp(argv[i], "--dump") == 0) {
+            if ((r = option_value("explain", argc, argv, &i, &dump_what))) return r;
+            if (strcmp(dump_what, "loop") != 0) return usage_error("explain", "--dump takes 'loop', not '%s'", dump_what);
+            dump = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) return usage_error("explain", "unknown option '%s'", argv[i]);
         else if (file) return usage_error("explain", "one FILE only; '%s' is extra", argv[i]);
         else file = argv[i];
     }
     if (!file) return usage_error("explain", "%sno FILE given", "");
-    if (o.t.backend == TILEC_BACKEND_AUTO) o.t.backend = TILEC_BACKEND_CUDA;
+    tilec_target t = {TILEC_BACKEND_CUDA, NULL, 0};
+    int r = target_of("explain", "--target", &o, &t);
+    if (r) return r;
+    if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_CUDA;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
     tilec_program *prog = load(ctx, file, false, 0);
     int rc = EXIT_BAD_INPUT;
     if (prog) {
         char *text = NULL;
-        tilec_status st = tilec_explain(prog, &o.t, dump, &text);
+        tilec_status st = tilec_explain(prog, &t, dump, &text);
         if (text) fputs(text, stdout);
         fflush(stdout);
         if (st != TILEC_OK) fputs(tilec_diag_text(ctx), stderr);
@@ -80,9 +83,10 @@ typedef struct named_path {
 enum { MAX_FILES = 64 };
 
 static int64_t elems_of(const tilec_buffer *b) {
-    int64_t n = 1;
-    for (int d = 0; d < tilec_buffer_rank(b); d++) n *= tilec_buffer_extent(b, d);
-    return n;
+    int64_t shape[TILEC_MAX_RANK];
+    int rank = tilec_buffer_rank(b);
+    for (int d = 0; d < rank; d++) shape[d] = tilec_buffer_extent(b, d);
+    return tensor_elements(shape, rank); /* parsing bounded it to 2^48 already */
 }
 
 static const char *dims_text(const tilec_buffer *b, char *buf, size_t n) {
@@ -100,38 +104,41 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
     void **args = calloc(np + 1, sizeof *args), **before = calloc(np + 1, sizeof *before);
     size_t *bytes = calloc(np + 1, sizeof *bytes);
     int rc = args && before && bytes ? EXIT_OK : EXIT_BAD_INPUT;
-    for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
-        tilec_buffer *b = tilec_kernel_param_at(k, i);
-        bytes[i] = (size_t)elems_of(b) * tilec_dtype_size(tilec_buffer_dtype(b));
-        args[i] = malloc(bytes[i]);
-        before[i] = malloc(bytes[i]);
-        if (!args[i] || !before[i]) { fprintf(stderr, "tilec: out of memory for '%s'\n", tilec_buffer_name(b)); rc = EXIT_BAD_INPUT; break; }
-        const char *path = NULL;
-        for (int j = 0; j < nin; j++)
-            if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) { path = ins[j].path; ins[j].used = true; }
-        if (!path) {
-            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed);
-        } else {
-            size_t len;
-            char *data = read_file(path, &len);
-            if (!data) { rc = EXIT_BAD_INPUT; break; }
-            if (len != bytes[i]) {
-                char dims[128];
-                fprintf(stderr, "tilec: '%s' has %zu bytes, but %s is %s: %zu bytes\n", path, len,
-                        tilec_buffer_name(b), dims_text(b, dims, sizeof dims), bytes[i]);
-                free(data);
-                rc = EXIT_BAD_INPUT;
-                break;
-            }
-            memcpy(args[i], data, len);
-            free(data);
-        }
-        memcpy(before[i], args[i], bytes[i]);
-    }
+    if (rc) fprintf(stderr, "tilec: out of memory\n");
+    /* verify and lower first: a program that cannot run costs no memory for its buffers */
     tilec_launch_info info = {.grid = tilec_kernel_grid(k), .threads = tilec_kernel_threads(k)};
     if (rc == EXIT_OK && tilec_launch_info_get(prog, t, tilec_kernel_name(k), &info) != TILEC_OK) {
         fputs(tilec_diag_text(ctx), stderr); /* the program does not verify or lower */
         rc = EXIT_BAD_INPUT;
+    }
+    for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
+        tilec_buffer *b = tilec_kernel_param_at(k, i);
+        bytes[i] = (size_t)elems_of(b) * tilec_dtype_size(tilec_buffer_dtype(b));
+        const char *path = NULL;
+        for (int j = 0; j < nin; j++)
+            if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) { path = ins[j].path; ins[j].used = true; }
+        if (path) { /* exactly the parameter's bytes: reading stops one byte past them */
+            size_t len;
+            int64_t size;
+            if (!(args[i] = read_input(path, bytes[i], &len, &size))) { rc = EXIT_BAD_INPUT; break; }
+            if (size < 0 || (uint64_t)size != bytes[i]) {
+                char dims[128], have[48];
+                fprintf(stderr, "tilec: '%s' has %s bytes, but %s is %s: %zu bytes\n", path,
+                        size_text(size, bytes[i], have, sizeof have), tilec_buffer_name(b), dims_text(b, dims, sizeof dims),
+                        bytes[i]);
+                rc = EXIT_BAD_INPUT;
+                break;
+            }
+        } else if ((args[i] = malloc(bytes[i] ? bytes[i] : 1))) {
+            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed);
+        }
+        before[i] = malloc(bytes[i] ? bytes[i] : 1);
+        if (!args[i] || !before[i]) {
+            fprintf(stderr, "tilec: out of memory for '%s' (%zu bytes)\n", tilec_buffer_name(b), bytes[i]);
+            rc = EXIT_BAD_INPUT;
+            break;
+        }
+        memcpy(before[i], args[i], bytes[i]);
     }
     if (rc == EXIT_OK) {
         printf("%s %s on sim (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
@@ -148,7 +155,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         for (int j = 0; j < nout; j++)
             if (strcmp(outs[j].name, tilec_buffer_name(b)) == 0) {
                 outs[j].used = true;
-                if (write_file(outs[j].path, args[i], bytes[i]) != EXIT_OK) rc = EXIT_BAD_INPUT;
+                if (write_output(outs[j].path, args[i], bytes[i]) != EXIT_OK) rc = EXIT_BAD_INPUT;
             }
     }
     if (rc == EXIT_OK && check) {
@@ -187,7 +194,13 @@ static int named(const char *opt, const char *v, named_path *list, int *n) {
     const char *eq = strchr(v, '=');
     if (!eq || eq == v || !eq[1]) return usage_error("run", "%s takes NAME=PATH", opt);
     if (*n == MAX_FILES) return usage_error("run", "more than 64 %s options", opt);
-    list[*n].name = strndup(v, (size_t)(eq - v));
+    for (int j = 0; j < *n; j++)
+        if (strncmp(list[j].name, v, (size_t)(eq - v)) == 0 && !list[j].name[eq - v]) {
+            fprintf(stderr, "tilec run: %s names '%s' twice; give each parameter once\n", opt, list[j].name);
+            fprintf(stderr, "Try 'tilec run --help'.\n");
+            return EXIT_USAGE;
+        }
+    if (!(list[*n].name = strndup(v, (size_t)(eq - v)))) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
     list[*n].path = eq + 1;
     list[*n].used = false;
     (*n)++;
@@ -195,8 +208,8 @@ static int named(const char *opt, const char *v, named_path *list, int *n) {
 }
 
 int cmd_run(int argc, char **argv) {
-    const char *file = NULL, *only = NULL;
-    target_opts o = {{TILEC_BACKEND_AUTO, NULL, 0}, false};
+    const char *file = NULL, *only = NULL, *seed_text = NULL;
+    target_opts o = {0};
     named_path ins[MAX_FILES], outs[MAX_FILES];
     int nin = 0, nout = 0, rc = EXIT_OK;
     uint64_t seed = 1;
@@ -204,28 +217,28 @@ int cmd_run(int argc, char **argv) {
     for (int i = 1; i < argc && rc == EXIT_OK; i++) {
         int r = target_option("run", argc, argv, &i, &o, "--backend");
         if (r >= 0) { rc = r; continue; }
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
+        const char *a = argv[i], *v = NULL;
         if (strcmp(a, "--check") == 0) check = true;
-        else if (strcmp(a, "--in") == 0 && has_value) rc = named("--in", argv[++i], ins, &nin);
-        else if (strcmp(a, "--out") == 0 && has_value) rc = named("--out", argv[++i], outs, &nout);
-        else if (strcmp(a, "--kernel") == 0 && has_value) only = argv[++i];
-        else if (strcmp(a, "--seed") == 0 && has_value) {
-            char *end;
-            errno = 0;
-            seed = strtoull(argv[++i], &end, 10);
-            if (errno || *end || argv[i][0] == '-') rc = usage_error("run", "--seed takes a non-negative integer, not '%s'", argv[i]);
-        } else if (a[0] == '-' && a[1]) rc = usage_error("run", "unknown option or missing value: '%s'", a);
+        else if (strcmp(a, "--in") == 0) {
+            if (!(rc = option_value("run", argc, argv, &i, &v))) rc = named("--in", v, ins, &nin);
+        } else if (strcmp(a, "--out") == 0) {
+            if (!(rc = option_value("run", argc, argv, &i, &v))) rc = named("--out", v, outs, &nout);
+        } else if (strcmp(a, "--kernel") == 0) rc = option_value("run", argc, argv, &i, &only);
+        else if (strcmp(a, "--seed") == 0) rc = option_value("run", argc, argv, &i, &seed_text);
+        else if (a[0] == '-' && a[1]) rc = usage_error("run", "unknown option '%s'", a);
         else if (file) rc = usage_error("run", "one FILE only; '%s' is extra", a);
         else file = a;
     }
     if (rc == EXIT_OK && !file) rc = usage_error("run", "%sno FILE given", "");
-    if (rc == EXIT_OK && (o.t.backend == TILEC_BACKEND_CUDA || o.t.backend == TILEC_BACKEND_HIP)) {
+    tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
+    if (rc == EXIT_OK) rc = target_of("run", "--backend", &o, &t);
+    if (rc == EXIT_OK && seed_text) rc = parse_uint("run", "--seed", seed_text, UINT64_MAX, &seed);
+    if (rc == EXIT_OK && (t.backend == TILEC_BACKEND_CUDA || t.backend == TILEC_BACKEND_HIP)) {
         fprintf(stderr, "tilec run: the %s backend is not available: this build of tilec runs kernels on the "
-                        "simulator only (use --backend sim or auto)\n", o.t.backend == TILEC_BACKEND_CUDA ? "cuda" : "hip");
+                        "simulator only (use --backend sim or auto)\n", t.backend == TILEC_BACKEND_CUDA ? "cuda" : "hip");
         rc = EXIT_UNAVAILABLE;
     }
-    if (o.t.backend == TILEC_BACKEND_AUTO) o.t.backend = TILEC_BACKEND_SIM; /* no GPU runtime in this build */
+    if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime in this build */
     tilec_ctx *ctx = NULL;
     tilec_program *prog = NULL;
     if (rc == EXIT_OK && tilec_open(&ctx) != TILEC_OK) rc = EXIT_BAD_INPUT;
@@ -235,7 +248,7 @@ int cmd_run(int argc, char **argv) {
         tilec_kernel *k = tilec_program_kernel(prog, i);
         if (only && strcmp(only, tilec_kernel_name(k)) != 0) continue;
         ran = true;
-        rc = run_kernel(ctx, prog, k, &o.t, ins, nin, outs, nout, &seed, check);
+        rc = run_kernel(ctx, prog, k, &t, ins, nin, outs, nout, &seed, check);
     }
     if (rc == EXIT_OK && !ran) {
         fprintf(stderr, "tilec run: %s has no kernel or func named '%s'\n", file, only);

@@ -6,11 +6,9 @@
  */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef struct command {
     const char *name;
@@ -19,45 +17,22 @@ typedef struct command {
     int (*run)(int argc, char **argv);
 } command;
 
-int usage_error(const char *cmd, const char *fmt, const char *arg) {
-    fprintf(stderr, "tilec%s%s: ", cmd ? " " : "", cmd ? cmd : "");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\nTry 'tilec %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
-    return EXIT_USAGE;
-}
-
-/* Reads a whole file ("-" is standard input) into memory; NULL with a message on failure. */
-char *read_file(const char *path, size_t *len) {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, strerror(errno));
+char *read_source(const char *path, size_t *len) {
+    int64_t size;
+    char *text = read_input(path, TILEC_MAX_SOURCE, len, &size);
+    if (text && (size < 0 || size > TILEC_MAX_SOURCE)) {
+        fprintf(stderr, "tilec: '%s' has more than %u MiB of .tile text; tilec reads at most %u MiB\n", path,
+                TILEC_MAX_SOURCE >> 20, TILEC_MAX_SOURCE >> 20);
+        free(text);
         return NULL;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) { free(buf); buf = NULL; break; }
-        buf = bigger;
-        cap *= 2;
-    }
-    bool bad = !buf || ferror(f);
-    if (f != stdin) fclose(f);
-    if (bad) {
-        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, buf ? strerror(errno) : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
+    return text;
 }
 
 /* Parses (and, when verify is set, verifies) FILE; prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size) {
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = read_source(path, &len);
     if (!text) return NULL;
     tilec_program *prog = NULL;
     tilec_status st = tilec_parse(ctx, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len, &prog);
@@ -76,7 +51,17 @@ tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size
     return prog;
 }
 
-bool is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+int64_t tensor_elements(const int64_t *shape, int rank) {
+    int64_t span = 1; /* the product of the extents other than 0, which bounds every product */
+    bool empty = false;
+    for (int d = 0; d < rank; d++) {
+        if (shape[d] < 0) return -1;
+        if (shape[d] == 0) { empty = true; continue; }
+        if (shape[d] > TILEC_MAX_ELEMENTS / span) return -1;
+        span *= shape[d];
+    }
+    return empty ? 0 : span;
+}
 
 /* ---- random inputs (run, reduce) ---------------------------------------------------- */
 
@@ -111,20 +96,12 @@ void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed) {
 
 /* ---- check ---------------------------------------------------------------------------- */
 
-int parse_warp_size(const char *cmd, const char *v, int *out) {
-    if (strcmp(v, "32") == 0) *out = 32;
-    else if (strcmp(v, "64") == 0) *out = 64;
-    else return usage_error(cmd, "--warp-size must be 32 or 64, not '%s'", v);
-    return EXIT_OK;
-}
-
 int cmd_check(int argc, char **argv) {
-    const char *file = NULL;
-    int ws = 32;
+    const char *file = NULL, *warp = NULL;
+    int ws = 32, r;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--warp-size") == 0 && i + 1 < argc) {
-            int r = parse_warp_size("check", argv[++i], &ws);
-            if (r) return r;
+        if (strcmp(argv[i], "--warp-size") == 0) {
+            if ((r = option_value("check", argc, argv, &i, &warp))) return r;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return usage_error("check", "unknown option '%s'", argv[i]);
         } else if (file) {
@@ -133,6 +110,7 @@ int cmd_check(int argc, char **argv) {
             file = argv[i];
         }
     }
+    if (warp && (r = parse_warp_size("check", warp, &ws))) return r;
     if (!file) return usage_error("check", "%sno FILE given", "");
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
@@ -145,33 +123,14 @@ int cmd_check(int argc, char **argv) {
 
 /* ---- fmt ------------------------------------------------------------------------------ */
 
-int write_file(const char *path, const char *text, size_t len) {
-    if (strcmp(path, "-") == 0) {
-        return fwrite(text, 1, len, stdout) == len && fflush(stdout) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
-    }
-    /* write beside the target and rename, so a failure never leaves half a file */
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp) return EXIT_BAD_INPUT;
-    snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(text, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok) {
-        fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return ok ? EXIT_OK : EXIT_BAD_INPUT;
-}
-
 int cmd_fmt(int argc, char **argv) {
     const char *file = NULL, *out = NULL;
     bool in_place = false, check = false;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) out = argv[++i];
-        else if (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "--in-place") == 0) in_place = true;
+        int r;
+        if (strcmp(argv[i], "-o") == 0) {
+            if ((r = option_value("fmt", argc, argv, &i, &out))) return r;
+        } else if (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "--in-place") == 0) in_place = true;
         else if (strcmp(argv[i], "--check") == 0) check = true;
         else if (argv[i][0] == '-' && argv[i][1]) return usage_error("fmt", "unknown option '%s'", argv[i]);
         else if (file) return usage_error("fmt", "one FILE only; '%s' is extra", argv[i]);
@@ -183,7 +142,7 @@ int cmd_fmt(int argc, char **argv) {
     if (in_place && strcmp(file, "-") == 0)
         return usage_error("fmt", "%s--in-place needs a file, not standard input", "");
     size_t len;
-    char *orig = read_file(file, &len);
+    char *orig = read_source(file, &len);
     if (!orig) return EXIT_BAD_INPUT;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { free(orig); return EXIT_BAD_INPUT; }
@@ -199,7 +158,7 @@ int cmd_fmt(int argc, char **argv) {
         rc = n == len && memcmp(text, orig, n) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
         if (rc) fprintf(stderr, "%s: not in canonical form (run 'tilec fmt -i %s')\n", file, file);
     } else {
-        rc = write_file(in_place ? file : out ? out : "-", text, n);
+        rc = write_output(in_place ? file : out ? out : "-", text, n);
     }
     tilec_free(text);
     tilec_program_free(prog);
@@ -229,7 +188,7 @@ static const command commands[] = {
      "fmt only parses; run 'tilec check' for the rules between statements.\n"
      "\n"
      "  -o OUT          write to OUT instead of standard output\n"
-     "  -i, --in-place  rewrite FILE\n"
+     "  -i, --in-place  rewrite FILE (through a temporary beside it; a symlink stays one)\n"
      "  --check         write nothing; exit 1 when FILE is not in canonical form\n",
      cmd_fmt},
     {"explain", "show how each tile statement is lowered, and why",
@@ -247,7 +206,7 @@ static const command commands[] = {
      "                 [--kernel NAME] [--in NAME=PATH]... [--out NAME=PATH]... [--seed N] [--check]\n"
      "\n"
      "Runs every kernel and func of FILE (or only --kernel NAME). A parameter not given\n"
-     "with --in is filled from a generator seeded with --seed (default 1): floats uniform\n"
+     "with --in is filled from a generator seeded with --seed (0 to 2^64-1, default 1): floats uniform\n"
      "in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. Files are raw\n"
      "little-endian, dense row-major, in the parameter's dtype (16-bit patterns for f16\n"
      "and bf16); a file of the wrong size is an error. --out writes a parameter's final\n"
@@ -278,16 +237,26 @@ static const command commands[] = {
      "installed or does not know the arch, saying what was looked for; 1 with the\n"
      "compiler's log when it fails.\n",
      cmd_compile},
-    {"reduce", "a JIT reduction of random data: plan, time, bandwidth",
+    {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
      "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--nan propagate|ignore]\n"
-     "                    [--accumulate] [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
+     "                    [--in FILE] [--out FILE] [--accumulate [--out-init FILE]]\n"
+     "                    [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
      "\n"
-     "Reduces a random tensor (floats in [-1, 1), integers in [-100, 100]) over --axes\n"
-     "(comma-separated, negative from the end; default -1) with tilec_reduce, on a GPU when\n"
-     "one is usable (--backend auto) or the simulator. Prints the backend, the merged view and\n"
-     "the variant chosen (--explain: the whole plan), then the first call's time and the time\n"
-     "and bandwidth (input + output bytes) of --repeat more calls. --check compares the\n"
-     "result with the double-precision reference and exits 1 on a mismatch.\n",
+     "Reduces a tensor over --axes (comma-separated, -8 to 7, negative from the end; default\n"
+     "-1) with tilec_reduce, on a GPU when one is usable (--backend auto) or the simulator.\n"
+     "Prints the backend, the merged view and the variant chosen (--explain: the whole plan),\n"
+     "then the first call's time and the time and bandwidth (input + output bytes) of --repeat\n"
+     "more calls. Extents are 0 to 2^48 and multiply (those other than 0) to 2^48 at most.\n"
+     "\n"
+     "  --in FILE        the input: raw little-endian, dense row-major, in the dtype (16-bit\n"
+     "                   patterns for f16 and bf16), exactly the tensor's size; without it,\n"
+     "                   random data from --seed (floats in [-1, 1), integers in [-100, 100])\n"
+     "  --out FILE       write the first call's result (the kept extents, row-major, same dtype)\n"
+     "  --accumulate     out = op(out, reduction); out starts from --out-init FILE (exactly the\n"
+     "                   output's size) or random data; with --out, --out-init is required\n"
+     "  --check          compare the first call's result with the reference; exit 1 on a mismatch\n"
+     "  --repeat N       timed calls after the first, 0 to 1000000 (default 10)\n"
+     "  --seed N         the random data's seed, 0 to 2^64-1 (default 1)\n",
      cmd_reduce},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -300,7 +269,10 @@ static void print_help(FILE *f) {
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
-               "3 backend or compiler not available. Documentation: docs/cli.md.\n");
+               "3 backend or compiler not available. Options that take a value take it once;\n"
+               "numbers are whole decimal integers in the option's range. Output files are\n"
+               "replaced through a temporary file (FIFOs and devices are written directly).\n"
+               "Documentation: docs/cli.md.\n");
 }
 
 int main(int argc, char **argv) {

@@ -1,0 +1,152 @@
+/*
+ * args.c — how every command reads its command line: options that take one value (an
+ * error when the value is missing or the option is given twice), the one strict parser
+ * that every number goes through (the whole text, decimal, range-checked, and a message
+ * that names the option and the range), lists of numbers built on it, and the backend
+ * and warp-size words several commands share.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+int usage_error(const char *cmd, const char *fmt, const char *arg) {
+    fprintf(stderr, "tilec%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'tilec %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+    return EXIT_USAGE;
+}
+
+bool is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
+
+int option_value(const char *cmd, int argc, char **argv, int *i, const char **slot) {
+    const char *opt = argv[*i];
+    if (*i + 1 >= argc) return usage_error(cmd, "option %s needs a value", opt);
+    if (*slot) {
+        fprintf(stderr, "tilec %s: option %s is given twice ('%s', then '%s'); give it once\n", cmd, opt, *slot,
+                argv[*i + 1]);
+        fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
+        return EXIT_USAGE;
+    }
+    *slot = argv[++*i];
+    return EXIT_OK;
+}
+
+/* The digits of TEXT[0, len) as a sign and a magnitude; false unless they are all of a
+ * decimal integer: an optional '-', then one or more digits, nothing else (no '+', no
+ * spaces, no other base), and a magnitude below 2^64. */
+static bool scan_integer(const char *text, size_t len, bool *negative, uint64_t *magnitude) {
+    size_t i = 0;
+    *negative = len > 0 && text[0] == '-';
+    if (*negative) i++;
+    if (i == len) return false;
+    uint64_t m = 0;
+    for (; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9') return false;
+        unsigned digit = (unsigned)(text[i] - '0');
+        if (m > (UINT64_MAX - digit) / 10) return false;
+        m = m * 10 + digit;
+    }
+    *magnitude = m;
+    return true;
+}
+
+/* A bound of a range as a sign and a magnitude, so that int64_t and uint64_t bounds meet in
+ * one parser. */
+typedef struct bound {
+    bool negative;
+    uint64_t magnitude;
+} bound;
+
+static bound bound_of(int64_t v) {
+    /* |v| without overflow, INT64_MIN included */
+    return v < 0 ? (bound){true, (uint64_t)(-(v + 1)) + 1} : (bound){false, (uint64_t)v};
+}
+
+static int64_t int_of(bool negative, uint64_t m) { return negative ? -(int64_t)(m - 1) - 1 : (int64_t)m; }
+
+/* The one parser every number of the command line goes through: TEXT[0, len) must be a
+ * whole decimal integer in [lo, hi] (hi >= 0). WHOLE, when not NULL, is the list (of
+ * items separated by SEP) the text is an item of, and is named in the message. On success *negative and *magnitude
+ * hold the value (-0 reads as 0). */
+static int parse_number(const char *cmd, const char *opt, const char *text, size_t len, const char *whole,
+                        char sep, bound lo, uint64_t hi, bool *negative, uint64_t *magnitude) {
+    bool neg;
+    uint64_t m;
+    bool ok = scan_integer(text, len, &neg, &m);
+    if (ok && m == 0) neg = false;
+    if (ok) ok = neg ? lo.negative && m <= lo.magnitude : m <= hi && (lo.negative || m >= lo.magnitude);
+    if (ok) {
+        *negative = neg;
+        *magnitude = m;
+        return EXIT_OK;
+    }
+    char range[96];
+    int at = snprintf(range, sizeof range, "%s%" PRIu64 " to %" PRIu64, lo.negative ? "-" : "", lo.magnitude, hi);
+    int shown = len > 64 ? 64 : (int)len;
+    const char *cut = len > 64 ? "..." : "";
+    if (!whole) {
+        fprintf(stderr, "tilec %s: %s takes an integer from %s, not '%.*s%s'\n", cmd, opt, range, shown, text, cut);
+    } else {
+        snprintf(range + at, sizeof range - (size_t)at, " separated by '%c'", sep);
+        if (len == 0) fprintf(stderr, "tilec %s: %s takes integers from %s, not '%s' (an empty item)\n", cmd, opt, range, whole);
+        else if (len == strlen(whole)) fprintf(stderr, "tilec %s: %s takes integers from %s, not '%s'\n", cmd, opt, range, whole);
+        else fprintf(stderr, "tilec %s: %s takes integers from %s, not '%s' ('%.*s%s' is not one)\n", cmd, opt, range,
+                     whole, shown, text, cut);
+    }
+    fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
+    return EXIT_USAGE;
+}
+
+int parse_int(const char *cmd, const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out) {
+    bool neg;
+    uint64_t m;
+    int rc = parse_number(cmd, opt, text, strlen(text), NULL, 0, bound_of(lo), (uint64_t)hi, &neg, &m);
+    if (rc == EXIT_OK) *out = int_of(neg, m);
+    return rc;
+}
+
+int parse_uint(const char *cmd, const char *opt, const char *text, uint64_t hi, uint64_t *out) {
+    bool neg;
+    return parse_number(cmd, opt, text, strlen(text), NULL, 0, bound_of(0), hi, &neg, out);
+}
+
+int parse_int_list(const char *cmd, const char *opt, const char *text, char sep, int64_t lo, int64_t hi,
+                   int64_t *out, int max, int *n) {
+    *n = 0;
+    for (const char *p = text;;) {
+        const char *end = strchr(p, sep);
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (*n == max) {
+            fprintf(stderr, "tilec %s: %s takes at most %d values, not '%s'\n", cmd, opt, max, text);
+            fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
+            return EXIT_USAGE;
+        }
+        bool neg;
+        uint64_t m;
+        int rc = parse_number(cmd, opt, p, len, text, sep, bound_of(lo), (uint64_t)hi, &neg, &m);
+        if (rc) return rc;
+        out[(*n)++] = int_of(neg, m);
+        if (!end) return EXIT_OK;
+        p = end + 1;
+    }
+}
+
+int parse_warp_size(const char *cmd, const char *v, int *out) {
+    int64_t w;
+    if (parse_int(cmd, "--warp-size", v, 32, 64, &w)) return EXIT_USAGE;
+    if (w != 32 && w != 64) return usage_error(cmd, "--warp-size must be 32 or 64, not '%s'", v);
+    *out = (int)w;
+    return EXIT_OK;
+}
+
+int parse_backend(const char *cmd, const char *opt, const char *v, tilec_backend *out) {
+    static const struct { const char *name; tilec_backend b; } names[] = {
+        {"auto", TILEC_BACKEND_AUTO}, {"cuda", TILEC_BACKEND_CUDA}, {"hip", TILEC_BACKEND_HIP}, {"sim", TILEC_BACKEND_SIM}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(v, names[i].name) == 0) { *out = names[i].b; return EXIT_OK; }
+    fprintf(stderr, "tilec %s: %s must be auto, cuda, hip or sim, not '%s'\n", cmd, opt, v);
+    fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,238 @@
+/*
+ * io.c — every byte the `tilec` command reads or writes as a file goes through the two
+ * functions here.
+ *
+ * read_input reads at most a limit (and one byte more, to tell "exactly the limit" from
+ * "more"), so /dev/zero or an endless pipe costs the limit and no more; of a regular file
+ * it can still say how big it is.
+ *
+ * write_output replaces a regular file atomically and safely: the bytes go to a new
+ * temporary file beside the target, created with O_CREAT | O_EXCL | O_NOFOLLOW under a
+ * random name (so nothing planted there, a symlink least of all, is ever opened), with the
+ * old file's mode (and owner, where allowed), synced to disk and renamed over the target;
+ * on any failure the temporary is removed and the target is as it was. A symlink given as
+ * the target is written through: the file it leads to is replaced and the symlink stays.
+ * A target that is not a regular file (a FIFO, a terminal, /dev/null, /dev/full) and a
+ * file standard output or standard error already has open (/dev/stdout, `> FILE`) are
+ * written directly, with no temporary: renaming over them would replace the device or
+ * the file the shell opened. "-" is standard output.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef O_CLOEXEC
+#define O_CLOEXEC 0
+#endif
+
+/* ---- reading -------------------------------------------------------------------------- */
+
+char *read_input(const char *path, size_t limit, size_t *len, int64_t *size) {
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, strerror(errno));
+        return NULL;
+    }
+    /* room for limit + 1 bytes at most, grown as bytes come: a short file costs little */
+    size_t want = limit < SIZE_MAX ? limit + 1 : limit;
+    size_t cap = want < (1u << 16) ? want : (1u << 16), n = 0;
+    char *buf = malloc(cap ? cap : 1);
+    int err = buf ? 0 : ENOMEM;
+    while (buf && n < want) {
+        if (n == cap) {
+            size_t bigger = cap > want / 2 ? want : cap * 2;
+            char *grown = realloc(buf, bigger);
+            if (!grown) { err = ENOMEM; break; }
+            buf = grown;
+            cap = bigger;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) { err = errno; break; }
+        if (got == 0) break;
+        n += (size_t)got;
+    }
+    struct stat st;
+    /* past the limit, only a regular file can say by how much */
+    bool known = n <= limit || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size > limit);
+    if (!is_stdin) close(fd);
+    if (err) {
+        fprintf(stderr, "tilec: cannot read '%s': %s\n", path, strerror(err));
+        free(buf);
+        return NULL;
+    }
+    *size = !known ? -1 : n <= limit ? (int64_t)n : (int64_t)st.st_size;
+    *len = n > limit ? limit : n;
+    return buf;
+}
+
+/* ---- writing -------------------------------------------------------------------------- */
+
+static bool write_all(int fd, const void *data, size_t len) {
+    const char *p = data;
+    while (len) {
+        ssize_t put = write(fd, p, len);
+        if (put < 0 && errno == EINTR) continue;
+        if (put < 0) return false;
+        p += put;
+        len -= (size_t)put;
+    }
+    return true;
+}
+
+static int write_stream(FILE *f, const char *path, const void *data, size_t len) {
+    if (fflush(f) == 0 && fwrite(data, 1, len, f) == len && fflush(f) == 0) return EXIT_OK;
+    fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
+    return EXIT_BAD_INPUT;
+}
+
+/* true when st is the file that descriptor fd has open */
+static bool same_file(int fd, const struct stat *st) {
+    struct stat o;
+    return fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
+/* A name no one can have guessed: 16 hex digits from the clock, the process, a counter and
+ * an address, mixed by splitmix64. Uniqueness comes from O_EXCL; this only makes a name
+ * that someone planted in advance unlikely, so that retries are rare. */
+static void random_suffix(char out[17]) {
+    static uint64_t counter;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    uint64_t z = (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 30) ^ ((uint64_t)getpid() << 17) ^
+                 (uint64_t)(uintptr_t)&t ^ (++counter * 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    snprintf(out, 17, "%016llx", (unsigned long long)z);
+}
+
+/* Writes a non-regular file (FIFO, device) in place: no temporary, no truncation. */
+static int write_special(const char *path, const void *data, size_t len) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    bool ok = fd >= 0 && write_all(fd, data, len);
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
+    if (ok) return EXIT_OK;
+    fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(err));
+    return EXIT_BAD_INPUT;
+}
+
+/* Replaces (or creates) the regular file `target` through a temporary beside it. old is
+ * the existing file's status, NULL for a new file. `path` is what the user named, for
+ * messages. */
+static int replace_file(const char *path, const char *target, const struct stat *old, const void *data, size_t len) {
+    const char *slash = strrchr(target, '/');
+    size_t dir_len = slash ? (size_t)(slash - target) + 1 : 0; /* with the '/' */
+    const char *base = slash ? slash + 1 : target;
+    size_t base_len = strlen(base);
+    if (base_len > 200) base_len = 200; /* the temporary's name must stay under NAME_MAX */
+    size_t cap = dir_len + base_len + 40;
+    char *tmp = malloc(cap);
+    if (!tmp) { fprintf(stderr, "tilec: cannot write '%s': out of memory\n", path); return EXIT_BAD_INPUT; }
+    int fd = -1, err = 0;
+    /* 0600 until the mode is set below: nobody else can open it meanwhile */
+    mode_t create_mode = old ? S_IRUSR | S_IWUSR : 0666;
+    for (int attempt = 0; attempt < 100; attempt++) {
+        char suffix[17];
+        random_suffix(suffix);
+        snprintf(tmp, cap, "%.*s.%.*s.tilec-%s.tmp", (int)dir_len, target, (int)base_len, base, suffix);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, create_mode);
+        if (fd >= 0 || errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        err = errno;
+        fprintf(stderr, "tilec: cannot write '%s': cannot create a temporary file beside it (%s): %s\n", path, tmp,
+                strerror(err));
+        free(tmp);
+        return EXIT_BAD_INPUT;
+    }
+    const char *step = "write";
+    bool ok = write_all(fd, data, len);
+    if (ok && old) {
+        /* the owner first (it clears set-id bits), then the mode; a different owner is kept
+         * where we may (as root), and the file becomes ours where we may not */
+        if (old->st_uid != geteuid() || old->st_gid != getegid())
+            if (fchown(fd, old->st_uid, old->st_gid) != 0) { /* not allowed: ours it is */ }
+        step = "set the mode of";
+        ok = fchmod(fd, old->st_mode & 07777) == 0;
+    }
+    if (ok) { step = "sync"; ok = fsync(fd) == 0; }
+    if (!ok) err = errno;
+    if (close(fd) != 0 && ok) { step = "close"; ok = false; err = errno; }
+    if (ok) { step = "rename the temporary over"; ok = rename(tmp, target) == 0; if (!ok) err = errno; }
+    if (!ok) {
+        fprintf(stderr, "tilec: cannot %s '%s': %s\n", step, path, strerror(err));
+        unlink(tmp);
+        free(tmp);
+        return EXIT_BAD_INPUT;
+    }
+    /* the rename itself reaches the disk with the directory (best effort: some file
+     * systems refuse to sync a directory) */
+    memcpy(tmp, target, dir_len);
+    strcpy(tmp + dir_len, ".");
+    int dfd = open(tmp, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (dfd >= 0) {
+        if (fsync(dfd) != 0) { /* the data is written; only its durability is unknown */ }
+        close(dfd);
+    }
+    free(tmp);
+    return EXIT_OK;
+}
+
+int write_output(const char *path, const void *data, size_t len) {
+    if (strcmp(path, "-") == 0) return write_stream(stdout, path, data, len);
+    if (!*path) { fprintf(stderr, "tilec: cannot write '': an empty path\n"); return EXIT_BAD_INPUT; }
+    struct stat st, lst;
+    bool exists = stat(path, &st) == 0;
+    if (!exists && errno != ENOENT) {
+        fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    if (exists && same_file(STDOUT_FILENO, &st)) return write_stream(stdout, path, data, len);
+    if (exists && same_file(STDERR_FILENO, &st)) return write_stream(stderr, path, data, len);
+    if (exists && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "tilec: cannot write '%s': it is a directory\n", path);
+        return EXIT_BAD_INPUT;
+    }
+    if (exists && !S_ISREG(st.st_mode)) return write_special(path, data, len);
+    if (lstat(path, &lst) != 0) { /* gone since stat: write it as a new file */
+        if (errno != ENOENT) {
+            fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
+            return EXIT_BAD_INPUT;
+        }
+        return replace_file(path, path, NULL, data, len);
+    }
+    if (!S_ISLNK(lst.st_mode)) return replace_file(path, path, exists ? &st : NULL, data, len);
+    /* a symlink: write the file it leads to, and keep the link */
+    if (!exists) {
+        fprintf(stderr, "tilec: cannot write '%s': it is a symlink to a file that does not exist; name the file "
+                        "itself to create it\n", path);
+        return EXIT_BAD_INPUT;
+    }
+    char *real = realpath(path, NULL);
+    if (!real) {
+        fprintf(stderr, "tilec: cannot write '%s': cannot resolve the symlink: %s\n", path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    int rc = replace_file(path, real, &st, data, len);
+    free(real);
+    return rc;
+}
+
+const char *size_text(int64_t size, size_t limit, char *buf, size_t n) {
+    if (size < 0) snprintf(buf, n, "more than %zu", limit);
+    else snprintf(buf, n, "%" PRId64, size);
+    return buf;
+}
