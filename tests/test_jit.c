@@ -471,13 +471,13 @@ static void test_scratch_per_stream(void **state) {
     expect_variant(ctx, &split_shape, "variant grid_split, grid 4 x 256 threads, 2 scratch buffers");
     expect_variant(ctx, &cols_shape, "variant grid_cols, grid 2 x 256 threads, 2 scratch buffers");
     void *streams[2] = {(void *)0x1000, (void *)0x2000};
-    const tilec_reduce_desc *shapes[2] = {&split_shape, &cols_shape};
+    const tilec_reduce_desc *pair[2] = {&split_shape, &cols_shape};
     for (int sh = 0; sh < 2; sh++) {
         const rec_call *first[2];
         for (int round = 0; round < 3; round++)
             for (int s = 0; s < 2; s++) {
                 int before = rec_n;
-                reduce_on(ctx, *shapes[sh], streams[s], (uint64_t)(round * 2 + s));
+                reduce_on(ctx, *pair[sh], streams[s], (uint64_t)(round * 2 + s));
                 const rec_call *l = last_launch(streams[s]);
                 assert_int_equal(l->nscratch, 2);
                 if (round == 0) {
