@@ -1,8 +1,9 @@
 /*
  * jit_check.c — tilec_reduce on a GPU, through the public API only: the correctness
  * matrix of tests/test_jit.c on the CUDA backend, bitwise determinism, 8 threads × 200
- * mixed calls, calls of one shape on two non-blocking streams at once, one context used
- * from threads that did not open it, and the JIT's latencies (first call, cached call,
+ * mixed calls, all-NaN slices under nan=ignore, rows of 2^31 - 1 f16 elements, calls of
+ * one shape on two non-blocking streams at once, one context used from threads that did
+ * not open it, and the JIT's latencies (first call, cached call,
  * host time per call).
  *
  *   jit_check [--out FILE.md]      exit 0 ok, 1 a failure, 3 no usable GPU
@@ -333,6 +334,137 @@ static int streams_and_threads(tilec_ctx *ctx, FILE *table) {
     return failed;
 }
 
+/* nan=ignore over all-NaN slices on the GPU: NaN in every output but output 0, whose
+ * slice holds the only number (element 0 = 5), for a shape of each grid variant and every
+ * float dtype; the expected values are written here. Returns the failures. */
+static int all_nan_ignore(tilec_ctx *ctx, int *cases) {
+    static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; } shapes[] = {
+        {1, {(1 << 24) + 3}, 1, {0}}, {2, {3, 700001}, 1, {-1}}, {2, {600, 8200}, 1, {-1}}, {2, {100001, 32}, 1, {1}},
+        {2, {3000, 1024}, 1, {1}}, {2, {40999, 8}, 1, {0}}, {2, {37, 90000}, 1, {0}}, {2, {37, 90001}, 1, {0}},
+        {3, {6, 5, 4000}, 2, {0, 2}}, {2, {5, 1}, 1, {1}},
+    };
+    static const tilec_dtype dts[] = {TILEC_F32, TILEC_F16, TILEC_BF16, TILEC_F64};
+    int failed = 0;
+    *cases = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t t = 0; t < 4; t++)
+            for (int op = TILEC_OP_MAX; op <= TILEC_OP_MIN; op++) {
+                tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = dts[t], .rank = shapes[s].rank,
+                                       .naxes = shapes[s].naxes, .nan = TILEC_NAN_IGNORE};
+                memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
+                memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);
+                size_t es = tilec_dtype_size(d.dtype);
+                int64_t in_n = desc_elems(&d, false), out_n = desc_elems(&d, true);
+                unsigned char *in = malloc((size_t)in_n * es), *out = malloc((size_t)out_n * es);
+                for (int64_t i = 0; i < in_n; i++) {
+                    double v = i == 0 ? 5.0 : NAN;
+                    if (es == 2) {
+                        uint16_t h = d.dtype == TILEC_F16 ? tilec_f16_from_double(v) : tilec_bf16_from_double(v);
+                        memcpy(in + 2 * i, &h, 2);
+                    } else if (es == 4) {
+                        float f = (float)v;
+                        memcpy(in + 4 * i, &f, 4);
+                    } else {
+                        memcpy(in + 8 * i, &v, 8);
+                    }
+                }
+                void *din = NULL, *dout = NULL;
+                bool ok = tilec_mem_alloc(ctx, (size_t)in_n * es, &din) == TILEC_OK &&
+                          tilec_mem_alloc(ctx, (size_t)out_n * es, &dout) == TILEC_OK &&
+                          tilec_mem_upload(ctx, din, in, (size_t)in_n * es) == TILEC_OK &&
+                          tilec_reduce(ctx, &d, din, dout) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+                          tilec_mem_download(ctx, out, dout, (size_t)out_n * es) == TILEC_OK;
+                for (int64_t o = 0; ok && o < out_n; o++) {
+                    double got;
+                    if (es == 2) {
+                        uint16_t h;
+                        memcpy(&h, out + 2 * o, 2);
+                        got = d.dtype == TILEC_F16 ? tilec_f16_to_double(h) : tilec_bf16_to_double(h);
+                    } else if (es == 4) {
+                        float f;
+                        memcpy(&f, out + 4 * o, 4);
+                        got = f;
+                    } else {
+                        memcpy(&got, out + 8 * o, 8);
+                    }
+                    if (o == 0 ? got != 5.0 : !isnan(got)) {
+                        printf("  FAIL all-NaN nan=ignore: shape %zu %s %s output %lld is %g\n", s, tilec_op_name(d.op),
+                               tilec_dtype_name(d.dtype), (long long)o, got);
+                        ok = false;
+                    }
+                }
+                if (!ok) failed++;
+                ++*cases;
+                tilec_mem_free(ctx, din);
+                tilec_mem_free(ctx, dout);
+                free(in);
+                free(out);
+            }
+    printf("jit_check: all-NaN slices under nan=ignore: %d of %d cases NaN (and the one number kept)\n", *cases - failed, *cases);
+    return failed;
+}
+
+/* Rows of 2^31 - 1 f16 elements (32-bit indices would step past INT32_MAX on them): a sum
+ * of +-2^-10 every 64 elements (+-0 elsewhere) and 8 at the very end, exact in f32 in any
+ * order (every partial sum is a multiple of 2^-10 below 2^14), so known without a
+ * reference; a max and a min planted at the last elements. Returns the failures. */
+static int rows_of_2g(tilec_ctx *ctx) {
+    const int64_t n = 2147483647;
+    uint16_t *h = malloc((size_t)n * 2 * 2), v16[1000];
+    void *din = NULL, *dout = NULL;
+    if (!h || tilec_mem_alloc(ctx, (size_t)n * 2 * 2, &din) != TILEC_OK || tilec_mem_alloc(ctx, 16, &dout) != TILEC_OK) {
+        printf("jit_check: 2^31-1 f16 rows: could not allocate: %s\n", tilec_diag_text(ctx));
+        free(h);
+        return 1;
+    }
+    int failed = 0;
+    for (int r = 0; r < 2; r++) { /* [n], then [2, n] over axis 1 (row 1 starts at an odd element) */
+        int64_t want_units[2] = {0, 0}; /* in 2^-10 */
+        for (int64_t row = 0; row <= r; row++)
+            for (int64_t i = 0; i < n; i++) {
+                uint16_t x = (uint16_t)((i & 1) ? 0x8000 : 0); /* -0 / +0 */
+                if (i % 64 == 0) x = (i / 64) % 3 == 0 ? 0x9400 : 0x1400; /* -2^-10, +2^-10 */
+                if (i % 64 == 0) want_units[row] += (i / 64) % 3 == 0 ? -1 : 1;
+                if (i == n - 1) { x = 0x4800; want_units[row] += 8 * 1024; } /* 8 */
+                h[row * n + i] = x;
+            }
+        tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F16, .rank = r + 1, .naxes = 1, .axes = {r}};
+        d.shape[0] = r ? 2 : n;
+        d.shape[1] = n;
+        uint16_t got[2] = {0, 0};
+        bool ok = tilec_mem_upload(ctx, din, h, (size_t)n * 2 * (size_t)(r + 1)) == TILEC_OK &&
+                  tilec_reduce(ctx, &d, din, dout) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+                  tilec_mem_download(ctx, got, dout, (size_t)(r + 1) * 2) == TILEC_OK;
+        for (int row = 0; row <= r; row++) {
+            double want = (double)want_units[row] / 1024.0, g = tilec_f16_to_double(got[row]);
+            uint16_t want_bits = tilec_f16_from_double(want);
+            bool same = ok && got[row] == want_bits;
+            printf("jit_check: f16 sum of %s row %d (2^31-1 elements): %.9g, want %.9g: %s\n", r ? "[2, 2^31-1]" : "[2^31-1]",
+                   row, g, want, same ? "exact" : "WRONG");
+            failed += !same;
+        }
+    }
+    /* max and min over [2^31 - 1], planted at the last two elements */
+    for (int i = 0; i < 1000; i++) v16[i] = tilec_f16_from_double((double)i / 1000.0 - 0.5);
+    for (int64_t i = 0; i < n; i++) h[i] = v16[i % 1000];
+    h[n - 1] = 0x4780; /* 7.5 */
+    h[n - 2] = 0xc200; /* -3 */
+    for (int op = TILEC_OP_MAX; op <= TILEC_OP_MIN; op++) {
+        tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = TILEC_F16, .rank = 1, .shape = {n}, .naxes = 1, .axes = {0}};
+        uint16_t got = 0;
+        bool ok = tilec_mem_upload(ctx, din, h, (size_t)n * 2) == TILEC_OK && tilec_reduce(ctx, &d, din, dout) == TILEC_OK &&
+                  tilec_synchronize(ctx) == TILEC_OK && tilec_mem_download(ctx, &got, dout, 2) == TILEC_OK &&
+                  got == (op == TILEC_OP_MAX ? 0x4780 : 0xc200);
+        printf("jit_check: f16 %s of 2^31-1 elements: %g, want %g: %s\n", tilec_op_name(d.op), tilec_f16_to_double(got),
+               op == TILEC_OP_MAX ? 7.5 : -3.0, ok ? "exact" : "WRONG");
+        failed += !ok;
+    }
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    free(h);
+    return failed;
+}
+
 /* The time from the first tilec_reduce of a shape to its result, in a process that has
  * only opened the runtime (CUDA context creation is not counted). */
 static int first_call(tilec_ctx *ctx) {
@@ -411,6 +543,8 @@ int main(int argc, char **argv) {
         free(ones);
         failed += !big_ok;
     }
+    int nan_cases = 0, nan_failed = all_nan_ignore(ctx, &nan_cases), g2_failed = rows_of_2g(ctx);
+    failed += nan_failed + g2_failed;
     /* 8 threads × 200 mixed calls, each thread its own context */
     pthread_t th[8];
     worker w[8];
@@ -458,6 +592,10 @@ int main(int argc, char **argv) {
             fprintf(f, "| 2^26-element f32 sum, twice | %s |\n", same ? "bit-identical" : "DIFFERENT");
             fprintf(f, "| 2^31+7 elements (64-bit indices): u32 sum of ones, f32 max planted 3 from the end | %s |\n",
                     big_ok ? "exact" : "WRONG");
+            fprintf(f, "| all-NaN slices under nan=ignore (10 shapes, one for each grid variant and the planner's extent-1 case × f32/f16/bf16/f64 × max/min): NaN, the one number kept | %d of %d |\n",
+                    nan_cases - nan_failed, nan_cases);
+            fprintf(f, "| rows of 2^31-1 f16 elements ([2^31-1] and [2, 2^31-1]): sums exact in any order, max and min planted at the end | %s |\n",
+                    g2_failed ? "WRONG" : "exact");
             fprintf(f, "| 8 threads × 200 mixed calls, one context each | %d failures |\n", tfail);
             if (stream_rows) fputs(stream_rows, f);
             fprintf(f, "| first call of a new shape (plan, NVRTC, load) | %.1f ms |\n", first);
