@@ -13,8 +13,10 @@ import os
 import numpy as np
 import pytest
 
+import cases
 import numerics as nm
-from conftest import fail_on
+import tiles
+from conftest import ROUNDS, fail_on
 from tiles import run_tilec
 
 BIG32 = float(np.float32(3e38))
@@ -59,4 +61,42 @@ def test_check_accepts_overflow(tilec, tmp_path, repro, ci, variant):
         elif rc != 0:
             problems.append("%s sum of %s gave %s, a result some order of f32 accumulation gives, but "
                             "tilec run --check rejected it (exit %d):\n%s%s" % (d, vec, nm.fmt_value(got), rc, out, err))
+    fail_on(problems, repro)
+
+
+AGREE_KINDS = [(k, ws) for k in ("cta", "warp", "thread_local", "warp_localsrc", "grid") for ws in (32, 64)]
+
+
+@pytest.mark.parametrize("kind,ws", AGREE_KINDS, ids=["%s-ws%d" % kw for kw in AGREE_KINDS])
+def test_reference_agrees_with_oracle(tilec, rng, tmp_path, repro, kind, ws):
+    """`tilec run --check` and the oracle must agree on every kernel, both ways: the
+    reference rejecting a result the oracle allows is the bug of item 3; accepting one the
+    oracle rejects is how items 1 and 2 went unseen (the reference shared the mistake)."""
+    cs = cases.cases_for_kind(rng, kind, ws, ROUNDS)
+    problems = []
+    for fi, kernels in enumerate(tiles.pack(cs)):
+        tf = tiles.TileFile(kernels, ws, str(tmp_path), "%s_%d" % (kind, fi))
+        err = tiles.settle_variants(tilec, tf)
+        if err:
+            problems.append(err)
+            continue
+        verdicts, outputs, probs = tiles.reference_verdicts(tilec, tf)
+        problems += probs
+        for k in kernels:
+            if k.name not in verdicts or outputs.get(k.name) is None:
+                continue
+            ref_ok, lines = verdicts[k.name]
+            flat = nm.decode(k.dt, outputs[k.name], (k.y_elems(),))
+            at, wrong = 0, []
+            for c in k.cases:
+                n = c.out_elems()
+                if c.check(flat[at:at + n]):
+                    wrong.append(c.describe())
+                at += n
+            if ref_ok and wrong:
+                problems.append("%s kernel %s: --check says ok, the oracle finds wrong results in: %s"
+                                % (tf.path, k.name, "; ".join(wrong)))
+            elif not ref_ok and not wrong:
+                problems.append("%s kernel %s: --check rejects results the oracle accepts (%s):\n    %s"
+                                % (tf.path, k.name, "; ".join(c.describe() for c in k.cases), "\n    ".join(lines)))
     fail_on(problems, repro)

@@ -461,3 +461,37 @@ def run_cases(tilec, cases, ws, workdir, tag, check=None):
                                     % (tf.path, c.line, k.name, c.describe(), len(mism), n,
                                        "\n    ".join(str(m) for m in mism[:6]), more))
     return problems, stats
+
+
+def reference_verdicts(tilec, tf):
+    """`tilec run --check` over the file: {kernel name: (ok, its check lines)}. tilec stops
+    at the first kernel whose check fails, so the file is run again without the kernels
+    already judged. Returns (verdicts, outputs {kernel: raw bytes}, problems)."""
+    verdicts, outputs, problems = {}, {}, []
+    kernels = list(tf.kernels)
+    part = 0
+    while kernels:
+        f = TileFile(kernels, tf.ws, tf.dir, "%s_ref%d" % (tf.tag, part))
+        f.write()
+        rc, out, err, got = run_file(tilec, f, ["--check"])
+        current, lines = None, {}
+        for ln in out.splitlines():
+            m = re.match(r"^kernel (\S+) on sim", ln)
+            if m:
+                current = m.group(1)
+                lines[current] = []
+            elif current:
+                lines[current].append(ln.strip())
+        for name, ls in lines.items():
+            verdicts[name] = (not any("MISMATCH" in x for x in ls), ls)
+            outputs[name] = got.get(name)
+        judged = set(lines)
+        if rc == 0:
+            break
+        last = [k for k in kernels if k.name in judged]
+        if not last or verdicts[last[-1].name][0]:
+            problems.append("tilec run --check %s exited %d:\n%s" % (f.path, rc, err[-3000:]))
+            break
+        kernels = [k for k in kernels if k.name not in judged]
+        part += 1
+    return verdicts, outputs, problems
