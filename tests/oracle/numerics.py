@@ -1,0 +1,442 @@
+"""numerics.py — the format's arithmetic, written from docs/format.md alone.
+
+Nothing here comes from tilec: no table, no constant, no conversion routine. The element
+formats, the rounding, the format's max/min (with -0 below +0 and its NaN policies), the
+integer wraparound and the set of results a float sum may have are all derived from the
+format's text and IEEE 754, with numpy used only for storage and for operations whose
+semantics match the format exactly (stated at each use).
+
+Values travel as float64 numpy arrays for the float dtypes (every f16, bf16, f32 value is
+exactly a double) and as Python ints for the integer dtypes.
+"""
+import math
+from fractions import Fraction
+
+import numpy as np
+
+
+class Fmt:
+    """A binary floating-point format: p significand bits (the implicit one included),
+    normal exponents emin..emax."""
+
+    def __init__(self, name, p, emin, emax):
+        self.name, self.p, self.emin, self.emax = name, p, emin, emax
+        self.max = (2 - Fraction(2) ** (1 - p)) * Fraction(2) ** emax  # largest finite
+        # exact values at or above this round to infinity (halfway past the largest finite)
+        self.overflow = (2 - Fraction(2) ** -p) * Fraction(2) ** emax
+        self.min_normal = Fraction(2) ** emin
+        self.min_sub = Fraction(2) ** (emin - p + 1)  # the smallest subnormal
+        self.u = Fraction(1, 2 ** p)  # unit roundoff of round-to-nearest
+
+
+F16 = Fmt("f16", 11, -14, 15)
+BF16 = Fmt("bf16", 8, -126, 127)
+F32 = Fmt("f32", 24, -126, 127)
+F64 = Fmt("f64", 53, -1022, 1023)
+
+
+class DType:
+    def __init__(self, name, size, kind, fmt=None, acc=None, bits=None, signed=None, storage=None):
+        self.name, self.size, self.kind = name, size, kind  # kind: 'float' or 'int'
+        self.fmt, self.acc = fmt, acc  # float: its format and its accumulation format
+        self.bits, self.signed = bits, signed  # int
+        self.storage = np.dtype(storage)  # how its bits are held in a raw file
+
+    @property
+    def is_float(self):
+        return self.kind == "float"
+
+    @property
+    def lo(self):
+        return -(1 << (self.bits - 1)) if self.signed else 0
+
+    @property
+    def hi(self):
+        return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
+
+    def __repr__(self):
+        return self.name
+
+
+# "Accumulation: f16 and bf16 accumulate in f32 and round once when stored; f32 in f32;
+# f64 in f64; integers in their own type (sums wrap modulo 2^bits)." (format.md)
+DTYPES = {
+    "f16": DType("f16", 2, "float", F16, F32, storage="<u2"),
+    "bf16": DType("bf16", 2, "float", BF16, F32, storage="<u2"),
+    "f32": DType("f32", 4, "float", F32, F32, storage="<u4"),
+    "f64": DType("f64", 8, "float", F64, F64, storage="<u8"),
+    "i32": DType("i32", 4, "int", bits=32, signed=True, storage="<i4"),
+    "u32": DType("u32", 4, "int", bits=32, signed=False, storage="<u4"),
+    "i64": DType("i64", 8, "int", bits=64, signed=True, storage="<i8"),
+}
+FLOATS = ["f16", "bf16", "f32", "f64"]
+INTS = ["i32", "u32", "i64"]
+
+# ---- rounding, once, from an exact value --------------------------------------------------
+
+
+def round_exact(q, fmt, negative_zero=False):
+    """The value of format fmt nearest to the exact rational q, ties to even (IEEE 754
+    round-to-nearest), as a float (every format here fits in a double); +-inf past the
+    largest finite. negative_zero gives -0.0 for q == 0 (the sign of a written -0)."""
+    q = Fraction(q)
+    if q == 0:
+        return -0.0 if negative_zero else 0.0
+    sign = -1 if q < 0 else 1
+    a = abs(q)
+    # e = floor(log2(a)), from the bit lengths, corrected by one step either way
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    elif Fraction(2) ** (e + 1) <= a:
+        e += 1
+    e = max(e, fmt.emin)  # below the normal range the quantum stays that of 2^emin
+    quantum = Fraction(2) ** (e - fmt.p + 1)
+    m = a / quantum
+    n = m.numerator // m.denominator  # floor
+    rest = m - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2 == 1):
+        n += 1
+    r = n * quantum
+    if r > fmt.max:  # only a value at or past fmt.overflow gets here
+        return sign * math.inf
+    return sign * float(r)  # exact: r is a value of fmt, so of double
+
+
+def f32_bits_to_bf16_bits(bits32):
+    """bf16 bit patterns from f32 bit patterns (uint32 array): round to nearest, ties to
+    even, on the 16 bits dropped; a NaN stays a NaN (quiet bit set, sign and top payload
+    kept) — it must not round into an infinity."""
+    b = np.asarray(bits32, dtype=np.uint32).astype(np.uint64)
+    is_nan = ((b & 0x7F800000) == 0x7F800000) & ((b & 0x007FFFFF) != 0)
+    lsb = (b >> 16) & 1
+    rounded = ((b + 0x7FFF + lsb) >> 16) & 0xFFFF
+    quiet = ((b >> 16) | 0x0040) & 0xFFFF
+    return np.where(is_nan, quiet, rounded).astype(np.uint16)
+
+
+def bf16_bits_to_f64(bits16):
+    b = np.asarray(bits16, dtype=np.uint16).astype(np.uint32) << 16
+    with np.errstate(invalid="ignore"):
+        return b.view(np.float32).astype(np.float64)
+
+
+def quantize(dt, values):
+    """Float64 candidates -> (exact values of dtype dt as float64, raw bit patterns).
+    Used to make test data only: how a candidate is rounded does not matter, what the
+    kernel gets is the returned values, exactly."""
+    v = np.asarray(values, dtype=np.float64)
+    if dt.name == "f16":
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = v.astype(np.float16)
+        return h.astype(np.float64), h.view(np.uint16)
+    if dt.name == "bf16":
+        with np.errstate(over="ignore", invalid="ignore"):
+            bits = f32_bits_to_bf16_bits(v.astype(np.float32).view(np.uint32))
+        return bf16_bits_to_f64(bits), bits
+    if dt.name == "f32":
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = v.astype(np.float32)
+        return f.astype(np.float64), f.view(np.uint32)
+    if dt.name == "f64":
+        return v.copy(), v.view(np.uint64)
+    raise ValueError(dt)
+
+
+def float_to_bits(dt, values):
+    """Bit patterns of values that are exactly of dtype dt (a check, not a rounding)."""
+    vals, bits = quantize(dt, values)
+    v = np.asarray(values, dtype=np.float64)
+    same = (vals == v) | (np.isnan(vals) & np.isnan(v))
+    assert same.all() and (np.signbit(vals) == np.signbit(v)).all(), "not a value of " + dt.name
+    return bits
+
+
+def decode(dt, raw, shape):
+    """A raw little-endian file's bytes -> float64 values (floats) or an object array of
+    Python ints (integers), in shape."""
+    a = np.frombuffer(raw, dtype=dt.storage)
+    n = int(np.prod(shape, dtype=np.int64)) if len(shape) else 1
+    if a.size != n:
+        raise ValueError("%s: %d elements in the file, %d expected" % (dt.name, a.size, n))
+    if dt.name == "f16":
+        with np.errstate(invalid="ignore"):
+            v = a.view(np.float16).astype(np.float64)
+    elif dt.name == "bf16":
+        v = bf16_bits_to_f64(a)
+    elif dt.name == "f32":
+        with np.errstate(invalid="ignore"):
+            v = a.view(np.float32).astype(np.float64)
+    elif dt.name == "f64":
+        v = a.view(np.float64).copy()
+    else:
+        v = np.array([int(x) for x in a], dtype=object)
+    return v.reshape(shape)
+
+
+def encode(dt, values):
+    """Values (float64 exact in dt, or ints in range) -> raw little-endian bytes."""
+    if dt.is_float:
+        return np.ascontiguousarray(float_to_bits(dt, values)).astype(dt.storage).tobytes()
+    ints = [int(x) for x in np.asarray(values, dtype=object).ravel()]
+    assert all(dt.lo <= x <= dt.hi for x in ints), "integer out of range for " + dt.name
+    return np.array(ints, dtype=dt.storage).tobytes()
+
+
+# ---- reductions ------------------------------------------------------------------------------
+
+
+def _slices(a, axes, init):
+    """Moves the reduced axes of a to the end and flattens them: (kept..., n); with init
+    (shape kept), the old destination value becomes one more element of every slice —
+    accum=true folds it in exactly once, dst = op(dst_old, reduce(src)), which for sum,
+    max and min (either NaN policy) is the reduction of the slice with dst_old added."""
+    a = np.asarray(a)
+    axes = sorted(set(x % a.ndim for x in axes))
+    kept = [d for d in range(a.ndim) if d not in axes]
+    t = np.transpose(a, kept + axes)
+    kept_shape = tuple(a.shape[d] for d in kept)
+    t = t.reshape(kept_shape + (-1,))
+    if init is not None:
+        init = np.asarray(init, dtype=t.dtype).reshape(kept_shape + (1,))
+        t = np.concatenate([t, init], axis=-1)
+    return t, kept_shape
+
+
+def maxmin_float(a, axes, op, nan, init=None):
+    """The format's max / min over axes of float64 values a.
+
+    - nan=propagate: a NaN anywhere in a slice makes its result NaN (numpy's max does the
+      same); nan=ignore: NaNs are skipped and an all-NaN slice gives NaN (numpy's nanmax
+      too, with a warning).
+    - "+0 above -0": max(-0, +0) = +0 and min(-0, +0) = -0 in any order. numpy's maximum
+      does not promise which zero it returns, so the sign is decided here from the slice.
+    - identities -inf / +inf: a slice of -inf gives -inf under max."""
+    t, kept = _slices(a, axes, init)
+    isn = np.isnan(t)
+    fill = -np.inf if op == "max" else np.inf
+    m = (np.max if op == "max" else np.min)(np.where(isn, fill, t), axis=-1).astype(np.float64)
+    zero = m == 0
+    if op == "max":  # the largest is a zero: +0 when the slice holds one
+        has = ((t == 0) & ~np.signbit(t)).any(axis=-1)
+        m = np.where(zero, np.where(has, 0.0, -0.0), m)
+    else:
+        has = ((t == 0) & np.signbit(t)).any(axis=-1)
+        m = np.where(zero, np.where(has, -0.0, 0.0), m)
+    nan_mask = isn.all(axis=-1) if nan == "ignore" else isn.any(axis=-1)
+    return np.where(nan_mask, np.nan, m).reshape(kept)
+
+
+def maxmin_int(a, axes, op, init=None):
+    t, kept = _slices(np.asarray(a, dtype=object), axes, init)
+    f = max if op == "max" else min
+    flat = t.reshape(-1, t.shape[-1])
+    return np.array([f(int(x) for x in row) for row in flat], dtype=object).reshape(kept)
+
+
+def wrap(x, dt):
+    """A Python int modulo 2^bits, as the type's value (two's complement for signed)."""
+    x %= 1 << dt.bits
+    if dt.signed and x > dt.hi:
+        x -= 1 << dt.bits
+    return x
+
+
+def sum_int(a, axes, dt, init=None):
+    """Exact integer sums, then wrapped modulo 2^bits (format.md: integers accumulate in
+    their own type and wrap; wrapping each step or once at the end is the same)."""
+    t, kept = _slices(np.asarray(a, dtype=object), axes, init)
+    flat = t.reshape(-1, t.shape[-1])
+    return np.array([wrap(sum(int(x) for x in row), dt) for row in flat], dtype=object).reshape(kept)
+
+
+SCALE = 1074  # every double is an integer multiple of 2^-1074
+
+
+def _exact_ints(v):
+    """float64 values (finite) -> Python ints, exactly v * 2^1074."""
+    out = []
+    for x in v:
+        n, d = float(x).as_integer_ratio()
+        out.append((n << SCALE) // d)  # d is a power of two <= 2^1074: exact
+    return out
+
+
+class SumSpec:
+    """What a float sum of one slice may give, whatever order the variant adds in.
+
+    The slice's n terms (the old destination included under accum=true) are added in the
+    accumulation format acc with round-to-nearest, in an order and tree the format leaves
+    to the variant. Any such sum, when no step overflows, is within
+    E = gamma(n-1) * sum|x| of the exact sum S, gamma(k) = k*u / (1 - k*u) (the classical
+    bound for every summation tree; a step whose result is subnormal is exact, so
+    subnormals need no extra term), and the result is then rounded once to the dtype
+    (f16/bf16; for f32 and f64 acc is the dtype). Rounding is monotone, so the finite
+    results lie in [round(S - E), round(S + E)].
+
+    Overflow: every partial sum lies between -N and P (the sums of the negative and of
+    the positive terms), each off by at most a factor (1 + gamma). When P(1 + gamma) can
+    reach acc's overflow threshold some order gives +inf, likewise -inf for N; when both
+    can, adding the two partial infinities gives NaN. An input +inf gives +inf, or NaN if
+    a -inf can appear (from the input or an overflow); an input NaN, or +inf and -inf in
+    the input, always give NaN."""
+
+    def __init__(self, vals, dt):
+        v = np.asarray(vals, dtype=np.float64).ravel()
+        self.n = v.size
+        fin = v[np.isfinite(v)]
+        self.has_nan = bool(np.isnan(v).any())
+        self.has_pinf = bool((v == np.inf).any())
+        self.has_ninf = bool((v == -np.inf).any())
+        ints = _exact_ints(fin)
+        den = 1 << SCALE
+        self.S = Fraction(sum(ints), den)
+        self.P = Fraction(sum(x for x in ints if x > 0), den)
+        self.N = Fraction(-sum(x for x in ints if x < 0), den)
+        acc = dt.acc
+        k = max(self.n - 1, 0)
+        self.gamma = k * acc.u / (1 - k * acc.u)
+        self.E = self.gamma * (self.P + self.N)
+        self.pos_ovf = self.P * (1 + self.gamma) >= acc.overflow
+        self.neg_ovf = self.N * (1 + self.gamma) >= acc.overflow
+        self.dt = dt
+        fmt = dt.fmt
+        self.lo = round_exact(self.S - self.E, fmt)
+        self.hi = round_exact(self.S + self.E, fmt)
+
+    def allowed(self):
+        """(finite interval or None, set of non-finite results allowed: 'nan', '+inf', '-inf')."""
+        if self.has_nan or (self.has_pinf and self.has_ninf):
+            return None, {"nan"}
+        if self.has_pinf:  # +inf stays, unless a partial -inf (an overflow) meets it
+            return None, {"+inf"} | ({"nan"} if self.neg_ovf else set())
+        if self.has_ninf:
+            return None, {"-inf"} | ({"nan"} if self.pos_ovf else set())
+        special = set()
+        if self.pos_ovf:
+            special.add("+inf")
+        if self.neg_ovf:
+            special.add("-inf")
+        if self.pos_ovf and self.neg_ovf:
+            special.add("nan")
+        # the finite results of orders in which nothing overflowed; rounding past the
+        # dtype's largest finite (f16 from f32, say) is an infinity as well
+        if self.hi == math.inf:
+            special.add("+inf")
+        if self.lo == -math.inf:
+            special.add("-inf")
+        return (self.lo, self.hi), special
+
+    def accepts(self, got):
+        interval, special = self.allowed()
+        if math.isnan(got):
+            return "nan" in special
+        if got == math.inf:
+            return "+inf" in special
+        if got == -math.inf:
+            return "-inf" in special
+        # the sign of a zero sum is left to the order (the identity is +0), so it is not
+        # compared: -0 and +0 both lie in an interval that holds 0
+        return interval is not None and interval[0] <= got <= interval[1]
+
+    def describe(self):
+        interval, special = self.allowed()
+        parts = []
+        if interval:
+            parts.append("[%r, %r]" % interval)
+        parts += sorted(special)
+        exact = float(self.S) if abs(self.S) < 2 ** 1023 else (math.inf if self.S > 0 else -math.inf)
+        return "one of " + " or ".join(parts) + " (exact sum %.17g over %d terms)" % (exact, self.n)
+
+
+def sum_float_specs(a, axes, dt, init=None):
+    """A SumSpec per output of a float sum over axes (kept shape, an object array)."""
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, init)
+    flat = t.reshape(-1, t.shape[-1])
+    return np.array([SumSpec(row, dt) for row in flat], dtype=object).reshape(kept)
+
+
+# ---- comparison ------------------------------------------------------------------------------
+
+
+class Mismatch:
+    def __init__(self, index, got, want, note=""):
+        self.index, self.got, self.want, self.note = index, got, want, note
+
+    def __str__(self):
+        s = "[%s] got %s, want %s" % (",".join(map(str, self.index)), fmt_value(self.got), self.want)
+        return s + (" (%s)" % self.note if self.note else "")
+
+
+def fmt_value(x):
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if x == 0:
+            return "-0.0" if math.copysign(1, x) < 0 else "+0.0"
+        return repr(x)
+    return str(x)
+
+
+def compare(dt, op, got, want, note_fn=None):
+    """got: decoded output (kept shape); want: from expected() (same shape).
+    Returns a list of Mismatch. max/min and integer sums are exact — a NaN matches any
+    NaN (the format does not fix payloads), otherwise the bits must be equal, so -0 and +0
+    differ; float sums must be a result the SumSpec allows."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if dt.is_float and op != "sum":
+        g = got.astype(np.float64)
+        w = want.astype(np.float64)
+        # both are exact values of dt, so equal float64 bits are equal dt bits
+        same = (g.view(np.uint64) == w.view(np.uint64)) | (np.isnan(g) & np.isnan(w))
+        bad = np.argwhere(~same.reshape(got.shape)) if got.shape else ([()] if not same else [])
+        return [Mismatch(tuple(i), float(g[tuple(i)]), fmt_value(float(w[tuple(i)])),
+                         note_fn(tuple(i)) if note_fn else "") for i in bad]
+    out = []
+    for idx in np.ndindex(*got.shape) if got.shape else [()]:
+        g, w = got[idx], want[idx]
+        if dt.is_float:
+            ok = w.accepts(float(g))
+            g, w = float(g), (w.describe() if not ok else None)
+        else:
+            ok = int(g) == int(w)
+            g, w = int(g), str(int(w))
+        if not ok:
+            out.append(Mismatch(idx, g, w, note_fn(idx) if note_fn else ""))
+    return out
+
+
+def slice_notes(dt, op, a, axes, init=None):
+    """A function idx -> what is special about output idx's slice (for messages)."""
+    t, _ = _slices(a, axes, init)
+
+    def note(idx):
+        sl = t[idx]
+        parts = []
+        if dt.is_float:
+            v = sl.astype(np.float64)
+            if np.isnan(v).all():
+                parts.append("an all-NaN slice")
+            elif np.isnan(v).any():
+                parts.append("NaN in the slice")
+            if op != "sum" and (v == 0).any():
+                parts.append("zeros in the slice")
+        if sl.size <= 8:
+            parts.append("slice [" + ", ".join(fmt_value(float(x)) if dt.is_float else str(x) for x in sl) + "]")
+        return "; ".join(parts)
+
+    return note
+
+
+def expected(dt, op, nan, a, axes, init=None):
+    """The expected result of op over axes of a (kept shape): exact values for max/min
+    and integer sums, SumSpecs for float sums."""
+    if dt.is_float:
+        if op == "sum":
+            return sum_float_specs(a, axes, dt, init)
+        return maxmin_float(a, axes, op, nan, init)
+    if op == "sum":
+        return sum_int(a, axes, dt, init)
+    return maxmin_int(a, axes, op, init)

@@ -1,0 +1,45 @@
+"""Random .tile programs of every scope, dtype, op, NaN policy and accum, at both warp
+sizes, with the forced variants that apply; results against numerics.py."""
+import pytest
+
+import cases
+import data
+import numerics as nm
+from conftest import ROUNDS, fail_on
+from tiles import VARIANTS, Case, run_cases
+
+KINDS = [(k, ws) for k in VARIANTS for ws in (32, 64) if not (k == "warpgroup" and ws == 64)]
+
+
+@pytest.mark.parametrize("kind,ws", KINDS, ids=["%s-ws%d" % kw for kw in KINDS])
+def test_random(tilec, rng, tmp_path, repro, kind, ws):
+    cs = cases.cases_for_kind(rng, kind, ws, ROUNDS)
+    problems, stats = run_cases(tilec, cs, ws, str(tmp_path), kind)
+    # every variant the kind lists ran at least once (else the shapes here no longer suit it)
+    for v in VARIANTS[kind]:
+        if v and not any(c.chosen == v and c.variant == v for c in cs):
+            problems.append("coverage: variant=%s was never forced successfully for %s at warp size %d; "
+                            "the generated shapes no longer suit it (cases.py)" % (v, kind, ws))
+    fail_on(problems, repro)
+
+
+# grid_cols gives a column lane 16 bytes of neighbouring columns (4 f32, 8 f16, 2 f64),
+# so a block spans 32 lanes x that many columns: with fewer threads than that, the final
+# per-column fold must still cover every column of the block (found by test_random).
+GRID_COLS = [("f32", 32, 128), ("f32", 64, 128), ("f32", 96, 128), ("f32", 64, 256), ("f16", 128, 256),
+             ("bf16", 64, 512), ("f64", 32, 64), ("i32", 32, 128), ("u32", 64, 132), ("i64", 32, 66)]
+
+
+@pytest.mark.parametrize("ws", [32, 64])
+def test_grid_cols_narrow_ctas(tilec, rng, tmp_path, repro, ws):
+    cs = []
+    for d, threads, cols in GRID_COLS:
+        for op in ("sum", "max"):
+            dt = nm.DTYPES[d]
+            c = Case(len(cs), "grid", dt, op, "propagate", False, "grid_cols", threads, ws, (40, cols), (0,))
+            c.src = data.values(rng, dt, c.src_shape, "normal" if dt.is_float else "full", (0,))
+            c.init = data.values(rng, dt, c.out_shape, "normal" if dt.is_float else "full")
+            cs.append(c)
+    problems, _ = run_cases(tilec, cs, ws, str(tmp_path), "cols")
+    problems += ["%s: variant=grid_cols did not apply" % c.describe() for c in cs if c.chosen != "grid_cols"]
+    fail_on(problems, repro)
