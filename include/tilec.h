@@ -54,6 +54,12 @@ extern "C" {
 #define TILEC_MAX_SOURCE (16u << 20) /* bytes of `.tile` text */
 #define TILEC_MAX_STMTS 4096         /* statements (allocations included) of a kernel */
 #define TILEC_MAX_KERNELS 1024       /* kernels and funcs of a program */
+/* Memory a kernel allocates (its `shared` and `local` statements, each rounded up to 16
+ * bytes), on the most permissive target: CUDA sm_90 and the simulator. Each target has its
+ * own bound, lower on most (docs/format.md#limits); tilec_verify checks these. */
+#define TILEC_MAX_SHARED_BYTES (227 << 10)     /* shared bytes of a kernel's CTA */
+#define TILEC_MAX_FUNC_SHARED_BYTES (64 << 10) /* shared bytes a func allocates (HIP) */
+#define TILEC_MAX_LOCAL_BYTES (64 << 10)       /* local bytes of one thread */
 
 /*
  * Enumerations as X-macro lists, so the library's name tables are generated from the
