@@ -57,6 +57,7 @@ struct tilec_ctx {
     size_t dropped;   /* diagnostics past IR_MAX_DIAGS */
     char *text;       /* tilec_diag_text's rendering, rebuilt on demand */
     bool text_stale;
+    uint64_t sim_budget; /* tilec_set_sim_budget; 0: the default (src/runtime/sim.c) */
 };
 
 /* Adds a diagnostic at a position of src (line 0: no position). Never fails visibly: when

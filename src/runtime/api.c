@@ -161,3 +161,10 @@ tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_t
     if (!lk) return st;
     return sim_run(prog, lk, args);
 }
+
+tilec_status tilec_set_sim_budget(tilec_ctx *ctx, uint64_t steps) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    ctx->sim_budget = steps;
+    return TILEC_OK;
+}
