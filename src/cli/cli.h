@@ -21,6 +21,8 @@ int write_file(const char *path, const char *text, size_t len);
 /* Parses FILE (and verifies it for warp_size when verify is set); prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size);
 int parse_warp_size(const char *cmd, const char *v, int *out);
+/* --sim-budget N: thread-steps (a decimal count; 0 for the default) or "unlimited". */
+int parse_sim_budget(const char *cmd, const char *v, uint64_t *out);
 bool is_help(const char *arg);
 /* n random elements of dtype dt from a seeded stream that is the same everywhere: floats
  * uniform in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. */

@@ -38,7 +38,7 @@ int cmd_reduce(int argc, char **argv) {
     tilec_backend backend = TILEC_BACKEND_AUTO;
     bool check = false, explain = false, shape_given = false;
     long repeat = 10;
-    uint64_t seed = 1;
+    uint64_t seed = 1, budget = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t vals[TILEC_MAX_RANK];
@@ -78,6 +78,8 @@ int cmd_reduce(int argc, char **argv) {
             if (repeat < 1) return usage_error("reduce", "--repeat takes a positive count, not '%s'", v);
         } else if (!strcmp(a, "--seed")) {
             seed = strtoull(v, NULL, 10);
+        } else if (!strcmp(a, "--sim-budget")) {
+            if ((rc = parse_sim_budget("reduce", v, &budget))) return rc;
         } else {
             return usage_error("reduce", "unknown option '%s'", a);
         }
@@ -86,6 +88,7 @@ int cmd_reduce(int argc, char **argv) {
         return usage_error("reduce", "%s--op, --dtype and --shape are required", "");
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
+    tilec_set_sim_budget(ctx, budget);
     int rc = EXIT_OK;
     tilec_status st = tilec_runtime_open(ctx, backend, 0);
     if (st != TILEC_OK) {

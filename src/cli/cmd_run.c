@@ -100,6 +100,15 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
     void **args = calloc(np + 1, sizeof *args), **before = calloc(np + 1, sizeof *before);
     size_t *bytes = calloc(np + 1, sizeof *bytes);
     int rc = args && before && bytes ? EXIT_OK : EXIT_BAD_INPUT;
+    uint64_t total = 0; /* the parameters, twice (before and after), within the simulator's bound */
+    for (size_t i = 0; i < np && rc == EXIT_OK && total <= TILEC_SIM_MAX_MEMORY; i++)
+        total += 2 * (uint64_t)elems_of(tilec_kernel_param_at(k, i)) * tilec_dtype_size(tilec_buffer_dtype(tilec_kernel_param_at(k, i)));
+    if (rc == EXIT_OK && total > TILEC_SIM_MAX_MEMORY) {
+        fprintf(stderr, "tilec run: the parameters of '%s' take more than %zu MiB (twice: before and after the run); "
+                        "the simulator runs at most %zu MiB (TILEC_SIM_MAX_MEMORY): use smaller buffers\n",
+                tilec_kernel_name(k), (size_t)TILEC_SIM_MAX_MEMORY >> 20, (size_t)TILEC_SIM_MAX_MEMORY >> 20);
+        rc = EXIT_BAD_INPUT;
+    }
     for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
         tilec_buffer *b = tilec_kernel_param_at(k, i);
         bytes[i] = (size_t)elems_of(b) * tilec_dtype_size(tilec_buffer_dtype(b));
@@ -199,7 +208,7 @@ int cmd_run(int argc, char **argv) {
     target_opts o = {{TILEC_BACKEND_AUTO, NULL, 0}, false};
     named_path ins[MAX_FILES], outs[MAX_FILES];
     int nin = 0, nout = 0, rc = EXIT_OK;
-    uint64_t seed = 1;
+    uint64_t seed = 1, budget = 0;
     bool check = false;
     for (int i = 1; i < argc && rc == EXIT_OK; i++) {
         int r = target_option("run", argc, argv, &i, &o, "--backend");
@@ -210,6 +219,7 @@ int cmd_run(int argc, char **argv) {
         else if (strcmp(a, "--in") == 0 && has_value) rc = named("--in", argv[++i], ins, &nin);
         else if (strcmp(a, "--out") == 0 && has_value) rc = named("--out", argv[++i], outs, &nout);
         else if (strcmp(a, "--kernel") == 0 && has_value) only = argv[++i];
+        else if (strcmp(a, "--sim-budget") == 0 && has_value) rc = parse_sim_budget("run", argv[++i], &budget);
         else if (strcmp(a, "--seed") == 0 && has_value) {
             char *end;
             errno = 0;
@@ -229,6 +239,7 @@ int cmd_run(int argc, char **argv) {
     tilec_ctx *ctx = NULL;
     tilec_program *prog = NULL;
     if (rc == EXIT_OK && tilec_open(&ctx) != TILEC_OK) rc = EXIT_BAD_INPUT;
+    if (rc == EXIT_OK) tilec_set_sim_budget(ctx, budget);
     if (rc == EXIT_OK && !(prog = load(ctx, file, false, 0))) rc = EXIT_BAD_INPUT;
     bool ran = false;
     for (size_t i = 0; rc == EXIT_OK && i < tilec_program_kernel_count(prog); i++) {

@@ -118,6 +118,17 @@ int parse_warp_size(const char *cmd, const char *v, int *out) {
     return EXIT_OK;
 }
 
+int parse_sim_budget(const char *cmd, const char *v, uint64_t *out) {
+    if (strcmp(v, "unlimited") == 0) { *out = TILEC_SIM_UNLIMITED; return EXIT_OK; }
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || *end || v[0] < '0' || v[0] > '9')
+        return usage_error(cmd, "--sim-budget takes a number of thread-steps (0: the default) or 'unlimited', not '%s'", v);
+    *out = n;
+    return EXIT_OK;
+}
+
 int cmd_check(int argc, char **argv) {
     const char *file = NULL;
     int ws = 32;
@@ -245,6 +256,7 @@ static const command commands[] = {
     {"run", "run kernels on the simulator, optionally checked against a CPU reference",
      "usage: tilec run FILE [--backend auto|cuda|hip|sim] [--arch A] [--warp-size 32|64]\n"
      "                 [--kernel NAME] [--in NAME=PATH]... [--out NAME=PATH]... [--seed N] [--check]\n"
+     "                 [--sim-budget N|unlimited]\n"
      "\n"
      "Runs every kernel and func of FILE (or only --kernel NAME). A parameter not given\n"
      "with --in is filled from a generator seeded with --seed (default 1): floats uniform\n"
@@ -259,7 +271,9 @@ static const command commands[] = {
      "\n"
      "  --backend B     auto (a usable GPU, else sim), sim, cuda or hip; only sim runs\n"
      "                  in this build, cuda and hip exit 3\n"
-     "  --warp-size N   the simulator's warp size, 32 (default) or 64\n",
+     "  --warp-size N   the simulator's warp size, 32 (default) or 64\n"
+     "  --sim-budget N  stop each kernel after N thread-steps; 0 or absent: $TILEC_SIM_BUDGET,\n"
+     "                  else 3x10^10 (a few minutes); 'unlimited': no budget\n",
      cmd_run},
     {"emit", "write CUDA or HIP source",
      "usage: tilec emit FILE --target cuda|hip [--arch A] [--warp-size 32|64] [-o OUT]\n"
@@ -281,13 +295,15 @@ static const command commands[] = {
     {"reduce", "a JIT reduction of random data: plan, time, bandwidth",
      "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--nan propagate|ignore]\n"
      "                    [--accumulate] [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
+     "                    [--sim-budget N|unlimited]\n"
      "\n"
      "Reduces a random tensor (floats in [-1, 1), integers in [-100, 100]) over --axes\n"
      "(comma-separated, negative from the end; default -1) with tilec_reduce, on a GPU when\n"
      "one is usable (--backend auto) or the simulator. Prints the backend, the merged view and\n"
      "the variant chosen (--explain: the whole plan), then the first call's time and the time\n"
      "and bandwidth (input + output bytes) of --repeat more calls. --check compares the\n"
-     "result with the double-precision reference and exits 1 on a mismatch.\n",
+     "result with the double-precision reference and exits 1 on a mismatch. --sim-budget bounds\n"
+     "each call on the simulator as for 'tilec run'.\n",
      cmd_reduce},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
