@@ -55,6 +55,12 @@ extern "C" {
 #define TILEC_MAX_SOURCE (16u << 20) /* bytes of `.tile` text */
 #define TILEC_MAX_STMTS 4096         /* statements (allocations included) of a kernel */
 #define TILEC_MAX_KERNELS 1024       /* kernels and funcs of a program */
+/* Memory a kernel allocates (its `shared` and `local` statements, each rounded up to 16
+ * bytes), on the most permissive target: CUDA sm_90 and the simulator. Each target has its
+ * own bound, lower on most (docs/format.md#limits); tilec_verify checks these. */
+#define TILEC_MAX_SHARED_BYTES (227 << 10)     /* shared bytes of a kernel's CTA */
+#define TILEC_MAX_FUNC_SHARED_BYTES (64 << 10) /* shared bytes a func allocates (HIP) */
+#define TILEC_MAX_LOCAL_BYTES (64 << 10)       /* local bytes of one thread */
 
 /*
  * Enumerations as X-macro lists, so the library's name tables are generated from the
@@ -101,7 +107,8 @@ extern "C" {
     X(ERR_DISPATCH, 7, "no variant can lower a tile statement")                            \
     X(ERR_SIMULATE, 8, "the simulator found an error in the lowered program")              \
     X(ERR_UNAVAILABLE, 9, "the requested backend or compiler is not available")             \
-    X(ERR_COMPILE, 10, "the run-time compiler rejected the generated source")
+    X(ERR_COMPILE, 10, "the run-time compiler rejected the generated source")              \
+    X(ERR_BUDGET, 11, "the simulation would exceed its work budget or memory bound")
 
 typedef enum tilec_dtype {
 #define TILEC_X_(s, n, b, f) TILEC_##s,
@@ -354,9 +361,29 @@ TILEC_API tilec_status tilec_explain(tilec_program *prog, const tilec_target *ta
  * 32 or 64. The program is verified first, for that warp size. Problems the simulator
  * finds (a shuffle from an inactive lane, a barrier reached by part of its scope, an
  * access out of bounds, a race on shared memory, a read of uninitialised memory) fail
- * with TILEC_ERR_SIMULATE and a diagnostic at the tile statement. */
+ * with TILEC_ERR_SIMULATE and a diagnostic at the tile statement. A run that would exceed
+ * the context's work budget (tilec_set_sim_budget) or TILEC_SIM_MAX_MEMORY fails with
+ * TILEC_ERR_BUDGET, before it starts when that is certain, else when it gets there; the
+ * parameters are left part-written then. */
 TILEC_API tilec_status tilec_simulate(tilec_program *prog, const char *name,
                                       const tilec_target *target, void *const *args);
+
+/* The simulator's work budget, in thread-steps: one thread executing one statement of the
+ * lowered loop IR is one step, and starting a CTA costs one step per thread and one per
+ * element of shared and local memory it clears. The default stops a run after a few
+ * minutes of one core (docs/simulator.md#budget). */
+#define TILEC_SIM_BUDGET_DEFAULT ((uint64_t)30000000000ull) /* 3 x 10^10 */
+#define TILEC_SIM_UNLIMITED UINT64_MAX
+/* Bytes the simulator allocates for one run (shared memory and its race-tracking shadow,
+ * every thread's local memory and registers, global scratch), checked before allocating.
+ * The parameters are the caller's memory; `tilec run` refuses parameters above it too. */
+#define TILEC_SIM_MAX_MEMORY ((size_t)1 << 30)
+
+/* Sets the work budget of every later simulation in this context (tilec_simulate, and
+ * tilec_reduce on the simulator), per kernel run: `steps` thread-steps; 0 restores the
+ * default: the environment's TILEC_SIM_BUDGET (a decimal count, or "unlimited") when set,
+ * else TILEC_SIM_BUDGET_DEFAULT; TILEC_SIM_UNLIMITED runs without a budget. */
+TILEC_API tilec_status tilec_set_sim_budget(tilec_ctx *ctx, uint64_t steps);
 
 /* CUDA or HIP source for every kernel and func of the program (verified and lowered for
  * the target first), NUL-terminated; free it with tilec_free. Kernels are

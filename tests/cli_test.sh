@@ -397,6 +397,39 @@ expect "run --in of a file too big" 1 "$tilec" run "$rs" --in A="$tmp/k.bin"
 has "says the file's size" "$tmp/err" "'$tmp/k.bin' has 1000 bytes, but A is f32[4, 8]: 128 bytes"
 expect "reduce --repeat 0" 0 red6
 has "times the first call only" "$tmp/out" "first call"
+# the simulator's work budget and memory bounds
+printf 'kernel k(A: f32[4] global) threads=1024 grid=2147483647 {\n  shared S: f32[1024]\n  cta.fill(S, 1)\n}\n' >"$tmp/days.tile"
+expect "a grid that would run for days stops at once" 1 timeout 20 "$tilec" run "$tmp/days.tile"
+has "with the budget and how to raise it" "$tmp/err" "simulating kernel 'k' takes more than 30000000000 thread-steps, its budget"
+has "naming the option" "$tmp/err" "--sim-budget N of tilec run and tilec reduce) or run a smaller program"
+printf 'kernel k(A: f32[64, 1000] global, B: f32[64] global) threads=64 {\n  cta.sum(B, A)\n}\n' >"$tmp/small.tile"
+expect "run --sim-budget low" 1 "$tilec" run "$tmp/small.tile" --sim-budget 1000
+has "stops while it runs" "$tmp/err" "the simulation stopped after 1000 thread-steps (its budget), in CTA 0 of 1"
+expect "run --sim-budget raised" 0 "$tilec" run "$tmp/small.tile" --sim-budget 100000000 --check
+has "and finishes right" "$tmp/out" "check B: largest error"
+expect "run --sim-budget unlimited" 0 "$tilec" run "$tmp/small.tile" --sim-budget unlimited
+expect "TILEC_SIM_BUDGET low" 1 env TILEC_SIM_BUDGET=1000 "$tilec" run "$tmp/small.tile"
+has "stops too" "$tmp/err" "stopped after 1000 thread-steps"
+expect "--sim-budget wins over TILEC_SIM_BUDGET" 0 env TILEC_SIM_BUDGET=1000 "$tilec" run "$tmp/small.tile" --sim-budget 100000000
+expect "a bad TILEC_SIM_BUDGET" 1 env TILEC_SIM_BUDGET=lots "$tilec" run "$tmp/small.tile"
+has "is refused" "$tmp/err" "TILEC_SIM_BUDGET='lots' is not a number of thread-steps"
+for v in abc -1 12x 99999999999999999999 ""; do
+    expect "run --sim-budget '$v'" 2 "$tilec" run "$tmp/small.tile" --sim-budget "$v"
+done
+has "says what it takes" "$tmp/err" "--sim-budget takes a number of thread-steps (0: the default) or 'unlimited'"
+expect "reduce --sim-budget low" 1 "$tilec" reduce --op sum --dtype f32 --shape 100000 --backend sim --repeat 1 --sim-budget 1000
+has "reduce stops" "$tmp/err" "simulating kernel 'tilec_reduce' takes more than 1000 thread-steps, its budget"
+expect "reduce --sim-budget raised" 0 "$tilec" reduce --op sum --dtype f32 --shape 100000 --backend sim --repeat 1 --check --sim-budget 100000000
+expect "reduce --sim-budget bad" 2 "$tilec" reduce --op sum --dtype f32 --shape 8 --sim-budget x
+printf 'kernel k(A: f32[268435456] global, B: f32[268435456] global) threads=32 {\n  cta.copy(B, A)\n}\n' >"$tmp/gib.tile"
+expect "run refuses parameters above the bound" 1 "$tilec" run "$tmp/gib.tile"
+has "before allocating them" "$tmp/err" "tilec run: the parameters of 'k' take more than 1024 MiB"
+printf 'kernel k(A: f32[100, 256] global, B: f32[100] global) threads=256 {\n  shared S: f32[100, 256]\n  cta.copy(S, A)\n  cta.sync()\n  cta.sum(B, S)\n}\n' >"$tmp/smem.tile"
+expect "100 KiB of shared memory on sm_90" 0 "$tilec" emit "$tmp/smem.tile" --target cuda --arch sm_90 -o "$tmp/smem.cu"
+expect "100 KiB of shared memory on sm_75" 1 "$tilec" emit "$tmp/smem.tile" --target cuda --arch sm_75 -o "$tmp/smem.cu"
+has "is refused at the buffer" "$tmp/err" "smem.tile:2:10: error: 'S' takes 102400 bytes of shared memory, more than the 64 KiB a CTA gets on CUDA sm_75"
+expect "100 KiB of shared memory on HIP" 1 "$tilec" emit "$tmp/smem.tile" --target hip -o "$tmp/smem.hip"
+has "is refused on HIP" "$tmp/err" "more than the 64 KiB a CTA gets on HIP gfx90a"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

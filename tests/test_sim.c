@@ -10,7 +10,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "../src/runtime/sim.h"
 #include "programs.h"
+
+#include <time.h>
 
 static const char *const ops[] = {"sum", "max", "min"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -44,7 +47,8 @@ static void test_lengths_threads_variants(void **state) {
 static void test_dtypes_ops_accum_nan(void **state) {
     (void)state;
     static const char *const dtypes[] = {"f32", "f16", "bf16", "f64", "i32", "u32", "i64"};
-    static const struct { int threads, len; } shapes[] = {{96, 33}, {256, 100}, {64, 7}, {128, 4109}};
+    /* the long rows: 9 of f64[3001] take 211 KiB of shared memory, within the 227 KiB a CTA can have */
+    static const struct { int threads, len; } shapes[] = {{96, 33}, {256, 100}, {64, 7}, {128, 3001}};
     char src[1024];
     for (int ws = 32; ws <= 64; ws *= 2)
         for (size_t d = 0; d < COUNT(dtypes); d++)
@@ -539,6 +543,148 @@ static void test_check_finds_wrong_results(void **state) {
     tilec_close(ctx);
 }
 
+/* ---- the work budget and the memory bound ------------------------------------------------ */
+
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static tilec_program *parse_or_fail(tilec_ctx *ctx, const char *src) {
+    tilec_program *p = NULL;
+    if (tilec_parse(ctx, "budget.tile", src, strlen(src), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    return p;
+}
+
+static void expect_diag(tilec_ctx *ctx, const char *part) {
+    const char *text = tilec_diag_text(ctx);
+    if (!strstr(text, part)) fail_msg("'%s' not in the diagnostics:\n%s", part, text);
+}
+
+/* 64 sums of 1000 floats read straight from global memory: few steps to start (64
+ * threads, no shared or local memory), many to run. */
+static const char *const small_sum = "kernel k(A: f32[64, 1000] global, B: f32[64] global) threads=64 {\n"
+                                     "  cta.sum(B, A)\n}\n";
+
+/* Runs small_sum; the status, and whether B is right when it ran. */
+static tilec_status run_small_sum(tilec_ctx *ctx, bool *right) {
+    tilec_program *p = parse_or_fail(ctx, small_sum);
+    static float a[64 * 1000], b[64];
+    for (int i = 0; i < 64 * 1000; i++) a[i] = (float)(i % 7);
+    memset(b, 0, sizeof b);
+    void *args[] = {a, b};
+    tilec_status st = tilec_simulate(p, NULL, NULL, args);
+    *right = true;
+    for (int r = 0; r < 64; r++) {
+        double want = 0; /* small integers: the sum is exact in any order */
+        for (int j = 0; j < 1000; j++) want += (double)((r * 1000 + j) % 7);
+        *right = *right && b[r] == (float)want;
+    }
+    tilec_program_free(p);
+    return st;
+}
+
+/* grid=2147483647 with 1024 threads would run for days: the budget stops it before it
+ * starts, with a message that says how to go further; the context runs the next program. */
+static void test_budget_stops_a_huge_grid(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[4] global) threads=1024 grid=2147483647 {\n"
+                      "  shared S: f32[1024]\n  shared R: f32[1]\n  cta.fill(S, 1)\n  cta.sync()\n"
+                      "  cta.sum(R, S, axes=(0))\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p = parse_or_fail(ctx, src);
+    float a[4] = {0};
+    void *args[] = {a};
+    double t0 = seconds();
+    assert_int_equal(tilec_simulate(p, NULL, NULL, args), TILEC_ERR_BUDGET);
+    assert_true(seconds() - t0 < 5.0);
+    tilec_diag d;
+    assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
+    assert_int_equal(d.line, 1); /* at the grid's value */
+    assert_int_equal(d.col, 46);
+    expect_diag(ctx, "simulating kernel 'k' takes more than 30000000000 thread-steps, its budget: starting its "
+                     "2147483647 CTAs of 1024 threads takes");
+    expect_diag(ctx, "raise the budget (tilec_set_sim_budget, TILEC_SIM_BUDGET=N in the environment, or --sim-budget N");
+    assert_string_equal(tilec_status_name(TILEC_ERR_BUDGET), "TILEC_ERR_BUDGET");
+    tilec_program_free(p);
+    bool right;
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_OK); /* the context is still usable */
+    assert_true(right);
+    tilec_close(ctx);
+}
+
+/* A low budget stops a small program while it runs; raised, or back to the default, the
+ * same program finishes with the right result. */
+static void test_budget_low_and_raised(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    bool right;
+    assert_int_equal(tilec_set_sim_budget(ctx, 1000), TILEC_OK);
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_ERR_BUDGET);
+    expect_diag(ctx, "error: simulator (warp size 32): the simulation stopped after 1000 thread-steps (its budget), "
+                     "in CTA 0 of 1; raise the budget");
+    assert_int_equal(tilec_set_sim_budget(ctx, 100000000), TILEC_OK);
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_OK);
+    assert_true(right);
+    assert_int_equal(tilec_set_sim_budget(ctx, 0), TILEC_OK); /* the default */
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_OK);
+    assert_true(right);
+    assert_int_equal(tilec_set_sim_budget(ctx, TILEC_SIM_UNLIMITED), TILEC_OK);
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_OK);
+    assert_true(right);
+    assert_int_equal(tilec_set_sim_budget(NULL, 5), TILEC_ERR_INVALID_ARG);
+    tilec_close(ctx);
+}
+
+/* TILEC_SIM_BUDGET sets the default; tilec_set_sim_budget wins over it; a value that is
+ * not a count is refused with a message, not ignored. */
+static void test_budget_from_the_environment(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    bool right;
+    setenv("TILEC_SIM_BUDGET", "1000", 1);
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_ERR_BUDGET);
+    expect_diag(ctx, "stopped after 1000 thread-steps");
+    assert_int_equal(tilec_set_sim_budget(ctx, 100000000), TILEC_OK);
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_OK);
+    assert_true(right);
+    assert_int_equal(tilec_set_sim_budget(ctx, 0), TILEC_OK);
+    setenv("TILEC_SIM_BUDGET", "unlimited", 1);
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_OK);
+    static const char *const bad[] = {"abc", "-1", "12x", "1e9", "18446744073709551616", " 5"};
+    for (size_t i = 0; i < COUNT(bad); i++) {
+        setenv("TILEC_SIM_BUDGET", bad[i], 1);
+        assert_int_equal(run_small_sum(ctx, &right), TILEC_ERR_INVALID_ARG);
+        expect_diag(ctx, "is not a number of thread-steps");
+    }
+    unsetenv("TILEC_SIM_BUDGET");
+    assert_int_equal(run_small_sum(ctx, &right), TILEC_OK);
+    tilec_close(ctx);
+}
+
+/* The memory a run needs is added up before anything is allocated: 4 GiB of scratch (more
+ * than a verified tile program can ask for, so built here as a lowering would) is refused
+ * without being allocated. */
+static void test_memory_bound(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p = parse_or_fail(ctx, "kernel k(A: f32[4] global) threads=32 {\n}\n");
+    lp_kernel *k = lp_kernel_new(p, p->kernels[0], 32);
+    assert_non_null(lp_buf_scratch_global(k, "partials", LP_F32, (int64_t)1 << 30));
+    float a[4] = {0};
+    void *args[] = {a};
+    assert_int_equal(sim_run(p, k, args), TILEC_ERR_BUDGET);
+    expect_diag(ctx, "simulating kernel 'k' needs 4096.0 MiB of memory");
+    expect_diag(ctx, "global scratch 4096.0 MiB), more than the simulator's 1024 MiB (TILEC_SIM_MAX_MEMORY)");
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_finds_wrong_results),
@@ -551,6 +697,10 @@ int main(void) {
         cmocka_unit_test(test_fill_rounds_once),
         cmocka_unit_test(test_check_overflow_orders),
         cmocka_unit_test(test_check_missing_buffers),
+        cmocka_unit_test(test_budget_stops_a_huge_grid),
+        cmocka_unit_test(test_budget_low_and_raised),
+        cmocka_unit_test(test_budget_from_the_environment),
+        cmocka_unit_test(test_memory_bound),
     };
     return cmocka_run_group_tests_name("simulator matrix", tests, NULL, NULL);
 }

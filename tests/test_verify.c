@@ -165,6 +165,163 @@ static void test_many_errors_are_counted(void **state) {
     tilec_close(ctx);
 }
 
+/* ---- what a target launches: shared memory per CTA, local memory per thread ---------------- */
+
+enum { ANY = -1 }; /* tilec_verify without a target */
+
+/* Verifies src for a target (emits for CUDA and HIP, simulates for the simulator, or
+ * tilec_verify for ANY); the status, with the first diagnostic's message in msg. */
+static tilec_status verify_for(int backend, const char *arch, const char *src, tilec_diag *first, char *msg, size_t n) {
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p = NULL;
+    assert_int_equal(tilec_parse(ctx, "m.tile", src, strlen(src), &p), TILEC_OK);
+    tilec_status st;
+    if (backend == ANY) {
+        st = tilec_verify(p, NULL);
+    } else if (backend == TILEC_BACKEND_SIM) {
+        static unsigned char zeros[1 << 20]; /* every parameter below fits */
+        void *args[4] = {zeros, zeros + (1 << 18), zeros + (2 << 18), zeros + (3 << 18)};
+        st = tilec_simulate(p, NULL, NULL, args);
+    } else {
+        tilec_target t = {(tilec_backend)backend, arch, 0};
+        char *text = NULL;
+        st = tilec_emit(p, &t, &text, NULL);
+        tilec_free(text);
+    }
+    *msg = '\0';
+    memset(first, 0, sizeof *first);
+    if (tilec_diag_count(ctx) > 0) {
+        tilec_diag_get(ctx, 0, first);
+        snprintf(msg, n, "%s", first->message);
+    }
+    tilec_program_free(p);
+    tilec_close(ctx);
+    return st;
+}
+
+typedef struct limit_case {
+    int backend;
+    const char *arch;
+    bool ok;
+    const char *message; /* expected part of the error */
+} limit_case;
+
+static void expect_limits(const char *src, const limit_case *cases, size_t n, int line, int col) {
+    for (size_t i = 0; i < n; i++) {
+        const limit_case *c = &cases[i];
+        tilec_diag d;
+        char msg[1024];
+        tilec_status st = verify_for(c->backend, c->arch, src, &d, msg, sizeof msg);
+        const char *what = c->backend == ANY ? "tilec_verify" : c->arch ? c->arch : "sim";
+        if (c->ok && st != TILEC_OK) fail_msg("%s: expected the program to pass, got %s: %s", what, tilec_status_name(st), msg);
+        if (c->ok) continue;
+        if (st != TILEC_ERR_VERIFY || !strstr(msg, c->message))
+            fail_msg("%s: expected TILEC_ERR_VERIFY with '%s', got %s: '%s'", what, c->message, tilec_status_name(st), msg);
+        if (d.line != line || d.col != col) fail_msg("%s: the error is at %d:%d, not %d:%d", what, d.line, d.col, line, col);
+    }
+}
+
+/* 100 KiB of shared memory: within what CUDA sm_90 (227 KiB), sm_80 (163 KiB) and the
+ * simulator launch; above sm_86 (99 KiB), sm_75 (64 KiB) and HIP (64 KiB of LDS). */
+static void test_shared_per_target(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[100, 256] global, B: f32[100] global) threads=256 {\n"
+                      "  shared S: f32[100, 256]\n  cta.copy(S, A)\n  cta.sync()\n  cta.sum(B, S)\n}\n";
+    const limit_case cases[] = {
+        {ANY, NULL, true, NULL},
+        {TILEC_BACKEND_SIM, NULL, true, NULL},
+        {TILEC_BACKEND_CUDA, "sm_90", true, NULL},
+        {TILEC_BACKEND_CUDA, "sm_80", true, NULL},
+        {TILEC_BACKEND_CUDA, "sm_86", false, "'S' takes 102400 bytes of shared memory, more than the 99 KiB a CTA gets on "
+                                             "CUDA sm_86; use smaller tiles or fewer shared buffers"},
+        {TILEC_BACKEND_CUDA, "sm_75", false, "more than the 64 KiB a CTA gets on CUDA sm_75"},
+        {TILEC_BACKEND_HIP, "gfx90a", false, "'S' takes 102400 bytes of shared memory, more than the 64 KiB a CTA gets on "
+                                             "HIP gfx90a; use smaller tiles or fewer shared buffers"},
+        {TILEC_BACKEND_HIP, "gfx1100", false, "more than the 64 KiB a CTA gets on HIP gfx1100"},
+    };
+    expect_limits(src, cases, sizeof cases / sizeof cases[0], 2, 10);
+}
+
+/* The buffers add up (16 bytes each at least); exactly 227 KiB is the most, 16 bytes more
+ * is too much on every target, the simulator included. */
+static void test_shared_adds_up_to_the_most(void **state) {
+    (void)state;
+    const char *exact = "kernel k(A: f32[4] global) threads=32 {\n"
+                        "  shared S: f32[58000]\n  shared T: f32[112]\n  cta.fill(S, 0)\n  cta.fill(T, 0)\n}\n";
+    const char *over = "kernel k(A: f32[4] global) threads=32 {\n"
+                       "  shared S: f32[58000]\n  shared T: f32[112]\n  shared U: f32[1]\n"
+                       "  cta.fill(S, 0)\n  cta.fill(T, 0)\n  cta.fill(U, 0)\n}\n";
+    const limit_case fits[] = {{ANY, NULL, true, NULL}, {TILEC_BACKEND_SIM, NULL, true, NULL},
+                               {TILEC_BACKEND_CUDA, "sm_90", true, NULL}, {TILEC_BACKEND_CUDA, "sm_100", true, NULL}};
+    expect_limits(exact, fits, sizeof fits / sizeof fits[0], 0, 0);
+    const limit_case too_much[] = {
+        {ANY, NULL, false, "'U' takes 16 bytes of shared memory; with the kernel's other shared buffers that is 232464 "
+                           "bytes, more than the 227 KiB a CTA gets on any target (CUDA sm_90 and the simulator allow the most)"},
+        {TILEC_BACKEND_SIM, NULL, false, "more than the 227 KiB a CTA gets on the simulator (as on the most permissive GPU, CUDA sm_90)"},
+        {TILEC_BACKEND_CUDA, "sm_90", false, "that is 232464 bytes, more than the 227 KiB a CTA gets on CUDA sm_90;"},
+    };
+    expect_limits(over, too_much, sizeof too_much / sizeof too_much[0], 4, 10);
+    const limit_case smaller[] = {{TILEC_BACKEND_CUDA, "sm_120", false, "'S' takes 232000 bytes of shared memory, more "
+                                                                        "than the 99 KiB a CTA gets on CUDA sm_120"}};
+    expect_limits(exact, smaller, 1, 2, 10); /* the first buffer is already too much there */
+}
+
+/* A func's shared buffers are static arrays in the emitted code: 48 KiB on CUDA. */
+static void test_func_shared(void **state) {
+    (void)state;
+    const char *src = "func f(X: f32[4] shared) threads=64 {\n"
+                      "  shared S: f32[40, 256]\n  shared T: f32[4000]\n  cta.fill(S, 0)\n  cta.fill(T, 0)\n}\n";
+    const limit_case cases[] = {
+        {ANY, NULL, true, NULL},
+        {TILEC_BACKEND_HIP, "gfx90a", true, NULL},
+        {TILEC_BACKEND_SIM, NULL, true, NULL},
+        {TILEC_BACKEND_CUDA, "sm_90", false, "'T' takes 16000 bytes of shared memory; with the func's other shared "
+                                             "buffers that is 56960 bytes, more than the 48 KiB a func gets on CUDA sm_90 "
+                                             "(a func's shared buffers are static arrays)"},
+    };
+    expect_limits(src, cases, sizeof cases / sizeof cases[0], 3, 10);
+}
+
+/* Local memory: 64 KiB a thread on every target. */
+static void test_local_per_thread(void **state) {
+    (void)state;
+    const char *fits = "kernel k(A: f64[32, 8192] global) threads=32 {\n"
+                       "  local L: f64[8192]\n  thread.copy(L, A[thread_id])\n  thread.copy(A[thread_id], L)\n}\n";
+    const char *over = "kernel k(A: f64[32, 8192] global) threads=32 {\n"
+                       "  local L: f64[8192]\n  local M: f64[2]\n  thread.copy(L, A[thread_id])\n"
+                       "  thread.copy(A[thread_id], L)\n}\n";
+    const limit_case ok[] = {{ANY, NULL, true, NULL}, {TILEC_BACKEND_CUDA, "sm_90", true, NULL},
+                             {TILEC_BACKEND_HIP, "gfx90a", true, NULL}};
+    expect_limits(fits, ok, sizeof ok / sizeof ok[0], 0, 0);
+    const limit_case refused[] = {
+        {ANY, NULL, false, "'M' takes 16 bytes of local memory; with the kernel's other local buffers that is 65552 bytes, "
+                           "more than the 64 KiB tilec gives a thread's local buffers on any target"},
+        {TILEC_BACKEND_CUDA, "sm_90", false, "more than the 64 KiB tilec gives a thread's local buffers on CUDA sm_90"},
+        {TILEC_BACKEND_HIP, "gfx1100", false, "on HIP gfx1100"},
+        {TILEC_BACKEND_SIM, NULL, false, "on the simulator"},
+    };
+    expect_limits(over, refused, sizeof refused / sizeof refused[0], 3, 9);
+}
+
+/* The shared slots a variant adds count too: the buffers fit CUDA sm_75's 64 KiB, the
+ * slots of smem_tree do not; on sm_90 they do. */
+static void test_variant_slots_count(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[16, 1020] global, B: f32[16] global) threads=1024 {\n"
+                      "  shared S: f32[16, 1020]\n  cta.copy(S, A)\n  cta.sync()\n"
+                      "  cta.sum(B, S, variant=smem_tree)\n}\n";
+    tilec_diag d;
+    char msg[1024];
+    assert_int_equal(verify_for(TILEC_BACKEND_CUDA, "sm_90", src, &d, msg, sizeof msg), TILEC_OK);
+    assert_int_equal(verify_for(TILEC_BACKEND_CUDA, "sm_75", src, &d, msg, sizeof msg), TILEC_ERR_DISPATCH);
+    assert_string_equal(msg, "variant smem_tree adds 4096 bytes of shared slots, which brings the kernel's shared memory "
+                             "to 69376 bytes, more than the 65536 a CTA gets on CUDA sm_75; leave room in shared memory "
+                             "or choose another variant (variant=...)");
+    assert_int_equal(d.line, 5);
+    assert_int_equal(d.col, 7);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_programs),
@@ -172,6 +329,11 @@ int main(void) {
         cmocka_unit_test(test_all_errors_reported),
         cmocka_unit_test(test_race_has_note),
         cmocka_unit_test(test_many_errors_are_counted),
+        cmocka_unit_test(test_shared_per_target),
+        cmocka_unit_test(test_shared_adds_up_to_the_most),
+        cmocka_unit_test(test_func_shared),
+        cmocka_unit_test(test_local_per_thread),
+        cmocka_unit_test(test_variant_slots_count),
     };
     return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
 }

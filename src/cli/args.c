@@ -141,6 +141,16 @@ int parse_warp_size(const char *cmd, const char *v, int *out) {
     return EXIT_OK;
 }
 
+int parse_sim_budget(const char *cmd, const char *v, uint64_t *out) {
+    if (strcmp(v, "unlimited") == 0) {
+        *out = TILEC_SIM_UNLIMITED;
+        return EXIT_OK;
+    }
+    if (!v[0] || strspn(v, "0123456789") != strlen(v))
+        return usage_error(cmd, "--sim-budget takes a number of thread-steps (0: the default) or 'unlimited', not '%s'", v);
+    return parse_uint(cmd, "--sim-budget", v, UINT64_MAX - 1, out);
+}
+
 int parse_backend(const char *cmd, const char *opt, const char *v, tilec_backend *out) {
     static const struct { const char *name; tilec_backend b; } names[] = {
         {"auto", TILEC_BACKEND_AUTO}, {"cuda", TILEC_BACKEND_CUDA}, {"hip", TILEC_BACKEND_HIP}, {"sim", TILEC_BACKEND_SIM}};

@@ -36,6 +36,8 @@ int parse_int_list(const char *cmd, const char *opt, const char *text, char sep,
                    int64_t *out, int max, int *n);
 /* --warp-size: 32 or 64. */
 int parse_warp_size(const char *cmd, const char *v, int *out);
+/* --sim-budget N: thread-steps (0: the default) or "unlimited". */
+int parse_sim_budget(const char *cmd, const char *v, uint64_t *out);
 /* auto, cuda, hip or sim (opt names the option in the message). */
 int parse_backend(const char *cmd, const char *opt, const char *v, tilec_backend *out);
 

@@ -24,7 +24,7 @@ enum { MAX_REPEAT = 1000000 };
 
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
-    const char *op, *dtype, *shape, *axes, *nan, *backend, *repeat, *seed, *in, *out, *out_init;
+    const char *op, *dtype, *shape, *axes, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget;
     bool check, explain, accumulate;
 } reduce_opts;
 
@@ -33,7 +33,7 @@ static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
     const struct { const char *name; const char **slot; } valued[] = {
         {"--op", &o->op}, {"--dtype", &o->dtype}, {"--shape", &o->shape}, {"--axes", &o->axes}, {"--nan", &o->nan},
         {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
-        {"--out", &o->out}, {"--out-init", &o->out_init},
+        {"--out", &o->out}, {"--out-init", &o->out_init}, {"--sim-budget", &o->sim_budget},
     };
     const char *a = argv[*i];
     if (!strcmp(a, "--check")) { o->check = true; return EXIT_OK; }
@@ -111,6 +111,8 @@ int cmd_reduce(int argc, char **argv) {
     if (o.repeat && (rc = parse_int("reduce", "--repeat", o.repeat, 0, MAX_REPEAT, &repeat))) return rc;
     uint64_t seed = 1;
     if (o.seed && (rc = parse_uint("reduce", "--seed", o.seed, UINT64_MAX, &seed))) return rc;
+    uint64_t budget = 0;
+    if (o.sim_budget && (rc = parse_sim_budget("reduce", o.sim_budget, &budget))) return rc;
     if (o.out_init && !o.accumulate)
         return usage_error("reduce", "%s--out-init gives the output before an accumulating call: it needs --accumulate", "");
     if (o.out && o.accumulate && !o.out_init)
@@ -157,6 +159,7 @@ int cmd_reduce(int argc, char **argv) {
     if (!o.in) fill_random(d.dtype, h_in, in_n, &seed);
     if (d.accumulate && !o.out_init) fill_random(d.dtype, h_before, out_n, &seed);
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
+    tilec_set_sim_budget(ctx, budget);
     if ((st = tilec_runtime_open(ctx, backend, 0))) goto failed;
     if ((st = tilec_mem_alloc(ctx, in_bytes, &d_in)) || (st = tilec_mem_alloc(ctx, out_bytes, &d_out)) ||
         (st = tilec_mem_upload(ctx, d_in, h_in, in_bytes)) || (st = tilec_mem_upload(ctx, d_out, h_before, out_bytes)))

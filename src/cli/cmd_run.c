@@ -111,6 +111,15 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         fputs(tilec_diag_text(ctx), stderr); /* the program does not verify or lower */
         rc = EXIT_BAD_INPUT;
     }
+    uint64_t total = 0; /* the parameters, twice (before and after), within the simulator's bound */
+    for (size_t i = 0; i < np && rc == EXIT_OK && total <= TILEC_SIM_MAX_MEMORY; i++)
+        total += 2 * (uint64_t)elems_of(tilec_kernel_param_at(k, i)) * tilec_dtype_size(tilec_buffer_dtype(tilec_kernel_param_at(k, i)));
+    if (rc == EXIT_OK && total > TILEC_SIM_MAX_MEMORY) {
+        fprintf(stderr, "tilec run: the parameters of '%s' take more than %zu MiB (twice: before and after the run); "
+                        "the simulator runs at most %zu MiB (TILEC_SIM_MAX_MEMORY): use smaller buffers\n",
+                tilec_kernel_name(k), (size_t)TILEC_SIM_MAX_MEMORY >> 20, (size_t)TILEC_SIM_MAX_MEMORY >> 20);
+        rc = EXIT_BAD_INPUT;
+    }
     for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
         tilec_buffer *b = tilec_kernel_param_at(k, i);
         bytes[i] = (size_t)elems_of(b) * tilec_dtype_size(tilec_buffer_dtype(b));
@@ -208,7 +217,7 @@ static int named(const char *opt, const char *v, named_path *list, int *n) {
 }
 
 int cmd_run(int argc, char **argv) {
-    const char *file = NULL, *only = NULL, *seed_text = NULL;
+    const char *file = NULL, *only = NULL, *seed_text = NULL, *budget_text = NULL;
     target_opts o = {0};
     named_path ins[MAX_FILES], outs[MAX_FILES];
     int nin = 0, nout = 0, rc = EXIT_OK;
@@ -225,6 +234,7 @@ int cmd_run(int argc, char **argv) {
             if (!(rc = option_value("run", argc, argv, &i, &v))) rc = named("--out", v, outs, &nout);
         } else if (strcmp(a, "--kernel") == 0) rc = option_value("run", argc, argv, &i, &only);
         else if (strcmp(a, "--seed") == 0) rc = option_value("run", argc, argv, &i, &seed_text);
+        else if (strcmp(a, "--sim-budget") == 0) rc = option_value("run", argc, argv, &i, &budget_text);
         else if (a[0] == '-' && a[1]) rc = usage_error("run", "unknown option '%s'", a);
         else if (file) rc = usage_error("run", "one FILE only; '%s' is extra", a);
         else file = a;
@@ -233,6 +243,8 @@ int cmd_run(int argc, char **argv) {
     tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
     if (rc == EXIT_OK) rc = target_of("run", "--backend", &o, &t);
     if (rc == EXIT_OK && seed_text) rc = parse_uint("run", "--seed", seed_text, UINT64_MAX, &seed);
+    uint64_t budget = 0;
+    if (rc == EXIT_OK && budget_text) rc = parse_sim_budget("run", budget_text, &budget);
     if (rc == EXIT_OK && (t.backend == TILEC_BACKEND_CUDA || t.backend == TILEC_BACKEND_HIP)) {
         fprintf(stderr, "tilec run: the %s backend is not available: this build of tilec runs kernels on the "
                         "simulator only (use --backend sim or auto)\n", t.backend == TILEC_BACKEND_CUDA ? "cuda" : "hip");
@@ -242,6 +254,7 @@ int cmd_run(int argc, char **argv) {
     tilec_ctx *ctx = NULL;
     tilec_program *prog = NULL;
     if (rc == EXIT_OK && tilec_open(&ctx) != TILEC_OK) rc = EXIT_BAD_INPUT;
+    if (rc == EXIT_OK) tilec_set_sim_budget(ctx, budget);
     if (rc == EXIT_OK && !(prog = load(ctx, file, false, 0))) rc = EXIT_BAD_INPUT;
     bool ran = false;
     for (size_t i = 0; rc == EXIT_OK && i < tilec_program_kernel_count(prog); i++) {

@@ -204,6 +204,7 @@ static const command commands[] = {
     {"run", "run kernels on the simulator, optionally checked against a CPU reference",
      "usage: tilec run FILE [--backend auto|cuda|hip|sim] [--arch A] [--warp-size 32|64]\n"
      "                 [--kernel NAME] [--in NAME=PATH]... [--out NAME=PATH]... [--seed N] [--check]\n"
+     "                 [--sim-budget N|unlimited]\n"
      "\n"
      "Runs every kernel and func of FILE (or only --kernel NAME). A parameter not given\n"
      "with --in is filled from a generator seeded with --seed (0 to 2^64-1, default 1): floats uniform\n"
@@ -218,7 +219,9 @@ static const command commands[] = {
      "\n"
      "  --backend B     auto (a usable GPU, else sim), sim, cuda or hip; only sim runs\n"
      "                  in this build, cuda and hip exit 3\n"
-     "  --warp-size N   the simulator's warp size, 32 (default) or 64\n",
+     "  --warp-size N   the simulator's warp size, 32 (default) or 64\n"
+     "  --sim-budget N  stop each kernel after N thread-steps; 0 or absent: $TILEC_SIM_BUDGET,\n"
+     "                  else 3x10^10 (a few minutes); 'unlimited': no budget\n",
      cmd_run},
     {"emit", "write CUDA or HIP source",
      "usage: tilec emit FILE --target cuda|hip [--arch A] [--warp-size 32|64] [-o OUT]\n"
@@ -241,6 +244,7 @@ static const command commands[] = {
      "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--nan propagate|ignore]\n"
      "                    [--in FILE] [--out FILE] [--accumulate [--out-init FILE]]\n"
      "                    [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
+     "                    [--sim-budget N|unlimited]\n"
      "\n"
      "Reduces a tensor over --axes (comma-separated, -8 to 7, negative from the end; default\n"
      "-1) with tilec_reduce, on a GPU when one is usable (--backend auto) or the simulator.\n"
@@ -256,7 +260,8 @@ static const command commands[] = {
      "                   output's size) or random data; with --out, --out-init is required\n"
      "  --check          compare the first call's result with the reference; exit 1 on a mismatch\n"
      "  --repeat N       timed calls after the first, 0 to 1000000 (default 10)\n"
-     "  --seed N         the random data's seed, 0 to 2^64-1 (default 1)\n",
+     "  --seed N         the random data's seed, 0 to 2^64-1 (default 1)\n"
+     "  --sim-budget N   bounds each call on the simulator as for 'tilec run'\n",
      cmd_reduce},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

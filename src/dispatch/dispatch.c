@@ -90,6 +90,64 @@ bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size
     }
 }
 
+/* ---- limits ---------------------------------------------------------------------------- */
+
+/* The most shared memory a CTA of a CUDA arch can have (the opt-in maximum of the CUDA
+ * programming guide's table per compute capability); kernels above 48 KiB take it
+ * dynamically (src/codegen/emit.c) and the launcher opts in. An arch not in the table gets
+ * the 48 KiB every CUDA GPU has. */
+static int64_t cuda_shared_bytes(const char *arch) {
+    int cc = atoi(arch + 3); /* sm_90, sm_90a, sm_100f… */
+    switch (cc) {
+    case 70:
+    case 72: return 96 << 10;
+    case 75: return 64 << 10;
+    case 80:
+    case 87: return 163 << 10;
+    case 86:
+    case 89:
+    case 120:
+    case 121: return 99 << 10;
+    case 90:
+    case 100:
+    case 101:
+    case 103:
+    case 110: return 227 << 10;
+    default: return 48 << 10;
+    }
+}
+
+void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n) {
+    *out = ir_limits_any(t->warp_size);
+    switch (t->backend) {
+    case TILEC_BACKEND_CUDA:
+        out->shared_bytes = cuda_shared_bytes(t->arch);
+        out->func_shared_bytes = 48 << 10;
+        out->kernel_why = NULL;
+        out->func_why = "(a func's shared buffers are static arrays)";
+        snprintf(name, n, "CUDA %s", t->arch);
+        break;
+    case TILEC_BACKEND_HIP: /* the LDS of a workgroup on gfx9, gfx10, gfx11 */
+        out->shared_bytes = out->func_shared_bytes = 64 << 10;
+        out->kernel_why = out->func_why = NULL;
+        snprintf(name, n, "HIP %s", t->arch);
+        break;
+    default: /* the simulator takes what the most permissive GPU target launches */
+        snprintf(name, n, "the simulator");
+        out->kernel_why = "(as on the most permissive GPU, CUDA sm_90)";
+        out->func_why = "(as on HIP, the most permissive GPU for funcs)";
+        break;
+    }
+    out->target = name;
+}
+
+tilec_status dsp_verify(tilec_program *p, const dsp_target *t) {
+    char name[128];
+    ir_limits lim;
+    dsp_limits(t, &lim, name, sizeof name);
+    return ir_verify(p, &lim);
+}
+
 /* ---- choosing -------------------------------------------------------------------------- */
 
 static int by_priority(const void *x, const void *y) {

@@ -35,6 +35,12 @@ enum { DSP_DEFAULT_SMS = 132 };
 bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n);
 const char *dsp_backend_name(tilec_backend b);
 
+/* What the target launches (its warp size, shared memory per CTA, local memory per
+ * thread; docs/format.md#limits); out->target points into name. */
+void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n);
+/* Verifies the program for the target: every rule, and its limits. */
+tilec_status dsp_verify(tilec_program *p, const dsp_target *t);
+
 /* What a statement is, for the registry: reductions by operator, then data movement. */
 typedef enum dsp_opkind { DSP_SUM, DSP_MAX, DSP_MIN, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_GRID_SUM, DSP_GRID_MAX,
                            DSP_GRID_MIN, DSP_OPKIND_COUNT } dsp_opkind;

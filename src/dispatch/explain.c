@@ -22,7 +22,7 @@ tilec_status tilec_explain(tilec_program *prog, const tilec_target *target, bool
 tilec_status dsp_explain(tilec_program *prog, const dsp_target *target, bool dump_loop, char **text) {
     const dsp_target t = *target;
     *text = NULL;
-    tilec_status vs = ir_verify(prog, t.warp_size);
+    tilec_status vs = dsp_verify(prog, &t);
     if (vs != TILEC_OK) return vs;
     ir_str s = {0};
     bool failed = false;

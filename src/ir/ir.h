@@ -57,6 +57,7 @@ struct tilec_ctx {
     size_t dropped;   /* diagnostics past IR_MAX_DIAGS */
     char *text;       /* tilec_diag_text's rendering, rebuilt on demand */
     bool text_stale;
+    uint64_t sim_budget; /* tilec_set_sim_budget; 0: the default (src/runtime/sim.c) */
 };
 
 /* Adds a diagnostic at a position of src (line 0: no position). Never fails visibly: when
@@ -246,8 +247,24 @@ void ir_print_value(ir_str *s, ir_value v);
 void ir_stmt_diag(tilec_program *p, const tilec_kernel *k, const ir_stmt *st, tilec_severity sev,
                   ir_pos at, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* What a target launches, for the verifier: its warp size and the memory a kernel's or
+ * func's allocations may take (each rounded up to 16 bytes, over the layout's span). */
+typedef struct ir_limits {
+    int warp_size;
+    int64_t shared_bytes;      /* a kernel's shared allocations, per CTA */
+    int64_t func_shared_bytes; /* a func's shared allocations */
+    int64_t local_bytes;       /* local allocations, per thread */
+    const char *target;        /* "CUDA sm_75", "any target", for messages */
+    const char *kernel_why;    /* a note on the kernels' bound, or NULL */
+    const char *func_why;      /* a note on the funcs' bound, or NULL */
+} ir_limits;
+/* The format's own bounds (TILEC_MAX_SHARED_BYTES…): what the most permissive target allows. */
+ir_limits ir_limits_any(int warp_size);
+/* Bytes an allocation takes in those bounds. */
+int64_t ir_alloc_bytes(const tilec_buffer *b);
+
 /* The verifier; race.c is its barrier analysis. */
-tilec_status ir_verify(tilec_program *p, int warp_size);
+tilec_status ir_verify(tilec_program *p, const ir_limits *lim);
 void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size);
 
 /* Threads in one instance of a scope, and the number of instances in a CTA. */

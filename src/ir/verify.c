@@ -10,6 +10,7 @@
 #include "ir.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef struct verifier {
@@ -17,6 +18,8 @@ typedef struct verifier {
     tilec_kernel *k;
     const ir_stmt *st; /* the statement being checked, or NULL */
     int ws;            /* warp size */
+    const ir_limits *lim;
+    int64_t shared, local; /* bytes allocated so far in the kernel; -1 once reported */
 } verifier;
 
 static void err(verifier *v, ir_pos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -309,10 +312,51 @@ static void check_copy(verifier *v, const ir_stmt *st) {
                          "place; copy it at thread scope", src->buf->name);
 }
 
+int64_t ir_alloc_bytes(const tilec_buffer *b) {
+    return (b->span * (int64_t)tilec_dtype_size(b->dtype) + 15) & ~(int64_t)15; /* span <= 2^48 */
+}
+
+static void kib(char *buf, size_t n, int64_t bytes) {
+    if (bytes % 1024) snprintf(buf, n, "%lld bytes", (long long)bytes);
+    else snprintf(buf, n, "%lld KiB", (long long)(bytes / 1024));
+}
+
+/* Adds an allocation to the kernel's shared or local bytes; the first one that goes past
+ * what the target launches is reported, at the allocation. */
+static void check_alloc_size(verifier *v, const ir_stmt *st) {
+    const tilec_buffer *b = st->alloc;
+    bool shared = b->space == TILEC_SPACE_SHARED;
+    int64_t *total = shared ? &v->shared : &v->local;
+    if (*total < 0) return;
+    int64_t bytes = ir_alloc_bytes(b);
+    *total += bytes;
+    int64_t limit = !shared ? v->lim->local_bytes : v->k->is_func ? v->lim->func_shared_bytes : v->lim->shared_bytes;
+    if (*total <= limit) return;
+    char have[48], lim[48];
+    const char *why = v->k->is_func ? v->lim->func_why : v->lim->kernel_why;
+    kib(have, sizeof have, *total);
+    kib(lim, sizeof lim, limit);
+    char others[128] = "";
+    if (*total != bytes)
+        snprintf(others, sizeof others, "; with the %s's other %s buffers that is %s", v->k->is_func ? "func" : "kernel",
+                 shared ? "shared" : "local", have);
+    if (shared)
+        err(v, b->pos, "'%s' takes %lld bytes of shared memory%s, more than the %s a %s gets on %s%s%s; use smaller "
+                       "tiles or fewer shared buffers",
+            b->name, (long long)bytes, others, lim, v->k->is_func ? "func" : "CTA", v->lim->target, why ? " " : "",
+            why ? why : "");
+    else
+        err(v, b->pos, "'%s' takes %lld bytes of local memory%s, more than the %s tilec gives a thread's local "
+                       "buffers on %s; use smaller local buffers, or shared memory",
+            b->name, (long long)bytes, others, lim, v->lim->target);
+    *total = -1;
+}
+
 static void verify_kernel(verifier *v) {
     tilec_kernel *k = v->k;
     size_t before = ir_error_count(v->p->ctx);
     v->st = NULL;
+    v->shared = v->local = 0;
     if (k->threads < 1 || k->threads > TILEC_MAX_THREADS)
         err(v, k->pos, "threads %d is out of range (1 to %d)", k->threads, TILEC_MAX_THREADS);
     if (k->grid < 1 || k->grid > INT32_MAX || (k->is_func && k->grid != 1))
@@ -328,7 +372,11 @@ static void verify_kernel(verifier *v) {
     for (int i = 0; i < k->nstmts; i++) {
         ir_stmt *st = k->stmts[i];
         v->st = st;
-        if (st->kind == IR_ALLOC || !check_exec(v, st)) continue;
+        if (st->kind == IR_ALLOC) {
+            check_alloc_size(v, st);
+            continue;
+        }
+        if (!check_exec(v, st)) continue;
         if (st->kind == IR_SYNC) continue;
         bool ok = check_region(v, st, &st->dst);
         if (st->kind != IR_FILL) ok = check_region(v, st, &st->src) && ok;
@@ -345,8 +393,15 @@ static void verify_kernel(verifier *v) {
     if (ir_error_count(v->p->ctx) == before) ir_check_races(v->p, k, v->ws);
 }
 
-tilec_status ir_verify(tilec_program *p, int warp_size) {
-    verifier v = {.p = p, .ws = warp_size};
+ir_limits ir_limits_any(int warp_size) {
+    return (ir_limits){.warp_size = warp_size, .shared_bytes = TILEC_MAX_SHARED_BYTES,
+                       .func_shared_bytes = TILEC_MAX_FUNC_SHARED_BYTES, .local_bytes = TILEC_MAX_LOCAL_BYTES,
+                       .target = "any target", .kernel_why = "(CUDA sm_90 and the simulator allow the most)",
+                       .func_why = "(HIP and the simulator allow the most; CUDA 48 KiB)"};
+}
+
+tilec_status ir_verify(tilec_program *p, const ir_limits *lim) {
+    verifier v = {.p = p, .ws = lim->warp_size, .lim = lim};
     if (p->nkernels == 0)
         ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, 0, 0, "empty program: it has no kernel or func");
     for (int i = 0; i < p->nkernels; i++) {
@@ -364,5 +419,6 @@ tilec_status tilec_verify(tilec_program *prog, const tilec_verify_options *opts)
         ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "warp size %d is not 32 or 64", ws);
         return TILEC_ERR_INVALID_ARG;
     }
-    return ir_verify(prog, ws);
+    ir_limits lim = ir_limits_any(ws);
+    return ir_verify(prog, &lim);
 }

@@ -26,7 +26,7 @@ static tilec_status lower_program(tilec_program *p, const tilec_target *target, 
         ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
         return TILEC_ERR_INVALID_ARG;
     }
-    tilec_status st = ir_verify(p, t->warp_size);
+    tilec_status st = dsp_verify(p, t);
     if (st != TILEC_OK) return st;
     lp_kernel **ks = ir_arena_alloc(&p->arena, (size_t)(p->nkernels + 1) * sizeof *ks);
     if (!ks) return TILEC_ERR_NOMEM;
@@ -155,9 +155,16 @@ tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_t
         ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
         return TILEC_ERR_INVALID_ARG;
     }
-    tilec_status st = ir_verify(prog, t.warp_size);
+    tilec_status st = dsp_verify(prog, &t);
     if (st != TILEC_OK) return st;
     lp_kernel *lk = dsp_lower_kernel(prog, k, &t, &st);
     if (!lk) return st;
     return sim_run(prog, lk, args);
+}
+
+tilec_status tilec_set_sim_budget(tilec_ctx *ctx, uint64_t steps) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    ctx->sim_budget = steps;
+    return TILEC_OK;
 }

@@ -155,7 +155,7 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     if (!p) return TILEC_ERR_NOMEM;
     snprintf(p->key, sizeof p->key, "%s", key);
     tilec_status st = build(r->ctx, d, v, &p->prog);
-    if (st == TILEC_OK) st = ir_verify(p->prog, r->target.warp_size);
+    if (st == TILEC_OK) st = dsp_verify(p->prog, &r->target);
     dsp_target target = r->target;
     target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */
     if (st == TILEC_OK) p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &target, &st);

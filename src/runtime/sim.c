@@ -8,6 +8,12 @@
  * warp of its scope waits at it, and any other state is reported as a barrier reached by
  * part of its scope. CTAs run one after another.
  *
+ * Work and memory are bounded (docs/simulator.md#budget): the memory a run needs is added up
+ * before anything is allocated, and every instruction a warp executes costs each active
+ * lane one thread-step plus one per operation of its expressions, starting a CTA one per
+ * thread and per shared and local element it clears; a run stops when the steps pass the
+ * context's budget, or before it starts when starting its CTAs alone would.
+ *
  * Races: every shared element remembers its last write and a few reads since, with the
  * thread and a timestamp from one clock that also stamps barrier releases. Two accesses of
  * different threads are ordered when the later thread has passed a barrier, released after
@@ -35,6 +41,7 @@ typedef struct ins {
     const lp_stmt *st;
     int jump;              /* IF: its ELSE; ELSE: its ENDIF; TEST: after the loop; STEP: its TEST */
     const ir_stmt *origin; /* the tile statement, for messages */
+    uint64_t cost;         /* thread-steps one lane spends on it (see cost_of) */
 } ins;
 
 enum { READS = 4 };
@@ -83,10 +90,37 @@ typedef struct sim {
     uint64_t (*sync)[3]; /* per thread: release time of its last cta / warpgroup / warp barrier */
     uint64_t clock;
     warp *warps;
-    bool failed;
+    uint64_t steps, budget; /* thread-steps so far, and the most allowed */
+    bool failed, over_budget;
 } sim;
 
+/* How to raise the budget, for the messages. */
+#define RAISE_BUDGET                                                                            \
+    "raise the budget (tilec_set_sim_budget, TILEC_SIM_BUDGET=N in the environment, or "       \
+    "--sim-budget N of tilec run and tilec reduce) or run a smaller program"
+
 /* ---- flattening ------------------------------------------------------------------------ */
+
+/* Operations an expression evaluates: each load, constant, register read, arithmetic,
+ * comparison, conversion or selection. */
+static uint64_t ops_of(const lp_expr *e) { return e ? 1 + ops_of(e->a) + ops_of(e->b) + ops_of(e->c) : 0; }
+
+/* The thread-steps of one lane's instruction: one, plus the operations of what it
+ * evaluates; a vector access one per element. */
+static uint64_t cost_of(ins_kind kind, const lp_stmt *st) {
+    switch (kind) {
+    case SI_ASSIGN:
+    case SI_IF:
+    case SI_FOR: return 1 + ops_of(st->a);
+    case SI_STORE:
+    case SI_ATOMIC: return 1 + ops_of(st->a) + ops_of(st->b);
+    case SI_TEST: return 1 + ops_of(st->b);
+    case SI_STEP: return 1 + ops_of(st->step);
+    case SI_VLOAD:
+    case SI_VSTORE: return (uint64_t)st->vec + ops_of(st->a);
+    default: return 1;
+    }
+}
 
 static int emit(sim *S, ins_kind kind, const lp_stmt *st, const ir_stmt *origin) {
     if (S->ncode == S->cap) {
@@ -96,7 +130,7 @@ static int emit(sim *S, ins_kind kind, const lp_stmt *st, const ir_stmt *origin)
         S->code = c;
         S->cap = cap;
     }
-    S->code[S->ncode] = (ins){kind, st, 0, origin};
+    S->code[S->ncode] = (ins){kind, st, 0, origin, cost_of(kind, st)};
     return S->ncode++;
 }
 
@@ -399,11 +433,22 @@ static void do_shfl(sim *S, warp *w, const ins *in) {
     EACH_LANE(w, lane, tid) *reg(S, tid, st->reg) = got[lane];
 }
 
+static void out_of_budget(sim *S, const ir_stmt *origin) {
+    S->over_budget = true;
+    fail(S, origin, -1, "the simulation stopped after %llu thread-steps (its budget), in CTA %lld of %lld; " RAISE_BUDGET,
+         (unsigned long long)S->budget, (long long)S->cta, (long long)S->k->grid);
+}
+
 /* Runs warp w until it finishes, waits at a CTA or warpgroup barrier, or fails. */
 static void run_warp(sim *S, warp *w) {
     while (!S->failed && w->state == W_RUN) {
         const ins *in = &S->code[w->pc];
         const lp_stmt *st = in->st;
+        S->steps += (uint64_t)__builtin_popcountll(w->mask) * in->cost; /* for every active lane */
+        if (S->steps > S->budget) {
+            out_of_budget(S, in->origin);
+            return;
+        }
         switch (in->kind) {
         case SI_ASSIGN: {
             sim_val vals[64];
@@ -625,12 +670,117 @@ static void run_cta(sim *S) {
 
 /* ---- setup --------------------------------------------------------------------------------------- */
 
+/* The run's budget: the context's, else TILEC_SIM_BUDGET from the environment, else the
+ * default. False, with a diagnostic, when the environment's value is not a count. */
+static bool budget_of(tilec_ctx *ctx, uint64_t *out) {
+    *out = TILEC_SIM_BUDGET_DEFAULT;
+    if (ctx->sim_budget) {
+        *out = ctx->sim_budget;
+        return true;
+    }
+    const char *env = getenv("TILEC_SIM_BUDGET");
+    if (!env || !*env) return true;
+    if (strcmp(env, "unlimited") == 0) {
+        *out = TILEC_SIM_UNLIMITED;
+        return true;
+    }
+    uint64_t v = 0;
+    const char *c = env;
+    for (; *c >= '0' && *c <= '9'; c++) {
+        unsigned d = (unsigned)(*c - '0');
+        if (v > (UINT64_MAX - d) / 10) break; /* too large */
+        v = v * 10 + d;
+    }
+    if (c == env || *c) {
+        ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "TILEC_SIM_BUDGET='%.40s%s' is not a number of thread-steps: give a decimal count up to "
+                    "18446744073709551615, 0 for the default or 'unlimited', or unset it",
+                    env, strlen(env) > 40 ? "..." : "");
+        return false;
+    }
+    if (v) *out = v;
+    return true;
+}
+
+/* a += b * c, saturating at UINT64_MAX */
+static void add_mul(uint64_t *a, uint64_t b, uint64_t c) {
+    uint64_t m;
+    if (__builtin_mul_overflow(b, c, &m) || __builtin_add_overflow(*a, m, a)) *a = UINT64_MAX;
+}
+
+static void mib(char *buf, size_t n, uint64_t bytes) {
+    if (bytes == UINT64_MAX) snprintf(buf, n, "more than 16 EiB");
+    else snprintf(buf, n, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+}
+
+/* Adds up what a run allocates, and what starting each CTA costs in steps; false with a
+ * diagnostic at the kernel when the memory is above TILEC_SIM_MAX_MEMORY or starting the
+ * grid's CTAs alone is above the budget. */
+static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget, uint64_t *cta_cost) {
+    uint64_t shared = 0, local = 0, local_elems = 0, scratch = 0, threads = (uint64_t)k->threads, shared_elems = 0;
+    for (int i = 0; i < k->nbufs; i++) {
+        const lp_buf *b = k->bufs[i];
+        uint64_t elems = (uint64_t)b->elems, bytes = 0;
+        add_mul(&bytes, elems, num_size(b->type));
+        if (b->space == TILEC_SPACE_GLOBAL) {
+            if (b->param < 0) add_mul(&scratch, bytes, 1);
+        } else if (b->space == TILEC_SPACE_SHARED) {
+            add_mul(&shared, bytes, 1);
+            add_mul(&shared, elems, sizeof(shadow));
+            add_mul(&shared_elems, elems, 1);
+        } else {
+            add_mul(&local, bytes < UINT64_MAX - 7 ? (bytes + 7) & ~(uint64_t)7 : UINT64_MAX, 1);
+            add_mul(&local_elems, elems, 1);
+        }
+    }
+    uint64_t locals = 0, total = 0;
+    add_mul(&locals, threads, local);
+    add_mul(&locals, threads, local_elems); /* one init flag an element */
+    add_mul(&total, shared, 1);
+    add_mul(&total, locals, 1);
+    add_mul(&total, scratch, 1);
+    add_mul(&total, threads, ((uint64_t)k->nregs + 1) * sizeof(sim_val) + 3 * sizeof(uint64_t));
+    const tilec_kernel *tk = k->tile;
+    if (total > TILEC_SIM_MAX_MEMORY) {
+        char need[32], sh[32], lo[32], sc[32];
+        mib(need, sizeof need, total);
+        mib(sh, sizeof sh, shared);
+        mib(lo, sizeof lo, locals);
+        mib(sc, sizeof sc, scratch);
+        ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, tk->pos.line, tk->pos.col,
+                    "simulating %s '%s' needs %s of memory (shared memory and its race tracking %s, local memory of %d "
+                    "threads %s, global scratch %s), more than the simulator's %zu MiB (TILEC_SIM_MAX_MEMORY); "
+                    "use smaller buffers or fewer threads",
+                    tk->is_func ? "func" : "kernel", tk->name, need, sh, k->threads, lo, sc,
+                    (size_t)TILEC_SIM_MAX_MEMORY >> 20);
+        return false;
+    }
+    *cta_cost = 0;
+    add_mul(cta_cost, threads, 1 + local_elems);
+    add_mul(cta_cost, shared_elems, 1);
+    uint64_t need = 0;
+    add_mul(&need, (uint64_t)k->grid, *cta_cost);
+    if (need > budget) {
+        ir_pos at = tk->grid_pos.line ? tk->grid_pos : tk->pos;
+        ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, at.line, at.col,
+                    "simulating %s '%s' takes more than %llu thread-steps, its budget: starting its %lld CTA%s of %d thread%s "
+                    "takes %llu already; " RAISE_BUDGET,
+                    tk->is_func ? "func" : "kernel", tk->name, (unsigned long long)budget, (long long)k->grid,
+                    k->grid == 1 ? "" : "s", k->threads, k->threads == 1 ? "" : "s", (unsigned long long)need);
+        return false;
+    }
+    return true;
+}
+
 tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args) {
     return sim_run_scratch(p, k, args, NULL);
 }
 
 tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *args, void *const *scratch) {
     sim S = {.p = p, .k = k, .ws = k->warp_size, .threads = k->threads, .args = args};
+    uint64_t cta_cost;
+    if (!budget_of(p->ctx, &S.budget)) return TILEC_ERR_INVALID_ARG;
+    if (!within_bounds(p, k, S.budget, &cta_cost)) return TILEC_ERR_BUDGET;
     S.nwarps = (k->threads + S.ws - 1) / S.ws;
     const ir_stmt *origin = NULL;
     flatten(&S, &k->body, &origin, 1);
@@ -677,6 +827,7 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
         st = TILEC_ERR_NOMEM;
     }
     for (S.cta = 0; st == TILEC_OK && S.cta < k->grid; S.cta++) {
+        S.steps += cta_cost; /* within the budget: within_bounds checked grid x cta_cost */
         if (S.local_init) memset(S.local_init, 0, (size_t)S.threads * (size_t)S.local_elems);
         for (int i = 0; i < nb; i++) {
             const lp_buf *b = k->bufs[i];
@@ -697,7 +848,7 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
         memset(S.sync, 0, (size_t)S.threads * sizeof *S.sync);
         S.clock = 0;
         run_cta(&S);
-        if (S.failed) st = TILEC_ERR_SIMULATE;
+        if (S.failed) st = S.over_budget ? TILEC_ERR_BUDGET : TILEC_ERR_SIMULATE;
     }
     for (int i = 0; st == TILEC_OK && i < nb; i++) { /* a func's parameters go back (thread 0's locals) */
         const lp_buf *b = k->bufs[i];
