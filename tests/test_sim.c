@@ -84,6 +84,12 @@ static const char *const shapes_and_scopes[] = {
     "  shared S: f32[5, 3, 3] strides=(11, 2, 3)\n  shared R: f32[5]\n  shared Q: f32[3]\n"
     "  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(1, 2))\n  cta.min(Q, S, axes=(0, 2))\n"
     "  cta.copy(B, R)\n  cta.copy(C, Q)\n}\n",
+    /* grid_cols on CTAs narrower than a block of columns (32 lanes x 16 bytes): every
+     * column folded, with one chunk of rows and with partials of several */
+    "kernel k(A: f32[16, 128] global, B: f32[128] global) threads=32 {\n"
+    "  grid.sum(B, A, axes=(0), variant=grid_cols)\n}\n",
+    "kernel k(A: f16[3000, 256] global, B: f16[256] global) threads=64 {\n"
+    "  grid.max(B, A, axes=(0), nan=ignore, variant=grid_cols)\n}\n",
     /* the middle axis, column-major shared layout */
     "kernel k(A: f32[4, 70, 3] global, B: f32[4, 3] global) threads=96 {\n"
     "  shared S: f32[4, 70, 3] strides=(1, 12, 4)\n  shared R: f32[4, 3]\n"

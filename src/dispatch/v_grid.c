@@ -412,12 +412,13 @@ typedef struct cols_plan {
 /* Folds rows [lo, hi) of buf, an [rows, I] buffer, for the CTA's block of columns: each
  * row lane folds rows lo + rl, lo + rl + rw, … of its vec columns into shared slots, a
  * turn of its loop loading in_flight() rows (those in range) before it folds them, with
- * 16-byte loads when `vector`; then thread t < cw * vec folds local column t over the rw
- * row lanes in order into `part`. Every thread of the CTA runs it (it has a barrier);
- * `active` says which threads load. Returns the block where part holds column
- * blk * cw * vec + t (only threads whose column exists run it). */
+ * 16-byte loads when `vector`; then the threads fold the cw * vec local columns over the rw
+ * row lanes in order into `part`, thread t taking columns t, t + T, … (a CTA may have
+ * fewer threads than the block has columns). Every thread of the CTA runs it (it has a
+ * barrier); `active` says which threads load. Returns the block where part holds column
+ * blk * cw * vec + *local, for the local columns that exist. */
 static lp_block *cols_fold(dsp_lower *l, lp_block *b, const cols_plan *c, lp_buf *buf, bool vector, lp_expr *lo,
-                           lp_expr *hi, lp_expr *active, int part) {
+                           lp_expr *hi, lp_expr *active, int part, int *local) {
     lp_kernel *k = l->k;
     int vec = c->vec, width = c->cw * vec, batch = in_flight(l->q);
     lp_type at = dsp_acc_type(l->q), it = c->it;
@@ -449,13 +450,15 @@ static lp_block *cols_fold(dsp_lower *l, lp_block *b, const cols_plan *c, lp_buf
     }
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     /* local column t: slots t, t + width, … (row lane m's at m * width + t), in order */
+    int t = lp_reg_new(k, LP_I32, "t");
+    lp_block *each = &lp_for(k, b, t, tid, ival(k, LP_I32, width), ival(k, LP_I32, l->q->threads))->body;
     lp_expr *first = mul(k, lp_reg(k, c->blk), ival(k, it, width));
-    lp_expr *exists = both(k, lt(k, tid, ival(k, LP_I32, width)), lt(k, add(k, first, lp_cast(k, it, tid)), ival(k, it, c->I)));
-    lp_block *lead = &lp_if(k, b, exists)->body;
+    lp_block *lead = &lp_if(k, each, lt(k, add(k, first, lp_cast(k, it, lp_reg(k, t))), ival(k, it, c->I)))->body;
     int m = lp_reg_new(k, LP_I32, "m");
     lp_assign(k, lead, part, dsp_identity(l));
     lp_block *fold = &lp_for(k, lead, m, ival(k, LP_I32, 0), ival(k, LP_I32, c->rw), ival(k, LP_I32, 1))->body;
-    lp_assign(k, fold, part, dsp_combine(l, lp_reg(k, part), lp_load(k, c->slots, add(k, mul(k, lp_reg(k, m), ival(k, LP_I32, width)), tid))));
+    lp_assign(k, fold, part, dsp_combine(l, lp_reg(k, part), lp_load(k, c->slots, add(k, mul(k, lp_reg(k, m), ival(k, LP_I32, width)), lp_reg(k, t)))));
+    *local = t;
     return lead;
 }
 
@@ -496,8 +499,9 @@ static bool lower_cols(dsp_lower *l, char *why, size_t n) {
     /* threads past the last whole row of lanes, or past the last column, load nothing */
     lp_expr *active = both(k, lt(k, lp_reg(k, c.j), ival(k, it, V)), lt(k, lp_reg(k, c.rl), ival(k, it, c.rw)));
     int part = lp_reg_new(k, at, "part");
-    lp_block *lead = cols_fold(l, b, &c, src, true, lo, lp_reg(k, hi), active, part);
-    lp_expr *out = add(k, mul(k, lp_reg(k, c.blk), ival(k, it, (int64_t)c.cw * c.vec)), tid);
+    int local;
+    lp_block *lead = cols_fold(l, b, &c, src, true, lo, lp_reg(k, hi), active, part, &local);
+    lp_expr *out = add(k, mul(k, lp_reg(k, c.blk), ival(k, it, (int64_t)c.cw * c.vec)), lp_cast(k, it, lp_reg(k, local)));
     if (C == 1) {
         dsp_store_output(l, lead, out, lp_reg(k, part));
         return true;
@@ -510,7 +514,8 @@ static bool lower_cols(dsp_lower *l, char *why, size_t n) {
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     lp_block *fin = when_last(l, b, counters, lp_reg(k, c.blk), C);
     int total = lp_reg_new(k, at, "total");
-    lp_block *mine = cols_fold(l, fin, &c, partials, false, ival(k, it, 0), ival(k, it, C), active, total);
+    lp_block *mine = cols_fold(l, fin, &c, partials, false, ival(k, it, 0), ival(k, it, C), active, total, &local);
+    out = add(k, mul(k, lp_reg(k, c.blk), ival(k, it, (int64_t)c.cw * c.vec)), lp_cast(k, it, lp_reg(k, local)));
     dsp_store_output(l, mine, out, lp_reg(k, total));
     lp_store(k, &lp_if(k, fin, eq(k, lp_special_expr(k, LP_TID), ival(k, LP_I32, 0)))->body, counters, lp_reg(k, c.blk),
              ival(k, LP_U32, 0)); /* ready for the next launch */
