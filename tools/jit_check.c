@@ -405,9 +405,11 @@ static int all_nan_ignore(tilec_ctx *ctx, int *cases) {
 }
 
 /* Rows of 2^31 - 1 f16 elements (32-bit indices would step past INT32_MAX on them): a sum
- * of +-2^-10 every 64 elements (+-0 elsewhere) and 8 at the very end, exact in f32 in any
- * order (every partial sum is a multiple of 2^-10 below 2^14), so known without a
- * reference; a max and a min planted at the last elements. Returns the failures. */
+ * of 2^-10 every 64 elements, its sign alternating (+-0 elsewhere), and 0.5 and 1 as the
+ * last two elements: exact in f32 in any order (every partial sum is a multiple of 2^-10
+ * below 2^14) and in f16 too (the total is in [1, 2), where f16 steps by 2^-10), so one
+ * element lost or read twice changes the result; known without a reference. A max and a
+ * min planted at the last elements. Returns the failures. */
 static int rows_of_2g(tilec_ctx *ctx) {
     const int64_t n = 2147483647;
     uint16_t *h = malloc((size_t)n * 2 * 2), v16[1000];
@@ -423,9 +425,10 @@ static int rows_of_2g(tilec_ctx *ctx) {
         for (int64_t row = 0; row <= r; row++)
             for (int64_t i = 0; i < n; i++) {
                 uint16_t x = (uint16_t)((i & 1) ? 0x8000 : 0); /* -0 / +0 */
-                if (i % 64 == 0) x = (i / 64) % 3 == 0 ? 0x9400 : 0x1400; /* -2^-10, +2^-10 */
-                if (i % 64 == 0) want_units[row] += (i / 64) % 3 == 0 ? -1 : 1;
-                if (i == n - 1) { x = 0x4800; want_units[row] += 8 * 1024; } /* 8 */
+                if (i % 64 == 0) x = (i / 64) % 2 ? 0x9400 : 0x1400; /* -2^-10, +2^-10 */
+                if (i % 64 == 0) want_units[row] += (i / 64) % 2 ? -1 : 1;
+                if (i == n - 2) { x = 0x3800; want_units[row] += 512; } /* 0.5 */
+                if (i == n - 1) { x = 0x3c00; want_units[row] += 1024; } /* 1 */
                 h[row * n + i] = x;
             }
         tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F16, .rank = r + 1, .naxes = 1, .axes = {r}};
