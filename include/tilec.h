@@ -378,6 +378,9 @@ TILEC_API tilec_status tilec_simulate(tilec_program *prog, const char *name,
  * every thread's local memory and registers, global scratch), checked before allocating.
  * The parameters are the caller's memory; `tilec run` refuses parameters above it too. */
 #define TILEC_SIM_MAX_MEMORY ((size_t)1 << 30)
+/* Bytes the CPU reference (tilec_check, tilec_reduce_check, `--check`) allocates: 32 per
+ * element of every buffer it models, checked before allocating (TILEC_ERR_BUDGET above). */
+#define TILEC_REF_MAX_MEMORY ((size_t)4 << 30)
 
 /* Sets the work budget of every later simulation in this context (tilec_simulate, and
  * tilec_reduce on the simulator), per kernel run: `steps` thread-steps; 0 restores the

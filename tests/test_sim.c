@@ -455,6 +455,14 @@ static void test_check_overflow_orders(void **state) {
         {"f64", {1.7e308, 1.7e308, -1.7e308}, 1.7e308, true},
         {"f64", {1.7e308, 1.7e308, -1.7e308}, INFINITY, true},
         {"f64", {1.7e308, 1.7e308, -1.7e308}, -INFINITY, false},
+        /* 65519.999 accumulates in f32 to 65520, which f16 stores as inf; an order that
+         * stays under it gives 65504 */
+        {"f16", {65504, 15.9375, 0.0615234375}, INFINITY, true},
+        {"f16", {65504, 15.9375, 0.0615234375}, 65504, true},
+        {"f16", {65504, 15.9375, 0.0615234375}, -INFINITY, false},
+        {"f16", {65504, 15.9375, 0.0615234375}, NAN, false},
+        {"f16", {65504, 32, 1}, 65504, true}, /* 65537: within the f16 tolerance of the threshold */
+        {"f16", {65504, 16, 8}, INFINITY, true},
     };
     for (size_t c = 0; c < COUNT(cases); c++) {
         char src[256];
@@ -478,6 +486,43 @@ static void test_check_overflow_orders(void **state) {
         tilec_program_free(p);
         tilec_close(ctx);
     }
+    /* accum=true: dst = old + reduce(src); reduce([3e38, -3e38]) is 0 in every order, so
+     * with old = 3e38 only 3e38 is right, never the +inf of adding old as one more term */
+    const char *src = "kernel k(A: f32[2] global, B: f32[1] global) threads=32 {\n  cta.sum(B, A, axes=(0), accum=true)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "c.tile", src, strlen(src), &p), TILEC_OK);
+    float a[2] = {3e38f, -3e38f}, b0[1] = {3e38f}, b[1] = {INFINITY};
+    const void *before[] = {a, b0}, *after[] = {a, b};
+    tilec_check_result r;
+    size_t n;
+    assert_int_equal(tilec_check(p, NULL, NULL, before, after, &r, &n), TILEC_OK);
+    assert_false(r.ok);
+    b[0] = 3e38f;
+    assert_int_equal(tilec_check(p, NULL, NULL, before, after, &r, &n), TILEC_OK);
+    assert_true(r.ok);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* The reference's memory is counted before it allocates any: 32 bytes an element of every
+ * buffer, above TILEC_REF_MAX_MEMORY an error that says so (the buffers are not read). */
+static void test_check_memory_bound(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f16[200000000] global, B: f16[1] global) threads=1024 {\n  cta.max(B, A, axes=(0))\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "c.tile", src, strlen(src), &p), TILEC_OK);
+    char dummy[16];
+    const void *bufs[] = {dummy, dummy};
+    tilec_check_result r[2];
+    size_t n;
+    assert_int_equal(tilec_check(p, NULL, NULL, bufs, bufs, r, &n), TILEC_ERR_BUDGET);
+    assert_non_null(strstr(tilec_diag_text(ctx), "needs more than 4096 MiB for the reference"));
+    tilec_program_free(p);
+    tilec_close(ctx);
 }
 
 /* tilec_check with a missing buffer in inputs[] or outputs[] is an error that names the
@@ -703,6 +748,7 @@ int main(void) {
         cmocka_unit_test(test_fill_rounds_once),
         cmocka_unit_test(test_check_overflow_orders),
         cmocka_unit_test(test_check_missing_buffers),
+        cmocka_unit_test(test_check_memory_bound),
         cmocka_unit_test(test_budget_stops_a_huge_grid),
         cmocka_unit_test(test_budget_low_and_raised),
         cmocka_unit_test(test_budget_from_the_environment),

@@ -186,7 +186,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 rc = EXIT_BAD_INPUT;
             }
         }
-        if (n == 0) printf("  check: the kernel writes no parameter\n");
+        if (n == 0 && rc == EXIT_OK) printf("  check: the kernel writes no parameter\n");
         free(res);
     }
     for (size_t i = 0; i < np; i++) {

@@ -24,13 +24,16 @@
 #include <string.h>
 
 /* Non-finite results that some order of a float sum's additions gives (see above). */
-enum { MAY_PINF = 1, MAY_NINF = 2, MAY_NAN = 4 };
+enum { MAY_PINF = 1, MAY_NINF = 2, MAY_NAN = 4,
+       MAY_MAX = 8 /* the largest finite value of the dtype, where the value rounds to an infinity */ };
 
 typedef struct rval {
-    long double f; /* float dtypes */
-    int64_t i;     /* integer dtypes */
-    double mag;    /* error scale, 0: exact */
-    unsigned may;  /* MAY_*: also acceptable, through an overflow in the accumulation type */
+    union {
+        long double f; /* float dtypes */
+        int64_t i;     /* integer dtypes */
+    };
+    double mag;   /* error scale, 0: exact */
+    unsigned may; /* MAY_*: also acceptable, through an overflow in the accumulation type */
 } rval;
 
 typedef struct ref {
@@ -186,7 +189,9 @@ static void add_term(rval *x, long double *terms) {
  * threshold, which the positive (negative) finite terms can, to within the check's
  * tolerance, when they add up to it. With an infinite term every order ends at that
  * infinity, or at NaN where the other sign can overflow; with none, at the value, either
- * infinity whose sign can overflow, or NaN where both can. */
+ * infinity whose sign can overflow, or NaN where both can. A 16-bit result is then stored
+ * once rounded: within the tolerance of its own overflow threshold, the accumulated value
+ * may land on either side of it (the largest finite value, or the infinity). */
 static unsigned overflows(const tilec_buffer *b, const long double *terms, rval sum) {
     /* the halfway points between the largest finite value and 2^(emax+1) */
     long double limit = b->dtype == TILEC_F64 ? 0x1.fffffffffffff8p1023L : 0x1.ffffffp127L;
@@ -194,7 +199,24 @@ static unsigned overflows(const tilec_buffer *b, const long double *terms, rval 
     bool up = terms[0] >= limit - slack, down = terms[1] >= limit - slack;
     if (isnan(sum.f)) return 0;
     if (isinf(sum.f)) return (sum.f > 0 ? down : up) ? MAY_NAN : 0;
-    return (up ? MAY_PINF : 0) | (down ? MAY_NINF : 0) | (up && down ? MAY_NAN : 0);
+    unsigned may = (up ? MAY_PINF : 0) | (down ? MAY_NINF : 0) | (up && down ? MAY_NAN : 0);
+    long double store = b->dtype == TILEC_F16 ? 65520.0L : b->dtype == TILEC_BF16 ? 0x1.ffp127L : 0;
+    if (store > 0 && fabsl(sum.f) >= store - slack && fabsl(sum.f) < store + slack)
+        may |= MAY_MAX | (sum.f > 0 ? MAY_PINF : MAY_NINF);
+    return may;
+}
+
+/* accum: dst = op(old, r), r the slice's reduction with what its own additions can give
+ * (may_r); the one addition of old can itself overflow, and an infinity r may reach meets
+ * old's. */
+static unsigned fold_old(const tilec_buffer *b, rval old, unsigned may_r, rval v) {
+    unsigned may = may_r & MAY_NAN;
+    if (may_r & MAY_PINF) may |= old.f == -INFINITY ? MAY_NAN : MAY_PINF;
+    if (may_r & MAY_NINF) may |= old.f == INFINITY ? MAY_NAN : MAY_NINF;
+    long double two[2] = {0, 0};
+    two[v.f < 0] = fabsl(v.f); /* the addition's result, near a threshold or not */
+    if (isfinite(v.f)) may |= overflows(b, two, v);
+    return may;
 }
 
 static void reduce(ref *R, const ir_stmt *st, int first, int count) {
@@ -229,14 +251,14 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         int64_t off = flat_offset(R, &st->dst, s, first);
         for (int t = first; t < first + (dst_lanes ? count : 1); t++) {
             rval *d = at(R, st->dst.buf, off, t), v = acc;
+            unsigned may_r = st->op == TILEC_OP_SUM && flt ? overflows(st->src.buf, terms, acc) : 0;
             if (st->accum) {
                 rval old = *d;
-                long double with_old[2] = {terms[0], terms[1]};
-                if (st->op == TILEC_OP_SUM && flt) add_term(&old, with_old);
+                if (st->op == TILEC_OP_SUM && flt) old.mag += (double)fabsl(old.f);
                 v = combine(st, flt, old, acc);
-                if (st->op == TILEC_OP_SUM && flt) v.may |= overflows(st->src.buf, with_old, v);
-            } else if (st->op == TILEC_OP_SUM && flt) {
-                v.may |= overflows(st->src.buf, terms, v);
+                if (st->op == TILEC_OP_SUM && flt) v.may |= fold_old(st->src.buf, old, may_r, v);
+            } else {
+                v.may |= may_r;
             }
             put(st->dst.buf, d, v);
         }
@@ -275,7 +297,10 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
             g = num_load_float(t, got_mem, e);
             w = (double)want[e].f;
             unsigned may = want[e].may;
-            if ((isnan(g) && (may & MAY_NAN)) || (isinf(g) && (may & (g > 0 ? MAY_PINF : MAY_NINF))))
+            if (want[e].mag != 0) res->exact = false; /* a sum: judged within the tolerance */
+            double top = b->dtype == TILEC_F16 ? 65504.0 : b->dtype == TILEC_BF16 ? 0x1.fep127 : 0;
+            if ((isnan(g) && (may & MAY_NAN)) || (isinf(g) && (may & (g > 0 ? MAY_PINF : MAY_NINF))) ||
+                ((may & MAY_MAX) && fabs(g) == top && isinf(w) && signbit(g) == signbit(w)))
                 bad = false; /* an order of the additions that overflows the accumulation type gives this */
             else if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) bad = !(isnan(w) && isnan(g)) && g != w;
             else if (want[e].mag == 0) bad = memcmp(&g, &w, sizeof g) != 0 && !(g == 0 && w == 0 && signbit(g) == signbit(w));
@@ -331,6 +356,16 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
     for (int i = 0; i < k->nparams && st == TILEC_OK; i++) R.bufs[n++] = k->params[i];
     for (int i = 0; i < k->nstmts && st == TILEC_OK; i++)
         if (k->stmts[i]->kind == IR_ALLOC) R.bufs[n++] = k->stmts[i]->alloc;
+    uint64_t bytes = 0; /* what the reference will hold, counted before any of it is allocated */
+    for (int i = 0; i < R.nbufs && st == TILEC_OK && bytes <= TILEC_REF_MAX_MEMORY; i++)
+        bytes += (R.bufs[i]->space == TILEC_SPACE_LOCAL ? (uint64_t)k->threads : 1) * (uint64_t)R.bufs[i]->span * sizeof(rval);
+    if (st == TILEC_OK && bytes > TILEC_REF_MAX_MEMORY) {
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "checking kernel '%s' needs more than %zu MiB for the reference (%zu bytes an element of every "
+                    "buffer), its bound (TILEC_REF_MAX_MEMORY); check a smaller program",
+                    k->name, (size_t)TILEC_REF_MAX_MEMORY >> 20, sizeof(rval));
+        st = TILEC_ERR_BUDGET;
+    }
     for (int i = 0; i < R.nbufs && st == TILEC_OK; i++) {
         const tilec_buffer *b = R.bufs[i];
         size_t copies = b->space == TILEC_SPACE_LOCAL ? (size_t)k->threads : 1;
