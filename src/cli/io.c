@@ -132,7 +132,32 @@ static int write_special(const char *path, const void *data, size_t len) {
 /* Replaces (or creates) the regular file `target` through a temporary beside it. old is
  * the existing file's status, NULL for a new file. `path` is what the user named, for
  * messages. */
+/* An existing file in a directory where no temporary can be made (one we may not write):
+ * truncated and written in place, as a shell's `>` would (not atomic, but nothing else is
+ * possible there). */
+static int rewrite_in_place(const char *path, const char *target, const void *data, size_t len) {
+    int fd = open(target, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+    const char *step = "open";
+    bool ok = fd >= 0;
+    if (ok) { step = "write"; ok = write_all(fd, data, len); }
+    if (ok) { step = "sync"; ok = fsync(fd) == 0; }
+    int err = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) { step = "close"; ok = false; err = errno; }
+    if (!ok) {
+        fprintf(stderr, "tilec: cannot %s '%s' (its directory takes no temporary file, so it is written in place): %s\n",
+                step, path, strerror(err));
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
 static int replace_file(const char *path, const char *target, const struct stat *old, const void *data, size_t len) {
+    /* a file we may not write is not ours to replace (as fopen, cp and editors refuse) */
+    if (old && faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) != 0) {
+        fprintf(stderr, "tilec: cannot write '%s': %s; make it writable (chmod u+w) or write elsewhere\n", path,
+                strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
     const char *slash = strrchr(target, '/');
     size_t dir_len = slash ? (size_t)(slash - target) + 1 : 0; /* with the '/' */
     const char *base = slash ? slash + 1 : target;
@@ -150,6 +175,10 @@ static int replace_file(const char *path, const char *target, const struct stat 
         snprintf(tmp, cap, "%.*s.%.*s.tilec-%s.tmp", (int)dir_len, target, (int)base_len, base, suffix);
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, create_mode);
         if (fd >= 0 || errno != EEXIST) break;
+    }
+    if (fd < 0 && old && errno == EACCES) { /* a directory we may not add to: the file itself, in place */
+        free(tmp);
+        return rewrite_in_place(path, target, data, len);
     }
     if (fd < 0) {
         err = errno;
