@@ -549,6 +549,30 @@ static void test_check_missing_buffers(void **state) {
     tilec_close(ctx);
 }
 
+/* Integers as fills, exactly: a decimal whose exact value is an integer beyond 2^53 into
+ * an i64 buffer is that integer (not the nearest double), and an integer wider than 64
+ * bits into a float buffer is rounded from its digits like any number. */
+static void test_fill_integers(void **state) {
+    (void)state;
+    const char *src = "kernel k(I: i64[3] global, F: f32[1] global, D: f64[1] global) threads=1 {\n"
+                      "  thread.fill(I[0:1], 9007199254740993.0)\n"
+                      "  thread.fill(I[1:2], 9.223372036854775807e18)\n"
+                      "  thread.fill(I[2:3], -92233720368547758.08e2)\n"
+                      "  thread.fill(F, 100000000000000000000)\n"
+                      "  thread.fill(D, 18446744073709551617)\n"
+                      "}\n";
+    int64_t i[3] = {0};
+    uint32_t f = 0;
+    double d = 0;
+    void *args[] = {i, &f, &d};
+    simulate_text(src, args);
+    assert_true(i[0] == 9007199254740993ll);
+    assert_true(i[1] == INT64_MAX);
+    assert_true(i[2] == INT64_MIN);
+    assert_int_equal(f, 0x60ad78ec); /* 1e20 in f32 */
+    assert_true(d == 0x1p64);        /* 2^64 + 1 rounds to 2^64 */
+}
+
 /* The comparison itself: a wrong element, a sum off by more than the tolerance, and a sum
  * off by less, each judged as documented. */
 static void test_check_finds_wrong_results(void **state) {
@@ -746,6 +770,7 @@ int main(void) {
         cmocka_unit_test(test_f16_accumulates_in_f32),
         cmocka_unit_test(test_nan_ignore_all_nan),
         cmocka_unit_test(test_fill_rounds_once),
+        cmocka_unit_test(test_fill_integers),
         cmocka_unit_test(test_check_overflow_orders),
         cmocka_unit_test(test_check_missing_buffers),
         cmocka_unit_test(test_check_memory_bound),

@@ -104,7 +104,7 @@ static bool lower_fill(dsp_lower *l, char *why, size_t n) {
         /* the constant as rounded once to the buffer's type (exact in f64, so the cast is too) */
         v = lp_cast(k, dst->type, lp_float(k, LP_F64, st->fill.typed));
     } else {
-        v = lp_int(k, dst->type, st->fill.is_int ? st->fill.i : (int64_t)st->fill.f);
+        v = lp_int(k, dst->type, st->fill.i); /* the exact integer, as verified */
     }
     lp_store(k, body, dst, dsp_region_offset(l, &st->dst, lp_reg(k, e)), v);
     return true;

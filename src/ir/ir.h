@@ -152,7 +152,9 @@ typedef struct ir_value {
     double f;          /* a float as written, rounded once to f64 */
     tilec_dtype dtype; /* the destination's */
     double typed;      /* float dtypes: the number as written rounded once to dtype */
-    bool exact;        /* f is exactly the number as written */
+    bool exact;        /* float dtypes: f is exactly the number as written; integer dtypes: the
+                          number as written is an integer, i (unless too_big) */
+    bool too_big;      /* integer dtypes: that integer is beyond int64 */
 } ir_value;
 
 typedef struct ir_stmt {

@@ -247,6 +247,37 @@ static int decimal_cmp(const char *text, size_t n, double d) {
     return big_cmp(&L, &R);
 }
 
+/* b /= d, returning the remainder. */
+static uint32_t big_div_small(big *b, uint32_t d) {
+    uint64_t rem = 0;
+    for (int i = b->n - 1; i >= 0; i--) {
+        uint64_t cur = rem << 32 | b->d[i];
+        b->d[i] = (uint32_t)(cur / d);
+        rem = cur % d;
+    }
+    while (b->n > 0 && b->d[b->n - 1] == 0) b->n--;
+    return (uint32_t)rem;
+}
+
+bool num_decimal_integer(const char *text, size_t n, bool neg, int64_t *out, bool *too_big) {
+    big D;
+    int64_t E;
+    decimal_parts(text, n, &D, &E);
+    *too_big = false;
+    *out = 0;
+    if (D.n == 0) return true; /* zero */
+    for (; E < 0; E++) /* the fraction's digits must all be 0 */
+        if (big_div_small(&D, 10) != 0) return false;
+    if (E > 19) { *too_big = true; return true; }
+    big_mul_pow10(&D, E);
+    int len = D.n;
+    while (len > 0 && D.d[len - 1] == 0) len--;
+    uint64_t mag = len > 2 || D.overflow ? UINT64_MAX : (uint64_t)(len > 1 ? D.d[1] : 0) << 32 | (len ? D.d[0] : 0);
+    if (len > 2 || D.overflow || mag > (uint64_t)INT64_MAX + (neg ? 1u : 0u)) { *too_big = true; return true; }
+    *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
+    return true;
+}
+
 bool num_decimal_is_exact(const char *text, size_t n, double nearest) {
     return isfinite(nearest) && decimal_cmp(text, n, fabs(nearest)) == 0;
 }
@@ -276,9 +307,15 @@ void num_fill_typed(ir_value *v, tilec_dtype t, const char *text, size_t n) {
         uint64_t mag = v->i < 0 ? (uint64_t)(-(v->i + 1)) + 1 : (uint64_t)v->i;
         int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)mag);
         v->typed = num_round_decimal(lt, digits, (size_t)len, (double)v->i);
+    } else if (text && isfinite(v->f) && !ir_dtype_is_float(t)) { /* an integer buffer: the exact integer */
+        v->exact = num_decimal_integer(text, n, signbit(v->f), &v->i, &v->too_big);
     } else if (text && isfinite(v->f)) {
         v->typed = num_round_decimal(lt, text, n, v->f);
         v->exact = num_decimal_is_exact(text, n, v->f);
+    } else if (!ir_dtype_is_float(t)) { /* a double given for an integer buffer (the builder) */
+        v->exact = isfinite(v->f) && v->f == floor(v->f);
+        v->too_big = v->exact && fabs(v->f) >= 0x1p63;
+        if (v->exact && !v->too_big) v->i = (int64_t)v->f;
     } else {
         v->typed = num_round(lt, v->f);
     }

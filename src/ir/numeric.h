@@ -37,6 +37,9 @@ double num_fmin(double a, double b, tilec_nan nan);
  * rounded to nearest-even in t (f16, bf16, f32 or f64), overflowing to inf: never the f64
  * value rounded a second time. */
 double num_round_decimal(lp_type t, const char *text, size_t n, double nearest);
+/* Whether the text's exact value (negated when neg) is an integer; if so *out is it, or
+ * *too_big says it is beyond int64. */
+bool num_decimal_integer(const char *text, size_t n, bool neg, int64_t *out, bool *too_big);
 /* Whether the text's exact value equals `nearest` (so no rounding happened). */
 bool num_decimal_is_exact(const char *text, size_t n, double nearest);
 /* Completes a fill constant for a destination of dtype t: sets dtype, typed (one rounding

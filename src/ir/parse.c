@@ -138,6 +138,17 @@ range:
             neg ? "-" : "", (int)(ps->t.n > 40 ? 40 : ps->t.n), ps->t.s);
 }
 
+/* Whether the digits of an INT token (its sign consumed: neg) fit in int64. */
+static bool fits_int64(const tok *t, bool neg) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        unsigned d = (unsigned)(t->s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    return v <= (uint64_t)INT64_MAX + (neg ? 1u : 0u);
+}
+
 /* INT := ['-'] digits, within int64. */
 static int64_t parse_int(parser *ps, ir_pos *pos) {
     tok start = ps->t;
@@ -375,16 +386,20 @@ static ir_value parse_number(parser *ps, tilec_dtype t, ir_pos *pos) {
         next(ps);
         return v;
     }
-    if (ps->t.kind == TOK_INT) {
+    if (ps->t.kind == TOK_INT && !(ir_dtype_is_float(t) && !fits_int64(&ps->t, neg))) {
         v.is_int = true;
         v.i = int_value(ps, neg, start, NULL);
         num_fill_typed(&v, t, NULL, 0);
         return v;
     }
-    if (ps->t.kind != TOK_FLOAT) fail_expected(ps, "a number (an integer, a decimal, inf, -inf or nan)");
+    /* a float, or an integer too wide for 64 bits that a float buffer takes all the same */
+    if (ps->t.kind != TOK_FLOAT && ps->t.kind != TOK_INT)
+        fail_expected(ps, "a number (an integer, a decimal, inf, -inf or nan)");
     /* strtod follows the C locale's decimal point; the format's is always '.' */
     char buf[512];
-    if (ps->t.n >= sizeof buf) fail_at(ps, ps->t.line, ps->t.col, "number is too long");
+    if (ps->t.n >= sizeof buf)
+        fail_at(ps, ps->t.line, ps->t.col, "number is %zu characters long; tilec reads numbers of up to %zu: write it "
+                "with an exponent (1.5e-30)", ps->t.n, sizeof buf - 1);
     memcpy(buf, ps->t.s, ps->t.n);
     buf[ps->t.n] = '\0';
     const char *dp = localeconv()->decimal_point;

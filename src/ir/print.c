@@ -23,6 +23,10 @@ void ir_print_value(ir_str *s, ir_value v) {
     if (v.is_int) { ir_str_printf(s, "%lld", (long long)v.i); return; }
     if (isnan(v.f)) { ir_str_printf(s, "nan"); return; }
     if (isinf(v.f)) { ir_str_printf(s, v.f < 0 ? "-inf" : "inf"); return; }
+    if (!ir_dtype_is_float(v.dtype) && v.exact && !v.too_big) { /* an integral decimal: the exact integer */
+        ir_str_printf(s, "%lld.0", (long long)v.i);
+        return;
+    }
     bool narrow = ir_dtype_is_float(v.dtype) && v.dtype != TILEC_F64;
     double want = narrow ? v.typed : v.f;
     const char *dp = localeconv()->decimal_point; /* printf and strtod agree on it */

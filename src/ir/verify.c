@@ -231,17 +231,15 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
     ir_value x = st->fill;
     const char *tn = tilec_dtype_name(t);
     if (!ir_dtype_is_float(t)) {
-        if (!x.is_int) {
-            if (isnan(x.f) || isinf(x.f) || x.f != floor(x.f) || fabs(x.f) > 9.2e18 || !x.exact) {
-                err(v, st->value_pos, "fill value of '%s' must be an integer, since it is %s",
-                    st->dst.buf->name, tn);
-                return;
-            }
-            x.i = (int64_t)x.f;
+        if (!x.is_int && (isnan(x.f) || isinf(x.f) || !x.exact)) {
+            err(v, st->value_pos, "fill value of '%s' must be an integer, since it is %s", st->dst.buf->name, tn);
+            return;
         }
         int64_t lo = t == TILEC_I32 ? INT32_MIN : t == TILEC_U32 ? 0 : INT64_MIN;
         int64_t hi = t == TILEC_I32 ? INT32_MAX : t == TILEC_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
-        if (x.i < lo || x.i > hi)
+        if (x.too_big)
+            err(v, st->value_pos, "fill value %g is out of range for %s (%lld to %lld)", x.f, tn, (long long)lo, (long long)hi);
+        else if (x.i < lo || x.i > hi)
             err(v, st->value_pos, "fill value %lld is out of range for %s (%lld to %lld)",
                 (long long)x.i, tn, (long long)lo, (long long)hi);
         return;

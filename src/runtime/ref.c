@@ -140,7 +140,7 @@ static void copy_fill(ref *R, const ir_stmt *st, int first, int count) {
             rval v = {0};
             if (st->kind == IR_COPY) v = *at(R, st->src.buf, flat_offset(R, &st->src, e, first), t);
             else if (is_float(st->dst.buf)) v.f = st->fill.typed; /* rounded once, from the text */
-            else v.i = st->fill.is_int ? st->fill.i : (int64_t)st->fill.f;
+            else v.i = st->fill.i; /* the exact integer, as verified */
             put(st->dst.buf, at(R, st->dst.buf, flat_offset(R, &st->dst, e, first), t), v);
         }
 }
