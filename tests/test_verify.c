@@ -315,11 +315,16 @@ static void test_variant_slots_count(void **state) {
     char msg[1024];
     assert_int_equal(verify_for(TILEC_BACKEND_CUDA, "sm_90", src, &d, msg, sizeof msg), TILEC_OK);
     assert_int_equal(verify_for(TILEC_BACKEND_CUDA, "sm_75", src, &d, msg, sizeof msg), TILEC_ERR_DISPATCH);
-    assert_string_equal(msg, "variant smem_tree adds 4096 bytes of shared slots, which brings the kernel's shared memory "
-                             "to 69376 bytes, more than the 65536 a CTA gets on CUDA sm_75; leave room in shared memory "
-                             "or choose another variant (variant=...)");
+    assert_non_null(strstr(msg, "variant=smem_tree cannot lower this sum on cuda sm_75"));
+    assert_non_null(strstr(msg, "declined: its shared slots (4096 bytes) bring the kernel's shared memory to 69376 "
+                                "bytes, more than the 65536 a CTA gets on CUDA sm_75"));
     assert_int_equal(d.line, 5);
     assert_int_equal(d.col, 7);
+    /* not forced: a variant whose slots do not fit declines, and one that fits lowers it */
+    const char *tight = "kernel k(A: f32[58112] global, B: f32[1] global) threads=256 {\n"
+                        "  shared S: f32[58112]\n  cta.copy(S, A)\n  cta.sync()\n  cta.sum(B, S, axes=(0))\n}\n";
+    assert_int_equal(verify_for(TILEC_BACKEND_CUDA, "sm_90", tight, &d, msg, sizeof msg), TILEC_OK);
+    assert_int_equal(verify_for(TILEC_BACKEND_SIM, NULL, tight, &d, msg, sizeof msg), TILEC_OK);
 }
 
 int main(void) {

@@ -180,10 +180,20 @@ void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
         if (!all || rep->chosen >= 0) continue;
         /* a case that forbids itself unless forced says so with a predicate, so all hold */
         if (l) {
-            int mark = l->into->n;
-            if (!cases[i]->lower(l, v->declined_why, sizeof v->declined_why)) {
+            int mark = l->into->n, nbufs = l->k->nbufs;
+            int64_t before = dsp_shared_bytes(l->k), after = 0;
+            bool lowered = cases[i]->lower(l, v->declined_why, sizeof v->declined_why);
+            if (lowered && l->shared_limit > 0 && (after = dsp_shared_bytes(l->k)) > l->shared_limit) {
+                snprintf(v->declined_why, sizeof v->declined_why,
+                         "its shared slots (%lld bytes) bring the kernel's shared memory to %lld bytes, more than the "
+                         "%lld %s", (long long)(after - before), (long long)after, (long long)l->shared_limit,
+                         l->limit_what ? l->limit_what : "the target allows");
+                lowered = false;
+            }
+            if (!lowered) {
                 v->declined = true;
-                l->into->n = mark; /* drop whatever the lowering appended */
+                l->into->n = mark; /* drop whatever the lowering appended, its slots too */
+                l->k->nbufs = nbufs;
                 continue;
             }
         }

@@ -75,7 +75,13 @@ typedef struct dsp_lower {
     lp_kernel *k;
     lp_block *into;
     const dsp_query *q;
+    int64_t shared_limit; /* bytes of shared memory the kernel may use; a variant whose slots
+                             would pass it declines (0: no limit) */
+    const char *limit_what; /* "a CTA gets on CUDA sm_90", for that reason */
 } dsp_lower;
+
+/* Bytes of shared memory the kernel's allocations and a lowering's slots take. */
+int64_t dsp_shared_bytes(const lp_kernel *k);
 
 /* A predicate: true when it holds; otherwise a reason in why (one sentence, no period). */
 typedef bool (*dsp_pred_fn)(const dsp_query *q, char *why, size_t n);

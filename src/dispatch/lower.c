@@ -9,17 +9,7 @@
 
 #include "../ir/numeric.h"
 
-/* Shared bytes of the kernel's CTA so far (its buffers and the variants' slots, 16-byte
- * aligned each, as the emitters lay them out). */
-static int64_t shared_bytes(const lp_kernel *k) {
-    int64_t total = 0;
-    for (int i = 0; i < k->nbufs; i++) {
-        const lp_buf *b = k->bufs[i];
-        if (b->space == TILEC_SPACE_SHARED && b->param < 0)
-            total += (b->elems * (int64_t)num_size(b->type) + 15) & ~(int64_t)15;
-    }
-    return total;
-}
+#include <stdio.h>
 
 /* The executing thread's instance of a scope, as an expression. */
 static lp_expr *instance_of(lp_kernel *k, tilec_scope s) {
@@ -37,7 +27,7 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
     *why = TILEC_ERR_NOMEM;
     lp_kernel *k = lp_kernel_new(p, tk, t->warp_size);
     if (!k) return NULL;
-    bool ok = true, too_big = false;
+    bool ok = true;
     char name[128];
     ir_limits lim;
     dsp_limits(t, &lim, name, sizeof name);
@@ -57,25 +47,15 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
                                                       lp_int(k, LP_I32, st->exec.instance)));
             into = &guard->body;
         }
-        dsp_lower l = {k, into, &q};
+        char what[160];
+        snprintf(what, sizeof what, "a %s gets on %s", tk->is_func ? "func" : "CTA", lim.target);
+        dsp_lower l = {k, into, &q, limit, what};
         dsp_report rep;
-        int64_t before = shared_bytes(k);
-        dsp_dispatch(&q, &l, &rep);
+        dsp_dispatch(&q, &l, &rep); /* a variant whose slots pass the limit declines: the next one is tried */
         if (rep.outcome != DSP_FOUND) {
             dsp_report_error(p, &q, &rep);
             ok = false;
             continue;
-        }
-        int64_t after = shared_bytes(k);
-        if (after > limit && !too_big) { /* the verifier checked the buffers alone */
-            ir_stmt_diag(p, tk, st, TILEC_SEV_ERROR, st->op_pos.line ? st->op_pos : st->pos,
-                         "variant %s adds %lld bytes of shared slots, which brings the %s's shared memory to %lld "
-                         "bytes, more than the %lld a %s gets on %s; leave room in shared memory or choose another "
-                         "variant (variant=...)",
-                         rep.v[rep.chosen].c->variant, (long long)(after - before), tk->is_func ? "func" : "kernel",
-                         (long long)after, (long long)limit, tk->is_func ? "func" : "CTA", lim.target);
-            too_big = true;
-            ok = false;
         }
         marker->variant = rep.v[rep.chosen].c->variant;
         if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID)

@@ -5,6 +5,8 @@
  */
 #include "dispatch.h"
 
+#include "../ir/numeric.h"
+
 #include <math.h>
 #include <stdio.h>
 
@@ -45,6 +47,20 @@ void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, co
     if (g > q->ws) g = q->ws;
     if (g > pow2_dividing(sizes)) g = pow2_dividing(sizes);
     q->group = (int)g;
+}
+
+/* ---- shared memory ---- */
+
+/* Shared bytes of the kernel's CTA so far (its buffers and the variants' slots, 16-byte
+ * aligned each, as the emitters lay them out). */
+int64_t dsp_shared_bytes(const lp_kernel *k) {
+    int64_t total = 0;
+    for (int i = 0; i < k->nbufs; i++) {
+        const lp_buf *b = k->bufs[i];
+        if (b->space == TILEC_SPACE_SHARED && b->param < 0)
+            total += (b->elems * (int64_t)num_size(b->type) + 15) & ~(int64_t)15;
+    }
+    return total;
 }
 
 /* ---- expressions -------------------------------------------------------------------------- */
