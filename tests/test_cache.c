@@ -719,6 +719,46 @@ static void test_orphan_temporaries(void **state) {
     cache_close(&c);
 }
 
+/* Locks of entries that are gone (an evicted entry, a build that never stored) are
+ * removed once old and unheld; the lock of an entry that is there, a young one and a held
+ * one stay. They used to pile up, one per key ever built. */
+static void test_stale_locks(void **state) {
+    (void)state;
+    const char *gone = "1111111111111111111111111111111111111111111111111111111111111111";
+    const char *young = "2222222222222222222222222222222222222222222222222222222222222222";
+    const char *held = "3333333333333333333333333333333333333333333333333333333333333333";
+    const char *kept = "4444444444444444444444444444444444444444444444444444444444444444";
+    const char *names[] = {gone, young, held, kept};
+    char path[4][700];
+    for (int i = 0; i < 4; i++) {
+        snprintf(path[i], sizeof path[i], "%s/%s.lock", dir, names[i]);
+        int fd = open(path[i], O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    char entry[700];
+    snprintf(entry, sizeof entry, "%s/%s.tcb", dir, kept); /* kept's entry is there */
+    int efd = open(entry, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    assert_true(efd >= 0);
+    close(efd);
+    struct timespec old[2] = {{time(NULL) - 3600, 0}, {time(NULL) - 3600, 0}};
+    for (int i = 0; i < 4; i++)
+        if (i != 1) assert_int_equal(utimensat(AT_FDCWD, path[i], old, 0), 0);
+    int hold = open(path[2], O_RDONLY); /* a builder at work */
+    assert_int_equal(flock(hold, LOCK_EX), 0);
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"x", 0, NULL};
+    free(get(&c, "k", 1, &f)); /* a store: the directory is tidied */
+    struct stat st;
+    assert_int_not_equal(stat(path[0], &st), 0);
+    assert_int_equal(stat(path[1], &st), 0);
+    assert_int_equal(stat(path[2], &st), 0);
+    assert_int_equal(stat(path[3], &st), 0);
+    close(hold);
+    cache_close(&c);
+}
+
 /* A process stopped (SIGSTOP) while it holds a key's build lock: another waits at most
  * TILEC_CACHE_LOCK_WAIT_MS, then builds without the lock, gets the right payload and a
  * note; it used to wait forever. The waiter runs in a child with an alarm, so a wait that
@@ -822,6 +862,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_unknown_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan_temporaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_locks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stopped_lock_holder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_wait_setting, setup, teardown),
     };

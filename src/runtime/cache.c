@@ -319,8 +319,9 @@ static int oldest_first(const void *a, const void *b) {
     return (x->mtime.tv_nsec > y->mtime.tv_nsec) - (x->mtime.tv_nsec < y->mtime.tv_nsec);
 }
 
-/* Removes orphaned temporaries, then the least recently used entries while the cache is
- * over its cap. */
+/* Removes orphaned temporaries and the locks of entries that are gone (both once older
+ * than ORPHAN_AGE_S and held by nobody), then the least recently used entries while the
+ * cache is over its cap. */
 static void evict(rt_cache *c) {
     int dfd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* an offset of its own for readdir */
     if (dfd < 0) return;
@@ -338,11 +339,20 @@ static void evict(rt_cache *c) {
         size_t len = strlen(e->d_name);
         bool tmp = len > 69 && is_hex64(e->d_name) && strncmp(e->d_name + 64, ".tmp.", 5) == 0;
         bool entry = len >= 5 && len < sizeof all->name && strcmp(e->d_name + len - 4, ".tcb") == 0;
-        if (!tmp && !entry) continue;
+        bool lock = len == 69 && is_hex64(e->d_name) && strcmp(e->d_name + 64, ".lock") == 0;
+        if (!tmp && !entry && !lock) continue;
         struct stat st;
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
         if (tmp) {
             remove_orphan(c, dfd, e->d_name, &st, now);
+            continue;
+        }
+        if (lock) { /* the lock of an entry that is gone (evicted, or never stored), that nobody holds */
+            char tcb[72];
+            struct stat est;
+            snprintf(tcb, sizeof tcb, "%.64s.tcb", e->d_name);
+            if (fstatat(dfd, tcb, &est, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
+                remove_orphan(c, dfd, e->d_name, &st, now);
             continue;
         }
         if (n == cap) {
