@@ -491,8 +491,8 @@ typedef struct tilec_reduce_desc {
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
 /* Checks a reduction's result against the double-precision reference (as tilec_check
- * does for a kernel), in host memory: the input, the output before the call (read when
- * accumulating) and after it. */
+ * does for a kernel), in host memory: the input, the output before the call (read only when
+ * accumulating; NULL otherwise) and after it. */
 TILEC_API tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in,
                                           const void *out_before, const void *out_after,
                                           tilec_check_result *result);

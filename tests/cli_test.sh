@@ -354,7 +354,10 @@ bad_usage "run --seed twice" "option --seed is given twice" run "$rs" --seed 1 -
 bad_usage "run --seed without a value" "option --seed needs a value" run "$rs" --seed
 bad_usage "run --in without a value" "option --in needs a value" run "$rs" --in
 bad_usage "run --in A twice" "--in names 'A' twice" run "$rs" --in A=x --in A=y
-bad_usage "run --warp-size 32x" "--warp-size takes an integer from 32 to 64, not '32x'" run "$rs" --warp-size 32x
+bad_usage "run --warp-size 32x" "--warp-size must be 32 or 64, not '32x'" run "$rs" --warp-size 32x
+bad_usage "run --warp-size 48" "--warp-size must be 32 or 64, not '48'" run "$rs" --warp-size 48
+bad_usage "reduce --nan ignore on a sum" "--nan ignore applies to max and min of float dtypes only" reduce --op sum --dtype f32 --shape 8 --nan ignore --backend sim
+bad_usage "reduce --nan ignore on an integer" "not to i32" reduce --op max --dtype i32 --shape 8 --nan ignore --backend sim
 bad_usage "check --warp-size twice" "option --warp-size is given twice" check --warp-size 32 --warp-size 64 "$rs"
 bad_usage "check --warp-size without a value" "option --warp-size needs a value" check "$rs" --warp-size
 bad_usage "fmt -o without a value" "option -o needs a value" fmt "$rs" -o

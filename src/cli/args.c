@@ -134,10 +134,8 @@ int parse_int_list(const char *cmd, const char *opt, const char *text, char sep,
 }
 
 int parse_warp_size(const char *cmd, const char *v, int *out) {
-    int64_t w;
-    if (parse_int(cmd, "--warp-size", v, 32, 64, &w)) return EXIT_USAGE;
-    if (w != 32 && w != 64) return usage_error(cmd, "--warp-size must be 32 or 64, not '%s'", v);
-    *out = (int)w;
+    if (strcmp(v, "32") != 0 && strcmp(v, "64") != 0) return usage_error(cmd, "--warp-size must be 32 or 64, not '%s'", v);
+    *out = v[0] == '3' ? 32 : 64;
     return EXIT_OK;
 }
 
@@ -148,7 +146,7 @@ int parse_sim_budget(const char *cmd, const char *v, uint64_t *out) {
     }
     if (!v[0] || strspn(v, "0123456789") != strlen(v))
         return usage_error(cmd, "--sim-budget takes a number of thread-steps (0: the default) or 'unlimited', not '%s'", v);
-    return parse_uint(cmd, "--sim-budget", v, UINT64_MAX - 1, out);
+    return parse_uint(cmd, "--sim-budget", v, UINT64_MAX, out); /* UINT64_MAX is unlimited too */
 }
 
 int parse_backend(const char *cmd, const char *opt, const char *v, tilec_backend *out) {

@@ -329,8 +329,12 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
 tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_target *target,
                          const void *const *inputs, const void *const *outputs,
                          tilec_check_result *results, size_t *count) {
-    if (!prog || !inputs || !outputs || !results || !count) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!inputs || !outputs || !results || !count) {
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "tilec_check needs inputs, outputs, results and count");
+        return TILEC_ERR_INVALID_ARG;
+    }
     *count = 0;
     const tilec_kernel *k = ir_find_kernel(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG; /* it said why */
