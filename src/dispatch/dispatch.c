@@ -43,6 +43,18 @@ const char *dsp_backend_name(tilec_backend b) {
     }
 }
 
+/* An arch name: the prefix, 2 to 4 characters of `digits`, then at most one of `suffix`
+ * (sm_90, sm_90a, sm_100f; gfx90a, gfx1100). Anything else (sm_90x, sm_, a newline) is
+ * refused before it reaches a message, a compiler or a number. */
+static bool arch_ok(const char *arch, const char *prefix, const char *digits, const char *suffix) {
+    size_t p = strlen(prefix);
+    if (strncmp(arch, prefix, p) != 0) return false;
+    size_t d = strspn(arch + p, digits);
+    if (d < 2 || d > 4) return false;
+    const char *rest = arch + p + d;
+    return !rest[0] || (rest[1] == '\0' && suffix[0] && strchr(suffix, rest[0]));
+}
+
 bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n) {
     tilec_target t = in ? *in : (tilec_target){TILEC_BACKEND_SIM, NULL, 0};
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime yet */
@@ -50,7 +62,7 @@ bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size
     switch (t.backend) {
     case TILEC_BACKEND_CUDA:
         if (!out->arch) out->arch = "sm_90";
-        if (strncmp(out->arch, "sm_", 3) != 0) {
+        if (!arch_ok(out->arch, "sm_", "0123456789", "af")) {
             snprintf(why, n, "CUDA arch '%s' is not of the form sm_XX (sm_80, sm_90…)", out->arch);
             return false;
         }
@@ -62,7 +74,7 @@ bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size
         return true;
     case TILEC_BACKEND_HIP: {
         if (!out->arch) out->arch = "gfx90a";
-        if (strncmp(out->arch, "gfx", 3) != 0) {
+        if (!arch_ok(out->arch, "gfx", "0123456789abcdef", "")) {
             snprintf(why, n, "HIP arch '%s' is not of the form gfxNNN (gfx90a, gfx1100…)", out->arch);
             return false;
         }
