@@ -490,6 +490,15 @@ typedef struct tilec_reduce_desc {
  * axis gives 0; max / min over one is an error. */
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
+/* Everything tilec_reduce(ctx, desc, in, out) does but the launch: plan, generate, compile
+ * (or find in the disk cache), load, and make the scratch of the plan for desc->stream,
+ * zeroed (and waited for) and kept until tilec_close. The next tilec_reduce of the same
+ * descriptor on that stream then only enqueues its kernel, so it may be captured in a CUDA
+ * graph (cuStreamBeginCapture ... cuStreamEndCapture) and the graph replayed, as long as
+ * the context stays open. `in` is not read: its address decides the plan (16-byte loads
+ * or not), so pass the pointer the captured call will use. */
+TILEC_API tilec_status tilec_reduce_prepare(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in);
+
 /* Checks a reduction's result against the double-precision reference (as tilec_check
  * does for a kernel), in host memory: the input, the output before the call (read only when
  * accumulating; NULL otherwise) and after it. */

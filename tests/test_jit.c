@@ -593,6 +593,46 @@ static void test_scratch_per_thread_stream(void **state) {
     assert_int_equal(check_releases(), 6);
 }
 
+/* tilec_reduce_prepare: the plan is made and its scratch for the stream allocated and
+ * zeroed (waited for) without a launch; the calls after it only launch, with no event
+ * after them (they may be captured in a graph); the prepared set is never evicted by other
+ * streams' sets, and is freed at close after a device-wide sync. */
+static void test_prepare(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    rt *r = ctx->runtime;
+    void *mine = (void *)0x7000;
+    tilec_reduce_desc d = split_shape;
+    d.stream = mine;
+    char aligned[16] __attribute__((aligned(16)));
+    assert_int_equal(tilec_reduce_prepare(ctx, &d, aligned), TILEC_OK);
+    int zeros = 0, launches = 0, waits = 0;
+    for (int i = 0; i < rec_n; i++) {
+        zeros += rec_log[i].op == 'z' && rec_log[i].stream == mine;
+        launches += rec_log[i].op == 'l';
+        waits += rec_log[i].op == 'w';
+    }
+    assert_int_equal(zeros, 2);    /* both scratch buffers, on the call's stream */
+    assert_int_equal(launches, 0); /* and nothing launched */
+    assert_int_equal(waits, 1);    /* the zeroing waited for */
+    int before = rec_n;
+    reduce_on(ctx, split_shape, mine, 1); /* only a launch now: no zero, no event */
+    for (int i = before; i < rec_n; i++) assert_false(rec_log[i].op == 'z' || rec_log[i].op == 'r');
+    void *set = last_launch(mine)->scratch[0];
+    for (int i = 0; i < RT_SCRATCH_SETS + 4; i++) /* other streams come and go */
+        reduce_on(ctx, split_shape, (void *)(uintptr_t)(0x20000 + 16 * i), (uint64_t)i);
+    assert_int_equal(r->nscratch, RT_SCRATCH_SETS);
+    before = rec_n;
+    reduce_on(ctx, split_shape, mine, 2); /* the prepared set is still there */
+    for (int i = before; i < rec_n; i++) assert_false(rec_log[i].op == 'z');
+    assert_ptr_equal(last_launch(mine)->scratch[0], set);
+    char *text;
+    assert_int_equal(tilec_reduce_explain(ctx, &d, &text), TILEC_OK); /* the same plan */
+    tilec_free(text);
+    tilec_close(ctx);
+    assert_int_equal(check_releases(), 2 * (RT_SCRATCH_SETS + 4 + 1));
+}
+
 /* tilec_reduce on the simulator runs under the context's budget: a low one stops the
  * call with TILEC_ERR_BUDGET and its message, the plan stays, and a raised one lets the
  * same call finish with the right result. */
@@ -626,6 +666,7 @@ int main(void) {
         cmocka_unit_test(test_scratch_per_stream),
         cmocka_unit_test(test_scratch_bounded),
         cmocka_unit_test(test_scratch_per_thread_stream),
+        cmocka_unit_test(test_prepare),
     };
     return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
 }

@@ -138,6 +138,13 @@ static struct {
     CUresult (*ctx_destroy)(void *);
     CUresult (*stream_create)(void **, unsigned);
     CUresult (*stream_destroy)(void *);
+    CUresult (*stream_sync)(void *);
+    CUresult (*begin_capture)(void *, int);
+    CUresult (*end_capture)(void *, void **);
+    CUresult (*instantiate)(void **, void *, unsigned long long);
+    CUresult (*graph_launch)(void *, void *);
+    CUresult (*exec_destroy)(void *);
+    CUresult (*graph_destroy)(void *);
 } cu;
 
 enum { CU_STREAM_NON_BLOCKING = 1, STREAM_CALLS = 1000 };
@@ -157,7 +164,10 @@ static bool cu_load(void) {
            cu_bind(&cu.get_current, "cuCtxGetCurrent") && cu_bind(&cu.set_current, "cuCtxSetCurrent") &&
            cu_bind(&cu.ctx_create, "cuCtxCreate_v2") && cu_bind(&cu.ctx_destroy, "cuCtxDestroy_v2") &&
            cu_bind(&cu.stream_create, "cuStreamCreate") && cu_bind(&cu.stream_destroy, "cuStreamDestroy_v2") &&
-           cu.init(0) == 0;
+           cu_bind(&cu.stream_sync, "cuStreamSynchronize") && cu_bind(&cu.begin_capture, "cuStreamBeginCapture_v2") &&
+           cu_bind(&cu.end_capture, "cuStreamEndCapture") && cu_bind(&cu.instantiate, "cuGraphInstantiateWithFlags") &&
+           cu_bind(&cu.graph_launch, "cuGraphLaunch") && cu_bind(&cu.exec_destroy, "cuGraphExecDestroy") &&
+           cu_bind(&cu.graph_destroy, "cuGraphDestroy") && cu.init(0) == 0;
 }
 
 /* Two CU_STREAM_NON_BLOCKING streams × the shape × STREAM_CALLS calls each, interleaved,
@@ -296,6 +306,63 @@ done:
 }
 
 /* The stream and thread checks; the number that failed. */
+/* tilec_reduce_prepare, then one tilec_reduce captured in a CUDA graph on a non-blocking
+ * stream, and the graph replayed: REPLAYS times on new data (the input uploaded between
+ * replays), each result checked against the reference and against the same call made
+ * directly, bit for bit; then 200 replays on one input, every one the same bits. */
+enum { REPLAYS = 10 };
+static bool graph_replays(tilec_ctx *ctx, tilec_reduce_desc d, char *why, size_t wn) {
+    size_t es = tilec_dtype_size(d.dtype);
+    int64_t in_n = desc_elems(&d, false), out_n = desc_elems(&d, true);
+    size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es;
+    void *in = malloc(ib), *got = malloc(ob), *direct = malloc(ob), *first = malloc(ob);
+    void *din = NULL, *dout = NULL, *ddirect = NULL, *stream = NULL, *primary = NULL, *popped, *graph = NULL, *exec = NULL;
+    bool ok = in && got && direct && first && cu.retain(&primary, 0) == 0 && cu.push(primary) == 0;
+    if (!ok) { snprintf(why, wn, "no memory or no primary context"); goto out; }
+    ok = cu.stream_create(&stream, CU_STREAM_NON_BLOCKING) == 0 && tilec_mem_alloc(ctx, ib, &din) == TILEC_OK &&
+         tilec_mem_alloc(ctx, ob, &dout) == TILEC_OK && tilec_mem_alloc(ctx, ob, &ddirect) == TILEC_OK;
+    if (!ok) { snprintf(why, wn, "could not allocate: %s", tilec_diag_text(ctx)); goto out; }
+    d.stream = stream;
+    if (tilec_reduce_prepare(ctx, &d, din) != TILEC_OK) { snprintf(why, wn, "prepare: %s", tilec_diag_text(ctx)); ok = false; goto out; }
+    ok = cu.begin_capture(stream, 2 /* relaxed */) == 0;
+    tilec_status st = ok ? tilec_reduce(ctx, &d, din, dout) : TILEC_OK;
+    ok = cu.end_capture(stream, &graph) == 0 && ok && st == TILEC_OK && cu.instantiate(&exec, graph, 0) == 0;
+    if (!ok) { snprintf(why, wn, "capture failed: %s", st ? tilec_diag_text(ctx) : "a driver call failed"); goto out; }
+    for (int k = 0; k < REPLAYS && ok; k++) {
+        uint64_t seed = 500 + (uint64_t)k;
+        fill_buffer(d.dtype, in, in_n, d.shape[d.rank - 1], true, &seed);
+        tilec_reduce_desc plain = d;
+        plain.stream = NULL;
+        tilec_check_result r = {0};
+        ok = tilec_mem_upload(ctx, din, in, ib) == TILEC_OK && cu.graph_launch(exec, stream) == 0 &&
+             cu.stream_sync(stream) == 0 && tilec_mem_download(ctx, got, dout, ob) == TILEC_OK &&
+             tilec_reduce(ctx, &plain, din, ddirect) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+             tilec_mem_download(ctx, direct, ddirect, ob) == TILEC_OK &&
+             tilec_reduce_check(ctx, &d, in, NULL, got, &r) == TILEC_OK;
+        if (!ok) snprintf(why, wn, "replay %d: a call failed: %s", k, tilec_diag_text(ctx));
+        else if (!r.ok) { snprintf(why, wn, "replay %d: %lld mismatches with the reference", k, (long long)r.mismatches); ok = false; }
+        else if (memcmp(got, direct, ob)) { snprintf(why, wn, "replay %d: other bits than the direct call", k); ok = false; }
+    }
+    for (int k = 0; k < 200 && ok; k++) { /* the same input: the same bits every time */
+        ok = cu.graph_launch(exec, stream) == 0 && cu.stream_sync(stream) == 0 && tilec_mem_download(ctx, got, dout, ob) == TILEC_OK;
+        if (ok && k == 0) memcpy(first, got, ob);
+        if (ok && memcmp(got, first, ob)) { snprintf(why, wn, "replay %d of one input gave other bits", k); ok = false; }
+    }
+out:
+    if (exec) cu.exec_destroy(exec);
+    if (graph) cu.graph_destroy(graph);
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    tilec_mem_free(ctx, ddirect);
+    if (stream) cu.stream_destroy(stream);
+    if (primary) { cu.pop(&popped); cu.release(0); }
+    free(in);
+    free(got);
+    free(direct);
+    free(first);
+    return ok;
+}
+
 static int streams_and_threads(tilec_ctx *ctx, FILE *table) {
     int failed = 0;
     char why[2048];
@@ -317,6 +384,16 @@ static int streams_and_threads(tilec_ctx *ctx, FILE *table) {
         if (table)
             fprintf(table, "| two non-blocking streams × %d interleaved calls of %s (%s), each result against the same call alone and the reference | %s |\n",
                     STREAM_CALLS, cases[c].name, cases[c].variant, ok ? "pass, bit-identical" : "FAIL");
+        failed += !ok;
+    }
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        why[0] = 0;
+        bool ok = graph_replays(ctx, cases[c].d, why, sizeof why);
+        printf("jit_check: tilec_reduce_prepare, one call of %s (%s) captured in a CUDA graph, %d replays on new data and "
+               "200 on one: %s%s%s\n", cases[c].name, cases[c].variant, REPLAYS, ok ? "PASS" : "FAIL", ok ? "" : ": ", ok ? "" : why);
+        if (table)
+            fprintf(table, "| tilec_reduce_prepare, a call of %s (%s) captured in a CUDA graph: %d replays on new data against the reference and the direct call, 200 on one input | %s |\n",
+                    cases[c].name, cases[c].variant, REPLAYS, ok ? "pass, bit-identical" : "FAIL");
         failed += !ok;
     }
     for (int own = 0; own < 2; own++) {

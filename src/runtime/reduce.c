@@ -178,7 +178,8 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     return TILEC_OK;
 }
 
-tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out) {
+/* tilec_reduce, or (out NULL, prepare) all of it but the launch. */
+static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out, bool prepare) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
     if (!d) return bad(ctx, "no reduction descriptor");
@@ -186,8 +187,8 @@ tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void
     tilec_status st = plan_view(ctx, d, &v);
     if (st != TILEC_OK) return st;
     size_t es = tilec_dtype_size(d->dtype);
-    if (v.out_elems > 0 && (!out || (!in && v.in_elems > 0)))
-        return bad(ctx, "%s is NULL", !out ? "the output" : "the input");
+    if (v.out_elems > 0 && ((!out && !prepare) || (!in && v.in_elems > 0)))
+        return bad(ctx, "%s is NULL", !in ? "the input" : "the output");
     uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
     size_t in_bytes = (size_t)v.in_elems * es, out_bytes = (size_t)v.out_elems * es;
     if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
@@ -196,10 +197,18 @@ tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
     if (v.out_elems == 0) return TILEC_OK;             /* nothing to write */
     if (v.empty_axis) /* a sum of nothing is 0; accumulating 0 changes nothing */
-        return d->accumulate ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);
+        return d->accumulate || prepare ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);
     rt_plan *p;
     if ((st = get_plan(r, d, &v, a % 16 != 0, &p)) != TILEC_OK) return st;
-    return rt_launch(r, p, in, out, d->stream);
+    return prepare ? rt_prepare(r, p, d->stream) : rt_launch(r, p, in, out, d->stream);
+}
+
+tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out) {
+    return reduce_or_prepare(ctx, d, in, out, false);
+}
+
+tilec_status tilec_reduce_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in) {
+    return reduce_or_prepare(ctx, d, in, NULL, true);
 }
 
 tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, const void *out_before,

@@ -61,15 +61,19 @@ static tilec_status scratch_get(rt *r, const rt_plan *p, void *stream, rt_scratc
             *out = s;
             return TILEC_OK;
         }
-    if (r->nscratch >= RT_SCRATCH_SETS) {
-        rt_scratch **last = &r->scratch;
-        while ((*last)->next) last = &(*last)->next;
+    rt_scratch **last = NULL; /* the least recently used set that is not pinned */
+    for (rt_scratch **at = &r->scratch; *at; at = &(*at)->next)
+        if (!(*at)->pinned) last = at;
+    if (r->nscratch >= RT_SCRATCH_SETS && !last)
+        rt_log(r, "scratch: %d sets kept, all pinned by tilec_reduce_prepare; keeping one more", r->nscratch);
+    if (r->nscratch >= RT_SCRATCH_SETS && last) {
         rt_scratch *old = *last;
         rt_log(r, "scratch: %d sets kept; freeing the least recently used (stream %p, %s)", r->nscratch, old->stream,
                old->plan->key);
-        tilec_status st = scratch_free(r, old, false);
+        rt_scratch *after = old->next;
+        tilec_status st = scratch_free(r, old, false); /* frees old unless it fails */
         if (st != TILEC_OK) return st;
-        *last = NULL;
+        *last = after;
         r->nscratch--;
     }
     rt_scratch *s = calloc(1, sizeof *s);
@@ -98,10 +102,24 @@ tilec_status rt_launch(rt *r, rt_plan *p, const void *in, void *out, void *strea
     rt_scratch *s = NULL;
     tilec_status st = p->info.nscratch ? scratch_get(r, p, stream, &s) : TILEC_OK;
     if (st != TILEC_OK) return st;
-    if (s) s->armed = false; /* until an event follows this launch */
+    bool track = s && !s->pinned; /* a pinned set's launches may be captured: no event after them */
+    if (track) s->armed = false;  /* until an event follows this launch */
     st = r->be->launch(r, p, in, out, s ? s->buf : NULL, stream);
-    if (st == TILEC_OK && s && (st = r->be->record(r, &s->done, stream)) == TILEC_OK) s->armed = true;
+    if (st == TILEC_OK && track && (st = r->be->record(r, &s->done, stream)) == TILEC_OK) s->armed = true;
     return st;
+}
+
+tilec_status rt_prepare(rt *r, rt_plan *p, void *stream) {
+    rt_scratch *s = NULL;
+    tilec_status st = p->info.nscratch ? scratch_get(r, p, stream, &s) : TILEC_OK;
+    if (st != TILEC_OK || !s) return st;
+    if (!s->pinned) { /* its zeroing (or its last launch) finished, then pinned */
+        if ((st = r->be->record(r, &s->done, stream)) == TILEC_OK) st = r->be->wait(r, s->done);
+        if (st != TILEC_OK) return st;
+        s->armed = false;
+        s->pinned = true;
+    }
+    return TILEC_OK;
 }
 
 static void rt_free(void *p) {

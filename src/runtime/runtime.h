@@ -35,11 +35,14 @@ typedef struct rt_scratch {
     void *buf[4];            /* plan->info.nscratch buffers */
     void *done;              /* the backend's event, recorded after each launch with buf */
     bool armed;              /* done follows the latest launch (else: wait for the device) */
+    bool pinned;             /* made by tilec_reduce_prepare: never evicted, no event after its
+                                launches (they may be captured in a graph); freed at close, after
+                                the device's work */
     struct rt_scratch *next; /* the most recently used first */
 } rt_scratch;
 
-/* The sets a context keeps: the least recently used is freed, once its stream's last
- * launch with it has finished, to make room for a new one. */
+/* The sets a context keeps: the least recently used that is not pinned is freed, once its
+ * stream's last launch with it has finished, to make room for a new one. */
 enum { RT_SCRATCH_SETS = 64 };
 
 /* The handle of the per-thread default stream (CU_STREAM_PER_THREAD, hipStreamPerThread):
@@ -98,6 +101,9 @@ tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_inf
 /* Launches a plan on the stream with the stream's scratch (made on first use, and
  * recorded as in use by this launch). */
 tilec_status rt_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream);
+/* Everything rt_launch does before its launch: the plan's scratch for the stream, made,
+ * zeroed (waited for) and pinned, so that the next rt_launch only launches. */
+tilec_status rt_prepare(rt *r, rt_plan *p, void *stream);
 
 /* The context's runtime, opened on AUTO device 0 when it is not yet. */
 tilec_status rt_get(tilec_ctx *ctx, rt **out);
