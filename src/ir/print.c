@@ -27,7 +27,8 @@ void ir_print_value(ir_str *s, ir_value v) {
         ir_str_printf(s, "%lld.0", (long long)v.i);
         return;
     }
-    bool narrow = ir_dtype_is_float(v.dtype) && v.dtype != TILEC_F64;
+    /* a value past the dtype's range (an error the verifier reports) prints as written */
+    bool narrow = ir_dtype_is_float(v.dtype) && v.dtype != TILEC_F64 && isfinite(v.typed);
     double want = narrow ? v.typed : v.f;
     const char *dp = localeconv()->decimal_point; /* printf and strtod agree on it */
     char buf[64];
