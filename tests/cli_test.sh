@@ -356,8 +356,10 @@ bad_usage "run --in without a value" "option --in needs a value" run "$rs" --in
 bad_usage "run --in A twice" "--in names 'A' twice" run "$rs" --in A=x --in A=y
 bad_usage "run --warp-size 32x" "--warp-size must be 32 or 64, not '32x'" run "$rs" --warp-size 32x
 bad_usage "run --warp-size 48" "--warp-size must be 32 or 64, not '48'" run "$rs" --warp-size 48
-bad_usage "reduce --nan ignore on a sum" "--nan ignore applies to max and min of float dtypes only" reduce --op sum --dtype f32 --shape 8 --nan ignore --backend sim
-bad_usage "reduce --nan ignore on an integer" "not to i32" reduce --op max --dtype i32 --shape 8 --nan ignore --backend sim
+expect "reduce --nan ignore on a sum" 1 "$tilec" reduce --op sum --dtype f32 --shape 8 --nan ignore --backend sim
+has "says it is for max and min of floats" "$tmp/err" "nan policy ignore applies to max and min of float dtypes only (a sum with a NaN is NaN; integers have none), not to sum f32"
+expect "reduce --nan ignore on an integer" 1 "$tilec" reduce --op max --dtype i32 --shape 8 --nan ignore --backend sim
+has "names the dtype" "$tmp/err" "not to max i32"
 bad_usage "check --warp-size twice" "option --warp-size is given twice" check --warp-size 32 --warp-size 64 "$rs"
 bad_usage "check --warp-size without a value" "option --warp-size needs a value" check "$rs" --warp-size
 bad_usage "fmt -o without a value" "option -o needs a value" fmt "$rs" -o

@@ -573,6 +573,33 @@ static void test_fill_integers(void **state) {
     assert_true(d == 0x1p64);        /* 2^64 + 1 rounds to 2^64 */
 }
 
+/* Interleaved strides (2i + 3j on [3, 3], accepted by the exact injectivity check): a
+ * copy into such a buffer and reductions out of it give what the row-major data gives,
+ * computed here by plain loops over A (the layout must not show in any result). */
+static void test_interleaved_strides_values(void **state) {
+    (void)state;
+    const char *src = "kernel k(A: f32[2, 3, 3] global, B: f32[2] global, C: f32[3] global, D: f32[2, 3, 3] global) threads=64 {\n"
+                      "  shared S: f32[2, 3, 3] strides=(11, 2, 3)\n  shared R: f32[2]\n  shared Q: f32[3]\n"
+                      "  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(1, 2))\n  cta.min(Q, S, axes=(0, 2))\n"
+                      "  cta.copy(B, R)\n  cta.copy(C, Q)\n  cta.copy(D, S)\n}\n";
+    float a[18], b[2] = {0}, c[3] = {0}, d[18] = {0};
+    for (int i = 0; i < 18; i++) a[i] = (float)((i * 7) % 18) - 8.5f; /* distinct, both signs, exact sums */
+    void *args[] = {a, b, c, d};
+    simulate_text(src, args);
+    for (int i = 0; i < 18; i++) assert_true(d[i] == a[i]);
+    for (int r = 0; r < 2; r++) {
+        float want = 0;
+        for (int e = 0; e < 9; e++) want += a[r * 9 + e];
+        assert_true(b[r] == want);
+    }
+    for (int j = 0; j < 3; j++) {
+        float want = INFINITY;
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < 3; k++) want = fminf(want, a[r * 9 + j * 3 + k]);
+        assert_true(c[j] == want);
+    }
+}
+
 /* The comparison itself: a wrong element, a sum off by more than the tolerance, and a sum
  * off by less, each judged as documented. */
 static void test_check_finds_wrong_results(void **state) {
@@ -771,6 +798,7 @@ int main(void) {
         cmocka_unit_test(test_nan_ignore_all_nan),
         cmocka_unit_test(test_fill_rounds_once),
         cmocka_unit_test(test_fill_integers),
+        cmocka_unit_test(test_interleaved_strides_values),
         cmocka_unit_test(test_check_overflow_orders),
         cmocka_unit_test(test_check_missing_buffers),
         cmocka_unit_test(test_check_memory_bound),

@@ -90,10 +90,6 @@ int cmd_reduce(int argc, char **argv) {
         for (int t = 0; t < TILEC_NAN_COUNT; t++)
             if (!strcmp(o.nan, tilec_nan_name((tilec_nan)t))) d.nan = (tilec_nan)t;
         if (d.nan == TILEC_NAN_COUNT) return usage_error("reduce", "--nan must be propagate or ignore, not '%s'", o.nan);
-        bool flt = d.dtype == TILEC_F16 || d.dtype == TILEC_BF16 || d.dtype == TILEC_F32 || d.dtype == TILEC_F64;
-        if (d.nan == TILEC_NAN_IGNORE && (d.op == TILEC_OP_SUM || !flt))
-            return usage_error("reduce", "--nan ignore applies to max and min of float dtypes only (a sum with a NaN is "
-                                         "NaN; integers have none), not to %s", d.op == TILEC_OP_SUM ? "a sum" : o.dtype);
     }
     int n, rc;
     int64_t vals[TILEC_MAX_RANK];

@@ -48,6 +48,10 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     if ((unsigned)d->op >= TILEC_OP_COUNT) return bad(ctx, "op %d is not a tilec_op", (int)d->op);
     if ((unsigned)d->dtype >= TILEC_DTYPE_COUNT) return bad(ctx, "dtype %d is not a tilec_dtype", (int)d->dtype);
     if ((unsigned)d->nan >= TILEC_NAN_COUNT) return bad(ctx, "nan policy %d is not a tilec_nan", (int)d->nan);
+    bool flt = d->dtype == TILEC_F16 || d->dtype == TILEC_BF16 || d->dtype == TILEC_F32 || d->dtype == TILEC_F64;
+    if (d->nan == TILEC_NAN_IGNORE && (d->op == TILEC_OP_SUM || !flt))
+        return bad(ctx, "nan policy ignore applies to max and min of float dtypes only (a sum with a NaN is NaN; "
+                        "integers have none), not to %s %s", tilec_op_name(d->op), tilec_dtype_name(d->dtype));
     if (d->rank < 1 || d->rank > TILEC_MAX_RANK)
         return bad(ctx, "rank %d is out of range: a tensor has 1 to %d dimensions", d->rank, TILEC_MAX_RANK);
     if (d->naxes < 1 || d->naxes > d->rank)
