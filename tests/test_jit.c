@@ -80,21 +80,26 @@ static void test_every_axis_set(void **state) {
     tilec_close(ctx);
 }
 
-/* A shape for each grid variant and each of its paths (the simulator plans for a GPU of 4
- * multiprocessors, so 16 CTAs fill it). */
+/* A shape for each grid executor and each of its paths (the simulator plans for a GPU of 4
+ * multiprocessors). Pieces are 1024 elements (512 of 8-byte types). */
 static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; const char *variant; } shapes[] = {
-    {1, {(1 << 20) + 3}, 1, {0}, "grid_split"},      /* one output: split over CTAs, a tail after the vectors */
-    {2, {3, 70001}, 1, {-1}, "grid_split"},          /* few long rows: split, element loads */
-    {2, {3, 70000}, 1, {-1}, "grid_split"},          /* few long rows: split, 16-byte loads */
-    {2, {37, 8200}, 1, {-1}, "grid_cta_rows"},          /* long rows: a CTA per row */
-    {2, {1000, 37}, 1, {1}, "grid_rows"},           /* many short rows, element loads */
-    {2, {1001, 32}, 1, {1}, "grid_rows"},           /* rows of one 16-byte load per lane: four rows in flight */
-    {2, {70, 1024}, 1, {1}, "grid_rows"},           /* rows of several loads per lane */
-    {2, {4099, 7}, 1, {0}, "grid_cols"},            /* columns, one at a time */
-    {2, {4099, 8}, 1, {0}, "grid_cols"},            /* columns, 16 bytes of them per lane, chunks */
-    {2, {37, 9000}, 1, {0}, "grid_cols"},           /* many columns, 16 bytes of them per lane */
-    {2, {37, 9001}, 1, {0}, "grid_general"},           /* many columns, a thread each */
-    {3, {6, 5, 40}, 2, {0, 2}, "grid_general"},        /* around a kept middle axis */
+    {1, {(1 << 20) + 3}, 1, {0}, "grid_rows"},   /* one output: 4096 blocks over CTAs, partials, a ragged piece */
+    {2, {3, 70001}, 1, {-1}, "grid_rows"},       /* few long rows: blocks over CTAs, element loads */
+    {2, {3, 70000}, 1, {-1}, "grid_rows"},       /* few long rows: 16-byte loads, ragged last piece */
+    {2, {37, 8200}, 1, {-1}, "grid_rows"},       /* 9 blocks a row: one CTA per row, rounds */
+    {2, {70, 4096}, 1, {1}, "grid_rows"},        /* 4 blocks a row: two rows per CTA */
+    {2, {1000, 37}, 1, {1}, "grid_rows"},        /* many short rows, element loads, rows in flight */
+    {2, {1001, 32}, 1, {1}, "grid_rows"},        /* rows of one 16-byte load per lane: rows in flight */
+    {2, {70, 1024}, 1, {1}, "grid_rows"},        /* rows of one piece, several loads per lane */
+    {3, {3, 50, 3}, 2, {0, 2}, "grid_rows"},     /* short runs: a block's pieces one after another */
+    {3, {6, 5, 40}, 2, {0, 2}, "grid_rows"},     /* around a kept middle axis */
+    {3, {40, 7, 300}, 2, {0, 2}, "grid_rows"},   /* around a kept middle axis, blocks of runs */
+    {2, {4099, 7}, 1, {0}, "grid_cols"},         /* columns, one at a time, partials over CTAs */
+    {2, {4099, 8}, 1, {0}, "grid_cols"},         /* columns, 16 bytes of them per lane */
+    {2, {37, 9000}, 1, {0}, "grid_cols"},        /* many columns, 16 bytes of them per lane */
+    {2, {37, 9001}, 1, {0}, "grid_cols"},        /* many columns, element loads */
+    {3, {5, 300, 6}, 1, {1}, "grid_cols"},       /* columns under a kept outer axis */
+    {3, {70, 3, 9}, 2, {0, 1}, "grid_cols"},     /* two reduced axes over columns */
 };
 
 /* Every dtype and op, accumulate, NaN policies, from aligned and unaligned addresses
@@ -461,14 +466,14 @@ static void expect_variant(tilec_ctx *ctx, const tilec_reduce_desc *d, const cha
     tilec_free(text);
 }
 
-/* Two streams, each with a grid_split and a grid_cols shape, calls interleaved: each
+/* Two streams, each with a grid_rows and a grid_cols shape of partials over CTAs, calls interleaved: each
  * stream's launches get their own scratch, zeroed once on that stream before its first
  * launch there; the results are right every time (the kernel leaves the counters at zero
  * for the next launch on the stream, which the simulator now runs on the same memory). */
 static void test_scratch_per_stream(void **state) {
     (void)state;
     tilec_ctx *ctx = rec_ctx();
-    expect_variant(ctx, &split_shape, "variant grid_split, grid 4 x 256 threads, 2 scratch buffers");
+    expect_variant(ctx, &split_shape, "variant grid_rows, grid 2 x 256 threads, 2 scratch buffers");
     expect_variant(ctx, &cols_shape, "variant grid_cols, grid 2 x 256 threads, 2 scratch buffers");
     void *streams[2] = {(void *)0x1000, (void *)0x2000};
     const tilec_reduce_desc *pair[2] = {&split_shape, &cols_shape};
@@ -653,6 +658,133 @@ static void test_sim_budget(void **state) {
     tilec_close(ctx);
 }
 
+/* Runs d on the host data `in` (the input `shift` elements past an aligned address) and
+ * returns the output's bytes (malloc'd). */
+static void *run_bits(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, int shift) {
+    size_t es = tilec_dtype_size(d->dtype);
+    size_t in_bytes = (size_t)desc_elems(d, false) * es, out_bytes = (size_t)desc_elems(d, true) * es;
+    void *din, *dout, *out = malloc(out_bytes);
+    assert_int_equal(tilec_mem_alloc(ctx, in_bytes + (size_t)shift * es, &din), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, out_bytes, &dout), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, (char *)din + (size_t)shift * es, in, in_bytes), TILEC_OK);
+    tilec_status st = tilec_reduce(ctx, d, (char *)din + (size_t)shift * es, dout);
+    if (st != TILEC_OK) fail_msg("tilec_reduce: %s\n%s", tilec_status_name(st), tilec_diag_text(ctx));
+    assert_int_equal(tilec_mem_download(ctx, out, dout, out_bytes), TILEC_OK);
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    return out;
+}
+
+/* Batch invariance: row r of an M x N reduction has the bits of the same N values reduced
+ * alone, as a 1-D array and as a 1 x N tensor, from an aligned address and from one
+ * element past it, for every op and dtype and several M and N (pieces of one, several and
+ * ragged; blocks in one CTA and over several). Values of mixed signs and magnitudes, so a
+ * change of order changes the bits of float sums. */
+static void test_batch_invariance(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    static const struct { int64_t n, m[3]; bool all_dtypes; } cases[] = {
+        {7, {1, 3, 1000}, true},      {1000, {2, 37, 300}, true}, {4099, {2, 300, 0}, true},
+        {65539, {3, 5, 0}, false},    {1 << 20, {2, 0, 0}, false},
+    };
+    int compared = 0, differ = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++) {
+            if (!cases[c].all_dtypes && dt != TILEC_F32 && dt != TILEC_BF16) continue;
+            for (int op = 0; op < TILEC_OP_COUNT; op++)
+                for (int mi = 0; mi < 3 && cases[c].m[mi]; mi++) {
+                    int64_t n = cases[c].n, m = cases[c].m[mi];
+                    size_t es = tilec_dtype_size((tilec_dtype)dt);
+                    unsigned char *in = malloc((size_t)(m * n) * es);
+                    uint64_t seed = (uint64_t)(c * 1000 + dt * 10 + op);
+                    fill_buffer((tilec_dtype)dt, in, m * n, n, false, &seed);
+                    tilec_reduce_desc batch = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = 2,
+                                               .shape = {m, n}, .naxes = 1, .axes = {1}};
+                    unsigned char *all = run_bits(ctx, &batch, in, 0);
+                    int64_t rows[3] = {0, m / 2, m - 1};
+                    for (int ri = 0; ri < 3; ri++) {
+                        const unsigned char *row = in + (size_t)(rows[ri] * n) * es;
+                        tilec_reduce_desc flat = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = 1,
+                                                  .shape = {n}, .naxes = 1, .axes = {0}};
+                        tilec_reduce_desc one = batch;
+                        one.shape[0] = 1;
+                        void *alone[3] = {run_bits(ctx, &flat, row, 0), run_bits(ctx, &one, row, 0),
+                                          run_bits(ctx, &flat, row, 1)};
+                        for (int w = 0; w < 3; w++) {
+                            if (memcmp(alone[w], all + (size_t)rows[ri] * es, es))
+                                fail_msg("%s %s: row %lld of %lld x %lld differs from the row alone (%s)", tilec_op_name(op),
+                                         tilec_dtype_name(dt), (long long)rows[ri], (long long)m, (long long)n,
+                                         w == 0 ? "1-D" : w == 1 ? "1 x N" : "1-D, one element past alignment");
+                            free(alone[w]);
+                        }
+                        compared++;
+                    }
+                    /* the rows' sums differ from each other: the data would catch a mix-up */
+                    if (m > 1 && memcmp(all, all + (size_t)(m - 1) * es, es)) differ++;
+                    free(all);
+                    free(in);
+                }
+        }
+    assert_true(compared > 300);
+    assert_true(differ > 100);
+    tilec_close(ctx);
+}
+
+/* Device invariance: the same reductions planned for simulated GPUs of 1, 4, 7 and 132
+ * multiprocessors (TILEC_SIM_SMS) launch different grids and give the same bits. */
+static void test_device_invariance(void **state) {
+    (void)state;
+    static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; } cases[] = {
+        {1, {(1 << 20) + 3}, 1, {0}}, {2, {3, 70001}, 1, {1}}, {2, {64, 8200}, 1, {1}}, {2, {4099, 40}, 1, {0}},
+        {3, {64, 30, 900}, 2, {0, 2}}, {2, {20000, 8}, 1, {0}},
+    };
+    static const char *const sms[] = {"4", "1", "7", "132"};
+    int launches_differ = 0;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int dt = TILEC_F16; dt <= TILEC_F64; dt++) {
+            tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = (tilec_dtype)dt, .rank = cases[c].rank,
+                                   .naxes = cases[c].naxes};
+            memcpy(d.shape, cases[c].shape, sizeof d.shape);
+            memcpy(d.axes, cases[c].axes, sizeof d.axes);
+            size_t es = tilec_dtype_size(d.dtype), out_bytes = (size_t)desc_elems(&d, true) * es;
+            int64_t n = desc_elems(&d, false);
+            void *in = malloc((size_t)n * es), *first = NULL;
+            uint64_t seed = c * 7 + (uint64_t)dt;
+            fill_buffer(d.dtype, in, n, d.shape[d.rank - 1], false, &seed);
+            long long grids[4];
+            for (int i = 0; i < 4; i++) {
+                setenv("TILEC_SIM_SMS", sms[i], 1);
+                tilec_ctx *ctx = sim_ctx();
+                char *text;
+                assert_int_equal(tilec_reduce_explain(ctx, &d, &text), TILEC_OK);
+                const char *g = strstr(text, ", grid ");
+                assert_non_null(g);
+                grids[i] = atoll(g + 7);
+                tilec_free(text);
+                void *out = run_bits(ctx, &d, in, i % 2);
+                if (!first) first = out;
+                else {
+                    if (memcmp(first, out, out_bytes))
+                        fail_msg("case %zu %s: %s multiprocessors give other bits than 4", c, tilec_dtype_name(d.dtype), sms[i]);
+                    free(out);
+                }
+                tilec_close(ctx);
+            }
+            unsetenv("TILEC_SIM_SMS");
+            if (grids[1] != grids[3]) launches_differ++;
+            free(first);
+            free(in);
+        }
+    assert_true(launches_differ >= 8); /* the test compares different launches */
+    setenv("TILEC_SIM_SMS", "0", 1);
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    assert_int_equal(tilec_runtime_open(ctx, TILEC_BACKEND_SIM, 0), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "TILEC_SIM_SMS=0 is not a multiprocessor count: give 1 to 1024"));
+    tilec_close(ctx);
+    unsetenv("TILEC_SIM_SMS");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_input),
@@ -667,6 +799,8 @@ int main(void) {
         cmocka_unit_test(test_scratch_bounded),
         cmocka_unit_test(test_scratch_per_thread_stream),
         cmocka_unit_test(test_prepare),
+        cmocka_unit_test(test_batch_invariance),
+        cmocka_unit_test(test_device_invariance),
     };
     return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
 }

@@ -112,8 +112,7 @@ typedef struct dsp_case {
 /* The cases, one table per variant file. */
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
-    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_split, dsp_case_grid_general, dsp_case_grid_cols,
-    dsp_case_grid_cta_rows;
+    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols;
 
 /* ---- the verdicts of one dispatch ------------------------------------------------------ */
 

@@ -2,59 +2,204 @@
  * v_grid.c — whole-tensor reductions: grid-scope statements, where every CTA of the
  * launch works on one reduction and the variant chooses how many CTAs there are.
  *
- * Reductions read each input byte once, so these kernels are shaped for memory bandwidth:
- * 16-byte loads when the input is aligned, a batch of loads in flight per thread before
- * any is used, and a grid of about one wave of resident CTAs (the device's
- * multiprocessor count, from the target) so no CTA waits for a second wave. Every fold
- * happens in a fixed order, so a given input gives the same bits on every run; there are
- * no floating-point atomics.
+ * One planner, one fold order, two executors.
  *
- * - grid_split: few outputs, each very long (a whole-array sum, 64 rows of 4M): C CTAs per
- *   output sweep it together, tile by tile (CTA c takes tiles c, c + C, …), each folding
- *   its tiles into a partial in global scratch, then adding 1 to a completion counter;
- *   the CTA that sees the count reach the grid folds the partials (the whole CTA per
- *   output when there are few outputs, else a group of lanes per output) and resets the
- *   counter. One launch.
- * - grid_cta_rows: many long rows (4096 floats and more): a CTA per row, rows spread
- *   evenly over a persistent grid.
- * - grid_rows: shorter rows: groups of g lanes per row as in `shared`; a lane takes 16
- *   bytes at a time, and a group keeps eight rows in flight when a row is one load per lane.
- * - grid_cols: the leading axis reduced, the trailing one kept ([R, I] columns): lanes on
- *   neighbouring columns (16 bytes of columns each when aligned), eight rows in flight,
- *   rows cut into chunks, one CTA per (column block, chunk); the row lanes of a column
- *   fold through shared slots in order, and when there are several chunks the last CTA of
- *   a column block (a counter per block) folds the chunks' partials the same way.
- * - grid_general: any axes: one thread per output, elements folded in order; outputs
- *   spread over the CTAs (consecutive threads take consecutive outputs, so a column
- *   reduction reads coalesced).
+ * The planner (plan_view) reads the source region as dims with element strides, sorts
+ * them by stride (memory order, outermost first), drops extent-1 dims and merges
+ * neighbours that are both reduced, or both kept and contiguous in the output too. Then
+ * the innermost dim decides the layout: reduced, the output reads runs of contiguous
+ * elements ("rows"); kept, neighbouring outputs are neighbours in memory ("cols").
+ *
+ * The fold order of an output depends on the op, the dtype, the reduced extents and the
+ * layout only (docs/runtime.md, "Fold order", says it so another implementation can
+ * reproduce it):
+ *
+ *   Pieces. Rows: each run of n elements is cut into pieces of W = 32 * vec * U elements
+ *   (vec = 16 / element size, U = 8, or 4 for 16-bit types), the last one shorter. Cols:
+ *   a piece is one element. The pieces of an output are numbered o = run * P + piece (P
+ *   pieces per run; runs over the other reduced dims in memory order, row-major): M in all.
+ *
+ *   A piece's value: element i is the leaf k = (i / (32 vec)) * vec + i % vec of lane
+ *   (i / vec) % 32; each lane's U * vec leaves are combined by a perfect binary tree over
+ *   k (pairs (0,1), (2,3), …, then pairs of those), then the 32 lane values by a perfect
+ *   binary tree over the lane (the xor butterfly 1, 2, 4, 8, 16).
+ *
+ *   Blocks. NB = min(ceil(M / G), 4096) blocks, G = ceil(16 / min(L, 16)) for pieces of L
+ *   elements (16 for cols); block b folds pieces b, b + NB, b + 2 NB, … left to right; the
+ *   NB block values are combined by a perfect binary tree over b.
+ *
+ *   A missing leaf of a tree is the identity, which changes nothing (the identity of a
+ *   float sum is -0.0: x + -0.0 is x for every x), so every tree may be cut short where
+ *   its leaves end, and any executor that computes the same trees gives the same bits.
+ *
+ * The executors choose lanes, CTAs, loads and where partial results meet — never the
+ * order: so the bits do not depend on the kept extents, the device's multiprocessor count,
+ * the warp size or the pointer's alignment.
+ *
+ * - grid_rows: a group of g lanes per piece (g = 32, fewer for short pieces), 16-byte
+ *   loads when the runs start aligned, all of a piece's loads in flight before it is
+ *   folded; several short rows in flight per group when a row is one piece.
+ * - grid_cols: a thread per (vector of) column(s) and block, eight pieces in flight.
+ *
+ * Both put the block values of a CTA in shared slots and fold them as the tree says; when
+ * an output's blocks span several CTAs, each CTA stores its subtree's value in global
+ * scratch and the last CTA of the output (a completion counter) folds them.
  */
 #include "dispatch.h"
 
 #include <stdio.h>
 
 enum {
-    MAX_CTAS = 1024,    /* grid_general's grid */
-    SPLIT_CHUNK = 4096, /* the fewest elements a grid_split CTA takes */
-    LOADS_PER_ROW = 4,  /* grid_cta_rows: the fewest 16-byte loads per thread and row */
+    NB_MAX = 4096,      /* blocks of an output */
+    BLOCK_WORK = 16,    /* elements a block folds at least */
+    SLOTS = 4096,       /* shared slots a CTA folds at once (16 KB of f32) */
+    LANES = 32,         /* lanes of a piece (also on 64-wide warps) */
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t pow2_ceil(int64_t v) {
+    int64_t p = 1;
+    while (p < v) p <<= 1;
+    return p;
+}
+static int64_t pow2_floor(int64_t v) {
+    int64_t p = 1;
+    while (p * 2 <= v) p <<= 1;
+    return p;
+}
+
+/* ---- the plan ---------------------------------------------------------------------- */
+
+typedef struct gdim {
+    int64_t n;   /* extent */
+    int64_t in;  /* element stride in the source buffer */
+    int64_t out; /* stride in the flat output index (kept dims) */
+    bool red;
+} gdim;
+
+typedef struct gplan {
+    int rank;
+    gdim d[TILEC_MAX_RANK + 1]; /* memory order, outermost first */
+    int64_t base;               /* source offset of element 0 */
+    int64_t S;                  /* outputs */
+    bool rows;                  /* the innermost dim is reduced */
+    int vec, U;                 /* elements per 16 bytes; loads per lane of a piece */
+    int64_t W, n, ns;           /* piece size; run length and its element stride (rows) */
+    int64_t P, L, M, NB;        /* pieces per run, elements per piece, pieces, blocks */
+    bool aligned;               /* 16-byte loads of whole vectors */
+} gplan;
 
 /* 16-byte loads a thread keeps in flight: 8 (128 bytes), or 4 for 16-bit elements, which
  * take a register each; either way 32 registers of loaded data. */
-static int in_flight(const dsp_query *q) { return tilec_dtype_size(q->st->src.buf->dtype) == 2 ? 4 : 8; }
+static int in_flight(tilec_dtype t) { return tilec_dtype_size(t) == 2 ? 4 : 8; }
 
-/* CTAs that fill the device once: about 1024 threads on every multiprocessor, each with
- * in_flight() 16-byte loads under way (128 KB per multiprocessor, what the latency of
- * loaded HBM needs), which leaves registers for 4 such CTAs on every multiprocessor. */
-static int64_t grid_cap(const dsp_query *q) {
+/* The source region as dims in memory order, merged; false (with why) when the region
+ * is not a strided view of a global parameter. */
+static bool plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
+    const ir_region *r = &q->st->src;
+    const tilec_buffer *b = r->buf;
+    *g = (gplan){0};
+    gdim dims[TILEC_MAX_RANK];
+    int nd = 0;
+    for (int d = 0; d < b->rank; d++) {
+        int64_t lo = 0, hi = b->shape[d];
+        if (d < r->nindex) {
+            if (r->index[d].kind == TILEC_INDEX_ID) {
+                snprintf(why, wn, "the source is indexed by an id");
+                return false;
+            }
+            ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
+        }
+        g->base += lo * b->strides[d];
+        if (d < r->nindex && r->index[d].kind == TILEC_INDEX_AT) continue;
+        dims[nd++] = (gdim){.n = hi - lo, .in = b->strides[d]};
+    }
+    int64_t out = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        dims[d].red = q->reduced[d];
+        if (!dims[d].red) {
+            dims[d].out = out;
+            out *= dims[d].n;
+        }
+    }
+    g->S = q->spatial_len;
+    /* sort by stride, outermost first (stable: equal strides keep their order) */
+    for (int i = 0; i < nd; i++) {
+        if (dims[i].n == 1) continue;
+        int at = g->rank;
+        while (at > 0 && g->d[at - 1].in < dims[i].in) {
+            g->d[at] = g->d[at - 1];
+            at--;
+        }
+        g->d[at] = dims[i];
+        g->rank++;
+    }
+    int m = 0; /* merge neighbours */
+    for (int i = 0; i < g->rank; i++) {
+        gdim c = g->d[i];
+        gdim *p = m ? &g->d[m - 1] : NULL;
+        if (p && p->red == c.red && p->in == c.n * c.in && (c.red || p->out == c.n * c.out)) {
+            p->n *= c.n;
+            p->in = c.in;
+            p->out = c.out;
+        } else {
+            g->d[m++] = c;
+        }
+    }
+    g->rank = m;
+    bool any = false;
+    for (int i = 0; i < m; i++) any = any || g->d[i].red;
+    if (!any) { /* every reduced extent is 1: one element per output, outermost */
+        for (int i = m; i > 0; i--) g->d[i] = g->d[i - 1];
+        g->d[0] = (gdim){.n = 1, .in = 0, .red = true};
+        g->rank = ++m;
+    }
+    /* the order */
+    tilec_dtype dt = b->dtype;
+    g->vec = (int)(16 / tilec_dtype_size(dt));
+    g->U = in_flight(dt);
+    g->W = (int64_t)LANES * g->vec * g->U;
+    gdim *inner = &g->d[m - 1];
+    g->rows = inner->red;
+    g->n = g->rows ? inner->n : 1;
+    g->ns = g->rows ? inner->in : 0;
+    g->P = ceil_div(g->n, g->W);
+    g->L = g->n < g->W ? g->n : g->W;
+    g->M = g->P;
+    for (int i = 0; i < m - (g->rows ? 1 : 0); i++)
+        if (g->d[i].red) g->M *= g->d[i].n;
+    int64_t G = ceil_div(BLOCK_WORK, g->L < BLOCK_WORK ? g->L : BLOCK_WORK);
+    g->NB = ceil_div(g->M, G);
+    if (g->NB > NB_MAX) g->NB = NB_MAX;
+    /* 16-byte loads: an aligned parameter, contiguous runs, every run start a multiple of vec */
+    bool al = !q->target->unaligned && b->is_param && g->base % g->vec == 0;
+    for (int i = 0; i < m; i++)
+        if (g->d[i].n > 1 && g->d[i].in % g->vec && !(i == m - 1 && g->d[i].in == 1)) al = false;
+    g->aligned = al && g->vec > 1;
+    return true;
+}
+
+/* CTAs that fill the device once: about 1024 threads on every multiprocessor. The
+ * executors aim for a few such waves; it changes where partial results meet, not the order. */
+static int64_t wave(const dsp_query *q) {
     int sms = q->target->sms > 0 ? q->target->sms : DSP_DEFAULT_SMS, per = 1024 / q->threads;
     return (int64_t)sms * (per > 1 ? per : 1);
 }
 
-/* A grid of at most cap CTAs over `items` equal pieces of work in which every CTA takes
- * the same number of pieces, give or take one in the last round. */
-static int64_t balanced_grid(int64_t items, int64_t cap) { return ceil_div(items, ceil_div(items, cap)); }
+/* ---- expressions --------------------------------------------------------------------- */
+
+static lp_expr *ival(lp_kernel *k, lp_type t, int64_t v) { return lp_int(k, t, v); }
+static lp_expr *add(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_ADD, a, b); }
+static lp_expr *mul(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_MUL, a, b); }
+static lp_expr *lt(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_LT, a, b); }
+static lp_expr *eq(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_EQ, a, b); }
+static lp_expr *both(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_AND, a, b); }
+static lp_expr *divc(lp_kernel *k, lp_expr *a, int64_t c) { return c == 1 ? a : lp_binary(k, LO_DIV, a, ival(k, a->type, c)); }
+static lp_expr *remc(lp_kernel *k, lp_expr *a, int64_t c) { return lp_binary(k, LO_REM, a, ival(k, a->type, c)); }
+static lp_expr *mulc(lp_kernel *k, lp_expr *a, int64_t c) {
+    if (c == 0) return ival(k, a->type, 0);
+    return c == 1 ? a : mul(k, a, ival(k, a->type, c));
+}
 
 /* n consecutive registers; the first one's number. */
 static int regs_new(lp_kernel *k, lp_type t, const char *name, int n) {
@@ -63,123 +208,74 @@ static int regs_new(lp_kernel *k, lp_type t, const char *name, int n) {
     return first;
 }
 
-static lp_expr *ival(lp_kernel *k, lp_type t, int64_t v) { return lp_int(k, t, v); }
-static lp_expr *add(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_ADD, a, b); }
-static lp_expr *mul(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_MUL, a, b); }
-static lp_expr *lt(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_LT, a, b); }
-static lp_expr *eq(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_EQ, a, b); }
-static lp_expr *both(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(k, LO_AND, a, b); }
-
-static bool any_axes(const dsp_query *q, char *why, size_t n) {
-    (void)q, (void)why, (void)n;
-    return true;
+/* The one index type of a plan's kernel: offsets, output and piece indices, a turn ahead. */
+static lp_type index_type(const dsp_query *q, const gplan *g) {
+    int64_t bound = q->st->src.buf->span;
+    if (g->S * g->NB > bound) bound = g->S * g->NB;
+    if (g->M + g->NB > bound) bound = g->M + g->NB;
+    return dsp_index_type(bound, (int64_t)1 << 22);
 }
 
-/* The reduced axes are the innermost ones and the source is dense: (outputs, red_len) rows. */
-static bool rows(const dsp_query *q, char *why, size_t n) {
-    bool seen_reduced = false;
-    for (int d = 0; d < q->src_rank; d++) {
-        if (q->reduced[d]) seen_reduced = true;
-        else if (seen_reduced) {
-            snprintf(why, n, "a kept axis (%d) is inside the reduced ones", d);
-            return false;
-        }
+/* The source offset of the kept coordinates of output s, plus the base; and of outer
+ * index o over the reduced dims (all of them for cols, all but the run for rows). */
+static lp_expr *kept_offset(lp_kernel *k, const gplan *g, lp_expr *s) {
+    lp_expr *off = ival(k, s->type, g->base);
+    for (int i = 0; i < g->rank; i++) {
+        const gdim *d = &g->d[i];
+        if (d->red || d->n == 1) continue;
+        lp_expr *c = divc(k, s, d->out);
+        if (d->out * d->n < g->S) c = remc(k, c, d->n);
+        off = add(k, off, mulc(k, c, d->in));
     }
-    if (!dsp_region_dense(&q->st->src)) {
-        snprintf(why, n, "the source region is not dense");
-        return false;
+    return off;
+}
+
+static lp_expr *outer_offset(lp_kernel *k, const gplan *g, lp_expr *o) {
+    int last = g->rank - (g->rows ? 1 : 0);
+    int64_t inner = 1;
+    lp_expr *off = NULL;
+    int64_t total = g->M / g->P;
+    for (int i = last - 1; i >= 0; i--) {
+        const gdim *d = &g->d[i];
+        if (!d->red) continue;
+        lp_expr *c = divc(k, o, inner);
+        if (inner * d->n < total) c = remc(k, c, d->n);
+        lp_expr *t = mulc(k, c, d->in);
+        off = off ? add(k, off, t) : t;
+        inner *= d->n;
     }
-    return true;
+    return off ? off : ival(k, o->type, 0);
 }
 
-static bool whole_warps(const dsp_query *q, char *why, size_t n) {
-    if (q->threads % q->ws == 0) return true;
-    snprintf(why, n, "threads=%d is not a multiple of the warp size (%d)", q->threads, q->ws);
-    return false;
-}
+/* ---- trees ----------------------------------------------------------------------------- */
 
-static int split_chunks(const dsp_query *q) {
-    int64_t c = ceil_div(q->red_len, SPLIT_CHUNK), most = grid_cap(q) / q->spatial_len;
-    if (most < 1) most = 1;
-    return (int)(c < most ? c : most);
-}
-
-static bool few_long(const dsp_query *q, char *why, size_t n) {
-    if (split_chunks(q) >= 2) return true;
-    snprintf(why, n, "%lld outputs of %lld elements: one CTA per output is enough", (long long)q->spatial_len,
-             (long long)q->red_len);
-    return false;
-}
-
-/* Elements per 16-byte load of the source when a load of every `step` elements from the
- * first element of the source is aligned (16-byte aligned parameters, dense, a base and a
- * step that are multiples of the vector), or 1. */
-static int src_vector(const dsp_query *q, int64_t step) {
-    const ir_region *src = &q->st->src;
-    int vec = (int)(16 / tilec_dtype_size(src->buf->dtype));
-    if (q->target->unaligned || !src->buf->is_param || !dsp_region_dense(src) || !dsp_region_base_aligned(src, vec))
-        return 1;
-    return step % vec ? 1 : vec;
-}
-
-/* acc = fold of src[s, r] for r in [lo, hi) step stride. */
-static void fold_range(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *lo, lp_expr *hi, lp_expr *stride) {
+/* The register `first` = the perfect binary tree of the n registers first, first + step,
+ * … (pairs of neighbours, level by level). */
+static void reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step) {
     lp_kernel *k = l->k;
-    lp_type it = dsp_index_type(l->q->red_len, dsp_lane_step(l, stride));
-    int r = lp_reg_new(k, it, "r");
-    lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, lo), lp_cast(k, it, hi), lp_cast(k, it, stride));
-    lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
-    lp_expr *x = lp_cast(k, k->regs[acc].type, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))));
-    lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
+    for (int h = 1; h < n; h <<= 1)
+        for (int i = 0; i + h < n; i += 2 * h)
+            lp_assign(k, b, first + i * step, dsp_combine(l, lp_reg(k, first + i * step), lp_reg(k, first + (i + h) * step)));
 }
 
-/* acc = fold of the source elements base + v * vec + e for e in [0, vec) and vectors v
- * in [vlo, vhi): a turn of the loop issues `batch` 16-byte loads, v, v + stride, … (those
- * in range), before it uses any, so they are in flight together — the last, partial batch
- * too — then moves v on by `turn` (batch * stride to take every vector); the loads fold
- * into one accumulator per vector lane, in order, and the lanes into acc at the end.
- * base, vlo and vhi have base's index type. */
-static void vec_fold(dsp_lower *l, lp_block *b, int acc, lp_expr *base, lp_expr *vlo, lp_expr *vhi, int64_t stride,
-                     int vec, int batch, int64_t turn) {
+/* Shared slots hold `count` trees of K leaves each, leaf i of tree c at (t0 + i) * width
+ * + c... in general: slot (i * width + c) for leaf i (over all K * groups leaves) and column
+ * c < width; folds every aligned group of K leaves into its first, level by level, with a
+ * barrier after each. Every thread of the CTA runs it. */
+static void slot_tree(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t leaves, int64_t K, int64_t width) {
     lp_kernel *k = l->k;
-    lp_type at = k->regs[acc].type, it = base->type;
-    lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
-    int accs = regs_new(k, at, "va", vec), xs = regs_new(k, src->type, "x", batch * vec), vi = lp_reg_new(k, it, "vi");
-    for (int e = 0; e < vec; e++) lp_assign(k, b, accs + e, dsp_identity(l));
-    lp_block *body = &lp_for(k, b, vi, vlo, vhi, ival(k, it, turn))->body;
-    lp_expr *ok[64];
-    for (int u = 0; u < batch; u++) { /* the loads first */
-        lp_expr *v = u ? add(k, lp_reg(k, vi), ival(k, it, u * stride)) : lp_reg(k, vi);
-        ok[u] = u ? lt(k, v, vhi) : NULL; /* the first is in range: the loop says so */
-        lp_block *in = ok[u] ? &lp_if(k, body, ok[u])->body : body;
-        lp_vload(k, in, xs + u * vec, vec, src, add(k, base, mul(k, v, ival(k, it, vec))));
+    int T = l->q->threads;
+    lp_expr *tid = lp_special_expr(k, LP_TID);
+    for (int64_t h = 1; h < K; h <<= 1) {
+        int64_t pairs = leaves / (2 * h) * width;
+        int f = lp_reg_new(k, LP_I32, "f");
+        lp_block *each = &lp_for(k, b, f, tid, ival(k, LP_I32, pairs), ival(k, LP_I32, T))->body;
+        lp_expr *i = mulc(k, divc(k, lp_reg(k, f), width), 2 * h), *c = width > 1 ? remc(k, lp_reg(k, f), width) : NULL;
+        lp_expr *at = mulc(k, i, width), *next = mulc(k, add(k, i, ival(k, LP_I32, h)), width);
+        if (c) at = add(k, at, c), next = add(k, next, c);
+        lp_store(k, each, slots, at, dsp_combine(l, lp_load(k, slots, at), lp_load(k, slots, next)));
+        lp_barrier(k, b, TILEC_SCOPE_CTA);
     }
-    for (int u = 0; u < batch; u++) {
-        lp_block *in = ok[u] ? &lp_if(k, body, ok[u])->body : body;
-        for (int e = 0; e < vec; e++)
-            lp_assign(k, in, accs + e, dsp_combine(l, lp_reg(k, accs + e), lp_cast(k, at, lp_reg(k, xs + u * vec + e))));
-    }
-    for (int e = 0; e < vec; e++) lp_assign(k, b, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, accs + e)));
-}
-
-/* Folds every thread's acc across the CTA (warp butterflies, one shared slot per warp,
- * warp 0 folds the slots); the result is in thread 0's `out`. Ends with a barrier, so the
- * slots can be used again. */
-static void block_fold(dsp_lower *l, lp_block *b, int acc, lp_buf *slots, int out) {
-    lp_kernel *k = l->k;
-    const dsp_query *q = l->q;
-    int ws = q->ws, nw = q->threads / ws;
-    lp_expr *lane = lp_special_expr(k, LP_LANE), *warp = lp_special_expr(k, LP_WARP);
-    dsp_xor_tree(l, b, acc, ws);
-    lp_store(k, &lp_if(k, b, eq(k, lane, ival(k, LP_I32, 0)))->body, slots, warp, lp_reg(k, acc));
-    lp_barrier(k, b, TILEC_SCOPE_CTA);
-    lp_block *first = &lp_if(k, b, eq(k, warp, ival(k, LP_I32, 0)))->body;
-    lp_assign(k, first, out, dsp_identity(l));
-    lp_assign(k, &lp_if(k, first, lt(k, lane, ival(k, LP_I32, nw)))->body, out, lp_load(k, slots, lane));
-    int width = 1;
-    while (width < nw) width <<= 1;
-    dsp_xor_tree(l, first, out, width);
-    lp_barrier(k, b, TILEC_SCOPE_CTA);
 }
 
 /* Thread 0 counts the CTA as done on `counter` (after a fence that publishes what the
@@ -200,393 +296,414 @@ static lp_block *when_last(dsp_lower *l, lp_block *b, lp_buf *counter, lp_expr *
     return fin;
 }
 
-static bool lower_split(dsp_lower *l, char *why, size_t n) {
-    (void)why, (void)n;
-    lp_kernel *k = l->k;
-    const dsp_query *q = l->q;
-    int T = q->threads, C = split_chunks(q);
-    int64_t S = q->spatial_len, R = q->red_len;
-    int vec = src_vector(q, S > 1 ? R : 0); /* one output: only its start must be aligned */
-    /* indices reach a turn of vectors past the end (their loads are guarded off) */
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R, (int64_t)C * T * in_flight(q) * 16);
-    k->grid = S * C;
-    lp_buf *partials = lp_buf_scratch_global(k, "partials", at, S * C);
-    lp_buf *counter = lp_buf_scratch_global(k, "counter", LP_U32, 1);
-    lp_buf *slots = lp_buf_scratch(k, "slots", at, T / q->ws);
-    lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
-    int s = lp_reg_new(k, it, "s"), c = lp_reg_new(k, it, "chunk");
-    lp_block *b = l->into;
-    lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
-    lp_assign(k, b, s, lp_binary(k, LO_DIV, cta, ival(k, it, C)));
-    lp_assign(k, b, c, lp_binary(k, LO_REM, cta, ival(k, it, C)));
-    int acc = lp_reg_new(k, at, "acc");
-    lp_assign(k, b, acc, dsp_identity(l));
-    if (vec > 1) {
-        /* the output's vectors in tiles of T * batch, CTA c taking tiles c, c + C, …: all
-         * the CTAs of an output sweep it together (measured on the H200: 4.67 TB/s for a
-         * 2^30 sum, against 4.34 with a contiguous chunk per CTA); the elements after the
-         * last whole vector go to the last CTA */
-        int batch = in_flight(q);
-        lp_expr *row = mul(k, lp_reg(k, s), ival(k, it, R));
-        vec_fold(l, b, acc, row, add(k, mul(k, lp_reg(k, c), ival(k, it, (int64_t)T * batch)), itid),
-                 ival(k, it, R / vec), T, vec, batch, (int64_t)C * T * batch);
-        lp_block *last = &lp_if(k, b, eq(k, lp_reg(k, c), ival(k, it, C - 1)))->body;
-        fold_range(l, last, acc, lp_reg(k, s), add(k, ival(k, it, R / vec * vec), itid), ival(k, it, R), ival(k, it, T));
-    } else {
-        /* element by element: a contiguous chunk per CTA */
-        int64_t L = ceil_div(R, C);
-        lp_expr *lo = mul(k, lp_reg(k, c), ival(k, it, L));
-        lp_expr *hi = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, add(k, lo, ival(k, it, L)), ival(k, it, R));
-        fold_range(l, b, acc, lp_reg(k, s), add(k, lo, itid), hi, ival(k, it, T));
-    }
-    /* the CTA's partial, published by thread 0, which then counts this CTA as done */
-    int v = lp_reg_new(k, at, "v");
-    block_fold(l, b, acc, slots, v);
-    lp_store(k, &lp_if(k, b, eq(k, tid, ival(k, LP_I32, 0)))->body, partials, lp_special_expr(k, LP_CTA), lp_reg(k, v));
-    lp_block *fin = when_last(l, b, counter, ival(k, LP_I32, 0), k->grid);
-    /* the last CTA folds every output's C partials, in an order fixed by C and T: with
-     * few outputs of many partials, every thread takes partials t, t + T, … of an output
-     * and the CTA folds the threads' results (the fewest dependent loads); otherwise a
-     * group of gf lanes per output, lane j taking partials j, j + gf, …, then a butterfly */
-    lp_type pt = dsp_index_type(S * C, T);
-    lp_expr *ptid = lp_cast(k, pt, tid);
-    int o = lp_reg_new(k, pt, "o"), j = lp_reg_new(k, pt, "j"), tot = lp_reg_new(k, at, "total");
-    if (C > q->ws && S <= T / q->ws) {
-        int res = lp_reg_new(k, at, "res");
-        lp_block *each = &lp_for(k, fin, o, ival(k, pt, 0), ival(k, pt, S), ival(k, pt, 1))->body;
-        lp_assign(k, each, tot, dsp_identity(l));
-        lp_block *inner = &lp_for(k, each, j, ptid, ival(k, pt, C), ival(k, pt, T))->body;
-        lp_assign(k, inner, tot, dsp_combine(l, lp_reg(k, tot), lp_load(k, partials, add(k, mul(k, lp_reg(k, o), ival(k, pt, C)), lp_reg(k, j)))));
-        block_fold(l, each, tot, slots, res);
-        dsp_store_output(l, &lp_if(k, each, eq(k, tid, ival(k, LP_I32, 0)))->body, lp_reg(k, o), lp_reg(k, res));
-    } else {
-        int gf = 1;
-        while (gf < C && gf < q->ws) gf <<= 1;
-        int64_t per = T / gf;
-        int o0 = lp_reg_new(k, pt, "o0");
-        lp_block *round = &lp_for(k, fin, o0, ival(k, pt, 0), ival(k, pt, S), ival(k, pt, per))->body;
-        lp_assign(k, round, o, add(k, lp_reg(k, o0), lp_binary(k, LO_DIV, ptid, ival(k, pt, gf))));
-        lp_assign(k, round, tot, dsp_identity(l));
-        lp_expr *mine = lt(k, lp_reg(k, o), ival(k, pt, S));
-        lp_block *gather = &lp_if(k, round, mine)->body;
-        lp_block *inner = &lp_for(k, gather, j, lp_binary(k, LO_REM, ptid, ival(k, pt, gf)), ival(k, pt, C), ival(k, pt, gf))->body;
-        lp_assign(k, inner, tot, dsp_combine(l, lp_reg(k, tot), lp_load(k, partials, add(k, mul(k, lp_reg(k, o), ival(k, pt, C)), lp_reg(k, j)))));
-        dsp_xor_tree(l, round, tot, gf);
-        lp_expr *leader = both(k, mine, eq(k, lp_binary(k, LO_REM, ptid, ival(k, pt, gf)), ival(k, pt, 0)));
-        dsp_store_output(l, &lp_if(k, round, leader)->body, lp_reg(k, o), lp_reg(k, tot));
-    }
-    lp_store(k, &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body, counter, ival(k, LP_I32, 0),
-             ival(k, LP_U32, 0)); /* ready for the next launch */
-    return true;
+/* How many blocks of an output a CTA folds: K, a power of two from `least`, so that the
+ * last CTA's slots hold the C = ceil(NB / K) partials of `width` outputs, then larger while
+ * the launch keeps four waves of CTAs (`lines` CTAs side by side, C each) and K blocks of
+ * `width` outputs fit the slots. It changes where partial results meet, not the order. */
+static int64_t blocks_per_cta(const dsp_query *q, const gplan *g, int64_t lines, int64_t least, int64_t width) {
+    int64_t K = least, top = pow2_ceil(g->NB);
+    while (K < top && pow2_ceil(ceil_div(g->NB, K)) * width > SLOTS) K <<= 1;
+    while (K < top && 2 * K * width <= SLOTS && lines * ceil_div(g->NB, 2 * K) >= 4 * wave(q)) K <<= 1;
+    return K;
 }
 
-/* Rows long enough that a CTA per row gives each thread LOADS_PER_ROW 16-byte loads. */
-static bool long_rows(const dsp_query *q, char *why, size_t n) {
-    int64_t bytes = q->red_len * (int64_t)tilec_dtype_size(q->st->src.buf->dtype);
-    if (bytes >= (int64_t)q->threads * 16 * LOADS_PER_ROW) return true;
-    snprintf(why, n, "rows of %lld bytes give %d threads fewer than %d 16-byte loads each", (long long)bytes, q->threads,
-             LOADS_PER_ROW);
+/* ---- grid_rows ------------------------------------------------------------------------- */
+
+static bool rows_layout(const dsp_query *q, char *why, size_t n) {
+    gplan g;
+    if (!plan_view(q, &g, why, n)) return false;
+    if (g.rows) return true;
+    snprintf(why, n, "the innermost dim in memory is kept (a column layout)");
     return false;
 }
 
-static bool lower_cta_rows(dsp_lower *l, char *why, size_t n) {
-    (void)why, (void)n;
-    lp_kernel *k = l->k;
-    const dsp_query *q = l->q;
-    int T = q->threads, vec = src_vector(q, q->red_len);
-    int64_t S = q->spatial_len, R = q->red_len, grid = balanced_grid(S, grid_cap(q));
-    k->grid = grid;
-    lp_type at = dsp_acc_type(q), it = dsp_index_type(S * R + grid * R, (int64_t)T * in_flight(q) * 16);
-    lp_buf *slots = lp_buf_scratch(k, "slots", at, T / q->ws);
-    lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
-    int step = lp_reg_new(k, it, "step"), s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, at, "acc"), v = lp_reg_new(k, at, "v");
-    lp_block *body = &lp_for(k, l->into, step, ival(k, it, 0), ival(k, it, ceil_div(S, grid)), ival(k, it, 1))->body;
-    lp_assign(k, body, s, add(k, mul(k, lp_reg(k, step), ival(k, it, grid)), lp_cast(k, it, lp_special_expr(k, LP_CTA))));
-    lp_assign(k, body, acc, dsp_identity(l));
-    lp_expr *in_range = lt(k, lp_reg(k, s), ival(k, it, S)); /* the same for the whole CTA */
-    lp_block *row = &lp_if(k, body, in_range)->body;
-    if (vec > 1)
-        vec_fold(l, row, acc, mul(k, lp_reg(k, s), ival(k, it, R)), itid, ival(k, it, R / vec), T, vec, in_flight(q),
-                 (int64_t)T * in_flight(q));
-    else
-        fold_range(l, row, acc, lp_reg(k, s), itid, ival(k, it, R), ival(k, it, T));
-    block_fold(l, body, acc, slots, v);
-    dsp_store_output(l, &lp_if(k, body, both(k, in_range, eq(k, tid, ival(k, LP_I32, 0))))->body, lp_reg(k, s), lp_reg(k, v));
+static bool cols_layout(const dsp_query *q, char *why, size_t n) {
+    gplan g;
+    if (!plan_view(q, &g, why, n)) return false;
+    if (!g.rows) return true;
+    snprintf(why, n, "the innermost dim in memory is reduced (a row layout)");
+    return false;
+}
+
+/* How a group of lanes folds a piece: `glanes` lanes (a power of two that divides the
+ * CTA and fits a warp), each standing for f consecutive logical lanes of the 32 (f > 1 only
+ * when a CTA's threads leave fewer lanes than the piece needs), each logical lane with
+ * ueff loads of vec leaves. */
+typedef struct gshape {
+    int glanes, f, ueff;
+} gshape;
+
+static bool group_shape(const dsp_query *q, const gplan *g, gshape *gs, char *why, size_t wn) {
+    int64_t vecs = ceil_div(g->L, g->vec);
+    int need = (int)(vecs >= LANES ? LANES : pow2_ceil(vecs));
+    int fit = q->threads & -q->threads;
+    if (fit > q->ws) fit = q->ws;
+    gs->glanes = need < fit ? need : fit;
+    gs->f = need / gs->glanes;
+    gs->ueff = (int)ceil_div(g->L, (int64_t)need * g->vec);
+    if (gs->f * gs->ueff * g->vec > 256) {
+        snprintf(why, wn, "a CTA of %d threads leaves %d lanes for a piece of %lld elements", q->threads, gs->glanes,
+                 (long long)g->L);
+        return false;
+    }
     return true;
 }
 
-static bool lower_rows(dsp_lower *l, char *why, size_t n) {
-    (void)why, (void)n;
+/* acc[u] = acc[u] ⊕ the value of piece o of output s_regs[u], for `items` outputs at once,
+ * folded by the lanes of a group (lane: the thread's lane in it). Each lane loads its
+ * leaves — the identity where the piece has none or valid[u] is false — all of them before
+ * it folds any; then the trees of the order. Every lane of the warp runs the butterfly. */
+static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape *gs, int items, lp_type it,
+                         const int *s_regs, lp_expr *o, lp_expr *lane, const int *acc, lp_expr *const *valid) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
-    int64_t S = q->spatial_len, R = q->red_len;
-    /* 16-byte loads when every row starts aligned: a lane then takes vec elements at a
-     * time, so a row of 32 floats is 8 lanes of one float4 each */
-    int vec = src_vector(q, R), g = q->group, unroll = 1, rows_per = 1;
-    int64_t nv = R / vec, per_lane = 0;
-    if (vec > 1) {
-        int64_t lanes = 1;
-        while (lanes < nv && lanes < q->ws) lanes <<= 1;
-        int divides = q->threads & -q->threads;
-        g = (int)(lanes < divides ? lanes : divides);
-        per_lane = ceil_div(nv, g);
-        /* a row of one load per lane: a group keeps in_flight() rows in flight; longer
-         * rows: that many loads of one row */
-        int most = in_flight(q);
-        if (per_lane == 1) rows_per = most;
-        else unroll = per_lane < most ? (int)per_lane : most;
-    }
-    int per = q->threads / g;
-    int64_t blocks = ceil_div(S, (int64_t)per * rows_per), grid = balanced_grid(blocks, grid_cap(q));
-    k->grid = grid;
-    int64_t steps = ceil_div(blocks, grid);
-    lp_type it = dsp_index_type(S, grid * per * rows_per), at = dsp_acc_type(q);
-    lp_type rt = dsp_index_type(S * R + R * per * rows_per, (int64_t)g * unroll * vec);
-    lp_expr *tid = lp_cast(k, it, lp_special_expr(k, LP_TID));
-    int lane = lp_reg_new(k, it, "lane"), grp = lp_reg_new(k, it, "grp"), step = lp_reg_new(k, it, "step");
-    int s = regs_new(k, it, "s", rows_per), acc = regs_new(k, at, "acc", rows_per);
-    lp_assign(k, l->into, lane, g > 1 ? lp_binary(k, LO_REM, tid, ival(k, it, g)) : ival(k, it, 0));
-    lp_assign(k, l->into, grp, g > 1 ? lp_binary(k, LO_DIV, tid, ival(k, it, g)) : tid);
-    lp_block *body = &lp_for(k, l->into, step, ival(k, it, 0), ival(k, it, steps), ival(k, it, 1))->body;
-    /* consecutive CTAs take consecutive blocks of rows; consecutive groups, consecutive rows */
-    lp_expr *block = add(k, mul(k, lp_reg(k, step), ival(k, it, grid)), lp_cast(k, it, lp_special_expr(k, LP_CTA)));
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
-    int xs = rows_per > 1 ? regs_new(k, src->type, "x", rows_per * vec) : 0;
-    for (int u = 0; u < rows_per; u++) {
-        lp_expr *first = mul(k, add(k, mul(k, block, ival(k, it, rows_per)), ival(k, it, u)), ival(k, it, per));
-        lp_assign(k, body, s + u, add(k, first, lp_reg(k, grp)));
-        lp_assign(k, body, acc + u, dsp_identity(l));
-        lp_block *gather = &lp_if(k, body, lt(k, lp_reg(k, s + u), ival(k, it, S)))->body;
-        lp_expr *row = mul(k, lp_cast(k, rt, lp_reg(k, s + u)), ival(k, rt, R));
-        if (rows_per > 1) { /* one vector: this lane's, if the row has one for it */
-            lp_block *has = &lp_if(k, gather, lt(k, lp_reg(k, lane), ival(k, it, nv)))->body;
-            lp_vload(k, has, xs + u * vec, vec, src, add(k, row, mul(k, lp_cast(k, rt, lp_reg(k, lane)), ival(k, rt, vec))));
-            for (int j = 0; j < vec; j++)
-                lp_assign(k, has, acc + u, dsp_combine(l, lp_reg(k, acc + u), lp_cast(k, at, lp_reg(k, xs + u * vec + j))));
-        } else if (vec > 1) {
-            vec_fold(l, gather, acc, row, lp_cast(k, rt, lp_reg(k, lane)), ival(k, rt, nv), g, vec, unroll, (int64_t)g * unroll);
-        } else {
-            dsp_accumulate(l, gather, acc, lp_reg(k, s), lp_reg(k, lane), ival(k, it, g));
+    lp_type at = dsp_acc_type(q);
+    int vec = g->vec, nleaf = gs->ueff * vec, per = gs->f * nleaf, need = gs->glanes * gs->f;
+    int xs = regs_new(k, src->type, "x", items * per), leaf = regs_new(k, at, "leaf", items * per);
+    lp_expr *piece = g->P > 1 ? remc(k, o, g->P) : ival(k, it, 0);
+    lp_expr *run = g->P > 1 ? divc(k, o, g->P) : o;
+    /* the piece's length: L, or less for the last piece of a run */
+    bool ragged = g->n % g->W != 0 && g->P > 1;
+    lp_expr *len = ragged ? lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, ival(k, it, g->W),
+                                      lp_binary(k, LO_SUB, ival(k, it, g->n), mulc(k, piece, g->W)))
+                          : ival(k, it, g->L);
+    /* a load is whole for every lane when the piece is never short of it */
+    bool whole[64];
+    for (int bi = 0; bi < gs->ueff; bi++) whole[bi] = !ragged && ((int64_t)bi * LANES + need) * vec <= g->L;
+    for (int u = 0; u < items; u++) {
+        for (int j = 0; j < per; j++) lp_assign(k, b, leaf + u * per + j, dsp_identity(l));
+        lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
+        lp_expr *start = add(k, add(k, kept_offset(k, g, lp_reg(k, s_regs[u])), outer_offset(k, g, run)),
+                             mulc(k, piece, g->W * g->ns));
+        for (int j = 0; j < gs->f; j++)
+            for (int bi = 0; bi < gs->ueff; bi++) {
+                lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
+                lp_expr *e0 = add(k, ival(k, it, (int64_t)bi * LANES * vec), mulc(k, logical, vec));
+                int at_ = (u * gs->f + j) * nleaf + bi * vec, x = xs + at_, lf = leaf + at_;
+                if (g->aligned && whole[bi]) {
+                    lp_vload(k, in, x, vec, src, add(k, start, e0));
+                    continue;
+                }
+                lp_block *part = in;
+                if (g->aligned) { /* a whole vector, or element by element at the end */
+                    lp_stmt *sel = lp_if(k, in, lp_binary(k, LO_LE, add(k, e0, ival(k, it, vec)), len));
+                    part = &sel->orelse;
+                    lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
+                    for (int e = 0; e < vec; e++) lp_assign(k, &sel->body, lf + e, lp_cast(k, at, lp_reg(k, x + e)));
+                }
+                for (int e = 0; e < vec; e++) {
+                    lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
+                    lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
+                    lp_assign(k, has, lf + e, lp_cast(k, at, lp_load(k, src, add(k, start, mulc(k, i, g->ns)))));
+                }
+            }
+    }
+    for (int u = 0; u < items; u++) { /* the folds, after every load */
+        lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
+        for (int j = 0; j < gs->f; j++) {
+            int lf = leaf + (u * gs->f + j) * nleaf;
+            for (int bi = 0; bi < gs->ueff; bi++)
+                if (g->aligned && whole[bi])
+                    for (int e = 0; e < vec; e++)
+                        lp_assign(k, in, lf + bi * vec + e, lp_cast(k, at, lp_reg(k, xs + (lf - leaf) + bi * vec + e)));
+            reg_tree(l, in, lf, nleaf, 1); /* a logical lane's leaves */
         }
+        reg_tree(l, in, leaf + u * per, gs->f, nleaf); /* its logical lanes */
     }
-    for (int u = 0; u < rows_per; u++) dsp_xor_tree(l, body, acc + u, g);
-    for (int u = 0; u < rows_per; u++) {
-        lp_expr *leader = both(k, lt(k, lp_reg(k, s + u), ival(k, it, S)), eq(k, lp_reg(k, lane), ival(k, it, 0)));
-        dsp_store_output(l, &lp_if(k, body, leader)->body, lp_reg(k, s + u), lp_reg(k, acc + u));
+    for (int u = 0; u < items; u++) { /* the butterfly: every lane of the warp runs it */
+        dsp_xor_tree(l, b, leaf + u * per, gs->glanes);
+        lp_assign(k, b, acc[u], dsp_combine(l, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));
     }
-    return true;
 }
 
-/* Columns per 16-byte load: the source is an aligned parameter and a row holds whole
- * vectors; else 1. */
-static int cols_vector(const dsp_query *q) { return src_vector(q, q->src_dims[1]); }
-
-/* The view is [R, I]: the leading axis reduced, the trailing one kept, dense. */
-static bool cols(const dsp_query *q, char *why, size_t n) {
-    if (q->src_rank != 2 || !q->reduced[0] || q->reduced[1] || !dsp_region_dense(&q->st->src)) {
-        snprintf(why, n, "not a dense [reduced, kept] view");
-        return false;
-    }
-    if (q->src_dims[1] > 8192 && cols_vector(q) == 1) { /* enough columns for a thread each (grid_general) */
-        snprintf(why, n, "%lld unaligned columns keep a thread per column busy", (long long)q->src_dims[1]);
-        return false;
-    }
-    if (q->threads % 32) {
-        snprintf(why, n, "threads=%d is not a multiple of 32", q->threads);
-        return false;
-    }
-    return true;
-}
-
-/* The layout of grid_cols: cw column lanes (each on vec neighbouring columns) by rw row
- * lanes in a CTA; thread tid = rl * cw + cl works on vector column j = blk * cw + cl, and
- * the CTA's block covers cw * vec columns from blk * cw * vec. */
-typedef struct cols_plan {
-    int vec, cw, rw;
-    int64_t R, I;
-    lp_type it;
-    int blk, cl, rl, j; /* registers */
-    lp_buf *slots;      /* threads * vec accumulators: thread tid's column e at tid * vec + e */
-} cols_plan;
-
-/* Folds rows [lo, hi) of buf, an [rows, I] buffer, for the CTA's block of columns: each
- * row lane folds rows lo + rl, lo + rl + rw, … of its vec columns into shared slots, a
- * turn of its loop loading in_flight() rows (those in range) before it folds them, with
- * 16-byte loads when `vector`; then the threads fold the cw * vec local columns over the rw
- * row lanes in order into `part`, thread t taking columns t, t + T, … (a CTA may have
- * fewer threads than the block has columns). Every thread of the CTA runs it (it has a
- * barrier); `active` says which threads load. Returns the block where part holds column
- * blk * cw * vec + *local, for the local columns that exist. */
-static lp_block *cols_fold(dsp_lower *l, lp_block *b, const cols_plan *c, lp_buf *buf, bool vector, lp_expr *lo,
-                           lp_expr *hi, lp_expr *active, int part, int *local) {
-    lp_kernel *k = l->k;
-    int vec = c->vec, width = c->cw * vec, batch = in_flight(l->q);
-    lp_type at = dsp_acc_type(l->q), it = c->it;
-    int accs = regs_new(k, at, "ca", vec), xs = regs_new(k, buf->type, "cx", batch * vec), r = lp_reg_new(k, it, "r");
-    for (int e = 0; e < vec; e++) lp_assign(k, b, accs + e, dsp_identity(l));
-    lp_block *in = &lp_if(k, b, active)->body;
-    lp_expr *col = mul(k, lp_reg(k, c->j), ival(k, it, vec));
-    lp_block *body = &lp_for(k, in, r, add(k, lo, lp_reg(k, c->rl)), hi, ival(k, it, (int64_t)batch * c->rw))->body;
-    lp_expr *ok[64];
-    for (int u = 0; u < batch; u++) { /* the loads first */
-        lp_expr *row = u ? add(k, lp_reg(k, r), ival(k, it, (int64_t)u * c->rw)) : lp_reg(k, r);
-        ok[u] = u ? lt(k, row, hi) : NULL;
-        lp_block *at_u = ok[u] ? &lp_if(k, body, ok[u])->body : body;
-        lp_expr *first = add(k, mul(k, row, ival(k, it, c->I)), col);
-        if (vector && vec > 1) lp_vload(k, at_u, xs + u * vec, vec, buf, first);
-        else
-            for (int e = 0; e < vec; e++)
-                lp_assign(k, at_u, xs + u * vec + e, lp_load(k, buf, e ? add(k, first, ival(k, it, e)) : first));
-    }
-    for (int u = 0; u < batch; u++) {
-        lp_block *at_u = ok[u] ? &lp_if(k, body, ok[u])->body : body;
-        for (int e = 0; e < vec; e++)
-            lp_assign(k, at_u, accs + e, dsp_combine(l, lp_reg(k, accs + e), lp_cast(k, at, lp_reg(k, xs + u * vec + e))));
-    }
-    lp_expr *tid = lp_special_expr(k, LP_TID);
-    for (int e = 0; e < vec; e++) {
-        lp_expr *slot = mul(k, tid, ival(k, LP_I32, vec));
-        lp_store(k, b, c->slots, e ? add(k, slot, ival(k, LP_I32, e)) : slot, lp_reg(k, accs + e));
-    }
-    lp_barrier(k, b, TILEC_SCOPE_CTA);
-    /* local column t: slots t, t + width, … (row lane m's at m * width + t), in order */
-    int t = lp_reg_new(k, LP_I32, "t");
-    lp_block *each = &lp_for(k, b, t, tid, ival(k, LP_I32, width), ival(k, LP_I32, l->q->threads))->body;
-    lp_expr *first = mul(k, lp_reg(k, c->blk), ival(k, it, width));
-    lp_block *lead = &lp_if(k, each, lt(k, add(k, first, lp_cast(k, it, lp_reg(k, t))), ival(k, it, c->I)))->body;
-    int m = lp_reg_new(k, LP_I32, "m");
-    lp_assign(k, lead, part, dsp_identity(l));
-    lp_block *fold = &lp_for(k, lead, m, ival(k, LP_I32, 0), ival(k, LP_I32, c->rw), ival(k, LP_I32, 1))->body;
-    lp_assign(k, fold, part, dsp_combine(l, lp_reg(k, part), lp_load(k, c->slots, add(k, mul(k, lp_reg(k, m), ival(k, LP_I32, width)), lp_reg(k, t)))));
-    *local = t;
-    return lead;
-}
-
-static bool lower_cols(dsp_lower *l, char *why, size_t n) {
-    (void)why, (void)n;
+static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
-    int T = q->threads;
-    cols_plan c = {.vec = cols_vector(q), .R = q->src_dims[0], .I = q->src_dims[1]};
-    int64_t V = c.I / c.vec; /* vector columns */
-    c.cw = V < 32 ? (int)V : 32;
-    c.rw = T / c.cw;
-    int64_t nb = ceil_div(V, c.cw), most = grid_cap(q) / nb;
-    int64_t C = ceil_div(c.R, (int64_t)c.rw * 16); /* at least 16 rows per row lane */
-    if (C > most) C = most;
-    if (C < 1) C = 1;
-    int64_t L = ceil_div(c.R, C);
-    k->grid = nb * C;
-    c.it = dsp_index_type((c.R + (int64_t)in_flight(q) * c.rw) * c.I, (int64_t)T * c.I); /* rows past the end: guarded */
-    lp_type at = dsp_acc_type(q), it = c.it;
-    lp_buf *src = lp_buf_for(k, q->st->src.buf);
-    c.slots = lp_buf_scratch(k, "slots", at, (int64_t)T * c.vec);
-    lp_expr *tid = lp_cast(k, it, lp_special_expr(k, LP_TID));
-    int chunk = lp_reg_new(k, it, "chunk"), hi = lp_reg_new(k, it, "hi");
-    c.blk = lp_reg_new(k, it, "blk");
-    c.cl = lp_reg_new(k, it, "cl");
-    c.rl = lp_reg_new(k, it, "rl");
-    c.j = lp_reg_new(k, it, "j");
+    gplan g;
+    gshape gs;
+    if (!plan_view(q, &g, why, wn) || !group_shape(q, &g, &gs, why, wn)) return false;
+    int T = q->threads, glanes = gs.glanes;
+    int64_t GP = pow2_floor(T / glanes); /* groups of the CTA (a power of two; the rest idle) */
+    lp_type it = index_type(q, &g), at = dsp_acc_type(q);
+    lp_expr *tid = lp_special_expr(k, LP_TID);
+    int lane = lp_reg_new(k, it, "lane"), grp = lp_reg_new(k, it, "grp");
     lp_block *b = l->into;
+    lp_assign(k, b, lane, glanes > 1 ? remc(k, lp_cast(k, it, tid), glanes) : ival(k, it, 0));
+    lp_assign(k, b, grp, divc(k, lp_cast(k, it, tid), glanes));
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
-    lp_assign(k, b, c.blk, lp_binary(k, LO_REM, cta, ival(k, it, nb)));
-    lp_assign(k, b, chunk, lp_binary(k, LO_DIV, cta, ival(k, it, nb)));
-    lp_assign(k, b, c.cl, lp_binary(k, LO_REM, tid, ival(k, it, c.cw)));
-    lp_assign(k, b, c.rl, lp_binary(k, LO_DIV, tid, ival(k, it, c.cw)));
-    lp_assign(k, b, c.j, add(k, mul(k, lp_reg(k, c.blk), ival(k, it, c.cw)), lp_reg(k, c.cl)));
-    lp_expr *lo = mul(k, lp_reg(k, chunk), ival(k, it, L));
-    lp_assign(k, b, hi, lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, add(k, lo, ival(k, it, L)), ival(k, it, c.R)));
-    /* threads past the last whole row of lanes, or past the last column, load nothing */
-    lp_expr *active = both(k, lt(k, lp_reg(k, c.j), ival(k, it, V)), lt(k, lp_reg(k, c.rl), ival(k, it, c.rw)));
-    int part = lp_reg_new(k, at, "part");
-    int local;
-    lp_block *lead = cols_fold(l, b, &c, src, true, lo, lp_reg(k, hi), active, part, &local);
-    lp_expr *out = add(k, mul(k, lp_reg(k, c.blk), ival(k, it, (int64_t)c.cw * c.vec)), lp_cast(k, it, lp_reg(k, local)));
-    if (C == 1) {
-        dsp_store_output(l, lead, out, lp_reg(k, part));
+    lp_expr *used = lt(k, lp_reg(k, grp), ival(k, it, GP));
+
+    if (g.NB == 1) { /* a group per output, all of it; rows of one short piece several at a time */
+        int items = g.M == 1 && gs.ueff == 1 && gs.f == 1 ? in_flight(q->st->src.buf->dtype) : 1;
+        k->grid = ceil_div(g.S, GP * items);
+        int s = regs_new(k, it, "s", items), acc = regs_new(k, at, "acc", items);
+        int sr[64], ar[64];
+        lp_expr *ok[64];
+        for (int u = 0; u < items; u++) {
+            sr[u] = s + u;
+            ar[u] = acc + u;
+            lp_assign(k, b, s + u, add(k, mulc(k, add(k, mulc(k, cta, items), ival(k, it, u)), GP), lp_reg(k, grp)));
+            lp_assign(k, b, acc + u, dsp_identity(l));
+            ok[u] = both(k, used, lt(k, lp_reg(k, s + u), ival(k, it, g.S)));
+        }
+        if (g.M == 1) {
+            piece_values(l, b, &g, &gs, items, it, sr, ival(k, it, 0), lp_reg(k, lane), ar, ok);
+        } else { /* fewer pieces than a block takes: one after another */
+            int o = lp_reg_new(k, it, "o");
+            lp_block *each = &lp_for(k, b, o, ival(k, it, 0), ival(k, it, g.M), ival(k, it, 1))->body;
+            piece_values(l, each, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, ok);
+        }
+        for (int u = 0; u < items; u++)
+            dsp_store_output(l, &lp_if(k, b, both(k, ok[u], eq(k, lp_reg(k, lane), ival(k, it, 0))))->body,
+                             lp_reg(k, s + u), lp_reg(k, acc + u));
         return true;
     }
-    /* several chunks: partials [C, I], a counter per column block, and the last CTA of a
-     * block folds the block's partials with every thread, as it folded its rows */
-    lp_buf *partials = lp_buf_scratch_global(k, "partials", at, C * c.I);
-    lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, nb);
-    lp_store(k, lead, partials, add(k, mul(k, lp_reg(k, chunk), ival(k, it, c.I)), out), lp_reg(k, part));
+
+    /* Several blocks: a CTA folds K of them for OPC outputs (K * OPC block values in shared
+     * slots, leaf i = round * GP + group), as the block tree says; when an output's blocks
+     * span C > 1 CTAs, the last of them folds their C partials. */
+    int64_t NBp = pow2_ceil(g.NB), K, OPC = 1;
+    if (NBp <= GP) {
+        K = NBp;
+        OPC = GP / K;
+    } else {
+        K = blocks_per_cta(q, &g, g.S, GP, 1);
+    }
+    int64_t rounds = K * OPC / GP, C = ceil_div(g.NB, K), Cp = pow2_ceil(C), lines = ceil_div(g.S, OPC);
+    k->grid = lines * C;
+    int64_t nslots = GP * rounds > Cp ? GP * rounds : Cp;
+    lp_buf *slots = lp_buf_scratch(k, "slots", at, nslots);
+    int line = lp_reg_new(k, it, "line"), chunk = lp_reg_new(k, it, "chunk"), r = lp_reg_new(k, it, "round");
+    lp_assign(k, b, line, divc(k, cta, C));
+    lp_assign(k, b, chunk, C > 1 ? remc(k, cta, C) : ival(k, it, 0));
+    lp_block *each = &lp_for(k, b, r, ival(k, it, 0), ival(k, it, rounds), ival(k, it, 1))->body;
+    int i = lp_reg_new(k, it, "i"), s = lp_reg_new(k, it, "s"), blk = lp_reg_new(k, it, "b"), acc = lp_reg_new(k, at, "acc");
+    lp_assign(k, each, i, add(k, mulc(k, lp_reg(k, r), GP), lp_reg(k, grp)));
+    lp_assign(k, each, s, add(k, mulc(k, lp_reg(k, line), OPC), divc(k, lp_reg(k, i), K)));
+    lp_assign(k, each, blk, add(k, mulc(k, lp_reg(k, chunk), K), OPC > 1 ? remc(k, lp_reg(k, i), K) : lp_reg(k, i)));
+    lp_assign(k, each, acc, dsp_identity(l));
+    /* every group takes the same number of turns (the butterfly needs the whole warp):
+     * turn t folds piece blk + t * NB when there is one */
+    int t = lp_reg_new(k, it, "t"), o = lp_reg_new(k, it, "o");
+    lp_block *turns = &lp_for(k, each, t, ival(k, it, 0), ival(k, it, ceil_div(g.M, g.NB)), ival(k, it, 1))->body;
+    lp_assign(k, turns, o, add(k, lp_reg(k, blk), mulc(k, lp_reg(k, t), g.NB)));
+    lp_expr *valid = both(k, both(k, both(k, used, lt(k, lp_reg(k, s), ival(k, it, g.S))),
+                                  lt(k, lp_reg(k, blk), ival(k, it, g.NB))), lt(k, lp_reg(k, o), ival(k, it, g.M)));
+    int sr[1] = {s}, ar[1] = {acc};
+    lp_expr *vs[1] = {valid};
+    piece_values(l, turns, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, vs);
+    lp_store(k, &lp_if(k, each, both(k, used, eq(k, lp_reg(k, lane), ival(k, it, 0))))->body, slots, lp_cast(k, LP_I32, lp_reg(k, i)),
+             lp_reg(k, acc));
     lp_barrier(k, b, TILEC_SCOPE_CTA);
-    lp_block *fin = when_last(l, b, counters, lp_reg(k, c.blk), C);
-    int total = lp_reg_new(k, at, "total");
-    lp_block *mine = cols_fold(l, fin, &c, partials, false, ival(k, it, 0), ival(k, it, C), active, total, &local);
-    out = add(k, mul(k, lp_reg(k, c.blk), ival(k, it, (int64_t)c.cw * c.vec)), lp_cast(k, it, lp_reg(k, local)));
-    dsp_store_output(l, mine, out, lp_reg(k, total));
-    lp_store(k, &lp_if(k, fin, eq(k, lp_special_expr(k, LP_TID), ival(k, LP_I32, 0)))->body, counters, lp_reg(k, c.blk),
+    slot_tree(l, b, slots, GP * rounds, K, 1);
+    lp_expr *itid = lp_cast(k, it, tid);
+    lp_expr *sout = add(k, mulc(k, lp_reg(k, line), OPC), itid);
+    lp_block *lead = &lp_if(k, b, both(k, lt(k, itid, ival(k, it, OPC)), lt(k, sout, ival(k, it, g.S))))->body;
+    lp_expr *value = lp_load(k, slots, mulc(k, tid, K));
+    if (C == 1) {
+        dsp_store_output(l, lead, sout, value);
+        return true;
+    }
+    lp_buf *partials = lp_buf_scratch_global(k, "partials", at, g.S * C);
+    lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, g.S);
+    lp_store(k, lead, partials, add(k, mulc(k, lp_reg(k, line), C), lp_reg(k, chunk)), value);
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_block *fin = when_last(l, b, counters, lp_reg(k, line), C);
+    int f = lp_reg_new(k, LP_I32, "f");
+    lp_block *gather = &lp_for(k, fin, f, tid, ival(k, LP_I32, Cp), ival(k, LP_I32, T))->body;
+    lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
+    lp_store(k, gather, slots, lp_reg(k, f),
+             lp_select(k, lt(k, fe, ival(k, it, C)),
+                       lp_load(k, partials, add(k, mulc(k, lp_reg(k, line), C),
+                                                lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, fe, ival(k, it, C - 1)))),
+                       dsp_identity(l)));
+    lp_barrier(k, fin, TILEC_SCOPE_CTA);
+    slot_tree(l, fin, slots, Cp, Cp, 1);
+    lp_block *t0 = &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body;
+    dsp_store_output(l, t0, lp_reg(k, line), lp_load(k, slots, ival(k, LP_I32, 0)));
+    lp_store(k, t0, counters, lp_reg(k, line), ival(k, LP_U32, 0)); /* ready for the next launch */
+    return true;
+}
+
+/* ---- grid_cols ------------------------------------------------------------------------- */
+
+static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    gplan g;
+    if (!plan_view(q, &g, why, wn)) return false;
+    int T = q->threads;
+    const gdim *inner = &g.d[g.rank - 1];
+    int64_t I = inner->n;
+    /* vec neighbouring columns per thread: 16-byte loads when the columns are contiguous,
+     * aligned and a whole number of vectors */
+    int vec = g.aligned && inner->in == 1 && I % g.vec == 0 ? g.vec : 1;
+    int64_t V = I / vec, KO = g.S / I, NBp = pow2_ceil(g.NB);
+    int64_t cw = V < LANES ? pow2_ceil(V) : LANES;
+    if (cw > T) cw = pow2_floor(T);
+    int64_t rw = pow2_floor(T / cw);
+    if (rw > NBp) { /* more row lanes than blocks: more column lanes instead */
+        rw = NBp;
+        cw = pow2_floor(T / rw);
+        if (cw > pow2_ceil(V)) cw = pow2_ceil(V);
+    }
+    /* K blocks per CTA; fewer column lanes when K (or the last CTA's partials) of every
+     * column would not fit the slots */
+    int64_t nb, K;
+    for (;;) {
+        nb = ceil_div(V, cw);
+        K = blocks_per_cta(q, &g, KO * nb, rw, cw * vec);
+        if ((K > pow2_ceil(ceil_div(g.NB, K)) ? K : pow2_ceil(ceil_div(g.NB, K))) * cw * vec <= SLOTS) break;
+        if (cw == 1) {
+            snprintf(why, wn, "%lld blocks of a column do not fit the CTA's slots", (long long)g.NB);
+            return false;
+        }
+        cw >>= 1;
+        rw = pow2_floor(T / cw);
+        if (rw > NBp) rw = NBp;
+    }
+    int64_t rounds = K / rw, C = ceil_div(g.NB, K), Cp = pow2_ceil(C), width = cw * vec;
+    k->grid = KO * nb * C;
+    lp_type it = index_type(q, &g), at = dsp_acc_type(q);
+    lp_buf *src = lp_buf_for(k, q->st->src.buf);
+    lp_buf *slots = lp_buf_scratch(k, "slots", at, (K > Cp ? K : Cp) * width);
+    lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
+    lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
+    int cl = lp_reg_new(k, it, "cl"), rl = lp_reg_new(k, it, "rl"), cb = lp_reg_new(k, it, "cb"),
+        chunk = lp_reg_new(k, it, "chunk"), ko = lp_reg_new(k, it, "ko");
+    lp_block *b = l->into;
+    lp_assign(k, b, cl, remc(k, itid, cw));
+    lp_assign(k, b, rl, divc(k, itid, cw));
+    lp_assign(k, b, chunk, C > 1 ? remc(k, cta, C) : ival(k, it, 0));
+    lp_assign(k, b, cb, remc(k, divc(k, cta, C), nb));
+    lp_assign(k, b, ko, divc(k, cta, C * nb));
+    /* output s of column c: ko * I + c (the inner kept dim is the fastest of the output
+     * only when its output stride is 1; in general through the kept offsets) */
+    int col = lp_reg_new(k, it, "col");
+    lp_assign(k, b, col, mulc(k, add(k, mulc(k, lp_reg(k, cb), cw), lp_reg(k, cl)), vec));
+    int batch = in_flight(q->st->src.buf->dtype);
+    int accs = regs_new(k, at, "ca", vec), xs = regs_new(k, src->type, "cx", batch * vec);
+    int r = lp_reg_new(k, it, "round"), blk = lp_reg_new(k, it, "b"), o = lp_reg_new(k, it, "o");
+    /* the output index of (ko, column c): through each kept dim's output stride */
+    lp_expr *s0 = NULL;
+    {
+        /* coordinates: the inner dim's is the column; the others' come from ko over the
+         * outer kept dims in memory order */
+        int64_t inner_n = 1;
+        for (int i = g.rank - 2; i >= 0; i--) {
+            const gdim *d = &g.d[i];
+            if (d->red) continue;
+            lp_expr *c = divc(k, lp_reg(k, ko), inner_n);
+            if (inner_n * d->n < KO) c = remc(k, c, d->n);
+            lp_expr *t = mulc(k, c, d->out);
+            s0 = s0 ? add(k, s0, t) : t;
+            inner_n *= d->n;
+        }
+    }
+    int sbase = lp_reg_new(k, it, "sb"), ibase = lp_reg_new(k, it, "ib");
+    lp_assign(k, b, sbase, s0 ? s0 : ival(k, it, 0));
+    /* the source offset of (ko, column 0): the kept offset of output sbase without the inner dim */
+    {
+        lp_expr *off = ival(k, it, g.base);
+        int64_t inner_n = 1;
+        for (int i = g.rank - 2; i >= 0; i--) {
+            const gdim *d = &g.d[i];
+            if (d->red) continue;
+            lp_expr *c = divc(k, lp_reg(k, ko), inner_n);
+            if (inner_n * d->n < KO) c = remc(k, c, d->n);
+            off = add(k, off, mulc(k, c, d->in));
+            inner_n *= d->n;
+        }
+        lp_assign(k, b, ibase, off);
+    }
+    lp_expr *active = both(k, lt(k, lp_reg(k, col), ival(k, it, I)), lt(k, lp_reg(k, rl), ival(k, it, rw)));
+    lp_block *each = &lp_for(k, b, r, ival(k, it, 0), ival(k, it, rounds), ival(k, it, 1))->body;
+    lp_assign(k, each, blk, add(k, add(k, mulc(k, lp_reg(k, chunk), K), mulc(k, lp_reg(k, r), rw)), lp_reg(k, rl)));
+    for (int e = 0; e < vec; e++) lp_assign(k, each, accs + e, dsp_identity(l));
+    lp_block *work = &lp_if(k, each, both(k, active, lt(k, lp_reg(k, blk), ival(k, it, g.NB))))->body;
+    lp_block *turn = &lp_for(k, work, o, lp_reg(k, blk), ival(k, it, g.M), ival(k, it, g.NB * batch))->body;
+    lp_expr *cols_at = add(k, lp_reg(k, ibase), mulc(k, lp_reg(k, col), inner->in));
+    lp_expr *okv[64];
+    for (int u = 0; u < batch; u++) { /* the loads first */
+        lp_expr *ou = u ? add(k, lp_reg(k, o), ival(k, it, (int64_t)u * g.NB)) : lp_reg(k, o);
+        okv[u] = u ? lt(k, ou, ival(k, it, g.M)) : NULL;
+        lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
+        lp_expr *first = add(k, cols_at, outer_offset(k, &g, ou));
+        if (vec > 1) lp_vload(k, in, xs + u * vec, vec, src, first);
+        else lp_assign(k, in, xs + u * vec, lp_load(k, src, first));
+    }
+    for (int u = 0; u < batch; u++) {
+        lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
+        for (int e = 0; e < vec; e++)
+            lp_assign(k, in, accs + e, dsp_combine(l, lp_reg(k, accs + e), lp_cast(k, at, lp_reg(k, xs + u * vec + e))));
+    }
+    /* leaf i = round * rw + rl of column cl * vec + e */
+    lp_block *put = &lp_if(k, each, lt(k, lp_reg(k, rl), ival(k, it, rw)))->body;
+    for (int e = 0; e < vec; e++) {
+        lp_expr *leaf = add(k, mulc(k, add(k, mulc(k, lp_reg(k, r), rw), lp_reg(k, rl)), width),
+                            add(k, mulc(k, lp_reg(k, cl), vec), ival(k, it, e)));
+        lp_store(k, put, slots, lp_cast(k, LP_I32, leaf), lp_reg(k, accs + e));
+    }
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    slot_tree(l, b, slots, K, K, width);
+    /* local column c = tid, tid + T, … (a CTA may hold more columns than threads) */
+    int lc = lp_reg_new(k, it, "lc");
+    lp_block *cols_b = &lp_for(k, b, lc, itid, ival(k, it, width), ival(k, it, T))->body;
+    lp_expr *gcol = add(k, mulc(k, lp_reg(k, cb), width), lp_reg(k, lc));
+    lp_expr *sout = add(k, lp_reg(k, sbase), mulc(k, gcol, inner->out));
+    lp_block *lead = &lp_if(k, cols_b, lt(k, gcol, ival(k, it, I)))->body;
+    lp_expr *value = lp_load(k, slots, lp_cast(k, LP_I32, lp_reg(k, lc)));
+    if (C == 1) {
+        dsp_store_output(l, lead, sout, value);
+        return true;
+    }
+    lp_buf *partials = lp_buf_scratch_global(k, "partials", at, g.S * C);
+    lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, KO * nb);
+    lp_store(k, lead, partials, add(k, mulc(k, sout, C), lp_reg(k, chunk)), value);
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_expr *line = add(k, mulc(k, lp_reg(k, ko), nb), lp_reg(k, cb));
+    lp_block *fin = when_last(l, b, counters, line, C);
+    int f = lp_reg_new(k, LP_I32, "f");
+    lp_block *gather = &lp_for(k, fin, f, tid, ival(k, LP_I32, Cp * width), ival(k, LP_I32, T))->body;
+    lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
+    lp_expr *leaf = divc(k, fe, width), *c = remc(k, fe, width);
+    lp_expr *gc = add(k, mulc(k, lp_reg(k, cb), width), c);
+    lp_expr *ok = both(k, lt(k, leaf, ival(k, it, C)), lt(k, gc, ival(k, it, I)));
+    lp_expr *safe_leaf = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, C - 1));
+    lp_expr *safe_col = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, I - 1));
+    lp_expr *ps = add(k, lp_reg(k, sbase), mulc(k, safe_col, inner->out));
+    lp_store(k, gather, slots, lp_reg(k, f),
+             lp_select(k, ok, lp_load(k, partials, add(k, mulc(k, ps, C), safe_leaf)), dsp_identity(l)));
+    lp_barrier(k, fin, TILEC_SCOPE_CTA);
+    slot_tree(l, fin, slots, Cp, Cp, width);
+    int lc2 = lp_reg_new(k, it, "lc");
+    lp_block *fcols = &lp_for(k, fin, lc2, itid, ival(k, it, width), ival(k, it, T))->body;
+    lp_expr *gcol2 = add(k, mulc(k, lp_reg(k, cb), width), lp_reg(k, lc2));
+    lp_block *mine = &lp_if(k, fcols, lt(k, gcol2, ival(k, it, I)))->body;
+    dsp_store_output(l, mine, add(k, lp_reg(k, sbase), mulc(k, gcol2, inner->out)),
+                     lp_load(k, slots, lp_cast(k, LP_I32, lp_reg(k, lc2))));
+    lp_store(k, &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body, counters, line,
              ival(k, LP_U32, 0)); /* ready for the next launch */
     return true;
 }
-
-static bool lower_general(dsp_lower *l, char *why, size_t n) {
-    (void)why, (void)n;
-    lp_kernel *k = l->k;
-    const dsp_query *q = l->q;
-    int T = q->threads;
-    int64_t S = q->spatial_len, grid = ceil_div(S, T);
-    if (grid > MAX_CTAS) grid = MAX_CTAS;
-    k->grid = grid;
-    lp_type it = dsp_index_type(S, grid * T);
-    lp_expr *first = add(k, mul(k, lp_cast(k, it, lp_special_expr(k, LP_CTA)), ival(k, it, T)),
-                         lp_cast(k, it, lp_special_expr(k, LP_TID)));
-    int s = lp_reg_new(k, it, "s"), acc = lp_reg_new(k, dsp_acc_type(q), "acc");
-    lp_block *body = &lp_for(k, l->into, s, first, ival(k, it, S), ival(k, it, grid * T))->body;
-    lp_assign(k, body, acc, dsp_identity(l));
-    dsp_accumulate(l, body, acc, lp_reg(k, s), ival(k, it, 0), ival(k, it, 1));
-    dsp_store_output(l, body, lp_reg(k, s), lp_reg(k, acc));
-    return true;
-}
-
-const dsp_case dsp_case_grid_split = {
-    .variant = "grid_split",
-    .priority = 30,
-    .ops = DSP_OPS_GRID,
-    .targets = DSP_ALL_TARGETS,
-    .preds = {{"rows", rows}, {"whole_warps", whole_warps}, {"few_long", few_long}},
-    .lower = lower_split,
-    .summary = "each output's elements split over CTAs; partials, a completion counter, the last CTA folds in order",
-};
-
-const dsp_case dsp_case_grid_cols = {
-    .variant = "grid_cols",
-    .priority = 25,
-    .ops = DSP_OPS_GRID,
-    .targets = DSP_ALL_TARGETS,
-    .preds = {{"cols", cols}},
-    .lower = lower_cols,
-    .summary = "columns: lanes on neighbouring columns, eight rows in flight, rows split over CTAs, partials folded in order",
-};
-
-const dsp_case dsp_case_grid_cta_rows = {
-    .variant = "grid_cta_rows",
-    .priority = 22,
-    .ops = DSP_OPS_GRID,
-    .targets = DSP_ALL_TARGETS,
-    .preds = {{"rows", rows}, {"whole_warps", whole_warps}, {"long_rows", long_rows}},
-    .lower = lower_cta_rows,
-    .summary = "a CTA per long row, rows spread evenly over one wave of CTAs",
-};
 
 const dsp_case dsp_case_grid_rows = {
     .variant = "grid_rows",
     .priority = 20,
     .ops = DSP_OPS_GRID,
     .targets = DSP_ALL_TARGETS,
-    .preds = {{"rows", rows}},
+    .preds = {{"rows_layout", rows_layout}},
     .lower = lower_rows,
-    .summary = "groups of g lanes per row, shuffle butterfly, rows spread over the CTAs",
+    .summary = "runs of contiguous reduced elements: lanes on a piece of a run, blocks of pieces, trees in a fixed order",
 };
 
-const dsp_case dsp_case_grid_general = {
-    .variant = "grid_general",
-    .priority = 10,
+const dsp_case dsp_case_grid_cols = {
+    .variant = "grid_cols",
+    .priority = 20,
     .ops = DSP_OPS_GRID,
     .targets = DSP_ALL_TARGETS,
-    .preds = {{"any_axes", any_axes}},
-    .lower = lower_general,
-    .summary = "one thread per output, elements in order; outputs spread over the CTAs",
+    .preds = {{"cols_layout", cols_layout}},
+    .lower = lower_cols,
+    .summary = "neighbouring kept elements: a thread per column and block, eight rows in flight, trees in a fixed order",
 };

@@ -8,18 +8,28 @@
  * wait for. The kernel runs on the runtime's scratch, kept between calls as on a GPU.
  */
 #include "runtime.h"
+#include "env.h"
 #include "sim.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { SIM_SMS = 4 };
+enum { SIM_SMS = 4, SIM_SMS_MAX = 1024 };
 
 static tilec_status sim_open(rt *r, int device) {
     (void)device;
-    /* the simulator stands for a small GPU of SIM_SMS multiprocessors: grid variants cut
-     * work into few CTAs, so the tests reach each of them at sizes a CPU runs quickly */
-    r->target = (dsp_target){.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = 32, .sms = SIM_SMS};
+    /* the simulator stands for a small GPU of SIM_SMS multiprocessors (TILEC_SIM_SMS says
+     * otherwise): grid variants cut work into few CTAs, so the tests reach each of their
+     * paths at sizes a CPU runs quickly. The count changes the launch, never the bits. */
+    uint64_t sms = SIM_SMS;
+    const char *env = getenv("TILEC_SIM_SMS");
+    if (env && *env && (!rt_parse_u64(env, NULL, SIM_SMS_MAX, &sms) || sms == 0)) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "TILEC_SIM_SMS=%.40s is not a multiprocessor count: give 1 to %d, or unset it for %d", env,
+                    SIM_SMS_MAX, SIM_SMS);
+        return TILEC_ERR_INVALID_ARG;
+    }
+    r->target = (dsp_target){.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = 32, .sms = (int)sms};
     return TILEC_OK;
 }
 

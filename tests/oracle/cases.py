@@ -57,17 +57,23 @@ def threads_for(rng, kind, ws, variant):
 
 
 def grid_shape(rng, variant, dt, threads):
-    """Shapes (and axes) that the grid variants apply to (docs/dispatch.md)."""
-    if variant == "grid_split":  # few long rows: chunks of >= 4096 elements, >= 2 CTAs each
+    """Shapes (and axes) that the grid executors apply to (docs/dispatch.md): the innermost
+    dim reduced for grid_rows, kept for grid_cols; long rows whose blocks span CTAs too."""
+    if variant == "grid_rows" and rng.random() < 0.3:  # few long rows: blocks over CTAs
         return (int(rng.choice([1, 2, 3])), int(rng.integers(8200, 20000))), (-1,)
-    if variant == "grid_cols":  # [R, I], axis 0 reduced, dense
-        return (int(rng.integers(16, 400)), extent(rng, 300, lo=2)), (0,)
-    if variant == "grid_cta_rows":  # rows of at least four 16-byte loads per thread
-        need = threads * 64 // dt.size
-        return (int(rng.integers(1, 5)), int(need + rng.integers(0, need))), (1,)
-    if variant == "grid_rows":
-        s = (extent(rng, 200), extent(rng, 300))
-        return s, (-1,)
+    if variant == "grid_cols" and rng.random() < 0.3:  # [R, I], many rows: partials over CTAs
+        return (int(rng.integers(600, 4000)), extent(rng, 40, lo=2)), (0,)
+    if variant in ("grid_rows", "grid_cols"):
+        s = list(shape(rng, 6000, max_rank=4))
+        s[-1] = max(s[-1], 2)
+        ax = [a for a in axes_for(rng, tuple(s)) if a % len(s) != len(s) - 1]
+        if variant == "grid_rows":
+            ax.append(-1 if rng.random() < 0.5 else len(s) - 1)
+        elif not ax:
+            if len(s) == 1:
+                s = [extent(rng, 300, lo=2)] + s
+            ax = [0]
+        return tuple(s), tuple(ax)
     s = shape(rng, 6000)
     return s, axes_for(rng, s)
 

@@ -37,7 +37,7 @@ VARIANTS = {
     "thread_local": [None, "local", "sequential"],
     "warp_localsrc": [None, "local", "local_smem"],
     "warp_localdst": [None, "local", "local_smem"],
-    "grid": [None, "grid_split", "grid_cols", "grid_cta_rows", "grid_rows", "grid_general"],
+    "grid": [None, "grid_rows", "grid_cols"],
 }
 PACKED = {"cta", "cta_view", "warp", "warp_sel", "warpgroup", "thread", "thread_local", "warp_localsrc", "warp_localdst"}
 
