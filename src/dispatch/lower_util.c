@@ -249,7 +249,9 @@ lp_type dsp_acc_type(const dsp_query *q) { return lp_accum_type(q->st->src.buf->
 lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
     tilec_op op = l->q->st->op;
-    if (op == TILEC_OP_SUM) return lp_is_float(t) ? lp_float(l->k, t, 0.0) : lp_int(l->k, t, 0);
+    /* -0.0, not +0.0: x + -0.0 is x for every x (-0.0 + +0.0 would be +0.0), so a fold may
+     * start from the identity, or pad a tree with it, without changing a bit */
+    if (op == TILEC_OP_SUM) return lp_is_float(t) ? lp_float(l->k, t, -0.0) : lp_int(l->k, t, 0);
     bool max = op == TILEC_OP_MAX;
     /* Under nan=ignore a NaN loses to every number, so NaN is the identity: an all-NaN
      * slice stays NaN (as the format says), and a slice with a number gives that number. */

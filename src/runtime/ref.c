@@ -165,7 +165,10 @@ static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
 static rval identity(const ir_stmt *st, const tilec_buffer *b) {
     rval r = {0};
     bool max = st->op == TILEC_OP_MAX;
-    if (st->op == TILEC_OP_SUM) return r;
+    if (st->op == TILEC_OP_SUM) { /* -0.0 for floats: a sum of nothing but -0.0 is -0.0 */
+        if (is_float(b)) r.f = -0.0L;
+        return r;
+    }
     if (is_float(b)) { /* under nan=ignore NaN loses to every number: it is the identity */
         r.f = st->nan == TILEC_NAN_IGNORE ? NAN : max ? -INFINITY : INFINITY;
         return r;

@@ -97,7 +97,7 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
   tl_lane5 = (tl_tid % 8);
   tl_grp6 = (tl_tid / 8);
   tl_s7 = tl_grp6;
-  tl_acc8 = 0.0f;
+  tl_acc8 = -0.0f;
   for (tl_r9 = tl_lane5; tl_r9 < 8; tl_r9 += 8) {
     tl_acc8 = (tl_acc8 + As[((tl_s7 * 8) + tl_r9)]);
   }

@@ -190,22 +190,22 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   tl_grp19 = (tl_lane / 32);
   for (tl_step24 = 0; tl_step24 < 4; tl_step24 += 1) {
     tl_s20 = ((((tl_step24 * 4) + 0) * 1) + tl_grp19);
-    tl_acc25 = 0.0f;
+    tl_acc25 = -0.0f;
     for (tl_r29 = tl_lane18; tl_r29 < 33; tl_r29 += 32) {
       tl_acc25 = (tl_acc25 + As[((tl_warp * 528) + ((tl_s20 * 33) + tl_r29))]);
     }
     tl_s21 = ((((tl_step24 * 4) + 1) * 1) + tl_grp19);
-    tl_acc26 = 0.0f;
+    tl_acc26 = -0.0f;
     for (tl_r30 = tl_lane18; tl_r30 < 33; tl_r30 += 32) {
       tl_acc26 = (tl_acc26 + As[((tl_warp * 528) + ((tl_s21 * 33) + tl_r30))]);
     }
     tl_s22 = ((((tl_step24 * 4) + 2) * 1) + tl_grp19);
-    tl_acc27 = 0.0f;
+    tl_acc27 = -0.0f;
     for (tl_r31 = tl_lane18; tl_r31 < 33; tl_r31 += 32) {
       tl_acc27 = (tl_acc27 + As[((tl_warp * 528) + ((tl_s22 * 33) + tl_r31))]);
     }
     tl_s23 = ((((tl_step24 * 4) + 3) * 1) + tl_grp19);
-    tl_acc28 = 0.0f;
+    tl_acc28 = -0.0f;
     for (tl_r32 = tl_lane18; tl_r32 < 33; tl_r32 += 32) {
       tl_acc28 = (tl_acc28 + As[((tl_warp * 528) + ((tl_s23 * 33) + tl_r32))]);
     }
