@@ -25,6 +25,8 @@
 #include <string.h>
 #include <time.h>
 
+enum { SIM_MAX_ELEMS = 1 << 22 }; /* the largest case the simulator runs again */
+
 static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -81,12 +83,18 @@ static int matrix(tilec_reduce_desc *all, int max) {
                     if (mask >> i & 1) d.axes[d.naxes++] = i;
                 all[n++] = d;
             }
-    static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; } shapes[] = {
-        {1, {(1 << 24) + 3}, 1, {0}}, {2, {3, 700001}, 1, {-1}}, {2, {3, 700000}, 1, {-1}},
-        {2, {600, 8200}, 1, {-1}},  /* a CTA per row */
-        {2, {100000, 37}, 1, {1}}, {2, {100001, 32}, 1, {1}}, {2, {3000, 1024}, 1, {1}},
-        {2, {40999, 7}, 1, {0}}, {2, {40999, 8}, 1, {0}}, {2, {37, 90000}, 1, {0}}, {2, {37, 90001}, 1, {0}},
+    static const struct { int rank; int64_t shape[4]; int naxes; int axes[3]; } shapes[] = {
+        {1, {(1 << 24) + 3}, 1, {0}},          /* one output: blocks over CTAs, partials */
+        {2, {3, 700001}, 1, {-1}},             /* few long rows, element loads */
+        {2, {3, 700000}, 1, {-1}},             /* few long rows, 16-byte loads, a ragged piece */
+        {2, {600, 8200}, 1, {-1}},             /* blocks of a row in one CTA, rounds */
+        {2, {3000, 4096}, 1, {1}},             /* several rows a CTA */
+        {2, {100000, 37}, 1, {1}}, {2, {100001, 32}, 1, {1}}, {2, {3000, 1024}, 1, {1}}, /* short rows */
+        {2, {40999, 7}, 1, {0}}, {2, {40999, 8}, 1, {0}}, {2, {37, 90000}, 1, {0}}, {2, {37, 90001}, 1, {0}}, /* columns */
         {3, {6, 5, 4000}, 2, {0, 2}}, {2, {64, 1 << 16}, 1, {1}},
+        {3, {30, 500, 7}, 1, {1}},             /* columns under a kept outer axis */
+        {4, {16, 64, 28, 28}, 3, {0, 2, 3}},   /* batch-norm statistics */
+        {4, {8, 64, 32, 256}, 2, {1, 3}},      /* two axes around kept ones */
     };
     for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++)
         for (int op = 0; op < TILEC_OP_COUNT; op++)
@@ -580,11 +588,28 @@ int main(int argc, char **argv) {
     static tilec_reduce_desc descs[1024];
     int n = matrix(descs, 1024), passed = 0, failed = 0;
     char why[2048];
+    /* the simulator on the same inputs: the same bits (docs/runtime.md, "Fold order") */
+    tilec_ctx *sim;
+    tilec_open(&sim);
+    bool have_sim = tilec_runtime_open(sim, TILEC_BACKEND_SIM, 0) == TILEC_OK;
+    int compared = 0, same_bits = 0;
     for (int i = 0; i < n; i++) {
-        if (run_shifted(ctx, &descs[i], (uint64_t)i, descs[i].accumulate ? 1 : 0, NULL, why, sizeof why)) passed++;
+        int shift = descs[i].accumulate ? 1 : 0;
+        void *gpu = NULL, *cpu = NULL;
+        if (run_shifted(ctx, &descs[i], (uint64_t)i, shift, &gpu, why, sizeof why)) passed++;
         else { failed++; printf("  FAIL %d: %s\n", i, why); }
+        if (have_sim && desc_elems(&descs[i], false) <= SIM_MAX_ELEMS) {
+            compared++;
+            size_t ob = (size_t)desc_elems(&descs[i], true) * tilec_dtype_size(descs[i].dtype);
+            if (run_shifted(sim, &descs[i], (uint64_t)i, shift, &cpu, why, sizeof why) && !memcmp(gpu, cpu, ob)) same_bits++;
+            else { failed++; printf("  FAIL %d: the simulator gives other bits than the GPU\n", i); }
+        }
+        free(gpu);
+        free(cpu);
     }
-    printf("jit_check: matrix %d of %d reductions match the reference\n", passed, n);
+    tilec_close(sim);
+    printf("jit_check: matrix %d of %d reductions match the reference; %d of %d give the simulator's bits\n", passed, n,
+           same_bits, compared);
     /* determinism: a 2^26-element sum twice, bit for bit */
     tilec_reduce_desc big = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {1 << 26}, .naxes = 1, .axes = {0}};
     void *a = NULL, *b = NULL;
@@ -668,7 +693,8 @@ int main(int argc, char **argv) {
         FILE *f = fopen(out, "w");
         if (f) {
             fprintf(f, "| check | result |\n|---|---|\n");
-            fprintf(f, "| tilec_reduce matrix (every axis set of ranks 1-4 × ops; 7 dtypes × ops × 13 shapes, one for each grid variant and path × aligned, or unaligned with accum/NaN policy; up to 2^24+3 elements) | %d of %d match the reference |\n", passed, n);
+            fprintf(f, "| tilec_reduce matrix (every axis set of ranks 1-4 × ops; 7 dtypes × ops × 17 shapes, one for each grid executor and path × aligned, or unaligned with accum/NaN policy; up to 2^24+3 elements) | %d of %d match the reference |\n", passed, n);
+            fprintf(f, "| the same matrix on the simulator (cases of up to %d elements), same inputs | %d of %d bit-identical to the GPU |\n", SIM_MAX_ELEMS, same_bits, compared);
             fprintf(f, "| 2^26-element f32 sum, twice | %s |\n", same ? "bit-identical" : "DIFFERENT");
             fprintf(f, "| 2^31+7 elements (64-bit indices): u32 sum of ones, f32 max planted 3 from the end | %s |\n",
                     big_ok ? "exact" : "WRONG");
