@@ -457,7 +457,7 @@ static int check_releases(void) {
 }
 
 static const tilec_reduce_desc split_shape = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {16384}, .naxes = 1, .axes = {0}};
-static const tilec_reduce_desc cols_shape = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {512, 64}, .naxes = 1, .axes = {0}};
+static const tilec_reduce_desc cols_shape = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {8192, 64}, .naxes = 1, .axes = {0}};
 
 static void expect_variant(tilec_ctx *ctx, const tilec_reduce_desc *d, const char *want) {
     char *text;
@@ -474,7 +474,7 @@ static void test_scratch_per_stream(void **state) {
     (void)state;
     tilec_ctx *ctx = rec_ctx();
     expect_variant(ctx, &split_shape, "variant grid_rows, grid 2 x 256 threads, 2 scratch buffers");
-    expect_variant(ctx, &cols_shape, "variant grid_cols, grid 2 x 256 threads, 2 scratch buffers");
+    expect_variant(ctx, &cols_shape, "variant grid_cols, grid 16 x 256 threads, 2 scratch buffers");
     void *streams[2] = {(void *)0x1000, (void *)0x2000};
     const tilec_reduce_desc *pair[2] = {&split_shape, &cols_shape};
     for (int sh = 0; sh < 2; sh++) {

@@ -196,13 +196,16 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
 /* ---- statements ------------------------------------------------------------------------------ */
 
 /* The 16-byte vector type of element type t. */
-static const char *vec_type(lp_type t) {
+/* The vector type of vec elements of type t (16, 8 or 4 bytes; the prelude declares them). */
+static const char *vec_type(lp_type t, int vec) {
+    static const char *const u16[] = {"tl_u16x2", "tl_u16x4", "tl_u16x8"}, *const w32[][2] = {
+        {"tl_f32x2", "tl_f32x4"}, {"tl_i32x2", "tl_i32x4"}, {"tl_u32x2", "tl_u32x4"}};
     switch (t) {
-    case LP_F16: case LP_BF16: return "tl_u16x8";
-    case LP_F32: return "tl_f32x4";
+    case LP_F16: case LP_BF16: return u16[vec == 2 ? 0 : vec == 4 ? 1 : 2];
+    case LP_F32: return w32[0][vec == 4];
+    case LP_I32: return w32[1][vec == 4];
+    case LP_U32: return w32[2][vec == 4];
     case LP_F64: return "tl_f64x2";
-    case LP_I32: return "tl_i32x4";
-    case LP_U32: return "tl_u32x4";
     default: return "tl_i64x2";
     }
 }
@@ -265,7 +268,7 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
     case LS_VLOAD: case LS_VSTORE: {
         bool load = st->kind == LS_VLOAD;
         int first = load ? st->reg : st->src_reg;
-        const char *vt = vec_type(st->buf->type);
+        const char *vt = vec_type(st->buf->type, st->vec);
         ir_str_printf(s, "{\n%*s  %s tl_v", pad, "", vt);
         if (load) {
             ir_str_printf(s, " = *(const %s *)&", vt);
@@ -440,8 +443,13 @@ static const char common_prelude[] =
     "TL_MINMAX_INT(int, i32)\n"
     "TL_MINMAX_INT(unsigned, u32)\n"
     "TL_MINMAX_INT(long long, i64)\n"
-    "/* 16-byte vectors for aligned copies */\n"
+    "/* 16-, 8- and 4-byte vectors for aligned loads and copies */\n"
     "typedef struct __attribute__((aligned(16))) { float e[4]; } tl_f32x4;\n"
+    "typedef struct __attribute__((aligned(8))) { float e[2]; } tl_f32x2;\n"
+    "typedef struct __attribute__((aligned(8))) { int e[2]; } tl_i32x2;\n"
+    "typedef struct __attribute__((aligned(8))) { unsigned e[2]; } tl_u32x2;\n"
+    "typedef struct __attribute__((aligned(8))) { tl_u16 e[4]; } tl_u16x4;\n"
+    "typedef struct __attribute__((aligned(4))) { tl_u16 e[2]; } tl_u16x2;\n"
     "typedef struct __attribute__((aligned(16))) { double e[2]; } tl_f64x2;\n"
     "typedef struct __attribute__((aligned(16))) { int e[4]; } tl_i32x4;\n"
     "typedef struct __attribute__((aligned(16))) { unsigned e[4]; } tl_u32x4;\n"

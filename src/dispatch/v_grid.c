@@ -24,9 +24,10 @@
  *   k (pairs (0,1), (2,3), …, then pairs of those), then the 32 lane values by a perfect
  *   binary tree over the lane (the xor butterfly 1, 2, 4, 8, 16).
  *
- *   Blocks. NB = min(ceil(M / G), 4096) blocks, G = ceil(16 / min(L, 16)) for pieces of L
- *   elements (16 for cols); block b folds pieces b, b + NB, b + 2 NB, … left to right; the
- *   NB block values are combined by a perfect binary tree over b.
+ *   Blocks. NB = ceil(M / G) blocks of G = max(ceil(w / min(L, w)), ceil(M / B)) pieces,
+ *   for pieces of L elements; w = 16 and B = 4096 for rows, w = 64 and B = 16384 for cols.
+ *   Block b folds pieces b, b + NB, b + 2 NB, … left to right; the NB block values are
+ *   combined by a perfect binary tree over b.
  *
  *   A missing leaf of a tree is the identity, which changes nothing (the identity of a
  *   float sum is -0.0: x + -0.0 is x for every x), so every tree may be cut short where
@@ -50,8 +51,10 @@
 #include <stdio.h>
 
 enum {
-    NB_MAX = 4096,      /* blocks of an output */
-    BLOCK_WORK = 16,    /* elements a block folds at least */
+    NB_ROWS = 4096,     /* blocks of an output, rows */
+    NB_COLS = 16384,    /* blocks of an output, cols */
+    WORK_ROWS = 16,     /* elements a block folds at least, rows */
+    WORK_COLS = 64,     /* elements a block folds at least, cols */
     SLOTS = 4096,       /* shared slots a CTA folds at once (16 KB of f32) */
     LANES = 32,         /* lanes of a piece (also on 64-wide warps) */
 };
@@ -168,9 +171,10 @@ static bool plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
     g->M = g->P;
     for (int i = 0; i < m - (g->rows ? 1 : 0); i++)
         if (g->d[i].red) g->M *= g->d[i].n;
-    int64_t G = ceil_div(BLOCK_WORK, g->L < BLOCK_WORK ? g->L : BLOCK_WORK);
+    int64_t work = g->rows ? WORK_ROWS : WORK_COLS, most = g->rows ? NB_ROWS : NB_COLS;
+    int64_t G = ceil_div(work, g->L < work ? g->L : work);
+    if (G < ceil_div(g->M, most)) G = ceil_div(g->M, most);
     g->NB = ceil_div(g->M, G);
-    if (g->NB > NB_MAX) g->NB = NB_MAX;
     /* 16-byte loads: an aligned parameter, contiguous runs, every run start a multiple of vec */
     bool al = !q->target->unaligned && b->is_param && g->base % g->vec == 0;
     for (int i = 0; i < m; i++)
@@ -297,12 +301,12 @@ static lp_block *when_last(dsp_lower *l, lp_block *b, lp_buf *counter, lp_expr *
 }
 
 /* How many blocks of an output a CTA folds: K, a power of two from `least`, so that the
- * last CTA's slots hold the C = ceil(NB / K) partials of `width` outputs, then larger while
- * the launch keeps four waves of CTAs (`lines` CTAs side by side, C each) and K blocks of
+ * last CTA's slots hold the C = ceil(NB / K) partials of an output, then larger while the
+ * launch keeps four waves of CTAs (`lines` CTAs side by side, C each) and K blocks of
  * `width` outputs fit the slots. It changes where partial results meet, not the order. */
 static int64_t blocks_per_cta(const dsp_query *q, const gplan *g, int64_t lines, int64_t least, int64_t width) {
     int64_t K = least, top = pow2_ceil(g->NB);
-    while (K < top && pow2_ceil(ceil_div(g->NB, K)) * width > SLOTS) K <<= 1;
+    while (K < top && pow2_ceil(ceil_div(g->NB, K)) > SLOTS) K <<= 1;
     while (K < top && 2 * K * width <= SLOTS && lines * ceil_div(g->NB, 2 * K) >= 4 * wave(q)) K <<= 1;
     return K;
 }
@@ -536,10 +540,14 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     int T = q->threads;
     const gdim *inner = &g.d[g.rank - 1];
     int64_t I = inner->n;
-    /* vec neighbouring columns per thread: 16-byte loads when the columns are contiguous,
-     * aligned and a whole number of vectors */
-    int vec = g.aligned && inner->in == 1 && I % g.vec == 0 ? g.vec : 1;
-    int64_t V = I / vec, KO = g.S / I, NBp = pow2_ceil(g.NB);
+    /* vec neighbouring columns per thread when they are contiguous and aligned: 16-byte
+     * loads, or narrower ones when that leaves the device too few threads (few columns) */
+    int64_t KO = g.S / I, NBp = pow2_ceil(g.NB), want = (int64_t)(q->target->sms > 0 ? q->target->sms : DSP_DEFAULT_SMS) * 1024;
+    int vec = 1;
+    if (g.aligned && inner->in == 1)
+        for (vec = g.vec; vec > 1; vec /= 2)
+            if (I % vec == 0 && vec * (int)tilec_dtype_size(q->st->src.buf->dtype) >= 4 && I / vec * KO * g.NB >= want) break;
+    int64_t V = I / vec;
     int64_t cw = V < LANES ? pow2_ceil(V) : LANES;
     if (cw > T) cw = pow2_floor(T);
     int64_t rw = pow2_floor(T / cw);
@@ -548,13 +556,13 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         cw = pow2_floor(T / rw);
         if (cw > pow2_ceil(V)) cw = pow2_ceil(V);
     }
-    /* K blocks per CTA; fewer column lanes when K (or the last CTA's partials) of every
-     * column would not fit the slots */
+    /* K blocks per CTA; fewer column lanes when K blocks of every column would not fit
+     * the slots */
     int64_t nb, K;
     for (;;) {
         nb = ceil_div(V, cw);
         K = blocks_per_cta(q, &g, KO * nb, rw, cw * vec);
-        if ((K > pow2_ceil(ceil_div(g.NB, K)) ? K : pow2_ceil(ceil_div(g.NB, K))) * cw * vec <= SLOTS) break;
+        if (K * cw * vec <= SLOTS) break;
         if (cw == 1) {
             snprintf(why, wn, "%lld blocks of a column do not fit the CTA's slots", (long long)g.NB);
             return false;
@@ -567,7 +575,10 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     k->grid = KO * nb * C;
     lp_type it = index_type(q, &g), at = dsp_acc_type(q);
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
-    lp_buf *slots = lp_buf_scratch(k, "slots", at, (K > Cp ? K : Cp) * width);
+    /* the last CTA folds the partials of cg columns at a time */
+    int64_t cg = SLOTS / Cp < width ? pow2_floor(SLOTS / Cp) : width;
+    if (cg < 1) cg = 1;
+    lp_buf *slots = lp_buf_scratch(k, "slots", at, K * width > Cp * cg ? K * width : Cp * cg);
     lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
     int cl = lp_reg_new(k, it, "cl"), rl = lp_reg_new(k, it, "rl"), cb = lp_reg_new(k, it, "cb"),
@@ -582,7 +593,8 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
      * only when its output stride is 1; in general through the kept offsets) */
     int col = lp_reg_new(k, it, "col");
     lp_assign(k, b, col, mulc(k, add(k, mulc(k, lp_reg(k, cb), cw), lp_reg(k, cl)), vec));
-    int batch = in_flight(q->st->src.buf->dtype);
+    int batch = (int)(128 / (vec * (int64_t)tilec_dtype_size(q->st->src.buf->dtype))); /* 128 bytes in flight */
+    if (batch > 16) batch = 16;
     int accs = regs_new(k, at, "ca", vec), xs = regs_new(k, src->type, "cx", batch * vec);
     int r = lp_reg_new(k, it, "round"), blk = lp_reg_new(k, it, "b"), o = lp_reg_new(k, it, "o");
     /* the output index of (ko, column c): through each kept dim's output stride */
@@ -664,25 +676,28 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     lp_expr *line = add(k, mulc(k, lp_reg(k, ko), nb), lp_reg(k, cb));
     lp_block *fin = when_last(l, b, counters, line, C);
-    int f = lp_reg_new(k, LP_I32, "f");
-    lp_block *gather = &lp_for(k, fin, f, tid, ival(k, LP_I32, Cp * width), ival(k, LP_I32, T))->body;
+    /* pass p: local columns p * cg .. + cg, leaf i of column c at slot i * cg + c */
+    int pass = lp_reg_new(k, it, "pass"), f = lp_reg_new(k, LP_I32, "f");
+    lp_block *passes = &lp_for(k, fin, pass, ival(k, it, 0), ival(k, it, width / cg), ival(k, it, 1))->body;
+    lp_block *gather = &lp_for(k, passes, f, tid, ival(k, LP_I32, Cp * cg), ival(k, LP_I32, T))->body;
     lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
-    lp_expr *leaf = divc(k, fe, width), *c = remc(k, fe, width);
-    lp_expr *gc = add(k, mulc(k, lp_reg(k, cb), width), c);
+    lp_expr *leaf = divc(k, fe, cg), *c = cg > 1 ? remc(k, fe, cg) : ival(k, it, 0);
+    lp_expr *gc = add(k, add(k, mulc(k, lp_reg(k, cb), width), mulc(k, lp_reg(k, pass), cg)), c);
     lp_expr *ok = both(k, lt(k, leaf, ival(k, it, C)), lt(k, gc, ival(k, it, I)));
     lp_expr *safe_leaf = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, C - 1));
     lp_expr *safe_col = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, I - 1));
     lp_expr *ps = add(k, lp_reg(k, sbase), mulc(k, safe_col, inner->out));
     lp_store(k, gather, slots, lp_reg(k, f),
              lp_select(k, ok, lp_load(k, partials, add(k, mulc(k, ps, C), safe_leaf)), dsp_identity(l)));
-    lp_barrier(k, fin, TILEC_SCOPE_CTA);
-    slot_tree(l, fin, slots, Cp, Cp, width);
+    lp_barrier(k, passes, TILEC_SCOPE_CTA);
+    slot_tree(l, passes, slots, Cp, Cp, cg);
     int lc2 = lp_reg_new(k, it, "lc");
-    lp_block *fcols = &lp_for(k, fin, lc2, itid, ival(k, it, width), ival(k, it, T))->body;
-    lp_expr *gcol2 = add(k, mulc(k, lp_reg(k, cb), width), lp_reg(k, lc2));
+    lp_block *fcols = &lp_for(k, passes, lc2, itid, ival(k, it, cg), ival(k, it, T))->body;
+    lp_expr *gcol2 = add(k, add(k, mulc(k, lp_reg(k, cb), width), mulc(k, lp_reg(k, pass), cg)), lp_reg(k, lc2));
     lp_block *mine = &lp_if(k, fcols, lt(k, gcol2, ival(k, it, I)))->body;
     dsp_store_output(l, mine, add(k, lp_reg(k, sbase), mulc(k, gcol2, inner->out)),
                      lp_load(k, slots, lp_cast(k, LP_I32, lp_reg(k, lc2))));
+    lp_barrier(k, passes, TILEC_SCOPE_CTA); /* the slots are read before the next pass writes them */
     lp_store(k, &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body, counters, line,
              ival(k, LP_U32, 0)); /* ready for the next launch */
     return true;

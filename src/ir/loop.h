@@ -100,7 +100,7 @@ typedef enum lp_stmt_kind {
                    step > 0 and the same for every lane that runs the loop */
     LS_SHFL,    /* reg = shfl_xor(src_reg, lane_mask, width) across the warp */
     LS_BARRIER, /* barrier of `scope` (cta, warpgroup, warp) */
-    LS_VLOAD,   /* registers reg .. reg + vec - 1 = buf[a .. a + vec): one 16-byte load;
+    LS_VLOAD,   /* registers reg .. reg + vec - 1 = buf[a .. a + vec): one aligned load of 16, 8 or 4 bytes;
                    a is a multiple of vec */
     LS_VSTORE,  /* buf[a .. a + vec) = registers src_reg .. src_reg + vec - 1 */
     LS_ATOMIC_ADD, /* reg = buf[a]; buf[a] += b, atomically (global integer counters) */

@@ -39,8 +39,13 @@ TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 TL_MINMAX_INT(int, i32)
 TL_MINMAX_INT(unsigned, u32)
 TL_MINMAX_INT(long long, i64)
-/* 16-byte vectors for aligned copies */
+/* 16-, 8- and 4-byte vectors for aligned loads and copies */
 typedef struct __attribute__((aligned(16))) { float e[4]; } tl_f32x4;
+typedef struct __attribute__((aligned(8))) { float e[2]; } tl_f32x2;
+typedef struct __attribute__((aligned(8))) { int e[2]; } tl_i32x2;
+typedef struct __attribute__((aligned(8))) { unsigned e[2]; } tl_u32x2;
+typedef struct __attribute__((aligned(8))) { tl_u16 e[4]; } tl_u16x4;
+typedef struct __attribute__((aligned(4))) { tl_u16 e[2]; } tl_u16x2;
 typedef struct __attribute__((aligned(16))) { double e[2]; } tl_f64x2;
 typedef struct __attribute__((aligned(16))) { int e[4]; } tl_i32x4;
 typedef struct __attribute__((aligned(16))) { unsigned e[4]; } tl_u32x4;
