@@ -658,8 +658,8 @@ static void test_sim_budget(void **state) {
     tilec_close(ctx);
 }
 
-/* Runs d on the host data `in` (the input `shift` elements past an aligned address) and
- * returns the output's bytes (malloc'd). */
+/* Runs d on the host data `in` (the input `shift` elements past an aligned address),
+ * checks the result against the reference, and returns the output's bytes (malloc'd). */
 static void *run_bits(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, int shift) {
     size_t es = tilec_dtype_size(d->dtype);
     size_t in_bytes = (size_t)desc_elems(d, false) * es, out_bytes = (size_t)desc_elems(d, true) * es;
@@ -672,6 +672,10 @@ static void *run_bits(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in
     assert_int_equal(tilec_mem_download(ctx, out, dout, out_bytes), TILEC_OK);
     tilec_mem_free(ctx, din);
     tilec_mem_free(ctx, dout);
+    tilec_check_result r;
+    assert_int_equal(tilec_reduce_check(ctx, d, in, NULL, out, &r), TILEC_OK);
+    if (!r.ok) fail_msg("%s %s: %lld mismatches, first [%lld] got %.9g want %.9g", tilec_op_name(d->op),
+                        tilec_dtype_name(d->dtype), (long long)r.mismatches, (long long)r.first_bad, r.got, r.want);
     return out;
 }
 
@@ -764,6 +768,7 @@ static void test_device_invariance(void **state) {
     static const struct { int rank; int64_t shape[3]; int naxes; int axes[2]; } cases[] = {
         {1, {(1 << 20) + 3}, 1, {0}}, {2, {3, 70001}, 1, {1}}, {2, {64, 8200}, 1, {1}}, {2, {4099, 40}, 1, {0}},
         {3, {64, 30, 900}, 2, {0, 2}}, {2, {20000, 8}, 1, {0}},
+        {2, {20000, 128}, 1, {0}}, /* at 132 multiprocessors: partials in two levels */
     };
     static const char *const sms[] = {"4", "1", "7", "132"};
     int launches_differ = 0;

@@ -57,6 +57,7 @@ enum {
     WORK_COLS = 64,     /* elements a block folds at least, cols */
     SLOTS = 4096,       /* shared slots a CTA folds at once (16 KB of f32) */
     LANES = 32,         /* lanes of a piece (also on 64-wide warps) */
+    FIN_GROUP = 32,     /* CTAs of a column block whose partials one of them folds (cols) */
 };
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -285,7 +286,7 @@ static void slot_tree(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t leaves, 
 /* Thread 0 counts the CTA as done on `counter` (after a fence that publishes what the
  * CTA wrote); the block returned runs in the CTA that completes the count of `total`,
  * after a fence, on every thread of it. */
-static lp_block *when_last(dsp_lower *l, lp_block *b, lp_buf *counter, lp_expr *which, int64_t total) {
+static lp_block *when_last(dsp_lower *l, lp_block *b, lp_buf *counter, lp_expr *which, lp_expr *total) {
     lp_kernel *k = l->k;
     lp_buf *last = lp_buf_scratch(k, "last", LP_I32, 1);
     lp_expr *tid = lp_special_expr(k, LP_TID);
@@ -293,7 +294,8 @@ static lp_block *when_last(dsp_lower *l, lp_block *b, lp_buf *counter, lp_expr *
     lp_fence(k, t0);
     int old = lp_reg_new(k, LP_U32, "done");
     lp_atomic_add(k, t0, old, counter, which, ival(k, LP_U32, 1));
-    lp_store(k, t0, last, ival(k, LP_I32, 0), lp_cast(k, LP_I32, eq(k, lp_reg(k, old), ival(k, LP_U32, total - 1))));
+    lp_store(k, t0, last, ival(k, LP_I32, 0),
+             lp_cast(k, LP_I32, eq(k, lp_reg(k, old), lp_binary(k, LO_SUB, lp_cast(k, LP_U32, total), ival(k, LP_U32, 1)))));
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     lp_block *fin = &lp_if(k, b, lp_binary(k, LO_NE, lp_load(k, last, ival(k, LP_I32, 0)), ival(k, LP_I32, 0)))->body;
     lp_fence(k, fin);
@@ -513,7 +515,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, g.S);
     lp_store(k, lead, partials, add(k, mulc(k, lp_reg(k, line), C), lp_reg(k, chunk)), value);
     lp_barrier(k, b, TILEC_SCOPE_CTA);
-    lp_block *fin = when_last(l, b, counters, lp_reg(k, line), C);
+    lp_block *fin = when_last(l, b, counters, lp_reg(k, line), ival(k, LP_U32, C));
     int f = lp_reg_new(k, LP_I32, "f");
     lp_block *gather = &lp_for(k, fin, f, tid, ival(k, LP_I32, Cp), ival(k, LP_I32, T))->body;
     lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
@@ -562,6 +564,9 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     for (;;) {
         nb = ceil_div(V, cw);
         K = blocks_per_cta(q, &g, KO * nb, rw, cw * vec);
+        int64_t kg = pow2_floor(SLOTS / (cw * vec)); /* the last CTAs fold kg partials at a time, in two levels */
+        if (kg > FIN_GROUP) kg = FIN_GROUP;
+        while (K < NBp && ceil_div(g.NB, K) > kg * kg) K <<= 1;
         if (K * cw * vec <= SLOTS) break;
         if (cw == 1) {
             snprintf(why, wn, "%lld blocks of a column do not fit the CTA's slots", (long long)g.NB);
@@ -575,10 +580,12 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     k->grid = KO * nb * C;
     lp_type it = index_type(q, &g), at = dsp_acc_type(q);
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
-    /* the last CTA folds the partials of cg columns at a time */
-    int64_t cg = SLOTS / Cp < width ? pow2_floor(SLOTS / Cp) : width;
-    if (cg < 1) cg = 1;
-    lp_buf *slots = lp_buf_scratch(k, "slots", at, K * width > Cp * cg ? K * width : Cp * cg);
+    /* several CTAs a column block meet in two levels: groups of Kg CTAs, the last of each
+     * folding its group's partials; then the last group folds the groups' values */
+    int64_t Kg = pow2_floor(SLOTS / width) < FIN_GROUP ? pow2_floor(SLOTS / width) : FIN_GROUP;
+    if (Kg > Cp) Kg = Cp;
+    int64_t G2 = ceil_div(C, Kg);
+    lp_buf *slots = lp_buf_scratch(k, "slots", at, (K > Kg ? K : Kg) * width);
     lp_expr *tid = lp_special_expr(k, LP_TID), *itid = lp_cast(k, it, tid);
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
     int cl = lp_reg_new(k, it, "cl"), rl = lp_reg_new(k, it, "rl"), cb = lp_reg_new(k, it, "cb"),
@@ -671,35 +678,57 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         return true;
     }
     lp_buf *partials = lp_buf_scratch_global(k, "partials", at, g.S * C);
-    lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, KO * nb);
+    lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, KO * nb * G2);
     lp_store(k, lead, partials, add(k, mulc(k, sout, C), lp_reg(k, chunk)), value);
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     lp_expr *line = add(k, mulc(k, lp_reg(k, ko), nb), lp_reg(k, cb));
-    lp_block *fin = when_last(l, b, counters, line, C);
-    /* pass p: local columns p * cg .. + cg, leaf i of column c at slot i * cg + c */
-    int pass = lp_reg_new(k, it, "pass"), f = lp_reg_new(k, LP_I32, "f");
-    lp_block *passes = &lp_for(k, fin, pass, ival(k, it, 0), ival(k, it, width / cg), ival(k, it, 1))->body;
-    lp_block *gather = &lp_for(k, passes, f, tid, ival(k, LP_I32, Cp * cg), ival(k, LP_I32, T))->body;
-    lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
-    lp_expr *leaf = divc(k, fe, cg), *c = cg > 1 ? remc(k, fe, cg) : ival(k, it, 0);
-    lp_expr *gc = add(k, add(k, mulc(k, lp_reg(k, cb), width), mulc(k, lp_reg(k, pass), cg)), c);
-    lp_expr *ok = both(k, lt(k, leaf, ival(k, it, C)), lt(k, gc, ival(k, it, I)));
-    lp_expr *safe_leaf = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, C - 1));
-    lp_expr *safe_col = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, I - 1));
-    lp_expr *ps = add(k, lp_reg(k, sbase), mulc(k, safe_col, inner->out));
-    lp_store(k, gather, slots, lp_reg(k, f),
-             lp_select(k, ok, lp_load(k, partials, add(k, mulc(k, ps, C), safe_leaf)), dsp_identity(l)));
-    lp_barrier(k, passes, TILEC_SCOPE_CTA);
-    slot_tree(l, passes, slots, Cp, Cp, cg);
-    int lc2 = lp_reg_new(k, it, "lc");
-    lp_block *fcols = &lp_for(k, passes, lc2, itid, ival(k, it, cg), ival(k, it, T))->body;
-    lp_expr *gcol2 = add(k, add(k, mulc(k, lp_reg(k, cb), width), mulc(k, lp_reg(k, pass), cg)), lp_reg(k, lc2));
-    lp_block *mine = &lp_if(k, fcols, lt(k, gcol2, ival(k, it, I)))->body;
-    dsp_store_output(l, mine, add(k, lp_reg(k, sbase), mulc(k, gcol2, inner->out)),
-                     lp_load(k, slots, lp_cast(k, LP_I32, lp_reg(k, lc2))));
-    lp_barrier(k, passes, TILEC_SCOPE_CTA); /* the slots are read before the next pass writes them */
-    lp_store(k, &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body, counters, line,
-             ival(k, LP_U32, 0)); /* ready for the next launch */
+    int grp = lp_reg_new(k, it, "grp");
+    lp_assign(k, b, grp, divc(k, lp_reg(k, chunk), Kg));
+    /* the group's CTAs: Kg, fewer in the last group */
+    lp_expr *members = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, ival(k, it, Kg),
+                                 lp_binary(k, LO_SUB, ival(k, it, C), mulc(k, lp_reg(k, grp), Kg)));
+    lp_block *fin = when_last(l, b, counters, add(k, mulc(k, line, G2), lp_reg(k, grp)), members);
+    /* leaf i of local column c at slot i * width + c: leaves first + i (< total) of each
+     * column's row in buf (stride entries per output); then the tree; local column c's
+     * value is at slot c for thread c, c + T, … in the block returned */
+    lp_buf *level2 = G2 > 1 ? lp_buf_scratch_global(k, "groups", at, g.S * G2) : NULL;
+    lp_buf *counters2 = G2 > 1 ? lp_buf_scratch_global(k, "counters2", LP_U32, KO * nb) : NULL;
+    for (int lev = 0; lev < (G2 > 1 ? 2 : 1); lev++) {
+        lp_buf *from = lev ? level2 : partials;
+        int64_t stride = lev ? G2 : C, leaves = lev ? pow2_ceil(G2) : Kg;
+        lp_expr *first = lev ? ival(k, it, 0) : mulc(k, lp_reg(k, grp), Kg);
+        int f = lp_reg_new(k, LP_I32, "f");
+        lp_block *gather = &lp_for(k, fin, f, tid, ival(k, LP_I32, leaves * width), ival(k, LP_I32, T))->body;
+        lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
+        lp_expr *leaf = add(k, first, divc(k, fe, width)), *c = width > 1 ? remc(k, fe, width) : ival(k, it, 0);
+        lp_expr *gc = add(k, mulc(k, lp_reg(k, cb), width), c);
+        lp_expr *ok = both(k, lt(k, leaf, ival(k, it, stride)), lt(k, gc, ival(k, it, I)));
+        lp_expr *safe_leaf = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, stride - 1));
+        lp_expr *safe_col = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, I - 1));
+        lp_expr *ps = add(k, lp_reg(k, sbase), mulc(k, safe_col, inner->out));
+        lp_store(k, gather, slots, lp_reg(k, f),
+                 lp_select(k, ok, lp_load(k, from, add(k, mulc(k, ps, stride), safe_leaf)), dsp_identity(l)));
+        lp_barrier(k, fin, TILEC_SCOPE_CTA);
+        slot_tree(l, fin, slots, leaves, leaves, width);
+        int lc2 = lp_reg_new(k, it, "lc");
+        lp_block *fcols = &lp_for(k, fin, lc2, itid, ival(k, it, width), ival(k, it, T))->body;
+        lp_expr *gcol2 = add(k, mulc(k, lp_reg(k, cb), width), lp_reg(k, lc2));
+        lp_block *mine = &lp_if(k, fcols, lt(k, gcol2, ival(k, it, I)))->body;
+        lp_expr *s2 = add(k, lp_reg(k, sbase), mulc(k, gcol2, inner->out));
+        lp_expr *v2 = lp_load(k, slots, lp_cast(k, LP_I32, lp_reg(k, lc2)));
+        lp_block *t0 = &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body;
+        if (lev == 0) /* ready for the next launch */
+            lp_store(k, t0, counters, add(k, mulc(k, line, G2), lp_reg(k, grp)), ival(k, LP_U32, 0));
+        else
+            lp_store(k, t0, counters2, line, ival(k, LP_U32, 0));
+        if (lev == 1 || G2 == 1) {
+            dsp_store_output(l, mine, s2, v2);
+            break;
+        }
+        lp_store(k, mine, level2, add(k, mulc(k, s2, G2), lp_reg(k, grp)), v2);
+        lp_barrier(k, fin, TILEC_SCOPE_CTA);
+        fin = when_last(l, fin, counters2, line, ival(k, LP_U32, G2));
+    }
     return true;
 }
 
