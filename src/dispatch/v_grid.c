@@ -26,8 +26,9 @@
  *
  *   Blocks. NB = ceil(M / G) blocks of G = max(ceil(w / min(L, w)), ceil(M / B)) pieces,
  *   for pieces of L elements; w = 16 and B = 4096 for rows, w = 64 and B = 16384 for cols.
- *   Block b folds pieces b, b + NB, b + 2 NB, … left to right; the NB block values are
- *   combined by a perfect binary tree over b.
+ *   Rows: block b folds pieces b, b + NB, b + 2 NB, … (the CTAs of an output sweep it
+ *   together); cols: pieces b G, b G + 1, … b G + G - 1 (a thread's rows are neighbours);
+ *   left to right. The NB block values are combined by a perfect binary tree over b.
  *
  *   A missing leaf of a tree is the identity, which changes nothing (the identity of a
  *   float sum is -0.0: x + -0.0 is x for every x), so every tree may be cut short where
@@ -89,7 +90,7 @@ typedef struct gplan {
     bool rows;                  /* the innermost dim is reduced */
     int vec, U;                 /* elements per 16 bytes; loads per lane of a piece */
     int64_t W, n, ns;           /* piece size; run length and its element stride (rows) */
-    int64_t P, L, M, NB;        /* pieces per run, elements per piece, pieces, blocks */
+    int64_t P, L, M, G, NB;     /* pieces per run, elements per piece, pieces, per block, blocks */
     bool aligned;               /* 16-byte loads of whole vectors */
 } gplan;
 
@@ -176,6 +177,7 @@ static bool plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
     int64_t G = ceil_div(work, g->L < work ? g->L : work);
     if (G < ceil_div(g->M, most)) G = ceil_div(g->M, most);
     g->NB = ceil_div(g->M, G);
+    g->G = G;
     /* 16-byte loads: an aligned parameter, contiguous runs, every run start a multiple of vec */
     bool al = !q->target->unaligned && b->is_param && g->base % g->vec == 0;
     for (int i = 0; i < m; i++)
@@ -641,12 +643,16 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     lp_assign(k, each, blk, add(k, add(k, mulc(k, lp_reg(k, chunk), K), mulc(k, lp_reg(k, r), rw)), lp_reg(k, rl)));
     for (int e = 0; e < vec; e++) lp_assign(k, each, accs + e, dsp_identity(l));
     lp_block *work = &lp_if(k, each, both(k, active, lt(k, lp_reg(k, blk), ival(k, it, g.NB))))->body;
-    lp_block *turn = &lp_for(k, work, o, lp_reg(k, blk), ival(k, it, g.M), ival(k, it, g.NB * batch))->body;
+    /* block b: pieces b * G .. b * G + G - 1 (fewer in the last), in order */
+    int hi = lp_reg_new(k, it, "hi");
+    lp_assign(k, work, hi, lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, mulc(k, add(k, lp_reg(k, blk), ival(k, it, 1)), g.G),
+                                     ival(k, it, g.M)));
+    lp_block *turn = &lp_for(k, work, o, mulc(k, lp_reg(k, blk), g.G), lp_reg(k, hi), ival(k, it, batch))->body;
     lp_expr *cols_at = add(k, lp_reg(k, ibase), mulc(k, lp_reg(k, col), inner->in));
     lp_expr *okv[64];
     for (int u = 0; u < batch; u++) { /* the loads first */
-        lp_expr *ou = u ? add(k, lp_reg(k, o), ival(k, it, (int64_t)u * g.NB)) : lp_reg(k, o);
-        okv[u] = u ? lt(k, ou, ival(k, it, g.M)) : NULL;
+        lp_expr *ou = u ? add(k, lp_reg(k, o), ival(k, it, u)) : lp_reg(k, o);
+        okv[u] = u ? lt(k, ou, lp_reg(k, hi)) : NULL;
         lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
         lp_expr *first = add(k, cols_at, outer_offset(k, &g, ou));
         if (vec > 1) lp_vload(k, in, xs + u * vec, vec, src, first);
