@@ -466,9 +466,12 @@ TILEC_API tilec_status tilec_mem_download(tilec_ctx *ctx, void *dst, const void 
 /* Waits for everything launched so far. */
 TILEC_API tilec_status tilec_synchronize(tilec_ctx *ctx);
 
-/* What to reduce: a dense row-major tensor of `rank` dims (1 to 8, extents >= 0, 64-bit)
- * over `axes` (any non-empty set; negative counts from the end). The output is the
- * tensor of the kept dims, in order (one element when every dim is reduced). */
+/* What to reduce: a tensor of `rank` dims (1 to 8, extents >= 0, 64-bit) over `axes` (any
+ * non-empty set; negative counts from the end). The output is the dense row-major tensor
+ * of the kept dims, in order (one element when every dim is reduced). The input is dense
+ * row-major, or a strided view: `strides` gives rank element strides (DLPack's
+ * convention: any sign, 0 for a broadcast dim) and `in` points at element [0, ..., 0]
+ * (docs/runtime.md, "Strided inputs"). */
 typedef struct tilec_reduce_desc {
     tilec_op op;
     tilec_dtype dtype;
@@ -481,6 +484,7 @@ typedef struct tilec_reduce_desc {
     void *stream;    /* CUstream / hipStream_t of the device's primary context; NULL: the
                       * default stream. Calls on different streams may run at once
                       * (docs/runtime.md, "Streams and threads"). */
+    const int64_t *strides; /* NULL: dense row-major; else `rank` element strides */
 } tilec_reduce_desc;
 
 /* Reduces `in` into `out` (device memory of the context's backend). The first call for a

@@ -199,6 +199,15 @@ expect "reduce a column set around a kept axis" 0 "$tilec" reduce --op max --dty
 has "reduce merges the view" "$tmp/out" "view: 6 (reduced) 5 40 (reduced)"
 expect "reduce a long row" 0 "$tilec" reduce --op min --dtype i64 --shape 70001 --axes 0 --check --repeat 1 --accumulate
 has "a long row is split over CTAs" "$tmp/out" "2 scratch buffers"
+expect "reduce a transposed view" 0 "$tilec" reduce --op sum --dtype f32 --shape 300x200 --strides 1,300 --axes 0 --backend sim --check --repeat 1
+has "the view shows its strides" "$tmp/out" "view: 300 (reduced) 200; strides 1, 300"
+has "a transposed view is checked" "$tmp/out" "): ok"
+expect "reduce a reversed, broadcast view" 0 "$tilec" reduce --op max --dtype bf16 --shape 4x25x14 --strides 0,-14,1 --axes 0,2 --backend sim --check --repeat 1
+expect "strides, one too few" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1 --backend sim
+has "it says how many" "$tmp/err" "--strides 1 gives 1 strides for the 2 dims of --shape 3x4: give one per dim"
+expect "strides that reach too far" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1,281474976710656 --backend sim
+has "it says the bound" "$tmp/err" "reach more than 2^48 elements"
+expect "a stride that is no number" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1,x --backend sim
 expect "reduce --explain" 0 "$tilec" reduce --op sum --dtype f16 --shape 4x1x8 --axes 2 --explain --repeat 1
 has "explain shows the tile program" "$tmp/out" "grid.sum(B, A, axes=(1))"
 expect "reduce over an empty axis" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x0 --check --repeat 1

@@ -5,6 +5,7 @@
  * every kind of bad input with its status and message, and the scratch kept per stream
  * (through a backend that is the simulator and logs what the runtime asks of it).
  */
+#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -734,6 +735,116 @@ static void test_batch_invariance(void **state) {
     tilec_close(ctx);
 }
 
+/* Strided views against a plain-loop reduction of the same elements (double for float
+ * sums, within 1e-5 of the magnitude; exact for max / min and wrapping integer sums):
+ * transposes, slices with steps, negative strides, broadcasts (stride 0), a view whose
+ * memory starts below `in`. */
+static double load_elem(tilec_dtype dt, const void *base, int64_t off) {
+    const unsigned char *b = base;
+    switch (dt) {
+    case TILEC_F32: { float f; memcpy(&f, b + 4 * off, 4); return f; }
+    case TILEC_F64: { double f; memcpy(&f, b + 8 * off, 8); return f; }
+    case TILEC_I32: { int32_t v; memcpy(&v, b + 4 * off, 4); return v; }
+    default: { uint16_t h; memcpy(&h, b + 2 * off, 2); return tilec_bf16_to_double(h); }
+    }
+}
+
+static void test_strided_views(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    static const struct { int rank; int64_t shape[4], strides[4]; int naxes; int axes[3]; const char *what; } views[] = {
+        {2, {300, 200}, {1, 300}, 1, {1}, "a transpose, reduced over its last dim (columns of the memory)"},
+        {2, {300, 200}, {1, 300}, 1, {0}, "a transpose, reduced over its first dim (rows of the memory)"},
+        {3, {20, 30, 40}, {40, 800, 1}, 2, {0, 2}, "permuted axes (1, 0, 2)"},
+        {2, {100, 70}, {400, 3}, 1, {1}, "a slice with steps [::2, ::3] of 200 x 210"},
+        {2, {100, 70}, {-70, 1}, 1, {0}, "rows reversed"},
+        {2, {100, 70}, {70, -1}, 1, {1}, "columns reversed, reduced"},
+        {2, {100, 70}, {70, -1}, 1, {0}, "columns reversed, kept"},
+        {3, {5, 100, 70}, {0, 70, 1}, 1, {0}, "a broadcast dim, reduced"},
+        {3, {5, 100, 70}, {0, 70, 1}, 2, {1, 2}, "a broadcast dim, kept"},
+        {2, {3000, 7}, {-7, 1}, 1, {0}, "columns, rows reversed, several CTAs"},
+        {4, {4, 6, 5, 33}, {1, 4 * 5 * 33, 4 * 33, 4}, 2, {0, 2}, "channels last, two axes"},
+    };
+    static const tilec_dtype dts[] = {TILEC_F32, TILEC_BF16, TILEC_I32, TILEC_F64};
+    for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
+        for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+            for (int op = 0; op < TILEC_OP_COUNT; op++) {
+                tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = dts[t], .rank = views[v].rank, .naxes = views[v].naxes,
+                                       .strides = views[v].strides};
+                memcpy(d.shape, views[v].shape, sizeof d.shape);
+                memcpy(d.axes, views[v].axes, sizeof d.axes);
+                /* the memory the view reaches, and element [0, ...]'s offset in it */
+                int64_t lo = 0, hi = 0;
+                for (int i = 0; i < d.rank; i++) {
+                    int64_t r = (d.shape[i] - 1) * views[v].strides[i];
+                    if (r < 0) lo += r;
+                    else hi += r;
+                }
+                int64_t span = hi - lo + 1, origin = -lo;
+                size_t es = tilec_dtype_size(d.dtype);
+                unsigned char *mem = malloc((size_t)span * es);
+                uint64_t seed = v * 100 + t * 10 + (uint64_t)op;
+                fill_buffer(d.dtype, mem, span, span, false, &seed);
+                void *dmem, *dout;
+                int64_t nout = desc_elems(&d, true);
+                assert_int_equal(tilec_mem_alloc(ctx, (size_t)span * es, &dmem), TILEC_OK);
+                assert_int_equal(tilec_mem_alloc(ctx, (size_t)nout * es, &dout), TILEC_OK);
+                assert_int_equal(tilec_mem_upload(ctx, dmem, mem, (size_t)span * es), TILEC_OK);
+                tilec_status st = tilec_reduce(ctx, &d, (char *)dmem + origin * (int64_t)es, dout);
+                if (st != TILEC_OK) fail_msg("%s: %s\n%s", views[v].what, tilec_status_name(st), tilec_diag_text(ctx));
+                unsigned char *got = malloc((size_t)nout * es);
+                assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * es), TILEC_OK);
+                /* plain loops: every element of the view, its output index row-major over the kept dims */
+                double *want = malloc((size_t)nout * sizeof *want), *mag = calloc((size_t)nout, sizeof *mag);
+                uint32_t *wrap = calloc((size_t)nout, sizeof *wrap);
+                bool *seen = calloc((size_t)nout, 1);
+                int64_t total = desc_elems(&d, false), idx[4] = {0};
+                bool red[4] = {0};
+                for (int i = 0; i < d.naxes; i++) red[d.axes[i]] = true;
+                for (int64_t e = 0; e < total; e++) {
+                    int64_t rest = e, off = origin, o = 0;
+                    for (int i = d.rank - 1; i >= 0; i--) {
+                        idx[i] = rest % d.shape[i];
+                        rest /= d.shape[i];
+                    }
+                    for (int i = 0; i < d.rank; i++) {
+                        off += idx[i] * views[v].strides[i];
+                        if (!red[i]) o = o * d.shape[i] + idx[i];
+                    }
+                    double x = load_elem(d.dtype, mem, off);
+                    if (!seen[o]) want[o] = op == TILEC_OP_SUM ? 0 : x, seen[o] = true;
+                    if (op == TILEC_OP_SUM) want[o] += x, mag[o] += fabs(x), wrap[o] += (uint32_t)(int32_t)x;
+                    else if (op == TILEC_OP_MAX) want[o] = x > want[o] ? x : want[o];
+                    else want[o] = x < want[o] ? x : want[o];
+                }
+                for (int64_t o = 0; o < nout; o++) {
+                    double g = load_elem(d.dtype, got, o);
+                    bool ok;
+                    if (d.dtype == TILEC_I32 && op == TILEC_OP_SUM) ok = (uint32_t)(int32_t)g == wrap[o];
+                    else if (op == TILEC_OP_SUM) ok = fabs(g - want[o]) <= (d.dtype == TILEC_BF16 ? 1e-2 : 1e-5) * mag[o] + 1e-30;
+                    else ok = g == want[o];
+                    if (!ok)
+                        fail_msg("%s, %s %s: output %lld is %.9g, the plain loops give %.9g", views[v].what,
+                                 tilec_op_name(op), tilec_dtype_name(d.dtype), (long long)o, g, want[o]);
+                }
+                free(want), free(mag), free(wrap), free(seen), free(got), free(mem);
+                tilec_mem_free(ctx, dmem);
+                tilec_mem_free(ctx, dout);
+            }
+    /* a permuted view reduces as the memory it reads: the transpose over its first dim is
+     * the dense rows of that memory, bit for bit */
+    tilec_reduce_desc t = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {300, 200}, .naxes = 1, .axes = {0},
+                           .strides = (const int64_t[]){1, 300}};
+    tilec_reduce_desc rows = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {200, 300}, .naxes = 1, .axes = {1}};
+    float *in = malloc(60000 * 4);
+    uint64_t seed = 5;
+    fill_buffer(TILEC_F32, in, 60000, 300, false, &seed);
+    void *a = run_bits(ctx, &t, in, 0), *b = run_bits(ctx, &rows, in, 0);
+    assert_memory_equal(a, b, 200 * 4);
+    free(a), free(b), free(in);
+    tilec_close(ctx);
+}
+
 /* A sum of nothing but -0.0 is -0.0 (IEEE 754; numpy starts from +0.0 and gives +0.0):
  * the identity of a float sum is -0.0, so padding a tree or starting a fold with it
  * changes no bit. The expected bits are written here. Rows, blocks over CTAs, columns. */
@@ -834,6 +945,7 @@ int main(void) {
         cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_device_invariance),
         cmocka_unit_test(test_negative_zero),
+        cmocka_unit_test(test_strided_views),
     };
     return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
 }

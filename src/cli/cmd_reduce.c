@@ -24,14 +24,15 @@ enum { MAX_REPEAT = 1000000 };
 
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
-    const char *op, *dtype, *shape, *axes, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget;
+    const char *op, *dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget;
     bool check, explain, accumulate;
 } reduce_opts;
 
 /* Takes argv[*i]; -1 when it is no option of reduce. */
 static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
     const struct { const char *name; const char **slot; } valued[] = {
-        {"--op", &o->op}, {"--dtype", &o->dtype}, {"--shape", &o->shape}, {"--axes", &o->axes}, {"--nan", &o->nan},
+        {"--op", &o->op}, {"--dtype", &o->dtype}, {"--shape", &o->shape}, {"--axes", &o->axes},
+        {"--strides", &o->strides}, {"--nan", &o->nan},
         {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
         {"--out", &o->out}, {"--out-init", &o->out_init}, {"--sim-budget", &o->sim_budget},
     };
@@ -104,6 +105,18 @@ int cmd_reduce(int argc, char **argv) {
         d.naxes = n;
         for (int k = 0; k < n; k++) d.axes[k] = (int)vals[k];
     }
+    int64_t strides[TILEC_MAX_RANK];
+    if (o.strides) {
+        if ((rc = parse_int_list("reduce", "--strides", o.strides, ',', -TILEC_MAX_ELEMENTS, TILEC_MAX_ELEMENTS, strides,
+                                 TILEC_MAX_RANK, &n)))
+            return rc;
+        if (n != d.rank) {
+            fprintf(stderr, "tilec reduce: --strides %s gives %d strides for the %d dims of --shape %s: give one per dim\n",
+                    o.strides, n, d.rank, o.shape);
+            return EXIT_USAGE;
+        }
+        d.strides = strides;
+    }
     d.accumulate = o.accumulate;
     tilec_backend backend = TILEC_BACKEND_AUTO;
     if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, &backend))) return rc;
@@ -136,7 +149,21 @@ int cmd_reduce(int argc, char **argv) {
                         "more); tilec reduces tensors of up to 2^48 elements\n", o.shape);
         return EXIT_USAGE;
     }
-    size_t in_bytes = (size_t)in_n * es, out_bytes = (size_t)out_n * es; /* out_n is within in's bound */
+    /* a strided view: its memory runs from its lowest element (element [0, ...] is `origin`
+     * past it) to its highest, span elements; the library checks the bounds again */
+    int64_t origin = 0, span = in_n, lo = 0, hi = 0;
+    for (int k = 0; d.strides && in_n > 0 && k < d.rank; k++) {
+        int64_t reach;
+        if (__builtin_mul_overflow(d.shape[k] - 1, d.strides[k], &reach) ||
+            __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi) || hi - lo >= TILEC_MAX_ELEMENTS) {
+            fprintf(stderr, "tilec reduce: --strides %s with --shape %s reach more than 2^48 elements\n", o.strides, o.shape);
+            return EXIT_USAGE;
+        }
+        origin = -lo;
+        span = hi - lo + 1;
+    }
+    if ((uint64_t)span > SIZE_MAX / es) return EXIT_USAGE;
+    size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * es; /* out_n is within in's bound */
     char in_dims[256], out_dims[256];
     tensor_text(d.dtype, d.shape, d.rank, in_dims, sizeof in_dims);
     tensor_text(d.dtype, kept, nkept, out_dims, sizeof out_dims);
@@ -156,7 +183,7 @@ int cmd_reduce(int argc, char **argv) {
         rc = EXIT_BAD_INPUT;
         goto done;
     }
-    if (!o.in) fill_random(d.dtype, h_in, in_n, &seed);
+    if (!o.in) fill_random(d.dtype, h_in, span, &seed);
     if (d.accumulate && !o.out_init) fill_random(d.dtype, h_before, out_n, &seed);
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
     tilec_set_sim_budget(ctx, budget);
@@ -177,13 +204,14 @@ int cmd_reduce(int argc, char **argv) {
     /* the first call is the one --out writes and --check compares; the timed ones
      * (accumulating calls would keep adding) follow and change neither */
     double t0 = now_s();
-    if ((st = tilec_reduce(ctx, &d, d_in, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
+    void *at = (char *)d_in + (size_t)origin * es; /* element [0, ..., 0] */
+    if ((st = tilec_reduce(ctx, &d, at, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
     double first = now_s() - t0;
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes))) goto failed;
     if (o.out && write_output(o.out, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
     if (o.check) {
         tilec_check_result r;
-        if ((st = tilec_reduce_check(ctx, &d, h_in, h_before, h_out, &r))) goto failed;
+        if ((st = tilec_reduce_check(ctx, &d, h_in + (size_t)origin * es, h_before, h_out, &r))) goto failed;
         if (r.exact) printf("check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
         else printf("check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
         if (!r.ok) {
@@ -196,7 +224,7 @@ int cmd_reduce(int argc, char **argv) {
         goto done;
     }
     t0 = now_s();
-    for (int64_t k = 0; k < repeat && !st; k++) st = tilec_reduce(ctx, &d, d_in, d_out);
+    for (int64_t k = 0; k < repeat && !st; k++) st = tilec_reduce(ctx, &d, at, d_out);
     if (!st) st = tilec_synchronize(ctx);
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;

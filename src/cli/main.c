@@ -241,7 +241,8 @@ static const command commands[] = {
      "compiler's log when it fails.\n",
      cmd_compile},
     {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
-     "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--nan propagate|ignore]\n"
+     "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--strides S0,S1,...]\n"
+     "                    [--nan propagate|ignore]\n"
      "                    [--in FILE] [--out FILE] [--accumulate [--out-init FILE]]\n"
      "                    [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
      "                    [--sim-budget N|unlimited]\n"
@@ -252,8 +253,11 @@ static const command commands[] = {
      "then the first call's time and the time and bandwidth (input + output bytes) of --repeat\n"
      "more calls. Extents are 0 to 2^48 and multiply (those other than 0) to 2^48 at most.\n"
      "\n"
+     "  --strides S,...  the input is a strided view: an element stride per dim (any sign, 0\n"
+     "                   for a broadcast dim), as DLPack and numpy (in elements) give them\n"
      "  --in FILE        the input: raw little-endian, dense row-major, in the dtype (16-bit\n"
-     "                   patterns for f16 and bf16), exactly the tensor's size; without it,\n"
+     "                   patterns for f16 and bf16), exactly the tensor's size (with --strides:\n"
+     "                   the memory the view reaches, from its lowest element); without it,\n"
      "                   random data from --seed (floats in [-1, 1), integers in [-100, 100])\n"
      "  --out FILE       write the first call's result (the kept extents, row-major, same dtype)\n"
      "  --accumulate     out = op(out, reduction); out starts from --out-init FILE (exactly the\n"

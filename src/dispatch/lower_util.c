@@ -142,7 +142,7 @@ static void unflatten(dsp_lower *l, lp_expr *flat, const int64_t *dims, int n, l
 /* The buffer offset of the region element at coords (one per dimension as indexed). */
 static lp_expr *offset_of(dsp_lower *l, const ir_region *r, lp_expr **coords, lp_type it) {
     const tilec_buffer *b = r->buf;
-    lp_expr *off = NULL;
+    lp_expr *off = b->origin ? lp_int(l->k, it, b->origin) : NULL;
     int j = 0;
     for (int d = 0; d < b->rank; d++) {
         lp_expr *pos;
@@ -184,6 +184,7 @@ bool dsp_region_dense(const ir_region *r) { return dense(r); }
 
 bool dsp_region_base_aligned(const ir_region *r, int vec) {
     const tilec_buffer *b = r->buf;
+    if (b->origin % vec) return false;
     for (int d = 0; d < b->rank && d < r->nindex; d++) {
         const ir_index *ix = &r->index[d];
         if (ix->kind == TILEC_INDEX_ID) {

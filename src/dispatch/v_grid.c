@@ -77,8 +77,9 @@ static int64_t pow2_floor(int64_t v) {
 
 typedef struct gdim {
     int64_t n;   /* extent */
-    int64_t in;  /* element stride in the source buffer */
-    int64_t out; /* stride in the flat output index (kept dims) */
+    int64_t in;  /* element stride in the source buffer (>= 0: negative ones are flipped) */
+    int64_t out; /* stride in the flat output index (kept dims; negative when flipped) */
+    int64_t xs;  /* stride in the executors' index of outputs, memory order (kept dims) */
     bool red;
 } gdim;
 
@@ -86,6 +87,8 @@ typedef struct gplan {
     int rank;
     gdim d[TILEC_MAX_RANK + 1]; /* memory order, outermost first */
     int64_t base;               /* source offset of element 0 */
+    int64_t obase;              /* flat output index of the executors' output 0 */
+    bool out_in_order;          /* the executors' output x is output x */
     int64_t S;                  /* outputs */
     bool rows;                  /* the innermost dim is reduced */
     int vec, U;                 /* elements per 16 bytes; loads per lane of a piece */
@@ -103,7 +106,7 @@ static int in_flight(tilec_dtype t) { return tilec_dtype_size(t) == 2 ? 4 : 8; }
 static bool plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
     const ir_region *r = &q->st->src;
     const tilec_buffer *b = r->buf;
-    *g = (gplan){0};
+    *g = (gplan){.base = b->origin};
     gdim dims[TILEC_MAX_RANK];
     int nd = 0;
     for (int d = 0; d < b->rank; d++) {
@@ -128,6 +131,17 @@ static bool plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
         }
     }
     g->S = q->spatial_len;
+    /* a negative stride is read from its lowest element up: for a kept dim the output
+     * index then runs down */
+    for (int i = 0; i < nd; i++)
+        if (dims[i].in < 0 && dims[i].n > 1) {
+            g->base += (dims[i].n - 1) * dims[i].in;
+            dims[i].in = -dims[i].in;
+            if (!dims[i].red) {
+                g->obase += (dims[i].n - 1) * dims[i].out;
+                dims[i].out = -dims[i].out;
+            }
+        }
     /* sort by stride, outermost first (stable: equal strides keep their order) */
     for (int i = 0; i < nd; i++) {
         if (dims[i].n == 1) continue;
@@ -152,6 +166,14 @@ static bool plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
         }
     }
     g->rank = m;
+    int64_t xs = 1;
+    g->out_in_order = g->obase == 0;
+    for (int i = m - 1; i >= 0; i--)
+        if (!g->d[i].red) {
+            g->d[i].xs = xs;
+            xs *= g->d[i].n;
+            g->out_in_order = g->out_in_order && g->d[i].out == g->d[i].xs;
+        }
     bool any = false;
     for (int i = 0; i < m; i++) any = any || g->d[i].red;
     if (!any) { /* every reduced extent is 1: one element per output, outermost */
@@ -182,7 +204,7 @@ static bool plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
     bool al = !q->target->unaligned && b->is_param && g->base % g->vec == 0;
     for (int i = 0; i < m; i++)
         if (g->d[i].n > 1 && g->d[i].in % g->vec && !(i == m - 1 && g->d[i].in == 1)) al = false;
-    g->aligned = al && g->vec > 1;
+    g->aligned = al && g->vec > 1 && (!g->rows || g->ns == 1);
     return true;
 }
 
@@ -225,16 +247,30 @@ static lp_type index_type(const dsp_query *q, const gplan *g) {
 
 /* The source offset of the kept coordinates of output s, plus the base; and of outer
  * index o over the reduced dims (all of them for cols, all but the run for rows). */
-static lp_expr *kept_offset(lp_kernel *k, const gplan *g, lp_expr *s) {
-    lp_expr *off = ival(k, s->type, g->base);
+static lp_expr *kept_offset(lp_kernel *k, const gplan *g, lp_expr *x) {
+    lp_expr *off = ival(k, x->type, g->base);
     for (int i = 0; i < g->rank; i++) {
         const gdim *d = &g->d[i];
         if (d->red || d->n == 1) continue;
-        lp_expr *c = divc(k, s, d->out);
-        if (d->out * d->n < g->S) c = remc(k, c, d->n);
+        lp_expr *c = divc(k, x, d->xs);
+        if (d->xs * d->n < g->S) c = remc(k, c, d->n);
         off = add(k, off, mulc(k, c, d->in));
     }
     return off;
+}
+
+/* The flat output index of the executors' output x (kept dims in memory order). */
+static lp_expr *out_index(lp_kernel *k, const gplan *g, lp_expr *x) {
+    if (g->out_in_order) return x;
+    lp_expr *o = ival(k, x->type, g->obase);
+    for (int i = 0; i < g->rank; i++) {
+        const gdim *d = &g->d[i];
+        if (d->red || d->n == 1) continue;
+        lp_expr *c = divc(k, x, d->xs);
+        if (d->xs * d->n < g->S) c = remc(k, c, d->n);
+        o = add(k, o, mulc(k, c, d->out));
+    }
+    return o;
 }
 
 static lp_expr *outer_offset(lp_kernel *k, const gplan *g, lp_expr *o) {
@@ -464,7 +500,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
         }
         for (int u = 0; u < items; u++)
             dsp_store_output(l, &lp_if(k, b, both(k, ok[u], eq(k, lp_reg(k, lane), ival(k, it, 0))))->body,
-                             lp_reg(k, s + u), lp_reg(k, acc + u));
+                             out_index(k, &g, lp_reg(k, s + u)), lp_reg(k, acc + u));
         return true;
     }
 
@@ -510,7 +546,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_block *lead = &lp_if(k, b, both(k, lt(k, itid, ival(k, it, OPC)), lt(k, sout, ival(k, it, g.S))))->body;
     lp_expr *value = lp_load(k, slots, mulc(k, tid, K));
     if (C == 1) {
-        dsp_store_output(l, lead, sout, value);
+        dsp_store_output(l, lead, out_index(k, &g, sout), value);
         return true;
     }
     lp_buf *partials = lp_buf_scratch_global(k, "partials", at, g.S * C);
@@ -529,7 +565,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_barrier(k, fin, TILEC_SCOPE_CTA);
     slot_tree(l, fin, slots, Cp, Cp, 1);
     lp_block *t0 = &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body;
-    dsp_store_output(l, t0, lp_reg(k, line), lp_load(k, slots, ival(k, LP_I32, 0)));
+    dsp_store_output(l, t0, out_index(k, &g, lp_reg(k, line)), lp_load(k, slots, ival(k, LP_I32, 0)));
     lp_store(k, t0, counters, lp_reg(k, line), ival(k, LP_U32, 0)); /* ready for the next launch */
     return true;
 }
@@ -623,7 +659,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         }
     }
     int sbase = lp_reg_new(k, it, "sb"), ibase = lp_reg_new(k, it, "ib");
-    lp_assign(k, b, sbase, s0 ? s0 : ival(k, it, 0));
+    lp_assign(k, b, sbase, add(k, s0 ? s0 : ival(k, it, 0), ival(k, it, g.obase)));
     /* the source offset of (ko, column 0): the kept offset of output sbase without the inner dim */
     {
         lp_expr *off = ival(k, it, g.base);

@@ -123,7 +123,11 @@ struct tilec_buffer {
     bool is_param;
     struct tilec_kernel *kernel;
     int64_t elems; /* product of the shape (checked for overflow) */
-    int64_t span;  /* elements the layout occupies: 1 + sum((extent-1) * stride) */
+    int64_t span;  /* elements the layout occupies: 1 + sum((extent-1) * |stride|) */
+    int64_t origin; /* offset of element [0, ..., 0] past the lowest element the layout
+                       reaches: 0 unless a stride is negative (views only) */
+    bool view;     /* a read-only strided view (tilec_reduce's input): strides of any sign,
+                      0 for a broadcast; indices may meet */
 };
 
 typedef struct ir_index {
@@ -221,6 +225,10 @@ const tilec_kernel *ir_find_kernel(tilec_program *p, const char *name);
  * overlapping. Sets elems and span. Reports at where[d] for dimension d (where may be
  * NULL: then at the buffer's position); stride problems at strides_pos. */
 bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_pos strides_pos);
+/* Makes a checked parameter a read-only view of `strides` (one per dim, any sign, 0 for a
+ * broadcast; element [0, ..., 0] at `origin` past the lowest element): sets span and origin.
+ * False, with a diagnostic, when the view spans more than 2^48 elements. */
+bool ir_buffer_view(tilec_program *p, tilec_buffer *b, const int64_t *strides);
 /* A valid name: [A-Za-z_][A-Za-z0-9_]*, at most TILEC_MAX_NAME characters. */
 bool ir_name_ok(const char *s, size_t n);
 

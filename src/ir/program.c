@@ -351,3 +351,21 @@ void ir_stmt_diag(tilec_program *p, const tilec_kernel *k, const ir_stmt *st, ti
     }
     ir_str_free(&msg);
 }
+
+bool ir_buffer_view(tilec_program *p, tilec_buffer *b, const int64_t *strides) {
+    int64_t lo = 0, hi = 0; /* the lowest and highest offsets from element [0, ..., 0] */
+    for (int d = 0; d < b->rank; d++) {
+        int64_t reach;
+        if (__builtin_mul_overflow(b->shape[d] - 1, strides[d], &reach) ||
+            __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi) || hi - lo >= TILEC_MAX_ELEMENTS) {
+            ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, 0, 0,
+                        "the strides of '%s' reach more than 2^48 elements; tilec reads views of up to 2^48", b->name);
+            return false;
+        }
+    }
+    memcpy(b->strides, strides, (size_t)b->rank * sizeof *strides);
+    b->has_strides = b->view = true;
+    b->origin = -lo;
+    b->span = hi - lo + 1;
+    return true;
+}

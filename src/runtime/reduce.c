@@ -3,7 +3,9 @@
  *
  * The planner turns (shape, axes) into the smallest equivalent view: extent-1 dims are
  * dropped and neighbouring dims that are both reduced or both kept are merged, so
- * [8, 1, 16, 32] over axes (2, 3) becomes [8, 512] over (1). The view becomes a one-line
+ * [8, 1, 16, 32] over axes (2, 3) becomes [8, 512] over (1); a strided view keeps its dims
+ * and strides (the input buffer is a view: ir_buffer_view), and the grid planner sorts and
+ * merges them by stride. The view becomes a one-line
  * tile program, `grid.OP(B, A, axes=...)`, which goes down the same pipeline as any
  * .tile file: verify, dispatch to a grid variant (docs/dispatch.md), lower, emit, compile,
  * load. Plans are kept per context, keyed by everything that changes the code; their
@@ -19,13 +21,16 @@
 
 enum { THREADS = 256 };
 
-/* The merged view of a reduction. */
+/* The view of a reduction: dense dims merged, or a strided view's dims with their strides. */
 typedef struct view {
     int rank;
     int64_t shape[TILEC_MAX_RANK];
     bool reduced[TILEC_MAX_RANK];
     int64_t in_elems, out_elems;
     bool empty_axis; /* a reduced extent is 0 while the output is not empty */
+    bool strided;    /* strides[] hold the view's element strides */
+    int64_t strides[TILEC_MAX_RANK];
+    int64_t origin, span; /* element [0, ..., 0] past the lowest one; elements reached */
 } view;
 
 static double now_ms(void) {
@@ -41,6 +46,37 @@ static tilec_status bad(tilec_ctx *ctx, const char *fmt, ...) {
     ir_diag_vadd(ctx, NULL, TILEC_SEV_ERROR, 0, 0, fmt, ap);
     va_end(ap);
     return TILEC_ERR_INVALID_ARG;
+}
+
+/* A strided view: its dims as given but for extent-1 ones and, for max and min, reduced
+ * broadcast (stride 0) ones, which change nothing; the grid planner sorts and merges them
+ * by stride (docs/dispatch.md). The span is what the strides reach, from the lowest
+ * element to the highest. */
+static tilec_status strided_view(tilec_ctx *ctx, const tilec_reduce_desc *d, const bool *red, view *v) {
+    int64_t lo = 0, hi = 0;
+    v->rank = 0;
+    v->strided = true;
+    for (int i = 0; i < d->rank; i++) {
+        int64_t e = d->shape[i], st = d->strides[i], reach;
+        if (__builtin_mul_overflow(e - 1, st, &reach) || __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi) ||
+            hi - lo >= TILEC_MAX_ELEMENTS)
+            return bad(ctx, "the strides reach more than 2^48 elements (dimension %d: extent %lld, stride %lld)", i,
+                       (long long)e, (long long)st);
+        if (e == 1 || (red[i] && st == 0 && d->op != TILEC_OP_SUM)) continue;
+        v->shape[v->rank] = e;
+        v->strides[v->rank] = st;
+        v->reduced[v->rank++] = red[i];
+    }
+    bool any = false;
+    for (int i = 0; i < v->rank; i++) any = any || v->reduced[i];
+    if (!any) { /* every reduced dim is gone: the reduction of one element */
+        v->shape[v->rank] = 1;
+        v->strides[v->rank] = 1;
+        v->reduced[v->rank++] = true;
+    }
+    v->origin = -lo;
+    v->span = hi - lo + 1;
+    return TILEC_OK;
 }
 
 /* Checks the descriptor and builds the merged view. */
@@ -95,7 +131,8 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     v->empty_axis = v->out_elems > 0 && reduced_empty;
     if (v->empty_axis && d->op != TILEC_OP_SUM)
         return bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
-    return TILEC_OK;
+    v->span = v->in_elems;
+    return d->strides && v->in_elems > 0 ? strided_view(ctx, d, red, v) : TILEC_OK;
 }
 
 static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, char *key, size_t n) {
@@ -104,6 +141,8 @@ static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, boo
                                  r->be->name, r->target.arch, r->target.warp_size);
     for (int i = 0; i < v->rank && at < n; i++)
         at += (size_t)snprintf(key + at, n - at, " %lld%s", (long long)v->shape[i], v->reduced[i] ? "r" : "");
+    for (int i = 0; v->strided && i < v->rank && at < n; i++)
+        at += (size_t)snprintf(key + at, n - at, "%s%lld", i ? "," : " strides ", (long long)v->strides[i]);
 }
 
 /* The one-statement tile program of a view. */
@@ -126,7 +165,8 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view
     at.accum = d->accumulate;
     if ((st = tilec_kernel_new(p, "tilec_reduce", false, THREADS, 1, &k)) == TILEC_OK &&
         (st = tilec_kernel_param(k, "A", d->dtype, v->rank, v->shape, TILEC_SPACE_GLOBAL, &A)) == TILEC_OK &&
-        (st = tilec_kernel_param(k, "B", d->dtype, nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK) {
+        (st = tilec_kernel_param(k, "B", d->dtype, nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK &&
+        (!v->strided || ir_buffer_view(p, A, v->strides) || (st = TILEC_ERR_INVALID_ARG, false))) {
         tilec_region a = tilec_region_whole(A), b = tilec_region_whole(B);
         st = tilec_kernel_reduce(k, (tilec_exec){TILEC_SCOPE_GRID, -1}, d->op, &b, &a, &at);
     }
@@ -193,8 +233,12 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     size_t es = tilec_dtype_size(d->dtype);
     if (v.out_elems > 0 && ((!out && !prepare) || (!in && v.in_elems > 0)))
         return bad(ctx, "%s is NULL", !in ? "the input" : "the output");
-    uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
-    size_t in_bytes = (size_t)v.in_elems * es, out_bytes = (size_t)v.out_elems * es;
+    /* the input's memory: what its strides reach, from the lowest element */
+    const char *low = (const char *)in - (size_t)v.origin * es;
+    uintptr_t a = (uintptr_t)low, b = (uintptr_t)out;
+    size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * es;
+    if (in && v.origin && a > (uintptr_t)in)
+        return bad(ctx, "the strides reach below address 0 from the input pointer");
     if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
         return bad(ctx, "the input and the output overlap; reduce into another buffer");
     rt *r;
@@ -204,7 +248,7 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
         return d->accumulate || prepare ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);
     rt_plan *p;
     if ((st = get_plan(r, d, &v, a % 16 != 0, &p)) != TILEC_OK) return st;
-    return prepare ? rt_prepare(r, p, d->stream) : rt_launch(r, p, in, out, d->stream);
+    return prepare ? rt_prepare(r, p, d->stream) : rt_launch(r, p, low, out, d->stream);
 }
 
 tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out) {
@@ -241,7 +285,8 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
     }
     tilec_program *p;
     if ((st = build(ctx, d, &v, &p)) != TILEC_OK) return st;
-    const void *before[2] = {in, out_before}, *after[2] = {in, out_after};
+    const void *low = (const char *)in - (size_t)v.origin * es; /* the view's lowest element */
+    const void *before[2] = {low, out_before}, *after[2] = {low, out_after};
     tilec_check_result res[2];
     size_t n = 0;
     st = tilec_check(p, NULL, NULL, before, after, res, &n);
@@ -267,6 +312,8 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
     ir_str_printf(&s, "backend %s (target %s %s, warp size %d)\nview:", r->be->name, dsp_backend_name(r->target.backend),
                   r->target.arch, r->target.warp_size);
     for (int i = 0; i < v.rank; i++) ir_str_printf(&s, " %lld%s", (long long)v.shape[i], v.reduced[i] ? " (reduced)" : "");
+    for (int i = 0; v.strided && i < v.rank; i++)
+        ir_str_printf(&s, "%s%lld", i ? ", " : "; strides ", (long long)v.strides[i]);
     ir_str_printf(&s, "\n");
     if (v.out_elems == 0 || v.empty_axis) {
         ir_str_printf(&s, v.out_elems == 0 ? "the output is empty: nothing runs\n"
@@ -277,6 +324,9 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
             char *tile = NULL, *table = NULL;
             st = tilec_format(p->prog, &tile, NULL);
             if (st == TILEC_OK) st = dsp_explain(p->prog, &r->target, false, &table);
+            if (st == TILEC_OK && v.strided)
+                ir_str_printf(&s, "A is the strided view above: element [0, ...] is %lld past the lowest of the %lld "
+                                  "elements its strides reach\n", (long long)v.origin, (long long)v.span);
             if (st == TILEC_OK)
                 ir_str_printf(&s, "program:\n%s\nvariant %s, grid %lld x %d threads, %d scratch buffer%s\n%s", tile,
                               p->variant, (long long)p->info.grid, p->info.threads, p->info.nscratch,

@@ -72,7 +72,7 @@ static int64_t id_value(const ref *R, tilec_scope id, int first) {
 /* Buffer offset of the region element with coordinates c (one per dimension as indexed). */
 static int64_t offset(const ref *R, const ir_region *r, const int64_t *c, int first) {
     const tilec_buffer *b = r->buf;
-    int64_t off = 0;
+    int64_t off = b->origin;
     int j = 0;
     for (int d = 0; d < b->rank; d++) {
         int64_t pos;

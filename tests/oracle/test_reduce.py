@@ -168,6 +168,45 @@ def test_reduce_grid_variants(tilec, rng, tmp_path, repro):
     fail_on(problems, repro)
 
 
+# (shape, element strides, axes): transposes, slices with steps, negative strides,
+# broadcasts (stride 0), channels-last, overlapping windows
+STRIDED = [((30, 20), (1, 30), (1,)), ((30, 20), (1, 30), (0,)), ((6, 7, 8), (8, 48, 1), (0, 2)),
+           ((25, 14), (84, 3), (1,)), ((25, 14), (-14, 1), (0,)), ((25, 14), (14, -1), (1,)), ((25, 14), (14, -1), (0,)),
+           ((4, 25, 14), (0, 14, 1), (0,)), ((4, 25, 14), (0, 14, 1), (1, 2)), ((600, 7), (-7, 1), (0,)),
+           ((3, 5, 4, 11), (1, 132, 33, 3), (0, 2)), ((40, 5), (1, 1), (1,)), ((2, 9000), (1, 2), (1,))]
+
+
+@pytest.mark.parametrize("d", ["f32", "f16", "bf16", "f64", "i32", "u32", "i64"])
+def test_reduce_strided(tilec, rng, tmp_path, repro, d):
+    """--strides (docs/runtime.md, "Strided inputs"): the view's memory goes to --in, from
+    its lowest element; numpy's as_strided view of that memory is the oracle's input."""
+    dt = nm.DTYPES[d]
+    r = Reduce(tilec, str(tmp_path))
+    problems = []
+    for shape, strides, axes in STRIDED:
+        lo = sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
+        hi = sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
+        span, origin = hi - lo + 1, -lo
+        for op in ("sum", "max", "min"):
+            fl = ("specials" if op != "sum" else "normal") if dt.is_float else "extremes"
+            mem = np.asarray(data.values(rng, dt, (span,), fl, (0,)))
+            view = np.lib.stride_tricks.as_strided(mem[origin:], shape=shape,
+                                                   strides=[st * mem.itemsize for st in strides])
+            rc, so, se, got, cmd = r.run(dt, op, "propagate", shape, axes, mem,
+                                         extra=["--strides", ",".join(str(st) for st in strides)])
+            require_interface(rc, se, cmd)
+            if rc != 0 or got is None:
+                problems.append("%s\n  exited %d: %s" % (cmd, rc, se.strip()[-2000:]))
+                continue
+            x = np.array(view)  # a copy: the materialized view
+            want = nm.expected(dt, op, "propagate", x, axes)
+            mism = nm.compare(dt, op, got.reshape(want.shape), want, nm.slice_notes(dt, op, x, axes, None))
+            if mism:
+                problems.append("%s\n  %d of %d outputs wrong:\n    %s" % (cmd, len(mism), want.size,
+                                                                          "\n    ".join(str(m) for m in mism[:6])))
+    fail_on(problems, repro)
+
+
 def test_reduce_check_accepts_f32_overflow(tilec, tmp_path, repro):
     """Issue 11, item 3 through tilec_reduce_check: `tilec reduce --check` on
     [3e38, 3e38, -inf] must accept whichever of NaN and -inf the kernel gives."""
