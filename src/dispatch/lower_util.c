@@ -277,7 +277,13 @@ void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
     lp_expr *off = dsp_region_offset(l, dst, s);
     lp_expr *v = acc;
     if (l->q->st->accum) v = dsp_combine(l, lp_cast(l->k, acc->type, lp_load(l->k, b, off)), acc);
-    lp_store(l->k, into, b, off, lp_cast(l->k, b ? b->type : acc->type, v));
+    lp_type t = b ? b->type : acc->type;
+    lp_expr *out = lp_cast(l->k, t, v);
+    /* a NaN is stored as the type's default quiet NaN: which NaN an operation returns
+     * differs between GPUs and CPUs (payload, sign), and the bits must not */
+    if (lp_is_float(acc->type) && (l->q->st->exec.scope == TILEC_SCOPE_GRID))
+        out = lp_select(l->k, lp_binary(l->k, LO_NE, v, v), lp_float(l->k, t, NAN), out);
+    lp_store(l->k, into, b, off, out);
 }
 
 void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride) {
