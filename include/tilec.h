@@ -67,15 +67,16 @@ extern "C" {
  * same lines. Each list is X(SUFFIX, "name", ...properties).
  */
 
-/* X(SUFFIX, name, bytes, is_float) */
+/* X(SUFFIX, name, bytes, is_float, WIDE): WIDE is the dtype a reduction may write instead
+ * (tilec_reduce_desc.widen; itself when there is none wider) */
 #define TILEC_DTYPE_LIST(X)                                                                \
-    X(F16, "f16", 2, 1)                                                                    \
-    X(BF16, "bf16", 2, 1)                                                                  \
-    X(F32, "f32", 4, 1)                                                                    \
-    X(F64, "f64", 8, 1)                                                                    \
-    X(I32, "i32", 4, 0)                                                                    \
-    X(U32, "u32", 4, 0)                                                                    \
-    X(I64, "i64", 8, 0)
+    X(F16, "f16", 2, 1, F32)                                                               \
+    X(BF16, "bf16", 2, 1, F32)                                                             \
+    X(F32, "f32", 4, 1, F64)                                                               \
+    X(F64, "f64", 8, 1, F64)                                                               \
+    X(I32, "i32", 4, 0, I64)                                                               \
+    X(U32, "u32", 4, 0, I64)                                                               \
+    X(I64, "i64", 8, 0, I64)
 
 /* X(SUFFIX, name) — where a buffer lives */
 #define TILEC_SPACE_LIST(X) X(GLOBAL, "global") X(SHARED, "shared") X(LOCAL, "local")
@@ -111,7 +112,7 @@ extern "C" {
     X(ERR_BUDGET, 11, "the simulation would exceed its work budget or memory bound")
 
 typedef enum tilec_dtype {
-#define TILEC_X_(s, n, b, f) TILEC_##s,
+#define TILEC_X_(s, n, b, f, w) TILEC_##s,
     TILEC_DTYPE_LIST(TILEC_X_)
 #undef TILEC_X_
         TILEC_DTYPE_COUNT
@@ -162,6 +163,9 @@ TILEC_API const char *tilec_status_name(tilec_status s);
 TILEC_API const char *tilec_status_message(tilec_status s);
 /* Bytes of one element of d, 0 when out of range. */
 TILEC_API size_t tilec_dtype_size(tilec_dtype d);
+/* The dtype a reduction of d writes with tilec_reduce_desc.widen: f16, bf16 -> f32;
+ * f32 -> f64; i32, u32 -> i64; d itself for f64 and i64 (and out of range). */
+TILEC_API tilec_dtype tilec_dtype_wide(tilec_dtype d);
 /* 16-bit float patterns, for preparing and reading f16 / bf16 buffers: conversions round
  * to nearest even (overflow gives ±inf); NaN stays NaN. */
 TILEC_API uint16_t tilec_f16_from_double(double x);
@@ -485,6 +489,9 @@ typedef struct tilec_reduce_desc {
                       * default stream. Calls on different streams may run at once
                       * (docs/runtime.md, "Streams and threads"). */
     const int64_t *strides; /* NULL: dense row-major; else `rank` element strides */
+    bool widen;      /* the output in tilec_dtype_wide(dtype), accumulated in it (or in
+                      * f32 for 16-bit floats): an i32 sum that passes 2^31 stays exact,
+                      * an f16 sum is not rounded to f16 */
 } tilec_reduce_desc;
 
 /* Reduces `in` into `out` (device memory of the context's backend). The first call for a

@@ -662,8 +662,8 @@ static void test_sim_budget(void **state) {
 /* Runs d on the host data `in` (the input `shift` elements past an aligned address),
  * checks the result against the reference, and returns the output's bytes (malloc'd). */
 static void *run_bits(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, int shift) {
-    size_t es = tilec_dtype_size(d->dtype);
-    size_t in_bytes = (size_t)desc_elems(d, false) * es, out_bytes = (size_t)desc_elems(d, true) * es;
+    size_t es = tilec_dtype_size(d->dtype), eo = tilec_dtype_size(d->widen ? tilec_dtype_wide(d->dtype) : d->dtype);
+    size_t in_bytes = (size_t)desc_elems(d, false) * es, out_bytes = (size_t)desc_elems(d, true) * eo;
     void *din, *dout, *out = malloc(out_bytes);
     assert_int_equal(tilec_mem_alloc(ctx, in_bytes + (size_t)shift * es, &din), TILEC_OK);
     assert_int_equal(tilec_mem_alloc(ctx, out_bytes, &dout), TILEC_OK);
@@ -845,6 +845,81 @@ static void test_strided_views(void **state) {
     tilec_close(ctx);
 }
 
+/* widen: the output in the wider dtype, accumulated in it. Expected values written out:
+ * an i32 sum past 2^31, u32 sums past 2^32, f16 / bf16 sums of ones past their
+ * integers, an f32 sum whose ones f32 would lose; then every dtype and op, rows and
+ * columns, against the reference. */
+static void test_output_dtypes(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    void *din, *dout;
+    assert_int_equal(tilec_mem_alloc(ctx, 1 << 20, &din), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 1 << 16, &dout), TILEC_OK);
+    /* i32: 1000 x 2^30 = 2^30 * 1000, and wrapped without widen */
+    int32_t i32[1000];
+    for (int i = 0; i < 1000; i++) i32[i] = 1 << 30;
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_I32, .rank = 1, .shape = {1000}, .naxes = 1, .axes = {0}, .widen = true};
+    int64_t i64 = 0;
+    assert_int_equal(tilec_mem_upload(ctx, din, i32, sizeof i32), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &i64, dout, 8), TILEC_OK);
+    assert_true(i64 == 1073741824000LL);
+    d.widen = false;
+    int32_t wrapped = 1;
+    assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &wrapped, dout, 4), TILEC_OK);
+    assert_int_equal(wrapped, 0); /* 1000 * 2^30 = 250 * 2^32 */
+    /* u32: 3 x (2^32 - 1) */
+    uint32_t u32[3] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_U32, .rank = 1, .shape = {3}, .naxes = 1, .axes = {0}, .widen = true};
+    assert_int_equal(tilec_mem_upload(ctx, din, u32, sizeof u32), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &i64, dout, 8), TILEC_OK);
+    assert_true(i64 == 12884901885LL);
+    /* f16: 2049 ones is 2049 in f32 (f16 would store 2048); bf16: 257 ones is 257 */
+    static const struct { tilec_dtype dt; int n; uint16_t one; float want; } halves[] = {
+        {TILEC_F16, 2049, 0x3c00, 2049.0f}, {TILEC_BF16, 257, 0x3f80, 257.0f}};
+    for (int h = 0; h < 2; h++) {
+        uint16_t ones[2049];
+        for (int i = 0; i < halves[h].n; i++) ones[i] = halves[h].one;
+        d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = halves[h].dt, .rank = 2, .shape = {1, halves[h].n}, .naxes = 1,
+                                .axes = {1}, .widen = true};
+        float f = 0;
+        assert_int_equal(tilec_mem_upload(ctx, din, ones, (size_t)halves[h].n * 2), TILEC_OK);
+        assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+        assert_int_equal(tilec_mem_download(ctx, &f, dout, 4), TILEC_OK);
+        assert_true(f == halves[h].want);
+    }
+    /* f32 -> f64: 2^24 and then 4096 ones: f64 keeps them all */
+    static float f32[4097];
+    f32[0] = 16777216.0f;
+    for (int i = 1; i < 4097; i++) f32[i] = 1.0f;
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {4097}, .naxes = 1, .axes = {0}, .widen = true};
+    double f64 = 0;
+    assert_int_equal(tilec_mem_upload(ctx, din, f32, sizeof f32), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &f64, dout, 8), TILEC_OK);
+    assert_true(f64 == 16781312.0);
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    /* every dtype and op, rows and columns and several CTAs, against the reference */
+    static const struct { int64_t shape[2]; int axis; } shp[] = {{{37, 4099}, 1}, {{3, 70001}, 1}, {{4099, 40}, 0}};
+    for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++)
+        for (int op = 0; op < TILEC_OP_COUNT; op++)
+            for (int i = 0; i < 3; i++) {
+                tilec_reduce_desc w = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = 2, .naxes = 1,
+                                       .axes = {shp[i].axis}, .widen = true};
+                memcpy(w.shape, shp[i].shape, sizeof w.shape);
+                int64_t n = desc_elems(&w, false);
+                void *in = malloc((size_t)n * tilec_dtype_size(w.dtype));
+                uint64_t seed = (uint64_t)(dt * 10 + op + i);
+                fill_buffer(w.dtype, in, n, w.shape[1], true, &seed);
+                free(run_bits(ctx, &w, in, i == 2));
+                free(in);
+            }
+    tilec_close(ctx);
+}
+
 /* A sum of nothing but -0.0 is -0.0 (IEEE 754; numpy starts from +0.0 and gives +0.0):
  * the identity of a float sum is -0.0, so padding a tree or starting a fold with it
  * changes no bit. The expected bits are written here. Rows, blocks over CTAs, columns. */
@@ -946,6 +1021,7 @@ int main(void) {
         cmocka_unit_test(test_device_invariance),
         cmocka_unit_test(test_negative_zero),
         cmocka_unit_test(test_strided_views),
+        cmocka_unit_test(test_output_dtypes),
     };
     return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
 }

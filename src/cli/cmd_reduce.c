@@ -24,14 +24,14 @@ enum { MAX_REPEAT = 1000000 };
 
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
-    const char *op, *dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget;
+    const char *op, *dtype, *out_dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget;
     bool check, explain, accumulate;
 } reduce_opts;
 
 /* Takes argv[*i]; -1 when it is no option of reduce. */
 static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
     const struct { const char *name; const char **slot; } valued[] = {
-        {"--op", &o->op}, {"--dtype", &o->dtype}, {"--shape", &o->shape}, {"--axes", &o->axes},
+        {"--op", &o->op}, {"--dtype", &o->dtype}, {"--out-dtype", &o->out_dtype}, {"--shape", &o->shape}, {"--axes", &o->axes},
         {"--strides", &o->strides}, {"--nan", &o->nan},
         {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
         {"--out", &o->out}, {"--out-init", &o->out_init}, {"--sim-budget", &o->sim_budget},
@@ -86,6 +86,20 @@ int cmd_reduce(int argc, char **argv) {
         if (!strcmp(o.dtype, tilec_dtype_name((tilec_dtype)t))) d.dtype = (tilec_dtype)t;
     if (d.dtype == TILEC_DTYPE_COUNT)
         return usage_error("reduce", "--dtype must be f16, bf16, f32, f64, i32, u32 or i64, not '%s'", o.dtype);
+    tilec_dtype out_dt = d.dtype, wide = tilec_dtype_wide(d.dtype);
+    if (o.out_dtype) {
+        d.widen = wide != d.dtype && !strcmp(o.out_dtype, tilec_dtype_name(wide));
+        if (!d.widen && strcmp(o.out_dtype, tilec_dtype_name(d.dtype))) {
+            if (wide != d.dtype)
+                fprintf(stderr, "tilec reduce: --out-dtype %s for input dtype %s: give %s, or %s (the wider result)\n",
+                        o.out_dtype, tilec_dtype_name(d.dtype), tilec_dtype_name(d.dtype), tilec_dtype_name(wide));
+            else
+                fprintf(stderr, "tilec reduce: --out-dtype %s for input dtype %s: %s has no wider result; give %s\n",
+                        o.out_dtype, tilec_dtype_name(d.dtype), tilec_dtype_name(d.dtype), tilec_dtype_name(d.dtype));
+            return EXIT_USAGE;
+        }
+        out_dt = d.widen ? wide : d.dtype;
+    }
     if (o.nan) {
         d.nan = TILEC_NAN_COUNT;
         for (int t = 0; t < TILEC_NAN_COUNT; t++)
@@ -163,11 +177,13 @@ int cmd_reduce(int argc, char **argv) {
         span = hi - lo + 1;
     }
     if ((uint64_t)span > SIZE_MAX / es) return EXIT_USAGE;
-    size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * es; /* out_n is within in's bound */
+    size_t eo = tilec_dtype_size(out_dt);
+    if ((uint64_t)out_n > SIZE_MAX / eo) return EXIT_USAGE;
+    size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * eo;
     char in_dims[256], out_dims[256];
     tensor_text(d.dtype, d.shape, d.rank, in_dims, sizeof in_dims);
-    tensor_text(d.dtype, kept, nkept, out_dims, sizeof out_dims);
-    if (nkept == 0) snprintf(out_dims, sizeof out_dims, "%s[1]", tilec_dtype_name(d.dtype));
+    tensor_text(out_dt, kept, nkept, out_dims, sizeof out_dims);
+    if (nkept == 0) snprintf(out_dims, sizeof out_dims, "%s[1]", tilec_dtype_name(out_dt));
 
     rc = EXIT_OK;
     tilec_status st = TILEC_OK;
@@ -184,7 +200,7 @@ int cmd_reduce(int argc, char **argv) {
         goto done;
     }
     if (!o.in) fill_random(d.dtype, h_in, span, &seed);
-    if (d.accumulate && !o.out_init) fill_random(d.dtype, h_before, out_n, &seed);
+    if (d.accumulate && !o.out_init) fill_random(out_dt, h_before, out_n, &seed);
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
     tilec_set_sim_budget(ctx, budget);
     if ((st = tilec_runtime_open(ctx, backend, 0))) goto failed;

@@ -242,7 +242,7 @@ static const command commands[] = {
      cmd_compile},
     {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
      "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--strides S0,S1,...]\n"
-     "                    [--nan propagate|ignore]\n"
+     "                    [--out-dtype D] [--nan propagate|ignore]\n"
      "                    [--in FILE] [--out FILE] [--accumulate [--out-init FILE]]\n"
      "                    [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
      "                    [--sim-budget N|unlimited]\n"
@@ -255,6 +255,8 @@ static const command commands[] = {
      "\n"
      "  --strides S,...  the input is a strided view: an element stride per dim (any sign, 0\n"
      "                   for a broadcast dim), as DLPack and numpy (in elements) give them\n"
+     "  --out-dtype D    the output's dtype: the input's, or its wider one (f16, bf16 -> f32;\n"
+     "                   f32 -> f64; i32, u32 -> i64), which the reduction accumulates in\n"
      "  --in FILE        the input: raw little-endian, dense row-major, in the dtype (16-bit\n"
      "                   patterns for f16 and bf16), exactly the tensor's size (with --strides:\n"
      "                   the memory the view reaches, from its lowest element); without it,\n"

@@ -7,17 +7,22 @@
 #include <string.h>
 
 static const char *const dtype_names[] = {
-#define X(s, n, b, f) n,
+#define X(s, n, b, f, w) n,
     TILEC_DTYPE_LIST(X)
 #undef X
 };
 static const size_t dtype_sizes[] = {
-#define X(s, n, b, f) b,
+#define X(s, n, b, f, w) b,
     TILEC_DTYPE_LIST(X)
 #undef X
 };
 static const bool dtype_float[] = {
-#define X(s, n, b, f) f,
+#define X(s, n, b, f, w) f,
+    TILEC_DTYPE_LIST(X)
+#undef X
+};
+static const tilec_dtype dtype_wide[] = {
+#define X(s, n, b, f, w) TILEC_##w,
     TILEC_DTYPE_LIST(X)
 #undef X
 };
@@ -79,6 +84,7 @@ const char *ir_id_name(tilec_scope s) { return name_at(id_names, COUNT(id_names)
 size_t tilec_dtype_size(tilec_dtype d) {
     return (int)d >= 0 && (int)d < COUNT(dtype_sizes) ? dtype_sizes[d] : 0;
 }
+tilec_dtype tilec_dtype_wide(tilec_dtype d) { return (int)d >= 0 && (int)d < COUNT(dtype_wide) ? dtype_wide[d] : d; }
 bool ir_dtype_is_float(tilec_dtype d) {
     return (int)d >= 0 && (int)d < COUNT(dtype_float) && dtype_float[d];
 }

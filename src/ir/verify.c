@@ -252,10 +252,14 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
 static void check_reduce(verifier *v, ir_stmt *st) {
     const ir_region *dst = &st->dst, *src = &st->src;
     const char *op = tilec_op_name(st->op);
-    if (dst->buf->dtype != src->buf->dtype)
-        err(v, dst->pos, "%s: destination '%s' is %s but source '%s' is %s; they must match",
-            op, dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name,
-            tilec_dtype_name(src->buf->dtype));
+    bool grid = st->exec.scope == TILEC_SCOPE_GRID;
+    tilec_dtype wide = tilec_dtype_wide(src->buf->dtype);
+    if (dst->buf->dtype != src->buf->dtype && !(grid && dst->buf->dtype == wide))
+        err(v, dst->pos, grid && wide != src->buf->dtype
+                             ? "%s: destination '%s' is %s but source '%s' is %s; make it %s, or %s (the wider result)"
+                             : "%s: destination '%s' is %s but source '%s' is %s; they must match",
+            op, dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name, tilec_dtype_name(src->buf->dtype),
+            tilec_dtype_name(src->buf->dtype), tilec_dtype_name(wide));
     if (st->nan == TILEC_NAN_IGNORE && st->op == TILEC_OP_SUM)
         err(v, st->nan_pos, "nan=ignore applies to max and min; a sum with a NaN is NaN");
     else if (st->nan == TILEC_NAN_IGNORE && !ir_dtype_is_float(src->buf->dtype))

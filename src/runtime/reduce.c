@@ -135,9 +135,13 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     return d->strides && v->in_elems > 0 ? strided_view(ctx, d, red, v) : TILEC_OK;
 }
 
+/* The output's dtype: the input's, or its wide one. */
+static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
+
 static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, char *key, size_t n) {
-    size_t at = (size_t)snprintf(key, n, "%s %s %s%s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
-                                 tilec_nan_name(d->nan), d->accumulate ? " accum" : "", unaligned ? " unaligned" : "",
+    size_t at = (size_t)snprintf(key, n, "%s %s->%s %s%s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
+                                 tilec_dtype_name(out_dtype(d)), tilec_nan_name(d->nan), d->accumulate ? " accum" : "",
+                                 unaligned ? " unaligned" : "",
                                  r->be->name, r->target.arch, r->target.warp_size);
     for (int i = 0; i < v->rank && at < n; i++)
         at += (size_t)snprintf(key + at, n - at, " %lld%s", (long long)v->shape[i], v->reduced[i] ? "r" : "");
@@ -165,7 +169,7 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view
     at.accum = d->accumulate;
     if ((st = tilec_kernel_new(p, "tilec_reduce", false, THREADS, 1, &k)) == TILEC_OK &&
         (st = tilec_kernel_param(k, "A", d->dtype, v->rank, v->shape, TILEC_SPACE_GLOBAL, &A)) == TILEC_OK &&
-        (st = tilec_kernel_param(k, "B", d->dtype, nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK &&
+        (st = tilec_kernel_param(k, "B", out_dtype(d), nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK &&
         (!v->strided || ir_buffer_view(p, A, v->strides) || (st = TILEC_ERR_INVALID_ARG, false))) {
         tilec_region a = tilec_region_whole(A), b = tilec_region_whole(B);
         st = tilec_kernel_reduce(k, (tilec_exec){TILEC_SCOPE_GRID, -1}, d->op, &b, &a, &at);
@@ -236,7 +240,7 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     /* the input's memory: what its strides reach, from the lowest element */
     const char *low = (const char *)in - (size_t)v.origin * es;
     uintptr_t a = (uintptr_t)low, b = (uintptr_t)out;
-    size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * es;
+    size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * tilec_dtype_size(out_dtype(d));
     if (in && v.origin && a > (uintptr_t)in)
         return bad(ctx, "the strides reach below address 0 from the input pointer");
     if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
@@ -268,7 +272,7 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
     tilec_status st = plan_view(ctx, d, &v);
     if (st != TILEC_OK) return st;
     *result = (tilec_check_result){.param = "out", .ok = true, .exact = true, .first_bad = -1};
-    size_t es = tilec_dtype_size(d->dtype), out_bytes = (size_t)v.out_elems * es;
+    size_t es = tilec_dtype_size(d->dtype), eo = tilec_dtype_size(out_dtype(d)), out_bytes = (size_t)v.out_elems * eo;
     if (v.out_elems == 0) return TILEC_OK;
     if (!d->accumulate && !out_before) out_before = out_after; /* read only when accumulating */
     if (!in || !out_before || !out_after)
@@ -279,7 +283,7 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
             if (d->accumulate ? got[i] != want[i] : got[i] != 0) {
                 result->ok = false;
                 result->mismatches++;
-                if (result->first_bad < 0) result->first_bad = (int64_t)(i / es);
+                if (result->first_bad < 0) result->first_bad = (int64_t)(i / eo);
             }
         return TILEC_OK;
     }

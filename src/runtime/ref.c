@@ -254,12 +254,14 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         int64_t off = flat_offset(R, &st->dst, s, first);
         for (int t = first; t < first + (dst_lanes ? count : 1); t++) {
             rval *d = at(R, st->dst.buf, off, t), v = acc;
-            unsigned may_r = st->op == TILEC_OP_SUM && flt ? overflows(st->src.buf, terms, acc) : 0;
+            /* the destination's dtype: its accumulation type and, 16-bit, its store threshold
+             * (a wider destination than the source accumulates in its own type) */
+            unsigned may_r = st->op == TILEC_OP_SUM && flt ? overflows(st->dst.buf, terms, acc) : 0;
             if (st->accum) {
                 rval old = *d;
                 if (st->op == TILEC_OP_SUM && flt) old.mag += (double)fabsl(old.f);
                 v = combine(st, flt, old, acc);
-                if (st->op == TILEC_OP_SUM && flt) v.may |= fold_old(st->src.buf, old, may_r, v);
+                if (st->op == TILEC_OP_SUM && flt) v.may |= fold_old(st->dst.buf, old, may_r, v);
             } else {
                 v.may |= may_r;
             }
