@@ -245,34 +245,27 @@ static lp_type index_type(const dsp_query *q, const gplan *g) {
     return dsp_index_type(bound, (int64_t)1 << 22);
 }
 
-/* The source offset of the kept coordinates of output s, plus the base; and of outer
- * index o over the reduced dims (all of them for cols, all but the run for rows). */
-static lp_expr *kept_offset(lp_kernel *k, const gplan *g, lp_expr *x) {
-    lp_expr *off = ival(k, x->type, g->base);
+/* base + the sum over the kept dims of the coordinate of the executors' output x (kept
+ * dims in memory order) times the dim's stride in the source (out false) or in the
+ * flat output index (out true). */
+static lp_expr *kept_sum(lp_kernel *k, const gplan *g, lp_expr *x, bool out) {
+    lp_expr *sum = ival(k, x->type, out ? g->obase : g->base);
     for (int i = 0; i < g->rank; i++) {
         const gdim *d = &g->d[i];
         if (d->red || d->n == 1) continue;
         lp_expr *c = divc(k, x, d->xs);
         if (d->xs * d->n < g->S) c = remc(k, c, d->n);
-        off = add(k, off, mulc(k, c, d->in));
+        sum = add(k, sum, mulc(k, c, out ? d->out : d->in));
     }
-    return off;
+    return sum;
 }
 
-/* The flat output index of the executors' output x (kept dims in memory order). */
-static lp_expr *out_index(lp_kernel *k, const gplan *g, lp_expr *x) {
-    if (g->out_in_order) return x;
-    lp_expr *o = ival(k, x->type, g->obase);
-    for (int i = 0; i < g->rank; i++) {
-        const gdim *d = &g->d[i];
-        if (d->red || d->n == 1) continue;
-        lp_expr *c = divc(k, x, d->xs);
-        if (d->xs * d->n < g->S) c = remc(k, c, d->n);
-        o = add(k, o, mulc(k, c, d->out));
-    }
-    return o;
-}
+/* The source offset of output x's first element, and its flat output index. */
+static lp_expr *kept_offset(lp_kernel *k, const gplan *g, lp_expr *x) { return kept_sum(k, g, x, false); }
+static lp_expr *out_index(lp_kernel *k, const gplan *g, lp_expr *x) { return g->out_in_order ? x : kept_sum(k, g, x, true); }
 
+/* The source offset of outer index o over the reduced dims (all of them for cols, all but
+ * the run for rows). */
 static lp_expr *outer_offset(lp_kernel *k, const gplan *g, lp_expr *o) {
     int last = g->rank - (g->rows ? 1 : 0);
     int64_t inner = 1;
@@ -642,38 +635,12 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     if (batch > 16) batch = 16;
     int accs = regs_new(k, at, "ca", vec), xs = regs_new(k, src->type, "cx", batch * vec);
     int r = lp_reg_new(k, it, "round"), blk = lp_reg_new(k, it, "b"), o = lp_reg_new(k, it, "o");
-    /* the output index of (ko, column c): through each kept dim's output stride */
-    lp_expr *s0 = NULL;
-    {
-        /* coordinates: the inner dim's is the column; the others' come from ko over the
-         * outer kept dims in memory order */
-        int64_t inner_n = 1;
-        for (int i = g.rank - 2; i >= 0; i--) {
-            const gdim *d = &g.d[i];
-            if (d->red) continue;
-            lp_expr *c = divc(k, lp_reg(k, ko), inner_n);
-            if (inner_n * d->n < KO) c = remc(k, c, d->n);
-            lp_expr *t = mulc(k, c, d->out);
-            s0 = s0 ? add(k, s0, t) : t;
-            inner_n *= d->n;
-        }
-    }
+    /* column 0 of the outer kept index ko is the executors' output ko * I: its flat output
+     * index and its source offset (column c adds c times the inner dim's strides) */
     int sbase = lp_reg_new(k, it, "sb"), ibase = lp_reg_new(k, it, "ib");
-    lp_assign(k, b, sbase, add(k, s0 ? s0 : ival(k, it, 0), ival(k, it, g.obase)));
-    /* the source offset of (ko, column 0): the kept offset of output sbase without the inner dim */
-    {
-        lp_expr *off = ival(k, it, g.base);
-        int64_t inner_n = 1;
-        for (int i = g.rank - 2; i >= 0; i--) {
-            const gdim *d = &g.d[i];
-            if (d->red) continue;
-            lp_expr *c = divc(k, lp_reg(k, ko), inner_n);
-            if (inner_n * d->n < KO) c = remc(k, c, d->n);
-            off = add(k, off, mulc(k, c, d->in));
-            inner_n *= d->n;
-        }
-        lp_assign(k, b, ibase, off);
-    }
+    lp_expr *x0 = mulc(k, lp_reg(k, ko), I);
+    lp_assign(k, b, sbase, kept_sum(k, &g, x0, true));
+    lp_assign(k, b, ibase, kept_sum(k, &g, x0, false));
     lp_expr *active = both(k, lt(k, lp_reg(k, col), ival(k, it, I)), lt(k, lp_reg(k, rl), ival(k, it, rw)));
     lp_block *each = &lp_for(k, b, r, ival(k, it, 0), ival(k, it, rounds), ival(k, it, 1))->body;
     lp_assign(k, each, blk, add(k, add(k, mulc(k, lp_reg(k, chunk), K), mulc(k, lp_reg(k, r), rw)), lp_reg(k, rl)));
