@@ -207,6 +207,11 @@ expect "strides, one too few" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4
 has "it says how many" "$tmp/err" "--strides 1 gives 1 strides for the 2 dims of --shape 3x4: give one per dim"
 expect "strides that reach too far" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1,281474976710656 --backend sim
 has "it says the bound" "$tmp/err" "reach more than 2^48 elements"
+expect "a bad axis of a huge view, before any allocation" 1 "$tilec" reduce --op sum --dtype f32 --shape 281474976710656 --strides 0 --axes 1 --backend sim --repeat 0
+has "it names the axis" "$tmp/err" "axis 1 is out of range for rank 1 (axes -1 to 0)"
+head -c 16 /dev/zero >"$tmp/z16"
+expect "a strided --in of the wrong size" 1 "$tilec" reduce --op sum --dtype f32 --shape 4x5 --strides 10,1 --in "$tmp/z16" --backend sim --repeat 0
+has "it gives the memory the view reaches" "$tmp/err" "the input f32[4, 5] with --strides 10,1 (35 elements of memory) is 140 bytes"
 expect "a stride that is no number" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1,x --backend sim
 expect "reduce --explain" 0 "$tilec" reduce --op sum --dtype f16 --shape 4x1x8 --axes 2 --explain --repeat 1
 has "explain shows the tile program" "$tmp/out" "grid.sum(B, A, axes=(1))"

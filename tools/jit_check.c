@@ -381,7 +381,7 @@ static int streams_and_threads(tilec_ctx *ctx, FILE *table) {
     /* 64 MB inputs: a kernel (about 15 us) outlasts the host's enqueue of a call (about
      * 5 us), so the queues fill and the two streams' kernels run at the same time */
     static const struct { tilec_reduce_desc d; const char *variant, *name; } cases[] = {
-        {{.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {1 << 24}, .naxes = 1, .axes = {0}}, "grid_split", "f32 sum [2^24]"},
+        {{.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {1 << 24}, .naxes = 1, .axes = {0}}, "grid_rows", "f32 sum [2^24]"},
         {{.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {65536, 256}, .naxes = 1, .axes = {0}}, "grid_cols", "f32 sum [65536, 256] over axis 0"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -152,7 +152,12 @@ int cmd_reduce(int argc, char **argv) {
     bool red[TILEC_MAX_RANK] = {0};
     for (int k = 0; k < d.naxes; k++) {
         int ax = d.axes[k] < 0 ? d.axes[k] + d.rank : d.axes[k];
-        if (ax >= 0 && ax < d.rank) red[ax] = true; /* the library says what is wrong with the others */
+        if (ax < 0 || ax >= d.rank) { /* before the output is sized from the axes */
+            fprintf(stderr, "tilec reduce: axis %d is out of range for rank %d (axes %d to %d)\n", d.axes[k], d.rank,
+                    -d.rank, d.rank - 1);
+            return EXIT_BAD_INPUT;
+        }
+        red[ax] = true; /* an axis given twice: the library says so */
     }
     for (int k = 0; k < d.rank; k++)
         if (!red[k]) kept[nkept++] = d.shape[k];
@@ -182,6 +187,9 @@ int cmd_reduce(int argc, char **argv) {
     size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * eo;
     char in_dims[256], out_dims[256];
     tensor_text(d.dtype, d.shape, d.rank, in_dims, sizeof in_dims);
+    if (d.strides) /* the memory the view reaches, which --in holds and random data fills */
+        snprintf(in_dims + strlen(in_dims), sizeof in_dims - strlen(in_dims), " with --strides %.60s (%" PRId64
+                 " elements of memory)", o.strides, span);
     tensor_text(out_dt, kept, nkept, out_dims, sizeof out_dims);
     if (nkept == 0) snprintf(out_dims, sizeof out_dims, "%s[1]", tilec_dtype_name(out_dt));
 

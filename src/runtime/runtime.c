@@ -5,7 +5,7 @@
  * simulator, where device memory is host memory; the reason each GPU was passed over is
  * kept for TILEC_JIT_LOG and for explicit requests, which fail with it.
  *
- * Scratch (partials and completion counters of grid_split and grid_cols) belongs to a
+ * Scratch (partials and completion counters of grid_rows and grid_cols over several CTAs) belongs to a
  * (plan, stream), not to a plan: two calls of one shape on two streams may run at once,
  * and one set between them would mix their partials and counts. Sets are made on first
  * use, zeroed on the call's stream, kept most recently used first, and freed only after
