@@ -771,8 +771,8 @@ static void test_strided_views(void **state) {
             for (int op = 0; op < TILEC_OP_COUNT; op++) {
                 tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = dts[t], .rank = views[v].rank, .naxes = views[v].naxes,
                                        .strides = views[v].strides};
-                memcpy(d.shape, views[v].shape, sizeof d.shape);
-                memcpy(d.axes, views[v].axes, sizeof d.axes);
+                memcpy(d.shape, views[v].shape, sizeof views[v].shape);
+                memcpy(d.axes, views[v].axes, sizeof views[v].axes);
                 /* the memory the view reaches, and element [0, ...]'s offset in it */
                 int64_t lo = 0, hi = 0;
                 for (int i = 0; i < d.rank; i++) {
@@ -909,7 +909,7 @@ static void test_output_dtypes(void **state) {
             for (int i = 0; i < 3; i++) {
                 tilec_reduce_desc w = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = 2, .naxes = 1,
                                        .axes = {shp[i].axis}, .widen = true};
-                memcpy(w.shape, shp[i].shape, sizeof w.shape);
+                memcpy(w.shape, shp[i].shape, sizeof shp[i].shape);
                 int64_t n = desc_elems(&w, false);
                 void *in = malloc((size_t)n * tilec_dtype_size(w.dtype));
                 uint64_t seed = (uint64_t)(dt * 10 + op + i);
@@ -962,8 +962,8 @@ static void test_device_invariance(void **state) {
         for (int dt = TILEC_F16; dt <= TILEC_F64; dt++) {
             tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = (tilec_dtype)dt, .rank = cases[c].rank,
                                    .naxes = cases[c].naxes};
-            memcpy(d.shape, cases[c].shape, sizeof d.shape);
-            memcpy(d.axes, cases[c].axes, sizeof d.axes);
+            memcpy(d.shape, cases[c].shape, sizeof cases[c].shape);
+            memcpy(d.axes, cases[c].axes, sizeof cases[c].axes);
             size_t es = tilec_dtype_size(d.dtype), out_bytes = (size_t)desc_elems(&d, true) * es;
             int64_t n = desc_elems(&d, false);
             void *in = malloc((size_t)n * es), *first = NULL;
