@@ -238,7 +238,7 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     if (v.out_elems > 0 && ((!out && !prepare) || (!in && v.in_elems > 0)))
         return bad(ctx, "%s is NULL", !in ? "the input" : "the output");
     /* the input's memory: what its strides reach, from the lowest element */
-    const char *low = (const char *)in - (size_t)v.origin * es;
+    const char *low = in ? (const char *)in - (size_t)v.origin * es : NULL;
     uintptr_t a = (uintptr_t)low, b = (uintptr_t)out;
     size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * tilec_dtype_size(out_dtype(d));
     if (in && v.origin && a > (uintptr_t)in)
