@@ -900,6 +900,36 @@ static void test_output_dtypes(void **state) {
     assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
     assert_int_equal(tilec_mem_download(ctx, &f64, dout, 8), TILEC_OK);
     assert_true(f64 == 16781312.0);
+    /* where the format decides, the bits written out: f16 -> f32 sums of [+inf, 1] = +inf,
+     * [-0, -0] = -0; a NaN of any payload and sign, summed or taken by max, is stored as
+     * the default quiet NaN 0x7fc00000; i32 -> i64 [INT32_MIN, INT32_MIN] = -2^32 */
+    static const struct { tilec_op op; uint16_t a, b; uint32_t want; } specials[] = {
+        {TILEC_OP_SUM, 0x7c00, 0x3c00, 0x7f800000u}, {TILEC_OP_SUM, 0x8000, 0x8000, 0x80000000u},
+        {TILEC_OP_SUM, 0xfe01, 0x3c00, 0x7fc00000u}, {TILEC_OP_MAX, 0x3c00, 0xfd55, 0x7fc00000u},
+        {TILEC_OP_MIN, 0x8000, 0x0000, 0x80000000u}};
+    for (int i = 0; i < 5; i++) {
+        uint16_t two[2] = {specials[i].a, specials[i].b};
+        uint32_t bits = 0;
+        d = (tilec_reduce_desc){.op = specials[i].op, .dtype = TILEC_F16, .rank = 1, .shape = {2}, .naxes = 1, .axes = {0},
+                                .widen = true};
+        assert_int_equal(tilec_mem_upload(ctx, din, two, 4), TILEC_OK);
+        assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+        assert_int_equal(tilec_mem_download(ctx, &bits, dout, 4), TILEC_OK);
+        if (bits != specials[i].want) fail_msg("special %d: 0x%08x, want 0x%08x", i, bits, specials[i].want);
+    }
+    int32_t mins[2] = {INT32_MIN, INT32_MIN};
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_I32, .rank = 1, .shape = {2}, .naxes = 1, .axes = {0}, .widen = true};
+    assert_int_equal(tilec_mem_upload(ctx, din, mins, sizeof mins), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &i64, dout, 8), TILEC_OK);
+    assert_true(i64 == -4294967296LL);
+    /* an f32 sum with a NaN of another payload and the sign set, not widened: 0x7fc00000 */
+    uint32_t nanin[3] = {0x3f800000u, 0xffc12345u, 0x40000000u}, got = 0;
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {3}, .naxes = 1, .axes = {0}};
+    assert_int_equal(tilec_mem_upload(ctx, din, nanin, sizeof nanin), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &got, dout, 4), TILEC_OK);
+    assert_int_equal(got, 0x7fc00000u);
     tilec_mem_free(ctx, din);
     tilec_mem_free(ctx, dout);
     /* every dtype and op, rows and columns and several CTAs, against the reference */
