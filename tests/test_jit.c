@@ -475,7 +475,7 @@ static void test_scratch_per_stream(void **state) {
     (void)state;
     tilec_ctx *ctx = rec_ctx();
     expect_variant(ctx, &split_shape, "variant grid_rows, grid 2 x 256 threads, 2 scratch buffers");
-    expect_variant(ctx, &cols_shape, "variant grid_cols, grid 16 x 256 threads, 2 scratch buffers");
+    expect_variant(ctx, &cols_shape, "variant grid_cols, grid 8 x 256 threads, 2 scratch buffers");
     void *streams[2] = {(void *)0x1000, (void *)0x2000};
     const tilec_reduce_desc *pair[2] = {&split_shape, &cols_shape};
     for (int sh = 0; sh < 2; sh++) {

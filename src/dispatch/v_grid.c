@@ -25,7 +25,7 @@
  *   binary tree over the lane (the xor butterfly 1, 2, 4, 8, 16).
  *
  *   Blocks. NB = ceil(M / G) blocks of G = max(ceil(w / min(L, w)), ceil(M / B)) pieces,
- *   for pieces of L elements; w = 16 and B = 4096 for rows, w = 64 and B = 16384 for cols.
+ *   for pieces of L elements; w = 16 and B = 4096 for rows, w = 128 and B = 16384 for cols.
  *   Rows: block b folds pieces b, b + NB, b + 2 NB, … (the CTAs of an output sweep it
  *   together); cols: pieces b G, b G + 1, … b G + G - 1 (a thread's rows are neighbours);
  *   left to right. The NB block values are combined by a perfect binary tree over b.
@@ -55,7 +55,7 @@ enum {
     NB_ROWS = 4096,     /* blocks of an output, rows */
     NB_COLS = 16384,    /* blocks of an output, cols */
     WORK_ROWS = 16,     /* elements a block folds at least, rows */
-    WORK_COLS = 64,     /* elements a block folds at least, cols */
+    WORK_COLS = 128,    /* elements a block folds at least, cols */
     SLOTS = 4096,       /* shared slots a CTA folds at once (16 KB of f32) */
     LANES = 32,         /* lanes of a piece (also on 64-wide warps) */
     FIN_GROUP = 32,     /* CTAs of a column block whose partials one of them folds (cols) */
@@ -314,6 +314,34 @@ static void slot_tree(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t leaves, 
     }
 }
 
+/* The value of slot f < n of a gather: an expression of f (LP_I32) that reads only in
+ * bounds for every f, also f >= n (its indices clamped). */
+typedef lp_expr *(*slot_value_fn)(dsp_lower *l, const void *ctx, lp_expr *f);
+
+/* slots[f] = value(f) for f < n, the CTA's threads taking f = tid, tid + T, …: up to
+ * eight loads in flight per thread before any is stored, so the last CTA's gather of the
+ * partials costs one memory latency per eight, not one per value. */
+static void slot_gather(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t n, slot_value_fn value, const void *ctx) {
+    lp_kernel *k = l->k;
+    int T = l->q->threads;
+    int64_t per = ceil_div(n, T);
+    int B = per < 8 ? (int)per : 8;
+    int f = lp_reg_new(k, LP_I32, "f"), v = regs_new(k, dsp_acc_type(l->q), "g", B);
+    lp_expr *tid = lp_special_expr(k, LP_TID);
+    lp_block *each = &lp_for(k, b, f, tid, ival(k, LP_I32, n), ival(k, LP_I32, (int64_t)B * T))->body;
+    bool whole = n % ((int64_t)B * T) == 0;
+    lp_expr *at[8];
+    for (int j = 0; j < B; j++) {
+        at[j] = j ? add(k, lp_reg(k, f), ival(k, LP_I32, (int64_t)j * T)) : lp_reg(k, f);
+        lp_assign(k, each, v + j, value(l, ctx, at[j]));
+    }
+    for (int j = 0; j < B; j++) {
+        lp_block *in = whole || !j ? each : &lp_if(k, each, lt(k, at[j], ival(k, LP_I32, n)))->body;
+        lp_store(k, in, slots, at[j], lp_reg(k, v + j));
+    }
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+}
+
 /* Thread 0 counts the CTA as done on `counter` (after a fence that publishes what the
  * CTA wrote); the block returned runs in the CTA that completes the count of `total`,
  * after a fence, on every thread of it. */
@@ -335,12 +363,16 @@ static lp_block *when_last(dsp_lower *l, lp_block *b, lp_buf *counter, lp_expr *
 
 /* How many blocks of an output a CTA folds: K, a power of two from `least`, so that the
  * last CTA's slots hold the C = ceil(NB / K) partials of an output, then larger while the
- * launch keeps four waves of CTAs (`lines` CTAs side by side, C each) and K blocks of
- * `width` outputs fit the slots. It changes where partial results meet, not the order. */
-static int64_t blocks_per_cta(const dsp_query *q, const gplan *g, int64_t lines, int64_t least, int64_t width) {
+ * launch keeps `waves` quarter-waves of CTAs (`lines` CTAs side by side, C each) and K
+ * blocks of `width` outputs fit the slots. It changes where partial results meet, not the
+ * order. Measured on the H200: rows want four waves (a CTA's blocks are short), columns
+ * half of one (1024-CTA launches of one block per row lane lost 4-12% to 512-CTA ones of
+ * two: the partials and their fold at the end cost more than the extra CTAs hide). */
+static int64_t blocks_per_cta(const dsp_query *q, const gplan *g, int64_t lines, int64_t least, int64_t width,
+                              int64_t quarters) {
     int64_t K = least, top = pow2_ceil(g->NB);
     while (K < top && pow2_ceil(ceil_div(g->NB, K)) > SLOTS) K <<= 1;
-    while (K < top && 2 * K * width <= SLOTS && lines * ceil_div(g->NB, 2 * K) >= 4 * wave(q)) K <<= 1;
+    while (K < top && 2 * K * width <= SLOTS && 4 * lines * ceil_div(g->NB, 2 * K) >= quarters * wave(q)) K <<= 1;
     return K;
 }
 
@@ -454,6 +486,23 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
     }
 }
 
+/* Partial f of an output's C partials (the identity from C up to the power of two). */
+typedef struct rows_partials {
+    const gplan *g;
+    lp_buf *partials;
+    int line;
+    int64_t C;
+    lp_type it;
+} rows_partials;
+
+static lp_expr *rows_partial(dsp_lower *l, const void *ctx, lp_expr *f) {
+    const rows_partials *p = ctx;
+    lp_kernel *k = l->k;
+    lp_expr *fe = lp_cast(k, p->it, f);
+    lp_expr *at = add(k, mulc(k, lp_reg(k, p->line), p->C), lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, fe, ival(k, p->it, p->C - 1)));
+    return lp_select(k, lt(k, fe, ival(k, p->it, p->C)), lp_load(k, p->partials, at), dsp_identity(l));
+}
+
 static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
@@ -505,7 +554,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
         K = NBp;
         OPC = GP / K;
     } else {
-        K = blocks_per_cta(q, &g, g.S, GP, 1);
+        K = blocks_per_cta(q, &g, g.S, GP, 1, 16);
     }
     int64_t rounds = K * OPC / GP, C = ceil_div(g.NB, K), Cp = pow2_ceil(C), lines = ceil_div(g.S, OPC);
     k->grid = lines * C;
@@ -547,15 +596,8 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_store(k, lead, partials, add(k, mulc(k, lp_reg(k, line), C), lp_reg(k, chunk)), value);
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     lp_block *fin = when_last(l, b, counters, lp_reg(k, line), ival(k, LP_U32, C));
-    int f = lp_reg_new(k, LP_I32, "f");
-    lp_block *gather = &lp_for(k, fin, f, tid, ival(k, LP_I32, Cp), ival(k, LP_I32, T))->body;
-    lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
-    lp_store(k, gather, slots, lp_reg(k, f),
-             lp_select(k, lt(k, fe, ival(k, it, C)),
-                       lp_load(k, partials, add(k, mulc(k, lp_reg(k, line), C),
-                                                lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, fe, ival(k, it, C - 1)))),
-                       dsp_identity(l)));
-    lp_barrier(k, fin, TILEC_SCOPE_CTA);
+    rows_partials rp = {&g, partials, line, C, it};
+    slot_gather(l, fin, slots, Cp, rows_partial, &rp);
     slot_tree(l, fin, slots, Cp, Cp, 1);
     lp_block *t0 = &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body;
     dsp_store_output(l, t0, out_index(k, &g, lp_reg(k, line)), lp_load(k, slots, ival(k, LP_I32, 0)));
@@ -564,6 +606,32 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
 }
 
 /* ---- grid_cols ------------------------------------------------------------------------- */
+
+/* Slot f = i * width + c of a column block's gather: leaf first + i (the identity from
+ * `stride` on) of local column c (the identity past the last column), from `from`, which
+ * holds `stride` entries per output. */
+typedef struct cols_partials {
+    const gplan *g;
+    lp_buf *from;
+    int sbase, cb;
+    lp_expr *first;
+    int64_t stride, width, I, out;
+    lp_type it;
+} cols_partials;
+
+static lp_expr *cols_partial(dsp_lower *l, const void *ctx, lp_expr *f) {
+    const cols_partials *p = ctx;
+    lp_kernel *k = l->k;
+    lp_type it = p->it;
+    lp_expr *fe = lp_cast(k, it, f);
+    lp_expr *leaf = add(k, p->first, divc(k, fe, p->width)), *c = p->width > 1 ? remc(k, fe, p->width) : ival(k, it, 0);
+    lp_expr *gc = add(k, mulc(k, lp_reg(k, p->cb), p->width), c);
+    lp_expr *ok = both(k, lt(k, leaf, ival(k, it, p->stride)), lt(k, gc, ival(k, it, p->I)));
+    lp_expr *safe_leaf = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, p->stride - 1));
+    lp_expr *safe_col = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, p->I - 1));
+    lp_expr *ps = add(k, lp_reg(k, p->sbase), mulc(k, safe_col, p->out));
+    return lp_select(k, ok, lp_load(k, p->from, add(k, mulc(k, ps, p->stride), safe_leaf)), dsp_identity(l));
+}
 
 static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
@@ -577,9 +645,13 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
      * loads, or narrower ones when that leaves the device too few threads (few columns) */
     int64_t KO = g.S / I, NBp = pow2_ceil(g.NB), want = (int64_t)(q->target->sms > 0 ? q->target->sms : DSP_DEFAULT_SMS) * 1024;
     int vec = 1;
-    if (g.aligned && inner->in == 1)
-        for (vec = g.vec; vec > 1; vec /= 2)
-            if (I % vec == 0 && vec * (int)tilec_dtype_size(q->st->src.buf->dtype) >= 4 && I / vec * KO * g.NB >= want) break;
+    if (g.aligned && inner->in == 1) {
+        int least = 4 / (int)tilec_dtype_size(q->st->src.buf->dtype); /* never below 4-byte loads */
+        if (least < 1) least = 1;
+        for (vec = g.vec; vec > least; vec /= 2)
+            if (I % vec == 0 && I / vec * KO * g.NB >= want) break;
+        while (I % vec) vec /= 2;
+    }
     int64_t V = I / vec;
     int64_t cw = V < LANES ? pow2_ceil(V) : LANES;
     if (cw > T) cw = pow2_floor(T);
@@ -594,7 +666,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     int64_t nb, K;
     for (;;) {
         nb = ceil_div(V, cw);
-        K = blocks_per_cta(q, &g, KO * nb, rw, cw * vec);
+        K = blocks_per_cta(q, &g, KO * nb, rw, cw * vec, 2);
         int64_t kg = pow2_floor(SLOTS / (cw * vec)); /* the last CTAs fold kg partials at a time, in two levels */
         if (kg > FIN_GROUP) kg = FIN_GROUP;
         while (K < NBp && ceil_div(g.NB, K) > kg * kg) K <<= 1;
@@ -653,9 +725,10 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     lp_block *turn = &lp_for(k, work, o, mulc(k, lp_reg(k, blk), g.G), lp_reg(k, hi), ival(k, it, batch))->body;
     lp_expr *cols_at = add(k, lp_reg(k, ibase), mulc(k, lp_reg(k, col), inner->in));
     lp_expr *okv[64];
+    bool whole = g.G % batch == 0 && g.M % g.G == 0; /* every turn loads `batch` rows */
     for (int u = 0; u < batch; u++) { /* the loads first */
         lp_expr *ou = u ? add(k, lp_reg(k, o), ival(k, it, u)) : lp_reg(k, o);
-        okv[u] = u ? lt(k, ou, lp_reg(k, hi)) : NULL;
+        okv[u] = u && !whole ? lt(k, ou, lp_reg(k, hi)) : NULL;
         lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
         lp_expr *first = add(k, cols_at, outer_offset(k, &g, ou));
         if (vec > 1) lp_vload(k, in, xs + u * vec, vec, src, first);
@@ -706,18 +779,8 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         lp_buf *from = lev ? level2 : partials;
         int64_t stride = lev ? G2 : C, leaves = lev ? pow2_ceil(G2) : Kg;
         lp_expr *first = lev ? ival(k, it, 0) : mulc(k, lp_reg(k, grp), Kg);
-        int f = lp_reg_new(k, LP_I32, "f");
-        lp_block *gather = &lp_for(k, fin, f, tid, ival(k, LP_I32, leaves * width), ival(k, LP_I32, T))->body;
-        lp_expr *fe = lp_cast(k, it, lp_reg(k, f));
-        lp_expr *leaf = add(k, first, divc(k, fe, width)), *c = width > 1 ? remc(k, fe, width) : ival(k, it, 0);
-        lp_expr *gc = add(k, mulc(k, lp_reg(k, cb), width), c);
-        lp_expr *ok = both(k, lt(k, leaf, ival(k, it, stride)), lt(k, gc, ival(k, it, I)));
-        lp_expr *safe_leaf = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, stride - 1));
-        lp_expr *safe_col = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, I - 1));
-        lp_expr *ps = add(k, lp_reg(k, sbase), mulc(k, safe_col, inner->out));
-        lp_store(k, gather, slots, lp_reg(k, f),
-                 lp_select(k, ok, lp_load(k, from, add(k, mulc(k, ps, stride), safe_leaf)), dsp_identity(l)));
-        lp_barrier(k, fin, TILEC_SCOPE_CTA);
+        cols_partials cp = {&g, from, sbase, cb, first, stride, width, I, inner->out, it};
+        slot_gather(l, fin, slots, leaves * width, cols_partial, &cp);
         slot_tree(l, fin, slots, leaves, leaves, width);
         int lc2 = lp_reg_new(k, it, "lc");
         lp_block *fcols = &lp_for(k, fin, lc2, itid, ival(k, it, width), ival(k, it, T))->body;
