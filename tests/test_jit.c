@@ -1,7 +1,7 @@
 /*
  * test_jit.c — tilec_reduce through the public API on the simulator backend: every
- * planner strategy, ranks 1 to 4 with every axis set, extents 0, 1, primes and 2^20 + 3,
- * every dtype and op, NaN and ±inf, accumulate, bitwise determinism, the plan cache,
+ * planner strategy, ranks 1 to 5 with every axis set, extents 0, 1, primes, powers of two
+ * and 2^20 + 3, every dtype and op, NaN and ±inf, accumulate, bitwise determinism, the plan cache,
  * every kind of bad input with its status and message, and the scratch kept per stream
  * (through a backend that is the simulator and logs what the runtime asks of it).
  */
@@ -64,20 +64,22 @@ static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64
     return reduce_shifted(ctx, d, seed, 0);
 }
 
-/* Ranks 1 to 4, every non-empty axis set, extents 1, 2 and primes. */
+/* Ranks 1 to 5, every non-empty axis set, on two shapes each: extents 1 and primes, and
+ * extents 1 and powers of two (the last dim long enough for several lanes). */
 static void test_every_axis_set(void **state) {
     (void)state;
     tilec_ctx *ctx = sim_ctx();
-    static const int64_t ext[] = {3, 1, 5, 7};
-    for (int rank = 1; rank <= 4; rank++)
-        for (unsigned mask = 1; mask < (1u << rank); mask++)
-            for (int op = 0; op < TILEC_OP_COUNT; op++) {
-                tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = TILEC_F32, .rank = rank};
-                for (int i = 0; i < rank; i++) d.shape[i] = ext[i] * (i == rank - 1 ? 13 : 1);
-                for (int i = 0; i < rank; i++)
-                    if (mask >> i & 1) d.axes[d.naxes++] = (mask & 8) ? i - rank : i;
-                free(reduce_and_check(ctx, &d, mask));
-            }
+    static const int64_t ext[2][5] = {{3, 1, 5, 7, 13}, {4, 1, 8, 2, 32}};
+    for (int rank = 1; rank <= 5; rank++)
+        for (int e = 0; e < 2; e++)
+            for (unsigned mask = 1; mask < (1u << rank); mask++)
+                for (int op = 0; op < TILEC_OP_COUNT; op++) {
+                    tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = TILEC_F32, .rank = rank};
+                    for (int i = 0; i < rank; i++) d.shape[i] = ext[e][i] * (i == rank - 1 ? 13 + 3 * e : 1);
+                    for (int i = 0; i < rank; i++)
+                        if (mask >> i & 1) d.axes[d.naxes++] = (mask & 8) ? i - rank : i;
+                    free(reduce_and_check(ctx, &d, mask * 2 + (unsigned)e));
+                }
     tilec_close(ctx);
 }
 

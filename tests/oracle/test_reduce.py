@@ -31,8 +31,10 @@ class Reduce:
     def __init__(self, tilec, workdir):
         self.tilec, self.dir, self.n = tilec, workdir, 0
 
-    def run(self, dt, op, nan, shape, axes, x, init=None, extra=()):
-        """Runs one reduction; returns (rc, stdout, stderr, decoded output or None)."""
+    def run(self, dt, op, nan, shape, axes, x, init=None, extra=(), out_dt=None):
+        """Runs one reduction; returns (rc, stdout, stderr, decoded output or None); the
+        output is decoded as out_dt (the input's dtype when None)."""
+        out_dt = out_dt or dt
         self.n += 1
         inp = os.path.join(self.dir, "r%d.in" % self.n)
         out = os.path.join(self.dir, "r%d.out" % self.n)
@@ -52,10 +54,10 @@ class Reduce:
         got = None
         if rc == 0 and os.path.exists(out):
             raw = open(out, "rb").read()
-            if len(raw) == int(np.prod(kept)) * dt.size:
-                got = nm.decode(dt, raw, kept)
+            if len(raw) == int(np.prod(kept)) * out_dt.size:
+                got = nm.decode(out_dt, raw, kept)
             else:
-                se += "\n--out holds %d bytes, the kept extents %s are %d bytes" % (len(raw), kept, int(np.prod(kept)) * dt.size)
+                se += "\n--out holds %d bytes, the kept extents %s are %d bytes" % (len(raw), kept, int(np.prod(kept)) * out_dt.size)
                 rc = -1
         return rc, so, se, got, " ".join(args)
 
@@ -71,7 +73,7 @@ def require_interface(rc, err, cmd):
 
 
 def random_shape(rng):
-    rank = int(rng.integers(1, 5))
+    rank = int(rng.integers(1, 6))
     return cases.shape(rng, int(rng.choice([64, 2000, 30000])), rank=rank)
 
 
@@ -103,6 +105,35 @@ def test_reduce_random(tilec, rng, tmp_path, repro, combo):
         axes = cases.axes_for(rng, shape)
         x = data.values(rng, dt, shape, fl[(i + int(rng.integers(0, len(fl)))) % len(fl)], axes)
         check_one(r, problems, dt, op, nan, shape, axes, x)
+    fail_on(problems, repro)
+
+
+WIDE = {"f16": "f32", "bf16": "f32", "f32": "f64", "i32": "i64", "u32": "i64"}  # docs/runtime.md
+
+
+@pytest.mark.parametrize("combo", [c for c in cases.COMBOS if c[0] in WIDE], ids=["%s-%s-%s" % c for c in cases.COMBOS if c[0] in WIDE])
+def test_reduce_out_dtype(tilec, rng, tmp_path, repro, combo):
+    """--out-dtype: the wider output, accumulated in it, is the reduction of the same values
+    in the wide type (so an i32 sum past 2^31 is exact and an f16 sum is not rounded to f16)."""
+    d, op, nan = combo
+    dt, wide = nm.DTYPES[d], nm.DTYPES[WIDE[d]]
+    r = Reduce(tilec, str(tmp_path))
+    problems = []
+    fl = data.flavours_for(dt, op, nan)
+    for i in range(ROUNDS):
+        shape = random_shape(rng)
+        axes = cases.axes_for(rng, shape)
+        x = data.values(rng, dt, shape, fl[(i + int(rng.integers(0, len(fl)))) % len(fl)], axes)
+        rc, so, se, got, cmd = r.run(dt, op, nan, shape, axes, x, extra=("--out-dtype", wide.name), out_dt=wide)
+        require_interface(rc, se, cmd)
+        if rc != 0 or got is None:
+            problems.append("%s\n  exited %d: %s" % (cmd, rc, se.strip()[-2000:]))
+            continue
+        want = nm.expected(wide, op, nan, x, axes)
+        mism = nm.compare(wide, op, got.reshape(want.shape), want, nm.slice_notes(wide, op, x, axes, None))
+        if mism:
+            problems.append("%s\n  %d of %d outputs wrong:\n    %s" % (cmd, len(mism), want.size,
+                                                                      "\n    ".join(str(m) for m in mism[:6])))
     fail_on(problems, repro)
 
 
