@@ -737,6 +737,46 @@ static void test_batch_invariance(void **state) {
     tilec_close(ctx);
 }
 
+/* On the simulator a view that reaches outside the block tilec_mem_alloc gave for its
+ * pointer is refused, with how far it reaches (a GPU would fault; the CPU would read
+ * another object); inside the block, or in memory tilec did not allocate, it runs. */
+static void test_views_outside_allocation(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    void *in, *out;
+    assert_int_equal(tilec_mem_alloc(ctx, 100 * sizeof(float), &in), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 4 * sizeof(float), &out), TILEC_OK);
+    float *f = in;
+    int64_t rows[2] = {10, 1}, back[1] = {-1};
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {4, 10}, .naxes = 1, .axes = {1}, .strides = rows};
+    expect_bad(ctx, &d, f + 65, out,
+               "the input view reaches 20 bytes past the end of its allocation of 400 bytes; check its shape, strides and pointer");
+    d = (tilec_reduce_desc){.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 1, .shape = {4}, .naxes = 1, .axes = {0}, .strides = back};
+    expect_bad(ctx, &d, f + 1, out,
+               "the input view reaches 8 bytes before the start of its allocation of 400 bytes; check its shape, strides and pointer");
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {8, 3}, .naxes = 1, .axes = {1}};
+    expect_bad(ctx, &d, f, out, "the output reaches 16 bytes past the end of its allocation of 16 bytes; check its shape, strides and pointer");
+    /* the last element and the first one are inside: it runs */
+    for (int i = 0; i < 100; i++) f[i] = (float)i;
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {4, 10}, .naxes = 1, .axes = {1}, .strides = rows};
+    assert_int_equal(tilec_reduce(ctx, &d, f + 60, out), TILEC_OK);
+    float got[4];
+    assert_int_equal(tilec_mem_download(ctx, got, out, sizeof got), TILEC_OK);
+    for (int r = 0; r < 4; r++) assert_true(got[r] == (float)(10 * (60 + 10 * r) + 45));
+    d = (tilec_reduce_desc){.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 1, .shape = {4}, .naxes = 1, .axes = {0}, .strides = back};
+    assert_int_equal(tilec_reduce(ctx, &d, f + 3, out), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, got, out, sizeof(float)), TILEC_OK);
+    assert_true(got[0] == 3.0f);
+    /* a freed block is forgotten: memory tilec did not allocate is taken on trust */
+    assert_int_equal(tilec_mem_free(ctx, out), TILEC_OK);
+    float host[8];
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {8, 3}, .naxes = 1, .axes = {1}};
+    assert_int_equal(tilec_reduce(ctx, &d, f, host), TILEC_OK);
+    assert_true(host[7] == 21.0f + 22.0f + 23.0f);
+    tilec_mem_free(ctx, in);
+    tilec_close(ctx);
+}
+
 /* Strided views against a plain-loop reduction of the same elements (double for float
  * sums, within 1e-5 of the magnitude; exact for max / min and wrapping integer sums):
  * transposes, slices with steps, negative strides, broadcasts (stride 0), a view whose
@@ -1053,6 +1093,7 @@ int main(void) {
         cmocka_unit_test(test_device_invariance),
         cmocka_unit_test(test_negative_zero),
         cmocka_unit_test(test_strided_views),
+        cmocka_unit_test(test_views_outside_allocation),
         cmocka_unit_test(test_output_dtypes),
     };
     return cmocka_run_group_tests_name("jit", tests, NULL, NULL);

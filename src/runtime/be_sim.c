@@ -3,6 +3,10 @@
  * on the CPU (sim.c), everything is synchronous. It is what tilec_reduce runs on where
  * there is no GPU, and what CI tests the whole JIT path with.
  *
+ * The backend keeps the blocks it allocated, so that tilec_reduce can refuse a view that
+ * reaches outside the block its pointer is in (where a GPU would fault, the CPU would
+ * read another object's memory). Memory it did not allocate is taken on trust.
+ *
  * A stream is any handle, and changes nothing here but which scratch set the runtime
  * passes (runtime.c): every call has finished when it returns, so an event has nothing to
  * wait for. The kernel runs on the runtime's scratch, kept between calls as on a GPU.
@@ -11,10 +15,22 @@
 #include "env.h"
 #include "sim.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { SIM_SMS = 4, SIM_SMS_MAX = 1024 };
+
+/* The blocks alloc made and release has not freed: their bases and requested sizes. */
+typedef struct sim_block {
+    uintptr_t base;
+    size_t size;
+} sim_block;
+
+typedef struct sim_dev {
+    sim_block *blocks;
+    size_t n, cap;
+} sim_dev;
 
 static tilec_status sim_open(rt *r, int device) {
     (void)device;
@@ -29,20 +45,50 @@ static tilec_status sim_open(rt *r, int device) {
                     SIM_SMS_MAX, SIM_SMS);
         return TILEC_ERR_INVALID_ARG;
     }
+    if (!(r->dev = calloc(1, sizeof(sim_dev)))) return TILEC_ERR_NOMEM;
     r->target = (dsp_target){.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = 32, .sms = (int)sms};
     return TILEC_OK;
 }
 
+static void sim_close(rt *r) {
+    sim_dev *d = r->dev;
+    if (d) free(d->blocks);
+    free(d);
+    r->dev = NULL;
+}
+
 static tilec_status sim_alloc(rt *r, size_t n, void **p) {
-    (void)r;
-    *p = aligned_alloc(256, (n + 255) & ~(size_t)255);
-    return *p ? TILEC_OK : TILEC_ERR_NOMEM;
+    sim_dev *d = r->dev;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 16;
+        sim_block *b = realloc(d->blocks, cap * sizeof *b);
+        if (!b) return TILEC_ERR_NOMEM;
+        d->blocks = b, d->cap = cap;
+    }
+    if (n > SIZE_MAX - 255 || !(*p = aligned_alloc(256, (n + 255) & ~(size_t)255))) return TILEC_ERR_NOMEM;
+    d->blocks[d->n++] = (sim_block){(uintptr_t)*p, n};
+    return TILEC_OK;
 }
 
 static tilec_status sim_release(rt *r, void *p) {
-    (void)r;
+    sim_dev *d = r->dev;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->blocks[i].base == (uintptr_t)p) {
+            d->blocks[i] = d->blocks[--d->n];
+            break;
+        }
     free(p);
     return TILEC_OK;
+}
+
+static bool sim_extent(rt *r, const void *p, uintptr_t *base, size_t *size) {
+    const sim_dev *d = r->dev;
+    for (size_t i = 0; i < d->n; i++)
+        if ((uintptr_t)p - d->blocks[i].base < d->blocks[i].size) {
+            *base = d->blocks[i].base, *size = d->blocks[i].size;
+            return true;
+        }
+    return false;
 }
 
 static tilec_status sim_copy(rt *r, void *dst, const void *src, size_t n) {
@@ -90,6 +136,7 @@ const rt_backend rt_sim = {
     .kind = TILEC_BACKEND_SIM,
     .name = "sim",
     .open = sim_open,
+    .close = sim_close,
     .alloc = sim_alloc,
     .release = sim_release,
     .upload = sim_copy,
@@ -101,4 +148,5 @@ const rt_backend rt_sim = {
     .event_free = sim_event_free,
     .load = sim_load,
     .launch = sim_launch,
+    .extent = sim_extent,
 };
