@@ -215,6 +215,8 @@ has "it gives the memory the view reaches" "$tmp/err" "the input f32[4, 5] with 
 expect "a stride that is no number" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1,x --backend sim
 expect "reduce --explain" 0 "$tilec" reduce --op sum --dtype f16 --shape 4x1x8 --axes 2 --explain --repeat 1
 has "explain shows the tile program" "$tmp/out" "grid.sum(B, A, axes=(1))"
+expect "reduce --explain of columns" 0 "$tilec" reduce --op sum --dtype f32 --shape 4096x1024 --axes 0 --explain --repeat 0 --backend sim
+has "explain shows the executor's plan" "$tmp/out" "plan: 32 blocks of 128 rows a column (the fold order); 32 column lanes x 8 row lanes, 16-byte loads, 8 in flight; 32 blocks a CTA, 1 CTA a column block"
 expect "reduce over an empty axis" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x0 --check --repeat 1
 has "an empty sum is 0" "$tmp/out" "a reduced extent is 0"
 expect "max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 4x0 --repeat 1

@@ -523,6 +523,11 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     if (g.NB == 1) { /* a group per output, all of it; rows of one short piece several at a time */
         int items = g.M == 1 && gs.ueff == 1 && gs.f == 1 ? in_flight(q->st->src.buf->dtype) : 1;
         k->grid = ceil_div(g.S, GP * items);
+        snprintf(k->plan, sizeof k->plan,
+                 "%lld piece%s of up to %lld elements an output, one block (the fold order); a group of %d lanes an output, "
+                 "%d output%s in flight, %s loads",
+                 (long long)g.M, g.M == 1 ? "" : "s", (long long)g.L, glanes, items, items == 1 ? "" : "s",
+                 g.aligned ? "16-byte" : "element");
         int s = regs_new(k, it, "s", items), acc = regs_new(k, at, "acc", items);
         int sr[64], ar[64];
         lp_expr *ok[64];
@@ -558,6 +563,11 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     }
     int64_t rounds = K * OPC / GP, C = ceil_div(g.NB, K), Cp = pow2_ceil(C), lines = ceil_div(g.S, OPC);
     k->grid = lines * C;
+    snprintf(k->plan, sizeof k->plan,
+             "%lld pieces of up to %lld elements an output in %lld blocks of %lld (the fold order); groups of %d lanes, "
+             "%s loads; %lld block%s a CTA, %lld CTA%s an output%s",
+             (long long)g.M, (long long)g.L, (long long)g.NB, (long long)g.G, glanes, g.aligned ? "16-byte" : "element",
+             (long long)K, K == 1 ? "" : "s", (long long)C, C == 1 ? "" : "s", C > 1 ? " (partials, the last CTA folds them)" : "");
     int64_t nslots = GP * rounds > Cp ? GP * rounds : Cp;
     lp_buf *slots = lp_buf_scratch(k, "slots", at, nslots);
     int line = lp_reg_new(k, it, "line"), chunk = lp_reg_new(k, it, "chunk"), r = lp_reg_new(k, it, "round");
@@ -705,6 +715,12 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     lp_assign(k, b, col, mulc(k, add(k, mulc(k, lp_reg(k, cb), cw), lp_reg(k, cl)), vec));
     int batch = (int)(128 / (vec * (int64_t)tilec_dtype_size(q->st->src.buf->dtype))); /* 128 bytes in flight */
     if (batch > 16) batch = 16;
+    snprintf(k->plan, sizeof k->plan,
+             "%lld blocks of %lld rows a column (the fold order); %lld column lanes x %lld row lanes, %d-byte loads, "
+             "%d in flight; %lld blocks a CTA, %lld CTA%s a column block%s",
+             (long long)g.NB, (long long)g.G, (long long)cw, (long long)rw,
+             vec * (int)tilec_dtype_size(q->st->src.buf->dtype), batch, (long long)K, (long long)C, C == 1 ? "" : "s",
+             C == 1 ? "" : G2 > 1 ? ", partials in two levels" : ", partials in one level");
     int accs = regs_new(k, at, "ca", vec), xs = regs_new(k, src->type, "cx", batch * vec);
     int r = lp_reg_new(k, it, "round"), blk = lp_reg_new(k, it, "b"), o = lp_reg_new(k, it, "o");
     /* column 0 of the outer kept index ko is the executors' output ko * I: its flat output

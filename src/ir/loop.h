@@ -143,6 +143,7 @@ typedef struct lp_kernel {
     lp_regdef *regs;
     int nregs, cap_regs;
     lp_block body;
+    char plan[256]; /* how a grid variant laid out the work, for explain; "" otherwise */
     bool oom;
 } lp_kernel;
 

@@ -349,9 +349,10 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
                 ir_str_printf(&s, "A is the strided view above: element [0, ...] is %lld past the lowest of the %lld "
                                   "elements its strides reach\n", (long long)v.origin, (long long)v.span);
             if (st == TILEC_OK)
-                ir_str_printf(&s, "program:\n%s\nvariant %s, grid %lld x %d threads, %d scratch buffer%s\n%s", tile,
+                ir_str_printf(&s, "program:\n%s\nvariant %s, grid %lld x %d threads, %d scratch buffer%s\n%s%s%s%s", tile,
                               p->variant, (long long)p->info.grid, p->info.threads, p->info.nscratch,
-                              p->info.nscratch == 1 ? "" : "s", table);
+                              p->info.nscratch == 1 ? "" : "s", p->kernel->plan[0] ? "plan: " : "", p->kernel->plan,
+                              p->kernel->plan[0] ? "\n" : "", table);
             tilec_free(tile);
             tilec_free(table);
         }
