@@ -464,6 +464,9 @@ TILEC_API tilec_backend tilec_runtime_backend(const tilec_ctx *ctx);
 
 /* Device memory of the context's backend (16-byte aligned at least). */
 TILEC_API tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr);
+/* Frees what tilec_mem_alloc gave; NULL does nothing. A pointer the context did not give
+ * out (or already freed) is TILEC_ERR_INVALID_ARG on the simulator, the driver's error
+ * on a GPU; nothing is freed. */
 TILEC_API tilec_status tilec_mem_free(tilec_ctx *ctx, void *ptr);
 TILEC_API tilec_status tilec_mem_upload(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);
 TILEC_API tilec_status tilec_mem_download(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);

@@ -64,8 +64,33 @@ static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64
     return reduce_shifted(ctx, d, seed, 0);
 }
 
+/* d over a dense row-major x by plain loops, knowing nothing of tilec's view planning:
+ * element i's coordinates, its output the row-major index over the kept dims. Sums in
+ * double (exact for the small integers the caller gives). */
+static void plain_reduce(const tilec_reduce_desc *d, const float *x, double *want, int64_t nout) {
+    bool red[TILEC_MAX_RANK] = {false}, seen_any = false;
+    for (int a = 0; a < d->naxes; a++) red[(d->axes[a] + d->rank) % d->rank] = true;
+    int64_t n = 1;
+    for (int i = 0; i < d->rank; i++) n *= d->shape[i];
+    bool *seen = calloc((size_t)nout, 1);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t rest = i, o = 0, scale = 1;
+        for (int k = d->rank - 1; k >= 0; k--) {
+            int64_t c = rest % d->shape[k];
+            rest /= d->shape[k];
+            if (!red[k]) o += c * scale, scale *= d->shape[k];
+        }
+        double v = x[i], *w = &want[o];
+        if (!seen[o]) *w = v;
+        else *w = d->op == TILEC_OP_SUM ? *w + v : d->op == TILEC_OP_MAX ? (v > *w ? v : *w) : (v < *w ? v : *w);
+        seen[o] = seen_any = true;
+    }
+    free(seen);
+}
+
 /* Ranks 1 to 5, every non-empty axis set, on two shapes each: extents 1 and primes, and
- * extents 1 and powers of two (the last dim long enough for several lanes). */
+ * extents 1 and powers of two (the last dim long enough for several lanes); the results
+ * against plain loops over the index space (small integers: every order sums exactly). */
 static void test_every_axis_set(void **state) {
     (void)state;
     tilec_ctx *ctx = sim_ctx();
@@ -75,10 +100,37 @@ static void test_every_axis_set(void **state) {
             for (unsigned mask = 1; mask < (1u << rank); mask++)
                 for (int op = 0; op < TILEC_OP_COUNT; op++) {
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = TILEC_F32, .rank = rank};
-                    for (int i = 0; i < rank; i++) d.shape[i] = ext[e][i] * (i == rank - 1 ? 13 + 3 * e : 1);
+                    int64_t n = 1, nout = 1;
+                    for (int i = 0; i < rank; i++) {
+                        d.shape[i] = ext[e][i] * (i == rank - 1 ? 13 + 3 * e : 1);
+                        n *= d.shape[i];
+                        if (!(mask >> i & 1)) nout *= d.shape[i];
+                    }
                     for (int i = 0; i < rank; i++)
                         if (mask >> i & 1) d.axes[d.naxes++] = (mask & 8) ? i - rank : i;
-                    free(reduce_and_check(ctx, &d, mask * 2 + (unsigned)e));
+                    float *x = malloc((size_t)n * sizeof *x), *got = malloc((size_t)nout * sizeof *got);
+                    double *want = malloc((size_t)nout * sizeof *want);
+                    uint64_t h = mask * 2654435761u + (uint64_t)e * 97 + (uint64_t)op;
+                    for (int64_t i = 0; i < n; i++) {
+                        h = h * 6364136223846793005ull + 1442695040888963407ull;
+                        x[i] = (float)((int)(h >> 59) - 16); /* -16 .. 15 */
+                    }
+                    plain_reduce(&d, x, want, nout);
+                    void *din, *dout;
+                    assert_int_equal(tilec_mem_alloc(ctx, (size_t)n * sizeof *x, &din), TILEC_OK);
+                    assert_int_equal(tilec_mem_alloc(ctx, (size_t)nout * sizeof *got, &dout), TILEC_OK);
+                    assert_int_equal(tilec_mem_upload(ctx, din, x, (size_t)n * sizeof *x), TILEC_OK);
+                    if (tilec_reduce(ctx, &d, din, dout) != TILEC_OK) fail_msg("tilec_reduce: %s", tilec_diag_text(ctx));
+                    assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * sizeof *got), TILEC_OK);
+                    for (int64_t o = 0; o < nout; o++)
+                        if ((double)got[o] != want[o])
+                            fail_msg("rank %d shape %d axes mask %u op %s: output %lld is %g, plain loops give %g", rank, e, mask,
+                                     tilec_op_name(d.op), (long long)o, (double)got[o], want[o]);
+                    tilec_mem_free(ctx, din);
+                    tilec_mem_free(ctx, dout);
+                    free(x);
+                    free(got);
+                    free(want);
                 }
     tilec_close(ctx);
 }
@@ -750,12 +802,27 @@ static void test_views_outside_allocation(void **state) {
     int64_t rows[2] = {10, 1}, back[1] = {-1};
     tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {4, 10}, .naxes = 1, .axes = {1}, .strides = rows};
     expect_bad(ctx, &d, f + 65, out,
-               "the input view reaches 20 bytes past the end of its allocation of 400 bytes; check its shape, strides and pointer");
+               "the input view reaches 20 bytes past the end of an allocation of 400 bytes; check its shape, strides and pointer");
     d = (tilec_reduce_desc){.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 1, .shape = {4}, .naxes = 1, .axes = {0}, .strides = back};
     expect_bad(ctx, &d, f + 1, out,
-               "the input view reaches 8 bytes before the start of its allocation of 400 bytes; check its shape, strides and pointer");
+               "the input view reaches 8 bytes before the start of an allocation of 400 bytes; check its shape, strides and pointer");
     d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {8, 3}, .naxes = 1, .axes = {1}};
-    expect_bad(ctx, &d, f, out, "the output reaches 16 bytes past the end of its allocation of 16 bytes; check its shape, strides and pointer");
+    expect_bad(ctx, &d, f, out, "the output reaches 16 bytes past the end of an allocation of 16 bytes; check its shape, strides and pointer");
+    /* a pointer one past the end (a reversed view's [0]), or in the block's padding */
+    int64_t all_back[1] = {-1};
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {100}, .naxes = 1, .axes = {0}, .strides = all_back};
+    expect_bad(ctx, &d, f + 100, out,
+               "the input view reaches 4 bytes past the end of an allocation of 400 bytes; check its shape, strides and pointer");
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {10}, .naxes = 1, .axes = {0}};
+    expect_bad(ctx, &d, f + 101, out,
+               "the input view reaches 44 bytes past the end of an allocation of 400 bytes; check its shape, strides and pointer");
+    d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {4, 3}, .naxes = 1, .axes = {1}};
+    expect_bad(ctx, &d, f, (float *)out + 4,
+               "the output reaches 16 bytes past the end of an allocation of 16 bytes; check its shape, strides and pointer");
+    int64_t wide[1] = {60};
+    d = (tilec_reduce_desc){.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 1, .shape = {3}, .naxes = 1, .axes = {0}, .strides = wide};
+    expect_bad(ctx, &d, f - 10, out, "the input view reaches 40 bytes before the start and 44 past the end of an allocation of "
+                                     "400 bytes; check its shape, strides and pointer");
     /* the last element and the first one are inside: it runs */
     for (int i = 0; i < 100; i++) f[i] = (float)i;
     d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {4, 10}, .naxes = 1, .axes = {1}, .strides = rows};
@@ -767,8 +834,16 @@ static void test_views_outside_allocation(void **state) {
     assert_int_equal(tilec_reduce(ctx, &d, f + 3, out), TILEC_OK);
     assert_int_equal(tilec_mem_download(ctx, got, out, sizeof(float)), TILEC_OK);
     assert_true(got[0] == 3.0f);
-    /* a freed block is forgotten: memory tilec did not allocate is taken on trust */
+    /* a freed block is forgotten: memory tilec did not allocate is taken on trust; freeing
+     * it again, or freeing through another context, is refused and frees nothing */
     assert_int_equal(tilec_mem_free(ctx, out), TILEC_OK);
+    assert_int_equal(tilec_mem_free(ctx, out), TILEC_ERR_INVALID_ARG);
+    tilec_diag g;
+    assert_int_equal(tilec_diag_get(ctx, 0, &g), TILEC_OK);
+    assert_non_null(strstr(g.message, "is not memory this context allocated, or it was freed already; nothing was freed"));
+    tilec_ctx *other = sim_ctx();
+    assert_int_equal(tilec_mem_free(other, in), TILEC_ERR_INVALID_ARG);
+    tilec_close(other);
     float host[8];
     d = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {8, 3}, .naxes = 1, .axes = {1}};
     assert_int_equal(tilec_reduce(ctx, &d, f, host), TILEC_OK);

@@ -578,14 +578,19 @@ int main(int argc, char **argv) {
         char tail;
         if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--no-matrix")) with_matrix = false;
-        else if (!strcmp(argv[i], "--part") && i + 1 < argc && sscanf(argv[i + 1], "%d/%d%c", &part, &parts, &tail) == 2 &&
-                 parts >= 1 && parts <= 64 && part >= 0 && part < parts)
+        else if (!strcmp(argv[i], "--part") && !only_matrix && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%d/%d%c", &part, &parts, &tail) == 2 && parts >= 1 && parts <= 64 && part >= 0 &&
+                 part < parts)
             only_matrix = true, i++;
         else if (argc == 2 && (!strcmp(argv[1], "--streams") || !strcmp(argv[1], "--first-call"))) break;
         else {
             fprintf(stderr, "usage: jit_check [--out FILE.md] [--no-matrix] | --part K/N | --streams | --first-call\n");
             return 2;
         }
+    }
+    if (only_matrix && (out || !with_matrix)) {
+        fprintf(stderr, "jit_check: --part runs only the matrix: no --out, no --no-matrix\n");
+        return 2;
     }
     tilec_ctx *ctx;
     tilec_open(&ctx);

@@ -41,7 +41,8 @@
  * - grid_rows: a group of g lanes per piece (g = 32, fewer for short pieces), 16-byte
  *   loads when the runs start aligned, all of a piece's loads in flight before it is
  *   folded; several short rows in flight per group when a row is one piece.
- * - grid_cols: a thread per (vector of) column(s) and block, eight pieces in flight.
+ * - grid_cols: a thread per (vector of) column(s) and block, 8 to 16 rows in flight (128
+ *   bytes, or 64 with 4-byte loads).
  *
  * Both put the block values of a CTA in shared slots and fold them as the tree says; when
  * an output's blocks span several CTAs, each CTA stores its subtree's value in global
@@ -363,7 +364,7 @@ static lp_block *when_last(dsp_lower *l, lp_block *b, lp_buf *counter, lp_expr *
 
 /* How many blocks of an output a CTA folds: K, a power of two from `least`, so that the
  * last CTA's slots hold the C = ceil(NB / K) partials of an output, then larger while the
- * launch keeps `waves` quarter-waves of CTAs (`lines` CTAs side by side, C each) and K
+ * launch keeps `quarters` quarter-waves of CTAs (`lines` CTAs side by side, C each) and K
  * blocks of `width` outputs fit the slots. It changes where partial results meet, not the
  * order. Measured on the H200: rows want four waves (a CTA's blocks are short), columns
  * half of one (1024-CTA launches of one block per row lane lost 4-12% to 512-CTA ones of
@@ -656,7 +657,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     int64_t KO = g.S / I, NBp = pow2_ceil(g.NB), want = (int64_t)(q->target->sms > 0 ? q->target->sms : DSP_DEFAULT_SMS) * 1024;
     int vec = 1;
     if (g.aligned && inner->in == 1) {
-        int least = 4 / (int)tilec_dtype_size(q->st->src.buf->dtype); /* never below 4-byte loads */
+        int least = 4 / (int)tilec_dtype_size(q->st->src.buf->dtype); /* 4-byte loads at least, where the columns allow */
         if (least < 1) least = 1;
         for (vec = g.vec; vec > least; vec /= 2)
             if (I % vec == 0 && I / vec * KO * g.NB >= want) break;

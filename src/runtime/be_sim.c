@@ -4,8 +4,9 @@
  * there is no GPU, and what CI tests the whole JIT path with.
  *
  * The backend keeps the blocks it allocated, so that tilec_reduce can refuse a view that
- * reaches outside the block its pointer is in (where a GPU would fault, the CPU would
- * read another object's memory). Memory it did not allocate is taken on trust.
+ * meets a block but does not fit in the bytes asked for (the CPU would read another
+ * object's memory), and tilec_mem_free can refuse a pointer it never gave out. Memory
+ * that meets no block of the context is taken on trust.
  *
  * A stream is any handle, and changes nothing here but which scratch set the runtime
  * passes (runtime.c): every call has finished when it returns, so an event has nothing to
@@ -21,10 +22,11 @@
 
 enum { SIM_SMS = 4, SIM_SMS_MAX = 1024 };
 
-/* The blocks alloc made and release has not freed: their bases and requested sizes. */
+/* The blocks alloc made and release has not freed: their bases, the sizes asked for and
+ * the sizes reserved (rounded up to 256 bytes). */
 typedef struct sim_block {
     uintptr_t base;
-    size_t size;
+    size_t size, reserved;
 } sim_block;
 
 typedef struct sim_dev {
@@ -65,8 +67,9 @@ static tilec_status sim_alloc(rt *r, size_t n, void **p) {
         if (!b) return TILEC_ERR_NOMEM;
         d->blocks = b, d->cap = cap;
     }
-    if (n > SIZE_MAX - 255 || !(*p = aligned_alloc(256, (n + 255) & ~(size_t)255))) return TILEC_ERR_NOMEM;
-    d->blocks[d->n++] = (sim_block){(uintptr_t)*p, n};
+    size_t reserved = (n + 255) & ~(size_t)255;
+    if (n > SIZE_MAX - 255 || !(*p = aligned_alloc(256, reserved))) return TILEC_ERR_NOMEM;
+    d->blocks[d->n++] = (sim_block){(uintptr_t)*p, n, reserved};
     return TILEC_OK;
 }
 
@@ -75,19 +78,24 @@ static tilec_status sim_release(rt *r, void *p) {
     for (size_t i = 0; i < d->n; i++)
         if (d->blocks[i].base == (uintptr_t)p) {
             d->blocks[i] = d->blocks[--d->n];
-            break;
+            free(p);
+            return TILEC_OK;
         }
-    free(p);
-    return TILEC_OK;
+    ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                "tilec_mem_free: %p is not memory this context allocated, or it was freed already; nothing was freed", p);
+    return TILEC_ERR_INVALID_ARG;
 }
 
-static bool sim_extent(rt *r, const void *p, uintptr_t *base, size_t *size) {
+/* The first block whose reserved bytes meet [lo, lo + n). */
+static bool sim_extent(rt *r, uintptr_t lo, size_t n, uintptr_t *base, size_t *size) {
     const sim_dev *d = r->dev;
-    for (size_t i = 0; i < d->n; i++)
-        if ((uintptr_t)p - d->blocks[i].base < d->blocks[i].size) {
-            *base = d->blocks[i].base, *size = d->blocks[i].size;
+    for (size_t i = 0; i < d->n; i++) {
+        const sim_block *b = &d->blocks[i];
+        if (lo < b->base + b->reserved && b->base < lo + n) {
+            *base = b->base, *size = b->size;
             return true;
         }
+    }
     return false;
 }
 

@@ -226,18 +226,19 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     return TILEC_OK;
 }
 
-/* On a backend that knows its allocations (the simulator): bytes [lo, lo + n) of `what`,
- * whose pointer p is in one of them, are inside it. */
-static tilec_status within(tilec_ctx *ctx, rt *r, const char *what, const void *p, uintptr_t lo, size_t n) {
+/* On a backend that knows its allocations (the simulator): bytes [lo, lo + n) of `what`
+ * meet none of them, or fit inside the one they meet. */
+static tilec_status within(tilec_ctx *ctx, rt *r, const char *what, uintptr_t lo, size_t n) {
     uintptr_t base;
     size_t size;
-    if (!n || !r->be->extent || !r->be->extent(r, p, &base, &size)) return TILEC_OK;
-    if (lo < base)
-        return bad(ctx, "%s reaches %zu bytes before the start of its allocation of %zu bytes; check its shape, strides and pointer",
-                   what, (size_t)(base - lo), size);
-    if (lo + n - base > size)
-        return bad(ctx, "%s reaches %zu bytes past the end of its allocation of %zu bytes; check its shape, strides and pointer",
-                   what, (size_t)(lo + n - base - size), size);
+    if (!n || !r->be->extent || !r->be->extent(r, lo, n, &base, &size)) return TILEC_OK;
+    size_t before = lo < base ? (size_t)(base - lo) : 0, past = lo + n > base + size ? (size_t)(lo + n - base - size) : 0;
+    if (before && past)
+        return bad(ctx, "%s reaches %zu bytes before the start and %zu past the end of an allocation of %zu bytes; check "
+                        "its shape, strides and pointer", what, before, past, size);
+    if (before || past)
+        return bad(ctx, "%s reaches %zu bytes %s of an allocation of %zu bytes; check its shape, strides and pointer", what,
+                   before ? before : past, before ? "before the start" : "past the end", size);
     return TILEC_OK;
 }
 
@@ -262,8 +263,8 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
         return bad(ctx, "the input and the output overlap; reduce into another buffer");
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
-    if (in && (st = within(ctx, r, "the input view", in, a, in_bytes)) != TILEC_OK) return st;
-    if (out && (st = within(ctx, r, "the output", out, b, out_bytes)) != TILEC_OK) return st;
+    if (in && (st = within(ctx, r, "the input view", a, in_bytes)) != TILEC_OK) return st;
+    if (out && (st = within(ctx, r, "the output", b, out_bytes)) != TILEC_OK) return st;
     if (v.out_elems == 0) return TILEC_OK;             /* nothing to write */
     if (v.empty_axis) /* a sum of nothing is 0; accumulating 0 changes nothing */
         return d->accumulate || prepare ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);

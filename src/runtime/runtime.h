@@ -73,8 +73,9 @@ typedef struct rt_backend {
     /* enqueues the plan's kernel on the stream; scratch: its info.nscratch buffers */
     tilec_status (*launch)(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream);
     void (*unload)(rt *r, rt_plan *p);
-    /* optional: the block of this backend's memory that holds p, when it knows one */
-    bool (*extent)(rt *r, const void *p, uintptr_t *base, size_t *size);
+    /* optional: a block of this backend's memory that bytes [lo, lo + n) meet, when it
+     * knows one: its base and the size asked for */
+    bool (*extent)(rt *r, uintptr_t lo, size_t n, uintptr_t *base, size_t *size);
 } rt_backend;
 
 extern const rt_backend rt_sim, rt_cuda, rt_hip;
