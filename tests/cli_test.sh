@@ -217,6 +217,9 @@ expect "reduce --explain" 0 "$tilec" reduce --op sum --dtype f16 --shape 4x1x8 -
 has "explain shows the tile program" "$tmp/out" "grid.sum(B, A, axes=(1))"
 expect "reduce --explain of columns" 0 "$tilec" reduce --op sum --dtype f32 --shape 4096x1024 --axes 0 --explain --repeat 0 --backend sim
 has "explain shows the executor's plan" "$tmp/out" "plan: 32 blocks of 128 rows a column (the fold order); 32 column lanes x 8 row lanes, 16-byte loads, 8 in flight; 32 blocks a CTA, 1 CTA a column block"
+expect "TILEC_JIT_LOG on a miss" 0 env TILEC_JIT_LOG=1 TILEC_CACHE_DIR="$tmp/jitlog-cache" "$tilec" reduce --op sum --dtype f32 --shape 1000x37 --repeat 0 --backend sim
+has "the log says the plan" "$tmp/err" "variant grid_rows, grid 8 x 256, lowered in"
+has "and the executor's layout" "$tmp/err" "; plan: 1 piece of up to 37 elements an output, one block (the fold order); a group of 16 lanes an output, 8 outputs in flight, element loads"
 expect "reduce over an empty axis" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x0 --check --repeat 1
 has "an empty sum is 0" "$tmp/out" "a reduced extent is 0"
 expect "max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 4x0 --repeat 1

@@ -217,8 +217,9 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
         free(p);
         return st;
     }
-    rt_log(r, "miss %s: variant %s, grid %lld x %d, lowered in %.2f ms, compiled and loaded in %.2f ms", key,
-           p->variant, (long long)p->info.grid, p->info.threads, t1 - t0, now_ms() - t1);
+    rt_log(r, "miss %s: variant %s, grid %lld x %d, lowered in %.2f ms, compiled and loaded in %.2f ms%s%s", key,
+           p->variant, (long long)p->info.grid, p->info.threads, t1 - t0, now_ms() - t1, p->kernel->plan[0] ? "; plan: " : "",
+           p->kernel->plan);
     p->next = r->plans;
     r->plans = p;
     r->nplans++;
