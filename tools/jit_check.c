@@ -6,7 +6,9 @@
  * not open it, and the JIT's latencies (first call, cached call,
  * host time per call).
  *
- *   jit_check [--out FILE.md]      exit 0 ok, 1 a failure, 3 no usable GPU
+ *   jit_check [--out FILE.md]      exit 0 ok, 1 a failure, 3 no usable GPU; the matrix's
+ *                                  result is its "jit_check: matrix" line (scripts/gpu-check
+ *                                  makes the table row of it), FILE.md gets the other rows
  *   jit_check --part K/N           only the matrix's cases i with i % N == K (so N
  *                                  processes compile and check it side by side)
  *   jit_check --no-matrix [--out FILE.md]  everything but the matrix
@@ -633,8 +635,8 @@ int main(int argc, char **argv) {
     }
     tilec_close(sim);
     if (with_matrix)
-        printf("jit_check: matrix %d of %d reductions match the reference; %d of %d give the simulator's bits\n", passed,
-               (n - part + parts - 1) / parts, same_bits, compared);
+        printf("jit_check: matrix %d of %d reductions match the reference; %d of %d give the simulator's bits (cases of up "
+               "to %d elements)\n", passed, (n - part + parts - 1) / parts, same_bits, compared, SIM_MAX_ELEMS);
     if (only_matrix) {
         tilec_close(ctx);
         return failed ? 1 : 0;
@@ -722,8 +724,6 @@ int main(int argc, char **argv) {
         FILE *f = fopen(out, "w");
         if (f) {
             fprintf(f, "| check | result |\n|---|---|\n");
-            if (with_matrix) fprintf(f, "| tilec_reduce matrix (every axis set of ranks 1-4 × ops; 7 dtypes × ops × 17 shapes, one for each grid executor and path × aligned, or unaligned with accum/NaN policy; up to 2^24+3 elements) | %d of %d match the reference |\n", passed, n);
-            if (with_matrix) fprintf(f, "| the same matrix on the simulator (cases of up to %d elements), same inputs | %d of %d bit-identical to the GPU |\n", SIM_MAX_ELEMS, same_bits, compared);
             fprintf(f, "| 2^26-element f32 sum, twice | %s |\n", same ? "bit-identical" : "DIFFERENT");
             fprintf(f, "| 2^31+7 elements (64-bit indices): u32 sum of ones, f32 max planted 3 from the end | %s |\n",
                     big_ok ? "exact" : "WRONG");

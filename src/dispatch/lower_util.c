@@ -245,11 +245,10 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
 
 /* ---- reductions -------------------------------------------------------------------------------- */
 
-/* The source's accumulation type, or the destination's when that is wider (a grid
- * reduction that writes tilec_dtype_wide of its source accumulates in it). */
+/* The destination's accumulation type: the source's, or the wider one a grid reduction
+ * that writes tilec_dtype_wide of its source accumulates in (the verifier allows no other). */
 lp_type dsp_acc_type(const dsp_query *q) {
-    tilec_dtype s = q->st->src.buf->dtype, d = q->st->dst.buf ? q->st->dst.buf->dtype : s;
-    return lp_accum_type(d != s ? d : s);
+    return lp_accum_type(q->st->dst.buf ? q->st->dst.buf->dtype : q->st->src.buf->dtype);
 }
 
 lp_expr *dsp_identity(dsp_lower *l) {

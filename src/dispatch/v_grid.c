@@ -315,14 +315,40 @@ static void slot_tree(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t leaves, 
     }
 }
 
-/* The value of slot f < n of a gather: an expression of f (LP_I32) that reads only in
- * bounds for every f, also f >= n (its indices clamped). */
-typedef lp_expr *(*slot_value_fn)(dsp_lower *l, const void *ctx, lp_expr *f);
+/* What the last CTA of an output (rows) or a column block (cols) gathers into its slots:
+ * slot f = i * width + c holds partial first + i of local column c, read from `from`,
+ * which holds `stride` partials per output; the identity from partial `stride` on (up to
+ * the tree's power of two) and past the last column. Local column c is output row0 +
+ * c * out, and global column col0 + c of ncols (col0 NULL: one column, rows). Every index
+ * is clamped, so every slot reads in bounds. */
+typedef struct partial_gather {
+    lp_buf *from;
+    lp_expr *first; /* NULL: 0 */
+    lp_expr *row0, *col0;
+    int64_t stride, width, ncols, out;
+    lp_type it;
+} partial_gather;
 
-/* slots[f] = value(f) for f < n, the CTA's threads taking f = tid, tid + T, …: up to
+static lp_expr *gathered(dsp_lower *l, const partial_gather *p, lp_expr *f) {
+    lp_kernel *k = l->k;
+    lp_type it = p->it;
+    lp_expr *fe = lp_cast(k, it, f);
+    lp_expr *leaf = divc(k, fe, p->width);
+    if (p->first) leaf = add(k, p->first, leaf);
+    lp_expr *ok = lt(k, leaf, ival(k, it, p->stride)), *row = p->row0;
+    if (p->col0) {
+        lp_expr *gc = add(k, p->col0, p->width > 1 ? remc(k, fe, p->width) : ival(k, it, 0));
+        ok = both(k, ok, lt(k, gc, ival(k, it, p->ncols)));
+        row = add(k, row, mulc(k, lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, p->ncols - 1)), p->out));
+    }
+    lp_expr *at = add(k, mulc(k, row, p->stride), lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, p->stride - 1)));
+    return lp_select(k, ok, lp_load(k, p->from, at), dsp_identity(l));
+}
+
+/* The slots f < n of the gather, the CTA's threads taking f = tid, tid + T, …: up to
  * eight loads in flight per thread before any is stored, so the last CTA's gather of the
  * partials costs one memory latency per eight, not one per value. */
-static void slot_gather(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t n, slot_value_fn value, const void *ctx) {
+static void slot_gather(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t n, const partial_gather *p) {
     lp_kernel *k = l->k;
     int T = l->q->threads;
     int64_t per = ceil_div(n, T);
@@ -334,7 +360,7 @@ static void slot_gather(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t n, slo
     lp_expr *at[8];
     for (int j = 0; j < B; j++) {
         at[j] = j ? add(k, lp_reg(k, f), ival(k, LP_I32, (int64_t)j * T)) : lp_reg(k, f);
-        lp_assign(k, each, v + j, value(l, ctx, at[j]));
+        lp_assign(k, each, v + j, gathered(l, p, at[j]));
     }
     for (int j = 0; j < B; j++) {
         lp_block *in = whole || !j ? each : &lp_if(k, each, lt(k, at[j], ival(k, LP_I32, n)))->body;
@@ -487,23 +513,6 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
     }
 }
 
-/* Partial f of an output's C partials (the identity from C up to the power of two). */
-typedef struct rows_partials {
-    const gplan *g;
-    lp_buf *partials;
-    int line;
-    int64_t C;
-    lp_type it;
-} rows_partials;
-
-static lp_expr *rows_partial(dsp_lower *l, const void *ctx, lp_expr *f) {
-    const rows_partials *p = ctx;
-    lp_kernel *k = l->k;
-    lp_expr *fe = lp_cast(k, p->it, f);
-    lp_expr *at = add(k, mulc(k, lp_reg(k, p->line), p->C), lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, fe, ival(k, p->it, p->C - 1)));
-    return lp_select(k, lt(k, fe, ival(k, p->it, p->C)), lp_load(k, p->partials, at), dsp_identity(l));
-}
-
 static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
@@ -607,8 +616,8 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_store(k, lead, partials, add(k, mulc(k, lp_reg(k, line), C), lp_reg(k, chunk)), value);
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     lp_block *fin = when_last(l, b, counters, lp_reg(k, line), ival(k, LP_U32, C));
-    rows_partials rp = {&g, partials, line, C, it};
-    slot_gather(l, fin, slots, Cp, rows_partial, &rp);
+    partial_gather pg = {.from = partials, .row0 = lp_reg(k, line), .stride = C, .width = 1, .ncols = 1, .it = it};
+    slot_gather(l, fin, slots, Cp, &pg);
     slot_tree(l, fin, slots, Cp, Cp, 1);
     lp_block *t0 = &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body;
     dsp_store_output(l, t0, out_index(k, &g, lp_reg(k, line)), lp_load(k, slots, ival(k, LP_I32, 0)));
@@ -617,32 +626,6 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
 }
 
 /* ---- grid_cols ------------------------------------------------------------------------- */
-
-/* Slot f = i * width + c of a column block's gather: leaf first + i (the identity from
- * `stride` on) of local column c (the identity past the last column), from `from`, which
- * holds `stride` entries per output. */
-typedef struct cols_partials {
-    const gplan *g;
-    lp_buf *from;
-    int sbase, cb;
-    lp_expr *first;
-    int64_t stride, width, I, out;
-    lp_type it;
-} cols_partials;
-
-static lp_expr *cols_partial(dsp_lower *l, const void *ctx, lp_expr *f) {
-    const cols_partials *p = ctx;
-    lp_kernel *k = l->k;
-    lp_type it = p->it;
-    lp_expr *fe = lp_cast(k, it, f);
-    lp_expr *leaf = add(k, p->first, divc(k, fe, p->width)), *c = p->width > 1 ? remc(k, fe, p->width) : ival(k, it, 0);
-    lp_expr *gc = add(k, mulc(k, lp_reg(k, p->cb), p->width), c);
-    lp_expr *ok = both(k, lt(k, leaf, ival(k, it, p->stride)), lt(k, gc, ival(k, it, p->I)));
-    lp_expr *safe_leaf = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, leaf, ival(k, it, p->stride - 1));
-    lp_expr *safe_col = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, gc, ival(k, it, p->I - 1));
-    lp_expr *ps = add(k, lp_reg(k, p->sbase), mulc(k, safe_col, p->out));
-    return lp_select(k, ok, lp_load(k, p->from, add(k, mulc(k, ps, p->stride), safe_leaf)), dsp_identity(l));
-}
 
 static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
@@ -796,8 +779,8 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         lp_buf *from = lev ? level2 : partials;
         int64_t stride = lev ? G2 : C, leaves = lev ? pow2_ceil(G2) : Kg;
         lp_expr *first = lev ? ival(k, it, 0) : mulc(k, lp_reg(k, grp), Kg);
-        cols_partials cp = {&g, from, sbase, cb, first, stride, width, I, inner->out, it};
-        slot_gather(l, fin, slots, leaves * width, cols_partial, &cp);
+        partial_gather pg = {from, first, lp_reg(k, sbase), mulc(k, lp_reg(k, cb), width), stride, width, I, inner->out, it};
+        slot_gather(l, fin, slots, leaves * width, &pg);
         slot_tree(l, fin, slots, leaves, leaves, width);
         int lc2 = lp_reg_new(k, it, "lc");
         lp_block *fcols = &lp_for(k, fin, lc2, itid, ival(k, it, width), ival(k, it, T))->body;

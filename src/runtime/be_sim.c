@@ -67,8 +67,9 @@ static tilec_status sim_alloc(rt *r, size_t n, void **p) {
         if (!b) return TILEC_ERR_NOMEM;
         d->blocks = b, d->cap = cap;
     }
+    if (n > SIZE_MAX - 255) return TILEC_ERR_NOMEM;
     size_t reserved = (n + 255) & ~(size_t)255;
-    if (n > SIZE_MAX - 255 || !(*p = aligned_alloc(256, reserved))) return TILEC_ERR_NOMEM;
+    if (!(*p = aligned_alloc(256, reserved))) return TILEC_ERR_NOMEM;
     d->blocks[d->n++] = (sim_block){(uintptr_t)*p, n, reserved};
     return TILEC_OK;
 }
