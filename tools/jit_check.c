@@ -1,7 +1,8 @@
 /*
  * jit_check.c — tilec_reduce on a GPU, through the public API only: the correctness
  * matrix of tests/test_jit.c on the CUDA backend, bitwise determinism, 8 threads × 200
- * mixed calls, all-NaN slices under nan=ignore, rows of 2^31 - 1 f16 elements, calls of
+ * mixed calls, all-NaN slices under nan=ignore, f32 max / min of special pairs, rows of
+ * 2^31 - 1 f16 elements, calls of
  * one shape on two non-blocking streams at once, one context used from threads that did
  * not open it, and the JIT's latencies (first call, cached call,
  * host time per call).
@@ -494,6 +495,76 @@ static int all_nan_ignore(tilec_ctx *ctx, int *cases) {
     return failed;
 }
 
+/* f32 max and min of every ordered pair of special values (±0, NaNs with payloads and a
+ * signalling one, ±1, ±inf, ±the least subnormal, the largest float), both NaN policies,
+ * as rows ([144, 2] over axis 1) and as columns ([2, 144] over axis 0): against the rule
+ * of docs/format.md written out here (a NaN wins under propagate and loses under ignore,
+ * +0 above -0) and against the simulator's bits. The GPU folds them with its max / min
+ * instructions (sm_80 on), the simulator with its own code. Returns the failures. */
+static float pair_want(float a, float b, bool max, bool ignore) {
+    if (isnan(a) && isnan(b)) return NAN;
+    if (isnan(a) || isnan(b)) return !ignore ? NAN : isnan(a) ? b : a;
+    if (a == b) return (signbit(a) != 0) == max ? b : a; /* +0 above -0 */
+    return (a > b) == max ? a : b;
+}
+
+static int special_pairs(tilec_ctx *ctx, int *cases) {
+    static const uint32_t bits[] = {0x00000000u, 0x80000000u, 0x7fc00000u, 0xffc00001u, 0x7fa00001u, 0x3f800000u,
+                                    0xbf800000u, 0x7f800000u, 0xff800000u, 0x00000001u, 0x80000001u, 0x7f7fffffu};
+    enum { NV = sizeof bits / sizeof bits[0], NP = NV * NV };
+    float v[NV], rows[NP * 2], cols[2 * NP], got[NP], sim_got[NP];
+    memcpy(v, bits, sizeof v);
+    for (int i = 0; i < NP; i++) {
+        rows[2 * i] = cols[i] = v[i / NV];
+        rows[2 * i + 1] = cols[NP + i] = v[i % NV];
+    }
+    tilec_ctx *sim;
+    tilec_open(&sim);
+    bool have_sim = tilec_runtime_open(sim, TILEC_BACKEND_SIM, 0) == TILEC_OK;
+    int failed = 0;
+    *cases = 0;
+    for (int layout = 0; layout < 2; layout++)
+        for (int op = TILEC_OP_MAX; op <= TILEC_OP_MIN; op++)
+            for (int nan = 0; nan < 2; nan++) {
+                tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = TILEC_F32, .rank = 2, .naxes = 1,
+                                       .nan = nan ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE};
+                d.shape[0] = layout ? 2 : NP;
+                d.shape[1] = layout ? NP : 2;
+                d.axes[0] = layout ? 0 : 1;
+                const float *in = layout ? cols : rows;
+                bool ok = true;
+                for (int side = 0; side < (have_sim ? 2 : 1); side++) {
+                    tilec_ctx *c = side ? sim : ctx;
+                    void *din = NULL, *dout = NULL;
+                    ok = ok && tilec_mem_alloc(c, sizeof rows, &din) == TILEC_OK && tilec_mem_alloc(c, sizeof got, &dout) == TILEC_OK &&
+                         tilec_mem_upload(c, din, in, sizeof rows) == TILEC_OK && tilec_reduce(c, &d, din, dout) == TILEC_OK &&
+                         tilec_synchronize(c) == TILEC_OK && tilec_mem_download(c, side ? sim_got : got, dout, sizeof got) == TILEC_OK;
+                    if (!ok) printf("  FAIL special pairs: %s", tilec_diag_text(c));
+                    tilec_mem_free(c, din);
+                    tilec_mem_free(c, dout);
+                }
+                for (int i = 0; ok && i < NP; i++) {
+                    float w = pair_want(v[i / NV], v[i % NV], op == TILEC_OP_MAX, nan == 1);
+                    bool right = isnan(w) ? isnan(got[i]) : memcmp(&w, &got[i], 4) == 0;
+                    if (!right || (have_sim && memcmp(&got[i], &sim_got[i], 4))) {
+                        uint32_t g, sg;
+                        memcpy(&g, &got[i], 4);
+                        memcpy(&sg, &sim_got[i], 4);
+                        printf("  FAIL special pairs: %s %s of 0x%08x, 0x%08x as %s: GPU 0x%08x, simulator 0x%08x\n",
+                               tilec_op_name(d.op), nan ? "nan=ignore" : "nan=propagate", bits[i / NV], bits[i % NV],
+                               layout ? "columns" : "rows", g, have_sim ? sg : 0u);
+                        ok = false;
+                    }
+                }
+                failed += !ok;
+                ++*cases;
+            }
+    tilec_close(sim);
+    printf("jit_check: f32 max/min of every pair of special values: %d of %d cases right and the simulator's bits\n",
+           *cases - failed, *cases);
+    return failed;
+}
+
 /* Rows of 2^31 - 1 f16 elements (32-bit indices would step past INT32_MAX on them): a sum
  * of 2^-10 every 64 elements, its sign alternating (+-0 elsewhere), and 0.5 and 1 as the
  * last two elements: exact in f32 in any order (every partial sum is a multiple of 2^-10
@@ -680,7 +751,8 @@ int main(int argc, char **argv) {
         failed += !big_ok;
     }
     int nan_cases = 0, nan_failed = all_nan_ignore(ctx, &nan_cases), g2_failed = rows_of_2g(ctx);
-    failed += nan_failed + g2_failed;
+    int pair_cases = 0, pair_failed = special_pairs(ctx, &pair_cases);
+    failed += nan_failed + g2_failed + pair_failed;
     /* 8 threads × 200 mixed calls, each thread its own context */
     pthread_t th[8];
     worker w[8];
@@ -729,6 +801,8 @@ int main(int argc, char **argv) {
                     big_ok ? "exact" : "WRONG");
             fprintf(f, "| all-NaN slices under nan=ignore (10 shapes, one for each grid variant and the planner's extent-1 case × f32/f16/bf16/f64 × max/min): NaN, the one number kept | %d of %d |\n",
                     nan_cases - nan_failed, nan_cases);
+            fprintf(f, "| f32 max and min of every ordered pair of 12 special values (±0, NaNs, ±inf, ±subnormal, the largest float) × both NaN policies × rows and columns, against the format's rule and the simulator's bits | %d of %d |\n",
+                    pair_cases - pair_failed, pair_cases);
             fprintf(f, "| rows of 2^31-1 f16 elements ([2^31-1] and [2, 2^31-1]): sums exact in any order, max and min planted at the end | %s |\n",
                     g2_failed ? "WRONG" : "exact");
             fprintf(f, "| 8 threads × 200 mixed calls, one context each | %d failures |\n", tfail);

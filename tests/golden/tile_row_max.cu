@@ -8,6 +8,21 @@ static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {
 static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
   tl_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); return h;
 }
+#if __CUDA_ARCH__ >= 800
+#define TL_F32_MINMAX 1
+static __device__ __forceinline__ float tl_max_f32(float a, float b) {
+  float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+static __device__ __forceinline__ float tl_maxnum_f32(float a, float b) {
+  float r; asm("max.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+static __device__ __forceinline__ float tl_min_f32(float a, float b) {
+  float r; asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+static __device__ __forceinline__ float tl_minnum_f32(float a, float b) {
+  float r; asm("min.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+}
+#endif
 static __device__ __forceinline__ float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }
 static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */
   unsigned u = __float_as_uint(x);
@@ -17,7 +32,8 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
 /* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);
    +0 is above -0: of two equal values max takes the AND of their bits and min the OR
    (+0 and -0 differ only in the sign bit). Written out so no library's NaN rule
-   decides, and as selects, not branches, so a loop of them stays straight-line code. */
+   decides, and as selects, not branches, so a loop of them stays straight-line code
+   (CUDA from sm_80 on has f32 max and min with these rules in hardware). */
 #define TL_MINMAX(T, tag, band, bor)                                                        \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
     T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
@@ -31,7 +47,9 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
 #define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))
 #define TL_AND_F64(a, b) __longlong_as_double(__double_as_longlong(a) & __double_as_longlong(b))
 #define TL_OR_F64(a, b) __longlong_as_double(__double_as_longlong(a) | __double_as_longlong(b))
+#ifndef TL_F32_MINMAX  /* the target's prelude may have f32 max and min in hardware */
 TL_MINMAX(float, f32, TL_AND_F32, TL_OR_F32)
+#endif
 TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 #define TL_MINMAX_INT(T, tag)                                                               \
   static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \
