@@ -336,12 +336,19 @@ TILEC_API tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, til
  * Targets, dispatch and the simulator
  * ------------------------------------------------------------------------------------ */
 
+/* AUTO: a usable GPU, else the simulator; SIM: the CPU simulator, which runs the lowered
+ * program and checks it as it goes. The names are the CLI's --backend / --target values. */
+#define TILEC_BACKEND_LIST(X) X(AUTO, "auto") X(CUDA, "cuda") X(HIP, "hip") X(SIM, "sim")
+
 typedef enum tilec_backend {
-    TILEC_BACKEND_AUTO, /* a usable GPU, else the simulator */
-    TILEC_BACKEND_CUDA,
-    TILEC_BACKEND_HIP,
-    TILEC_BACKEND_SIM   /* the CPU simulator: runs the lowered program, checks it as it goes */
+#define TILEC_X_(s, n) TILEC_BACKEND_##s,
+    TILEC_BACKEND_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_BACKEND_COUNT
 } tilec_backend;
+
+/* "auto", "cuda", "hip", "sim"; NULL when out of range. */
+TILEC_API const char *tilec_backend_name(tilec_backend b);
 
 typedef struct tilec_target {
     tilec_backend backend;

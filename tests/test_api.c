@@ -243,6 +243,9 @@ static void test_names_and_statuses(void **state) {
     assert_string_equal(tilec_scope_name(TILEC_SCOPE_WARPGROUP), "warpgroup");
     assert_string_equal(tilec_op_name(TILEC_OP_MIN), "min");
     assert_string_equal(tilec_nan_name(TILEC_NAN_IGNORE), "ignore");
+    assert_string_equal(tilec_backend_name(TILEC_BACKEND_AUTO), "auto");
+    assert_string_equal(tilec_backend_name(TILEC_BACKEND_SIM), "sim");
+    assert_null(tilec_backend_name(TILEC_BACKEND_COUNT));
     assert_string_equal(tilec_status_name(TILEC_ERR_VERIFY), "TILEC_ERR_VERIFY");
     assert_string_equal(tilec_status_message(TILEC_ERR_PARSE), "syntax error in tile program");
     assert_null(tilec_status_name((tilec_status)999));

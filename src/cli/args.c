@@ -149,12 +149,19 @@ int parse_sim_budget(const char *cmd, const char *v, uint64_t *out) {
     return parse_uint(cmd, "--sim-budget", v, UINT64_MAX, out); /* UINT64_MAX is unlimited too */
 }
 
-int parse_backend(const char *cmd, const char *opt, const char *v, tilec_backend *out) {
-    static const struct { const char *name; tilec_backend b; } names[] = {
-        {"auto", TILEC_BACKEND_AUTO}, {"cuda", TILEC_BACKEND_CUDA}, {"hip", TILEC_BACKEND_HIP}, {"sim", TILEC_BACKEND_SIM}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(v, names[i].name) == 0) { *out = names[i].b; return EXIT_OK; }
-    fprintf(stderr, "tilec %s: %s must be auto, cuda, hip or sim, not '%s'\n", cmd, opt, v);
-    fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
+int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only, tilec_backend *out) {
+    for (int b = 0; b < TILEC_BACKEND_COUNT; b++)
+        if (strcmp(v, tilec_backend_name((tilec_backend)b)) == 0 &&
+            (!gpu_only || (b != TILEC_BACKEND_AUTO && b != TILEC_BACKEND_SIM))) {
+            *out = (tilec_backend)b;
+            return EXIT_OK;
+        }
+    fprintf(stderr, "tilec %s: %s must be ", cmd, opt);
+    for (int b = 0, shown = 0, n = gpu_only ? 2 : TILEC_BACKEND_COUNT; b < TILEC_BACKEND_COUNT; b++) {
+        if (gpu_only && (b == TILEC_BACKEND_AUTO || b == TILEC_BACKEND_SIM)) continue;
+        shown++;
+        fprintf(stderr, "%s%s", shown == 1 ? "" : shown == n ? " or " : ", ", tilec_backend_name((tilec_backend)b));
+    }
+    fprintf(stderr, ", not '%s'\nTry 'tilec %s --help'.\n", v, cmd);
     return EXIT_USAGE;
 }

@@ -39,7 +39,8 @@ int parse_warp_size(const char *cmd, const char *v, int *out);
 /* --sim-budget N: thread-steps (0: the default) or "unlimited". */
 int parse_sim_budget(const char *cmd, const char *v, uint64_t *out);
 /* auto, cuda, hip or sim (opt names the option in the message). */
-int parse_backend(const char *cmd, const char *opt, const char *v, tilec_backend *out);
+/* A backend by its name (tilec_backend_name); gpu_only: cuda or hip. */
+int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only, tilec_backend *out);
 
 /* ---- files (io.c) ----------------------------------------------------------------------
  * Every file the CLI reads goes through read_input, every file it writes through

@@ -38,9 +38,8 @@ static int parse_args(const char *cmd, int argc, char **argv, const char **file,
     }
     if (!*file) return usage_error(cmd, "%sno FILE given", "");
     if (!target) return usage_error(cmd, "%s--target cuda or --target hip is required", "");
-    if (strcmp(target, "cuda") == 0) t->backend = TILEC_BACKEND_CUDA;
-    else if (strcmp(target, "hip") == 0) t->backend = TILEC_BACKEND_HIP;
-    else return usage_error(cmd, "--target must be cuda or hip, not '%s'", target);
+    int r = parse_backend(cmd, "--target", target, true, &t->backend);
+    if (r) return r;
     if (warp) return parse_warp_size(cmd, warp, &t->warp_size);
     return EXIT_OK;
 }

@@ -133,7 +133,7 @@ int cmd_reduce(int argc, char **argv) {
     }
     d.accumulate = o.accumulate;
     tilec_backend backend = TILEC_BACKEND_AUTO;
-    if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, &backend))) return rc;
+    if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, false, &backend))) return rc;
     int64_t repeat = 10;
     if (o.repeat && (rc = parse_int("reduce", "--repeat", o.repeat, 0, MAX_REPEAT, &repeat))) return rc;
     uint64_t seed = 1;

@@ -27,7 +27,7 @@ static int target_option(const char *cmd, int argc, char **argv, int *i, target_
 /* The target the options name; t holds the defaults. */
 static int target_of(const char *cmd, const char *flag, const target_opts *o, tilec_target *t) {
     int r;
-    if (o->backend && (r = parse_backend(cmd, flag, o->backend, &t->backend))) return r;
+    if (o->backend && (r = parse_backend(cmd, flag, o->backend, false, &t->backend))) return r;
     if (o->warp_size && (r = parse_warp_size(cmd, o->warp_size, &t->warp_size))) return r;
     if (o->arch) t->arch = o->arch;
     return EXIT_OK;
@@ -247,7 +247,7 @@ int cmd_run(int argc, char **argv) {
     if (rc == EXIT_OK && budget_text) rc = parse_sim_budget("run", budget_text, &budget);
     if (rc == EXIT_OK && (t.backend == TILEC_BACKEND_CUDA || t.backend == TILEC_BACKEND_HIP)) {
         fprintf(stderr, "tilec run: the %s backend is not available: this build of tilec runs kernels on the "
-                        "simulator only (use --backend sim or auto)\n", t.backend == TILEC_BACKEND_CUDA ? "cuda" : "hip");
+                        "simulator only (use --backend sim or auto)\n", tilec_backend_name(t.backend));
         rc = EXIT_UNAVAILABLE;
     }
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime in this build */

@@ -34,15 +34,6 @@ dsp_opkind dsp_opkind_of(const ir_stmt *st) {
     }
 }
 
-const char *dsp_backend_name(tilec_backend b) {
-    switch (b) {
-    case TILEC_BACKEND_CUDA: return "cuda";
-    case TILEC_BACKEND_HIP: return "hip";
-    case TILEC_BACKEND_SIM: return "sim";
-    default: return "auto";
-    }
-}
-
 /* An arch name: the prefix, 2 to 4 characters of `digits`, then at most one of `suffix`
  * (sm_90, sm_90a, sm_100f; gfx90a, gfx1100). Anything else (sm_90x, sm_, a newline) is
  * refused before it reaches a message, a compiler or a number. */
@@ -219,7 +210,7 @@ void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
 /* ---- reporting ----------------------------------------------------------------------------- */
 
 static void target_text(char *buf, size_t n, const dsp_query *q) {
-    snprintf(buf, n, "%s %s, warp size %d", dsp_backend_name(q->target->backend), q->target->arch, q->ws);
+    snprintf(buf, n, "%s %s, warp size %d", tilec_backend_name(q->target->backend), q->target->arch, q->ws);
 }
 
 void dsp_print_report(ir_str *s, const dsp_query *q, const dsp_report *rep, int indent) {
@@ -247,7 +238,7 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
     switch (rep->outcome) {
     case DSP_UNKNOWN_VARIANT: {
         ir_str_printf(&s, "no variant named '%s' is registered for %s on %s; registered:", q->st->variant,
-                      op, dsp_backend_name(q->target->backend));
+                      op, tilec_backend_name(q->target->backend));
         dsp_report all;
         dsp_query q2 = *q;
         ir_stmt st2 = *q->st;
@@ -258,7 +249,7 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
         break;
     }
     case DSP_NO_CASES:
-        ir_str_printf(&s, "no variant is registered for %s on %s", op, dsp_backend_name(q->target->backend));
+        ir_str_printf(&s, "no variant is registered for %s on %s", op, tilec_backend_name(q->target->backend));
         break;
     default:
         if (q->st->kind == IR_REDUCE && q->st->variant)

@@ -33,7 +33,6 @@ enum { DSP_DEFAULT_SMS = 132 };
 /* Resolves a public target: defaults, the warp size of an arch. False with a message in
  * why when the target is not usable. */
 bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n);
-const char *dsp_backend_name(tilec_backend b);
 
 /* What the target launches (its warp size, shared memory per CTA, local memory per
  * thread; docs/format.md#limits); out->target points into name. */

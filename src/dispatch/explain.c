@@ -30,7 +30,7 @@ tilec_status dsp_explain(tilec_program *prog, const dsp_target *target, bool dum
         const tilec_kernel *k = prog->kernels[i];
         if (i) ir_str_printf(&s, "\n");
         ir_str_printf(&s, "%s %s (target %s %s, warp size %d, threads=%d)\n", k->is_func ? "func" : "kernel",
-                      k->name, dsp_backend_name(t.backend), t.arch, t.warp_size, k->threads);
+                      k->name, tilec_backend_name(t.backend), t.arch, t.warp_size, k->threads);
         for (int j = 0; j < k->nstmts; j++) {
             const ir_stmt *st = k->stmts[j];
             if (st->kind == IR_ALLOC) continue;

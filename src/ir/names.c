@@ -62,6 +62,12 @@ static const struct {
 #undef X
 };
 
+static const char *const backend_names[] = {
+#define X(s, n) n,
+    TILEC_BACKEND_LIST(X)
+#undef X
+};
+
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 _Static_assert(COUNT(dtype_names) == TILEC_DTYPE_COUNT, "dtype table");
@@ -69,6 +75,7 @@ _Static_assert(COUNT(space_names) == TILEC_SPACE_COUNT, "space table");
 _Static_assert(COUNT(scope_names) == TILEC_SCOPE_COUNT, "scope table");
 _Static_assert(COUNT(op_names) == TILEC_OP_COUNT, "op table");
 _Static_assert(COUNT(nan_names) == TILEC_NAN_COUNT, "nan table");
+_Static_assert(COUNT(backend_names) == TILEC_BACKEND_COUNT, "backend table");
 
 static const char *name_at(const char *const *names, int count, int i) {
     return i >= 0 && i < count ? names[i] : NULL;
@@ -79,6 +86,7 @@ const char *tilec_space_name(tilec_space s) { return name_at(space_names, COUNT(
 const char *tilec_scope_name(tilec_scope s) { return name_at(scope_names, COUNT(scope_names), (int)s); }
 const char *tilec_op_name(tilec_op o) { return name_at(op_names, COUNT(op_names), (int)o); }
 const char *tilec_nan_name(tilec_nan n) { return name_at(nan_names, COUNT(nan_names), (int)n); }
+const char *tilec_backend_name(tilec_backend b) { return name_at(backend_names, COUNT(backend_names), (int)b); }
 const char *ir_id_name(tilec_scope s) { return name_at(id_names, COUNT(id_names), (int)s); }
 
 size_t tilec_dtype_size(tilec_dtype d) {

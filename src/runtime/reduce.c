@@ -332,7 +332,7 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
     if (st == TILEC_OK) st = rt_get(ctx, &r);
     if (st != TILEC_OK) return st;
     ir_str s = {0};
-    ir_str_printf(&s, "backend %s (target %s %s, warp size %d)\nview:", r->be->name, dsp_backend_name(r->target.backend),
+    ir_str_printf(&s, "backend %s (target %s %s, warp size %d)\nview:", r->be->name, tilec_backend_name(r->target.backend),
                   r->target.arch, r->target.warp_size);
     for (int i = 0; i < v.rank; i++) ir_str_printf(&s, " %lld%s", (long long)v.shape[i], v.reduced[i] ? " (reduced)" : "");
     for (int i = 0; v.strided && i < v.rank; i++)

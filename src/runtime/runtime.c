@@ -190,7 +190,7 @@ static tilec_status binary_of_source(rt *r, const char *source, void **data, siz
     const char *compiler = rtc_version(r->target.backend);
     ir_str key = {0};
     ir_str_printf(&key, "tilec kernel cache 1\ntilec %s\n%s %s warp %d\n%s\n", TILEC_VERSION_STRING,
-                  dsp_backend_name(r->target.backend), r->target.arch, r->target.warp_size, compiler ? compiler : "none");
+                  tilec_backend_name(r->target.backend), r->target.arch, r->target.warp_size, compiler ? compiler : "none");
     ir_str_put(&key, source, strlen(source));
     if (key.oom) { ir_str_free(&key); return TILEC_ERR_NOMEM; }
     build_arg a = {r, source, TILEC_OK};
@@ -246,7 +246,7 @@ tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int devic
         ir_diag_add(ctx, NULL, TILEC_SEV_NOTE, 0, 0, "%s", r->cache.notes[i]);
         rt_log(r, "%s", r->cache.notes[i]);
     }
-    rt_log(r, "backend %s, target %s %s, warp size %d", r->be->name, dsp_backend_name(r->target.backend),
+    rt_log(r, "backend %s, target %s %s, warp size %d", r->be->name, tilec_backend_name(r->target.backend),
            r->target.arch, r->target.warp_size);
     return TILEC_OK;
 }
