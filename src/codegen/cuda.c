@@ -12,11 +12,12 @@ static void prelude(ir_str *s) {
                      "  float f; asm(\"cvt.f32.f16 %%0, %%1;\" : \"=f\"(f) : \"h\"(h)); return f;\n}\n"
                      "static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
                      "  tl_u16 h; asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : \"f\"(x)); return h;\n}\n");
-    /* From sm_80 on, f32 max and min are one instruction each with the format's rules:
-     * max.NaN / min.NaN return a NaN when either operand is one (propagate), max / min the
-     * number (ignore), and both order -0 below +0; tools/jit_check holds the H200 to the
-     * simulator on every pair of special values. Older GPUs keep the selects. */
-    ir_str_printf(s, "#if __CUDA_ARCH__ >= 800\n#define TL_F32_MINMAX 1\n");
+    /* From sm_80 on, f32 max and min are one instruction each: max.NaN / min.NaN return a
+     * NaN when either operand is one (propagate), max / min the number (ignore). That they
+     * order -0 below +0 as the format does was measured on sm_90 (every pair of special
+     * values against the selects); tools/jit_check checks it on whatever GPU it runs on.
+     * Older GPUs keep the selects. */
+    ir_str_printf(s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n#define TL_F32_MINMAX 1\n");
     static const struct { const char *name, *insn; } hw[] = {
         {"max", "max.NaN"}, {"maxnum", "max"}, {"min", "min.NaN"}, {"minnum", "min"}};
     for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++)

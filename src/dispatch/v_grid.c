@@ -41,8 +41,8 @@
  * - grid_rows: a group of g lanes per piece (g = 32, fewer for short pieces), 16-byte
  *   loads when the runs start aligned, all of a piece's loads in flight before it is
  *   folded; several short rows in flight per group when a row is one piece.
- * - grid_cols: a thread per (vector of) column(s) and block, 8 to 32 rows in flight (128
- *   bytes: 16-, 8- or 4-byte loads).
+ * - grid_cols: a thread per (vector of) column(s) and block, 8 to 32 rows in flight: 128
+ *   bytes (64 for 16-bit element loads).
  *
  * Both put the block values of a CTA in shared slots and fold them as the tree says; when
  * an output's blocks span several CTAs, each CTA stores its subtree's value in global

@@ -8,7 +8,7 @@ static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {
 static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
   tl_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); return h;
 }
-#if __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define TL_F32_MINMAX 1
 static __device__ __forceinline__ float tl_max_f32(float a, float b) {
   float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
