@@ -19,6 +19,10 @@ _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the r
 
 static const char *const opkind_names[] = {"sum", "max", "min", "copy", "fill", "sync", "grid sum", "grid max", "grid min"};
 _Static_assert(sizeof opkind_names / sizeof opkind_names[0] == DSP_OPKIND_COUNT, "opkind names");
+/* a reduction's kind is its op's offset from DSP_SUM (in-kernel) or DSP_GRID_SUM */
+_Static_assert(DSP_MAX == DSP_SUM + TILEC_OP_MAX && DSP_MIN == DSP_SUM + TILEC_OP_MIN && DSP_GRID_MAX == DSP_GRID_SUM + TILEC_OP_MAX &&
+                   DSP_GRID_MIN == DSP_GRID_SUM + TILEC_OP_MIN && DSP_MIN + 1 == DSP_COPY && DSP_GRID_MIN + 1 == DSP_OPKIND_COUNT,
+               "the reduction kinds follow tilec_op's order");
 
 const char *dsp_opkind_name(dsp_opkind k) { return opkind_names[k]; }
 
@@ -28,9 +32,7 @@ dsp_opkind dsp_opkind_of(const ir_stmt *st) {
     case IR_FILL: return DSP_FILL;
     case IR_SYNC: return DSP_SYNC;
     default:
-        if (st->exec.scope == TILEC_SCOPE_GRID)
-            return st->op == TILEC_OP_SUM ? DSP_GRID_SUM : st->op == TILEC_OP_MAX ? DSP_GRID_MAX : DSP_GRID_MIN;
-        return st->op == TILEC_OP_SUM ? DSP_SUM : st->op == TILEC_OP_MAX ? DSP_MAX : DSP_MIN;
+        return (dsp_opkind)((st->exec.scope == TILEC_SCOPE_GRID ? DSP_GRID_SUM : DSP_SUM) + (int)st->op);
     }
 }
 

@@ -253,26 +253,26 @@ lp_type dsp_acc_type(const dsp_query *q) {
 
 lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
-    tilec_op op = l->q->st->op;
+    const ir_op_info *op = ir_op(l->q->st->op);
     /* -0.0, not +0.0: x + -0.0 is x for every x (-0.0 + +0.0 would be +0.0), so a fold may
      * start from the identity, or pad a tree with it, without changing a bit */
-    if (op == TILEC_OP_SUM) return lp_is_float(t) ? lp_float(l->k, t, -0.0) : lp_int(l->k, t, 0);
-    bool max = op == TILEC_OP_MAX;
+    if (op->identity == IR_IDENTITY_ZERO) return lp_is_float(t) ? lp_float(l->k, t, -0.0) : lp_int(l->k, t, 0);
+    bool low = op->identity == IR_IDENTITY_LOWEST;
     /* Under nan=ignore a NaN loses to every number, so NaN is the identity: an all-NaN
      * slice stays NaN (as the format says), and a slice with a number gives that number. */
     if (lp_is_float(t) && l->q->st->nan == TILEC_NAN_IGNORE) return lp_float(l->k, t, NAN);
-    if (lp_is_float(t)) return lp_float(l->k, t, max ? -INFINITY : INFINITY);
+    if (lp_is_float(t)) return lp_float(l->k, t, low ? -INFINITY : INFINITY);
     switch (t) {
-    case LP_I32: return lp_int(l->k, t, max ? INT32_MIN : INT32_MAX);
-    case LP_U32: return lp_int(l->k, t, max ? 0 : (int64_t)UINT32_MAX);
-    default: return lp_int(l->k, t, max ? INT64_MIN : INT64_MAX);
+    case LP_I32: return lp_int(l->k, t, low ? INT32_MIN : INT32_MAX);
+    case LP_U32: return lp_int(l->k, t, low ? 0 : (int64_t)UINT32_MAX);
+    default: return lp_int(l->k, t, low ? INT64_MIN : INT64_MAX);
     }
 }
 
 lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
     const ir_stmt *st = l->q->st;
-    if (st->op == TILEC_OP_SUM) return lp_binary(l->k, LO_ADD, a, b);
-    return lp_minmax(l->k, st->op == TILEC_OP_MAX ? LO_MAX : LO_MIN, st->nan, a, b);
+    const ir_op_info *op = ir_op(st->op);
+    return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_binary(l->k, op->combine, a, b);
 }
 
 void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {

@@ -54,6 +54,28 @@ typedef enum lp_op {
     LO_OP_COUNT
 } lp_op;
 
+/* The reduction operators (ops.c): how each combines on loop IR, what it starts from and
+ * how the reference bounds its error. */
+typedef enum ir_identity {
+    IR_IDENTITY_ZERO,    /* -0.0 for floats (x + -0.0 is x for every x), 0 for integers */
+    IR_IDENTITY_LOWEST,  /* -inf, or the integer type's least value */
+    IR_IDENTITY_HIGHEST, /* +inf, or the integer type's greatest value */
+} ir_identity;
+typedef enum ir_error_model {
+    IR_ERROR_SUM,   /* rounding grows with the magnitudes summed */
+    IR_ERROR_EXACT, /* the result is one of the operands: exact in any order */
+} ir_error_model;
+typedef struct ir_op_info {
+    lp_op combine;        /* LO_ADD, or LO_MAX / LO_MIN, which take the NaN policy */
+    ir_identity identity; /* under nan=ignore a comparing op's float identity is NaN */
+    ir_error_model error;
+    bool compares;        /* max / min: nan=ignore applies to floats, -0 is below +0 */
+    bool idempotent;      /* x op x = x: a repeated (stride-0) reduced dim reads once */
+    bool empty_has_value; /* a reduction of no elements is the identity; else an error */
+} ir_op_info;
+/* The row of op (the sum's for a value out of range, which callers have refused). */
+const ir_op_info *ir_op(tilec_op op);
+
 typedef enum lp_expr_kind {
     LX_CONST, /* i (integer and bool types) or f (float types) */
     LX_REG,

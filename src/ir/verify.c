@@ -7,7 +7,7 @@
  * of data other threads wrote since the last wide-enough barrier) is in race.c and runs
  * only on kernels that pass every other rule, since it needs valid regions.
  */
-#include "ir.h"
+#include "loop.h" /* ir.h, and the op table */
 
 #include <math.h>
 #include <stdio.h>
@@ -260,8 +260,8 @@ static void check_reduce(verifier *v, ir_stmt *st) {
                              : "%s: destination '%s' is %s but source '%s' is %s; they must match",
             op, dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name, tilec_dtype_name(src->buf->dtype),
             tilec_dtype_name(src->buf->dtype), tilec_dtype_name(wide));
-    if (st->nan == TILEC_NAN_IGNORE && st->op == TILEC_OP_SUM)
-        err(v, st->nan_pos, "nan=ignore applies to max and min; a sum with a NaN is NaN");
+    if (st->nan == TILEC_NAN_IGNORE && !ir_op(st->op)->compares)
+        err(v, st->nan_pos, "nan=ignore applies to max and min; a %s with a NaN is NaN", tilec_op_name(st->op));
     else if (st->nan == TILEC_NAN_IGNORE && !ir_dtype_is_float(src->buf->dtype))
         err(v, st->nan_pos, "nan=ignore has no effect on %s, which has no NaN",
             tilec_dtype_name(src->buf->dtype));

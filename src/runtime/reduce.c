@@ -62,7 +62,7 @@ static tilec_status strided_view(tilec_ctx *ctx, const tilec_reduce_desc *d, con
             hi - lo >= TILEC_MAX_ELEMENTS)
             return bad(ctx, "the strides reach more than 2^48 elements (dimension %d: extent %lld, stride %lld)", i,
                        (long long)e, (long long)st);
-        if (e == 1 || (red[i] && st == 0 && d->op != TILEC_OP_SUM)) continue;
+        if (e == 1 || (red[i] && st == 0 && ir_op(d->op)->idempotent)) continue;
         v->shape[v->rank] = e;
         v->strides[v->rank] = st;
         v->reduced[v->rank++] = red[i];
@@ -85,7 +85,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     if ((unsigned)d->dtype >= TILEC_DTYPE_COUNT) return bad(ctx, "dtype %d is not a tilec_dtype", (int)d->dtype);
     if ((unsigned)d->nan >= TILEC_NAN_COUNT) return bad(ctx, "nan policy %d is not a tilec_nan", (int)d->nan);
     bool flt = d->dtype == TILEC_F16 || d->dtype == TILEC_BF16 || d->dtype == TILEC_F32 || d->dtype == TILEC_F64;
-    if (d->nan == TILEC_NAN_IGNORE && (d->op == TILEC_OP_SUM || !flt))
+    if (d->nan == TILEC_NAN_IGNORE && (!ir_op(d->op)->compares || !flt))
         return bad(ctx, "nan policy ignore applies to max and min of float dtypes only (a sum with a NaN is NaN; "
                         "integers have none), not to %s %s", tilec_op_name(d->op), tilec_dtype_name(d->dtype));
     if (d->rank < 1 || d->rank > TILEC_MAX_RANK)
@@ -129,7 +129,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         v->reduced[v->rank++] = true;
     }
     v->empty_axis = v->out_elems > 0 && reduced_empty;
-    if (v->empty_axis && d->op != TILEC_OP_SUM)
+    if (v->empty_axis && !ir_op(d->op)->empty_has_value)
         return bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
     v->span = v->in_elems;
     return d->strides && v->in_elems > 0 ? strided_view(ctx, d, red, v) : TILEC_OK;

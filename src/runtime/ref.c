@@ -147,36 +147,43 @@ static void copy_fill(ref *R, const ir_stmt *st, int first, int count) {
 
 static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
     rval r = {0};
-    if (st->op == TILEC_OP_SUM) {
+    const ir_op_info *op = ir_op(st->op);
+    switch (op->combine) {
+    case LO_ADD:
         if (flt) r.f = a.f + b.f;
         else r.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
-        r.mag = a.mag + b.mag; /* the callers added each operand's own magnitude */
-        r.may = a.may | b.may;
-        return r;
+        break;
+    case LO_MAX:
+        if (flt) r.f = num_fmax((double)a.f, (double)b.f, st->nan);
+        else r.i = a.i > b.i ? a.i : b.i;
+        break;
+    default: /* LO_MIN, the table's one other combine */
+        if (flt) r.f = num_fmin((double)a.f, (double)b.f, st->nan);
+        else r.i = a.i < b.i ? a.i : b.i;
+        break;
     }
-    bool max = st->op == TILEC_OP_MAX;
-    if (flt) r.f = max ? num_fmax((double)a.f, (double)b.f, st->nan) : num_fmin((double)a.f, (double)b.f, st->nan);
-    else r.i = max ? (a.i > b.i ? a.i : b.i) : (a.i < b.i ? a.i : b.i);
-    r.mag = a.mag > b.mag ? a.mag : b.mag;
+    /* the callers added each operand's own magnitude to a sum's */
+    r.mag = op->error == IR_ERROR_SUM ? a.mag + b.mag : a.mag > b.mag ? a.mag : b.mag;
     r.may = a.may | b.may;
     return r;
 }
 
 static rval identity(const ir_stmt *st, const tilec_buffer *b) {
     rval r = {0};
-    bool max = st->op == TILEC_OP_MAX;
-    if (st->op == TILEC_OP_SUM) { /* -0.0 for floats: a sum of nothing but -0.0 is -0.0 */
+    ir_identity id = ir_op(st->op)->identity;
+    bool low = id == IR_IDENTITY_LOWEST;
+    if (id == IR_IDENTITY_ZERO) { /* -0.0 for floats: a sum of nothing but -0.0 is -0.0 */
         if (is_float(b)) r.f = -0.0L;
         return r;
     }
     if (is_float(b)) { /* under nan=ignore NaN loses to every number: it is the identity */
-        r.f = st->nan == TILEC_NAN_IGNORE ? NAN : max ? -INFINITY : INFINITY;
+        r.f = st->nan == TILEC_NAN_IGNORE ? NAN : low ? -INFINITY : INFINITY;
         return r;
     }
     switch (b->dtype) {
-    case TILEC_I32: r.i = max ? INT32_MIN : INT32_MAX; break;
-    case TILEC_U32: r.i = max ? 0 : (int64_t)UINT32_MAX; break;
-    default: r.i = max ? INT64_MIN : INT64_MAX; break;
+    case TILEC_I32: r.i = low ? INT32_MIN : INT32_MAX; break;
+    case TILEC_U32: r.i = low ? 0 : (int64_t)UINT32_MAX; break;
+    default: r.i = low ? INT64_MIN : INT64_MAX; break;
     }
     return r;
 }
@@ -248,7 +255,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
                 unflatten(r, rdims, nr, rc);
                 for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
                 rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
-                if (st->op == TILEC_OP_SUM && flt) add_term(&x, terms);
+                if (ir_op(st->op)->error == IR_ERROR_SUM && flt) add_term(&x, terms);
                 acc = combine(st, flt, acc, x);
             }
         int64_t off = flat_offset(R, &st->dst, s, first);
@@ -256,12 +263,12 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             rval *d = at(R, st->dst.buf, off, t), v = acc;
             /* the destination's dtype: its accumulation type and, 16-bit, its store threshold
              * (a wider destination than the source accumulates in its own type) */
-            unsigned may_r = st->op == TILEC_OP_SUM && flt ? overflows(st->dst.buf, terms, acc) : 0;
+            unsigned may_r = ir_op(st->op)->error == IR_ERROR_SUM && flt ? overflows(st->dst.buf, terms, acc) : 0;
             if (st->accum) {
                 rval old = *d;
-                if (st->op == TILEC_OP_SUM && flt) old.mag += (double)fabsl(old.f);
+                if (ir_op(st->op)->error == IR_ERROR_SUM && flt) old.mag += (double)fabsl(old.f);
                 v = combine(st, flt, old, acc);
-                if (st->op == TILEC_OP_SUM && flt) v.may |= fold_old(st->dst.buf, old, may_r, v);
+                if (ir_op(st->op)->error == IR_ERROR_SUM && flt) v.may |= fold_old(st->dst.buf, old, may_r, v);
             } else {
                 v.may |= may_r;
             }
