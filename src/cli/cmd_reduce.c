@@ -81,7 +81,15 @@ int cmd_reduce(int argc, char **argv) {
     tilec_reduce_desc d = {.op = TILEC_OP_COUNT, .dtype = TILEC_DTYPE_COUNT, .naxes = 1, .axes = {-1}};
     for (int t = 0; t < TILEC_OP_COUNT; t++)
         if (!strcmp(o.op, tilec_op_name((tilec_op)t))) d.op = (tilec_op)t;
-    if (d.op == TILEC_OP_COUNT) return usage_error("reduce", "--op must be sum, max or min, not '%s'", o.op);
+    if (d.op == TILEC_OP_COUNT) {
+        char ops[128] = "";
+        for (int t = 0; t < TILEC_OP_COUNT; t++) /* "sum, max or min" */
+            snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", t == 0 ? "" : t == TILEC_OP_COUNT - 1 ? " or " : ", ",
+                     tilec_op_name((tilec_op)t));
+        char msg[256];
+        snprintf(msg, sizeof msg, "--op must be %s, not '%.100s'", ops, o.op);
+        return usage_error("reduce", "%s", msg);
+    }
     for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
         if (!strcmp(o.dtype, tilec_dtype_name((tilec_dtype)t))) d.dtype = (tilec_dtype)t;
     if (d.dtype == TILEC_DTYPE_COUNT)

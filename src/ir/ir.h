@@ -85,6 +85,9 @@ int ir_lookup_dtype(const char *s, size_t n);
 int ir_lookup_space(const char *s, size_t n);
 int ir_lookup_scope(const char *s, size_t n);
 int ir_lookup_op(const char *s, size_t n);
+/* The op names joined for a message: "sum, max or min" with last " or ", "sum, max, min"
+ * with ", "; buf (n bytes) is returned. */
+const char *ir_op_names(char *buf, size_t n, const char *last);
 int ir_lookup_id(const char *s, size_t n); /* "warp_id" -> TILEC_SCOPE_WARP */
 const char *ir_id_name(tilec_scope s);
 bool ir_dtype_is_float(tilec_dtype d);

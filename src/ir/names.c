@@ -4,6 +4,8 @@
  */
 #include "ir.h"
 
+#include <stdio.h>
+
 #include <string.h>
 
 static const char *const dtype_names[] = {
@@ -120,6 +122,17 @@ int ir_lookup_dtype(const char *s, size_t n) { return lookup(dtype_names, COUNT(
 int ir_lookup_space(const char *s, size_t n) { return lookup(space_names, COUNT(space_names), s, n); }
 int ir_lookup_scope(const char *s, size_t n) { return lookup(scope_names, COUNT(scope_names), s, n); }
 int ir_lookup_op(const char *s, size_t n) { return lookup(op_names, COUNT(op_names), s, n); }
+
+const char *ir_op_names(char *buf, size_t n, const char *last) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < COUNT(op_names) && at < n; i++) {
+        int w = snprintf(buf + at, n - at, "%s%s", i == 0 ? "" : i == COUNT(op_names) - 1 ? last : ", ", op_names[i]);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    return buf;
+}
 int ir_lookup_id(const char *s, size_t n) { return lookup(id_names, COUNT(id_names), s, n); }
 
 /* Levenshtein distance capped at 3 (enough to rank near misses of short keywords). */

@@ -34,7 +34,9 @@ typedef struct parser {
 
 static const char *const statement_words[] = {"shared", "local", "cta", "warpgroup", "warp",
                                               "thread"};
-static const char *const op_words[] = {"copy", "fill", "sync", "sum", "max", "min"};
+#define OP_WORD(s, n) n,
+static const char *const op_words[] = {"copy", "fill", "sync", TILEC_OP_LIST(OP_WORD)};
+#undef OP_WORD
 static const char *const kwarg_words[] = {"axes", "accum", "nan", "variant"};
 static const char *const dtype_words[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64"};
 static const char *const space_words[] = {"global", "shared", "local"};
@@ -501,14 +503,17 @@ static void parse_stmt(parser *ps) {
         }
         expect(ps, ".");
         tok op = ps->t;
-        if (op.kind != TOK_NAME) fail_expected(ps, "an operation (copy, fill, sync, sum, max, min)");
+        char ops[96], expected[128], words[128];
+        snprintf(expected, sizeof expected, "an operation (copy, fill, sync, %s)", ir_op_names(ops, sizeof ops, ", "));
+        snprintf(words, sizeof words, "copy, fill, sync, %s", ir_op_names(ops, sizeof ops, " or "));
+        if (op.kind != TOK_NAME) fail_expected(ps, expected);
         st->op_pos = (ir_pos){op.line, op.col};
         int red = ir_lookup_op(op.s, op.n);
         if (red >= 0) { st->kind = IR_REDUCE; st->op = (tilec_op)red; }
         else if (tok_is(&op, "copy")) st->kind = IR_COPY;
         else if (tok_is(&op, "fill")) st->kind = IR_FILL;
         else if (tok_is(&op, "sync")) st->kind = IR_SYNC;
-        else fail_unknown(ps, &op, "operation", op_words, COUNT(op_words), "copy, fill, sync, sum, max or min");
+        else fail_unknown(ps, &op, "operation", op_words, COUNT(op_words), words);
         next(ps);
         expect(ps, "(");
         if (st->kind != IR_SYNC) {

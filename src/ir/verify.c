@@ -178,7 +178,8 @@ static void check_dst_per_instance(verifier *v, const ir_stmt *st) {
 static bool check_grid(verifier *v, const ir_stmt *st) {
     const tilec_kernel *k = v->k;
     if (st->kind != IR_REDUCE) {
-        err(v, st->pos, "grid scope is for reductions (sum, max, min); use cta scope for %s",
+        char ops[96];
+        err(v, st->pos, "grid scope is for reductions (%s); use cta scope for %s", ir_op_names(ops, sizeof ops, ", "),
             st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : "sync");
         return false;
     }
