@@ -787,9 +787,80 @@ static void test_memory_bound(void **state) {
     tilec_close(ctx);
 }
 
+/* Walks the registry: every registered reduction case, forced with variant=, on one of
+ * these programs (format arguments: the op, then the variant), for every op the case
+ * takes, must run on the simulator and match the reference; a case none of them reaches
+ * fails here, so a new variant comes with a shape it accepts or this test names it. The
+ * data cases (copy, fill, barrier) must be the ones chosen for their statements. */
+static const char *const reach_programs[] = {
+    /* thread scope, registers */
+    "kernel k(A: f32[64, 37] global, B: f32[64] global) threads=64 {\n  local L: f32[37]\n  local R: f32[1]\n"
+    "  thread.copy(L, A[thread_id])\n  thread.%s(R, L, axes=(0), variant=%s)\n  thread.copy(B[thread_id], R)\n}\n",
+    /* warp scope over registers on a partial warp */
+    "kernel k(A: f32[48, 4] global, B: f32[48] global) threads=48 {\n  local L: f32[4]\n  local M: f32[1]\n"
+    "  thread.copy(L, A[thread_id])\n  warp.%s(M, L, variant=%s)\n  thread.copy(B[thread_id], M)\n}\n",
+    /* CTA scope, shared rows */
+    "kernel k(A: f32[3, 1000] global, B: f32[3] global) threads=256 {\n  shared S: f32[3, 1000]\n  shared R: f32[3]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.%s(R, S, variant=%s)\n  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* warpgroup scope, shared rows */
+    "kernel k(A: f32[2, 2, 999] global, B: f32[2, 2] global) threads=256 {\n  shared S: f32[2, 2, 999]\n"
+    "  shared R: f32[2, 2]\n  cta.copy(S, A)\n  cta.sync()\n  warpgroup.%s(R[warpgroup_id], S[warpgroup_id], variant=%s)\n"
+    "  cta.sync()\n  cta.copy(B, R)\n}\n",
+    /* grid scope: rows, then columns */
+    "kernel k(A: f32[64, 1000] global, B: f32[64] global) threads=256 {\n  grid.%s(B, A, axes=(1), variant=%s)\n}\n",
+    "kernel k(A: f32[1000, 64] global, B: f32[64] global) threads=256 {\n  grid.%s(B, A, axes=(0), variant=%s)\n}\n",
+};
+
+static void test_every_registered_case(void **state) {
+    (void)state;
+    const dsp_case *const *cases;
+    size_t n = dsp_registry(&cases);
+    assert_true(n > 0);
+    for (size_t c = 0; c < n; c++) {
+        const dsp_case *dc = cases[c];
+        for (int op = 0; op < TILEC_OP_COUNT; op++) {
+            unsigned bits = (1u << (DSP_SUM + op)) | (1u << (DSP_GRID_SUM + op));
+            if (!(dc->ops & bits)) continue;
+            bool reached = false;
+            for (size_t p = 0; p < COUNT(reach_programs) && !reached; p++) {
+                char src[1024];
+                snprintf(src, sizeof src, reach_programs[p], tilec_op_name((tilec_op)op), dc->variant);
+                sim_case_result r = run_on_sim(src, 32, 17 + p, true, NULL);
+                if (r.status == TILEC_ERR_DISPATCH) continue; /* the case does not take this shape */
+                reached = true;
+                if (!r.ok) fail_msg("variant %s, %s, on\n%s\n%s", dc->variant, tilec_op_name((tilec_op)op), src, r.why);
+            }
+            if (!reached)
+                fail_msg("variant %s (%s) accepts none of test_every_registered_case's programs: add one it takes",
+                         dc->variant, tilec_op_name((tilec_op)op));
+        }
+    }
+    /* the data movement cases, each the one chosen for its statement */
+    const char *data = "kernel k(A: f32[64] global, B: f32[64] global) threads=64 {\n  shared S: f32[64]\n"
+                       "  cta.fill(S, 2)\n  cta.sync()\n  cta.copy(S, A)\n  cta.sync()\n  cta.copy(B, S)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *prog;
+    assert_int_equal(tilec_parse(ctx, "data.tile", data, strlen(data), &prog), TILEC_OK);
+    tilec_target t = {TILEC_BACKEND_SIM, NULL, 32};
+    char *text = NULL;
+    assert_int_equal(tilec_explain(prog, &t, false, &text), TILEC_OK);
+    for (size_t c = 0; c < n; c++) {
+        unsigned data_bits = (1u << DSP_COPY) | (1u << DSP_FILL) | (1u << DSP_SYNC);
+        if (!(cases[c]->ops & data_bits)) continue;
+        char mark[64];
+        snprintf(mark, sizeof mark, "* %s ", cases[c]->variant);
+        if (!strstr(text, mark)) fail_msg("data case %s is not chosen for its statement in\n%s", cases[c]->variant, text);
+    }
+    tilec_free(text);
+    tilec_program_free(prog);
+    tilec_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_finds_wrong_results),
+        cmocka_unit_test(test_every_registered_case),
         cmocka_unit_test(test_lengths_threads_variants),
         cmocka_unit_test(test_dtypes_ops_accum_nan),
         cmocka_unit_test(test_shapes_and_scopes),

@@ -17,6 +17,11 @@ static const dsp_case *const registry[] = {
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
 _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");
 
+size_t dsp_registry(const dsp_case *const **cases) {
+    *cases = registry;
+    return NREGISTRY;
+}
+
 static const char *const opkind_names[] = {"sum", "max", "min", "copy", "fill", "sync", "grid sum", "grid max", "grid min"};
 _Static_assert(sizeof opkind_names / sizeof opkind_names[0] == DSP_OPKIND_COUNT, "opkind names");
 /* a reduction's kind is its op's offset from DSP_SUM (in-kernel) or DSP_GRID_SUM */

@@ -109,6 +109,9 @@ typedef struct dsp_case {
 #define DSP_ALL_TARGETS ((1u << TILEC_BACKEND_CUDA) | (1u << TILEC_BACKEND_HIP) | (1u << TILEC_BACKEND_SIM))
 
 /* The cases, one table per variant file. */
+/* Every registered case (for tests that walk the registry): *cases gets the array. */
+size_t dsp_registry(const dsp_case *const **cases);
+
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
     dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols;
