@@ -463,8 +463,9 @@ TILEC_API tilec_status tilec_check(tilec_program *prog, const char *name,
 
 /* Chooses where this context runs (once, before anything else of this section): CUDA or
  * HIP device `device`, the simulator (device memory is then host memory), or AUTO: a
- * usable GPU, else the simulator. TILEC_ERR_UNAVAILABLE says what was tried. Without it,
- * the first call below opens AUTO on device 0. */
+ * usable GPU, else the simulator. TILEC_ERR_UNAVAILABLE says what was tried;
+ * TILEC_ERR_INVALID_ARG a backend out of range, a negative device or a second open.
+ * Without it, the first call below opens AUTO on device 0. */
 TILEC_API tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int device);
 /* The backend in use (TILEC_BACKEND_AUTO before one is open). */
 TILEC_API tilec_backend tilec_runtime_backend(const tilec_ctx *ctx);

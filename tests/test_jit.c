@@ -371,6 +371,9 @@ static void test_backends(void **state) {
     (void)state;
     tilec_ctx *ctx;
     tilec_open(&ctx);
+    /* a value that is no backend is refused, not taken for the simulator */
+    assert_int_equal(tilec_runtime_open(ctx, TILEC_BACKEND_COUNT, 0), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_runtime_open(ctx, (tilec_backend)-1, 0), TILEC_ERR_INVALID_ARG);
     tilec_status st = tilec_runtime_open(ctx, TILEC_BACKEND_CUDA, 0);
     if (st == TILEC_OK) {
         print_message("a CUDA GPU is usable here; the no-GPU messages are not checked\n");

@@ -27,6 +27,9 @@ typedef struct cg_target {
 } cg_target;
 
 extern const cg_target cg_cuda, cg_hip;
+/* The source target of a backend: cg_cuda, cg_hip; NULL for one with no source (sim, auto,
+ * out of range). */
+const cg_target *cg_target_for(tilec_backend b);
 
 /* The name a user's identifier gets in emitted code: itself, or "tl_u_" + itself when it
  * is a C++ / CUDA / HIP keyword or builtin, a reserved identifier, or starts with tl_. */

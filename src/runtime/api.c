@@ -42,8 +42,8 @@ static tilec_status lower_program(tilec_program *p, const tilec_target *target, 
 
 static const cg_target *codegen_for(tilec_program *p, const tilec_target *target) {
     tilec_backend b = target ? target->backend : TILEC_BACKEND_AUTO;
-    if (b == TILEC_BACKEND_CUDA) return &cg_cuda;
-    if (b == TILEC_BACKEND_HIP) return &cg_hip;
+    const cg_target *cg = cg_target_for(b);
+    if (cg) return cg;
     const char *name = tilec_backend_name(b);
     ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "source is emitted for cuda or hip, not %s%s",
                 name ? name : "backend ", name ? "" : "out of range");

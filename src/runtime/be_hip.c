@@ -266,6 +266,7 @@ static void hip_unload(rt *r, rt_plan *p) {
 
 const rt_backend rt_hip = {
     .kind = TILEC_BACKEND_HIP,
+    .cache_kind = 2,
     .name = "hip",
     .open = hip_open,
     .close = hip_close,

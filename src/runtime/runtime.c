@@ -195,7 +195,7 @@ static tilec_status binary_of_source(rt *r, const char *source, void **data, siz
     if (key.oom) { ir_str_free(&key); return TILEC_ERR_NOMEM; }
     build_arg a = {r, source, TILEC_OK};
     int hits = r->cache.hits, failures = r->cache.store_failures, timeouts = r->cache.lock_timeouts;
-    bool ok = cache_get(&r->cache, key.data, key.len, r->target.backend == TILEC_BACKEND_CUDA ? 1 : 2, build_binary, &a,
+    bool ok = cache_get(&r->cache, key.data, key.len, r->be->cache_kind, build_binary, &a,
                         data, size);
     ir_str_free(&key);
     rt_log(r, "disk cache %s (%s)", r->cache.hits > hits ? "hit" : r->cache.mode == CACHE_OFF ? "off" : "miss", r->cache.dir);
@@ -211,7 +211,7 @@ static tilec_status binary_of_source(rt *r, const char *source, void **data, siz
 tilec_status rt_plan_binary(rt *r, const rt_plan *p, void **data, size_t *size) {
     ir_str src = {0};
     lp_kernel *ks[1] = {p->kernel};
-    cg_emit_program(&src, r->target.backend == TILEC_BACKEND_CUDA ? &cg_cuda : &cg_hip, p->prog, ks);
+    cg_emit_program(&src, cg_target_for(r->target.backend), p->prog, ks);
     if (src.oom) { ir_str_free(&src); return TILEC_ERR_NOMEM; }
     tilec_status st = binary_of_source(r, src.data, data, size);
     ir_str_free(&src);
@@ -228,16 +228,22 @@ tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int devic
     }
     rt *r = NULL;
     tilec_status st;
+    /* a backend's runtime; AUTO tries the GPUs in this order, then the simulator */
+    static const rt_backend *const backends[TILEC_BACKEND_COUNT] = {
+        [TILEC_BACKEND_CUDA] = &rt_cuda, [TILEC_BACKEND_HIP] = &rt_hip, [TILEC_BACKEND_SIM] = &rt_sim};
+    static const rt_backend *const gpus[] = {&rt_cuda, &rt_hip};
     if (backend == TILEC_BACKEND_AUTO) {
-        st = try_open(ctx, &rt_cuda, device, &r);
-        if (st != TILEC_OK) st = try_open(ctx, &rt_hip, device, &r);
+        st = TILEC_ERR_UNAVAILABLE;
+        for (size_t i = 0; i < sizeof gpus / sizeof gpus[0] && st != TILEC_OK; i++) st = try_open(ctx, gpus[i], device, &r);
         if (st != TILEC_OK) {
             ir_begin(ctx); /* a missing GPU is no error for AUTO */
             st = try_open(ctx, &rt_sim, 0, &r);
         }
+    } else if ((unsigned)backend < TILEC_BACKEND_COUNT && backends[backend]) {
+        st = try_open(ctx, backends[backend], device, &r);
     } else {
-        const rt_backend *be = backend == TILEC_BACKEND_CUDA ? &rt_cuda : backend == TILEC_BACKEND_HIP ? &rt_hip : &rt_sim;
-        st = try_open(ctx, be, device, &r);
+        ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "backend %d is not a tilec_backend", (int)backend);
+        return TILEC_ERR_INVALID_ARG;
     }
     if (st != TILEC_OK) return st;
     ctx->runtime = r;
