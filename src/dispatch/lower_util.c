@@ -253,20 +253,21 @@ lp_type dsp_acc_type(const dsp_query *q) {
 
 lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
-    const ir_op_info *op = ir_op(l->q->st->op);
-    /* -0.0, not +0.0: x + -0.0 is x for every x (-0.0 + +0.0 would be +0.0), so a fold may
-     * start from the identity, or pad a tree with it, without changing a bit */
-    if (op->identity == IR_IDENTITY_ZERO) return lp_is_float(t) ? lp_float(l->k, t, -0.0) : lp_int(l->k, t, 0);
-    bool low = op->identity == IR_IDENTITY_LOWEST;
-    /* Under nan=ignore a NaN loses to every number, so NaN is the identity: an all-NaN
-     * slice stays NaN (as the format says), and a slice with a number gives that number. */
-    if (lp_is_float(t) && l->q->st->nan == TILEC_NAN_IGNORE) return lp_float(l->k, t, NAN);
-    if (lp_is_float(t)) return lp_float(l->k, t, low ? -INFINITY : INFINITY);
-    switch (t) {
-    case LP_I32: return lp_int(l->k, t, low ? INT32_MIN : INT32_MAX);
-    case LP_U32: return lp_int(l->k, t, low ? 0 : (int64_t)UINT32_MAX);
-    default: return lp_int(l->k, t, low ? INT64_MIN : INT64_MAX);
+    bool flt = lp_is_float(t);
+    int64_t lowest = t == LP_I32 ? INT32_MIN : t == LP_U32 ? 0 : INT64_MIN;
+    int64_t highest = t == LP_I32 ? INT32_MAX : t == LP_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
+    /* Under nan=ignore a NaN loses to every number, so NaN is a comparing op's identity: an
+     * all-NaN slice stays NaN (as the format says), and a slice with a number gives it. */
+    bool nan = flt && l->q->st->nan == TILEC_NAN_IGNORE;
+    switch (ir_op(l->q->st->op)->identity) {
+    case IR_IDENTITY_ZERO:
+        /* -0.0, not +0.0: x + -0.0 is x for every x (-0.0 + +0.0 would be +0.0), so a fold
+         * may start from the identity, or pad a tree with it, without changing a bit */
+        return flt ? lp_float(l->k, t, -0.0) : lp_int(l->k, t, 0);
+    case IR_IDENTITY_LOWEST: return nan ? lp_float(l->k, t, NAN) : flt ? lp_float(l->k, t, -INFINITY) : lp_int(l->k, t, lowest);
+    case IR_IDENTITY_HIGHEST: return nan ? lp_float(l->k, t, NAN) : flt ? lp_float(l->k, t, INFINITY) : lp_int(l->k, t, highest);
     }
+    return NULL; /* not reached: the switch covers ir_identity (-Wswitch) */
 }
 
 lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {

@@ -145,23 +145,29 @@ static void copy_fill(ref *R, const ir_stmt *st, int first, int count) {
         }
 }
 
+/* The reference's value of each combine of the op table (src/ir/ops.c), on its wide
+ * values: floats in long double (max and min by the format's NaN and ±0 rules), integers
+ * in 64 bits (a sum wraps as the accumulation type does once stored). */
+static void ref_add(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
+    (void)nan;
+    if (flt) r->f = a.f + b.f;
+    else r->i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
+}
+static void ref_max(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
+    if (flt) r->f = num_fmax((double)a.f, (double)b.f, nan);
+    else r->i = a.i > b.i ? a.i : b.i;
+}
+static void ref_min(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
+    if (flt) r->f = num_fmin((double)a.f, (double)b.f, nan);
+    else r->i = a.i < b.i ? a.i : b.i;
+}
+static void (*const ref_combine[LO_OP_COUNT])(rval *, rval, rval, bool, tilec_nan) = {
+    [LO_ADD] = ref_add, [LO_MAX] = ref_max, [LO_MIN] = ref_min};
+
 static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
     rval r = {0};
     const ir_op_info *op = ir_op(st->op);
-    switch (op->combine) {
-    case LO_ADD:
-        if (flt) r.f = a.f + b.f;
-        else r.i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
-        break;
-    case LO_MAX:
-        if (flt) r.f = num_fmax((double)a.f, (double)b.f, st->nan);
-        else r.i = a.i > b.i ? a.i : b.i;
-        break;
-    default: /* LO_MIN, the table's one other combine */
-        if (flt) r.f = num_fmin((double)a.f, (double)b.f, st->nan);
-        else r.i = a.i < b.i ? a.i : b.i;
-        break;
-    }
+    ref_combine[op->combine](&r, a, b, flt, st->nan); /* every op runs through here in test_sim and test_jit */
     /* the callers added each operand's own magnitude to a sum's */
     r.mag = op->error == IR_ERROR_SUM ? a.mag + b.mag : a.mag > b.mag ? a.mag : b.mag;
     r.may = a.may | b.may;
@@ -170,21 +176,24 @@ static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
 
 static rval identity(const ir_stmt *st, const tilec_buffer *b) {
     rval r = {0};
-    ir_identity id = ir_op(st->op)->identity;
-    bool low = id == IR_IDENTITY_LOWEST;
-    if (id == IR_IDENTITY_ZERO) { /* -0.0 for floats: a sum of nothing but -0.0 is -0.0 */
-        if (is_float(b)) r.f = -0.0L;
+    bool flt = is_float(b);
+    int64_t lowest = b->dtype == TILEC_I32 ? INT32_MIN : b->dtype == TILEC_U32 ? 0 : INT64_MIN;
+    int64_t highest = b->dtype == TILEC_I32 ? INT32_MAX : b->dtype == TILEC_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
+    switch (ir_op(st->op)->identity) {
+    case IR_IDENTITY_ZERO: /* -0.0 for floats: a sum of nothing but -0.0 is -0.0 */
+        if (flt) r.f = -0.0L;
         return r;
+    case IR_IDENTITY_LOWEST:
+        if (flt) r.f = -INFINITY;
+        else r.i = lowest;
+        break;
+    case IR_IDENTITY_HIGHEST:
+        if (flt) r.f = INFINITY;
+        else r.i = highest;
+        break;
     }
-    if (is_float(b)) { /* under nan=ignore NaN loses to every number: it is the identity */
-        r.f = st->nan == TILEC_NAN_IGNORE ? NAN : low ? -INFINITY : INFINITY;
-        return r;
-    }
-    switch (b->dtype) {
-    case TILEC_I32: r.i = low ? INT32_MIN : INT32_MAX; break;
-    case TILEC_U32: r.i = low ? 0 : (int64_t)UINT32_MAX; break;
-    default: r.i = low ? INT64_MIN : INT64_MAX; break;
-    }
+    /* under nan=ignore NaN loses to every number: it is a comparing op's identity */
+    if (flt && st->nan == TILEC_NAN_IGNORE) r.f = NAN;
     return r;
 }
 
