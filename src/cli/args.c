@@ -149,19 +149,31 @@ int parse_sim_budget(const char *cmd, const char *v, uint64_t *out) {
     return parse_uint(cmd, "--sim-budget", v, UINT64_MAX, out); /* UINT64_MAX is unlimited too */
 }
 
+const char *join_names(char *buf, size_t n, const char *const *names, int count) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < count && at < n; i++) {
+        int w = snprintf(buf + at, n - at, "%s%s", i == 0 ? "" : i == count - 1 ? " or " : ", ", names[i]);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    return buf;
+}
+
 int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only, tilec_backend *out) {
-    for (int b = 0; b < TILEC_BACKEND_COUNT; b++)
-        if (strcmp(v, tilec_backend_name((tilec_backend)b)) == 0 &&
-            (!gpu_only || (b != TILEC_BACKEND_AUTO && b != TILEC_BACKEND_SIM))) {
-            *out = (tilec_backend)b;
+    const char *names[TILEC_BACKEND_COUNT];
+    tilec_backend which[TILEC_BACKEND_COUNT];
+    int n = 0;
+    for (int b = 0; b < TILEC_BACKEND_COUNT; b++) /* the backends this option takes */
+        if (!gpu_only || (b != TILEC_BACKEND_AUTO && b != TILEC_BACKEND_SIM))
+            names[n] = tilec_backend_name((tilec_backend)b), which[n++] = (tilec_backend)b;
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = which[i];
             return EXIT_OK;
         }
-    fprintf(stderr, "tilec %s: %s must be ", cmd, opt);
-    for (int b = 0, shown = 0, n = gpu_only ? 2 : TILEC_BACKEND_COUNT; b < TILEC_BACKEND_COUNT; b++) {
-        if (gpu_only && (b == TILEC_BACKEND_AUTO || b == TILEC_BACKEND_SIM)) continue;
-        shown++;
-        fprintf(stderr, "%s%s", shown == 1 ? "" : shown == n ? " or " : ", ", tilec_backend_name((tilec_backend)b));
-    }
-    fprintf(stderr, ", not '%s'\nTry 'tilec %s --help'.\n", v, cmd);
+    char list[64];
+    fprintf(stderr, "tilec %s: %s must be %s, not '%s'\nTry 'tilec %s --help'.\n", cmd, opt,
+            join_names(list, sizeof list, names, n), v, cmd);
     return EXIT_USAGE;
 }

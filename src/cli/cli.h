@@ -39,6 +39,8 @@ int parse_warp_size(const char *cmd, const char *v, int *out);
 /* --sim-budget N: thread-steps (0: the default) or "unlimited". */
 int parse_sim_budget(const char *cmd, const char *v, uint64_t *out);
 /* auto, cuda, hip or sim (opt names the option in the message). */
+/* "a, b or c" of names[0 .. count) into buf (n bytes), which is returned. */
+const char *join_names(char *buf, size_t n, const char *const *names, int count);
 /* A backend by its name (tilec_backend_name); gpu_only: cuda or hip. */
 int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only, tilec_backend *out);
 

@@ -82,12 +82,10 @@ int cmd_reduce(int argc, char **argv) {
     for (int t = 0; t < TILEC_OP_COUNT; t++)
         if (!strcmp(o.op, tilec_op_name((tilec_op)t))) d.op = (tilec_op)t;
     if (d.op == TILEC_OP_COUNT) {
-        char ops[128] = "";
-        for (int t = 0; t < TILEC_OP_COUNT; t++) /* "sum, max or min" */
-            snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", t == 0 ? "" : t == TILEC_OP_COUNT - 1 ? " or " : ", ",
-                     tilec_op_name((tilec_op)t));
-        char msg[256];
-        snprintf(msg, sizeof msg, "--op must be %s, not '%.100s'", ops, o.op);
+        const char *names[TILEC_OP_COUNT];
+        for (int t = 0; t < TILEC_OP_COUNT; t++) names[t] = tilec_op_name((tilec_op)t);
+        char ops[128], msg[256];
+        snprintf(msg, sizeof msg, "--op must be %s, not '%.100s'", join_names(ops, sizeof ops, names, TILEC_OP_COUNT), o.op);
         return usage_error("reduce", "%s", msg);
     }
     for (int t = 0; t < TILEC_DTYPE_COUNT; t++)

@@ -503,17 +503,21 @@ static void parse_stmt(parser *ps) {
         }
         expect(ps, ".");
         tok op = ps->t;
-        char ops[96], expected[128], words[128];
-        snprintf(expected, sizeof expected, "an operation (copy, fill, sync, %s)", ir_op_names(ops, sizeof ops, ", "));
-        snprintf(words, sizeof words, "copy, fill, sync, %s", ir_op_names(ops, sizeof ops, " or "));
-        if (op.kind != TOK_NAME) fail_expected(ps, expected);
+        char ops[96], text[128]; /* the messages, only when one is given */
+        if (op.kind != TOK_NAME) {
+            snprintf(text, sizeof text, "an operation (copy, fill, sync, %s)", ir_op_names(ops, sizeof ops, ", "));
+            fail_expected(ps, text);
+        }
         st->op_pos = (ir_pos){op.line, op.col};
         int red = ir_lookup_op(op.s, op.n);
         if (red >= 0) { st->kind = IR_REDUCE; st->op = (tilec_op)red; }
         else if (tok_is(&op, "copy")) st->kind = IR_COPY;
         else if (tok_is(&op, "fill")) st->kind = IR_FILL;
         else if (tok_is(&op, "sync")) st->kind = IR_SYNC;
-        else fail_unknown(ps, &op, "operation", op_words, COUNT(op_words), words);
+        else {
+            snprintf(text, sizeof text, "copy, fill, sync, %s", ir_op_names(ops, sizeof ops, " or "));
+            fail_unknown(ps, &op, "operation", op_words, COUNT(op_words), text);
+        }
         next(ps);
         expect(ps, "(");
         if (st->kind != IR_SYNC) {
