@@ -22,23 +22,20 @@ size_t dsp_registry(const dsp_case *const **cases) {
     return NREGISTRY;
 }
 
-static const char *const opkind_names[] = {"sum", "max", "min", "copy", "fill", "sync", "grid sum", "grid max", "grid min"};
-_Static_assert(sizeof opkind_names / sizeof opkind_names[0] == DSP_OPKIND_COUNT, "opkind names");
-/* a reduction's kind is its op's offset from DSP_SUM (in-kernel) or DSP_GRID_SUM */
-_Static_assert(DSP_MAX == DSP_SUM + TILEC_OP_MAX && DSP_MIN == DSP_SUM + TILEC_OP_MIN && DSP_GRID_MAX == DSP_GRID_SUM + TILEC_OP_MAX &&
-                   DSP_GRID_MIN == DSP_GRID_SUM + TILEC_OP_MIN && DSP_MIN + 1 == DSP_COPY && DSP_GRID_MIN + 1 == DSP_OPKIND_COUNT,
-               "the reduction kinds follow tilec_op's order");
-
-const char *dsp_opkind_name(dsp_opkind k) { return opkind_names[k]; }
-
 dsp_opkind dsp_opkind_of(const ir_stmt *st) {
     switch (st->kind) {
     case IR_COPY: return DSP_COPY;
     case IR_FILL: return DSP_FILL;
     case IR_SYNC: return DSP_SYNC;
-    default:
-        return (dsp_opkind)((st->exec.scope == TILEC_SCOPE_GRID ? DSP_GRID_SUM : DSP_SUM) + (int)st->op);
+    default: return st->exec.scope == TILEC_SCOPE_GRID ? DSP_GRID_REDUCE : DSP_REDUCE;
     }
+}
+
+const char *dsp_stmt_what(const ir_stmt *st, char *buf, size_t n) {
+    const char *data = st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : st->kind == IR_SYNC ? "sync" : NULL;
+    if (data) return data;
+    snprintf(buf, n, "%s%s", st->exec.scope == TILEC_SCOPE_GRID ? "grid " : "", tilec_op_name(st->op));
+    return buf;
 }
 
 /* An arch name: the prefix, 2 to 4 characters of `digits`, then at most one of `suffix`
@@ -241,7 +238,8 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
     ir_str s = {0};
     char tgt[96];
     target_text(tgt, sizeof tgt, q);
-    const char *op = dsp_opkind_name(q->opkind);
+    char what[40];
+    const char *op = dsp_stmt_what(q->st, what, sizeof what);
     switch (rep->outcome) {
     case DSP_UNKNOWN_VARIANT: {
         ir_str_printf(&s, "no variant named '%s' is registered for %s on %s; registered:", q->st->variant,

@@ -40,11 +40,12 @@ void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n);
 /* Verifies the program for the target: every rule, and its limits. */
 tilec_status dsp_verify(tilec_program *p, const dsp_target *t);
 
-/* What a statement is, for the registry: reductions by operator, then data movement. */
-typedef enum dsp_opkind { DSP_SUM, DSP_MAX, DSP_MIN, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_GRID_SUM, DSP_GRID_MAX,
-                           DSP_GRID_MIN, DSP_OPKIND_COUNT } dsp_opkind;
+/* What a statement is, for the registry: a reduction inside a CTA or over the grid (of any
+ * op of the op table: a case takes every op), or data movement. */
+typedef enum dsp_opkind { DSP_REDUCE, DSP_GRID_REDUCE, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_OPKIND_COUNT } dsp_opkind;
 dsp_opkind dsp_opkind_of(const ir_stmt *st);
-const char *dsp_opkind_name(dsp_opkind k);
+/* What a statement is, for messages: "sum", "grid max", "copy" (into buf, n bytes). */
+const char *dsp_stmt_what(const ir_stmt *st, char *buf, size_t n);
 
 /* Facts about one statement that predicates and lowerings read. */
 typedef struct dsp_query {
@@ -104,8 +105,8 @@ typedef struct dsp_case {
     const char *summary; /* one line for docs and explain */
 } dsp_case;
 
-#define DSP_OPS_REDUCE ((1u << DSP_SUM) | (1u << DSP_MAX) | (1u << DSP_MIN))
-#define DSP_OPS_GRID ((1u << DSP_GRID_SUM) | (1u << DSP_GRID_MAX) | (1u << DSP_GRID_MIN))
+#define DSP_OPS_REDUCE (1u << DSP_REDUCE)
+#define DSP_OPS_GRID (1u << DSP_GRID_REDUCE)
 #define DSP_ALL_TARGETS ((1u << TILEC_BACKEND_CUDA) | (1u << TILEC_BACKEND_HIP) | (1u << TILEC_BACKEND_SIM))
 
 /* The cases, one table per variant file. */
