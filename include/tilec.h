@@ -91,7 +91,7 @@ extern "C" {
     X(GRID, "grid", "grid_id")
 
 /* X(SUFFIX, name) — reduction operators */
-#define TILEC_OP_LIST(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min")
+#define TILEC_OP_LIST(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(PROD, "prod")
 
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
@@ -508,8 +508,8 @@ typedef struct tilec_reduce_desc {
 /* Reduces `in` into `out` (device memory of the context's backend). The first call for a
  * shape plans, generates, compiles (or finds in the cache) and loads a kernel; later calls
  * launch it. Asynchronous on GPUs (tilec_synchronize). The same input gives the same bits
- * on every run. 16-bit floats accumulate in f32; integer sums wrap. A sum over an empty
- * axis gives 0; max / min over one is an error. */
+ * on every run. 16-bit floats accumulate in f32; integer sums and products wrap. A sum over
+ * an empty axis gives 0, a prod 1; max / min over one is an error. */
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
 /* Everything tilec_reduce(ctx, desc, in, out) does but the launch: plan, generate, compile

@@ -33,8 +33,9 @@ static void *reduce_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t
     int64_t in_n = desc_elems(d, false), out_n = desc_elems(d, true);
     size_t in_bytes = (size_t)in_n * es, out_bytes = (size_t)out_n * es;
     void *in = malloc(in_bytes + 16), *before = malloc(out_bytes + 16), *after = malloc(out_bytes + 16);
-    fill_buffer(d->dtype, in, in_n, d->shape[d->rank - 1] ? d->shape[d->rank - 1] : 1, true, &seed);
-    fill_buffer(d->dtype, before, out_n, 1, false, &seed);
+    void (*fill)(tilec_dtype, void *, int64_t, int64_t, bool, uint64_t *) = d->op == TILEC_OP_PROD ? fill_factors : fill_buffer;
+    fill(d->dtype, in, in_n, d->shape[d->rank - 1] ? d->shape[d->rank - 1] : 1, true, &seed);
+    fill(d->dtype, before, out_n, 1, false, &seed);
     void *din, *dout;
     assert_int_equal(tilec_mem_alloc(ctx, in_bytes + (size_t)shift * es, &din), TILEC_OK);
     assert_int_equal(tilec_mem_alloc(ctx, out_bytes, &dout), TILEC_OK);
@@ -64,6 +65,20 @@ static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64
     return reduce_shifted(ctx, d, seed, 0);
 }
 
+/* The op on doubles, as the format defines it for the values these tests give (max and
+ * min of numbers; sums and products that are exact, or compared within a bound). */
+static double plain_op(tilec_op op, double acc, double x) {
+    switch (op) {
+    case TILEC_OP_SUM: return acc + x;
+    case TILEC_OP_MAX: return x > acc ? x : acc;
+    case TILEC_OP_MIN: return x < acc ? x : acc;
+    case TILEC_OP_PROD: return acc * x;
+    case TILEC_OP_COUNT: break;
+    }
+    fail_msg("plain_op: op %d", (int)op);
+    return 0;
+}
+
 /* d over a dense row-major x by plain loops, knowing nothing of tilec's view planning:
  * element i's coordinates, its output the row-major index over the kept dims. Sums in
  * double (exact for the small integers the caller gives). */
@@ -82,7 +97,7 @@ static void plain_reduce(const tilec_reduce_desc *d, const float *x, double *wan
         }
         double v = x[i], *w = &want[o];
         if (!seen[o]) *w = v;
-        else *w = d->op == TILEC_OP_SUM ? *w + v : d->op == TILEC_OP_MAX ? (v > *w ? v : *w) : (v < *w ? v : *w);
+        else *w = plain_op(d->op, *w, v);
         seen[o] = seen_any = true;
     }
     free(seen);
@@ -114,6 +129,9 @@ static void test_every_axis_set(void **state) {
                     for (int64_t i = 0; i < n; i++) {
                         h = h * 6364136223846793005ull + 1442695040888963407ull;
                         x[i] = (float)((int)(h >> 59) - 16); /* -16 .. 15 */
+                        /* a product's: ±1, a -2 or 0.5 in 64 each; exact while partial products stay in
+                         * range, which the balanced doublings and halvings keep them in these orders */
+                        if (op == TILEC_OP_PROD) x[i] = (h >> 58 & 63) == 0 ? -2.0f : (h >> 58 & 63) == 1 ? 0.5f : (h >> 57 & 1) ? 1.0f : -1.0f;
                     }
                     plain_reduce(&d, x, want, nout);
                     void *din, *dout;
@@ -169,7 +187,8 @@ static void test_dtypes_and_strategies(void **state) {
                     bool flt = dt == TILEC_F16 || dt == TILEC_BF16 || dt == TILEC_F32 || dt == TILEC_F64;
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
                                            .naxes = shapes[s].naxes, .accumulate = variant == 1,
-                                           .nan = flt && op != TILEC_OP_SUM && variant == 1 ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE};
+                                           .nan = flt && (op == TILEC_OP_MAX || op == TILEC_OP_MIN) && variant == 1 ? TILEC_NAN_IGNORE
+                                                                                                                : TILEC_NAN_PROPAGATE};
                     memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
                     memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);
                     if (s == 0 && dt > TILEC_F32) continue; /* one big tensor per op is enough */
@@ -904,7 +923,7 @@ static void test_strided_views(void **state) {
                 size_t es = tilec_dtype_size(d.dtype);
                 unsigned char *mem = malloc((size_t)span * es);
                 uint64_t seed = v * 100 + t * 10 + (uint64_t)op;
-                fill_buffer(d.dtype, mem, span, span, false, &seed);
+                (op == TILEC_OP_PROD ? fill_factors : fill_buffer)(d.dtype, mem, span, span, false, &seed);
                 void *dmem, *dout;
                 int64_t nout = desc_elems(&d, true);
                 assert_int_equal(tilec_mem_alloc(ctx, (size_t)span * es, &dmem), TILEC_OK);
@@ -916,7 +935,8 @@ static void test_strided_views(void **state) {
                 assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * es), TILEC_OK);
                 /* plain loops: every element of the view, its output index row-major over the kept dims */
                 double *want = malloc((size_t)nout * sizeof *want), *mag = calloc((size_t)nout, sizeof *mag);
-                uint32_t *wrap = calloc((size_t)nout, sizeof *wrap);
+                uint32_t *wrap = calloc((size_t)nout, sizeof *wrap); /* an i32 sum's or product's bits */
+                int64_t *count = calloc((size_t)nout, sizeof *count);
                 bool *seen = calloc((size_t)nout, 1);
                 int64_t total = desc_elems(&d, false), idx[4] = {0};
                 bool red[4] = {0};
@@ -932,22 +952,26 @@ static void test_strided_views(void **state) {
                         if (!red[i]) o = o * d.shape[i] + idx[i];
                     }
                     double x = load_elem(d.dtype, mem, off);
-                    if (!seen[o]) want[o] = op == TILEC_OP_SUM ? 0 : x, seen[o] = true;
-                    if (op == TILEC_OP_SUM) want[o] += x, mag[o] += fabs(x), wrap[o] += (uint32_t)(int32_t)x;
-                    else if (op == TILEC_OP_MAX) want[o] = x > want[o] ? x : want[o];
-                    else want[o] = x < want[o] ? x : want[o];
+                    uint32_t xi = (uint32_t)(int32_t)x;
+                    want[o] = seen[o] ? plain_op(op, want[o], x) : x;
+                    wrap[o] = !seen[o] ? xi : op == TILEC_OP_PROD ? wrap[o] * xi : wrap[o] + xi;
+                    mag[o] += fabs(x);
+                    count[o]++;
+                    seen[o] = true;
                 }
                 for (int64_t o = 0; o < nout; o++) {
                     double g = load_elem(d.dtype, got, o);
                     bool ok;
-                    if (d.dtype == TILEC_I32 && op == TILEC_OP_SUM) ok = (uint32_t)(int32_t)g == wrap[o];
+                    double u = d.dtype == TILEC_BF16 ? 0x1p-8 : 0x1p-23; /* a rounding of the stored, or the accumulation, type */
+                    if (d.dtype == TILEC_I32 && (op == TILEC_OP_SUM || op == TILEC_OP_PROD)) ok = (uint32_t)(int32_t)g == wrap[o];
                     else if (op == TILEC_OP_SUM) ok = fabs(g - want[o]) <= (d.dtype == TILEC_BF16 ? 1e-2 : 1e-5) * mag[o] + 1e-30;
+                    else if (op == TILEC_OP_PROD) ok = fabs(g - want[o]) <= (u + (double)count[o] * 0x1p-23) * fabs(want[o]);
                     else ok = g == want[o];
                     if (!ok)
                         fail_msg("%s, %s %s: output %lld is %.9g, the plain loops give %.9g", views[v].what,
                                  tilec_op_name(op), tilec_dtype_name(d.dtype), (long long)o, g, want[o]);
                 }
-                free(want), free(mag), free(wrap), free(seen), free(got), free(mem);
+                free(want), free(mag), free(wrap), free(count), free(seen), free(got), free(mem);
                 tilec_mem_free(ctx, dmem);
                 tilec_mem_free(ctx, dout);
             }

@@ -47,8 +47,9 @@ static bool run_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t see
     int64_t in_n = desc_elems(d, false), out_n = desc_elems(d, true);
     size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es;
     void *in = malloc(ib + 16), *before = malloc(ob + 16), *after = malloc(ob + 16), *din = NULL, *dout = NULL;
-    fill_buffer(d->dtype, in, in_n, d->shape[d->rank - 1], true, &seed);
-    fill_buffer(d->dtype, before, out_n, 1, false, &seed);
+    void (*fill)(tilec_dtype, void *, int64_t, int64_t, bool, uint64_t *) = d->op == TILEC_OP_PROD ? fill_factors : fill_buffer;
+    fill(d->dtype, in, in_n, d->shape[d->rank - 1], true, &seed);
+    fill(d->dtype, before, out_n, 1, false, &seed);
     tilec_check_result r = {0};
     size_t off = (size_t)shift * es;
     bool ok = tilec_mem_alloc(ctx, ib + off, &din) == TILEC_OK && tilec_mem_alloc(ctx, ob, &dout) == TILEC_OK &&

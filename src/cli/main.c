@@ -241,7 +241,7 @@ static const command commands[] = {
      "compiler's log when it fails.\n",
      cmd_compile},
     {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
-     "usage: tilec reduce --op sum|max|min --dtype D --shape 4096x1024 [--axes -1] [--strides S0,S1,...]\n"
+     "usage: tilec reduce --op {ops} --dtype D --shape 4096x1024 [--axes -1] [--strides S0,S1,...]\n"
      "                    [--out-dtype D] [--nan propagate|ignore]\n"
      "                    [--in FILE] [--out FILE] [--accumulate [--out-init FILE]]\n"
      "                    [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
@@ -273,11 +273,20 @@ static const command commands[] = {
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
+/* A command's usage, with {ops} spelled out from the op table. */
+static void print_usage(const char *u) {
+    const char *at = strstr(u, "{ops}");
+    if (!at) { fputs(u, stdout); return; }
+    printf("%.*s", (int)(at - u), u);
+    for (int o = 0; o < TILEC_OP_COUNT; o++) printf("%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
+    fputs(at + strlen("{ops}"), stdout);
+}
+
 static void print_help(FILE *f) {
     fprintf(f, "usage: tilec --version | --help | COMMAND [ARGS] | COMMAND --help\n"
                "\n"
-               "tilec compiles tile reductions (sum, max, min over tiles in shared memory or\n"
-               "registers) to CUDA and HIP. Commands:\n\n");
+               "tilec compiles tile reductions (sum, max, min, prod, ... over tiles in shared\n"
+               "memory or registers) to CUDA and HIP. Commands:\n\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
@@ -300,7 +309,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < NCOMMANDS; i++) {
         if (strcmp(argv[1], commands[i].name) != 0) continue;
         for (int j = 2; j < argc; j++)
-            if (is_help(argv[j])) { fputs(commands[i].usage, stdout); return EXIT_OK; }
+            if (is_help(argv[j])) { print_usage(commands[i].usage); return EXIT_OK; }
         return commands[i].run(argc - 1, argv + 1);
     }
     return usage_error(NULL, "unknown command '%s'", argv[1]);

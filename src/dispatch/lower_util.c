@@ -266,6 +266,7 @@ lp_expr *dsp_identity(dsp_lower *l) {
         return flt ? lp_float(l->k, t, -0.0) : lp_int(l->k, t, 0);
     case IR_IDENTITY_LOWEST: return nan ? lp_float(l->k, t, NAN) : flt ? lp_float(l->k, t, -INFINITY) : lp_int(l->k, t, lowest);
     case IR_IDENTITY_HIGHEST: return nan ? lp_float(l->k, t, NAN) : flt ? lp_float(l->k, t, INFINITY) : lp_int(l->k, t, highest);
+    case IR_IDENTITY_ONE: return flt ? lp_float(l->k, t, 1.0) : lp_int(l->k, t, 1);
     }
     return NULL; /* not reached: the switch covers ir_identity (-Wswitch) */
 }

@@ -60,13 +60,15 @@ typedef enum ir_identity {
     IR_IDENTITY_ZERO,    /* -0.0 for floats (x + -0.0 is x for every x), 0 for integers */
     IR_IDENTITY_LOWEST,  /* -inf, or the integer type's least value */
     IR_IDENTITY_HIGHEST, /* +inf, or the integer type's greatest value */
+    IR_IDENTITY_ONE,     /* 1 */
 } ir_identity;
 typedef enum ir_error_model {
     IR_ERROR_SUM,   /* rounding grows with the magnitudes summed */
     IR_ERROR_EXACT, /* the result is one of the operands: exact in any order */
+    IR_ERROR_PROD,  /* a rounding per factor, relative to the result */
 } ir_error_model;
 typedef struct ir_op_info {
-    lp_op combine;        /* LO_ADD, or LO_MAX / LO_MIN, which take the NaN policy */
+    lp_op combine;        /* LO_ADD, LO_MUL, or LO_MAX / LO_MIN, which take the NaN policy */
     ir_identity identity; /* under nan=ignore a comparing op's float identity is NaN */
     ir_error_model error;
     bool compares;        /* max / min: nan=ignore applies to floats, -0 is below +0 */

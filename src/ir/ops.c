@@ -12,6 +12,8 @@ static const ir_op_info ops[] = {
                       .compares = true, .idempotent = true},
     [TILEC_OP_MIN] = {.combine = LO_MIN, .identity = IR_IDENTITY_HIGHEST, .error = IR_ERROR_EXACT,
                       .compares = true, .idempotent = true},
+    [TILEC_OP_PROD] = {.combine = LO_MUL, .identity = IR_IDENTITY_ONE, .error = IR_ERROR_PROD,
+                       .empty_has_value = true},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 

@@ -25,7 +25,11 @@
 
 /* Non-finite results that some order of a float sum's additions gives (see above). */
 enum { MAY_PINF = 1, MAY_NINF = 2, MAY_NAN = 4,
-       MAY_MAX = 8 /* the largest finite value of the dtype, where the value rounds to an infinity */ };
+       MAY_MAX = 8, /* the largest finite value of the dtype, where the value rounds to an infinity */
+       MAY_ANY = 16 /* a product some order of whose factors leaves the accumulation type's normal
+                       range: orders disagree beyond any tolerance (1e30·1e30·1e-30 in f32 is inf
+                       or 1e30), so any value of the product's sign is right (and NaN with
+                       MAY_NAN, where an infinity can meet a zero) */ };
 
 typedef struct rval {
     union {
@@ -161,14 +165,20 @@ static void ref_min(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
     if (flt) r->f = num_fmin((double)a.f, (double)b.f, nan);
     else r->i = a.i < b.i ? a.i : b.i;
 }
+static void ref_mul(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
+    (void)nan;
+    if (flt) r->f = a.f * b.f;
+    else r->i = (int64_t)((uint64_t)a.i * (uint64_t)b.i);
+}
 static void (*const ref_combine[LO_OP_COUNT])(rval *, rval, rval, bool, tilec_nan) = {
-    [LO_ADD] = ref_add, [LO_MAX] = ref_max, [LO_MIN] = ref_min};
+    [LO_ADD] = ref_add, [LO_MUL] = ref_mul, [LO_MAX] = ref_max, [LO_MIN] = ref_min};
 
 static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
     rval r = {0};
     const ir_op_info *op = ir_op(st->op);
     ref_combine[op->combine](&r, a, b, flt, st->nan); /* every op runs through here in test_sim and test_jit */
-    /* the callers added each operand's own magnitude to a sum's */
+    /* the callers added each operand's own magnitude to a sum's; a product's bound is
+     * set once its factors are known (prod_bound) */
     r.mag = op->error == IR_ERROR_SUM ? a.mag + b.mag : a.mag > b.mag ? a.mag : b.mag;
     r.may = a.may | b.may;
     return r;
@@ -191,6 +201,10 @@ static rval identity(const ir_stmt *st, const tilec_buffer *b) {
         if (flt) r.f = INFINITY;
         else r.i = highest;
         break;
+    case IR_IDENTITY_ONE:
+        if (flt) r.f = 1;
+        else r.i = 1;
+        return r;
     }
     /* under nan=ignore NaN loses to every number: it is a comparing op's identity */
     if (flt && st->nan == TILEC_NAN_IGNORE) r.f = NAN;
@@ -223,6 +237,40 @@ static unsigned overflows(const tilec_buffer *b, const long double *terms, rval 
     if (store > 0 && fabsl(sum.f) >= store - slack && fabsl(sum.f) < store + slack)
         may |= MAY_MAX | (sum.f > 0 ? MAY_PINF : MAY_NINF);
     return may;
+}
+
+/* A float product's factors: how many, and the products of the magnitudes above and below
+ * 1 (an order that takes all of one kind first reaches the larger or the smaller). */
+typedef struct factors {
+    int64_t n;
+    long double big, small;
+    bool inf, zero;
+} factors;
+
+static void add_factor(factors *f, long double x) {
+    f->n++;
+    long double m = fabsl(x);
+    if (m > 1 && isfinite(m)) f->big *= m;
+    else if (m < 1 && m > 0) f->small *= m;
+    f->inf |= isinf(m);
+    f->zero |= m == 0;
+}
+
+/* The product's error scale: a rounding of the accumulation type per factor and one of the
+ * destination's, relative to the value, and half the destination's least subnormal; or
+ * MAY_ANY where some order of the factors overflows or leaves the normal range (with
+ * MAY_NAN where an infinity, given or an overflow, can meet a zero, given or an underflow). */
+static void prod_bound(const tilec_buffer *dst, const factors *f, rval *v) {
+    bool wide = dst->dtype == TILEC_F64;
+    long double acc_u = wide ? 0x1p-53L : 0x1p-24L, top = wide ? 0x1p1023L : 0x1p127L, low = wide ? 0x1p-1021L : 0x1p-125L;
+    long double store_u = dst->dtype == TILEC_F16 ? 0x1p-11L : dst->dtype == TILEC_BF16 ? 0x1p-8L : 0;
+    long double step = dst->dtype == TILEC_F16 ? 0x1p-25L : dst->dtype == TILEC_BF16 ? 0x1p-134L : wide ? 0x1p-1075L : 0x1p-150L;
+    double tol = dst->dtype == TILEC_F16 || dst->dtype == TILEC_BF16 ? 1e-2 : 1e-5;
+    bool ovf = f->big >= top, unf = f->small <= low;
+    if (ovf || unf) v->may |= MAY_ANY;
+    if ((ovf || f->inf) && (unf || f->zero)) v->may |= MAY_NAN;
+    if (isfinite(v->f) && v->f != 0) /* a zero is exact: its sign is the factors' */
+        v->mag = (double)((fabsl(v->f) * (store_u + 2 * (long double)f->n * acc_u) + step) / tol);
 }
 
 /* accum: dst = op(old, r), r the slice's reduction with what its own additions can give
@@ -259,12 +307,15 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         unflatten(s, kept, nk, kc);
         rval acc = identity(st, st->src.buf);
         long double terms[2] = {0, 0}; /* a float sum's positive and negative finite terms */
+        factors fac = {0, 1, 1, false, false};        /* a float product's */
+        bool prod = ir_op(st->op)->error == IR_ERROR_PROD && flt;
         for (int t = first; t < first + contributors; t++)
             for (int64_t r = 0; r < rlen; r++) {
                 unflatten(r, rdims, nr, rc);
                 for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
                 rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) add_term(&x, terms);
+                if (prod) add_factor(&fac, x.f);
                 acc = combine(st, flt, acc, x);
             }
         int64_t off = flat_offset(R, &st->dst, s, first);
@@ -273,14 +324,17 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             /* the destination's dtype: its accumulation type and, 16-bit, its store threshold
              * (a wider destination than the source accumulates in its own type) */
             unsigned may_r = ir_op(st->op)->error == IR_ERROR_SUM && flt ? overflows(st->dst.buf, terms, acc) : 0;
+            factors all = fac;
             if (st->accum) {
                 rval old = *d;
+                if (prod) add_factor(&all, old.f);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) old.mag += (double)fabsl(old.f);
                 v = combine(st, flt, old, acc);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) v.may |= fold_old(st->dst.buf, old, may_r, v);
             } else {
                 v.may |= may_r;
             }
+            if (prod) prod_bound(st->dst.buf, &all, &v);
             put(st->dst.buf, d, v);
         }
     }
@@ -320,7 +374,9 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
             unsigned may = want[e].may;
             if (want[e].mag != 0) res->exact = false; /* a sum: judged within the tolerance */
             double top = b->dtype == TILEC_F16 ? 65504.0 : b->dtype == TILEC_BF16 ? 0x1.fep127 : 0;
-            if ((isnan(g) && (may & MAY_NAN)) || (isinf(g) && (may & (g > 0 ? MAY_PINF : MAY_NINF))) ||
+            if ((may & MAY_ANY) && !isnan(w) && !isnan(g) && signbit(g) == signbit(w))
+                bad = false; /* a product whose orders disagree (MAY_ANY): its sign is still exact */
+            else if ((isnan(g) && (may & MAY_NAN)) || (isinf(g) && (may & (g > 0 ? MAY_PINF : MAY_NINF))) ||
                 ((may & MAY_MAX) && fabs(g) == top && isinf(w) && signbit(g) == signbit(w)))
                 bad = false; /* an order of the additions that overflows the accumulation type gives this */
             else if (isnan(w) || isnan(g) || isinf(w) || isinf(g)) bad = !(isnan(w) && isnan(g)) && g != w;

@@ -10,7 +10,7 @@ EXTENTS = [1, 2, 3, 5, 7, 8, 11, 13, 16, 17, 31, 32, 33, 47, 61, 64, 65, 97, 127
 
 # (dtype, op, nan): every op of every dtype, nan=ignore where the format allows it
 # (max and min of floats)
-COMBOS = [(d, op, "propagate") for d in nm.DTYPES for op in ("sum", "max", "min")] + \
+COMBOS = [(d, op, "propagate") for d in nm.DTYPES for op in ("sum", "max", "min", "prod")] + \
          [(d, op, "ignore") for d in nm.FLOATS for op in ("max", "min")]
 
 

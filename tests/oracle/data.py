@@ -10,7 +10,8 @@ import numpy as np
 
 import numerics as nm
 
-FLOAT_FLAVOURS = ["normal", "specials", "zeros", "subnormal", "big", "nan_slices", "inf_slices"]
+FLOAT_FLAVOURS = ["normal", "specials", "zeros", "subnormal", "big", "nan_slices", "inf_slices", "factors",
+                  "factor_specials"]
 INT_FLAVOURS = ["small", "full", "extremes"]
 
 
@@ -55,6 +56,17 @@ def float_values(rng, dt, shape, flavour):
         v = rng.uniform(0.25, 1.0, n) * big * np.where(rng.random(n) < 0.6, 1.0, -1.0)
         pick = rng.random(n) < 0.2
         v[pick] = rng.standard_normal(int(pick.sum()))
+    elif flavour in ("factors", "factor_specials"):
+        # what a product can take: +-(1 + u), |u| small enough that no order of the
+        # factors leaves the normal range yet every step rounds, with a few exact 2s and
+        # 0.5s; factor_specials plants the edge values (NaN, infinities, zeros,
+        # subnormals, the largest finite) among them
+        u = rng.uniform(-1, 1, n) * 2.0 ** -6 * min(1.0, 256.0 / max(n, 1))
+        v = np.where(rng.random(n) < 0.5, -1.0, 1.0) * (1 + u)
+        v *= rng.choice([1.0, 2.0, 0.5], size=n, p=[0.96, 0.02, 0.02])
+        if flavour == "factor_specials":
+            pick = rng.random(n) < 0.1
+            v[pick] = rng.choice(specials(dt), size=int(pick.sum()))
     else:
         raise ValueError(flavour)
     return nm.quantize(dt, v)[0].reshape(shape)
@@ -131,11 +143,14 @@ def int_values(rng, dt, shape, flavour):
 
 def flavours_for(dt, op, nan):
     """The flavours worth running for an op: every op sees specials; max/min with
-    nan=ignore see all-NaN slices; sums see big values (overflow)."""
+    nan=ignore see all-NaN slices; sums see big values (overflow); products see factors
+    near 1 (elsewhere long products leave the range, where the oracle accepts anything)."""
     if not dt.is_float:
         return INT_FLAVOURS
     if op == "sum":
         return ["normal", "normal", "specials", "subnormal", "big", "zeros", "inf_slices"]
+    if op == "prod":
+        return ["factors", "factors", "factor_specials", "zeros", "inf_slices", "nan_slices", "big", "normal"]
     if nan == "ignore":
         return ["nan_slices", "specials", "nan_slices", "zeros", "normal", "nan_slices", "inf_slices", "subnormal", "big"]
     return ["normal", "specials", "zeros", "subnormal", "big", "inf_slices", "nan_slices"]

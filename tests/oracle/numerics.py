@@ -349,6 +349,112 @@ class SumSpec:
         return "one of " + " or ".join(parts) + " (exact sum %.17g over %d terms)" % (exact, self.n)
 
 
+class ProdSpec:
+    """What a float product of one slice may give, whatever order the variant multiplies in.
+
+    The n factors (the old destination included under accum=true) are multiplied in the
+    accumulation format with round-to-nearest, in an order the format leaves to the
+    variant. When no partial product leaves the normal range, each step rounds once with
+    a relative error of at most u, so any order is within gamma(n-1) * |P| of the exact
+    product P; the result is then rounded once to the dtype. Every partial product lies
+    between the product of the magnitudes below 1 and that of those above 1 (an order may
+    take all of one kind first): when the first can fall below the smallest normal (into
+    the subnormals, where a step's error is no longer relative, or to 0) or the second can
+    reach the overflow threshold, orders disagree beyond any bound (1e30 * 1e30 * 1e-30 in
+    f32 is +inf in one order and 1e30 in another) and every result of the right sign is
+    allowed, NaN too where an infinity (given or an overflow) can meet a zero (given or an
+    underflow).
+
+    Otherwise: a NaN factor, or an infinity and a zero, give NaN; an infinity gives an
+    infinity, a zero a zero, each with the sign of the product of the signs (IEEE 754
+    multiplication gives the sign exactly, in any order)."""
+
+    def __init__(self, vals, dt):
+        v = np.asarray(vals, dtype=np.float64).ravel()
+        self.n = v.size
+        self.dt = dt
+        neg = int(np.signbit(v[~np.isnan(v)]).sum()) % 2 == 1
+        self.sign = -1.0 if neg else 1.0
+        self.has_nan = bool(np.isnan(v).any())
+        self.has_inf = bool(np.isinf(v).any())
+        self.has_zero = bool((v == 0).any())
+        acc = dt.acc
+
+        def product(xs):  # exactly: an integer (multiplied as a balanced tree) times a power of two
+            nums, exp = [], 0
+            for x in xs:
+                n, d = float(x).as_integer_ratio()  # d is a power of two
+                nums.append(abs(n))
+                exp -= d.bit_length() - 1
+            while len(nums) > 1:
+                nums = [nums[i] * nums[i + 1] if i + 1 < len(nums) else nums[i] for i in range(0, len(nums), 2)]
+            return Fraction(nums[0] if nums else 1) * Fraction(2) ** exp
+
+        fin = v[np.isfinite(v) & (v != 0)]
+        mags = np.abs(fin)
+        big, small = product(mags[mags > 1]), product(mags[mags < 1])
+        ovf, unf = big >= acc.overflow, small < acc.min_normal
+        self.anything = ovf or unf
+        self.nan_too = (ovf or self.has_inf) and (unf or self.has_zero)
+        if not self.anything:
+            self.P = product(mags)
+            k = max(self.n - 1, 0)
+            gamma = k * acc.u / (1 - k * acc.u)
+            self.lo = round_exact(self.P * (1 - gamma), dt.fmt)
+            self.hi = round_exact(self.P * (1 + gamma), dt.fmt)
+
+    def accepts(self, got):
+        if self.has_nan:
+            return math.isnan(got)
+        if self.anything:
+            return self.nan_too if math.isnan(got) else math.copysign(1.0, got) == self.sign
+        if self.has_inf and self.has_zero:
+            return math.isnan(got)
+        if math.isnan(got) or math.copysign(1.0, got) != self.sign:
+            return False
+        if self.has_inf:
+            return math.isinf(got)
+        if self.has_zero:
+            return got == 0
+        return self.lo <= abs(got) <= self.hi
+
+    def describe(self):
+        if self.has_nan:
+            return "NaN"
+        if self.anything:
+            return "any value of sign %s%s (some order of the factors leaves the normal range)" % (
+                "-" if self.sign < 0 else "+", " or NaN" if self.nan_too else "")
+        if self.has_inf and self.has_zero:
+            return "NaN"
+        sign = "-" if self.sign < 0 else "+"
+        if self.has_inf:
+            return sign + "inf"
+        if self.has_zero:
+            return sign + "0"
+        return "%s[%r, %r] (exact product over %d factors)" % (sign, self.lo, self.hi, self.n)
+
+
+def prod_float_specs(a, axes, dt, init=None):
+    """A ProdSpec per output of a float product over axes (kept shape, an object array)."""
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, init)
+    flat = t.reshape(-1, t.shape[-1])
+    return np.array([ProdSpec(row, dt) for row in flat], dtype=object).reshape(kept)
+
+
+def prod_int(a, axes, dt, init=None):
+    """Exact integer products, then wrapped modulo 2^bits (as sums: wrapping each step or
+    once at the end is the same, multiplication being a ring operation)."""
+    t, kept = _slices(np.asarray(a, dtype=object), axes, init)
+    flat = t.reshape(-1, t.shape[-1])
+    out = []
+    for row in flat:
+        p = 1
+        for x in row:
+            p = wrap(p * int(x), dt)
+        out.append(p)
+    return np.array(out, dtype=object).reshape(kept)
+
+
 def sum_float_specs(a, axes, dt, init=None):
     """A SumSpec per output of a float sum over axes (kept shape, an object array)."""
     t, kept = _slices(np.asarray(a, dtype=np.float64), axes, init)
@@ -386,7 +492,7 @@ def compare(dt, op, got, want, note_fn=None):
     got = np.asarray(got)
     want = np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)
-    if dt.is_float and op != "sum":
+    if dt.is_float and op not in ("sum", "prod"):
         g = got.astype(np.float64)
         w = want.astype(np.float64)
         # both are exact values of dt, so equal float64 bits are equal dt bits
@@ -421,7 +527,7 @@ def slice_notes(dt, op, a, axes, init=None):
                 parts.append("an all-NaN slice")
             elif np.isnan(v).any():
                 parts.append("NaN in the slice")
-            if op != "sum" and (v == 0).any():
+            if op in ("max", "min") and (v == 0).any():
                 parts.append("zeros in the slice")
         if sl.size <= 8:
             parts.append("slice [" + ", ".join(fmt_value(float(x)) if dt.is_float else str(x) for x in sl) + "]")
@@ -436,7 +542,11 @@ def expected(dt, op, nan, a, axes, init=None):
     if dt.is_float:
         if op == "sum":
             return sum_float_specs(a, axes, dt, init)
+        if op == "prod":
+            return prod_float_specs(a, axes, dt, init)
         return maxmin_float(a, axes, op, nan, init)
     if op == "sum":
         return sum_int(a, axes, dt, init)
+    if op == "prod":
+        return prod_int(a, axes, dt, init)
     return maxmin_int(a, axes, op, init)

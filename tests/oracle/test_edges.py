@@ -7,8 +7,10 @@ Where numpy and the format differ, the format decides:
   (np.maximum(-0.0, 0.0) may return either zero);
 - integer sums wrap modulo 2^bits (numpy would too for its own type, but a u32 sum in
   numpy's default accumulator is a u64: no wrap);
-- f16 sums accumulate in f32 and round once (np.sum of a float16 array may accumulate in
-  f16 and overflow or lose bits).
+- f16 sums and products accumulate in f32 and round once (np.sum of a float16 array may
+  accumulate in f16 and overflow or lose bits);
+- a product's zero has the sign of the product of the signs (np.prod agrees), and integer
+  products wrap.
 """
 import math
 
@@ -70,6 +72,22 @@ VECTORS = [
     ("sum with a NaN", "bf16", "sum", "propagate", [1.0, NAN], [NAN]),
     # f64 accumulates in f64: 1e308 + 1e308 overflows
     ("f64 sum overflows", "f64", "sum", "propagate", [1e308, 1e308], [INF]),
+    # products: the identity is 1, the sign is the product of the signs in any order
+    ("prod of one", "f32", "prod", "propagate", [-3.0], [-3.0]),
+    ("prod of -0 and a negative", "f32", "prod", "propagate", [-0.0, -2.0, 5.0], [0.0]),
+    ("prod of +0 and a negative", "bf16", "prod", "propagate", [0.0, -2.0, 5.0], [-0.0]),
+    ("prod of inf and 0", "f32", "prod", "propagate", [INF, 2.0, 0.0], [NAN]),
+    ("prod of -inf", "f64", "prod", "propagate", [-INF, 2.0, 3.0], [-INF]),
+    ("prod with a NaN", "f16", "prod", "propagate", [2.0, NAN, 0.0], [NAN]),
+    ("prod of powers of two", "f32", "prod", "propagate", [0.5, -4.0, 0.25, 8.0], [-4.0]),
+    ("f32 prod overflows", "f32", "prod", "propagate", [BIG, 2.0], [INF]),
+    # f16 products accumulate in f32: 320 * 320 passes 65504 inside, and the product is 25
+    ("f16 prod beyond f16 range inside", "f16", "prod", "propagate", [320.0, 320.0, 1.0 / 1024, 1.0 / 4], [25.0]),
+    ("f16 prod overflows when stored", "f16", "prod", "propagate", [256.0, 256.0], [INF]),
+    ("i32 prod wraps", "i32", "prod", "propagate", [65536, 65536, 3], [0]),
+    ("i32 prod of extremes", "i32", "prod", "propagate", [-2147483648, -1], [-2147483648]),
+    ("u32 prod wraps", "u32", "prod", "propagate", [4294967295, 4294967295], [1]),
+    ("i64 prod wraps", "i64", "prod", "propagate", [2 ** 62, 3, -1], [2 ** 62]),
 ]
 
 KINDS = ["cta", "cta_grid", "warp", "thread", "thread_local", "warp_localdst", "grid"]
