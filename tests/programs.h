@@ -27,12 +27,18 @@ static inline void dims_text(char *out, size_t n, const int *d, int rank) {
     for (int i = 0; i < rank; i++) at += (size_t)snprintf(out + at, n - at, "%s%d", i ? ", " : "", d[i]);
 }
 
+/* Every op of the table in turn at random; nan=ignore takes max or min. */
+static inline const char *random_op(uint64_t *s, bool ignore) {
+    tilec_op op = (tilec_op)pick(s, TILEC_OP_COUNT);
+    if (ignore && op != TILEC_OP_MIN) op = TILEC_OP_MAX;
+    return tilec_op_name(op);
+}
+
 /* One random program. The source tile is S (rank 1..3) per instance; the reduction's
  * instance is the CTA, every warp (slices by warp_id), one chosen warp, or every thread
  * (slices by thread_id). */
 static inline void make_program(uint64_t *s, char *buf, size_t size) {
     static const char *const dtypes[] = {"f32", "f16", "bf16", "f64", "i32", "u32", "i64"};
-    static const char *const ops[] = {"sum", "max", "min"};
     static const int threads_choice[] = {1, 17, 32, 48, 64, 96, 100, 128, 160, 256};
     const char *dt = dtypes[pick(s, 7)];
     bool flt = dt[0] == 'f' || dt[0] == 'b';
@@ -53,8 +59,7 @@ static inline void make_program(uint64_t *s, char *buf, size_t size) {
     if (nk == 0) kept[nk++] = 1;
     bool pad = pick(s, 2) && rank >= 2;
     bool accum = pick(s, 3) == 0, ignore = flt && pick(s, 3) == 0;
-    const char *op = ops[pick(s, 3)];
-    if (ignore && op[1] == 'u') op = "max";
+    const char *op = random_op(s, ignore);
     char sd[64], kd[64], strides[96] = "";
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);
@@ -87,13 +92,12 @@ static inline void make_program(uint64_t *s, char *buf, size_t size) {
  * rows of `len` elements reduced at CTA scope. Returns false past the last row. */
 static const int matrix_lengths[] = {1, 2, 7, 8, 31, 32, 33, 48, 63, 64, 65, 96, 100, 127, 4096 + 13};
 static const int matrix_threads[] = {32, 64, 96, 128, 256, 1024};
-static const char *const matrix_ops[] = {"sum", "max", "min"};
 static const char *const matrix_variants[] = {NULL, "shared", "cta_tree", "sequential", "smem_tree"};
-enum { MATRIX_ROWS = 15 * 6 * 3 * 5 };
+enum { MATRIX_ROWS = 15 * 6 * TILEC_OP_COUNT * 5 };
 
 static inline bool matrix_program(int i, char *buf, size_t size, const char **variant, int *len, int *threads) {
     if (i < 0 || i >= MATRIX_ROWS) return false;
-    int v = i % 5, o = (i / 5) % 3, t = (i / 15) % 6, l = i / 90;
+    int v = i % 5, o = (i / 5) % TILEC_OP_COUNT, t = (i / (5 * TILEC_OP_COUNT)) % 6, l = i / (30 * TILEC_OP_COUNT);
     char forced[64] = "";
     if (matrix_variants[v]) snprintf(forced, sizeof forced, ", variant=%s", matrix_variants[v]);
     snprintf(buf, size,
@@ -101,7 +105,7 @@ static inline bool matrix_program(int i, char *buf, size_t size, const char **va
              "  shared As: f32[5, %d]\n  shared Bs: f32[5]\n"
              "  cta.copy(As, A)\n  cta.sync()\n"
              "  cta.%s(Bs, As, axes=(-1)%s)\n  cta.copy(B, Bs)\n}\n",
-             matrix_lengths[l], matrix_threads[t], matrix_lengths[l], matrix_ops[o], forced);
+             matrix_lengths[l], matrix_threads[t], matrix_lengths[l], tilec_op_name((tilec_op)o), forced);
     if (variant) *variant = matrix_variants[v];
     if (len) *len = matrix_lengths[l];
     if (threads) *threads = matrix_threads[t];
@@ -113,7 +117,6 @@ static inline bool matrix_program(int i, char *buf, size_t size, const char **va
  * some tensors large enough for grid_split. */
 static inline void make_grid_program(uint64_t *s, char *buf, size_t size, bool big) {
     static const char *const dtypes[] = {"f32", "f16", "bf16", "f64", "i32", "u32", "i64"};
-    static const char *const ops[] = {"sum", "max", "min"};
     static const int extents[] = {1, 2, 3, 5, 7, 13, 31, 32, 33, 64, 100, 127};
     static const int threads_choice[] = {64, 128, 256, 96};
     const char *dt = dtypes[pick(s, 7)];
@@ -140,8 +143,9 @@ static inline void make_grid_program(uint64_t *s, char *buf, size_t size, bool b
         else kept[nk++] = d[i];
     }
     if (nk == 0) kept[nk++] = 1;
-    const char *op = ops[pick(s, 3)];
-    bool accum = pick(s, 3) == 0, ignore = flt && op[1] != 'u' && pick(s, 2);
+    tilec_op o = (tilec_op)pick(s, TILEC_OP_COUNT);
+    const char *op = tilec_op_name(o);
+    bool accum = pick(s, 3) == 0, ignore = flt && (o == TILEC_OP_MAX || o == TILEC_OP_MIN) && pick(s, 2);
     char sd[64], kd[64];
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);

@@ -962,7 +962,7 @@ static void test_strided_views(void **state) {
                 for (int64_t o = 0; o < nout; o++) {
                     double g = load_elem(d.dtype, got, o);
                     bool ok;
-                    double u = d.dtype == TILEC_BF16 ? 0x1p-8 : 0x1p-23; /* a rounding of the stored, or the accumulation, type */
+                    double u = d.dtype == TILEC_BF16 ? 0x1p-7 : 0x1p-23; /* a unit of the stored type (bf16), or a rounding of f32 */
                     if (d.dtype == TILEC_I32 && (op == TILEC_OP_SUM || op == TILEC_OP_PROD)) ok = (uint32_t)(int32_t)g == wrap[o];
                     else if (op == TILEC_OP_SUM) ok = fabs(g - want[o]) <= (d.dtype == TILEC_BF16 ? 1e-2 : 1e-5) * mag[o] + 1e-30;
                     else if (op == TILEC_OP_PROD) ok = fabs(g - want[o]) <= (u + (double)count[o] * 0x1p-23) * fabs(want[o]);

@@ -200,13 +200,15 @@ static bool run_kernel(tilec_program *p, const tilec_kernel *k, CUmodule mod, co
     void *in[16], *gpu[16], *sim_buf[16];
     CUdeviceptr dev[16];
     void *params[16];
+    bool prod = false; /* a product's data stays in range (fill_factors) */
+    for (int i = 0; i < k->nstmts; i++) prod |= k->stmts[i]->kind == IR_REDUCE && k->stmts[i]->op == TILEC_OP_PROD;
     for (int i = 0; i < np; i++) {
         const tilec_buffer *b = k->params[i];
         size_t bytes = (size_t)b->span * tilec_dtype_size(b->dtype);
         in[i] = malloc(bytes);
         gpu[i] = malloc(bytes);
         sim_buf[i] = malloc(bytes);
-        fill_buffer(b->dtype, in[i], b->span, b->shape[b->rank - 1], true, &seed);
+        (prod ? fill_factors : fill_buffer)(b->dtype, in[i], b->span, b->shape[b->rank - 1], true, &seed);
         memcpy(sim_buf[i], in[i], bytes);
         CU(cu.alloc(&dev[i], bytes));
         CU(cu.htod(dev[i], in[i], bytes));

@@ -256,14 +256,16 @@ static void add_factor(factors *f, long double x) {
     f->zero |= m == 0;
 }
 
-/* The product's error scale: a rounding of the accumulation type per factor and one of the
- * destination's, relative to the value, and half the destination's least subnormal; or
+/* The product's error scale: a rounding of the accumulation type per factor and a unit of
+ * the destination's, relative to the value, and half the destination's least subnormal; or
  * MAY_ANY where some order of the factors overflows or leaves the normal range (with
  * MAY_NAN where an infinity, given or an overflow, can meet a zero, given or an underflow). */
 static void prod_bound(const tilec_buffer *dst, const factors *f, rval *v) {
     bool wide = dst->dtype == TILEC_F64;
     long double acc_u = wide ? 0x1p-53L : 0x1p-24L, top = wide ? 0x1p1023L : 0x1p127L, low = wide ? 0x1p-1021L : 0x1p-125L;
-    long double store_u = dst->dtype == TILEC_F16 ? 0x1p-11L : dst->dtype == TILEC_BF16 ? 0x1p-8L : 0;
+    /* w is itself rounded to the destination: a result rounded from a nearby value may be a
+     * whole unit of the destination away (2^-10 of the value for f16) */
+    long double store_u = dst->dtype == TILEC_F16 ? 0x1p-10L : dst->dtype == TILEC_BF16 ? 0x1p-7L : 0;
     long double step = dst->dtype == TILEC_F16 ? 0x1p-25L : dst->dtype == TILEC_BF16 ? 0x1p-134L : wide ? 0x1p-1075L : 0x1p-150L;
     double tol = dst->dtype == TILEC_F16 || dst->dtype == TILEC_BF16 ? 1e-2 : 1e-5;
     bool ovf = f->big >= top, unf = f->small <= low;
