@@ -1,0 +1,233 @@
+/*
+ * v_grid_rows.c — grid_rows, the executor of row layouts (grid.h: the plan and the fold
+ * order it computes): a group of lanes per piece, 16-byte loads when the runs start
+ * aligned, all of a piece's loads in flight before it is folded.
+ */
+#include "grid.h"
+
+#include <stdio.h>
+
+/* ---- grid_rows ------------------------------------------------------------------------- */
+
+static bool rows_layout(const dsp_query *q, char *why, size_t n) {
+    gplan g;
+    if (!grid_plan_view(q, &g, why, n)) return false;
+    if (g.rows) return true;
+    snprintf(why, n, "the innermost dim in memory is kept (a column layout)");
+    return false;
+}
+
+
+/* How a group of lanes folds a piece: `glanes` lanes (a power of two that divides the
+ * CTA and fits a warp), each standing for f consecutive logical lanes of the 32 (f > 1 only
+ * when a CTA's threads leave fewer lanes than the piece needs), each logical lane with
+ * ueff loads of vec leaves. */
+typedef struct gshape {
+    int glanes, f, ueff;
+} gshape;
+
+static bool group_shape(const dsp_query *q, const gplan *g, gshape *gs, char *why, size_t wn) {
+    int64_t vecs = ceil_div(g->L, g->vec);
+    int need = (int)(vecs >= LANES ? LANES : pow2_ceil(vecs));
+    int fit = q->threads & -q->threads;
+    if (fit > q->ws) fit = q->ws;
+    gs->glanes = need < fit ? need : fit;
+    gs->f = need / gs->glanes;
+    gs->ueff = (int)ceil_div(g->L, (int64_t)need * g->vec);
+    if (gs->f * gs->ueff * g->vec > 256) {
+        snprintf(why, wn, "a CTA of %d threads leaves %d lanes for a piece of %lld elements", q->threads, gs->glanes,
+                 (long long)g->L);
+        return false;
+    }
+    return true;
+}
+
+/* acc[u] = acc[u] ⊕ the value of piece o of output s_regs[u], for `items` outputs at once,
+ * folded by the lanes of a group (lane: the thread's lane in it). Each lane loads its
+ * leaves — the identity where the piece has none or valid[u] is false — all of them before
+ * it folds any; then the trees of the order. Every lane of the warp runs the butterfly. */
+static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape *gs, int items, lp_type it,
+                         const int *s_regs, lp_expr *o, lp_expr *lane, const int *acc, lp_expr *const *valid) {
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    lp_buf *src = lp_buf_for(k, q->st->src.buf);
+    lp_type at = dsp_acc_type(q);
+    int vec = g->vec, nleaf = gs->ueff * vec, per = gs->f * nleaf, need = gs->glanes * gs->f;
+    int xs = grid_regs_new(k, src->type, "x", items * per), leaf = grid_regs_new(k, at, "leaf", items * per);
+    lp_expr *piece = g->P > 1 ? remc(k, o, g->P) : ival(k, it, 0);
+    lp_expr *run = g->P > 1 ? divc(k, o, g->P) : o;
+    /* the piece's length: L, or less for the last piece of a run */
+    bool ragged = g->n % g->W != 0 && g->P > 1;
+    lp_expr *len = ragged ? lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, ival(k, it, g->W),
+                                      lp_binary(k, LO_SUB, ival(k, it, g->n), mulc(k, piece, g->W)))
+                          : ival(k, it, g->L);
+    /* a load is whole for every lane when the piece is never short of it */
+    bool whole[64];
+    for (int bi = 0; bi < gs->ueff; bi++) whole[bi] = !ragged && ((int64_t)bi * LANES + need) * vec <= g->L;
+    for (int u = 0; u < items; u++) {
+        for (int j = 0; j < per; j++) lp_assign(k, b, leaf + u * per + j, dsp_identity(l));
+        lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
+        lp_expr *start = add(k, add(k, grid_kept_offset(k, g, lp_reg(k, s_regs[u])), grid_outer_offset(k, g, run)),
+                             mulc(k, piece, g->W * g->ns));
+        for (int j = 0; j < gs->f; j++)
+            for (int bi = 0; bi < gs->ueff; bi++) {
+                lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
+                lp_expr *e0 = add(k, ival(k, it, (int64_t)bi * LANES * vec), mulc(k, logical, vec));
+                int at_ = (u * gs->f + j) * nleaf + bi * vec, x = xs + at_, lf = leaf + at_;
+                if (g->aligned && whole[bi]) {
+                    lp_vload(k, in, x, vec, src, add(k, start, e0));
+                    continue;
+                }
+                lp_block *part = in;
+                if (g->aligned) { /* a whole vector, or element by element at the end */
+                    lp_stmt *sel = lp_if(k, in, lp_binary(k, LO_LE, add(k, e0, ival(k, it, vec)), len));
+                    part = &sel->orelse;
+                    lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
+                    for (int e = 0; e < vec; e++) lp_assign(k, &sel->body, lf + e, lp_cast(k, at, lp_reg(k, x + e)));
+                }
+                for (int e = 0; e < vec; e++) {
+                    lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
+                    lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
+                    lp_assign(k, has, lf + e, lp_cast(k, at, lp_load(k, src, add(k, start, mulc(k, i, g->ns)))));
+                }
+            }
+    }
+    for (int u = 0; u < items; u++) { /* the folds, after every load */
+        lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
+        for (int j = 0; j < gs->f; j++) {
+            int lf = leaf + (u * gs->f + j) * nleaf;
+            for (int bi = 0; bi < gs->ueff; bi++)
+                if (g->aligned && whole[bi])
+                    for (int e = 0; e < vec; e++)
+                        lp_assign(k, in, lf + bi * vec + e, lp_cast(k, at, lp_reg(k, xs + (lf - leaf) + bi * vec + e)));
+            grid_reg_tree(l, in, lf, nleaf, 1); /* a logical lane's leaves */
+        }
+        grid_reg_tree(l, in, leaf + u * per, gs->f, nleaf); /* its logical lanes */
+    }
+    for (int u = 0; u < items; u++) { /* the butterfly: every lane of the warp runs it */
+        dsp_xor_tree(l, b, leaf + u * per, gs->glanes);
+        lp_assign(k, b, acc[u], dsp_combine(l, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));
+    }
+}
+
+static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    gplan g;
+    gshape gs;
+    if (!grid_plan_view(q, &g, why, wn) || !group_shape(q, &g, &gs, why, wn)) return false;
+    int T = q->threads, glanes = gs.glanes;
+    int64_t GP = pow2_floor(T / glanes); /* groups of the CTA (a power of two; the rest idle) */
+    lp_type it = grid_index_type(q, &g), at = dsp_acc_type(q);
+    lp_expr *tid = lp_special_expr(k, LP_TID);
+    int lane = lp_reg_new(k, it, "lane"), grp = lp_reg_new(k, it, "grp");
+    lp_block *b = l->into;
+    lp_assign(k, b, lane, glanes > 1 ? remc(k, lp_cast(k, it, tid), glanes) : ival(k, it, 0));
+    lp_assign(k, b, grp, divc(k, lp_cast(k, it, tid), glanes));
+    lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
+    lp_expr *used = lt(k, lp_reg(k, grp), ival(k, it, GP));
+
+    if (g.NB == 1) { /* a group per output, all of it; rows of one short piece several at a time */
+        int items = g.M == 1 && gs.ueff == 1 && gs.f == 1 ? in_flight(q->st->src.buf->dtype) : 1;
+        k->grid = ceil_div(g.S, GP * items);
+        snprintf(k->plan, sizeof k->plan,
+                 "%lld piece%s of up to %lld elements an output, one block (the fold order); a group of %d lanes an output, "
+                 "%d output%s in flight, %s loads",
+                 (long long)g.M, g.M == 1 ? "" : "s", (long long)g.L, glanes, items, items == 1 ? "" : "s",
+                 g.aligned ? "16-byte" : "element");
+        int s = grid_regs_new(k, it, "s", items), acc = grid_regs_new(k, at, "acc", items);
+        int sr[64], ar[64];
+        lp_expr *ok[64];
+        for (int u = 0; u < items; u++) {
+            sr[u] = s + u;
+            ar[u] = acc + u;
+            lp_assign(k, b, s + u, add(k, mulc(k, add(k, mulc(k, cta, items), ival(k, it, u)), GP), lp_reg(k, grp)));
+            lp_assign(k, b, acc + u, dsp_identity(l));
+            ok[u] = both(k, used, lt(k, lp_reg(k, s + u), ival(k, it, g.S)));
+        }
+        if (g.M == 1) {
+            piece_values(l, b, &g, &gs, items, it, sr, ival(k, it, 0), lp_reg(k, lane), ar, ok);
+        } else { /* fewer pieces than a block takes: one after another */
+            int o = lp_reg_new(k, it, "o");
+            lp_block *each = &lp_for(k, b, o, ival(k, it, 0), ival(k, it, g.M), ival(k, it, 1))->body;
+            piece_values(l, each, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, ok);
+        }
+        for (int u = 0; u < items; u++)
+            dsp_store_output(l, &lp_if(k, b, both(k, ok[u], eq(k, lp_reg(k, lane), ival(k, it, 0))))->body,
+                             grid_out_index(k, &g, lp_reg(k, s + u)), lp_reg(k, acc + u));
+        return true;
+    }
+
+    /* Several blocks: a CTA folds K of them for OPC outputs (K * OPC block values in shared
+     * slots, leaf i = round * GP + group), as the block tree says; when an output's blocks
+     * span C > 1 CTAs, the last of them folds their C partials. */
+    int64_t NBp = pow2_ceil(g.NB), K, OPC = 1;
+    if (NBp <= GP) {
+        K = NBp;
+        OPC = GP / K;
+    } else {
+        K = grid_blocks_per_cta(q, &g, g.S, GP, 1, tilec_dtype_size(q->st->src.buf->dtype) == 2 ? 8 : 16);
+    }
+    int64_t rounds = K * OPC / GP, C = ceil_div(g.NB, K), Cp = pow2_ceil(C), lines = ceil_div(g.S, OPC);
+    k->grid = lines * C;
+    snprintf(k->plan, sizeof k->plan,
+             "%lld pieces of up to %lld elements an output in %lld blocks of %lld (the fold order); groups of %d lanes, "
+             "%s loads; %lld block%s a CTA, %lld CTA%s an output%s",
+             (long long)g.M, (long long)g.L, (long long)g.NB, (long long)g.G, glanes, g.aligned ? "16-byte" : "element",
+             (long long)K, K == 1 ? "" : "s", (long long)C, C == 1 ? "" : "s", C > 1 ? " (partials, the last CTA folds them)" : "");
+    int64_t nslots = GP * rounds > Cp ? GP * rounds : Cp;
+    lp_buf *slots = lp_buf_scratch(k, "slots", at, nslots);
+    int line = lp_reg_new(k, it, "line"), chunk = lp_reg_new(k, it, "chunk"), r = lp_reg_new(k, it, "round");
+    lp_assign(k, b, line, divc(k, cta, C));
+    lp_assign(k, b, chunk, C > 1 ? remc(k, cta, C) : ival(k, it, 0));
+    lp_block *each = &lp_for(k, b, r, ival(k, it, 0), ival(k, it, rounds), ival(k, it, 1))->body;
+    int i = lp_reg_new(k, it, "i"), s = lp_reg_new(k, it, "s"), blk = lp_reg_new(k, it, "b"), acc = lp_reg_new(k, at, "acc");
+    lp_assign(k, each, i, add(k, mulc(k, lp_reg(k, r), GP), lp_reg(k, grp)));
+    lp_assign(k, each, s, add(k, mulc(k, lp_reg(k, line), OPC), divc(k, lp_reg(k, i), K)));
+    lp_assign(k, each, blk, add(k, mulc(k, lp_reg(k, chunk), K), OPC > 1 ? remc(k, lp_reg(k, i), K) : lp_reg(k, i)));
+    lp_assign(k, each, acc, dsp_identity(l));
+    /* every group takes the same number of turns (the butterfly needs the whole warp):
+     * turn t folds piece blk + t * NB when there is one */
+    int t = lp_reg_new(k, it, "t"), o = lp_reg_new(k, it, "o");
+    lp_block *turns = &lp_for(k, each, t, ival(k, it, 0), ival(k, it, ceil_div(g.M, g.NB)), ival(k, it, 1))->body;
+    lp_assign(k, turns, o, add(k, lp_reg(k, blk), mulc(k, lp_reg(k, t), g.NB)));
+    lp_expr *valid = both(k, both(k, both(k, used, lt(k, lp_reg(k, s), ival(k, it, g.S))),
+                                  lt(k, lp_reg(k, blk), ival(k, it, g.NB))), lt(k, lp_reg(k, o), ival(k, it, g.M)));
+    int sr[1] = {s}, ar[1] = {acc};
+    lp_expr *vs[1] = {valid};
+    piece_values(l, turns, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, vs);
+    lp_store(k, &lp_if(k, each, both(k, used, eq(k, lp_reg(k, lane), ival(k, it, 0))))->body, slots, lp_cast(k, LP_I32, lp_reg(k, i)),
+             lp_reg(k, acc));
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    grid_slot_tree(l, b, slots, GP * rounds, K, 1);
+    lp_expr *itid = lp_cast(k, it, tid);
+    lp_expr *sout = add(k, mulc(k, lp_reg(k, line), OPC), itid);
+    lp_block *lead = &lp_if(k, b, both(k, lt(k, itid, ival(k, it, OPC)), lt(k, sout, ival(k, it, g.S))))->body;
+    lp_expr *value = lp_load(k, slots, mulc(k, tid, K));
+    if (C == 1) {
+        dsp_store_output(l, lead, grid_out_index(k, &g, sout), value);
+        return true;
+    }
+    lp_buf *partials = lp_buf_scratch_global(k, "partials", at, g.S * C);
+    lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, g.S);
+    lp_store(k, lead, partials, add(k, mulc(k, lp_reg(k, line), C), lp_reg(k, chunk)), value);
+    lp_barrier(k, b, TILEC_SCOPE_CTA);
+    lp_block *fin = grid_when_last(l, b, counters, lp_reg(k, line), ival(k, LP_U32, C));
+    partial_gather pg = {.from = partials, .row0 = lp_reg(k, line), .stride = C, .width = 1, .ncols = 1, .it = it};
+    grid_slot_gather(l, fin, slots, Cp, &pg);
+    grid_slot_tree(l, fin, slots, Cp, Cp, 1);
+    lp_block *t0 = &lp_if(k, fin, eq(k, tid, ival(k, LP_I32, 0)))->body;
+    dsp_store_output(l, t0, grid_out_index(k, &g, lp_reg(k, line)), lp_load(k, slots, ival(k, LP_I32, 0)));
+    lp_store(k, t0, counters, lp_reg(k, line), ival(k, LP_U32, 0)); /* ready for the next launch */
+    return true;
+}
+
+const dsp_case dsp_case_grid_rows = {
+    .variant = "grid_rows",
+    .priority = 20,
+    .ops = DSP_OPS_GRID,
+    .targets = DSP_ALL_TARGETS,
+    .preds = {{"rows_layout", rows_layout}},
+    .lower = lower_rows,
+    .summary = "runs of contiguous reduced elements: lanes on a piece of a run, blocks of pieces, trees in a fixed order",
+};
