@@ -349,6 +349,9 @@ typedef enum tilec_backend {
 
 /* "auto", "cuda", "hip", "sim"; NULL when out of range. */
 TILEC_API const char *tilec_backend_name(tilec_backend b);
+/* The extension of what tilec_emit (binary false: ".cu", ".hip") or tilec_compile (true:
+ * ".cubin", ".co") gives for a GPU backend; NULL for the others. */
+TILEC_API const char *tilec_backend_file_extension(tilec_backend b, bool binary);
 
 typedef struct tilec_target {
     tilec_backend backend;

@@ -246,6 +246,15 @@ static void test_names_and_statuses(void **state) {
     assert_string_equal(tilec_backend_name(TILEC_BACKEND_AUTO), "auto");
     assert_string_equal(tilec_backend_name(TILEC_BACKEND_SIM), "sim");
     assert_null(tilec_backend_name(TILEC_BACKEND_COUNT));
+    /* what tilec emit / tilec compile write, for the GPU backends only */
+    assert_string_equal(tilec_backend_file_extension(TILEC_BACKEND_CUDA, false), ".cu");
+    assert_string_equal(tilec_backend_file_extension(TILEC_BACKEND_CUDA, true), ".cubin");
+    assert_string_equal(tilec_backend_file_extension(TILEC_BACKEND_HIP, false), ".hip");
+    assert_string_equal(tilec_backend_file_extension(TILEC_BACKEND_HIP, true), ".co");
+    assert_null(tilec_backend_file_extension(TILEC_BACKEND_SIM, false));
+    assert_null(tilec_backend_file_extension(TILEC_BACKEND_AUTO, true));
+    assert_null(tilec_backend_file_extension(TILEC_BACKEND_COUNT, false));
+    assert_null(tilec_backend_file_extension((tilec_backend)-1, false));
     assert_string_equal(tilec_status_name(TILEC_ERR_VERIFY), "TILEC_ERR_VERIFY");
     assert_string_equal(tilec_status_message(TILEC_ERR_PARSE), "syntax error in tile program");
     assert_null(tilec_status_name((tilec_status)999));

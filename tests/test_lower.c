@@ -327,7 +327,7 @@ static void test_rejection_reasons(void **state) {
                    "  warpgroup.max(B[warpgroup_id], A[warpgroup_id])\n}\n", hip, &st, &diag);
     assert_int_equal(st, TILEC_ERR_DISPATCH);
     assert_non_null(strstr(diag, "no variant can lower this max on hip gfx90a, warp size 64; every variant was rejected:"));
-    assert_non_null(strstr(diag, "target_scope     no: warpgroup scope exists only on CUDA (HIP has no warpgroup barrier)"));
+    assert_non_null(strstr(diag, "target_scope     no: warpgroup scope needs a barrier of 128 threads, which HIP does not have"));
     free(text);
     free(diag);
     /* registers on a partial warp: the butterfly cannot run, shared slots can */

@@ -164,8 +164,8 @@ int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only
     const char *names[TILEC_BACKEND_COUNT];
     tilec_backend which[TILEC_BACKEND_COUNT];
     int n = 0;
-    for (int b = 0; b < TILEC_BACKEND_COUNT; b++) /* the backends this option takes */
-        if (!gpu_only || (b != TILEC_BACKEND_AUTO && b != TILEC_BACKEND_SIM))
+    for (int b = 0; b < TILEC_BACKEND_COUNT; b++) /* the backends this option takes (GPU ones emit files) */
+        if (!gpu_only || tilec_backend_file_extension((tilec_backend)b, false))
             names[n] = tilec_backend_name((tilec_backend)b), which[n++] = (tilec_backend)b;
     for (int i = 0; i < n; i++)
         if (strcmp(v, names[i]) == 0) {

@@ -69,8 +69,7 @@ static int run(int argc, char **argv, bool compile) {
             fputs(tilec_diag_text(ctx), stderr);
             rc = exit_for(st);
         } else {
-            const char *ext = compile ? (t.backend == TILEC_BACKEND_CUDA ? ".cubin" : ".co")
-                                      : (t.backend == TILEC_BACKEND_CUDA ? ".cu" : ".hip");
+            const char *ext = tilec_backend_file_extension(t.backend, compile);
             char *path = out ? NULL : strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
             rc = write_output(out ? out : path ? path : "-", data, n);
             free(path);

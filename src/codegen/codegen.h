@@ -14,7 +14,6 @@
 
 typedef struct cg_target {
     const char *name;      /* "cuda", "hip" */
-    const char *extension; /* ".cu", ".hip" */
     /* what differs in the prelude: f16 <-> f32 conversions, and anything else the target
      * needs before the shared helpers */
     void (*prelude)(ir_str *s);

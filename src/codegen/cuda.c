@@ -54,7 +54,6 @@ static void barrier(ir_str *s, tilec_scope scope) {
 
 const cg_target cg_cuda = {
     .name = "cuda",
-    .extension = ".cu",
     .prelude = prelude,
     .kernel_setup = kernel_setup,
     .shfl = shfl,

@@ -32,7 +32,6 @@ static void barrier(ir_str *s, tilec_scope scope) {
 
 const cg_target cg_hip = {
     .name = "hip",
-    .extension = ".hip",
     .prelude = prelude,
     .kernel_setup = kernel_setup,
     .shfl = shfl,

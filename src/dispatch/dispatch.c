@@ -53,98 +53,42 @@ static bool arch_ok(const char *arch, const char *prefix, const char *digits, co
 bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n) {
     tilec_target t = in ? *in : (tilec_target){TILEC_BACKEND_SIM, NULL, 0};
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime yet */
-    *out = (dsp_target){.backend = t.backend, .arch = t.arch, .warp_size = t.warp_size};
-    switch (t.backend) {
-    case TILEC_BACKEND_CUDA:
-        if (!out->arch) out->arch = "sm_90";
-        if (!arch_ok(out->arch, "sm_", "0123456789", "af")) {
-            snprintf(why, n, "CUDA arch '%s' is not of the form sm_XX (sm_80, sm_90…)", out->arch);
-            return false;
-        }
-        if (!out->warp_size) out->warp_size = 32;
-        if (out->warp_size != 32) {
-            snprintf(why, n, "CUDA warps have 32 threads, not %d", out->warp_size);
-            return false;
-        }
-        return true;
-    case TILEC_BACKEND_HIP: {
-        if (!out->arch) out->arch = "gfx90a";
-        if (!arch_ok(out->arch, "gfx", "0123456789abcdef", "")) {
-            snprintf(why, n, "HIP arch '%s' is not of the form gfxNNN (gfx90a, gfx1100…)", out->arch);
-            return false;
-        }
-        /* gfx9 (CDNA, GCN) runs wave64; gfx10 and later default to wave32 */
-        int natural = strncmp(out->arch, "gfx9", 4) == 0 && strlen(out->arch) <= 6 ? 64 : 32;
-        if (!out->warp_size) out->warp_size = natural;
-        if (out->warp_size != 32 && out->warp_size != 64) {
-            snprintf(why, n, "warp size %d is not 32 or 64", out->warp_size);
-            return false;
-        }
-        if (natural == 64 && out->warp_size != 64) {
-            snprintf(why, n, "%s runs wave64 only", out->arch);
-            return false;
-        }
-        return true;
+    const ir_target_info *row = ir_target(t.backend);
+    if (!row) {
+        snprintf(why, n, "backend %d is not a tilec_backend", (int)t.backend);
+        return false;
     }
-    default:
-        if (!out->arch) out->arch = "cpu";
-        if (!out->warp_size) out->warp_size = 32;
-        if (out->warp_size != 32 && out->warp_size != 64) {
-            snprintf(why, n, "the simulator's warp size is 32 or 64, not %d", out->warp_size);
-            return false;
-        }
-        return true;
+    *out = (dsp_target){.backend = t.backend, .arch = t.arch ? t.arch : row->default_arch, .warp_size = t.warp_size};
+    if (row->arch_form && !arch_ok(out->arch, row->arch_prefix, row->arch_digits, row->arch_suffix)) {
+        snprintf(why, n, "%s arch '%s' is not of the form %s", row->label, out->arch, row->arch_form);
+        return false;
     }
+    int natural = row->natural_warp(out->arch);
+    if (!out->warp_size) out->warp_size = natural;
+    unsigned bit = out->warp_size == 32 ? IR_WARP_32 : out->warp_size == 64 ? IR_WARP_64 : 0;
+    if (!(row->warp_sizes & bit)) {
+        snprintf(why, n, "%s warps have %s threads, not %d", row->label,
+                 row->warp_sizes == IR_WARP_32 ? "32" : "32 or 64", out->warp_size);
+        return false;
+    }
+    if (row->wave64_only && natural == 64 && out->warp_size != 64) {
+        snprintf(why, n, "%s runs wave64 only", out->arch);
+        return false;
+    }
+    return true;
 }
 
 /* ---- limits ---------------------------------------------------------------------------- */
 
-/* The most shared memory a CTA of a CUDA arch can have (the opt-in maximum of the CUDA
- * programming guide's table per compute capability); kernels above 48 KiB take it
- * dynamically (src/codegen/emit.c) and the launcher opts in. An arch not in the table gets
- * the 48 KiB every CUDA GPU has. */
-static int64_t cuda_shared_bytes(const char *arch) {
-    int cc = atoi(arch + 3); /* sm_90, sm_90a, sm_100f… */
-    switch (cc) {
-    case 70:
-    case 72: return 96 << 10;
-    case 75: return 64 << 10;
-    case 80:
-    case 87: return 163 << 10;
-    case 86:
-    case 89:
-    case 120:
-    case 121: return 99 << 10;
-    case 90:
-    case 100:
-    case 101:
-    case 103:
-    case 110: return 227 << 10;
-    default: return 48 << 10;
-    }
-}
-
 void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n) {
-    *out = ir_limits_any(t->warp_size);
-    switch (t->backend) {
-    case TILEC_BACKEND_CUDA:
-        out->shared_bytes = cuda_shared_bytes(t->arch);
-        out->func_shared_bytes = 48 << 10;
-        out->kernel_why = NULL;
-        out->func_why = "(a func's shared buffers are static arrays)";
-        snprintf(name, n, "CUDA %s", t->arch);
-        break;
-    case TILEC_BACKEND_HIP: /* the LDS of a workgroup on gfx9, gfx10, gfx11 */
-        out->shared_bytes = out->func_shared_bytes = 64 << 10;
-        out->kernel_why = out->func_why = NULL;
-        snprintf(name, n, "HIP %s", t->arch);
-        break;
-    default: /* the simulator takes what the most permissive GPU target launches */
-        snprintf(name, n, "the simulator");
-        out->kernel_why = "(as on the most permissive GPU, CUDA sm_90)";
-        out->func_why = "(as on HIP, the most permissive GPU for funcs)";
-        break;
-    }
+    const ir_target_info *row = ir_target(t->backend);
+    *out = ir_limits_any(t->warp_size); /* the simulator takes what the most permissive GPU launches */
+    if (row->shared_bytes) out->shared_bytes = row->shared_bytes(t->arch);
+    if (row->func_shared_bytes) out->func_shared_bytes = row->func_shared_bytes;
+    out->kernel_why = row->kernel_why;
+    out->func_why = row->func_why;
+    if (row->gpu) snprintf(name, n, "%s %s", row->label, t->arch);
+    else snprintf(name, n, "%s", row->label);
     out->target = name;
 }
 

@@ -331,8 +331,9 @@ bool dsp_pred_not_thread_scope(const dsp_query *q, char *why, size_t n) {
 }
 
 bool dsp_pred_scope_on_target(const dsp_query *q, char *why, size_t n) {
-    if (q->st->exec.scope == TILEC_SCOPE_WARPGROUP && q->target->backend == TILEC_BACKEND_HIP) {
-        snprintf(why, n, "warpgroup scope exists only on CUDA (HIP has no warpgroup barrier)");
+    if (q->st->exec.scope == TILEC_SCOPE_WARPGROUP && !ir_target(q->target->backend)->warpgroup) {
+        snprintf(why, n, "warpgroup scope needs a barrier of 128 threads, which %s does not have",
+                 ir_target(q->target->backend)->label);
         return false;
     }
     if (q->st->exec.scope == TILEC_SCOPE_WARPGROUP && q->ws != 32) {

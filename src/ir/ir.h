@@ -276,6 +276,29 @@ ir_limits ir_limits_any(int warp_size);
 /* Bytes an allocation takes in those bounds. */
 int64_t ir_alloc_bytes(const tilec_buffer *b);
 
+/* A target (targets.c): what the layers ask of a backend below its codegen and runtime
+ * hooks. */
+enum { IR_WARP_32 = 1, IR_WARP_64 = 2 }; /* warp sizes a target runs */
+typedef struct ir_target_info {
+    const char *label;          /* "CUDA", for messages */
+    const char *default_arch;
+    const char *arch_prefix;    /* the arch is the prefix, 2 to 4 digits, at most one suffix */
+    const char *arch_digits, *arch_suffix;
+    const char *arch_form;      /* "sm_XX (sm_80, sm_90…)"; NULL: any arch (the simulator) */
+    int (*natural_warp)(const char *arch); /* the warp size of an arch when none is given */
+    unsigned warp_sizes;        /* IR_WARP_* */
+    bool wave64_only;           /* an arch whose natural size is 64 runs only 64 */
+    bool warpgroup;             /* has a barrier of 128 threads (warpgroup scope) */
+    int64_t (*shared_bytes)(const char *arch); /* of a kernel's CTA; NULL: the format's bound */
+    int64_t func_shared_bytes;  /* 0: the format's bound */
+    const char *kernel_why, *func_why; /* notes on those bounds in messages, or NULL */
+    const char *source_ext, *binary_ext; /* what `tilec emit` and `tilec compile` write */
+    uint32_t cache_kind;        /* the disk cache's tag of its binaries; 0: none */
+    bool gpu;
+} ir_target_info;
+/* The row of a backend; NULL for AUTO or a value out of range. */
+const ir_target_info *ir_target(tilec_backend b);
+
 /* The verifier; race.c is its barrier analysis. */
 tilec_status ir_verify(tilec_program *p, const ir_limits *lim);
 void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size);

@@ -89,6 +89,11 @@ const char *tilec_scope_name(tilec_scope s) { return name_at(scope_names, COUNT(
 const char *tilec_op_name(tilec_op o) { return name_at(op_names, COUNT(op_names), (int)o); }
 const char *tilec_nan_name(tilec_nan n) { return name_at(nan_names, COUNT(nan_names), (int)n); }
 const char *tilec_backend_name(tilec_backend b) { return name_at(backend_names, COUNT(backend_names), (int)b); }
+
+const char *tilec_backend_file_extension(tilec_backend b, bool binary) {
+    const ir_target_info *t = ir_target(b);
+    return t && t->gpu ? (binary ? t->binary_ext : t->source_ext) : NULL;
+}
 const char *ir_id_name(tilec_scope s) { return name_at(id_names, COUNT(id_names), (int)s); }
 
 size_t tilec_dtype_size(tilec_dtype d) {

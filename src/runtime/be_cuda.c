@@ -319,7 +319,6 @@ static void cuda_unload(rt *r, rt_plan *p) {
 
 const rt_backend rt_cuda = {
     .kind = TILEC_BACKEND_CUDA,
-    .cache_kind = 1,
     .name = "cuda",
     .open = cuda_open,
     .close = cuda_close,

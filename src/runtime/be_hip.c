@@ -266,7 +266,6 @@ static void hip_unload(rt *r, rt_plan *p) {
 
 const rt_backend rt_hip = {
     .kind = TILEC_BACKEND_HIP,
-    .cache_kind = 2,
     .name = "hip",
     .open = hip_open,
     .close = hip_close,

@@ -162,7 +162,7 @@ static tilec_status try_open(tilec_ctx *ctx, const rt_backend *be, int device, r
         free(r);
         return st;
     }
-    if (be->kind != TILEC_BACKEND_SIM) cache_open(&r->cache);
+    if (ir_target(be->kind)->cache_kind) cache_open(&r->cache); /* binaries to keep */
     *out = r;
     return TILEC_OK;
 }
@@ -195,7 +195,7 @@ static tilec_status binary_of_source(rt *r, const char *source, void **data, siz
     if (key.oom) { ir_str_free(&key); return TILEC_ERR_NOMEM; }
     build_arg a = {r, source, TILEC_OK};
     int hits = r->cache.hits, failures = r->cache.store_failures, timeouts = r->cache.lock_timeouts;
-    bool ok = cache_get(&r->cache, key.data, key.len, r->be->cache_kind, build_binary, &a,
+    bool ok = cache_get(&r->cache, key.data, key.len, ir_target(r->be->kind)->cache_kind, build_binary, &a,
                         data, size);
     ir_str_free(&key);
     rt_log(r, "disk cache %s (%s)", r->cache.hits > hits ? "hit" : r->cache.mode == CACHE_OFF ? "off" : "miss", r->cache.dir);

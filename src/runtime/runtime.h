@@ -52,7 +52,6 @@ enum { RT_SCRATCH_SETS = 64 };
 typedef struct rt_backend {
     tilec_backend kind;
     const char *name;
-    uint32_t cache_kind; /* the disk cache's tag of its binaries (CUBIN 1, AMD code object 2; 0: none) */
     /* opens device `device`; false with a diagnostic when unusable */
     tilec_status (*open)(rt *r, int device);
     void (*close)(rt *r);
