@@ -450,7 +450,10 @@ typedef struct tilec_check_result {
  * Integers, max, min and copies must match exactly (any NaN matches a NaN); sums must be
  * within 1e-5 (f32, f64) or 1e-2 (f16, bf16) of the reference, relative to the sum of the
  * magnitudes of what was added; a sum that can overflow its accumulation type in some
- * order may also be what such an order gives (docs/simulator.md). results[] gets one entry
+ * order may also be what such an order gives (docs/simulator.md); products must be within
+ * a rounding per factor, relative to the value, and where some order of the factors leaves
+ * the normal range, have the product's sign (and an infinity, or a bounded magnitude, where
+ * such an order gives one: docs/format.md#reductions). results[] gets one entry
  * per written parameter, in parameter order (room for every parameter is enough); *count
  * says how many. Every input must be given; an output may be NULL only for a parameter
  * the kernel does not write (else TILEC_ERR_INVALID_ARG naming it). Returns TILEC_OK when

@@ -311,6 +311,30 @@ static void test_empty(void **state) {
     assert_string_equal(g.message, "max over an empty axis has no value: a reduced extent is 0");
     d = (tilec_reduce_desc){.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {0, 9}, .naxes = 1, .axes = {1}};
     assert_int_equal(tilec_reduce(ctx, &d, NULL, NULL), TILEC_OK); /* nothing to write */
+    /* a product of nothing is 1, in every dtype (the bits written here, not by the reference) */
+    static const struct { tilec_dtype dt; uint64_t one; } ones[] = {
+        {TILEC_F16, 0x3c00}, {TILEC_BF16, 0x3f80}, {TILEC_F32, 0x3f800000}, {TILEC_F64, 0x3ff0000000000000ull},
+        {TILEC_I32, 1}, {TILEC_U32, 1}, {TILEC_I64, 1}};
+    for (size_t t = 0; t < sizeof ones / sizeof ones[0]; t++) {
+        size_t es = tilec_dtype_size(ones[t].dt);
+        unsigned char dev[4 * 8], host[4 * 8];
+        memset(dev, 0x55, sizeof dev);
+        d = (tilec_reduce_desc){.op = TILEC_OP_PROD, .dtype = ones[t].dt, .rank = 2, .shape = {3, 0}, .naxes = 1, .axes = {1}};
+        assert_int_equal(tilec_reduce(ctx, &d, in, dev), TILEC_OK);
+        memcpy(host, dev, sizeof host);
+        for (int o = 0; o < 3; o++) {
+            uint64_t got = 0;
+            memcpy(&got, host + o * es, es); /* little-endian */
+            if (got != ones[t].one) fail_msg("prod %s over an empty axis: output %d is %#llx", tilec_dtype_name(ones[t].dt), o, (unsigned long long)got);
+        }
+        assert_true(host[3 * es] == 0x55); /* nothing past the output */
+        tilec_check_result r;
+        assert_int_equal(tilec_reduce_check(ctx, &d, in, NULL, host, &r), TILEC_OK);
+        assert_true(r.ok);
+        host[0] ^= 1; /* the check notices another value */
+        assert_int_equal(tilec_reduce_check(ctx, &d, in, NULL, host, &r), TILEC_OK);
+        assert_false(r.ok);
+    }
     tilec_close(ctx);
 }
 

@@ -67,7 +67,7 @@ bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size
     if (!out->warp_size) out->warp_size = natural;
     unsigned bit = out->warp_size == 32 ? IR_WARP_32 : out->warp_size == 64 ? IR_WARP_64 : 0;
     if (!(row->warp_sizes & bit)) {
-        snprintf(why, n, "%s warps have %s threads, not %d", row->label,
+        snprintf(why, n, "%s runs warps of %s threads, not %d", row->label,
                  row->warp_sizes == IR_WARP_32 ? "32" : "32 or 64", out->warp_size);
         return false;
     }

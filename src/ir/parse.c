@@ -472,7 +472,7 @@ static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
 }
 
 /* stmt := alloc | exec '.copy' '(' region ',' region ')' | exec '.fill' '(' region ',' number ')'
- *       | exec '.sync' '(' ')' | exec '.' ('sum'|'max'|'min') '(' region ',' region {',' kwarg} ')'
+ *       | exec '.sync' '(' ')' | exec '.' OP '(' region ',' region {',' kwarg} ')'   (OP: TILEC_OP_LIST)
  * exec := ('cta' | 'warpgroup' | 'warp' | 'thread') [ '[' INT ']' ] */
 static void parse_stmt(parser *ps) {
     tok first = ps->t;

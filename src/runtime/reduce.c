@@ -12,6 +12,7 @@
  * scratch is kept per (plan, stream) by the launch (runtime.c).
  */
 #include "runtime.h"
+#include "../ir/numeric.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -137,6 +138,21 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
 
 /* The output's dtype: the input's, or its wide one. */
 static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
+
+/* n elements of what a reduction over an empty axis gives, the op's identity in the
+ * output's dtype (+0 for a sum: its -0 identity is for folds, an empty sum is 0); malloc'd,
+ * NULL when out of memory. Only ops with empty_has_value get here. */
+static unsigned char *empty_value(const tilec_reduce_desc *d, int64_t n) {
+    tilec_dtype t = out_dtype(d);
+    lp_type lt = lp_type_of(t);
+    unsigned char *b = calloc((size_t)n ? (size_t)n : 1, tilec_dtype_size(t));
+    bool one = ir_op(d->op)->identity == IR_IDENTITY_ONE;
+    for (int64_t i = 0; b && one && i < n; i++) {
+        if (ir_dtype_is_float(t)) num_store_float(lt, b, i, 1.0);
+        else num_store_int(lt, b, i, 1);
+    }
+    return b;
+}
 
 static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, char *key, size_t n) {
     size_t at = (size_t)snprintf(key, n, "%s %s->%s %s%s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
@@ -267,8 +283,19 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     if (in && (st = within(ctx, r, "the input view", a, in_bytes)) != TILEC_OK) return st;
     if (out && (st = within(ctx, r, "the output", b, out_bytes)) != TILEC_OK) return st;
     if (v.out_elems == 0) return TILEC_OK;             /* nothing to write */
-    if (v.empty_axis) /* a sum of nothing is 0; accumulating 0 changes nothing */
-        return d->accumulate || prepare ? TILEC_OK : r->be->zero(r, out, out_bytes, d->stream);
+    if (v.empty_axis) { /* the identity; accumulating it changes nothing */
+        if (d->accumulate || prepare) return TILEC_OK;
+        if (ir_op(d->op)->identity == IR_IDENTITY_ZERO) return r->be->zero(r, out, out_bytes, d->stream);
+        /* other bits than zeros: copied from the host once the stream's earlier work is done */
+        unsigned char *host = empty_value(d, v.out_elems);
+        if (!host) return TILEC_ERR_NOMEM;
+        void *ev = NULL;
+        if ((st = r->be->record(r, &ev, d->stream)) == TILEC_OK && (st = r->be->wait(r, ev)) == TILEC_OK)
+            st = r->be->upload(r, out, host, out_bytes);
+        if (ev) r->be->event_free(r, ev);
+        free(host);
+        return st;
+    }
     rt_plan *p;
     if ((st = get_plan(r, d, &v, a % 16 != 0, &p)) != TILEC_OK) return st;
     return prepare ? rt_prepare(r, p, d->stream) : rt_launch(r, p, low, out, d->stream);
@@ -296,14 +323,17 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
     if (!d->accumulate && !out_before) out_before = out_after; /* read only when accumulating */
     if (!in || !out_before || !out_after)
         return bad(ctx, "tilec_reduce_check needs the input, the output after the call and, when accumulating, before it");
-    if (v.empty_axis) { /* 0, or unchanged when accumulating */
-        const unsigned char *want = out_before, *got = out_after;
+    if (v.empty_axis) { /* the op's identity, or unchanged when accumulating */
+        unsigned char *value = d->accumulate ? NULL : empty_value(d, v.out_elems);
+        if (!d->accumulate && !value) return TILEC_ERR_NOMEM;
+        const unsigned char *want = d->accumulate ? out_before : value, *got = out_after;
         for (size_t i = 0; i < out_bytes; i++)
-            if (d->accumulate ? got[i] != want[i] : got[i] != 0) {
+            if (got[i] != want[i]) {
                 result->ok = false;
                 result->mismatches++;
                 if (result->first_bad < 0) result->first_bad = (int64_t)(i / eo);
             }
+        free(value);
         return TILEC_OK;
     }
     tilec_program *p;
@@ -340,7 +370,8 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
     ir_str_printf(&s, "\n");
     if (v.out_elems == 0 || v.empty_axis) {
         ir_str_printf(&s, v.out_elems == 0 ? "the output is empty: nothing runs\n"
-                                           : "a reduced extent is 0: the output is set to 0 (left as is when accumulating)\n");
+                                           : "a reduced extent is 0: the output is set to the op's identity (0 for a sum, 1 "
+                                             "for a prod; left as is when accumulating)\n");
     } else {
         rt_plan *p;
         if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {

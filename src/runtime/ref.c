@@ -26,10 +26,9 @@
 /* Non-finite results that some order of a float sum's additions gives (see above). */
 enum { MAY_PINF = 1, MAY_NINF = 2, MAY_NAN = 4,
        MAY_MAX = 8, /* the largest finite value of the dtype, where the value rounds to an infinity */
-       MAY_ANY = 16 /* a product some order of whose factors leaves the accumulation type's normal
-                       range: orders disagree beyond any tolerance (1e30·1e30·1e-30 in f32 is inf
-                       or 1e30), so any value of the product's sign is right (and NaN with
-                       MAY_NAN, where an infinity can meet a zero) */ };
+       MAY_ANY = 16 /* a product some order of whose factors goes below the accumulation type's
+                       normal range: orders disagree beyond any relative tolerance, so any value
+                       of the product's sign up to the magnitude in mag is right */ };
 
 typedef struct rval {
     union {
@@ -239,40 +238,62 @@ static unsigned overflows(const tilec_buffer *b, const long double *terms, rval 
     return may;
 }
 
-/* A float product's factors: how many, and the products of the magnitudes above and below
- * 1 (an order that takes all of one kind first reaches the larger or the smaller). */
+/* A float product's factors: how many, the products of the magnitudes above and below 1
+ * (an order that takes all of one kind first reaches the larger or the smaller), the sum
+ * of their own relative error scales (a factor that is itself a result), and whether one
+ * is infinite, zero, or an inexact zero. */
 typedef struct factors {
     int64_t n;
     long double big, small;
-    bool inf, zero;
+    double rel;
+    bool inf, zero, inexact_zero;
 } factors;
 
-static void add_factor(factors *f, long double x) {
+static void add_factor(factors *f, rval x) {
     f->n++;
-    long double m = fabsl(x);
+    long double m = fabsl(x.f);
     if (m > 1 && isfinite(m)) f->big *= m;
     else if (m < 1 && m > 0) f->small *= m;
     f->inf |= isinf(m);
     f->zero |= m == 0;
+    f->inexact_zero |= m == 0 && x.mag > 0;
+    if (m > 0 && isfinite(m)) f->rel += x.mag / (double)m;
 }
 
-/* The product's error scale: a rounding of the accumulation type per factor and a unit of
- * the destination's, relative to the value, and half the destination's least subnormal; or
- * MAY_ANY where some order of the factors overflows or leaves the normal range (with
- * MAY_NAN where an infinity, given or an overflow, can meet a zero, given or an underflow). */
+/* The product's error scale. Where no order of the factors leaves the accumulation type's
+ * normal range: a rounding of that type per factor, a unit of the destination (the value
+ * is itself rounded to it) and the factors' own errors, relative to the value, and a
+ * subnormal unit of the destination; a zero is exact (its sign is the factors'). Where an
+ * order overflows, also the infinity of the product's sign (NaN where it can meet a zero).
+ * Where an order's partial product is subnormal or 0, only the sign and a bound on the
+ * magnitude hold (MAY_ANY, the bound in mag): the value grown by those roundings, plus
+ * what the subnormals lost, grown by the factors above 1. */
 static void prod_bound(const tilec_buffer *dst, const factors *f, rval *v) {
-    bool wide = dst->dtype == TILEC_F64;
+    bool wide = dst->dtype == TILEC_F64, half = dst->dtype == TILEC_F16 || dst->dtype == TILEC_BF16;
     long double acc_u = wide ? 0x1p-53L : 0x1p-24L, top = wide ? 0x1p1023L : 0x1p127L, low = wide ? 0x1p-1021L : 0x1p-125L;
-    /* w is itself rounded to the destination: a result rounded from a nearby value may be a
-     * whole unit of the destination away (2^-10 of the value for f16) */
+    long double acc_sub = wide ? 0x1p-1074L : 0x1p-149L;
     long double store_u = dst->dtype == TILEC_F16 ? 0x1p-10L : dst->dtype == TILEC_BF16 ? 0x1p-7L : 0;
-    long double step = dst->dtype == TILEC_F16 ? 0x1p-25L : dst->dtype == TILEC_BF16 ? 0x1p-134L : wide ? 0x1p-1075L : 0x1p-150L;
-    double tol = dst->dtype == TILEC_F16 || dst->dtype == TILEC_BF16 ? 1e-2 : 1e-5;
-    bool ovf = f->big >= top, unf = f->small <= low;
-    if (ovf || unf) v->may |= MAY_ANY;
+    long double unit = dst->dtype == TILEC_F16 ? 0x1p-24L : dst->dtype == TILEC_BF16 ? 0x1p-133L : acc_sub;
+    long double store = dst->dtype == TILEC_F16 ? 65520.0L : dst->dtype == TILEC_BF16 ? 0x1.ffp127L : 0;
+    double tol = half ? 1e-2 : 1e-5;
+    long double rel = store_u + 2 * (long double)f->n * acc_u + tol * f->rel;
+    bool ovf = f->big >= top, unf = f->small <= low || f->inexact_zero;
     if ((ovf || f->inf) && (unf || f->zero)) v->may |= MAY_NAN;
-    if (isfinite(v->f) && v->f != 0) /* a zero is exact: its sign is the factors' */
-        v->mag = (double)((fabsl(v->f) * (store_u + 2 * (long double)f->n * acc_u) + step) / tol);
+    if (!isfinite(v->f)) return;
+    if (v->f == 0 && !unf) {
+        v->mag = 0;
+        return;
+    }
+    unsigned inf = signbit(v->f) ? MAY_NINF : MAY_PINF;
+    if (ovf) v->may |= inf;
+    if (unf) {
+        v->may |= MAY_ANY;
+        v->mag = (double)(fabsl(v->f) * (1 + rel) + 2 * acc_sub * f->big + unit);
+        return;
+    }
+    if (store > 0 && fabsl(v->f) >= store * (1 - rel) && fabsl(v->f) < store * (1 + rel))
+        v->may |= MAY_MAX | inf; /* stored to 16 bits, either side of the threshold */
+    v->mag = (double)((fabsl(v->f) * rel + unit) / tol);
 }
 
 /* accum: dst = op(old, r), r the slice's reduction with what its own additions can give
@@ -309,7 +330,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         unflatten(s, kept, nk, kc);
         rval acc = identity(st, st->src.buf);
         long double terms[2] = {0, 0}; /* a float sum's positive and negative finite terms */
-        factors fac = {0, 1, 1, false, false};        /* a float product's */
+        factors fac = {0, 1, 1, 0, false, false, false};        /* a float product's */
         bool prod = ir_op(st->op)->error == IR_ERROR_PROD && flt;
         for (int t = first; t < first + contributors; t++)
             for (int64_t r = 0; r < rlen; r++) {
@@ -317,7 +338,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
                 for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
                 rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) add_term(&x, terms);
-                if (prod) add_factor(&fac, x.f);
+                if (prod) add_factor(&fac, x);
                 acc = combine(st, flt, acc, x);
             }
         int64_t off = flat_offset(R, &st->dst, s, first);
@@ -329,7 +350,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             factors all = fac;
             if (st->accum) {
                 rval old = *d;
-                if (prod) add_factor(&all, old.f);
+                if (prod) add_factor(&all, old);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) old.mag += (double)fabsl(old.f);
                 v = combine(st, flt, old, acc);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) v.may |= fold_old(st->dst.buf, old, may_r, v);
@@ -376,8 +397,8 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
             unsigned may = want[e].may;
             if (want[e].mag != 0) res->exact = false; /* a sum: judged within the tolerance */
             double top = b->dtype == TILEC_F16 ? 65504.0 : b->dtype == TILEC_BF16 ? 0x1.fep127 : 0;
-            if ((may & MAY_ANY) && !isnan(w) && !isnan(g) && signbit(g) == signbit(w))
-                bad = false; /* a product whose orders disagree (MAY_ANY): its sign is still exact */
+            if ((may & MAY_ANY) && !isnan(w) && !isnan(g) && signbit(g) == signbit(w) && fabs(g) <= want[e].mag)
+                bad = false; /* a product whose orders disagree (MAY_ANY): its sign and bound hold */
             else if ((isnan(g) && (may & MAY_NAN)) || (isinf(g) && (may & (g > 0 ? MAY_PINF : MAY_NINF))) ||
                 ((may & MAY_MAX) && fabs(g) == top && isinf(w) && signbit(g) == signbit(w)))
                 bad = false; /* an order of the additions that overflows the accumulation type gives this */

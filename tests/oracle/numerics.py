@@ -358,12 +358,13 @@ class ProdSpec:
     a relative error of at most u, so any order is within gamma(n-1) * |P| of the exact
     product P; the result is then rounded once to the dtype. Every partial product lies
     between the product of the magnitudes below 1 and that of those above 1 (an order may
-    take all of one kind first): when the first can fall below the smallest normal (into
-    the subnormals, where a step's error is no longer relative, or to 0) or the second can
-    reach the overflow threshold, orders disagree beyond any bound (1e30 * 1e30 * 1e-30 in
-    f32 is +inf in one order and 1e30 in another) and every result of the right sign is
-    allowed, NaN too where an infinity (given or an overflow) can meet a zero (given or an
-    underflow).
+    take all of one kind first). When the second can reach the overflow threshold, an
+    order may give the infinity of the product's sign besides the bounded value (1e30 *
+    1e30 * 1e-30 in f32 is +inf in one order and 1e30 in another). When the first can fall
+    below the smallest normal, a step's error is no longer relative (subnormals, or 0): only
+    the sign holds, and a bound on the magnitude, the exact one grown by the roundings plus
+    what two subnormal units lost, grown by the factors above 1. Either way NaN is allowed
+    where an infinity (given or an overflow) can meet a zero (given or an underflow).
 
     Otherwise: a NaN factor, or an infinity and a zero, give NaN; an infinity gives an
     infinity, a zero a zero, each with the sign of the product of the signs (IEEE 754
@@ -393,45 +394,49 @@ class ProdSpec:
         fin = v[np.isfinite(v) & (v != 0)]
         mags = np.abs(fin)
         big, small = product(mags[mags > 1]), product(mags[mags < 1])
-        ovf, unf = big >= acc.overflow, small < acc.min_normal
-        self.anything = ovf or unf
-        self.nan_too = (ovf or self.has_inf) and (unf or self.has_zero)
-        if not self.anything:
-            self.P = product(mags)
-            k = max(self.n - 1, 0)
-            gamma = k * acc.u / (1 - k * acc.u)
+        self.ovf, self.unf = big >= acc.overflow, small < acc.min_normal
+        self.nan_too = (self.ovf or self.has_inf) and (self.unf or self.has_zero)
+        self.P = product(mags)
+        k = max(self.n - 1, 0)
+        gamma = k * acc.u / (1 - k * acc.u)
+        if self.unf:
+            self.top = self.P * (1 + gamma) + 2 * acc.min_sub * big  # a bound on the magnitude
+        else:
             self.lo = round_exact(self.P * (1 - gamma), dt.fmt)
             self.hi = round_exact(self.P * (1 + gamma), dt.fmt)
 
     def accepts(self, got):
-        if self.has_nan:
+        if self.has_nan or (self.has_inf and self.has_zero):
             return math.isnan(got)
-        if self.anything:
-            return self.nan_too if math.isnan(got) else math.copysign(1.0, got) == self.sign
-        if self.has_inf and self.has_zero:
-            return math.isnan(got)
-        if math.isnan(got) or math.copysign(1.0, got) != self.sign:
+        if math.isnan(got):
+            return self.nan_too
+        if math.copysign(1.0, got) != self.sign:
             return False
         if self.has_inf:
             return math.isinf(got)
+        if math.isinf(got) and self.ovf:
+            return True
+        if self.unf:
+            return math.isfinite(got) and abs(Fraction(got)) <= self.top
         if self.has_zero:
             return got == 0
         return self.lo <= abs(got) <= self.hi
 
     def describe(self):
-        if self.has_nan:
-            return "NaN"
-        if self.anything:
-            return "any value of sign %s%s (some order of the factors leaves the normal range)" % (
-                "-" if self.sign < 0 else "+", " or NaN" if self.nan_too else "")
-        if self.has_inf and self.has_zero:
+        if self.has_nan or (self.has_inf and self.has_zero):
             return "NaN"
         sign = "-" if self.sign < 0 else "+"
+        also = " or NaN" if self.nan_too else ""
+        if self.unf and not self.has_inf:
+            top = float(self.top) if self.top < 2 ** 1023 else math.inf
+            return "a value of sign %s up to %.6g%s%s (an order of the factors goes subnormal)" % (
+                sign, top, " or %sinf" % sign if self.ovf else "", also)
         if self.has_inf:
             return sign + "inf"
         if self.has_zero:
             return sign + "0"
-        return "%s[%r, %r] (exact product over %d factors)" % (sign, self.lo, self.hi, self.n)
+        return "%s[%r, %r]%s%s (exact product over %d factors)" % (
+            sign, self.lo, self.hi, " or %sinf" % sign if self.ovf else "", also, self.n)
 
 
 def prod_float_specs(a, axes, dt, init=None):
