@@ -12,6 +12,10 @@ static void prelude(ir_str *s) {
                      "  float f; asm(\"cvt.f32.f16 %%0, %%1;\" : \"=f\"(f) : \"h\"(h)); return f;\n}\n"
                      "static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
                      "  tl_u16 h; asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : \"f\"(x)); return h;\n}\n");
+    ir_str_printf(s, "/* IEEE round-to-nearest products, quotients and roots: never fused, never approximated,\n"
+                     "   whatever --fmad or --use_fast_math say */\n"
+                     "#define tl_mul_f32 __fmul_rn\n#define tl_mul_f64 __dmul_rn\n#define tl_div_f32 __fdiv_rn\n"
+                     "#define tl_div_f64 __ddiv_rn\n#define tl_sqrt_f32 __fsqrt_rn\n#define tl_sqrt_f64 __dsqrt_rn\n");
     /* From sm_80 on, f32 max and min are one instruction each: max.NaN / min.NaN return a
      * NaN when either operand is one (propagate), max / min the number (ignore). That they
      * order -0 below +0 as the format does was measured on sm_90 (every pair of special

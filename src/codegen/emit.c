@@ -154,14 +154,19 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     case LX_REG: reg_name(s, k, e->reg); return;
     case LX_SPECIAL: ir_str_printf(s, "%s", special_names[e->special]); return;
     case LX_UNARY:
-        ir_str_printf(s, e->op == LO_NOT ? "(!" : "(-");
+        if (e->op == LO_SQRT) ir_str_printf(s, "tl_sqrt_%s(", type_tag(e->type));
+        else ir_str_printf(s, e->op == LO_NOT ? "(!" : "(-");
         expr(s, k, e->a);
         ir_str_printf(s, ")");
         return;
-    case LX_BINARY:
-        if (e->op == LO_MAX || e->op == LO_MIN) {
+    case LX_BINARY: {
+        /* float products and quotients through the target's correctly rounded helpers: never
+         * fused into an add (x * x + acc stays two roundings), whatever the compiler's flags */
+        bool rn = lp_is_float(e->type) && (e->op == LO_MUL || e->op == LO_DIV);
+        if (e->op == LO_MAX || e->op == LO_MIN || rn) {
             bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE;
-            ir_str_printf(s, "tl_%s%s_%s(", e->op == LO_MAX ? "max" : "min", num ? "num" : "", type_tag(e->type));
+            const char *name = e->op == LO_MUL ? "mul" : e->op == LO_DIV ? "div" : e->op == LO_MAX ? "max" : "min";
+            ir_str_printf(s, "tl_%s%s_%s(", name, num && !rn ? "num" : "", type_tag(e->type));
             expr(s, k, e->a);
             ir_str_printf(s, ", ");
             expr(s, k, e->b);
@@ -174,6 +179,7 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         expr(s, k, e->b);
         ir_str_printf(s, ")");
         return;
+    }
     case LX_SELECT:
         ir_str_printf(s, "(");
         expr(s, k, e->a);

@@ -43,14 +43,14 @@ typedef enum lp_special {
 } lp_special;
 
 typedef enum lp_op {
-    /* integer and float arithmetic; DIV and REM integers only */
+    /* integer and float arithmetic (float DIV correctly rounded); REM integers only */
     LO_ADD, LO_SUB, LO_MUL, LO_DIV, LO_REM,
     /* comparisons (to LP_BOOL) and boolean logic */
     LO_LT, LO_LE, LO_EQ, LO_NE, LO_AND, LO_OR,
     /* max / min: integers plain; floats with a NaN policy (see lp_expr.nan) */
     LO_MAX, LO_MIN,
-    /* unary */
-    LO_NOT, LO_NEG,
+    /* unary; SQRT floats only, correctly rounded */
+    LO_NOT, LO_NEG, LO_SQRT,
     LO_OP_COUNT
 } lp_op;
 

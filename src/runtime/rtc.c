@@ -252,7 +252,7 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
     tilec_status st = check_arch(ctx, backend, L, arch);
     if (st != TILEC_OK) return st;
     char opt_arch[64];
-    const char *opts[4];
+    const char *opts[5];
     int nopts = 0;
     if (cuda) {
         snprintf(opt_arch, sizeof opt_arch, "--gpu-architecture=%s%s", kind == RTC_PTX ? "compute_" : "sm_",
@@ -266,6 +266,7 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
         snprintf(opt_arch, sizeof opt_arch, "--offload-arch=%s", arch);
         opts[nopts++] = opt_arch;
         opts[nopts++] = "-O3";
+        opts[nopts++] = "-ffp-contract=off"; /* HIP contracts by default: the bits must not change */
         bool gfx9 = strncmp(arch, "gfx9", 4) == 0 && strcspn(arch, ":") <= 6;
         if (ws == 64 && !gfx9) opts[nopts++] = "-mwavefrontsize64";
     }

@@ -334,11 +334,11 @@ static sim_val arith(sim *S, const lp_expr *e, sim_val a, sim_val b, int tid, co
     if (lp_is_float(t)) {
         if (e->op == LO_MAX) r.f = num_fmax(a.f, b.f, e->nan);
         else if (e->op == LO_MIN) r.f = num_fmin(a.f, b.f, e->nan);
-        else if (t == LP_F32) { /* float arithmetic, rounded to f32 at every step */
-            float x = (float)a.f, y = (float)b.f;
-            r.f = e->op == LO_ADD ? (double)(x + y) : e->op == LO_SUB ? (double)(x - y) : (double)(x * y);
-        } else {
-            r.f = e->op == LO_ADD ? a.f + b.f : e->op == LO_SUB ? a.f - b.f : a.f * b.f;
+        else { /* in double, then rounded to f32 at every step: once through double is the same
+                  for +, -, *, / of f32 operands (53 >= 2 * 24 + 2 bits) */
+            double x = a.f, y = b.f;
+            r.f = e->op == LO_ADD ? x + y : e->op == LO_SUB ? x - y : e->op == LO_MUL ? x * y : x / y;
+            if (t == LP_F32) r.f = (double)(float)r.f;
         }
         return r;
     }
@@ -381,6 +381,7 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
     case LX_UNARY:
         v = eval(S, e->a, tid, origin);
         if (e->op == LO_NOT) v.i = !v.i;
+        else if (e->op == LO_SQRT) v.f = e->type == LP_F32 ? (double)sqrtf((float)v.f) : sqrt(v.f);
         else if (lp_is_float(e->type)) v.f = -v.f;
         else v.i = wrap(e->type, 0 - (uint64_t)v.i);
         return v;

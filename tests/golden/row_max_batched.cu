@@ -8,6 +8,14 @@ static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {
 static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
   tl_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); return h;
 }
+/* IEEE round-to-nearest products, quotients and roots: never fused, never approximated,
+   whatever --fmad or --use_fast_math say */
+#define tl_mul_f32 __fmul_rn
+#define tl_mul_f64 __dmul_rn
+#define tl_div_f32 __fdiv_rn
+#define tl_div_f64 __ddiv_rn
+#define tl_sqrt_f32 __fsqrt_rn
+#define tl_sqrt_f64 __dsqrt_rn
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define TL_F32_MINMAX 1
 static __device__ __forceinline__ float tl_max_f32(float a, float b) {

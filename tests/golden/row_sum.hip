@@ -8,6 +8,15 @@ static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {
 static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
   union { tl_u16 u; _Float16 f; } c; c.f = (_Float16)x; return c.u;
 }
+/* IEEE round-to-nearest products, quotients and roots (HIP's defaults), none fused
+   into an add: the JIT compiles with -ffp-contract=off, as this file should be */
+#pragma clang fp contract(off)
+static __device__ __forceinline__ float tl_mul_f32(float a, float b) { return a * b; }
+static __device__ __forceinline__ double tl_mul_f64(double a, double b) { return a * b; }
+static __device__ __forceinline__ float tl_div_f32(float a, float b) { return a / b; }
+static __device__ __forceinline__ double tl_div_f64(double a, double b) { return a / b; }
+static __device__ __forceinline__ float tl_sqrt_f32(float a) { return sqrtf(a); }
+static __device__ __forceinline__ double tl_sqrt_f64(double a) { return sqrt(a); }
 static __device__ __forceinline__ float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }
 static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */
   unsigned u = __float_as_uint(x);
