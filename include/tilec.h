@@ -91,7 +91,9 @@ extern "C" {
     X(GRID, "grid", "grid_id")
 
 /* X(SUFFIX, name) — reduction operators */
-#define TILEC_OP_LIST(X) X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(PROD, "prod")
+#define TILEC_OP_LIST(X)                                                                   \
+    X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(SUMSQ, "sumsq") X(NORM2, "norm2") \
+    X(MEAN, "mean")
 
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
@@ -158,6 +160,10 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
+/* Whether reduction op is defined on dtype (mean and norm2 take float dtypes only) and,
+ * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
+ * results are not their fold's, do not). False for values out of range. */
+TILEC_API bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate);
 TILEC_API const char *tilec_status_name(tilec_status s);
 /* A sentence that describes a status ("syntax error in tile program"). */
 TILEC_API const char *tilec_status_message(tilec_status s);
@@ -514,8 +520,9 @@ typedef struct tilec_reduce_desc {
 /* Reduces `in` into `out` (device memory of the context's backend). The first call for a
  * shape plans, generates, compiles (or finds in the cache) and loads a kernel; later calls
  * launch it. Asynchronous on GPUs (tilec_synchronize). The same input gives the same bits
- * on every run. 16-bit floats accumulate in f32; integer sums and products wrap. A sum over
- * an empty axis gives 0, a prod 1; max / min over one is an error. */
+ * on every run. 16-bit floats accumulate in f32 (a norm2 of bf16 or f32 in f64); integer
+ * sums and products wrap. Over an empty axis a sum, sumsq or norm2 gives 0, a prod 1 and a
+ * mean NaN; max / min over one is an error. */
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
 /* Everything tilec_reduce(ctx, desc, in, out) does but the launch: plan, generate, compile

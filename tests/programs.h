@@ -27,11 +27,15 @@ static inline void dims_text(char *out, size_t n, const int *d, int rank) {
     for (int i = 0; i < rank; i++) at += (size_t)snprintf(out + at, n - at, "%s%d", i ? ", " : "", d[i]);
 }
 
-/* Every op of the table in turn at random; nan=ignore takes max or min. */
-static inline const char *random_op(uint64_t *s, bool ignore) {
-    tilec_op op = (tilec_op)pick(s, TILEC_OP_COUNT);
+/* Every op of the table defined on dtype dt, at random; nan=ignore takes max or min;
+ * *accum is cleared for an op that does not take it. */
+static inline tilec_op random_op(uint64_t *s, bool ignore, const char *dt, bool *accum) {
+    tilec_op op;
+    do op = (tilec_op)pick(s, TILEC_OP_COUNT);
+    while (!tilec_op_supports(op, dtype_named(dt), false));
     if (ignore && op != TILEC_OP_MIN) op = TILEC_OP_MAX;
-    return tilec_op_name(op);
+    *accum = *accum && tilec_op_supports(op, dtype_named(dt), true);
+    return op;
 }
 
 /* One random program. The source tile is S (rank 1..3) per instance; the reduction's
@@ -59,7 +63,7 @@ static inline void make_program(uint64_t *s, char *buf, size_t size) {
     if (nk == 0) kept[nk++] = 1;
     bool pad = pick(s, 2) && rank >= 2;
     bool accum = pick(s, 3) == 0, ignore = flt && pick(s, 3) == 0;
-    const char *op = random_op(s, ignore);
+    const char *op = tilec_op_name(random_op(s, ignore, dt, &accum));
     char sd[64], kd[64], strides[96] = "";
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);
@@ -143,9 +147,8 @@ static inline void make_grid_program(uint64_t *s, char *buf, size_t size, bool b
         else kept[nk++] = d[i];
     }
     if (nk == 0) kept[nk++] = 1;
-    tilec_op o = (tilec_op)pick(s, TILEC_OP_COUNT);
-    const char *op = tilec_op_name(o);
-    bool accum = pick(s, 3) == 0, ignore = flt && (o == TILEC_OP_MAX || o == TILEC_OP_MIN) && pick(s, 2);
+    bool accum = pick(s, 3) == 0, ignore = flt && pick(s, 3) == 0;
+    const char *op = tilec_op_name(random_op(s, ignore, dt, &accum));
     char sd[64], kd[64];
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);

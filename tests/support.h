@@ -11,6 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The dtype of a name ("f32"), TILEC_DTYPE_COUNT for none. */
+static inline tilec_dtype dtype_named(const char *name) {
+    for (int d = 0; d < TILEC_DTYPE_COUNT; d++)
+        if (!strcmp(name, tilec_dtype_name((tilec_dtype)d))) return (tilec_dtype)d;
+    return TILEC_DTYPE_COUNT;
+}
+
 /* Elements of a reduction's input (or, kept_only, of its output): the product of the
  * extents, of the kept ones only. Counted here, not asked of the library under test. */
 static inline int64_t desc_elems(const tilec_reduce_desc *d, bool kept_only) {

@@ -65,11 +65,30 @@ static void *reduce_and_check(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64
     return reduce_shifted(ctx, d, seed, 0);
 }
 
-/* The op on doubles, as the format defines it for the values these tests give (max and
- * min of numbers; sums and products that are exact, or compared within a bound). */
+/* The ops on doubles, as the format defines them for the values these tests give (max
+ * and min of numbers; sums and products that are exact, or compared within a bound): what
+ * an element becomes, how two fold, and what the fold of n elements gives. */
+static double plain_lift(tilec_op op, double x) {
+    switch (op) {
+    case TILEC_OP_SUMSQ:
+    case TILEC_OP_NORM2: return x * x;
+    case TILEC_OP_SUM:
+    case TILEC_OP_MAX:
+    case TILEC_OP_MIN:
+    case TILEC_OP_PROD:
+    case TILEC_OP_MEAN: return x;
+    case TILEC_OP_COUNT: break;
+    }
+    fail_msg("plain_lift: op %d", (int)op);
+    return 0;
+}
+
 static double plain_op(tilec_op op, double acc, double x) {
     switch (op) {
-    case TILEC_OP_SUM: return acc + x;
+    case TILEC_OP_SUM:
+    case TILEC_OP_SUMSQ:
+    case TILEC_OP_NORM2:
+    case TILEC_OP_MEAN: return acc + x;
     case TILEC_OP_MAX: return x > acc ? x : acc;
     case TILEC_OP_MIN: return x < acc ? x : acc;
     case TILEC_OP_PROD: return acc * x;
@@ -79,15 +98,30 @@ static double plain_op(tilec_op op, double acc, double x) {
     return 0;
 }
 
+static double plain_finish(tilec_op op, double acc, int64_t n) {
+    switch (op) {
+    case TILEC_OP_MEAN: return acc / (double)n;
+    case TILEC_OP_NORM2: return sqrt(acc);
+    case TILEC_OP_SUM:
+    case TILEC_OP_SUMSQ:
+    case TILEC_OP_MAX:
+    case TILEC_OP_MIN:
+    case TILEC_OP_PROD: return acc;
+    case TILEC_OP_COUNT: break;
+    }
+    fail_msg("plain_finish: op %d", (int)op);
+    return 0;
+}
+
 /* d over a dense row-major x by plain loops, knowing nothing of tilec's view planning:
  * element i's coordinates, its output the row-major index over the kept dims. Sums in
- * double (exact for the small integers the caller gives). */
+ * double (exact for the small integers the caller gives), then each output finished. */
 static void plain_reduce(const tilec_reduce_desc *d, const float *x, double *want, int64_t nout) {
-    bool red[TILEC_MAX_RANK] = {false}, seen_any = false;
+    bool red[TILEC_MAX_RANK] = {false};
     for (int a = 0; a < d->naxes; a++) red[(d->axes[a] + d->rank) % d->rank] = true;
     int64_t n = 1;
     for (int i = 0; i < d->rank; i++) n *= d->shape[i];
-    bool *seen = calloc((size_t)nout, 1);
+    int64_t *seen = calloc((size_t)nout, sizeof *seen);
     for (int64_t i = 0; i < n; i++) {
         int64_t rest = i, o = 0, scale = 1;
         for (int k = d->rank - 1; k >= 0; k--) {
@@ -95,11 +129,10 @@ static void plain_reduce(const tilec_reduce_desc *d, const float *x, double *wan
             rest /= d->shape[k];
             if (!red[k]) o += c * scale, scale *= d->shape[k];
         }
-        double v = x[i], *w = &want[o];
-        if (!seen[o]) *w = v;
-        else *w = plain_op(d->op, *w, v);
-        seen[o] = seen_any = true;
+        double v = plain_lift(d->op, x[i]), *w = &want[o];
+        *w = seen[o]++ ? plain_op(d->op, *w, v) : v;
     }
+    for (int64_t o = 0; o < nout; o++) want[o] = plain_finish(d->op, want[o], seen[o]);
     free(seen);
 }
 
@@ -140,8 +173,9 @@ static void test_every_axis_set(void **state) {
                     assert_int_equal(tilec_mem_upload(ctx, din, x, (size_t)n * sizeof *x), TILEC_OK);
                     if (tilec_reduce(ctx, &d, din, dout) != TILEC_OK) fail_msg("tilec_reduce: %s", tilec_diag_text(ctx));
                     assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * sizeof *got), TILEC_OK);
-                    for (int64_t o = 0; o < nout; o++)
-                        if ((double)got[o] != want[o])
+                    for (int64_t o = 0; o < nout; o++) /* a mean or norm rounded once to f32 (from a double
+                                                          quotient or root: the same as directly) */
+                        if (got[o] != (float)want[o])
                             fail_msg("rank %d shape %d axes mask %u op %s: output %lld is %g, plain loops give %g", rank, e, mask,
                                      tilec_op_name(d.op), (long long)o, (double)got[o], want[o]);
                     tilec_mem_free(ctx, din);
@@ -185,8 +219,10 @@ static void test_dtypes_and_strategies(void **state) {
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
                 for (int variant = 0; variant < 2; variant++) {
                     bool flt = dt == TILEC_F16 || dt == TILEC_BF16 || dt == TILEC_F32 || dt == TILEC_F64;
+                    if (!tilec_op_supports((tilec_op)op, (tilec_dtype)dt, false)) continue;
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
-                                           .naxes = shapes[s].naxes, .accumulate = variant == 1,
+                                           .naxes = shapes[s].naxes,
+                                           .accumulate = variant == 1 && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, true),
                                            .nan = flt && (op == TILEC_OP_MAX || op == TILEC_OP_MIN) && variant == 1 ? TILEC_NAN_IGNORE
                                                                                                                 : TILEC_NAN_PROPAGATE};
                     memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
@@ -334,6 +370,27 @@ static void test_empty(void **state) {
         host[0] ^= 1; /* the check notices another value */
         assert_int_equal(tilec_reduce_check(ctx, &d, in, NULL, host, &r), TILEC_OK);
         assert_false(r.ok);
+    }
+    /* the mean of nothing is NaN (0 / 0), a sum of squares and a norm of nothing +0 (the
+     * bits written here: each dtype's default quiet NaN) */
+    static const struct { tilec_op op; tilec_dtype dt; uint64_t bits; } empties[] = {
+        {TILEC_OP_MEAN, TILEC_F16, 0x7e00}, {TILEC_OP_MEAN, TILEC_BF16, 0x7fc0}, {TILEC_OP_MEAN, TILEC_F32, 0x7fc00000},
+        {TILEC_OP_MEAN, TILEC_F64, 0x7ff8000000000000ull}, {TILEC_OP_SUMSQ, TILEC_F32, 0}, {TILEC_OP_SUMSQ, TILEC_I64, 0},
+        {TILEC_OP_NORM2, TILEC_BF16, 0}, {TILEC_OP_NORM2, TILEC_F64, 0}};
+    for (size_t t = 0; t < sizeof empties / sizeof empties[0]; t++) {
+        size_t es = tilec_dtype_size(empties[t].dt);
+        unsigned char dev[4 * 8];
+        memset(dev, 0x55, sizeof dev);
+        d = (tilec_reduce_desc){.op = empties[t].op, .dtype = empties[t].dt, .rank = 2, .shape = {3, 0}, .naxes = 1, .axes = {1}};
+        assert_int_equal(tilec_reduce(ctx, &d, in, dev), TILEC_OK);
+        for (int o = 0; o < 3; o++) {
+            uint64_t got = 0;
+            memcpy(&got, dev + o * es, es);
+            if (got != empties[t].bits)
+                fail_msg("%s %s over an empty axis: output %d is %#llx, want %#llx", tilec_op_name(d.op),
+                         tilec_dtype_name(d.dtype), o, (unsigned long long)got, (unsigned long long)empties[t].bits);
+        }
+        assert_true(dev[3 * es] == 0x55);
     }
     tilec_close(ctx);
 }
@@ -797,7 +854,7 @@ static void test_batch_invariance(void **state) {
         for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++) {
             if (!cases[c].all_dtypes && dt != TILEC_F32 && dt != TILEC_BF16) continue;
             for (int op = 0; op < TILEC_OP_COUNT; op++)
-                for (int mi = 0; mi < 3 && cases[c].m[mi]; mi++) {
+                for (int mi = 0; mi < 3 && cases[c].m[mi] && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, false); mi++) {
                     int64_t n = cases[c].n, m = cases[c].m[mi];
                     size_t es = tilec_dtype_size((tilec_dtype)dt);
                     unsigned char *in = malloc((size_t)(m * n) * es);
@@ -932,6 +989,7 @@ static void test_strided_views(void **state) {
     for (size_t v = 0; v < sizeof views / sizeof views[0]; v++)
         for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
             for (int op = 0; op < TILEC_OP_COUNT; op++) {
+                if (!tilec_op_supports((tilec_op)op, dts[t], false)) continue;
                 tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = dts[t], .rank = views[v].rank, .naxes = views[v].naxes,
                                        .strides = views[v].strides};
                 memcpy(d.shape, views[v].shape, sizeof views[v].shape);
@@ -975,8 +1033,9 @@ static void test_strided_views(void **state) {
                         off += idx[i] * views[v].strides[i];
                         if (!red[i]) o = o * d.shape[i] + idx[i];
                     }
-                    double x = load_elem(d.dtype, mem, off);
-                    uint32_t xi = (uint32_t)(int32_t)x;
+                    double raw = load_elem(d.dtype, mem, off), x = plain_lift(op, raw);
+                    uint32_t xi = (uint32_t)(int32_t)raw; /* an i32's bits, or its square's, wrapped */
+                    if (op == TILEC_OP_SUMSQ) xi *= xi;
                     want[o] = seen[o] ? plain_op(op, want[o], x) : x;
                     wrap[o] = !seen[o] ? xi : op == TILEC_OP_PROD ? wrap[o] * xi : wrap[o] + xi;
                     mag[o] += fabs(x);
@@ -987,8 +1046,12 @@ static void test_strided_views(void **state) {
                     double g = load_elem(d.dtype, got, o);
                     bool ok;
                     double u = d.dtype == TILEC_BF16 ? 0x1p-7 : 0x1p-23; /* a unit of the stored type (bf16), or a rounding of f32 */
-                    if (d.dtype == TILEC_I32 && (op == TILEC_OP_SUM || op == TILEC_OP_PROD)) ok = (uint32_t)(int32_t)g == wrap[o];
-                    else if (op == TILEC_OP_SUM) ok = fabs(g - want[o]) <= (d.dtype == TILEC_BF16 ? 1e-2 : 1e-5) * mag[o] + 1e-30;
+                    double tol = d.dtype == TILEC_BF16 ? 1e-2 : 1e-5;
+                    want[o] = plain_finish(op, want[o], count[o]);
+                    if (d.dtype == TILEC_I32 && op != TILEC_OP_MAX && op != TILEC_OP_MIN) ok = (uint32_t)(int32_t)g == wrap[o];
+                    else if (op == TILEC_OP_SUM || op == TILEC_OP_SUMSQ) ok = fabs(g - want[o]) <= tol * mag[o] + 1e-30;
+                    else if (op == TILEC_OP_MEAN) ok = fabs(g - want[o]) <= tol * mag[o] / (double)count[o] + 1e-30;
+                    else if (op == TILEC_OP_NORM2) ok = fabs(g - want[o]) <= (u + tol) * want[o];
                     else if (op == TILEC_OP_PROD) ok = fabs(g - want[o]) <= (u + (double)count[o] * 0x1p-23) * fabs(want[o]);
                     else ok = g == want[o];
                     if (!ok)
@@ -1104,7 +1167,7 @@ static void test_output_dtypes(void **state) {
     static const struct { int64_t shape[2]; int axis; } shp[] = {{{37, 4099}, 1}, {{3, 70001}, 1}, {{4099, 40}, 0}};
     for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++)
         for (int op = 0; op < TILEC_OP_COUNT; op++)
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < 3 && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, false); i++) {
                 tilec_reduce_desc w = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = 2, .naxes = 1,
                                        .axes = {shp[i].axis}, .widen = true};
                 memcpy(w.shape, shp[i].shape, sizeof shp[i].shape);

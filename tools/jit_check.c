@@ -106,10 +106,11 @@ static int matrix(tilec_reduce_desc *all, int max) {
     for (int dt = 0; dt < TILEC_DTYPE_COUNT; dt++)
         for (int op = 0; op < TILEC_OP_COUNT; op++)
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-                for (int v = 0; v < 2 && n < max; v++) {
+                for (int v = 0; v < 2 && n < max && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, false); v++) {
                     bool flt = dt <= TILEC_F64;
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
-                                           .naxes = shapes[s].naxes, .accumulate = v == 1,
+                                           .naxes = shapes[s].naxes,
+                                           .accumulate = v == 1 && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, true),
                                            .nan = flt && (op == TILEC_OP_MAX || op == TILEC_OP_MIN) && v ? TILEC_NAN_IGNORE
                                                                                                          : TILEC_NAN_PROPAGATE};
                     memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);

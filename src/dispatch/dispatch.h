@@ -176,7 +176,11 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
 lp_type dsp_acc_type(const dsp_query *q);
 lp_expr *dsp_identity(dsp_lower *l);
 lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b);
-/* Stores an accumulated value to output s: applies accum and converts to the dtype. */
+/* A source element as the fold takes it: converted to the accumulation type and lifted
+ * (squared for sumsq and norm2). Partial results are combined as they are. */
+lp_expr *dsp_element(dsp_lower *l, lp_expr *x);
+/* Stores an accumulated value to output s: applies accum, finishes the op (a mean's
+ * division, a norm's square root) and converts to the dtype. */
 void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc);
 /* acc = combine(acc, src[s, r]) for r = first, first + stride, ... < red_len. */
 void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride);

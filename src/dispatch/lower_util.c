@@ -248,7 +248,7 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
 /* The destination's accumulation type: the source's, or the wider one a grid reduction
  * that writes tilec_dtype_wide of its source accumulates in (the verifier allows no other). */
 lp_type dsp_acc_type(const dsp_query *q) {
-    return lp_accum_type(q->st->dst.buf ? q->st->dst.buf->dtype : q->st->src.buf->dtype);
+    return lp_op_accum_type(q->st->op, q->st->dst.buf ? q->st->dst.buf->dtype : q->st->src.buf->dtype);
 }
 
 lp_expr *dsp_identity(dsp_lower *l) {
@@ -277,12 +277,38 @@ lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
     return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_binary(l->k, op->combine, a, b);
 }
 
+lp_expr *dsp_element(dsp_lower *l, lp_expr *x) {
+    lp_expr *v = lp_cast(l->k, dsp_acc_type(l->q), x);
+    switch (ir_op(l->q->st->op)->lift) {
+    case IR_LIFT_NONE: return v;
+    case IR_LIFT_SQUARE: return lp_binary(l->k, LO_MUL, v, v);
+    }
+    return v; /* not reached: the switch covers ir_lift (-Wswitch) */
+}
+
+/* The folded value as the op's result, in the accumulation type. A mean's count is the
+ * elements folded: red_len of each lane's own, times the lanes, for a local source. */
+static lp_expr *finish(dsp_lower *l, lp_expr *v) {
+    const dsp_query *q = l->q;
+    bool lanes = q->st->src.buf->space == TILEC_SPACE_LOCAL && q->st->exec.scope != TILEC_SCOPE_THREAD;
+    switch (ir_op(q->st->op)->finish) {
+    case IR_FINISH_NONE: return v;
+    case IR_FINISH_MEAN: {
+        lp_expr *n = lanes ? lp_binary(l->k, LO_MUL, dsp_inst_size(l), dsp_i32(l, q->red_len)) : lp_int(l->k, LP_I64, q->red_len);
+        return lp_binary(l->k, LO_DIV, v, lp_cast(l->k, v->type, n));
+    }
+    case IR_FINISH_SQRT: return lp_unary(l->k, LO_SQRT, v);
+    }
+    return v; /* not reached: the switch covers ir_finish (-Wswitch) */
+}
+
 void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
     const ir_region *dst = &l->q->st->dst;
     lp_buf *b = lp_buf_for(l->k, dst->buf);
     lp_expr *off = dsp_region_offset(l, dst, s);
     lp_expr *v = acc;
     if (l->q->st->accum) v = dsp_combine(l, lp_cast(l->k, acc->type, lp_load(l->k, b, off)), acc);
+    v = finish(l, v); /* (the verifier refuses accum for an op with a finish) */
     lp_type t = b ? b->type : acc->type;
     lp_expr *out = lp_cast(l->k, t, v);
     /* a NaN is stored as the type's default quiet NaN: which NaN an operation returns
@@ -298,7 +324,7 @@ void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *
     int r = lp_reg_new(k, it, "r");
     lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, first), lp_int(k, it, l->q->red_len), lp_cast(k, it, stride));
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
-    lp_expr *x = lp_cast(k, k->regs[acc].type, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))));
+    lp_expr *x = dsp_element(l, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))));
     lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
 }
 

@@ -127,7 +127,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     for (int u = 0; u < batch; u++) {
         lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
         for (int e = 0; e < vec; e++)
-            lp_assign(k, in, accs + e, dsp_combine(l, lp_reg(k, accs + e), lp_cast(k, at, lp_reg(k, xs + u * vec + e))));
+            lp_assign(k, in, accs + e, dsp_combine(l, lp_reg(k, accs + e), dsp_element(l, lp_reg(k, xs + u * vec + e))));
     }
     /* leaf i = round * rw + rl of column cl * vec + e */
     lp_block *put = &lp_if(k, each, lt(k, lp_reg(k, rl), ival(k, it, rw)))->body;

@@ -83,12 +83,12 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                     lp_stmt *sel = lp_if(k, in, lp_binary(k, LO_LE, add(k, e0, ival(k, it, vec)), len));
                     part = &sel->orelse;
                     lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
-                    for (int e = 0; e < vec; e++) lp_assign(k, &sel->body, lf + e, lp_cast(k, at, lp_reg(k, x + e)));
+                    for (int e = 0; e < vec; e++) lp_assign(k, &sel->body, lf + e, dsp_element(l, lp_reg(k, x + e)));
                 }
                 for (int e = 0; e < vec; e++) {
                     lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
                     lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
-                    lp_assign(k, has, lf + e, lp_cast(k, at, lp_load(k, src, add(k, start, mulc(k, i, g->ns)))));
+                    lp_assign(k, has, lf + e, dsp_element(l, lp_load(k, src, add(k, start, mulc(k, i, g->ns)))));
                 }
             }
     }
@@ -99,7 +99,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
             for (int bi = 0; bi < gs->ueff; bi++)
                 if (g->aligned && whole[bi])
                     for (int e = 0; e < vec; e++)
-                        lp_assign(k, in, lf + bi * vec + e, lp_cast(k, at, lp_reg(k, xs + (lf - leaf) + bi * vec + e)));
+                        lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e)));
             grid_reg_tree(l, in, lf, nleaf, 1); /* a logical lane's leaves */
         }
         grid_reg_tree(l, in, leaf + u * per, gs->f, nleaf); /* its logical lanes */

@@ -67,16 +67,41 @@ typedef enum ir_error_model {
     IR_ERROR_EXACT, /* the result is one of the operands: exact in any order */
     IR_ERROR_PROD,  /* a rounding per factor, relative to the result */
 } ir_error_model;
+/* What an element becomes before it is combined (the partial results are not lifted). */
+typedef enum ir_lift {
+    IR_LIFT_NONE,
+    IR_LIFT_SQUARE, /* x * x, rounded in the accumulation type (never fused into the add) */
+} ir_lift;
+/* What the folded value becomes when it is stored, in the accumulation type. */
+typedef enum ir_finish {
+    IR_FINISH_NONE,
+    IR_FINISH_MEAN, /* divided by the count of elements (converted to the type), rounded once */
+    IR_FINISH_SQRT, /* its square root, rounded once */
+} ir_finish;
+/* What a reduction of no elements gives (the JIT's empty axes; a tile has no empty dim). */
+typedef enum ir_empty {
+    IR_EMPTY_ERROR,    /* nothing: max of nothing has no value */
+    IR_EMPTY_IDENTITY, /* the identity (+0 for a zero: its -0 is for folds) */
+    IR_EMPTY_NAN,      /* NaN: the mean of nothing is 0 / 0 */
+} ir_empty;
 typedef struct ir_op_info {
     lp_op combine;        /* LO_ADD, LO_MUL, or LO_MAX / LO_MIN, which take the NaN policy */
     ir_identity identity; /* under nan=ignore a comparing op's float identity is NaN */
     ir_error_model error;
+    ir_lift lift;
+    ir_finish finish;     /* an op with one takes no accum=true: its result does not combine */
+    ir_empty empty;
     bool compares;        /* max / min: nan=ignore applies to floats, -0 is below +0 */
     bool idempotent;      /* x op x = x: a repeated (stride-0) reduced dim reads once */
-    bool empty_has_value; /* a reduction of no elements is the identity; else an error */
+    bool floats_only;     /* defined on the float dtypes only */
+    bool holds_squares;   /* its accumulation type holds the squares of every value: bf16 and
+                             f32, whose squares can pass f32's range, accumulate in f64 */
 } ir_op_info;
 /* The row of op (the sum's for a value out of range, which callers have refused). */
 const ir_op_info *ir_op(tilec_op op);
+/* The type op accumulates values of dtype d in: lp_accum_type(d), or f64 where the op's
+ * row says its squares need it. */
+lp_type lp_op_accum_type(tilec_op op, tilec_dtype d);
 
 typedef enum lp_expr_kind {
     LX_CONST, /* i (integer and bool types) or f (float types) */

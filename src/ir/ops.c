@@ -7,14 +7,32 @@
 
 static const ir_op_info ops[] = {
     [TILEC_OP_SUM] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_SUM,
-                      .empty_has_value = true},
+                      .empty = IR_EMPTY_IDENTITY},
     [TILEC_OP_MAX] = {.combine = LO_MAX, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_EXACT,
                       .compares = true, .idempotent = true},
     [TILEC_OP_MIN] = {.combine = LO_MIN, .identity = IR_IDENTITY_HIGHEST, .error = IR_ERROR_EXACT,
                       .compares = true, .idempotent = true},
     [TILEC_OP_PROD] = {.combine = LO_MUL, .identity = IR_IDENTITY_ONE, .error = IR_ERROR_PROD,
-                       .empty_has_value = true},
+                       .empty = IR_EMPTY_IDENTITY},
+    [TILEC_OP_SUMSQ] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_SUM,
+                        .lift = IR_LIFT_SQUARE, .empty = IR_EMPTY_IDENTITY},
+    [TILEC_OP_NORM2] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_SUM,
+                        .lift = IR_LIFT_SQUARE, .finish = IR_FINISH_SQRT, .empty = IR_EMPTY_IDENTITY,
+                        .floats_only = true, .holds_squares = true},
+    [TILEC_OP_MEAN] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_SUM,
+                       .finish = IR_FINISH_MEAN, .empty = IR_EMPTY_NAN, .floats_only = true},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 
 const ir_op_info *ir_op(tilec_op op) { return &ops[(unsigned)op < TILEC_OP_COUNT ? op : TILEC_OP_SUM]; }
+
+lp_type lp_op_accum_type(tilec_op op, tilec_dtype d) {
+    lp_type t = lp_accum_type(d);
+    return ir_op(op)->holds_squares && (d == TILEC_BF16 || d == TILEC_F32) ? LP_F64 : t;
+}
+
+bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate) {
+    if ((unsigned)op >= TILEC_OP_COUNT || (unsigned)dtype >= TILEC_DTYPE_COUNT) return false;
+    const ir_op_info *o = &ops[op];
+    return (!o->floats_only || ir_dtype_is_float(dtype)) && (!accumulate || o->finish == IR_FINISH_NONE);
+}

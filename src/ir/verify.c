@@ -261,6 +261,12 @@ static void check_reduce(verifier *v, ir_stmt *st) {
                              : "%s: destination '%s' is %s but source '%s' is %s; they must match",
             op, dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name, tilec_dtype_name(src->buf->dtype),
             tilec_dtype_name(src->buf->dtype), tilec_dtype_name(wide));
+    if (ir_op(st->op)->floats_only && !ir_dtype_is_float(src->buf->dtype))
+        err(v, st->op_pos, "%s is defined for float dtypes; source '%s' is %s (use sum, or pass float data)",
+            op, src->buf->name, tilec_dtype_name(src->buf->dtype));
+    if (st->accum && ir_op(st->op)->finish != IR_FINISH_NONE)
+        err(v, st->op_pos, "accum=true does not apply to %s: its result does not combine with the destination's "
+                           "(reduce into another buffer and add)", op);
     if (st->nan == TILEC_NAN_IGNORE && !ir_op(st->op)->compares)
         err(v, st->nan_pos, "nan=ignore applies to max and min; a %s with a NaN is NaN", tilec_op_name(st->op));
     else if (st->nan == TILEC_NAN_IGNORE && !ir_dtype_is_float(src->buf->dtype))

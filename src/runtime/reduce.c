@@ -14,6 +14,7 @@
 #include "runtime.h"
 #include "../ir/numeric.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +86,14 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     if ((unsigned)d->op >= TILEC_OP_COUNT) return bad(ctx, "op %d is not a tilec_op", (int)d->op);
     if ((unsigned)d->dtype >= TILEC_DTYPE_COUNT) return bad(ctx, "dtype %d is not a tilec_dtype", (int)d->dtype);
     if ((unsigned)d->nan >= TILEC_NAN_COUNT) return bad(ctx, "nan policy %d is not a tilec_nan", (int)d->nan);
-    bool flt = d->dtype == TILEC_F16 || d->dtype == TILEC_BF16 || d->dtype == TILEC_F32 || d->dtype == TILEC_F64;
+    bool flt = ir_dtype_is_float(d->dtype);
+    const ir_op_info *op = ir_op(d->op);
+    if (op->floats_only && !flt)
+        return bad(ctx, "%s is defined for float dtypes, not %s: convert the input to f32 or f64 first",
+                   tilec_op_name(d->op), tilec_dtype_name(d->dtype));
+    if (op->finish != IR_FINISH_NONE && d->accumulate)
+        return bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
+                        "reduce into another buffer and add", tilec_op_name(d->op));
     if (d->nan == TILEC_NAN_IGNORE && (!ir_op(d->op)->compares || !flt))
         return bad(ctx, "nan policy ignore applies to max and min of float dtypes only (a sum with a NaN is NaN; "
                         "integers have none), not to %s %s", tilec_op_name(d->op), tilec_dtype_name(d->dtype));
@@ -130,7 +138,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         v->reduced[v->rank++] = true;
     }
     v->empty_axis = v->out_elems > 0 && reduced_empty;
-    if (v->empty_axis && !ir_op(d->op)->empty_has_value)
+    if (v->empty_axis && ir_op(d->op)->empty == IR_EMPTY_ERROR)
         return bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
     v->span = v->in_elems;
     return d->strides && v->in_elems > 0 ? strided_view(ctx, d, red, v) : TILEC_OK;
@@ -139,17 +147,19 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
 /* The output's dtype: the input's, or its wide one. */
 static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
 
-/* n elements of what a reduction over an empty axis gives, the op's identity in the
- * output's dtype (+0 for a sum: its -0 identity is for folds, an empty sum is 0); malloc'd,
- * NULL when out of memory. Only ops with empty_has_value get here. */
+/* n elements of what a reduction over an empty axis gives in the output's dtype: the op's
+ * identity (+0 for a sum: its -0 identity is for folds, an empty sum is 0), or NaN (a
+ * mean); malloc'd, NULL when out of memory. Ops whose empty reduction is an error do not
+ * get here. */
 static unsigned char *empty_value(const tilec_reduce_desc *d, int64_t n) {
     tilec_dtype t = out_dtype(d);
     lp_type lt = lp_type_of(t);
     unsigned char *b = calloc((size_t)n ? (size_t)n : 1, tilec_dtype_size(t));
-    bool one = ir_op(d->op)->identity == IR_IDENTITY_ONE;
-    for (int64_t i = 0; b && one && i < n; i++) {
-        if (ir_dtype_is_float(t)) num_store_float(lt, b, i, 1.0);
-        else num_store_int(lt, b, i, 1);
+    const ir_op_info *op = ir_op(d->op);
+    double v = op->empty == IR_EMPTY_NAN ? NAN : op->identity == IR_IDENTITY_ONE ? 1.0 : 0.0;
+    for (int64_t i = 0; b && v != 0 && i < n; i++) {
+        if (ir_dtype_is_float(t)) num_store_float(lt, b, i, v);
+        else num_store_int(lt, b, i, (int64_t)v);
     }
     return b;
 }
@@ -285,7 +295,8 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     if (v.out_elems == 0) return TILEC_OK;             /* nothing to write */
     if (v.empty_axis) { /* the identity; accumulating it changes nothing */
         if (d->accumulate || prepare) return TILEC_OK;
-        if (ir_op(d->op)->identity == IR_IDENTITY_ZERO) return r->be->zero(r, out, out_bytes, d->stream);
+        if (ir_op(d->op)->empty == IR_EMPTY_IDENTITY && ir_op(d->op)->identity == IR_IDENTITY_ZERO)
+            return r->be->zero(r, out, out_bytes, d->stream);
         /* other bits than zeros: copied from the host once the stream's earlier work is done */
         unsigned char *host = empty_value(d, v.out_elems);
         if (!host) return TILEC_ERR_NOMEM;
@@ -370,8 +381,10 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
     ir_str_printf(&s, "\n");
     if (v.out_elems == 0 || v.empty_axis) {
         ir_str_printf(&s, v.out_elems == 0 ? "the output is empty: nothing runs\n"
-                                           : "a reduced extent is 0: the output is set to the op's identity (0 for a sum, 1 "
-                                             "for a prod; left as is when accumulating)\n");
+                                           : ir_op(d->op)->empty == IR_EMPTY_NAN
+                                               ? "a reduced extent is 0: the output is set to NaN (the mean of nothing)\n"
+                                               : "a reduced extent is 0: the output is set to the op's identity (0 for a sum, "
+                                                 "1 for a prod; left as is when accumulating)\n");
     } else {
         rt_plan *p;
         if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {

@@ -216,26 +216,79 @@ static void add_term(rval *x, long double *terms) {
     if (isfinite(x->f)) terms[x->f < 0] += fabsl(x->f);
 }
 
-/* What an order of the additions can give besides the value: the accumulation type
- * (f32 for 16-bit floats and f32, f64 for f64) overflows once a partial sum reaches its
- * threshold, which the positive (negative) finite terms can, to within the check's
- * tolerance, when they add up to it. With an infinite term every order ends at that
- * infinity, or at NaN where the other sign can overflow; with none, at the value, either
- * infinity whose sign can overflow, or NaN where both can. A 16-bit result is then stored
- * once rounded: within the tolerance of its own overflow threshold, the accumulated value
- * may land on either side of it (the largest finite value, or the infinity). */
-static unsigned overflows(const tilec_buffer *b, const long double *terms, rval sum) {
+/* What an order of the additions can give besides the value: the accumulation type acc
+ * (f32 for 16-bit floats and f32, f64 for f64 and for the squares of bf16 and f32 in a
+ * norm2) overflows once a partial sum reaches its threshold, which the positive (negative)
+ * finite terms can, to within the check's tolerance, when they add up to it. With an
+ * infinite term every order ends at that infinity, or at NaN where the other sign can
+ * overflow; with none, at the value, either infinity whose sign can overflow, or NaN where
+ * both can. */
+static unsigned sum_overflows(const tilec_buffer *b, lp_type acc, const long double *terms, rval sum) {
     /* the halfway points between the largest finite value and 2^(emax+1) */
-    long double limit = b->dtype == TILEC_F64 ? 0x1.fffffffffffff8p1023L : 0x1.ffffffp127L;
+    long double limit = acc == LP_F64 ? 0x1.fffffffffffff8p1023L : 0x1.ffffffp127L;
     long double slack = (b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2L : 1e-5L) * (terms[0] + terms[1]);
     bool up = terms[0] >= limit - slack, down = terms[1] >= limit - slack;
     if (isnan(sum.f)) return 0;
     if (isinf(sum.f)) return (sum.f > 0 ? down : up) ? MAY_NAN : 0;
-    unsigned may = (up ? MAY_PINF : 0) | (down ? MAY_NINF : 0) | (up && down ? MAY_NAN : 0);
+    return (up ? MAY_PINF : 0) | (down ? MAY_NINF : 0) | (up && down ? MAY_NAN : 0);
+}
+
+/* A 16-bit result is stored once rounded: within the tolerance (slack) of its own overflow
+ * threshold, the accumulated value may land on either side of it (the largest finite
+ * value, or the infinity). */
+static unsigned store_edge(const tilec_buffer *b, long double v, long double slack) {
     long double store = b->dtype == TILEC_F16 ? 65520.0L : b->dtype == TILEC_BF16 ? 0x1.ffp127L : 0;
-    if (store > 0 && fabsl(sum.f) >= store - slack && fabsl(sum.f) < store + slack)
-        may |= MAY_MAX | (sum.f > 0 ? MAY_PINF : MAY_NINF);
-    return may;
+    if (store > 0 && isfinite(v) && fabsl(v) >= store - slack && fabsl(v) < store + slack)
+        return MAY_MAX | (v > 0 ? MAY_PINF : MAY_NINF);
+    return 0;
+}
+
+static long double tolerance_of(const tilec_buffer *b) {
+    return b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2L : 1e-5L;
+}
+
+static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double *terms, rval sum) {
+    return sum_overflows(b, acc, terms, sum) | store_edge(b, sum.f, tolerance_of(b) * (terms[0] + terms[1]));
+}
+
+/* The element as the fold takes it (ops.c's lift): a square is exact in long double for
+ * the 16- and 32-bit floats (and within 2^-64 for f64); its error scale grows with the
+ * element's own. Integer squares wrap as the accumulation type does once stored. */
+static rval lift(const ir_stmt *st, bool flt, rval x) {
+    switch (ir_op(st->op)->lift) {
+    case IR_LIFT_NONE: return x;
+    case IR_LIFT_SQUARE:
+        if (!flt) {
+            x.i = (int64_t)((uint64_t)x.i * (uint64_t)x.i);
+            return x;
+        }
+        x.mag = (double)(2 * fabsl(x.f) * x.mag);
+        x.f = x.f * x.f;
+        return x;
+    }
+    return x; /* not reached: the switch covers ir_lift (-Wswitch) */
+}
+
+/* The folded value of n elements as the op's result (ops.c's finish): a mean divides it
+ * and its error scale by n; a root takes the square root, whose error is the sum's over
+ * twice the root (its terms are squares, so the scale is at most the sum's magnitude). The
+ * store threshold is then the result's. */
+static void finish(const ir_stmt *st, int64_t n, rval *v) {
+    const tilec_buffer *b = st->dst.buf;
+    switch (ir_op(st->op)->finish) {
+    case IR_FINISH_NONE: return;
+    case IR_FINISH_MEAN:
+        v->f /= (long double)n;
+        v->mag /= (double)n;
+        break;
+    case IR_FINISH_SQRT: {
+        long double root = sqrtl(v->f);
+        v->mag = root > 0 && isfinite(root) ? (double)(v->mag / (2 * root)) : (double)sqrtl(v->mag / tolerance_of(b));
+        v->f = root;
+        break;
+    }
+    }
+    v->may |= store_edge(b, v->f, tolerance_of(b) * v->mag);
 }
 
 /* A float product's factors: how many, the products of the magnitudes above and below 1
@@ -305,7 +358,7 @@ static unsigned fold_old(const tilec_buffer *b, rval old, unsigned may_r, rval v
     if (may_r & MAY_NINF) may |= old.f == INFINITY ? MAY_NAN : MAY_NINF;
     long double two[2] = {0, 0};
     two[v.f < 0] = fabsl(v.f); /* the addition's result, near a threshold or not */
-    if (isfinite(v.f)) may |= overflows(b, two, v);
+    if (isfinite(v.f)) may |= overflows(b, lp_accum_type(b->dtype), two, v);
     return may;
 }
 
@@ -336,7 +389,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             for (int64_t r = 0; r < rlen; r++) {
                 unflatten(r, rdims, nr, rc);
                 for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
-                rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
+                rval x = lift(st, flt, *at(R, st->src.buf, offset(R, &st->src, c, first), t));
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) add_term(&x, terms);
                 if (prod) add_factor(&fac, x);
                 acc = combine(st, flt, acc, x);
@@ -346,7 +399,11 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             rval *d = at(R, st->dst.buf, off, t), v = acc;
             /* the destination's dtype: its accumulation type and, 16-bit, its store threshold
              * (a wider destination than the source accumulates in its own type) */
-            unsigned may_r = ir_op(st->op)->error == IR_ERROR_SUM && flt ? overflows(st->dst.buf, terms, acc) : 0;
+            lp_type acc_t = lp_op_accum_type(st->op, st->dst.buf->dtype);
+            bool finishes = ir_op(st->op)->finish != IR_FINISH_NONE; /* its store edge is the result's */
+            unsigned may_r = ir_op(st->op)->error != IR_ERROR_SUM || !flt ? 0
+                             : finishes ? sum_overflows(st->dst.buf, acc_t, terms, acc)
+                                        : overflows(st->dst.buf, acc_t, terms, acc);
             factors all = fac;
             if (st->accum) {
                 rval old = *d;
@@ -358,6 +415,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
                 v.may |= may_r;
             }
             if (prod) prod_bound(st->dst.buf, &all, &v);
+            if (flt) finish(st, (int64_t)contributors * rlen, &v);
             put(st->dst.buf, d, v);
         }
     }

@@ -8,9 +8,10 @@ from tiles import VARIANTS, Case
 
 EXTENTS = [1, 2, 3, 5, 7, 8, 11, 13, 16, 17, 31, 32, 33, 47, 61, 64, 65, 97, 127, 128, 129, 251, 257, 509, 1021]
 
-# (dtype, op, nan): every op of every dtype, nan=ignore where the format allows it
-# (max and min of floats)
-COMBOS = [(d, op, "propagate") for d in nm.DTYPES for op in ("sum", "max", "min", "prod")] + \
+# (dtype, op, nan): every op of every dtype it is defined on, nan=ignore where the format
+# allows it (max and min of floats)
+OPS = ("sum", "max", "min", "prod", "sumsq", "norm2", "mean")
+COMBOS = [(d, op, "propagate") for d in nm.DTYPES for op in OPS if nm.DTYPES[d].is_float or op not in nm.FLOAT_ONLY] + \
          [(d, op, "ignore") for d in nm.FLOATS for op in ("max", "min")]
 
 
@@ -181,6 +182,8 @@ def cases_for_kind(rng, kind, ws, rounds, combos=COMBOS, accums=(False, True), s
             dt = nm.DTYPES[dtn]
             fl = data.flavours_for(dt, op, nan)
             for a, acc in enumerate(accums):
+                if acc and op in nm.NO_ACCUM:
+                    continue
                 v = vs[i % len(vs)]
                 f = flavour or fl[(r * len(accums) + a + j * 3) % len(fl)]
                 out.append(make_case(rng, start + len(out), kind, ws, dt, op, nan, acc, v, f))

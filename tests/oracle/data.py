@@ -147,7 +147,7 @@ def flavours_for(dt, op, nan):
     near 1 (elsewhere long products leave the range, where the oracle accepts anything)."""
     if not dt.is_float:
         return INT_FLAVOURS
-    if op == "sum":
+    if op in ("sum", "sumsq", "norm2", "mean"):
         return ["normal", "normal", "specials", "subnormal", "big", "zeros", "inf_slices"]
     if op == "prod":
         return ["factors", "factors", "factor_specials", "zeros", "inf_slices", "nan_slices", "big", "normal"]

@@ -363,8 +363,9 @@ class ProdSpec:
     1e30 * 1e-30 in f32 is +inf in one order and 1e30 in another). When the first can fall
     below the smallest normal, a step's error is no longer relative (subnormals, or 0): only
     the sign holds, and a bound on the magnitude, the exact one grown by the roundings plus
-    what two subnormal units lost, grown by the factors above 1. Either way NaN is allowed
-    where an infinity (given or an overflow) can meet a zero (given or an underflow).
+    what two subnormal units lost, grown by the factors above 1, then rounded to the dtype
+    (as the result is). Either way NaN is allowed where an infinity (given or an overflow)
+    can meet a zero (given or an underflow).
 
     Otherwise: a NaN factor, or an infinity and a zero, give NaN; an infinity gives an
     infinity, a zero a zero, each with the sign of the product of the signs (IEEE 754
@@ -416,8 +417,8 @@ class ProdSpec:
             return math.isinf(got)
         if math.isinf(got) and self.ovf:
             return True
-        if self.unf:
-            return math.isfinite(got) and abs(Fraction(got)) <= self.top
+        if self.unf:  # the magnitude's bound, rounded to the dtype as the result is (monotone)
+            return math.isfinite(got) and abs(got) <= round_exact(self.top, self.dt.fmt)
         if self.has_zero:
             return got == 0
         return self.lo <= abs(got) <= self.hi
@@ -428,7 +429,7 @@ class ProdSpec:
         sign = "-" if self.sign < 0 else "+"
         also = " or NaN" if self.nan_too else ""
         if self.unf and not self.has_inf:
-            top = float(self.top) if self.top < 2 ** 1023 else math.inf
+            top = round_exact(self.top, self.dt.fmt)
             return "a value of sign %s up to %.6g%s%s (an order of the factors goes subnormal)" % (
                 sign, top, " or %sinf" % sign if self.ovf else "", also)
         if self.has_inf:
@@ -437,6 +438,159 @@ class ProdSpec:
             return sign + "0"
         return "%s[%r, %r]%s%s (exact product over %d factors)" % (
             sign, self.lo, self.hi, " or %sinf" % sign if self.ovf else "", also, self.n)
+
+
+def _round_inf(q, fmt):
+    """round_exact, passing an infinity through."""
+    return q if isinstance(q, float) and math.isinf(q) else round_exact(q, fmt)
+
+
+def _sqrt_bounds(q, k=160):
+    """Rationals lo <= sqrt(q) <= hi within a factor 1 +- 2^-k of it (q >= 0)."""
+    q = Fraction(q)
+    if q <= 0:
+        return Fraction(0), Fraction(0)
+    a, b = q.numerator, q.denominator
+    r = math.isqrt(a * b * 4 ** k)
+    den = b * 2 ** k
+    return Fraction(r, den), Fraction(r + 1, den)
+
+
+class SquaresSpec:
+    """What a sum of squares of one slice may give (sumsq, and norm2 before its root).
+
+    Each square x*x is rounded once in the accumulation format acc (format.md: never fused
+    into the addition), so it is within u*x^2, or within half a subnormal unit where x^2
+    is below acc's normal range; the rounded squares are then summed in any order and
+    tree, within gamma(n-1) of their sum. Together: within E = gamma(n) * S + k * min_sub
+    of the exact S = sum x^2, k the squares below the normal range, so the fold is an acc
+    value between acc's roundings of S - E and S + E. Every term is >= +0: a zero fold
+    is +0. When S(1 + gamma(n)) reaches acc's overflow threshold an order (or one square)
+    overflows: the fold may be +inf. A NaN gives NaN; an infinity +inf.
+
+    accum=true (sumsq): the old value is added once, to the fold, in acc; the sum is then
+    rounded to the dtype. Addition and the roundings are monotone; an exact cancellation
+    gives +0, so a zero result is +0 here too."""
+
+    def __init__(self, vals, dt, acc, old=None):
+        v = np.asarray(vals, dtype=np.float64).ravel()
+        self.n, self.dt, self.acc = v.size, dt, acc
+        fin = [Fraction(float(x)) for x in v[np.isfinite(v)]]
+        sq = [x * x for x in fin]
+        self.S = sum(sq, Fraction(0))
+        k_sub = sum(1 for t in sq if 0 < t < acc.min_normal)
+        g = self.n * acc.u / (1 - self.n * acc.u)
+        E = g * self.S + k_sub * acc.min_sub
+        fold_nan = bool(np.isnan(v).any())
+        fold_inf = bool(np.isinf(v).any())  # the fold is +inf, exactly
+        ovf = self.S * (1 + g) >= acc.overflow  # the fold may be +inf
+        f_lo, f_hi = round_exact(max(self.S - E, Fraction(0)), acc), round_exact(self.S + E, acc)
+        self.special, self.lo, self.hi = set(), None, None
+        old = None if old is None else float(old)
+        if fold_nan or (old is not None and math.isnan(old)):
+            self.special = {"nan"}
+        elif old == -math.inf:
+            self.special = {"nan"} if fold_inf else {"-inf"} | ({"nan"} if ovf or f_hi == math.inf else set())
+        elif fold_inf or old == math.inf:
+            self.special = {"+inf"}
+        else:
+            if ovf or f_hi == math.inf:
+                self.special.add("+inf")
+            self.lo, self.hi = self.result(f_lo, old, lower=True), self.result(f_hi, old, lower=False)
+            if self.hi == math.inf:
+                self.special.add("+inf")
+            if self.lo == -math.inf:
+                self.special.add("-inf")
+
+    def result(self, fold, old, lower):
+        """The stored result of a fold of acc value fold (a bound: lower or upper)."""
+        if old is not None and not math.isinf(fold):
+            fold = round_exact(Fraction(fold) + Fraction(old), self.acc)
+        return _round_inf(fold, self.dt.fmt)
+
+    def accepts(self, got):
+        if math.isnan(got):
+            return "nan" in self.special
+        if math.isinf(got):
+            return ("+inf" if got > 0 else "-inf") in self.special
+        if self.lo is None or (got == 0 and math.copysign(1.0, got) < 0):
+            return False  # a zero is +0 (above)
+        return self.lo <= got <= self.hi
+
+    def describe(self):
+        parts = ["[%r, %r]" % (self.lo, self.hi)] if self.lo is not None else []
+        exact = float(self.S) if self.S < 2 ** 1023 else math.inf
+        return "one of " + " or ".join(parts + sorted(self.special)) + \
+            " (exact sum of squares %.17g over %d terms)" % (exact, self.n)
+
+
+class Norm2Spec(SquaresSpec):
+    """norm2: the square root of the fold of squares, rounded once in the accumulation
+    format and then once to the dtype. Its accumulation format holds the square of every
+    value (format.md): f64 for bf16, f32 and f64, f32 for f16. sqrt and the roundings are
+    monotone, so the results lie between those of the fold's bounds (each root bounded by
+    rationals within 2^-160 of it, the outer side taken: at worst an ulp looser)."""
+
+    def result(self, fold, old, lower):
+        if math.isinf(fold):
+            return fold
+        lo, hi = _sqrt_bounds(Fraction(fold))
+        return _round_inf(round_exact(lo if lower else hi, self.acc), self.dt.fmt)
+
+
+def sumsq_float_specs(a, axes, dt, init=None):
+    """A SquaresSpec per output; init: the old destination values (accum=true), added once
+    to each fold, not squared."""
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, None)
+    flat = t.reshape(-1, t.shape[-1])
+    olds = [None] * len(flat) if init is None else np.asarray(init, dtype=np.float64).ravel()
+    return np.array([SquaresSpec(row, dt, dt.acc, o) for row, o in zip(flat, olds)], dtype=object).reshape(kept)
+
+
+def norm2_float_specs(a, axes, dt):
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, None)
+    flat = t.reshape(-1, t.shape[-1])
+    acc = F64 if dt.name in ("bf16", "f32", "f64") else F32
+    return np.array([Norm2Spec(row, dt, acc) for row in flat], dtype=object).reshape(kept)
+
+
+def sumsq_int(a, axes, dt, init=None):
+    """Exact integer sums of squares (and the old value, not squared, under accum=true),
+    wrapped modulo 2^bits (as sums)."""
+    t, kept = _slices(np.asarray(a, dtype=object), axes, None)
+    flat = t.reshape(-1, t.shape[-1])
+    olds = [0] * len(flat) if init is None else np.asarray(init, dtype=object).ravel()
+    return np.array([wrap(sum(int(x) * int(x) for x in row) + int(o), dt) for row, o in zip(flat, olds)],
+                    dtype=object).reshape(kept)
+
+
+class MeanSpec(SumSpec):
+    """mean: the sum (a SumSpec, in the accumulation format acc, not yet rounded to the
+    dtype) divided by the count n converted to acc, the quotient rounded once in acc and
+    then once to the dtype. The sum of a variant is an acc value within [S - E, S + E], so
+    it lies between acc's roundings of those; division by a positive number and the
+    roundings are monotone. The non-finite results are the sum's (an infinity over n stays
+    one)."""
+
+    def __init__(self, vals, dt):
+        SumSpec.__init__(self, vals, dt)
+        acc = dt.acc
+        n_acc = Fraction(round_exact(self.n, acc))
+
+        def mean(q):
+            s = round_exact(q, acc)
+            return s if math.isinf(s) else _round_inf(round_exact(Fraction(s) / n_acc, acc), dt.fmt)
+
+        self.lo, self.hi = mean(self.S - self.E), mean(self.S + self.E)
+
+    def describe(self):
+        return SumSpec.describe(self).replace("exact sum", "sum, before the division by %d," % self.n)
+
+
+def mean_float_specs(a, axes, dt):
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, None)
+    flat = t.reshape(-1, t.shape[-1])
+    return np.array([MeanSpec(row, dt) for row in flat], dtype=object).reshape(kept)
 
 
 def prod_float_specs(a, axes, dt, init=None):
@@ -489,6 +643,13 @@ def fmt_value(x):
     return str(x)
 
 
+# the float ops whose results are ranges (specs with accepts / describe), not exact values
+SPEC_OPS = ("sum", "prod", "sumsq", "norm2", "mean")
+# the ops defined on float dtypes only, and those that take no accum (format.md)
+FLOAT_ONLY = ("norm2", "mean")
+NO_ACCUM = ("norm2", "mean")
+
+
 def compare(dt, op, got, want, note_fn=None):
     """got: decoded output (kept shape); want: from expected() (same shape).
     Returns a list of Mismatch. max/min and integer sums are exact — a NaN matches any
@@ -497,7 +658,7 @@ def compare(dt, op, got, want, note_fn=None):
     got = np.asarray(got)
     want = np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)
-    if dt.is_float and op not in ("sum", "prod"):
+    if dt.is_float and op not in SPEC_OPS:
         g = got.astype(np.float64)
         w = want.astype(np.float64)
         # both are exact values of dt, so equal float64 bits are equal dt bits
@@ -549,9 +710,17 @@ def expected(dt, op, nan, a, axes, init=None):
             return sum_float_specs(a, axes, dt, init)
         if op == "prod":
             return prod_float_specs(a, axes, dt, init)
+        if op == "sumsq":
+            return sumsq_float_specs(a, axes, dt, init)
+        if op == "norm2":
+            return norm2_float_specs(a, axes, dt)
+        if op == "mean":
+            return mean_float_specs(a, axes, dt)
         return maxmin_float(a, axes, op, nan, init)
     if op == "sum":
         return sum_int(a, axes, dt, init)
     if op == "prod":
         return prod_int(a, axes, dt, init)
+    if op == "sumsq":
+        return sumsq_int(a, axes, dt, init)
     return maxmin_int(a, axes, op, init)

@@ -88,6 +88,46 @@ VECTORS = [
     ("i32 prod of extremes", "i32", "prod", "propagate", [-2147483648, -1], [-2147483648]),
     ("u32 prod wraps", "u32", "prod", "propagate", [4294967295, 4294967295], [1]),
     ("i64 prod wraps", "i64", "prod", "propagate", [2 ** 62, 3, -1], [2 ** 62]),
+    # sums of squares: each square rounded once, then added; never -0
+    ("sumsq of small integers", "f32", "sumsq", "propagate", [3.0, -4.0, 0.0], [25.0]),
+    ("sumsq of zeros is +0", "f32", "sumsq", "propagate", [-0.0, -0.0], [0.0]),
+    ("sumsq of -inf", "f64", "sumsq", "propagate", [1.0, -INF], [INF]),
+    ("sumsq with a NaN", "bf16", "sumsq", "propagate", [NAN, 2.0], [NAN]),
+    # 2^64 squared passes f32's range: the square itself overflows
+    ("f32 sumsq overflows", "f32", "sumsq", "propagate", [2.0 ** 64, 1.0], [INF]),
+    # f16 squares accumulate in f32: 256^2 + 256^2 = 131072 passes 65504 only when stored
+    ("f16 sumsq overflows when stored", "f16", "sumsq", "propagate", [256.0, 256.0], [INF]),
+    # ... and round once: 1 + 4 * 2^-12 is the f16 1 + 2^-10; rounding each step to f16
+    # would tie back to 1 four times
+    ("f16 sumsq rounds once", "f16", "sumsq", "propagate", [1.0] + [2.0 ** -6] * 4, [1.0 + 2.0 ** -10]),
+    # a square is rounded, not fused into the addition: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24
+    # rounds to 1 + 2^-11 in f32 (2^-24 is half an ulp: a tie, to even), and adding
+    # (2^-12)^2 = 2^-24 ties back to it in either order; a fused multiply-add onto 2^-24
+    # would give the exact 1 + 2^-11 + 2^-23
+    ("f32 sumsq rounds each square", "f32", "sumsq", "propagate", [2.0 ** -12, 1.0 + 2.0 ** -12], [1.0 + 2.0 ** -11]),
+    ("i32 sumsq wraps", "i32", "sumsq", "propagate", [65536, 1], [1]),
+    ("u32 sumsq wraps", "u32", "sumsq", "propagate", [4294967295, 2], [5]),
+    ("i64 sumsq of a negative", "i64", "sumsq", "propagate", [-3, 2 ** 31], [2 ** 62 + 9]),
+    # norm2: the root of the sum of squares; f32 and bf16 accumulate in f64, so large values
+    # do not overflow where an f32 sum of squares would
+    ("norm2 of 3, 4", "f32", "norm2", "propagate", [3.0, -4.0], [5.0]),
+    ("f32 norm2 of large values", "f32", "norm2", "propagate", [2.0 ** 100, 2.0 ** 100, -2.0 ** 100, 2.0 ** 100],
+     [2.0 ** 101]),
+    ("bf16 norm2 of large values", "bf16", "norm2", "propagate", [2.0 ** 120, 2.0 ** 120, 2.0 ** 120, 2.0 ** 120], [2.0 ** 121]),
+    ("f32 norm2 of tiny values", "f32", "norm2", "propagate", [2.0 ** -140, 2.0 ** -140, 2.0 ** -140, 2.0 ** -140],
+     [2.0 ** -139]),
+    ("norm2 of zeros is +0", "f64", "norm2", "propagate", [-0.0, 0.0], [0.0]),
+    ("norm2 of -inf", "f16", "norm2", "propagate", [-INF, 1.0], [INF]),
+    ("norm2 with a NaN", "f32", "norm2", "propagate", [INF, NAN], [NAN]),
+    ("f64 norm2 overflows", "f64", "norm2", "propagate", [1e200, 1e200], [INF]),
+    # mean: the sum in the accumulation type over the count
+    ("mean of four", "f32", "mean", "propagate", [1.0, 2.0, 3.0, 4.0], [2.5]),
+    ("mean rounds once", "f64", "mean", "propagate", [1.0, 0.0, 0.0], [1.0 / 3.0]),
+    ("f16 mean accumulates in f32", "f16", "mean", "propagate", [65504.0, 65504.0], [65504.0]),
+    ("mean with +inf and -inf", "bf16", "mean", "propagate", [INF, -INF, 1.0], [NAN]),
+    ("mean of -inf", "f32", "mean", "propagate", [-INF, 5.0], [-INF]),
+    # f32 accumulates in f32: 3e38 + 3e38 overflows before the division
+    ("f32 mean overflows in the sum", "f32", "mean", "propagate", [BIG, BIG], [INF]),
 ]
 
 KINDS = ["cta", "cta_grid", "warp", "thread", "thread_local", "warp_localdst", "grid"]
