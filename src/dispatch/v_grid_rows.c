@@ -4,6 +4,7 @@
  * aligned, all of a piece's loads in flight before it is folded.
  */
 #include "grid.h"
+#include "../ir/numeric.h"
 
 #include <stdio.h>
 
@@ -129,6 +130,11 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
 
     if (g.NB == 1) { /* a group per output, all of it; rows of one short piece several at a time */
         int items = g.M == 1 && gs.ueff == 1 && gs.f == 1 ? in_flight(q->st->src.buf->dtype) : 1;
+        /* an f64 accumulator for narrower data (a norm of f32, a widened sum) doubles the
+         * leaves' registers and makes each fold an f64 shuffle: on the H200 a norm of
+         * 1048576 x 32 f32 ran at 77% of the sum's bytes/s with 8 outputs in flight, 84%
+         * with 4, 100% with 2, 89% with 1 (scripts/bench-ops) */
+        if (items > 1 && num_size(at) > 4 && tilec_dtype_size(q->st->src.buf->dtype) < 8) items = items / 4 ? items / 4 : 1;
         k->grid = ceil_div(g.S, GP * items);
         snprintf(k->plan, sizeof k->plan,
                  "%lld piece%s of up to %lld elements an output, one block (the fold order); a group of %d lanes an output, "
