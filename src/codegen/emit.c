@@ -173,6 +173,15 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
             ir_str_printf(s, ")");
             return;
         }
+        if (e->wraps && (e->type == LP_I32 || e->type == LP_I64)) { /* modulo 2^bits, defined in C++ */
+            const char *u = e->type == LP_I32 ? "unsigned" : "unsigned long long";
+            ir_str_printf(s, "((%s)((%s)", c_type(e->type), u);
+            expr(s, k, e->a);
+            ir_str_printf(s, " %s (%s)", binary_text[e->op], u);
+            expr(s, k, e->b);
+            ir_str_printf(s, "))");
+            return;
+        }
         ir_str_printf(s, "(");
         expr(s, k, e->a);
         ir_str_printf(s, " %s ", binary_text[e->op]);

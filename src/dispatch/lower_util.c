@@ -274,14 +274,14 @@ lp_expr *dsp_identity(dsp_lower *l) {
 lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
     const ir_stmt *st = l->q->st;
     const ir_op_info *op = ir_op(st->op);
-    return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_binary(l->k, op->combine, a, b);
+    return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_wrapping(l->k, op->combine, a, b);
 }
 
 lp_expr *dsp_element(dsp_lower *l, lp_expr *x) {
     lp_expr *v = lp_cast(l->k, dsp_acc_type(l->q), x);
     switch (ir_op(l->q->st->op)->lift) {
     case IR_LIFT_NONE: return v;
-    case IR_LIFT_SQUARE: return lp_binary(l->k, LO_MUL, v, v);
+    case IR_LIFT_SQUARE: return lp_wrapping(l->k, LO_MUL, v, v);
     }
     return v; /* not reached: the switch covers ir_lift (-Wswitch) */
 }

@@ -151,6 +151,12 @@ lp_expr *lp_minmax(lp_kernel *k, lp_op op, tilec_nan nan, lp_expr *a, lp_expr *b
     return e;
 }
 
+lp_expr *lp_wrapping(lp_kernel *k, lp_op op, lp_expr *a, lp_expr *b) {
+    lp_expr *e = lp_binary(k, op, a, b);
+    if (e != &placeholder_expr) e->wraps = true;
+    return e;
+}
+
 lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b) {
     lp_expr *e = expr(k, LX_SELECT, a->type);
     if (e != &placeholder_expr) { e->a = c; e->b = a; e->c = b; }

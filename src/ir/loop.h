@@ -121,6 +121,9 @@ typedef struct lp_expr {
     lp_type type;
     lp_op op;      /* UNARY, BINARY */
     tilec_nan nan; /* float MAX / MIN: propagate or ignore */
+    bool wraps;    /* a signed ADD / SUB / MUL that must wrap modulo 2^bits (a reduction's
+                      fold, which the format defines so): emitted through unsigned, where
+                      C++ would leave an overflow undefined */
     int64_t i;     /* CONST */
     double f;      /* CONST */
     int reg;       /* REG */
@@ -213,6 +216,7 @@ lp_expr *lp_special_expr(lp_kernel *k, lp_special s);
 lp_expr *lp_unary(lp_kernel *k, lp_op op, lp_expr *a);
 lp_expr *lp_binary(lp_kernel *k, lp_op op, lp_expr *a, lp_expr *b);
 lp_expr *lp_minmax(lp_kernel *k, lp_op op, tilec_nan nan, lp_expr *a, lp_expr *b);
+lp_expr *lp_wrapping(lp_kernel *k, lp_op op, lp_expr *a, lp_expr *b); /* binary, wraps set */
 lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b);
 lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a);
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index);
