@@ -92,6 +92,13 @@ void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n) {
     out->target = name;
 }
 
+tilec_status dsp_target_resolve_diag(tilec_ctx *ctx, const tilec_target *in, dsp_target *out) {
+    char why[200];
+    if (dsp_target_resolve(in, out, why, sizeof why)) return TILEC_OK;
+    ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
+    return TILEC_ERR_INVALID_ARG;
+}
+
 tilec_status dsp_verify(tilec_program *p, const dsp_target *t) {
     char name[128];
     ir_limits lim;

@@ -33,6 +33,8 @@ enum { DSP_DEFAULT_SMS = 132 };
 /* Resolves a public target: defaults, the warp size of an arch. False with a message in
  * why when the target is not usable. */
 bool dsp_target_resolve(const tilec_target *in, dsp_target *out, char *why, size_t n);
+/* The same, the message as a diagnostic of ctx: TILEC_ERR_INVALID_ARG when not usable. */
+tilec_status dsp_target_resolve_diag(tilec_ctx *ctx, const tilec_target *in, dsp_target *out);
 
 /* What the target launches (its warp size, shared memory per CTA, local memory per
  * thread; docs/format.md#limits); out->target points into name. */
@@ -149,10 +151,17 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
 /* tilec_explain for a resolved target (the JIT explains a plan for its device). */
 tilec_status dsp_explain(tilec_program *prog, const dsp_target *t, bool dump_loop, char **text);
 
-/* Lowers a whole verified kernel. NULL when a statement has no variant (diagnostics say
- * which; *why = TILEC_ERR_DISPATCH) or memory ran out (*why = TILEC_ERR_NOMEM); why may
- * be NULL. */
+/* Lowers a whole verified kernel; k->variants says what each statement became. NULL when
+ * a statement has no variant (diagnostics say which; *why = TILEC_ERR_DISPATCH) or memory
+ * ran out (*why = TILEC_ERR_NOMEM); why may be NULL. */
 lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *k, const dsp_target *t, tilec_status *why);
+
+/* The pipeline up to loop IR, the one every caller takes (tilec_emit, tilec_compile,
+ * tilec_simulate, tilec_launch_info_get, tilec_explain --dump=loop, the JIT): verifies
+ * the program for the target, then lowers every kernel, or only kernel `only` when it is
+ * not NULL. *out gets one lowered kernel per kernel of the program, in order (NULL for the
+ * ones not lowered; arena memory). */
+tilec_status dsp_lower_program(tilec_program *p, const dsp_target *t, const tilec_kernel *only, lp_kernel ***out);
 
 /* ---- helpers shared by the lowerings (lower_util.c) ------------------------------------- */
 

@@ -27,6 +27,8 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
     *why = TILEC_ERR_NOMEM;
     lp_kernel *k = lp_kernel_new(p, tk, t->warp_size);
     if (!k) return NULL;
+    k->variants = ir_arena_alloc(&p->arena, (size_t)(tk->nstmts + 1) * sizeof *k->variants);
+    if (!k->variants) return NULL;
     bool ok = true;
     char name[128];
     ir_limits lim;
@@ -57,11 +59,26 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
             ok = false;
             continue;
         }
-        marker->variant = rep.v[rep.chosen].c->variant;
+        marker->variant = k->variants[i] = rep.v[rep.chosen].c->variant;
         if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID)
             lp_barrier(k, into, st->exec.scope);
     }
     if (k->oom) return NULL; /* *why is NOMEM */
     *why = ok ? TILEC_OK : TILEC_ERR_DISPATCH;
     return ok ? k : NULL;
+}
+
+tilec_status dsp_lower_program(tilec_program *p, const dsp_target *t, const tilec_kernel *only, lp_kernel ***out) {
+    tilec_status st = dsp_verify(p, t);
+    if (st != TILEC_OK) return st;
+    lp_kernel **ks = ir_arena_alloc(&p->arena, (size_t)(p->nkernels + 1) * sizeof *ks);
+    if (!ks) return TILEC_ERR_NOMEM;
+    for (int i = 0; i < p->nkernels; i++) { /* every kernel, so each one's problems are reported */
+        tilec_status failed;
+        if (only && p->kernels[i] != only) continue;
+        if (!(ks[i] = dsp_lower_kernel(p, p->kernels[i], t, &failed)) && st != TILEC_ERR_NOMEM) st = failed;
+    }
+    if (st != TILEC_OK) return st;
+    *out = ks;
+    return TILEC_OK;
 }

@@ -195,6 +195,8 @@ typedef struct lp_kernel {
     lp_regdef *regs;
     int nregs, cap_regs;
     lp_block body;
+    const char **variants; /* per statement of the tile kernel: the variant that lowered it
+                              (NULL for allocations), set by dsp_lower_kernel */
     char plan[256]; /* how a grid variant laid out the work, for explain; "" otherwise */
     bool oom;
 } lp_kernel;

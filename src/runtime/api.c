@@ -4,8 +4,9 @@
  *   parse (ir) → verify (ir) → dispatch and lower (dispatch) → emit (codegen) → compile (rtc)
  *                                                             ↘ simulate (sim)
  *
- * lower_program() is that pipeline up to loop IR; tilec_emit, tilec_compile and
- * tilec_simulate take it from there.
+ * lower_program() is that pipeline up to loop IR (dsp_lower_program, which the JIT and
+ * tilec_explain take too); tilec_emit, tilec_compile, tilec_simulate and
+ * tilec_launch_info_get take it from there.
  */
 #include "rtc.h"
 #include "runtime.h"
@@ -18,26 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Resolves the target, verifies the program for its warp size and lowers every kernel.
- * *out has one lowered kernel per kernel of the program (arena memory). */
-static tilec_status lower_program(tilec_program *p, const tilec_target *target, dsp_target *t, lp_kernel ***out) {
-    char why[200];
-    if (!dsp_target_resolve(target, t, why, sizeof why)) {
-        ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
-        return TILEC_ERR_INVALID_ARG;
-    }
-    tilec_status st = dsp_verify(p, t);
-    if (st != TILEC_OK) return st;
-    lp_kernel **ks = ir_arena_alloc(&p->arena, (size_t)(p->nkernels + 1) * sizeof *ks);
-    if (!ks) return TILEC_ERR_NOMEM;
-    st = TILEC_OK;
-    for (int i = 0; i < p->nkernels; i++) {
-        tilec_status failed;
-        if (!(ks[i] = dsp_lower_kernel(p, p->kernels[i], t, &failed)) && st != TILEC_ERR_NOMEM) st = failed;
-    }
-    if (st != TILEC_OK) return st;
-    *out = ks;
-    return TILEC_OK;
+/* Resolves the target, then the pipeline up to loop IR (dsp_lower_program): *out has one
+ * lowered kernel per kernel of the program (arena memory). */
+static tilec_status lower_program(tilec_program *p, const tilec_target *target, const tilec_kernel *only,
+                                  dsp_target *t, lp_kernel ***out) {
+    tilec_status st = dsp_target_resolve_diag(p->ctx, target, t);
+    return st != TILEC_OK ? st : dsp_lower_program(p, t, only, out);
 }
 
 static const cg_target *codegen_for(tilec_program *p, const tilec_target *target) {
@@ -55,7 +42,7 @@ static tilec_status emit(tilec_program *p, const tilec_target *target, dsp_targe
     const cg_target *cg = codegen_for(p, target);
     if (!cg) return TILEC_ERR_INVALID_ARG;
     lp_kernel **ks;
-    tilec_status st = lower_program(p, target, t, &ks);
+    tilec_status st = lower_program(p, target, NULL, t, &ks);
     if (st != TILEC_OK) return st;
     cg_emit_program(s, cg, p, ks);
     return s->oom ? TILEC_ERR_NOMEM : TILEC_OK;
@@ -102,7 +89,7 @@ tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *targ
     if (!k) return TILEC_ERR_INVALID_ARG;
     dsp_target t;
     lp_kernel **ks;
-    tilec_status st = lower_program(prog, target, &t, &ks);
+    tilec_status st = lower_program(prog, target, k, &t, &ks);
     if (st != TILEC_OK) return st;
     for (int i = 0; i < prog->nkernels; i++)
         if (prog->kernels[i] == k) return rt_launch_info(prog->ctx, ks[i], info);
@@ -151,16 +138,12 @@ tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_t
             return TILEC_ERR_INVALID_ARG;
         }
     dsp_target t;
-    char why[200];
-    if (!dsp_target_resolve(target, &t, why, sizeof why)) {
-        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
-        return TILEC_ERR_INVALID_ARG;
-    }
-    tilec_status st = dsp_verify(prog, &t);
+    lp_kernel **ks;
+    tilec_status st = lower_program(prog, target, k, &t, &ks);
     if (st != TILEC_OK) return st;
-    lp_kernel *lk = dsp_lower_kernel(prog, k, &t, &st);
-    if (!lk) return st;
-    return sim_run(prog, lk, args);
+    for (int i = 0; i < prog->nkernels; i++)
+        if (prog->kernels[i] == k) return sim_run(prog, ks[i], args);
+    return TILEC_ERR_INTERNAL;
 }
 
 tilec_status tilec_set_sim_budget(tilec_ctx *ctx, uint64_t steps) {

@@ -275,15 +275,12 @@ static tilec_status load_module(rt *r, rt_plan *p, const void *bin) {
     return TILEC_OK;
 }
 
-static tilec_status cuda_load(rt *r, rt_plan *p) {
-    void *bin = NULL;
-    size_t n = 0;
-    tilec_status st = rt_plan_binary(r, p, &bin, &n);
-    if (st == TILEC_OK && (st = enter(r)) == TILEC_OK) {
+static tilec_status cuda_load(rt *r, rt_plan *p, const void *bin) {
+    tilec_status st = enter(r);
+    if (st == TILEC_OK) {
         st = load_module(r, p, bin);
         leave(r);
     }
-    free(bin);
     return st;
 }
 

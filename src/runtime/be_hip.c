@@ -223,16 +223,13 @@ static tilec_status load_module(rt *r, rt_plan *p, const void *bin) {
     return TILEC_OK;
 }
 
-static tilec_status hip_load(rt *r, rt_plan *p) {
-    void *bin = NULL;
-    size_t n = 0;
+static tilec_status hip_load(rt *r, rt_plan *p, const void *bin) {
     int prev;
-    tilec_status st = rt_plan_binary(r, p, &bin, &n);
-    if (st == TILEC_OK && (st = enter(r, &prev)) == TILEC_OK) {
+    tilec_status st = enter(r, &prev);
+    if (st == TILEC_OK) {
         st = load_module(r, p, bin);
         leave(r, prev);
     }
-    free(bin);
     return st;
 }
 

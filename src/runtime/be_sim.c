@@ -129,8 +129,8 @@ static tilec_status sim_wait(rt *r, void *event) {
 
 static void sim_event_free(rt *r, void *event) { (void)r, (void)event; }
 
-static tilec_status sim_load(rt *r, rt_plan *p) {
-    (void)r, (void)p;
+static tilec_status sim_load(rt *r, rt_plan *p, const void *binary) {
+    (void)r, (void)p, (void)binary;
     return TILEC_OK;
 }
 

@@ -208,12 +208,6 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view
     return TILEC_OK;
 }
 
-static const char *variant_of(const lp_kernel *k) {
-    for (int i = 0; i < k->body.n; i++)
-        if (k->body.items[i]->kind == LS_OP) return k->body.items[i]->variant;
-    return "?";
-}
-
 /* The cached plan for the descriptor, made (and loaded) on a miss. */
 static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, rt_plan **out) {
     char key[512];
@@ -229,14 +223,21 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     if (!p) return TILEC_ERR_NOMEM;
     snprintf(p->key, sizeof p->key, "%s", key);
     tilec_status st = build(r->ctx, d, v, &p->prog);
-    if (st == TILEC_OK) st = dsp_verify(p->prog, &r->target);
     dsp_target target = r->target;
     target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */
-    if (st == TILEC_OK) p->kernel = dsp_lower_kernel(p->prog, p->prog->kernels[0], &target, &st);
-    if (st == TILEC_OK) st = rt_launch_info(r->ctx, p->kernel, &p->info);
-    if (st == TILEC_OK) p->variant = variant_of(p->kernel);
+    lp_kernel **ks;
+    if (st == TILEC_OK && (st = dsp_lower_program(p->prog, &target, NULL, &ks)) == TILEC_OK) {
+        p->kernel = ks[0];
+        p->variant = p->kernel->variants[0]; /* the program's one statement, the grid reduction */
+        st = rt_launch_info(r->ctx, p->kernel, &p->info);
+    }
     double t1 = now_ms();
-    if (st == TILEC_OK) st = r->be->load(r, p);
+    /* a GPU's binary, emitted and compiled here (or found in the disk cache), then loaded */
+    void *bin = NULL;
+    size_t n = 0;
+    if (st == TILEC_OK && ir_target(r->target.backend)->gpu) st = rt_plan_binary(r, p, &bin, &n);
+    if (st == TILEC_OK) st = r->be->load(r, p, bin);
+    free(bin);
     if (st != TILEC_OK) {
         if (r->be->unload) r->be->unload(r, p);
         tilec_program_free(p->prog);

@@ -68,8 +68,9 @@ typedef struct rt_backend {
     /* waits for the work before the event's latest record */
     tilec_status (*wait)(rt *r, void *event);
     void (*event_free)(rt *r, void *event);
-    /* compiles and loads a lowered plan (sim: nothing to do) */
-    tilec_status (*load)(rt *r, rt_plan *p);
+    /* loads a lowered plan whose binary the JIT compiled (or found in the disk cache) for a
+     * GPU target; the simulator runs the loop IR (binary NULL) */
+    tilec_status (*load)(rt *r, rt_plan *p, const void *binary);
     /* enqueues the plan's kernel on the stream; scratch: its info.nscratch buffers */
     tilec_status (*launch)(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream);
     void (*unload)(rt *r, rt_plan *p);
