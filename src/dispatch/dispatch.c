@@ -32,9 +32,8 @@ dsp_opkind dsp_opkind_of(const ir_stmt *st) {
 }
 
 const char *dsp_stmt_what(const ir_stmt *st, char *buf, size_t n) {
-    const char *data = st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : st->kind == IR_SYNC ? "sync" : NULL;
-    if (data) return data;
-    snprintf(buf, n, "%s%s", st->exec.scope == TILEC_SCOPE_GRID ? "grid " : "", tilec_op_name(st->op));
+    if (st->kind != IR_REDUCE || st->exec.scope != TILEC_SCOPE_GRID) return ir_stmt_word(st);
+    snprintf(buf, n, "grid %s", tilec_op_name(st->op));
     return buf;
 }
 

@@ -251,6 +251,9 @@ tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t
 /* Appends the canonical text of one region / statement / program. */
 void ir_print_region(ir_str *s, const ir_region *r);
 void ir_print_stmt(ir_str *s, const ir_stmt *st);
+/* The operation's word as written after the dot: "copy", "fill", "sync", an op's name
+ * ("sum"), or "alloc" for a shared / local declaration. */
+const char *ir_stmt_word(const ir_stmt *st);
 void ir_print_program(ir_str *s, const tilec_program *p);
 /* A number as canonical `.tile` text, independent of the C locale. */
 void ir_print_value(ir_str *s, ir_value v);

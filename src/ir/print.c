@@ -100,8 +100,7 @@ void ir_print_stmt(ir_str *s, const ir_stmt *st) {
         break;
     }
     print_exec(s, st->exec);
-    const char *op = st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : tilec_op_name(st->op);
-    ir_str_printf(s, ".%s(", op);
+    ir_str_printf(s, ".%s(", ir_stmt_word(st));
     ir_print_region(s, &st->dst);
     ir_str_printf(s, ", ");
     if (st->kind == IR_FILL) ir_print_value(s, st->fill);
@@ -173,4 +172,15 @@ tilec_status tilec_format(tilec_program *prog, char **text, size_t *len) {
     *text = s.data;
     if (len) *len = s.len;
     return TILEC_OK;
+}
+
+const char *ir_stmt_word(const ir_stmt *st) {
+    switch (st->kind) {
+    case IR_ALLOC: return "alloc";
+    case IR_COPY: return "copy";
+    case IR_FILL: return "fill";
+    case IR_SYNC: return "sync";
+    case IR_REDUCE: return tilec_op_name(st->op);
+    }
+    return "?"; /* not reached: the switch covers ir_stmt_kind (-Wswitch) */
 }

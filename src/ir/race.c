@@ -131,10 +131,6 @@ static bool conflict(const racer *rc, const access *a, const access *b, tilec_sc
     return false;
 }
 
-static const char *op_word(const ir_stmt *st) {
-    return st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" : tilec_op_name(st->op);
-}
-
 static void report(racer *rc, const access *old, const access *now, tilec_scope need) {
     const char *name = now->r->buf->name, *fix = tilec_scope_name(need);
     char line[32]; /* where the earlier access is: a line, or a statement for built IR */
@@ -154,7 +150,7 @@ static void report(racer *rc, const access *old, const access *now, tilec_scope 
                     "no barrier between; add %s.sync() before this statement", name, line, fix);
     ir_stmt_diag(rc->p, rc->k, old->st, TILEC_SEV_NOTE, old->r->pos,
                 "the earlier %s of '%s' (%s.%s)", old->write ? "write" : "read", name,
-                tilec_scope_name(old->st->exec.scope), op_word(old->st));
+                tilec_scope_name(old->st->exec.scope), ir_stmt_word(old->st));
 }
 
 static void add_barrier(racer *rc, tilec_scope s, int instance) {

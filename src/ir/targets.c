@@ -15,7 +15,7 @@
  * dynamically (src/codegen/emit.c) and the launcher opts in. An arch not in the table gets
  * the 48 KiB every CUDA GPU has. */
 static int64_t cuda_shared_bytes(const char *arch) {
-    switch (atoi(arch + 3)) { /* sm_90, sm_90a, sm_100f… */
+    switch (atoi(arch + strlen("sm_"))) { /* sm_90, sm_90a, sm_100f… */
     case 70:
     case 72: return 96 << 10;
     case 75: return 64 << 10;
