@@ -151,6 +151,11 @@ template <class T, class Conv>
 static std::vector<double> reference(const std::vector<T> &h, long long rows, long long cols, int axis, tilec_op op,
                                      std::vector<double> *mag, Conv conv) {
     long long n_out = axis == 1 ? rows : cols;
+    // the three ops this benchmark times (scripts/bench-ops times the others against torch)
+    if (op != TILEC_OP_SUM && op != TILEC_OP_MAX && op != TILEC_OP_MIN) {
+        std::fprintf(stderr, "bench: no reference for %s\n", tilec_op_name(op));
+        std::exit(1);
+    }
     std::vector<double> out(n_out, op == TILEC_OP_SUM ? 0.0 : op == TILEC_OP_MAX ? -INFINITY : INFINITY);
     mag->assign(n_out, 0.0);
     for (long long r = 0; r < rows; r++)

@@ -113,6 +113,23 @@ static double plain_finish(tilec_op op, double acc, int64_t n) {
     return 0;
 }
 
+/* The same fold on an i32's bits (and its square's), wrapped modulo 2^32; max and min are
+ * compared as doubles, so theirs is not used. */
+static uint32_t plain_wrap(tilec_op op, uint32_t acc, uint32_t x) {
+    switch (op) {
+    case TILEC_OP_SUM:
+    case TILEC_OP_SUMSQ:
+    case TILEC_OP_NORM2:
+    case TILEC_OP_MEAN: return acc + x;
+    case TILEC_OP_PROD: return acc * x;
+    case TILEC_OP_MAX:
+    case TILEC_OP_MIN: return 0;
+    case TILEC_OP_COUNT: break;
+    }
+    fail_msg("plain_wrap: op %d", (int)op);
+    return 0;
+}
+
 /* d over a dense row-major x by plain loops, knowing nothing of tilec's view planning:
  * element i's coordinates, its output the row-major index over the kept dims. Sums in
  * double (exact for the small integers the caller gives), then each output finished. */
@@ -1037,7 +1054,7 @@ static void test_strided_views(void **state) {
                     uint32_t xi = (uint32_t)(int32_t)raw; /* an i32's bits, or its square's, wrapped */
                     if (op == TILEC_OP_SUMSQ) xi *= xi;
                     want[o] = seen[o] ? plain_op(op, want[o], x) : x;
-                    wrap[o] = !seen[o] ? xi : op == TILEC_OP_PROD ? wrap[o] * xi : wrap[o] + xi;
+                    wrap[o] = !seen[o] ? xi : plain_wrap(op, wrap[o], xi);
                     mag[o] += fabs(x);
                     count[o]++;
                     seen[o] = true;
