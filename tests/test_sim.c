@@ -15,7 +15,6 @@
 
 #include <time.h>
 
-static const char *const ops[] = {"sum", "max", "min"};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static void expect_ok(const sim_case_result *r, const char *src, int ws) {
@@ -52,19 +51,20 @@ static void test_dtypes_ops_accum_nan(void **state) {
     char src[1024];
     for (int ws = 32; ws <= 64; ws *= 2)
         for (size_t d = 0; d < COUNT(dtypes); d++)
-            for (size_t o = 0; o < COUNT(ops); o++)
+            for (int o = 0; o < TILEC_OP_COUNT; o++)
                 for (int accum = 0; accum < 2; accum++)
                     for (int ignore = 0; ignore < 2; ignore++)
                         for (size_t s = 0; s < COUNT(shapes); s++) {
                             bool flt = dtypes[d][0] == 'f' || dtypes[d][0] == 'b';
-                            if (ignore && (o == 0 || !flt)) continue;
+                            if (!tilec_op_supports((tilec_op)o, dtype_named(dtypes[d]), accum)) continue;
+                            if (ignore && (!flt || (o != TILEC_OP_MAX && o != TILEC_OP_MIN))) continue;
                             snprintf(src, sizeof src,
                                      "kernel k(A: %s[%d, %d] global, B: %s[%d] global) threads=%d {\n"
                                      "  shared As: %s[%d, %d]\n  shared Bs: %s[%d]\n"
                                      "  cta.copy(As, A)\n  cta.copy(Bs, B)\n  cta.sync()\n"
                                      "  cta.%s(Bs, As%s%s)\n  cta.copy(B, Bs)\n}\n",
                                      dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, shapes[s].threads,
-                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, ops[o],
+                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, tilec_op_name((tilec_op)o),
                                      accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "");
                             sim_case_result r = run_on_sim(src, ws, 100 + s, true, NULL);
                             expect_ok(&r, src, ws);
