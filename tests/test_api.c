@@ -242,6 +242,17 @@ static void test_names_and_statuses(void **state) {
     assert_string_equal(tilec_space_name(TILEC_SPACE_LOCAL), "local");
     assert_string_equal(tilec_scope_name(TILEC_SCOPE_WARPGROUP), "warpgroup");
     assert_string_equal(tilec_op_name(TILEC_OP_MIN), "min");
+    assert_string_equal(tilec_op_name(TILEC_OP_NORM2), "norm2");
+    /* which ops a dtype takes, and which take accumulate (format.md's table) */
+    assert_true(tilec_op_supports(TILEC_OP_SUMSQ, TILEC_I64, true));
+    assert_true(tilec_op_supports(TILEC_OP_PROD, TILEC_U32, true));
+    assert_true(tilec_op_supports(TILEC_OP_MEAN, TILEC_BF16, false));
+    assert_false(tilec_op_supports(TILEC_OP_MEAN, TILEC_BF16, true));
+    assert_false(tilec_op_supports(TILEC_OP_MEAN, TILEC_I32, false));
+    assert_false(tilec_op_supports(TILEC_OP_NORM2, TILEC_U32, false));
+    assert_true(tilec_op_supports(TILEC_OP_NORM2, TILEC_F16, false));
+    assert_false(tilec_op_supports(TILEC_OP_COUNT, TILEC_F32, false));
+    assert_false(tilec_op_supports(TILEC_OP_SUM, TILEC_DTYPE_COUNT, false));
     assert_string_equal(tilec_nan_name(TILEC_NAN_IGNORE), "ignore");
     assert_string_equal(tilec_backend_name(TILEC_BACKEND_AUTO), "auto");
     assert_string_equal(tilec_backend_name(TILEC_BACKEND_SIM), "sim");
