@@ -199,6 +199,14 @@ expect "reduce a column set around a kept axis" 0 "$tilec" reduce --op max --dty
 has "reduce merges the view" "$tmp/out" "view: 6 (reduced) 5 40 (reduced)"
 expect "reduce a long row" 0 "$tilec" reduce --op min --dtype i64 --shape 70001 --axes 0 --check --repeat 1 --accumulate
 has "a long row is split over CTAs" "$tmp/out" "2 scratch buffers"
+expect "reduce a norm of columns" 0 "$tilec" reduce --op norm2 --dtype bf16 --shape 3000x7 --axes 0 --backend sim --check --repeat 0
+has "the norm checks" "$tmp/out" "): ok"
+expect "a mean of integers" 1 "$tilec" reduce --op mean --dtype i32 --shape 30x10 --backend sim
+has "it says mean is for floats" "$tmp/err" "mean is defined for float dtypes, not i32: convert the input to f32 or f64 first"
+expect "a norm accumulated" 1 "$tilec" reduce --op norm2 --dtype f32 --shape 30x10 --backend sim --accumulate
+has "it says accumulate does not apply" "$tmp/err" "accumulate does not apply to norm2"
+expect "an unknown op" 2 "$tilec" reduce --op avg --dtype f32 --shape 30x10 --backend sim
+has "it lists the ops" "$tmp/err" "--op must be sum, max, min, prod, sumsq, norm2 or mean, not 'avg'"
 expect "reduce a transposed view" 0 "$tilec" reduce --op sum --dtype f32 --shape 300x200 --strides 1,300 --axes 0 --backend sim --check --repeat 1
 has "the view shows its strides" "$tmp/out" "view: 300 (reduced) 200; strides 1, 300"
 has "a transposed view is checked" "$tmp/out" "): ok"
