@@ -159,7 +159,7 @@ static const bad_case cases[] = {
     {"nan=ignore on a sum", TILES "  cta.sum(Bs, As, nan=@ignore)\n}",
      "nan=ignore applies to max and min; a sum with a NaN is NaN", V},
     {"mean of integers", HEAD "  shared I: i32[4, 8]\n  shared J: i32[4]\n  cta.fill(I, 1)\n  cta.sync()\n  cta.@mean(J, I)\n}",
-     "mean is defined for float dtypes; source 'I' is i32 (use sum, or pass float data)", V},
+     "mean is defined for float dtypes; source 'I' is i32 (sum and sumsq take integers)", V},
     {"accum on a norm", TILES "  cta.@norm2(Bs, As, accum=true)\n}",
      "accum=true does not apply to norm2: its result does not combine with the destination's (reduce into another "
      "buffer and add)", V},

@@ -116,6 +116,9 @@ static void int_literal(ir_str *s, lp_type t, int64_t v) {
 
 static const char *const special_names[] = {"tl_tid", "tl_cta", "tl_lane", "tl_warp"};
 static const char *const binary_text[] = {"+", "-", "*", "/", "%", "<", "<=", "==", "!=", "&&", "||"};
+/* the binary ops printed as helpers of the prelude (tl_<name>_<type>): max and min of the
+ * format, and float products and quotients, correctly rounded and never fused */
+static const char *const helper_name[LO_OP_COUNT] = {[LO_MAX] = "max", [LO_MIN] = "min", [LO_MUL] = "mul", [LO_DIV] = "div"};
 
 static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e);
 
@@ -164,9 +167,8 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
          * fused into an add (x * x + acc stays two roundings), whatever the compiler's flags */
         bool rn = lp_is_float(e->type) && (e->op == LO_MUL || e->op == LO_DIV);
         if (e->op == LO_MAX || e->op == LO_MIN || rn) {
-            bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE;
-            const char *name = e->op == LO_MUL ? "mul" : e->op == LO_DIV ? "div" : e->op == LO_MAX ? "max" : "min";
-            ir_str_printf(s, "tl_%s%s_%s(", name, num && !rn ? "num" : "", type_tag(e->type));
+            bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE && !rn;
+            ir_str_printf(s, "tl_%s%s_%s(", helper_name[e->op], num ? "num" : "", type_tag(e->type));
             expr(s, k, e->a);
             ir_str_printf(s, ", ");
             expr(s, k, e->b);

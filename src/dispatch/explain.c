@@ -31,10 +31,11 @@ static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, 
         if (st->pos.line) ir_str_printf(s, "  line %d: ", st->pos.line);
         else ir_str_printf(s, "  statement %d: ", st->index + 1);
         ir_print_stmt(s, st);
+        bool lanes = st->kind == IR_REDUCE && st->src.buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD;
         if (st->kind == IR_REDUCE)
-            ir_str_printf(s, "\n    %lld output%s of %lld element%s; groups of %d lane%s", (long long)q.spatial_len,
-                          q.spatial_len == 1 ? "" : "s", (long long)q.red_len, q.red_len == 1 ? "" : "s", q.group,
-                          q.group == 1 ? "" : "s");
+            ir_str_printf(s, "\n    %lld output%s of %lld element%s%s; groups of %d lane%s", (long long)q.spatial_len,
+                          q.spatial_len == 1 ? "" : "s", (long long)q.red_len, q.red_len == 1 ? "" : "s",
+                          lanes ? " from each lane" : "", q.group, q.group == 1 ? "" : "s");
         ir_str_printf(s, "\n");
         dsp_print_report(s, &q, &rep, 4);
         if (rep.outcome != DSP_FOUND) {

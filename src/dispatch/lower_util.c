@@ -310,11 +310,16 @@ void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
     if (l->q->st->accum) v = dsp_combine(l, lp_cast(l->k, acc->type, lp_load(l->k, b, off)), acc);
     v = finish(l, v); /* (the verifier refuses accum for an op with a finish) */
     lp_type t = b ? b->type : acc->type;
-    lp_expr *out = lp_cast(l->k, t, v);
     /* a NaN is stored as the type's default quiet NaN: which NaN an operation returns
      * differs between GPUs and CPUs (payload, sign), and the bits must not */
-    if (lp_is_float(acc->type) && (l->q->st->exec.scope == TILEC_SCOPE_GRID))
-        out = lp_select(l->k, lp_binary(l->k, LO_NE, v, v), lp_float(l->k, t, NAN), out);
+    bool quiet = lp_is_float(acc->type) && l->q->st->exec.scope == TILEC_SCOPE_GRID;
+    if (quiet && v->kind != LX_REG) { /* the value once, read twice below */
+        int r = lp_reg_new(l->k, v->type, "res");
+        lp_assign(l->k, into, r, v);
+        v = lp_reg(l->k, r);
+    }
+    lp_expr *out = lp_cast(l->k, t, v);
+    if (quiet) out = lp_select(l->k, lp_binary(l->k, LO_NE, v, v), lp_float(l->k, t, NAN), out);
     lp_store(l->k, into, b, off, out);
 }
 

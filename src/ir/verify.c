@@ -262,7 +262,7 @@ static void check_reduce(verifier *v, ir_stmt *st) {
             op, dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name, tilec_dtype_name(src->buf->dtype),
             tilec_dtype_name(src->buf->dtype), tilec_dtype_name(wide));
     if (ir_op(st->op)->floats_only && !ir_dtype_is_float(src->buf->dtype))
-        err(v, st->op_pos, "%s is defined for float dtypes; source '%s' is %s (use sum, or pass float data)",
+        err(v, st->op_pos, "%s is defined for float dtypes; source '%s' is %s (sum and sumsq take integers)",
             op, src->buf->name, tilec_dtype_name(src->buf->dtype));
     if (st->accum && ir_op(st->op)->finish != IR_FINISH_NONE)
         err(v, st->op_pos, "accum=true does not apply to %s: its result does not combine with the destination's "

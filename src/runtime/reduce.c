@@ -89,7 +89,8 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     bool flt = ir_dtype_is_float(d->dtype);
     const ir_op_info *op = ir_op(d->op);
     if (op->floats_only && !flt)
-        return bad(ctx, "%s is defined for float dtypes, not %s: convert the input to f32 or f64 first",
+        return bad(ctx, "%s is defined for float dtypes, not %s: convert the input to f32 or f64 first (sum and "
+                        "sumsq take integers)",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype));
     if (op->finish != IR_FINISH_NONE && d->accumulate)
         return bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
@@ -156,7 +157,9 @@ static unsigned char *empty_value(const tilec_reduce_desc *d, int64_t n) {
     lp_type lt = lp_type_of(t);
     unsigned char *b = calloc((size_t)n ? (size_t)n : 1, tilec_dtype_size(t));
     const ir_op_info *op = ir_op(d->op);
-    double v = op->empty == IR_EMPTY_NAN ? NAN : op->identity == IR_IDENTITY_ONE ? 1.0 : 0.0;
+    double v = 0; /* an identity of zero (+0: the -0 of a fold is for folds) */
+    if (op->empty == IR_EMPTY_NAN) v = NAN;
+    else if (op->identity == IR_IDENTITY_ONE) v = 1;
     for (int64_t i = 0; b && v != 0 && i < n; i++) {
         if (ir_dtype_is_float(t)) num_store_float(lt, b, i, v);
         else num_store_int(lt, b, i, (int64_t)v);
@@ -384,8 +387,13 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
         ir_str_printf(&s, v.out_elems == 0 ? "the output is empty: nothing runs\n"
                                            : ir_op(d->op)->empty == IR_EMPTY_NAN
                                                ? "a reduced extent is 0: the output is set to NaN (the mean of nothing)\n"
-                                               : "a reduced extent is 0: the output is set to the op's identity (0 for a sum, "
-                                                 "1 for a prod; left as is when accumulating)\n");
+                                           : ir_op(d->op)->identity == IR_IDENTITY_ONE
+                                               ? "a reduced extent is 0: the output is set to 1 (the op's identity; left as "
+                                                 "is when accumulating)\n"
+                                           : tilec_op_supports(d->op, d->dtype, true)
+                                               ? "a reduced extent is 0: the output is set to 0 (left as is when "
+                                                 "accumulating)\n"
+                                               : "a reduced extent is 0: the output is set to 0\n");
     } else {
         rt_plan *p;
         if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {

@@ -251,9 +251,12 @@ static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double 
     return sum_overflows(b, acc, terms, sum) | store_edge(b, sum.f, tolerance_of(b) * (terms[0] + terms[1]));
 }
 
-/* The element as the fold takes it (ops.c's lift): a square is exact in long double for
- * the 16- and 32-bit floats (and within 2^-64 for f64); its error scale grows with the
- * element's own. Integer squares wrap as the accumulation type does once stored. */
+/* The element as the fold takes it (ops.c's lift). A square is rounded once in the
+ * accumulation type, as the format says: the square of a 16- or 32-bit float is exact in
+ * double and rounded to f32 (or kept, for a norm's f64), an f64's is a correctly rounded
+ * double product; below the type's normal range that rounding is no longer relative, so it
+ * is modelled, not bounded. The error scale grows with the element's own. Integer squares
+ * wrap as the accumulation type does once stored. */
 static rval lift(const ir_stmt *st, bool flt, rval x) {
     switch (ir_op(st->op)->lift) {
     case IR_LIFT_NONE: return x;
@@ -263,7 +266,8 @@ static rval lift(const ir_stmt *st, bool flt, rval x) {
             return x;
         }
         x.mag = (double)(2 * fabsl(x.f) * x.mag);
-        x.f = x.f * x.f;
+        double v = (double)x.f, sq = v * v;
+        x.f = num_round(lp_op_accum_type(st->op, st->dst.buf->dtype), sq);
         return x;
     }
     return x; /* not reached: the switch covers ir_lift (-Wswitch) */

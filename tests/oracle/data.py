@@ -10,8 +10,8 @@ import numpy as np
 
 import numerics as nm
 
-FLOAT_FLAVOURS = ["normal", "specials", "zeros", "subnormal", "big", "nan_slices", "inf_slices", "factors",
-                  "factor_specials"]
+FLOAT_FLAVOURS = ["normal", "integers", "specials", "zeros", "subnormal", "big", "nan_slices", "inf_slices",
+                  "factors", "factor_specials"]
 INT_FLAVOURS = ["small", "full", "extremes"]
 
 
@@ -42,6 +42,10 @@ def float_values(rng, dt, shape, flavour):
         v = rng.standard_normal(n) * 10.0 ** rng.uniform(-2, 2)
         pick = rng.random(n) < 0.15
         v[pick] = rng.choice(specials(dt), size=int(pick.sum()))
+    elif flavour == "integers":
+        # small integers: every order sums them (and their squares) exactly, so a sum, a
+        # mean or a norm has one right answer, and a wrong count or order shows
+        v = rng.integers(-8, 9, size=n).astype(np.float64)
     elif flavour == "zeros":
         # +-0 with small numbers of both signs around them: what decides max/min of zeros
         choices = np.array([0.0, -0.0, 0.0, -0.0, -float(f.min_sub), float(f.min_sub), -1.5, 2.25])
@@ -148,7 +152,7 @@ def flavours_for(dt, op, nan):
     if not dt.is_float:
         return INT_FLAVOURS
     if op in ("sum", "sumsq", "norm2", "mean"):
-        return ["normal", "normal", "specials", "subnormal", "big", "zeros", "inf_slices"]
+        return ["normal", "integers", "specials", "subnormal", "big", "zeros", "inf_slices", "normal"]
     if op == "prod":
         return ["factors", "factors", "factor_specials", "zeros", "inf_slices", "nan_slices", "big", "normal"]
     if nan == "ignore":

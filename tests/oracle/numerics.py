@@ -262,6 +262,20 @@ def _exact_ints(v):
     return out
 
 
+def exact_sums(terms, acc):
+    """Whether every partial sum of every order of the terms (exact rationals with
+    power-of-two denominators) is exact in acc: they are multiples of a power of two q at
+    or above acc's smallest subnormal, and their magnitudes add up to at most 2^p * q, so
+    each partial sum is a multiple of q of at most p bits (any order sums [3, -5, 8]
+    exactly)."""
+    nonzero = [abs(Fraction(t)) for t in terms if t]
+    if not nonzero:
+        return True
+    q = min(Fraction(t.numerator & -t.numerator, t.denominator) for t in nonzero)
+    total = sum(nonzero)
+    return q >= acc.min_sub and total <= q * 2 ** acc.p and total <= acc.max
+
+
 class SumSpec:
     """What a float sum of one slice may give, whatever order the variant adds in.
 
@@ -296,7 +310,7 @@ class SumSpec:
         acc = dt.acc
         k = max(self.n - 1, 0)
         self.gamma = k * acc.u / (1 - k * acc.u)
-        self.E = self.gamma * (self.P + self.N)
+        self.E = 0 if exact_sums([Fraction(x, den) for x in ints], acc) else self.gamma * (self.P + self.N)
         self.pos_ovf = self.P * (1 + self.gamma) >= acc.overflow
         self.neg_ovf = self.N * (1 + self.gamma) >= acc.overflow
         self.dt = dt
@@ -481,6 +495,8 @@ class SquaresSpec:
         k_sub = sum(1 for t in sq if 0 < t < acc.min_normal)
         g = self.n * acc.u / (1 - self.n * acc.u)
         E = g * self.S + k_sub * acc.min_sub
+        if exact_sums(sq, acc):  # every square, and every sum of them, exact in acc
+            E = 0
         fold_nan = bool(np.isnan(v).any())
         fold_inf = bool(np.isinf(v).any())  # the fold is +inf, exactly
         ovf = self.S * (1 + g) >= acc.overflow  # the fold may be +inf

@@ -117,6 +117,14 @@ VECTORS = [
     ("f32 norm2 of tiny values", "f32", "norm2", "propagate", [2.0 ** -140, 2.0 ** -140, 2.0 ** -140, 2.0 ** -140],
      [2.0 ** -139]),
     ("norm2 of zeros is +0", "f64", "norm2", "propagate", [-0.0, 0.0], [0.0]),
+    # squares below the accumulation type's normal range round to its subnormals: each
+    # square of the f32 4.4292413059159337e-23 (1.4000000032 * 2^-149) is 2^-149, the sum
+    # 2^-148; an f64 norm of 1e-160s sums squares of 2024 * 2^-1074 each, and of 1e-170s
+    # squares that are 0
+    ("f32 sumsq of subnormal squares", "f32", "sumsq", "propagate", [4.4292413059159337e-23] * 2, [2.0 ** -148]),
+    ("f64 norm2 of squares that go subnormal", "f64", "norm2", "propagate", [1e-160, 1e-160],
+     [1.4142056902605667e-160]),
+    ("f64 norm2 of squares that underflow", "f64", "norm2", "propagate", [1e-170, -1e-170], [0.0]),
     ("norm2 of -inf", "f16", "norm2", "propagate", [-INF, 1.0], [INF]),
     ("norm2 with a NaN", "f32", "norm2", "propagate", [INF, NAN], [NAN]),
     ("f64 norm2 overflows", "f64", "norm2", "propagate", [1e200, 1e200], [INF]),

@@ -94,7 +94,7 @@ def test_sum_model_accepts_real_orders(rng, d):
     import data
     dt = nm.DTYPES[d]
     acc = np.float32 if dt.acc is nm.F32 else np.float64
-    for flavour in ["normal", "specials", "subnormal", "big", "zeros"]:
+    for flavour in ["normal", "integers", "specials", "subnormal", "big", "zeros"]:
         for n in (1, 2, 3, 17, 200):
             vals = data.float_values(rng, dt, (n,), flavour)
             spec = nm.SumSpec(vals, dt)
@@ -188,3 +188,20 @@ def test_oracle_agrees_with_stated_vectors():
         else:
             got = e[()]
             assert any(test_edges.matches(dt, float(got) if dt.is_float else got, w) for w in want), name
+
+
+def test_exact_sums_have_one_answer():
+    """Terms that every order sums exactly (small integers) leave the specs one value: a
+    mean divided by a wrong count, or a sum missing a term, is refused."""
+    f32, f16 = nm.DTYPES["f32"], nm.DTYPES["f16"]
+    ones = np.ones(5000)
+    mean = nm.MeanSpec(ones, f32)
+    assert mean.accepts(1.0)
+    assert not mean.accepts(float(np.float32(5000 / 5001)))
+    ints = np.arange(-8, 9, dtype=np.float64).repeat(300)  # sums to 0; |x| adds up to 21600
+    assert nm.SumSpec(np.append(ints, 3.0), f16).accepts(3.0)
+    assert not nm.SumSpec(np.append(ints, 3.0), f16).accepts(2.0)
+    sq = nm.SquaresSpec(np.array([3.0, -4.0] * 1000), f32, f32.acc)
+    assert sq.accepts(25000.0) and not sq.accepts(float(np.nextafter(np.float32(25000), np.float32(0))))
+    # not exact: 2^24 + 1 needs 25 bits, so its orders round
+    assert nm.SumSpec(np.array([2.0 ** 24, 1.0, 1.0]), f32).accepts(2.0 ** 24)

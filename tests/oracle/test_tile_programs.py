@@ -43,3 +43,33 @@ def test_grid_cols_narrow_ctas(tilec, rng, tmp_path, repro, ws):
     problems, _ = run_cases(tilec, cs, ws, str(tmp_path), "cols")
     problems += ["%s: variant=grid_cols did not apply" % c.describe() for c in cs if c.chosen != "grid_cols"]
     fail_on(problems, repro)
+
+
+# (kind, variant, threads, shape, axes): rows longer than any group, block or CTA, and
+# warp-local sources whose lanes all count, for a mean whose every order is exact
+MEAN_ROWS = [("cta", v, 256, (3, 1501), (1,)) for v in VARIANTS["cta"]] + \
+            [("warp_sel", v, 96, (2, 1203), (-1,)) for v in VARIANTS["warp_sel"]] + \
+            [("warpgroup", v, 256, (2, 1100), (1,)) for v in VARIANTS["warpgroup"]] + \
+            [("warp_localsrc", v, 48, (5,), (0,)) for v in VARIANTS["warp_localsrc"]] + \
+            [("grid", "grid_rows", 256, (3, 50001), (1,)), ("grid", "grid_cols", 256, (20001, 3), (0,)),
+             ("grid", None, 128, (7, 3001, 5), (0, 2))]
+
+
+@pytest.mark.parametrize("ws", [32, 64])
+def test_mean_of_integers(tilec, rng, tmp_path, repro, ws):
+    """Small integers sum exactly in any order, so a mean has one right answer: a count
+    off by one element, a lane or a block shows (the bounds of random data would hide it)."""
+    cs = []
+    for kind, variant, threads, shape, axes in MEAN_ROWS:
+        if kind == "warpgroup" and ws == 64:
+            continue
+        for d in ("f32", "f16", "f64"):
+            dt = nm.DTYPES[d]
+            c = Case(len(cs), kind, dt, "mean", "propagate", False, variant, threads, ws, shape, axes)
+            c.src = data.values(rng, dt, c.src_shape, "integers", None)
+            c.init = data.values(rng, dt, c.out_shape, "integers")
+            cs.append(c)
+    problems, _ = run_cases(tilec, cs, ws, str(tmp_path), "mean")
+    problems += ["%s: variant=%s did not apply" % (c.describe(), c.variant) for c in cs
+                 if c.variant and c.chosen != c.variant]
+    fail_on(problems, repro)
