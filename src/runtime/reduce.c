@@ -152,14 +152,17 @@ static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? til
  * identity (+0 for a sum: its -0 identity is for folds, an empty sum is 0), or NaN (a
  * mean); malloc'd, NULL when out of memory. Ops whose empty reduction is an error do not
  * get here. */
+static double empty_of(tilec_op o) {
+    const ir_op_info *op = ir_op(o);
+    if (op->empty == IR_EMPTY_NAN) return NAN;
+    return op->identity == IR_IDENTITY_ONE ? 1 : 0; /* a zero identity is +0 here: its -0 is for folds */
+}
+
 static unsigned char *empty_value(const tilec_reduce_desc *d, int64_t n) {
     tilec_dtype t = out_dtype(d);
     lp_type lt = lp_type_of(t);
     unsigned char *b = calloc((size_t)n ? (size_t)n : 1, tilec_dtype_size(t));
-    const ir_op_info *op = ir_op(d->op);
-    double v = 0; /* an identity of zero (+0: the -0 of a fold is for folds) */
-    if (op->empty == IR_EMPTY_NAN) v = NAN;
-    else if (op->identity == IR_IDENTITY_ONE) v = 1;
+    double v = empty_of(d->op);
     for (int64_t i = 0; b && v != 0 && i < n; i++) {
         if (ir_dtype_is_float(t)) num_store_float(lt, b, i, v);
         else num_store_int(lt, b, i, (int64_t)v);
@@ -383,17 +386,12 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
     for (int i = 0; v.strided && i < v.rank; i++)
         ir_str_printf(&s, "%s%lld", i ? ", " : "; strides ", (long long)v.strides[i]);
     ir_str_printf(&s, "\n");
-    if (v.out_elems == 0 || v.empty_axis) {
-        ir_str_printf(&s, v.out_elems == 0 ? "the output is empty: nothing runs\n"
-                                           : ir_op(d->op)->empty == IR_EMPTY_NAN
-                                               ? "a reduced extent is 0: the output is set to NaN (the mean of nothing)\n"
-                                           : ir_op(d->op)->identity == IR_IDENTITY_ONE
-                                               ? "a reduced extent is 0: the output is set to 1 (the op's identity; left as "
-                                                 "is when accumulating)\n"
-                                           : tilec_op_supports(d->op, d->dtype, true)
-                                               ? "a reduced extent is 0: the output is set to 0 (left as is when "
-                                                 "accumulating)\n"
-                                               : "a reduced extent is 0: the output is set to 0\n");
+    if (v.out_elems == 0) {
+        ir_str_printf(&s, "the output is empty: nothing runs\n");
+    } else if (v.empty_axis) {
+        ir_str_printf(&s, "a reduced extent is 0: the output is set to %s%s\n", isnan(empty_of(d->op)) ? "NaN"
+                      : empty_of(d->op) == 1 ? "1" : "0",
+                      tilec_op_supports(d->op, d->dtype, true) ? " (left as is when accumulating)" : "");
     } else {
         rt_plan *p;
         if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {

@@ -216,6 +216,11 @@ static void add_term(rval *x, long double *terms) {
     if (isfinite(x->f)) terms[x->f < 0] += fabsl(x->f);
 }
 
+/* The check's tolerance, relative to an error scale: 16-bit results are rounded coarsely. */
+static long double tolerance_of(const tilec_buffer *b) {
+    return b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2L : 1e-5L;
+}
+
 /* What an order of the additions can give besides the value: the accumulation type acc
  * (f32 for 16-bit floats and f32, f64 for f64 and for the squares of bf16 and f32 in a
  * norm2) overflows once a partial sum reaches its threshold, which the positive (negative)
@@ -226,7 +231,7 @@ static void add_term(rval *x, long double *terms) {
 static unsigned sum_overflows(const tilec_buffer *b, lp_type acc, const long double *terms, rval sum) {
     /* the halfway points between the largest finite value and 2^(emax+1) */
     long double limit = acc == LP_F64 ? 0x1.fffffffffffff8p1023L : 0x1.ffffffp127L;
-    long double slack = (b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2L : 1e-5L) * (terms[0] + terms[1]);
+    long double slack = tolerance_of(b) * (terms[0] + terms[1]);
     bool up = terms[0] >= limit - slack, down = terms[1] >= limit - slack;
     if (isnan(sum.f)) return 0;
     if (isinf(sum.f)) return (sum.f > 0 ? down : up) ? MAY_NAN : 0;
@@ -241,10 +246,6 @@ static unsigned store_edge(const tilec_buffer *b, long double v, long double sla
     if (store > 0 && isfinite(v) && fabsl(v) >= store - slack && fabsl(v) < store + slack)
         return MAY_MAX | (v > 0 ? MAY_PINF : MAY_NINF);
     return 0;
-}
-
-static long double tolerance_of(const tilec_buffer *b) {
-    return b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2L : 1e-5L;
 }
 
 static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double *terms, rval sum) {
@@ -326,13 +327,13 @@ static void add_factor(factors *f, rval x) {
  * magnitude hold (MAY_ANY, the bound in mag): the value grown by those roundings, plus
  * what the subnormals lost, grown by the factors above 1. */
 static void prod_bound(const tilec_buffer *dst, const factors *f, rval *v) {
-    bool wide = dst->dtype == TILEC_F64, half = dst->dtype == TILEC_F16 || dst->dtype == TILEC_BF16;
+    bool wide = dst->dtype == TILEC_F64;
     long double acc_u = wide ? 0x1p-53L : 0x1p-24L, top = wide ? 0x1p1023L : 0x1p127L, low = wide ? 0x1p-1021L : 0x1p-125L;
     long double acc_sub = wide ? 0x1p-1074L : 0x1p-149L;
     long double store_u = dst->dtype == TILEC_F16 ? 0x1p-10L : dst->dtype == TILEC_BF16 ? 0x1p-7L : 0;
     long double unit = dst->dtype == TILEC_F16 ? 0x1p-24L : dst->dtype == TILEC_BF16 ? 0x1p-133L : acc_sub;
     long double store = dst->dtype == TILEC_F16 ? 65520.0L : dst->dtype == TILEC_BF16 ? 0x1.ffp127L : 0;
-    double tol = half ? 1e-2 : 1e-5;
+    double tol = (double)tolerance_of(dst);
     long double rel = store_u + 2 * (long double)f->n * acc_u + tol * f->rel;
     bool ovf = f->big >= top, unf = f->small <= low || f->inexact_zero;
     if ((ovf || f->inf) && (unf || f->zero)) v->may |= MAY_NAN;
@@ -448,7 +449,7 @@ static void load_param(rval *m, const tilec_buffer *b, const void *src, int copi
 /* Compares a written parameter with its reference values. */
 static void compare(const tilec_buffer *b, const rval *want, const void *got_mem, tilec_check_result *res) {
     lp_type t = lp_type_of(b->dtype);
-    double tol = b->dtype == TILEC_F16 || b->dtype == TILEC_BF16 ? 1e-2 : 1e-5;
+    double tol = (double)tolerance_of(b);
     *res = (tilec_check_result){.param = b->name, .ok = true, .exact = true, .first_bad = -1};
     for (int64_t e = 0; e < b->span; e++) {
         bool bad;
