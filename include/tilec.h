@@ -93,7 +93,7 @@ extern "C" {
 /* X(SUFFIX, name) — reduction operators */
 #define TILEC_OP_LIST(X)                                                                   \
     X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(SUMSQ, "sumsq") X(NORM2, "norm2") \
-    X(MEAN, "mean")
+    X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin")
 
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
@@ -160,7 +160,8 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
-/* Whether reduction op is defined on dtype (mean and norm2 take float dtypes only) and,
+/* Whether reduction op is defined on dtype (mean and norm2 take float dtypes only; argmax
+ * and argmin values of at most 32 bits: not f64 or i64) and,
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
  * results are not their fold's, do not). False for values out of range. */
 TILEC_API bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate);
@@ -319,8 +320,10 @@ typedef struct tilec_reduce_attrs {
     int naxes;                 /* >= 1 */
     int axes[TILEC_MAX_RANK];  /* of the region as indexed; negative counts from the end */
     bool accum;                /* dst = op(dst_old, reduce(src)) */
-    tilec_nan nan;             /* max / min only */
+    tilec_nan nan;             /* max / min, argmax / argmin only */
     const char *variant;       /* force a dispatch variant; NULL lets tilec choose */
+    const tilec_region *dst2;  /* the second result of argmax / argmin, the index (i64 or
+                                  i32): required for them, NULL for every other op */
 } tilec_reduce_attrs;
 
 /* axes = (-1), accum = false, nan = propagate, no forced variant. */
@@ -515,6 +518,11 @@ typedef struct tilec_reduce_desc {
     bool widen;      /* the output in tilec_dtype_wide(dtype), accumulated in it (or in
                       * f32 for 16-bit floats): an i32 sum that passes 2^31 stays exact,
                       * an f16 sum is not rounded to f16 */
+    void *out2;      /* argmax / argmin: where the indices go (the output's shape; i64, or
+                      * i32 with index_i32), device memory as `out` is; in
+                      * tilec_reduce_check, the host copy of them after the call. NULL for
+                      * every other op */
+    bool index_i32;  /* argmax / argmin: out2 holds i32 indices */
 } tilec_reduce_desc;
 
 /* Reduces `in` into `out` (device memory of the context's backend). The first call for a

@@ -207,6 +207,11 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         expr(s, k, e->a);
         ir_str_printf(s, "]");
         return;
+    case LX_BITS: /* CUDA's and HIP's intrinsics alike */
+        ir_str_printf(s, "%s(", e->type == LP_I32 ? "__float_as_int" : "__int_as_float");
+        expr(s, k, e->a);
+        ir_str_printf(s, ")");
+        return;
     }
 }
 

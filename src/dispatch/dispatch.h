@@ -186,10 +186,13 @@ lp_type dsp_acc_type(const dsp_query *q);
 lp_expr *dsp_identity(dsp_lower *l);
 lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
- * (squared for sumsq and norm2). Partial results are combined as they are. */
-lp_expr *dsp_element(dsp_lower *l, lp_expr *x);
+ * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
+ * row-major order of the reduced axes, as one key for argmax and argmin). Partial results
+ * are combined as they are. */
+lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index);
 /* Stores an accumulated value to output s: applies accum, finishes the op (a mean's
- * division, a norm's square root) and converts to the dtype. */
+ * division, a norm's square root, a key's value and index into the two destinations) and
+ * converts to the dtype. */
 void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc);
 /* acc = combine(acc, src[s, r]) for r = first, first + stride, ... < red_len. */
 void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride);

@@ -27,12 +27,15 @@ bool grid_plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
         if (d < r->nindex && r->index[d].kind == TILEC_INDEX_AT) continue;
         dims[nd++] = (gdim){.n = hi - lo, .in = b->strides[d]};
     }
-    int64_t out = 1;
+    int64_t out = 1, ri = 1;
     for (int d = nd - 1; d >= 0; d--) {
         dims[d].red = q->reduced[d];
         if (!dims[d].red) {
             dims[d].out = out;
             out *= dims[d].n;
+        } else {
+            dims[d].ri = ri;
+            ri *= dims[d].n;
         }
     }
     g->S = q->spatial_len;
@@ -45,6 +48,9 @@ bool grid_plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
             if (!dims[i].red) {
                 g->obase += (dims[i].n - 1) * dims[i].out;
                 dims[i].out = -dims[i].out;
+            } else {
+                g->rbase += (dims[i].n - 1) * dims[i].ri;
+                dims[i].ri = -dims[i].ri;
             }
         }
     /* sort by stride, outermost first (stable: equal strides keep their order) */
@@ -59,13 +65,15 @@ bool grid_plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
         g->rank++;
     }
     int m = 0; /* merge neighbours */
+    bool keyed = ir_op(q->st->op)->keyed; /* its index must stay one stride per dim */
     for (int i = 0; i < g->rank; i++) {
         gdim c = g->d[i];
         gdim *p = m ? &g->d[m - 1] : NULL;
-        if (p && p->red == c.red && p->in == c.n * c.in && (c.red || p->out == c.n * c.out)) {
+        if (p && p->red == c.red && p->in == c.n * c.in && (c.red ? !keyed || p->ri == c.n * c.ri : p->out == c.n * c.out)) {
             p->n *= c.n;
             p->in = c.in;
             p->out = c.out;
+            p->ri = c.ri;
         } else {
             g->d[m++] = c;
         }
@@ -156,7 +164,7 @@ lp_expr *grid_out_index(lp_kernel *k, const gplan *g, lp_expr *x) { return g->ou
 
 /* The source offset of outer index o over the reduced dims (all of them for cols, all but
  * the run for rows). */
-lp_expr *grid_outer_offset(lp_kernel *k, const gplan *g, lp_expr *o) {
+static lp_expr *outer_sum(lp_kernel *k, const gplan *g, lp_expr *o, bool index) {
     int last = g->rank - (g->rows ? 1 : 0);
     int64_t inner = 1;
     lp_expr *off = NULL;
@@ -166,11 +174,17 @@ lp_expr *grid_outer_offset(lp_kernel *k, const gplan *g, lp_expr *o) {
         if (!d->red) continue;
         lp_expr *c = divc(k, o, inner);
         if (inner * d->n < total) c = remc(k, c, d->n);
-        lp_expr *t = mulc(k, c, d->in);
+        lp_expr *t = mulc(k, c, index ? d->ri : d->in);
         off = off ? add(k, off, t) : t;
         inner *= d->n;
     }
     return off ? off : ival(k, o->type, 0);
+}
+
+lp_expr *grid_outer_offset(lp_kernel *k, const gplan *g, lp_expr *o) { return outer_sum(k, g, o, false); }
+lp_expr *grid_outer_index(lp_kernel *k, const gplan *g, lp_expr *o) {
+    lp_expr *i = outer_sum(k, g, o, true);
+    return g->rbase ? add(k, ival(k, o->type, g->rbase), i) : i;
 }
 
 /* ---- trees ----------------------------------------------------------------------------- */

@@ -6,7 +6,8 @@
  *
  * The planner (plan_view) reads the source region as dims with element strides, sorts
  * them by stride (memory order, outermost first), drops extent-1 dims and merges
- * neighbours that are both reduced, or both kept and contiguous in the output too. Then
+ * neighbours that are both reduced (and, for argmax / argmin, neighbours in the flat
+ * reduced index too), or both kept and contiguous in the output too. Then
  * the innermost dim decides the layout: reduced, the output reads runs of contiguous
  * elements ("rows"); kept, neighbouring outputs are neighbours in memory ("cols").
  *
@@ -80,6 +81,8 @@ typedef struct gdim {
     int64_t in;  /* element stride in the source buffer (>= 0: negative ones are flipped) */
     int64_t out; /* stride in the flat output index (kept dims; negative when flipped) */
     int64_t xs;  /* stride in the executors' index of outputs, memory order (kept dims) */
+    int64_t ri;  /* stride in the flat reduced index, row-major over the reduced dims as
+                    indexed (reduced dims; negative when flipped): argmax's index */
     bool red;
 } gdim;
 
@@ -88,6 +91,7 @@ typedef struct gplan {
     gdim d[TILEC_MAX_RANK + 1]; /* memory order, outermost first */
     int64_t base;               /* source offset of element 0 */
     int64_t obase;              /* flat output index of the executors' output 0 */
+    int64_t rbase;              /* flat reduced index of the executors' element 0 */
     bool out_in_order;          /* the executors' output x is output x */
     int64_t S;                  /* outputs */
     bool rows;                  /* the innermost dim is reduced */
@@ -144,6 +148,10 @@ lp_expr *grid_out_index(lp_kernel *k, const gplan *g, lp_expr *x);
 /* The source offset of outer index o over the reduced dims (all for cols, all but the run
  * for rows). */
 lp_expr *grid_outer_offset(lp_kernel *k, const gplan *g, lp_expr *o);
+/* Its flat reduced index (grid_outer_offset's twin), rbase included; for rows, the element
+ * i of the run adds i times run_index_stride. */
+lp_expr *grid_outer_index(lp_kernel *k, const gplan *g, lp_expr *o);
+static inline int64_t run_index_stride(const gplan *g) { return g->d[g->rank - 1].ri; }
 /* The trees of the fold order: over registers first, first + step, …; over shared slots
  * (grid.c says how they are laid out). */
 void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step);

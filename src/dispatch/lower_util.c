@@ -274,16 +274,84 @@ lp_expr *dsp_identity(dsp_lower *l) {
 lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
     const ir_stmt *st = l->q->st;
     const ir_op_info *op = ir_op(st->op);
+    if (op->keyed) return lp_binary(l->k, LO_MAX, a, b); /* the better key: a plain integer max */
     return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_wrapping(l->k, op->combine, a, b);
 }
 
-lp_expr *dsp_element(dsp_lower *l, lp_expr *x) {
+/*
+ * The order key of argmax / argmin, one i64 that an integer max folds in any order to the
+ * same answer. key = rank * 2^31 + (2^31 - 1 - index): the value's rank in [0, 2^32) first,
+ * then the smaller index. The rank orders values as max and min do (-0 below +0); argmin
+ * reverses it; a NaN takes the top rank (nan=propagate: the first NaN wins) or the bottom
+ * one (nan=ignore: it wins only where every value is NaN, at index 0). Every rank of a NaN
+ * is a NaN pattern, so decoding needs no case for it. Keys are >= 0; the identity is below.
+ */
+enum { KEY_LOW_BITS = 31 };
+#define KEY_INDEX_END ((int64_t)1 << KEY_LOW_BITS) /* an index is below 2^31 - 1 */
+#define KEY_RANKS ((int64_t)1 << 32)
+
+static lp_expr *i64c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I64, v); }
+static lp_expr *i64op(dsp_lower *l, lp_op op, lp_expr *a, lp_expr *b) {
+    return lp_binary(l->k, op, lp_cast(l->k, LP_I64, a), lp_cast(l->k, LP_I64, b));
+}
+/* The f32 bit pattern b (as i64) <-> a signed integer in the floats' order: negative
+ * patterns count down from -1 (so -0.0 is -1, below +0.0's 0). Its own inverse. */
+static lp_expr *float_order(dsp_lower *l, lp_expr *b) {
+    lp_expr *neg = lp_binary(l->k, LO_SUB, i64c(l, (int64_t)INT32_MIN - 1), b);
+    return lp_select(l->k, lp_binary(l->k, LO_LT, b, i64c(l, 0)), neg, b);
+}
+static bool key_reversed(const dsp_query *q) { return ir_op(q->st->op)->combine == LO_MIN; }
+
+static lp_expr *order_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
+    const dsp_query *q = l->q;
+    lp_type vt = lp_accum_type(q->st->src.buf->dtype); /* f32, i32 or u32 */
+    lp_expr *v = lp_cast(l->k, vt, x), *rank;
+    if (vt == LP_F32) rank = i64op(l, LO_ADD, float_order(l, lp_cast(l->k, LP_I64, lp_bits(l->k, LP_I32, v))), i64c(l, KEY_INDEX_END));
+    else rank = vt == LP_I32 ? i64op(l, LO_ADD, v, i64c(l, KEY_INDEX_END)) : lp_cast(l->k, LP_I64, v);
+    if (key_reversed(q)) rank = lp_binary(l->k, LO_SUB, i64c(l, KEY_RANKS - 1), rank);
+    if (vt == LP_F32)
+        rank = lp_select(l->k, lp_binary(l->k, LO_NE, v, v),
+                         i64c(l, q->st->nan == TILEC_NAN_IGNORE ? 0 : KEY_RANKS - 1), rank);
+    lp_expr *low = lp_binary(l->k, LO_SUB, i64c(l, KEY_INDEX_END - 1), lp_cast(l->k, LP_I64, index));
+    return lp_binary(l->k, LO_ADD, lp_binary(l->k, LO_MUL, rank, i64c(l, KEY_INDEX_END)), low);
+}
+
+lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index) {
+    if (ir_op(l->q->st->op)->lift == IR_LIFT_KEY) return order_key(l, x, index);
     lp_expr *v = lp_cast(l->k, dsp_acc_type(l->q), x);
     switch (ir_op(l->q->st->op)->lift) {
-    case IR_LIFT_NONE: return v;
+    case IR_LIFT_NONE:
+    case IR_LIFT_KEY: return v;
     case IR_LIFT_SQUARE: return lp_wrapping(l->k, LO_MUL, v, v);
     }
     return v; /* not reached: the switch covers ir_lift (-Wswitch) */
+}
+
+/* Stores a key's value to dst and its index to dst2, at output s. */
+static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
+    lp_kernel *k = l->k;
+    const ir_stmt *st = l->q->st;
+    if (key->kind != LX_REG) { /* read twice */
+        int r = lp_reg_new(k, LP_I64, "key");
+        lp_assign(k, into, r, key);
+        key = lp_reg(k, r);
+    }
+    lp_expr *rank = lp_binary(k, LO_DIV, key, i64c(l, KEY_INDEX_END));
+    lp_expr *index = lp_binary(k, LO_SUB, i64c(l, KEY_INDEX_END - 1), lp_binary(k, LO_REM, key, i64c(l, KEY_INDEX_END)));
+    if (key_reversed(l->q)) rank = lp_binary(k, LO_SUB, i64c(l, KEY_RANKS - 1), rank);
+    lp_type vt = lp_accum_type(st->src.buf->dtype);
+    lp_expr *v;
+    if (vt == LP_F32) {
+        int r = lp_reg_new(k, LP_F32, "val"); /* the value once: a NaN is stored as the default quiet one */
+        lp_assign(k, into, r, lp_bits(k, LP_F32, lp_cast(k, LP_I32, float_order(l, lp_binary(k, LO_SUB, rank, i64c(l, KEY_INDEX_END))))));
+        v = lp_reg(k, r);
+        v = lp_select(k, lp_binary(k, LO_NE, v, v), lp_float(k, LP_F32, NAN), v);
+    } else {
+        v = lp_cast(k, vt, vt == LP_I32 ? lp_binary(k, LO_SUB, rank, i64c(l, KEY_INDEX_END)) : rank);
+    }
+    lp_buf *b = lp_buf_for(k, st->dst.buf), *b2 = lp_buf_for(k, st->dst2.buf);
+    lp_store(k, into, b, dsp_region_offset(l, &st->dst, s), lp_cast(k, b->type, v));
+    lp_store(k, into, b2, dsp_region_offset(l, &st->dst2, s), lp_cast(k, b2->type, index));
 }
 
 /* The folded value as the op's result, in the accumulation type. A mean's count is the
@@ -298,11 +366,16 @@ static lp_expr *finish(dsp_lower *l, lp_expr *v) {
         return lp_binary(l->k, LO_DIV, v, lp_cast(l->k, v->type, n));
     }
     case IR_FINISH_SQRT: return lp_unary(l->k, LO_SQRT, v);
+    case IR_FINISH_KEY: return v; /* store_key's */
     }
     return v; /* not reached: the switch covers ir_finish (-Wswitch) */
 }
 
 void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
+    if (ir_op(l->q->st->op)->finish == IR_FINISH_KEY) {
+        store_key(l, into, s, acc);
+        return;
+    }
     const ir_region *dst = &l->q->st->dst;
     lp_buf *b = lp_buf_for(l->k, dst->buf);
     lp_expr *off = dsp_region_offset(l, dst, s);
@@ -329,7 +402,7 @@ void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *
     int r = lp_reg_new(k, it, "r");
     lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, first), lp_int(k, it, l->q->red_len), lp_cast(k, it, stride));
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
-    lp_expr *x = dsp_element(l, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))));
+    lp_expr *x = dsp_element(l, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))), lp_reg(k, r));
     lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
 }
 

@@ -63,6 +63,10 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                                       lp_binary(k, LO_SUB, ival(k, it, g->n), mulc(k, piece, g->W)))
                           : ival(k, it, g->L);
     /* a load is whole for every lane when the piece is never short of it */
+    /* element i of the piece: its index in the reduced space (argmax / argmin) */
+    int64_t ri = run_index_stride(g);
+    lp_expr *index0 = add(k, grid_outer_index(k, g, run), mulc(k, piece, g->W * ri));
+#define INDEX(i) add(k, index0, mulc(k, (i), ri))
     bool whole[64];
     for (int bi = 0; bi < gs->ueff; bi++) whole[bi] = !ragged && ((int64_t)bi * LANES + need) * vec <= g->L;
     for (int u = 0; u < items; u++) {
@@ -84,12 +88,13 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                     lp_stmt *sel = lp_if(k, in, lp_binary(k, LO_LE, add(k, e0, ival(k, it, vec)), len));
                     part = &sel->orelse;
                     lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
-                    for (int e = 0; e < vec; e++) lp_assign(k, &sel->body, lf + e, dsp_element(l, lp_reg(k, x + e)));
+                    for (int e = 0; e < vec; e++)
+                        lp_assign(k, &sel->body, lf + e, dsp_element(l, lp_reg(k, x + e), INDEX(add(k, e0, ival(k, it, e)))));
                 }
                 for (int e = 0; e < vec; e++) {
                     lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
                     lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
-                    lp_assign(k, has, lf + e, dsp_element(l, lp_load(k, src, add(k, start, mulc(k, i, g->ns)))));
+                    lp_assign(k, has, lf + e, dsp_element(l, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), INDEX(i)));
                 }
             }
     }
@@ -97,14 +102,18 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
         lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
         for (int j = 0; j < gs->f; j++) {
             int lf = leaf + (u * gs->f + j) * nleaf;
+            lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
             for (int bi = 0; bi < gs->ueff; bi++)
                 if (g->aligned && whole[bi])
-                    for (int e = 0; e < vec; e++)
-                        lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e)));
+                    for (int e = 0; e < vec; e++) {
+                        lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
+                        lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e), INDEX(i)));
+                    }
             grid_reg_tree(l, in, lf, nleaf, 1); /* a logical lane's leaves */
         }
         grid_reg_tree(l, in, leaf + u * per, gs->f, nleaf); /* its logical lanes */
     }
+#undef INDEX
     for (int u = 0; u < items; u++) { /* the butterfly: every lane of the warp runs it */
         dsp_xor_tree(l, b, leaf + u * per, gs->glanes);
         lp_assign(k, b, acc[u], dsp_combine(l, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));

@@ -262,9 +262,17 @@ tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, tilec_op op,
     for (int i = 0; i < a.naxes; i++)
         if (a.axes[i] < -TILEC_MAX_RANK || a.axes[i] >= TILEC_MAX_RANK)
             return BAD(ctx, "axis %d is out of range for any region", a.axes[i]);
+    const char *second = ir_op(op)->second;
+    if (second && !a.dst2)
+        return BAD(ctx, "%s has two results: give attrs.dst2, the region of its %s", tilec_op_name(op), second);
+    if (!second && a.dst2)
+        return BAD(ctx, "%s has one result: attrs.dst2 must be NULL", tilec_op_name(op));
+    ir_region d2 = {0};
+    tilec_status s = a.dst2 ? to_region(k, a.dst2, &d2, "second destination") : TILEC_OK;
     ir_stmt *st;
-    tilec_status s = add_stmt(k, IR_REDUCE, exec, dst, src, &st);
+    if (s == TILEC_OK) s = add_stmt(k, IR_REDUCE, exec, dst, src, &st);
     if (s != TILEC_OK) return s;
+    st->dst2 = d2;
     st->op = op;
     st->naxes = a.naxes;
     memcpy(st->axes, a.axes, sizeof st->axes);

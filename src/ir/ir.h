@@ -173,6 +173,7 @@ typedef struct ir_stmt {
     tilec_buffer *alloc; /* ALLOC */
     ir_region dst;    /* COPY, FILL, REDUCE */
     ir_region src;    /* COPY, REDUCE */
+    ir_region dst2;   /* REDUCE of an op with a second result (ir_op_info.second); buf NULL otherwise */
     ir_value fill;    /* FILL */
     ir_pos value_pos; /* FILL */
     tilec_op op;      /* REDUCE */

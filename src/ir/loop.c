@@ -170,6 +170,12 @@ lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a) {
     return e;
 }
 
+lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a) {
+    lp_expr *e = expr(k, LX_BITS, t);
+    if (e != &placeholder_expr) e->a = a;
+    return e;
+}
+
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index) {
     lp_expr *e = expr(k, LX_LOAD, b ? b->type : LP_F32);
     if (e != &placeholder_expr) { e->buf = b; e->a = index; }
@@ -348,6 +354,11 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         ir_str_printf(s, "%s[", e->buf->name);
         lp_print_expr(s, k, e->a);
         ir_str_printf(s, "]");
+        return;
+    case LX_BITS:
+        ir_str_printf(s, "bits_%s(", lp_type_name(e->type));
+        lp_print_expr(s, k, e->a);
+        ir_str_printf(s, ")");
         return;
     }
 }

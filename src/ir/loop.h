@@ -71,12 +71,15 @@ typedef enum ir_error_model {
 typedef enum ir_lift {
     IR_LIFT_NONE,
     IR_LIFT_SQUARE, /* x * x, rounded in the accumulation type (never fused into the add) */
+    IR_LIFT_KEY,    /* x and its index as one i64 order key (argmax / argmin, lower_util.c):
+                       the larger key is the better value, then the smaller index */
 } ir_lift;
 /* What the folded value becomes when it is stored, in the accumulation type. */
 typedef enum ir_finish {
     IR_FINISH_NONE,
     IR_FINISH_MEAN, /* divided by the count of elements (converted to the type), rounded once */
     IR_FINISH_SQRT, /* its square root, rounded once */
+    IR_FINISH_KEY,  /* the key's value and index, into the two destinations */
 } ir_finish;
 /* What a reduction of no elements gives (the JIT's empty axes; a tile has no empty dim). */
 typedef enum ir_empty {
@@ -96,11 +99,14 @@ typedef struct ir_op_info {
     bool floats_only;     /* defined on the float dtypes only */
     bool holds_squares;   /* its accumulation type holds the squares of every value: bf16 and
                              f32, whose squares can pass f32's range, accumulate in f64 */
+    bool keyed;           /* it folds IR_LIFT_KEY's i64 keys with an integer max: values of
+                             at most 32 bits, reduced extents below 2^31 - 1 */
+    const char *second;   /* what its second destination holds ("index"), NULL: it has one */
 } ir_op_info;
 /* The row of op (the sum's for a value out of range, which callers have refused). */
 const ir_op_info *ir_op(tilec_op op);
-/* The type op accumulates values of dtype d in: lp_accum_type(d), or f64 where the op's
- * row says its squares need it. */
+/* The type op accumulates values of dtype d in: lp_accum_type(d), f64 where the op's row
+ * says its squares need it, i64 for a keyed op. */
 lp_type lp_op_accum_type(tilec_op op, tilec_dtype d);
 
 typedef enum lp_expr_kind {
@@ -111,7 +117,8 @@ typedef enum lp_expr_kind {
     LX_BINARY,
     LX_SELECT, /* a ? b : c */
     LX_CAST,   /* a converted to type (round to nearest even) */
-    LX_LOAD    /* buf[a], of the buffer's storage type */
+    LX_LOAD,   /* buf[a], of the buffer's storage type */
+    LX_BITS    /* a's bits as type: f32 <-> i32 (an order key's input and its inverse) */
 } lp_expr_kind;
 
 typedef struct lp_buf lp_buf;
@@ -222,6 +229,7 @@ lp_expr *lp_wrapping(lp_kernel *k, lp_op op, lp_expr *a, lp_expr *b); /* binary,
 lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b);
 lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a);
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index);
+lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32 */
 
 /* Statements are appended to `into`; the returned statement's blocks can be filled. */
 lp_stmt *lp_assign(lp_kernel *k, lp_block *into, int reg, lp_expr *a);

@@ -472,7 +472,8 @@ static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
 }
 
 /* stmt := alloc | exec '.copy' '(' region ',' region ')' | exec '.fill' '(' region ',' number ')'
- *       | exec '.sync' '(' ')' | exec '.' OP '(' region ',' region {',' kwarg} ')'   (OP: TILEC_OP_LIST)
+ *       | exec '.sync' '(' ')' | exec '.' OP '(' region ',' [region ','] region {',' kwarg} ')'
+ *         (OP: TILEC_OP_LIST; the second destination for an op with two results)
  * exec := ('cta' | 'warpgroup' | 'warp' | 'thread') [ '[' INT ']' ] */
 static void parse_stmt(parser *ps) {
     tok first = ps->t;
@@ -523,6 +524,10 @@ static void parse_stmt(parser *ps) {
         if (st->kind != IR_SYNC) {
             parse_region(ps, &st->dst, index);
             expect(ps, ",");
+            if (st->kind == IR_REDUCE && ir_op(st->op)->second) { /* argmax(values, indices, src) */
+                parse_region(ps, &st->dst2, index);
+                expect(ps, ",");
+            }
             if (st->kind == IR_FILL) st->fill = parse_number(ps, st->dst.buf->dtype, &st->value_pos);
             else parse_region(ps, &st->src, index);
         }

@@ -103,6 +103,10 @@ void ir_print_stmt(ir_str *s, const ir_stmt *st) {
     ir_str_printf(s, ".%s(", ir_stmt_word(st));
     ir_print_region(s, &st->dst);
     ir_str_printf(s, ", ");
+    if (st->dst2.buf) {
+        ir_print_region(s, &st->dst2);
+        ir_str_printf(s, ", ");
+    }
     if (st->kind == IR_FILL) ir_print_value(s, st->fill);
     else ir_print_region(s, &st->src);
     if (st->kind == IR_REDUCE) {

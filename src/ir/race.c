@@ -196,12 +196,13 @@ void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
             add_barrier(&rc, st->exec.scope, st->exec.instance);
             continue;
         }
-        access now[3];
+        access now[4];
         int n = 0;
         if (st->kind == IR_COPY || st->kind == IR_REDUCE)
             now[n++] = (access){st, &st->src, false, rc.nbar};
         if (st->kind == IR_REDUCE && st->accum) now[n++] = (access){st, &st->dst, false, rc.nbar};
         now[n++] = (access){st, &st->dst, true, rc.nbar};
+        if (st->dst2.buf) now[n++] = (access){st, &st->dst2, true, rc.nbar};
         bool clean = true;
         for (int j = 0; j < n && clean; j++) clean = check_access(&rc, &now[j]);
         if (!clean) break; /* one report per kernel: later ones would repeat it */

@@ -148,8 +148,7 @@ static bool may_overlap(const ir_region *a, const ir_region *b) {
 /* A sub-CTA statement run by every instance writes one place from all of them unless the
  * destination is indexed by the scope's own id; the same holds across the CTAs of a grid
  * for global destinations and cta_id. */
-static void check_dst_per_instance(verifier *v, const ir_stmt *st) {
-    const ir_region *r = &st->dst;
+static void check_dst_per_instance(verifier *v, const ir_stmt *st, const ir_region *r) {
     const tilec_buffer *b = r->buf;
     if (b->space == TILEC_SPACE_LOCAL) return; /* private to each thread */
     tilec_scope s = st->exec.scope;
@@ -192,8 +191,8 @@ static bool check_grid(verifier *v, const ir_stmt *st) {
                         "(tilec chooses how many CTAs share it)");
         return false;
     }
-    const ir_region *r[2] = {&st->dst, &st->src};
-    for (int i = 0; i < 2; i++) {
+    const ir_region *r[3] = {&st->dst, &st->src, &st->dst2};
+    for (int i = 0; i < 3 && r[i]->buf; i++) {
         if (r[i]->buf->space != TILEC_SPACE_GLOBAL) {
             err(v, r[i]->pos, "'%s' is %s; a grid statement reads and writes global buffers", r[i]->buf->name,
                 tilec_space_name(r[i]->buf->space));
@@ -250,6 +249,34 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
         err(v, st->value_pos, "fill value %g overflows %s; write inf or -inf for infinity", f, tn);
 }
 
+/* argmax / argmin: the second destination holds the index; a key holds a value of at most
+ * 32 bits and an index below 2^31 - 1 (lower_util.c). */
+static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
+    const ir_region *dst = &st->dst, *idx = &st->dst2, *src = &st->src;
+    const char *op = tilec_op_name(st->op);
+    tilec_dtype it = idx->buf->dtype;
+    if (it != TILEC_I64 && it != TILEC_I32)
+        err(v, idx->pos, "%s: the index destination '%s' is %s; make it i64 (or i32)", op, idx->buf->name,
+            tilec_dtype_name(it));
+    if (tilec_dtype_size(src->buf->dtype) > 4)
+        err(v, st->op_pos, "%s takes values of at most 32 bits (f16, bf16, f32, i32, u32); source '%s' is %s",
+            op, src->buf->name, tilec_dtype_name(src->buf->dtype));
+    int64_t have = ir_region_elems(idx);
+    if (have != keep)
+        err(v, idx->pos, "%s: index destination '%s' has %lld element%s but the source keeps %lld after reducing "
+                         "its axes", op, idx->buf->name, (long long)have, have == 1 ? "" : "s", (long long)keep);
+    int64_t len = ir_region_elems(src) / (keep ? keep : 1);
+    if (len >= INT32_MAX)
+        err(v, st->op_pos, "%s reduces %lld elements per result; its indices reach 2^31 - 2 at most", op, (long long)len);
+    if (src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD)
+        err(v, src->pos, "%s of local '%s' at %s scope: every lane holds its own, so an element has no index in "
+                         "one reduced space; copy it to shared memory first, or reduce at thread scope",
+            op, src->buf->name, tilec_scope_name(st->exec.scope));
+    if (may_overlap(idx, src) || may_overlap(idx, dst))
+        err(v, idx->pos, "%s: the index destination overlaps the %s in '%s'; give it a buffer of its own", op,
+            may_overlap(idx, src) ? "source" : "value destination", idx->buf->name);
+}
+
 static void check_reduce(verifier *v, ir_stmt *st) {
     const ir_region *dst = &st->dst, *src = &st->src;
     const char *op = tilec_op_name(st->op);
@@ -301,6 +328,7 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     if (may_overlap(dst, src))
         err(v, dst->pos, "%s: destination and source overlap in '%s'; reduce into another buffer",
             op, dst->buf->name);
+    if (ir_op(st->op)->keyed) check_keyed(v, st, keep);
 }
 
 static void check_copy(verifier *v, const ir_stmt *st) {
@@ -389,8 +417,10 @@ static void verify_kernel(verifier *v) {
         if (st->kind == IR_SYNC) continue;
         bool ok = check_region(v, st, &st->dst);
         if (st->kind != IR_FILL) ok = check_region(v, st, &st->src) && ok;
+        if (st->dst2.buf) ok = check_region(v, st, &st->dst2) && ok;
         if (!ok) continue;
-        if (st->exec.scope != TILEC_SCOPE_GRID) check_dst_per_instance(v, st);
+        if (st->exec.scope != TILEC_SCOPE_GRID) check_dst_per_instance(v, st, &st->dst);
+        if (st->exec.scope != TILEC_SCOPE_GRID && st->dst2.buf) check_dst_per_instance(v, st, &st->dst2);
         switch (st->kind) {
         case IR_COPY: check_copy(v, st); break;
         case IR_FILL: check_fill_value(v, st); break;

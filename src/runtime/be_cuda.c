@@ -284,14 +284,14 @@ static tilec_status cuda_load(rt *r, rt_plan *p, const void *bin) {
     return st;
 }
 
-static tilec_status cuda_launch(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream) {
+static tilec_status cuda_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *const *scratch, void *stream) {
     cuda_dev *d = r->dev;
-    CUdeviceptr a = (CUdeviceptr)(uintptr_t)in, b = (CUdeviceptr)(uintptr_t)out, s[4];
-    void *params[6] = {&a, &b};
-    for (int i = 0; i < p->info.nscratch; i++) {
-        s[i] = (CUdeviceptr)(uintptr_t)scratch[i];
-        params[2 + i] = &s[i];
-    }
+    CUdeviceptr v[RT_MAX_ARGS + 4];
+    void *params[RT_MAX_ARGS + 4];
+    int n = 0;
+    for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++, n++) v[n] = (CUdeviceptr)(uintptr_t)args[i];
+    for (int i = 0; i < p->info.nscratch && i < 4; i++, n++) v[n] = (CUdeviceptr)(uintptr_t)scratch[i];
+    for (int i = 0; i < n; i++) params[i] = &v[i];
     tilec_status st = enter(r);
     if (st != TILEC_OK) return st;
     CUresult res = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,

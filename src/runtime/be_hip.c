@@ -233,15 +233,13 @@ static tilec_status hip_load(rt *r, rt_plan *p, const void *bin) {
     return st;
 }
 
-static tilec_status hip_launch(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream) {
+static tilec_status hip_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *const *scratch, void *stream) {
     hip_dev *d = r->dev;
-    const void *a = in;
-    void *b = out, *s[4];
-    void *params[6] = {&a, &b};
-    for (int i = 0; i < p->info.nscratch; i++) {
-        s[i] = scratch[i];
-        params[2 + i] = &s[i];
-    }
+    void *v[RT_MAX_ARGS + 4], *params[RT_MAX_ARGS + 4];
+    int n = 0;
+    for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++) v[n++] = args[i];
+    for (int i = 0; i < p->info.nscratch && i < 4; i++) v[n++] = scratch[i];
+    for (int i = 0; i < n; i++) params[i] = &v[i];
     int prev;
     tilec_status st = enter(r, &prev);
     if (st != TILEC_OK) return st;

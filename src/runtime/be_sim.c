@@ -134,11 +134,11 @@ static tilec_status sim_load(rt *r, rt_plan *p, const void *binary) {
     return TILEC_OK;
 }
 
-static tilec_status sim_launch(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream) {
+static tilec_status sim_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *const *scratch, void *stream) {
     (void)stream;
     (void)r;
-    void *args[2] = {(void *)in, out}; /* the kernel only reads its first parameter */
-    return sim_run_scratch(p->prog, p->kernel, args, p->info.nscratch ? scratch : NULL);
+    (void)nargs; /* the kernel's parameters, which it only reads the first of */
+    return sim_run_scratch(p->prog, p->kernel, (void **)args, p->info.nscratch ? scratch : NULL);
 }
 
 const rt_backend rt_sim = {

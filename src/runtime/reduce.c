@@ -96,8 +96,13 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         return bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
                         "reduce into another buffer and add", tilec_op_name(d->op));
     if (d->nan == TILEC_NAN_IGNORE && (!ir_op(d->op)->compares || !flt))
-        return bad(ctx, "nan policy ignore applies to max and min of float dtypes only (a sum with a NaN is NaN; "
-                        "integers have none), not to %s %s", tilec_op_name(d->op), tilec_dtype_name(d->dtype));
+        return bad(ctx, "nan policy ignore applies to max, min, argmax and argmin of float dtypes only (a sum with a "
+                        "NaN is NaN; integers have none), not to %s %s", tilec_op_name(d->op), tilec_dtype_name(d->dtype));
+    if (op->keyed && tilec_dtype_size(d->dtype) > 4)
+        return bad(ctx, "%s takes values of at most 32 bits (f16, bf16, f32, i32, u32), not %s", tilec_op_name(d->op),
+                   tilec_dtype_name(d->dtype));
+    if (!op->second && (d->out2 || d->index_i32))
+        return bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
     if (d->rank < 1 || d->rank > TILEC_MAX_RANK)
         return bad(ctx, "rank %d is out of range: a tensor has 1 to %d dimensions", d->rank, TILEC_MAX_RANK);
     if (d->naxes < 1 || d->naxes > d->rank)
@@ -139,14 +144,18 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         v->reduced[v->rank++] = true;
     }
     v->empty_axis = v->out_elems > 0 && reduced_empty;
+    if (op->keyed && v->out_elems > 0 && v->in_elems / v->out_elems >= INT32_MAX)
+        return bad(ctx, "%s reduces %lld elements per output; its indices reach 2^31 - 2 at most", tilec_op_name(d->op),
+                   (long long)(v->in_elems / v->out_elems));
     if (v->empty_axis && ir_op(d->op)->empty == IR_EMPTY_ERROR)
         return bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
     v->span = v->in_elems;
     return d->strides && v->in_elems > 0 ? strided_view(ctx, d, red, v) : TILEC_OK;
 }
 
-/* The output's dtype: the input's, or its wide one. */
+/* The output's dtype: the input's, or its wide one; the second output's (the indices). */
 static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
+static tilec_dtype out2_dtype(const tilec_reduce_desc *d) { return d->index_i32 ? TILEC_I32 : TILEC_I64; }
 
 /* n elements of what a reduction over an empty axis gives in the output's dtype: the op's
  * identity (+0 for a sum: its -0 identity is for folds, an empty sum is 0), or NaN (a
@@ -171,8 +180,10 @@ static unsigned char *empty_value(const tilec_reduce_desc *d, int64_t n) {
 }
 
 static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, char *key, size_t n) {
-    size_t at = (size_t)snprintf(key, n, "%s %s->%s %s%s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
-                                 tilec_dtype_name(out_dtype(d)), tilec_nan_name(d->nan), d->accumulate ? " accum" : "",
+    size_t at = (size_t)snprintf(key, n, "%s %s->%s%s%s %s%s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
+                                 tilec_dtype_name(out_dtype(d)), ir_op(d->op)->second ? "," : "",
+                                 ir_op(d->op)->second ? tilec_dtype_name(out2_dtype(d)) : "",
+                                 tilec_nan_name(d->nan), d->accumulate ? " accum" : "",
                                  unaligned ? " unaligned" : "",
                                  r->be->name, r->target.arch, r->target.warp_size);
     for (int i = 0; i < v->rank && at < n; i++)
@@ -185,7 +196,7 @@ static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, boo
 static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view *v, tilec_program **out) {
     tilec_program *p;
     tilec_kernel *k;
-    tilec_buffer *A, *B;
+    tilec_buffer *A, *B, *C = NULL;
     tilec_status st = tilec_program_new(ctx, &p);
     if (st != TILEC_OK) return st;
     int64_t kept[TILEC_MAX_RANK];
@@ -202,8 +213,10 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view
     if ((st = tilec_kernel_new(p, "tilec_reduce", false, THREADS, 1, &k)) == TILEC_OK &&
         (st = tilec_kernel_param(k, "A", d->dtype, v->rank, v->shape, TILEC_SPACE_GLOBAL, &A)) == TILEC_OK &&
         (st = tilec_kernel_param(k, "B", out_dtype(d), nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK &&
+        (!ir_op(d->op)->second || (st = tilec_kernel_param(k, "C", out2_dtype(d), nk, kept, TILEC_SPACE_GLOBAL, &C)) == TILEC_OK) &&
         (!v->strided || ir_buffer_view(p, A, v->strides) || (st = TILEC_ERR_INVALID_ARG, false))) {
-        tilec_region a = tilec_region_whole(A), b = tilec_region_whole(B);
+        tilec_region a = tilec_region_whole(A), b = tilec_region_whole(B), c = C ? tilec_region_whole(C) : b;
+        at.dst2 = C ? &c : NULL;
         st = tilec_kernel_reduce(k, (tilec_exec){TILEC_SCOPE_GRID, -1}, d->op, &b, &a, &at);
     }
     if (st != TILEC_OK) {
@@ -285,8 +298,12 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     tilec_status st = plan_view(ctx, d, &v);
     if (st != TILEC_OK) return st;
     size_t es = tilec_dtype_size(d->dtype);
+    bool two = ir_op(d->op)->second != NULL;
     if (v.out_elems > 0 && ((!out && !prepare) || (!in && v.in_elems > 0)))
         return bad(ctx, "%s is NULL", !in ? "the input" : "the output");
+    if (v.out_elems > 0 && two && !d->out2 && !prepare)
+        return bad(ctx, "%s has two outputs: out2 is NULL; give it an %s buffer of the output's shape for the indices",
+                   tilec_op_name(d->op), tilec_dtype_name(out2_dtype(d)));
     /* the input's memory: what its strides reach, from the lowest element */
     const char *low = in ? (const char *)in - (size_t)v.origin * es : NULL;
     uintptr_t a = (uintptr_t)low, b = (uintptr_t)out;
@@ -295,10 +312,16 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
         return bad(ctx, "the strides reach below address 0 from the input pointer");
     if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
         return bad(ctx, "the input and the output overlap; reduce into another buffer");
+    uintptr_t c = (uintptr_t)d->out2;
+    size_t out2_bytes = two && d->out2 ? (size_t)v.out_elems * tilec_dtype_size(out2_dtype(d)) : 0;
+    if (out2_bytes && ((in_bytes && a < c + out2_bytes && c < a + in_bytes) || (out_bytes && b < c + out2_bytes && c < b + out_bytes)))
+        return bad(ctx, "out2 overlaps the %s; give the indices a buffer of their own",
+                   in_bytes && a < c + out2_bytes && c < a + in_bytes ? "input" : "output");
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
     if (in && (st = within(ctx, r, "the input view", a, in_bytes)) != TILEC_OK) return st;
     if (out && (st = within(ctx, r, "the output", b, out_bytes)) != TILEC_OK) return st;
+    if (out2_bytes && (st = within(ctx, r, "out2", c, out2_bytes)) != TILEC_OK) return st;
     if (v.out_elems == 0) return TILEC_OK;             /* nothing to write */
     if (v.empty_axis) { /* the identity; accumulating it changes nothing */
         if (d->accumulate || prepare) return TILEC_OK;
@@ -316,7 +339,9 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     }
     rt_plan *p;
     if ((st = get_plan(r, d, &v, a % 16 != 0, &p)) != TILEC_OK) return st;
-    return prepare ? rt_prepare(r, p, d->stream) : rt_launch(r, p, low, out, d->stream);
+    if (prepare) return rt_prepare(r, p, d->stream);
+    void *args[RT_MAX_ARGS] = {(void *)low, out, d->out2};
+    return rt_launch(r, p, args, two ? 3 : 2, d->stream);
 }
 
 tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out) {
@@ -354,16 +379,19 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
         free(value);
         return TILEC_OK;
     }
+    bool two = ir_op(d->op)->second != NULL;
+    if (two && !d->out2) return bad(ctx, "tilec_reduce_check of %s needs out2, the indices after the call", tilec_op_name(d->op));
     tilec_program *p;
     if ((st = build(ctx, d, &v, &p)) != TILEC_OK) return st;
     const void *low = (const char *)in - (size_t)v.origin * es; /* the view's lowest element */
-    const void *before[2] = {low, out_before}, *after[2] = {low, out_after};
-    tilec_check_result res[2];
+    const void *before[3] = {low, out_before, d->out2}, *after[3] = {low, out_after, d->out2};
+    tilec_check_result res[3];
     size_t n = 0;
     st = tilec_check(p, NULL, NULL, before, after, res, &n);
-    if (st == TILEC_OK && n == 1) {
-        *result = res[0];
-        result->param = "out";
+    if (st == TILEC_OK && n == (two ? 2u : 1u)) { /* the first that fails, else the first */
+        int which = two && res[0].ok && !res[1].ok ? 1 : 0;
+        *result = res[which];
+        result->param = which ? "out2" : "out";
     }
     tilec_program_free(p);
     return st;

@@ -260,7 +260,8 @@ static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double 
  * wrap as the accumulation type does once stored. */
 static rval lift(const ir_stmt *st, bool flt, rval x) {
     switch (ir_op(st->op)->lift) {
-    case IR_LIFT_NONE: return x;
+    case IR_LIFT_NONE:
+    case IR_LIFT_KEY: return x; /* reduce_keyed's */
     case IR_LIFT_SQUARE:
         if (!flt) {
             x.i = (int64_t)((uint64_t)x.i * (uint64_t)x.i);
@@ -281,7 +282,8 @@ static rval lift(const ir_stmt *st, bool flt, rval x) {
 static void finish(const ir_stmt *st, int64_t n, rval *v) {
     const tilec_buffer *b = st->dst.buf;
     switch (ir_op(st->op)->finish) {
-    case IR_FINISH_NONE: return;
+    case IR_FINISH_NONE:
+    case IR_FINISH_KEY: return; /* reduce_keyed's */
     case IR_FINISH_MEAN:
         v->f /= (long double)n;
         v->mag /= (double)n;
@@ -367,6 +369,46 @@ static unsigned fold_old(const tilec_buffer *b, rval old, unsigned may_r, rval v
     return may;
 }
 
+/* argmax / argmin, from their definition (docs/format.md), not from the lowering's keys:
+ * the elements in index order, and an element replaces the best so far only when it is
+ * strictly better (so ties keep the first index). Better is greater (argmax) or less
+ * (argmin) in max's and min's order, where -0 is below +0. Under nan=propagate the first
+ * NaN is the answer; under nan=ignore a NaN is never better than a number, and the first
+ * element stands where every one is NaN. */
+static bool ref_better(const ir_stmt *st, bool flt, rval x, rval best) {
+    bool max = ir_op(st->op)->combine == LO_MAX;
+    if (!flt) return max ? x.i > best.i : x.i < best.i;
+    bool xn = isnan(x.f), bn = isnan(best.f);
+    if (st->nan == TILEC_NAN_PROPAGATE && (xn || bn)) return xn && !bn;
+    if (xn || bn) return bn && !xn;
+    if (x.f == best.f) /* only a zero's sign can tell them apart */
+        return max ? signbit(best.f) && !signbit(x.f) : signbit(x.f) && !signbit(best.f);
+    return max ? x.f > best.f : x.f < best.f;
+}
+
+static void reduce_keyed(ref *R, const ir_stmt *st, int first, int count, int64_t s, int64_t rlen,
+                         const int64_t *c0, const bool *red, const int64_t *rdims, int nr, int rank) {
+    bool flt = is_float(st->src.buf);
+    rval best = {0};
+    int64_t where = 0, rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
+    for (int64_t r = 0; r < rlen; r++) {
+        unflatten(r, rdims, nr, rc);
+        for (int d = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : c0[d];
+        rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), first);
+        if (r == 0 || ref_better(st, flt, x, best)) {
+            best = x;
+            where = r;
+        }
+    }
+    best.mag = 0;
+    rval index = {.i = where};
+    int64_t off = flat_offset(R, &st->dst, s, first), off2 = flat_offset(R, &st->dst2, s, first);
+    for (int t = first; t < first + (st->dst.buf->space == TILEC_SPACE_LOCAL ? count : 1); t++)
+        put(st->dst.buf, at(R, st->dst.buf, off, t), best);
+    for (int t = first; t < first + (st->dst2.buf->space == TILEC_SPACE_LOCAL ? count : 1); t++)
+        put(st->dst2.buf, at(R, st->dst2.buf, off2, t), index);
+}
+
 static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     int64_t dims[TILEC_MAX_RANK];
     int rank = ir_region_shape(&st->src, dims);
@@ -386,6 +428,11 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     for (int64_t s = 0; s < spatial; s++) {
         int64_t kc[TILEC_MAX_RANK], rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
         unflatten(s, kept, nk, kc);
+        if (ir_op(st->op)->keyed) { /* (a local source only at thread scope: the verifier's rule) */
+            for (int d = 0, i = 0; d < rank; d++) c[d] = red[d] ? 0 : kc[i++];
+            reduce_keyed(R, st, first, count, s, rlen, c, red, rdims, nr, rank);
+            continue;
+        }
         rval acc = identity(st, st->src.buf);
         long double terms[2] = {0, 0}; /* a float sum's positive and negative finite terms */
         factors fac = {0, 1, 1, 0, false, false, false};        /* a float product's */
@@ -431,7 +478,8 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
 static bool writes(const tilec_kernel *k, const tilec_buffer *b) {
     for (int i = 0; i < k->nstmts; i++) {
         const ir_stmt *st = k->stmts[i];
-        if ((st->kind == IR_COPY || st->kind == IR_FILL || st->kind == IR_REDUCE) && st->dst.buf == b) return true;
+        if ((st->kind == IR_COPY || st->kind == IR_FILL || st->kind == IR_REDUCE) && (st->dst.buf == b || st->dst2.buf == b))
+            return true;
     }
     return false;
 }

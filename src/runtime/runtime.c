@@ -98,13 +98,13 @@ static tilec_status scratch_get(rt *r, const rt_plan *p, void *stream, rt_scratc
     return TILEC_OK;
 }
 
-tilec_status rt_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream) {
+tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *stream) {
     rt_scratch *s = NULL;
     tilec_status st = p->info.nscratch ? scratch_get(r, p, stream, &s) : TILEC_OK;
     if (st != TILEC_OK) return st;
     bool track = s && !s->pinned; /* a pinned set's launches may be captured: no event after them */
     if (track) s->armed = false;  /* until an event follows this launch */
-    st = r->be->launch(r, p, in, out, s ? s->buf : NULL, stream);
+    st = r->be->launch(r, p, args, nargs, s ? s->buf : NULL, stream);
     if (st == TILEC_OK && track && (st = r->be->record(r, &s->done, stream)) == TILEC_OK) s->armed = true;
     return st;
 }

@@ -72,7 +72,8 @@ typedef struct rt_backend {
      * GPU target; the simulator runs the loop IR (binary NULL) */
     tilec_status (*load)(rt *r, rt_plan *p, const void *binary);
     /* enqueues the plan's kernel on the stream; scratch: its info.nscratch buffers */
-    tilec_status (*launch)(rt *r, rt_plan *p, const void *in, void *out, void *const *scratch, void *stream);
+    /* args: the kernel's parameters in order (the input, the output, a second output) */
+    tilec_status (*launch)(rt *r, rt_plan *p, void *const *args, int nargs, void *const *scratch, void *stream);
     void (*unload)(rt *r, rt_plan *p);
     /* optional: a block of this backend's memory that bytes [lo, lo + n) meet, when it
      * knows one: its base and the size asked for */
@@ -80,6 +81,8 @@ typedef struct rt_backend {
 } rt_backend;
 
 extern const rt_backend rt_sim, rt_cuda, rt_hip;
+
+enum { RT_MAX_ARGS = 3 }; /* a reduction's parameters: its input and up to two outputs */
 
 struct rt {
     tilec_ctx *ctx;
@@ -104,7 +107,7 @@ tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_inf
 
 /* Launches a plan on the stream with the stream's scratch (made on first use, and
  * recorded as in use by this launch). */
-tilec_status rt_launch(rt *r, rt_plan *p, const void *in, void *out, void *stream);
+tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *stream);
 /* Everything rt_launch does before its launch: the plan's scratch for the stream, made,
  * zeroed (waited for) and pinned, so that the next rt_launch only launches. */
 tilec_status rt_prepare(rt *r, rt_plan *p, void *stream);

@@ -393,6 +393,21 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         return eval(S, e->a, tid, origin).i ? eval(S, e->b, tid, origin) : eval(S, e->c, tid, origin);
     case LX_CAST: return cast(e->type, e->a->type, eval(S, e->a, tid, origin));
     case LX_LOAD: return load(S, e->buf, eval(S, e->a, tid, origin).i, tid, origin);
+    case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes */
+        sim_val a = eval(S, e->a, tid, origin);
+        float f;
+        int32_t i;
+        if (e->type == LP_I32) {
+            f = (float)a.f;
+            memcpy(&i, &f, sizeof i);
+            v.i = i;
+        } else {
+            i = (int32_t)a.i;
+            memcpy(&f, &i, sizeof f);
+            v.f = f;
+        }
+        return v;
+    }
     }
     return v;
 }
