@@ -165,6 +165,9 @@ TILEC_API const char *tilec_nan_name(tilec_nan n);
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
  * results are not their fold's, do not). False for values out of range. */
 TILEC_API bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate);
+/* How many results op writes: 2 for argmax and argmin (the value and its index), 1 for the
+ * others, 0 out of range. */
+TILEC_API int tilec_op_outputs(tilec_op op);
 TILEC_API const char *tilec_status_name(tilec_status s);
 /* A sentence that describes a status ("syntax error in tile program"). */
 TILEC_API const char *tilec_status_message(tilec_status s);

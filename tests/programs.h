@@ -27,13 +27,13 @@ static inline void dims_text(char *out, size_t n, const int *d, int rank) {
     for (int i = 0; i < rank; i++) at += (size_t)snprintf(out + at, n - at, "%s%d", i ? ", " : "", d[i]);
 }
 
-/* Every op of the table defined on dtype dt, at random; nan=ignore takes max or min;
- * *accum is cleared for an op that does not take it. */
+/* Every op of the table defined on dtype dt, at random; nan=ignore takes max, min, argmax or
+ * argmin; *accum is cleared for an op that does not take it. */
 static inline tilec_op random_op(uint64_t *s, bool ignore, const char *dt, bool *accum) {
     tilec_op op;
     do op = (tilec_op)pick(s, TILEC_OP_COUNT);
     while (!tilec_op_supports(op, dtype_named(dt), false));
-    if (ignore && op != TILEC_OP_MIN) op = TILEC_OP_MAX;
+    if (ignore && op != TILEC_OP_MIN && op != TILEC_OP_ARGMAX && op != TILEC_OP_ARGMIN) op = TILEC_OP_MAX;
     *accum = *accum && tilec_op_supports(op, dtype_named(dt), true);
     return op;
 }
@@ -63,7 +63,9 @@ static inline void make_program(uint64_t *s, char *buf, size_t size) {
     if (nk == 0) kept[nk++] = 1;
     bool pad = pick(s, 2) && rank >= 2;
     bool accum = pick(s, 3) == 0, ignore = flt && pick(s, 3) == 0;
-    const char *op = tilec_op_name(random_op(s, ignore, dt, &accum));
+    tilec_op o = random_op(s, ignore, dt, &accum);
+    const char *op = tilec_op_name(o);
+    bool two = tilec_op_outputs(o) == 2; /* argmax, argmin: the indices in I, through Ri */
     char sd[64], kd[64], strides[96] = "";
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);
@@ -78,17 +80,25 @@ static inline void make_program(uint64_t *s, char *buf, size_t size) {
     const char *inst_dim = scope == 1 || scope == 3 ? "" : NULL;
     char lead[32] = "";
     if (inst_dim) snprintf(lead, sizeof lead, "%d, ", inst);
-    put(buf, size, &at, "kernel k(A: %s[%d, %s%s] global, B: %s[%d, %s%s] global) threads=%d grid=%d {\n", dt, grid,
-        lead, sd, dt, grid, lead, kd, threads, grid);
+    put(buf, size, &at, "kernel k(A: %s[%d, %s%s] global, B: %s[%d, %s%s] global", dt, grid, lead, sd, dt, grid, lead, kd);
+    if (two) put(buf, size, &at, ", I: i64[%d, %s%s] global", grid, lead, kd);
+    put(buf, size, &at, ") threads=%d grid=%d {\n", threads, grid);
     put(buf, size, &at, "  shared S: %s[%s%s]%s\n", dt, lead, sd, inst_dim ? "" : strides);
     put(buf, size, &at, "  shared R: %s[%s%s]\n", dt, lead, kd);
-    put(buf, size, &at, "  cta.copy(S, A[cta_id])\n  cta.copy(R, B[cta_id])\n  cta.sync()\n");
+    if (two) put(buf, size, &at, "  shared Ri: i64[%s%s]\n", lead, kd);
+    put(buf, size, &at, "  cta.copy(S, A[cta_id])\n  cta.copy(R, B[cta_id])\n");
+    if (two) put(buf, size, &at, "  cta.copy(Ri, I[cta_id])\n"); /* what instances that do not run leave */
+    put(buf, size, &at, "  cta.sync()\n");
     const char *scope_text[] = {"cta", "warp", "warp[0]", "thread"};
     const char *id = scope == 1 ? "[warp_id]" : scope == 3 ? "[thread_id]" : "";
-    put(buf, size, &at, "  %s.%s(R%s, S%s, axes=(", scope_text[scope], op, id, id);
+    put(buf, size, &at, "  %s.%s(R%s, ", scope_text[scope], op, id);
+    if (two) put(buf, size, &at, "Ri%s, ", id);
+    put(buf, size, &at, "S%s, axes=(", id);
     for (int i = 0; i < naxes; i++) put(buf, size, &at, "%s%d", i ? ", " : "", axes[i]);
     put(buf, size, &at, ")%s%s)\n", accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "");
-    put(buf, size, &at, "  cta.sync()\n  cta.copy(B[cta_id], R)\n}\n");
+    put(buf, size, &at, "  cta.sync()\n  cta.copy(B[cta_id], R)\n");
+    if (two) put(buf, size, &at, "  cta.copy(I[cta_id], Ri)\n");
+    put(buf, size, &at, "}\n");
 }
 
 
@@ -104,12 +114,15 @@ static inline bool matrix_program(int i, char *buf, size_t size, const char **va
     int v = i % 5, o = (i / 5) % TILEC_OP_COUNT, t = (i / (5 * TILEC_OP_COUNT)) % 6, l = i / (30 * TILEC_OP_COUNT);
     char forced[64] = "";
     if (matrix_variants[v]) snprintf(forced, sizeof forced, ", variant=%s", matrix_variants[v]);
+    bool two = tilec_op_outputs((tilec_op)o) == 2; /* argmax, argmin: the indices in I */
     snprintf(buf, size,
-             "kernel k(A: f32[5, %d] global, B: f32[5] global) threads=%d {\n"
-             "  shared As: f32[5, %d]\n  shared Bs: f32[5]\n"
+             "kernel k(A: f32[5, %d] global, B: f32[5] global%s) threads=%d {\n"
+             "  shared As: f32[5, %d]\n  shared Bs: f32[5]\n%s"
              "  cta.copy(As, A)\n  cta.sync()\n"
-             "  cta.%s(Bs, As, axes=(-1)%s)\n  cta.copy(B, Bs)\n}\n",
-             matrix_lengths[l], matrix_threads[t], matrix_lengths[l], tilec_op_name((tilec_op)o), forced);
+             "  cta.%s(Bs, %sAs, axes=(-1)%s)\n  cta.copy(B, Bs)\n%s}\n",
+             matrix_lengths[l], two ? ", I: i64[5] global" : "", matrix_threads[t], matrix_lengths[l],
+             two ? "  shared Is: i64[5]\n" : "", tilec_op_name((tilec_op)o), two ? "Is, " : "", forced,
+             two ? "  cta.copy(I, Is)\n" : "");
     if (variant) *variant = matrix_variants[v];
     if (len) *len = matrix_lengths[l];
     if (threads) *threads = matrix_threads[t];
@@ -148,13 +161,15 @@ static inline void make_grid_program(uint64_t *s, char *buf, size_t size, bool b
     }
     if (nk == 0) kept[nk++] = 1;
     bool accum = pick(s, 3) == 0, ignore = flt && pick(s, 3) == 0;
-    const char *op = tilec_op_name(random_op(s, ignore, dt, &accum));
+    tilec_op o = random_op(s, ignore, dt, &accum);
+    bool two = tilec_op_outputs(o) == 2; /* argmax, argmin: the indices in I */
     char sd[64], kd[64];
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);
     size_t at = 0;
-    put(buf, size, &at, "kernel k(A: %s[%s] global, B: %s[%s] global) threads=%d {\n  grid.%s(B, A, axes=(", dt, sd, dt,
-        kd, threads_choice[pick(s, 4)], op);
+    put(buf, size, &at, "kernel k(A: %s[%s] global, B: %s[%s] global%s%s%s) threads=%d {\n  grid.%s(B, %sA, axes=(", dt, sd,
+        dt, kd, two ? ", I: i64[" : "", two ? kd : "", two ? "] global" : "", threads_choice[pick(s, 4)], tilec_op_name(o),
+        two ? "I, " : "");
     for (int i = 0; i < na; i++) put(buf, size, &at, "%s%d", i ? ", " : "", axes[i]);
     put(buf, size, &at, ")%s%s)\n}\n", accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "");
 }

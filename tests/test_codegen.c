@@ -109,14 +109,22 @@ static void test_matrix_compiles(void **state) {
                     const char *dt = dtypes[d];
                     bool flt = dt[0] == 'f' || dt[0] == 'b';
                     if (!tilec_op_supports((tilec_op)o, dtype_named(dt), s == 2)) continue;
-                    bool minmax = o == TILEC_OP_MAX || o == TILEC_OP_MIN;
+                    bool minmax = o == TILEC_OP_MAX || o == TILEC_OP_MIN || o == TILEC_OP_ARGMAX || o == TILEC_OP_ARGMIN;
+                    bool two = tilec_op_outputs((tilec_op)o) == 2; /* argmax, argmin: the indices in I */
+                    char idx[4][64] = {"", "", "", ""};
+                    if (two) {
+                        snprintf(idx[0], sizeof idx[0], ", I: i64[%d] global", shapes[s].rows);
+                        snprintf(idx[1], sizeof idx[1], "  shared J: i64[%d]\n", shapes[s].rows);
+                        snprintf(idx[2], sizeof idx[2], "J, ");
+                        snprintf(idx[3], sizeof idx[3], "  cta.copy(I, J)\n");
+                    }
                     at += (size_t)snprintf(src + at, cap - at,
-                        "kernel k%d(A: %s[%d, %d] global, B: %s[%d] global) threads=%d {\n"
-                        "  shared S: %s[%d, %d]\n  shared R: %s[%d]\n  cta.copy(S, A)\n  cta.copy(R, B)\n  cta.sync()\n"
-                        "  cta.%s(R, S, accum=%s%s%s)\n  cta.copy(B, R)\n}\n",
-                        n++, dt, shapes[s].rows, shapes[s].len, dt, shapes[s].rows, shapes[s].threads, dt,
-                        shapes[s].rows, shapes[s].len, dt, shapes[s].rows, tilec_op_name((tilec_op)o), s == 2 ? "true" : "false",
-                        flt && minmax && s == 1 ? ", nan=ignore" : "", variants[v]);
+                        "kernel k%d(A: %s[%d, %d] global, B: %s[%d] global%s) threads=%d {\n"
+                        "  shared S: %s[%d, %d]\n  shared R: %s[%d]\n%s  cta.copy(S, A)\n  cta.copy(R, B)\n  cta.sync()\n"
+                        "  cta.%s(R, %sS, accum=%s%s%s)\n  cta.copy(B, R)\n%s}\n",
+                        n++, dt, shapes[s].rows, shapes[s].len, dt, shapes[s].rows, idx[0], shapes[s].threads, dt,
+                        shapes[s].rows, shapes[s].len, dt, shapes[s].rows, idx[1], tilec_op_name((tilec_op)o), idx[2],
+                        s == 2 ? "true" : "false", flt && minmax && s == 1 ? ", nan=ignore" : "", variants[v], idx[3]);
                 }
     /* scopes and registers, at warp size 32 and 64 alike */
     at += (size_t)snprintf(src + at, cap - at,

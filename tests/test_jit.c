@@ -1025,6 +1025,8 @@ static double load_elem(tilec_dtype dt, const void *base, int64_t off) {
     case TILEC_F32: { float f; memcpy(&f, b + 4 * off, 4); return f; }
     case TILEC_F64: { double f; memcpy(&f, b + 8 * off, 8); return f; }
     case TILEC_I32: { int32_t v; memcpy(&v, b + 4 * off, 4); return v; }
+    case TILEC_U32: { uint32_t v; memcpy(&v, b + 4 * off, 4); return v; }
+    case TILEC_F16: { uint16_t h; memcpy(&h, b + 2 * off, 2); return tilec_f16_to_double(h); }
     default: { uint16_t h; memcpy(&h, b + 2 * off, 2); return tilec_bf16_to_double(h); }
     }
 }
@@ -1269,6 +1271,122 @@ static void test_negative_zero(void **state) {
     tilec_close(ctx);
 }
 
+/* argmax / argmin against plain loops that know only the definition (docs/format.md): for
+ * each output the elements in the order of their flat index over the reduced dims
+ * (row-major), the first one strictly better than every earlier one. Values from a small
+ * alphabet — ties everywhere, -0 and +0, ±inf, integer extremes, NaN in some rows and
+ * every element NaN in others — on dense shapes for each grid path and on strided views
+ * (reversed, permuted, broadcast), both NaN policies, i64 and i32 indices. */
+static bool plain_better(tilec_op op, tilec_nan nan, double x, double best) {
+    bool max = op == TILEC_OP_ARGMAX;
+    if (isnan(best)) return nan == TILEC_NAN_IGNORE && !isnan(x); /* a number beats an ignored NaN */
+    if (isnan(x)) return nan == TILEC_NAN_PROPAGATE;
+    if (x == 0 && best == 0) return max ? signbit(best) && !signbit(x) : signbit(x) && !signbit(best);
+    return max ? x > best : x < best;
+}
+
+static void test_argmax(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    static const struct { int rank; int64_t shape[3]; int64_t strides[3]; int naxes; int axes[2]; } cases[] = {
+        {1, {(1 << 20) + 3}, {0}, 1, {0}},         /* one output, blocks over CTAs */
+        {2, {3, 70001}, {0}, 1, {1}},              /* long rows, element loads */
+        {2, {37, 8200}, {0}, 1, {1}},              /* rows over several CTAs */
+        {2, {1001, 32}, {0}, 1, {1}},              /* short rows in flight */
+        {2, {1000, 37}, {0}, 1, {1}},
+        {3, {40, 7, 300}, {0}, 2, {0, 2}},         /* two reduced axes around a kept one */
+        {2, {4099, 8}, {0}, 1, {0}},               /* columns */
+        {3, {70, 3, 9}, {0}, 2, {0, 1}},           /* two reduced axes over columns */
+        {2, {3000, 7}, {-7, 1}, 1, {0}},           /* columns, rows reversed */
+        {2, {300, 200}, {1, 300}, 1, {1}},         /* a transpose: rows read as columns */
+        {3, {6, 50, 40}, {40, 240, 1}, 2, {0, 1}}, /* reduced dims out of memory order */
+        {2, {64, 500}, {0, 1}, 1, {0}},            /* a broadcast reduced dim: every index ties */
+        {2, {5, 3001}, {3001, -1}, 1, {1}},        /* a reversed row */
+    };
+    static const tilec_dtype dts[] = {TILEC_F32, TILEC_BF16, TILEC_F16, TILEC_I32, TILEC_U32};
+    static const double floats[] = {-2, -0.0, 0.0, 1, 3, INFINITY, -INFINITY};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+            for (int v = 0; v < 4; v++) {
+                bool flt = tilec_dtype_size(dts[t]) == 2 || dts[t] == TILEC_F32;
+                tilec_reduce_desc d = {.op = v & 1 ? TILEC_OP_ARGMIN : TILEC_OP_ARGMAX, .dtype = dts[t], .rank = cases[c].rank,
+                                       .naxes = cases[c].naxes, .nan = flt && (v & 2) ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE,
+                                       .index_i32 = (v & 2) != 0, .strides = cases[c].strides[0] || cases[c].strides[1] ? cases[c].strides : NULL};
+                memcpy(d.shape, cases[c].shape, sizeof d.shape);
+                memcpy(d.axes, cases[c].axes, sizeof d.axes);
+                int64_t lo = 0, hi = 0, dense = 1;
+                for (int i = d.rank - 1; i >= 0; i--) {
+                    int64_t st = d.strides ? d.strides[i] : dense, r = (d.shape[i] - 1) * st;
+                    dense *= d.shape[i];
+                    if (r < 0) lo += r;
+                    else hi += r;
+                }
+                int64_t span = hi - lo + 1, origin = -lo, nout = desc_elems(&d, true);
+                size_t es = tilec_dtype_size(d.dtype);
+                unsigned char *mem = malloc((size_t)span * es);
+                uint64_t seed = c * 1000 + t * 10 + (uint64_t)v;
+                int64_t row = d.shape[d.rank - 1];
+                for (int64_t e = 0; e < span; e++) {
+                    uint64_t r = rng_next(&seed);
+                    bool nan_row = (e / row) % 5 == 1, all_nan = (e / row) % 5 == 3 && d.rank > 1;
+                    double f = all_nan || (nan_row && r % 97 == 0) ? NAN : floats[r % 7];
+                    uint16_t h;
+                    float f32;
+                    int32_t i32 = (int32_t)((const int32_t[]){INT32_MIN, -1, 0, 5, INT32_MAX})[r % 5];
+                    uint32_t u32 = (const uint32_t[]){0, 1, 7, UINT32_MAX, 0x80000000u}[r % 5];
+                    switch (d.dtype) {
+                    case TILEC_F16: h = tilec_f16_from_double(f); memcpy(mem + 2 * e, &h, 2); break;
+                    case TILEC_BF16: h = tilec_bf16_from_double(f); memcpy(mem + 2 * e, &h, 2); break;
+                    case TILEC_F32: f32 = (float)f; memcpy(mem + 4 * e, &f32, 4); break;
+                    case TILEC_I32: memcpy(mem + 4 * e, &i32, 4); break;
+                    default: memcpy(mem + 4 * e, &u32, 4); break;
+                    }
+                }
+                void *dmem, *dout;
+                assert_int_equal(tilec_mem_alloc(ctx, (size_t)span * es, &dmem), TILEC_OK);
+                assert_int_equal(tilec_mem_alloc(ctx, (size_t)nout * es, &dout), TILEC_OK);
+                assert_int_equal(tilec_mem_upload(ctx, dmem, mem, (size_t)span * es), TILEC_OK);
+                void *index;
+                tilec_status st = jit_reduce(ctx, &d, (char *)dmem + origin * (int64_t)es, dout, &index);
+                if (st != TILEC_OK) fail_msg("case %zu: %s\n%s", c, tilec_status_name(st), tilec_diag_text(ctx));
+                unsigned char *got = malloc((size_t)nout * es);
+                assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * es), TILEC_OK);
+                /* plain loops: outputs row-major over the kept dims, elements row-major over the reduced ones */
+                bool red[3] = {0};
+                for (int i = 0; i < d.naxes; i++) red[d.axes[i]] = true;
+                int64_t rlen = 1;
+                for (int i = 0; i < d.rank; i++)
+                    if (red[i]) rlen *= d.shape[i];
+                for (int64_t o = 0; o < nout; o++) {
+                    double best = 0;
+                    int64_t at = -1;
+                    for (int64_t r = 0; r < rlen; r++) {
+                        int64_t ko = o, ro = r, off = origin, stride = 1;
+                        for (int i = d.rank - 1; i >= 0; i--) {
+                            int64_t n = d.shape[i], ci;
+                            if (red[i]) ci = ro % n, ro /= n;
+                            else ci = ko % n, ko /= n;
+                            off += ci * (d.strides ? d.strides[i] : stride);
+                            stride *= n;
+                        }
+                        double x = load_elem(d.dtype, mem, off);
+                        if (at < 0 || plain_better(d.op, d.nan, x, best)) best = x, at = r;
+                    }
+                    int64_t gi = d.index_i32 ? ((int32_t *)index)[o] : ((int64_t *)index)[o];
+                    double g = load_elem(d.dtype, got, o);
+                    bool same = isnan(best) ? isnan(g) : g == best && signbit(g) == signbit(best);
+                    if (gi != at || !same)
+                        fail_msg("case %zu, %s %s nan=%s: output %lld is (%g, %lld), the plain loops give (%g, %lld)", c,
+                                 tilec_op_name(d.op), tilec_dtype_name(d.dtype), tilec_nan_name(d.nan), (long long)o, g,
+                                 (long long)gi, best, (long long)at);
+                }
+                free(index), free(got), free(mem);
+                tilec_mem_free(ctx, dmem);
+                tilec_mem_free(ctx, dout);
+            }
+    tilec_close(ctx);
+}
+
 /* Device invariance: the same reductions planned for simulated GPUs of 1, 4, 7 and 132
  * multiprocessors (TILEC_SIM_SMS) launch different grids and give the same bits. */
 static void test_device_invariance(void **state) {
@@ -1342,6 +1460,7 @@ int main(void) {
         cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_device_invariance),
         cmocka_unit_test(test_negative_zero),
+        cmocka_unit_test(test_argmax),
         cmocka_unit_test(test_strided_views),
         cmocka_unit_test(test_views_outside_allocation),
         cmocka_unit_test(test_output_dtypes),

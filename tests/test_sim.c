@@ -57,15 +57,24 @@ static void test_dtypes_ops_accum_nan(void **state) {
                         for (size_t s = 0; s < COUNT(shapes); s++) {
                             bool flt = dtypes[d][0] == 'f' || dtypes[d][0] == 'b';
                             if (!tilec_op_supports((tilec_op)o, dtype_named(dtypes[d]), accum)) continue;
-                            if (ignore && (!flt || (o != TILEC_OP_MAX && o != TILEC_OP_MIN))) continue;
+                            bool compares = o == TILEC_OP_MAX || o == TILEC_OP_MIN || o == TILEC_OP_ARGMAX || o == TILEC_OP_ARGMIN;
+                            if (ignore && (!flt || !compares)) continue;
+                            bool two = tilec_op_outputs((tilec_op)o) == 2; /* the indices in I, through Is */
+                            char idx[4][64] = {"", "", "", ""};
+                            if (two) {
+                                snprintf(idx[0], sizeof idx[0], ", I: i64[%d] global", PAT_COUNT);
+                                snprintf(idx[1], sizeof idx[1], "  shared Is: i64[%d]\n", PAT_COUNT);
+                                snprintf(idx[2], sizeof idx[2], "Is, ");
+                                snprintf(idx[3], sizeof idx[3], "  cta.copy(I, Is)\n");
+                            }
                             snprintf(src, sizeof src,
-                                     "kernel k(A: %s[%d, %d] global, B: %s[%d] global) threads=%d {\n"
-                                     "  shared As: %s[%d, %d]\n  shared Bs: %s[%d]\n"
+                                     "kernel k(A: %s[%d, %d] global, B: %s[%d] global%s) threads=%d {\n"
+                                     "  shared As: %s[%d, %d]\n  shared Bs: %s[%d]\n%s"
                                      "  cta.copy(As, A)\n  cta.copy(Bs, B)\n  cta.sync()\n"
-                                     "  cta.%s(Bs, As%s%s)\n  cta.copy(B, Bs)\n}\n",
-                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, shapes[s].threads,
-                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, tilec_op_name((tilec_op)o),
-                                     accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "");
+                                     "  cta.%s(Bs, %sAs%s%s)\n  cta.copy(B, Bs)\n%s}\n",
+                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, idx[0], shapes[s].threads,
+                                     dtypes[d], PAT_COUNT, shapes[s].len, dtypes[d], PAT_COUNT, idx[1], tilec_op_name((tilec_op)o),
+                                     idx[2], accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "", idx[3]);
                             sim_case_result r = run_on_sim(src, ws, 100 + s, true, NULL);
                             expect_ok(&r, src, ws);
                         }
@@ -811,6 +820,29 @@ static const char *const reach_programs[] = {
     "kernel k(A: f32[1000, 64] global, B: f32[64] global) threads=256 {\n  grid.%s(B, A, axes=(0), variant=%s)\n}\n",
 };
 
+/* The same for an op with two results (argmax, argmin: the indices in I). Registers only at
+ * thread scope (a lane's own elements have no index in a warp's reduced space); the warp's
+ * local-destination variant from shared rows. */
+static const char *const reach_programs_two[] = {
+    "kernel k(A: f32[64, 37] global, B: f32[64] global, I: i64[64] global) threads=64 {\n  local L: f32[37]\n"
+    "  local R: f32[1]\n  local J: i64[1]\n  thread.copy(L, A[thread_id])\n  thread.%s(R, J, L, axes=(0), variant=%s)\n"
+    "  thread.copy(B[thread_id], R)\n  thread.copy(I[thread_id], J)\n}\n",
+    "kernel k(A: f32[2, 300] global, B: f32[64, 2] global, I: i64[64, 2] global) threads=64 {\n  shared S: f32[2, 300]\n"
+    "  local M: f32[2]\n  local J: i64[2]\n  cta.copy(S, A)\n  cta.sync()\n  warp.%s(M, J, S, variant=%s)\n"
+    "  thread.copy(B[thread_id], M)\n  thread.copy(I[thread_id], J)\n}\n",
+    "kernel k(A: f32[3, 1000] global, B: f32[3] global, I: i64[3] global) threads=256 {\n  shared S: f32[3, 1000]\n"
+    "  shared R: f32[3]\n  shared J: i64[3]\n  cta.copy(S, A)\n  cta.sync()\n  cta.%s(R, J, S, variant=%s)\n  cta.sync()\n"
+    "  cta.copy(B, R)\n  cta.copy(I, J)\n}\n",
+    "kernel k(A: f32[2, 2, 999] global, B: f32[2, 2] global, I: i64[2, 2] global) threads=256 {\n  shared S: f32[2, 2, 999]\n"
+    "  shared R: f32[2, 2]\n  shared J: i64[2, 2]\n  cta.copy(S, A)\n  cta.sync()\n"
+    "  warpgroup.%s(R[warpgroup_id], J[warpgroup_id], S[warpgroup_id], variant=%s)\n  cta.sync()\n  cta.copy(B, R)\n"
+    "  cta.copy(I, J)\n}\n",
+    "kernel k(A: f32[64, 1000] global, B: f32[64] global, I: i64[64] global) threads=256 {\n"
+    "  grid.%s(B, I, A, axes=(1), variant=%s)\n}\n",
+    "kernel k(A: f32[1000, 64] global, B: f32[64] global, I: i64[64] global) threads=256 {\n"
+    "  grid.%s(B, I, A, axes=(0), variant=%s)\n}\n",
+};
+
 static void test_every_registered_case(void **state) {
     (void)state;
     const dsp_case *const *cases;
@@ -820,10 +852,12 @@ static void test_every_registered_case(void **state) {
         const dsp_case *dc = cases[c];
         for (int op = 0; op < TILEC_OP_COUNT; op++) {
             if (!(dc->ops & (DSP_OPS_REDUCE | DSP_OPS_GRID))) continue;
-            bool reached = false;
-            for (size_t p = 0; p < COUNT(reach_programs) && !reached; p++) {
+            bool reached = false, two = tilec_op_outputs((tilec_op)op) == 2;
+            const char *const *programs = two ? reach_programs_two : reach_programs;
+            size_t np = two ? COUNT(reach_programs_two) : COUNT(reach_programs);
+            for (size_t p = 0; p < np && !reached; p++) {
                 char src[1024];
-                snprintf(src, sizeof src, reach_programs[p], tilec_op_name((tilec_op)op), dc->variant);
+                snprintf(src, sizeof src, programs[p], tilec_op_name((tilec_op)op), dc->variant);
                 sim_case_result r = run_on_sim(src, 32, 17 + p, true, NULL);
                 if (r.status == TILEC_ERR_DISPATCH) continue; /* the case does not take this shape */
                 reached = true;

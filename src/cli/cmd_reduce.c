@@ -24,7 +24,8 @@ enum { MAX_REPEAT = 1000000 };
 
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
-    const char *op, *dtype, *out_dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget;
+    const char *op, *dtype, *out_dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget,
+        *out2, *index_dtype;
     bool check, explain, accumulate;
 } reduce_opts;
 
@@ -34,7 +35,8 @@ static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
         {"--op", &o->op}, {"--dtype", &o->dtype}, {"--out-dtype", &o->out_dtype}, {"--shape", &o->shape}, {"--axes", &o->axes},
         {"--strides", &o->strides}, {"--nan", &o->nan},
         {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
-        {"--out", &o->out}, {"--out-init", &o->out_init}, {"--sim-budget", &o->sim_budget},
+        {"--out", &o->out}, {"--out-init", &o->out_init}, {"--sim-budget", &o->sim_budget}, {"--out2", &o->out2},
+        {"--index-dtype", &o->index_dtype},
     };
     const char *a = argv[*i];
     if (!strcmp(a, "--check")) { o->check = true; return EXIT_OK; }
@@ -105,6 +107,14 @@ int cmd_reduce(int argc, char **argv) {
             return EXIT_USAGE;
         }
         out_dt = d.widen ? wide : d.dtype;
+    }
+    bool two = tilec_op_outputs(d.op) == 2; /* argmax, argmin: the indices too */
+    if (!two && (o.out2 || o.index_dtype))
+        return usage_error("reduce", "%s--out2 and --index-dtype are for argmax and argmin, which have a second output", "");
+    if (o.index_dtype) {
+        if (strcmp(o.index_dtype, "i64") && strcmp(o.index_dtype, "i32"))
+            return usage_error("reduce", "--index-dtype must be i64 or i32, not '%s'", o.index_dtype);
+        d.index_i32 = !strcmp(o.index_dtype, "i32");
     }
     if (o.nan) {
         d.nan = TILEC_NAN_COUNT;
@@ -190,7 +200,7 @@ int cmd_reduce(int argc, char **argv) {
     if ((uint64_t)span > SIZE_MAX / es) return EXIT_USAGE;
     size_t eo = tilec_dtype_size(out_dt);
     if ((uint64_t)out_n > SIZE_MAX / eo) return EXIT_USAGE;
-    size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * eo;
+    size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * eo, out2_bytes = two ? (size_t)out_n * (d.index_i32 ? 4 : 8) : 0;
     char in_dims[256], out_dims[256];
     tensor_text(d.dtype, d.shape, d.rank, in_dims, sizeof in_dims);
     if (d.strides) /* the memory the view reaches, which --in holds and random data fills */
@@ -202,12 +212,12 @@ int cmd_reduce(int argc, char **argv) {
     rc = EXIT_OK;
     tilec_status st = TILEC_OK;
     tilec_ctx *ctx = NULL;
-    void *d_in = NULL, *d_out = NULL;
+    void *d_in = NULL, *d_out = NULL, *d_out2 = NULL;
     unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes) : malloc(in_bytes + 1);
     unsigned char *h_before = o.out_init ? read_tensor("--out-init", o.out_init, "the output", out_dims, out_bytes)
                                          : calloc(1, out_bytes + 1);
-    unsigned char *h_out = calloc(1, out_bytes + 1);
-    if (!h_in || !h_before || !h_out) {
+    unsigned char *h_out = calloc(1, out_bytes + 1), *h_out2 = calloc(1, out2_bytes + 1);
+    if (!h_in || !h_before || !h_out || !h_out2) {
         if ((!o.in || h_in) && (!o.out_init || h_before))
             fprintf(stderr, "tilec reduce: out of memory for %s and %s\n", in_dims, out_dims);
         rc = EXIT_BAD_INPUT;
@@ -219,8 +229,10 @@ int cmd_reduce(int argc, char **argv) {
     tilec_set_sim_budget(ctx, budget);
     if ((st = tilec_runtime_open(ctx, backend, 0))) goto failed;
     if ((st = tilec_mem_alloc(ctx, in_bytes, &d_in)) || (st = tilec_mem_alloc(ctx, out_bytes, &d_out)) ||
-        (st = tilec_mem_upload(ctx, d_in, h_in, in_bytes)) || (st = tilec_mem_upload(ctx, d_out, h_before, out_bytes)))
+        (st = tilec_mem_upload(ctx, d_in, h_in, in_bytes)) || (st = tilec_mem_upload(ctx, d_out, h_before, out_bytes)) ||
+        (two && (st = tilec_mem_alloc(ctx, out2_bytes ? out2_bytes : 1, &d_out2))))
         goto failed;
+    d.out2 = d_out2;
     char *plan = NULL;
     if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
     if (o.explain) fputs(plan, stdout);
@@ -237,15 +249,20 @@ int cmd_reduce(int argc, char **argv) {
     void *at = (char *)d_in + (size_t)origin * es; /* element [0, ..., 0] */
     if ((st = tilec_reduce(ctx, &d, at, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
     double first = now_s() - t0;
-    if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes))) goto failed;
+    if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes)) || (two && (st = tilec_mem_download(ctx, h_out2, d_out2, out2_bytes))))
+        goto failed;
     if (o.out && write_output(o.out, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    if (o.out2 && write_output(o.out2, h_out2, out2_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
     if (o.check) {
         tilec_check_result r;
-        if ((st = tilec_reduce_check(ctx, &d, h_in + (size_t)origin * es, h_before, h_out, &r))) goto failed;
+        tilec_reduce_desc host = d; /* the indices as downloaded */
+        host.out2 = two ? h_out2 : NULL;
+        if ((st = tilec_reduce_check(ctx, &host, h_in + (size_t)origin * es, h_before, h_out, &r))) goto failed;
         if (r.exact) printf("check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
         else printf("check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
         if (!r.ok) {
-            printf("  %" PRId64 " elements differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches, r.first_bad, r.got, r.want);
+            printf("  %" PRId64 " elements of %s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches,
+                   r.param && !strcmp(r.param, "out2") ? "the indices" : "the output", r.first_bad, r.got, r.want);
             rc = EXIT_BAD_INPUT;
         }
     }
@@ -259,7 +276,7 @@ int cmd_reduce(int argc, char **argv) {
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;
     printf("first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " calls, %.3f GB/s\n",
-           first * 1e3, each * 1e3, repeat, (double)(in_bytes + out_bytes) / each / 1e9);
+           first * 1e3, each * 1e3, repeat, (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
     goto done;
 failed:
     fputs(tilec_diag_text(ctx), stderr);
@@ -268,9 +285,11 @@ done:
     if (ctx) {
         tilec_mem_free(ctx, d_in);
         tilec_mem_free(ctx, d_out);
+        tilec_mem_free(ctx, d_out2);
     }
     free(h_in);
     free(h_out);
+    free(h_out2);
     free(h_before);
     tilec_close(ctx);
     return rc;

@@ -305,7 +305,7 @@ const ir_target_info *ir_target(tilec_backend b);
 
 /* The verifier; race.c is its barrier analysis. */
 tilec_status ir_verify(tilec_program *p, const ir_limits *lim);
-void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size);
+bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size); /* false: out of memory */
 
 /* Threads in one instance of a scope, and the number of instances in a CTA. */
 int ir_scope_size(tilec_scope s, int threads, int warp_size);

@@ -38,6 +38,11 @@ lp_type lp_op_accum_type(tilec_op op, tilec_dtype d) {
     return ir_op(op)->holds_squares && (d == TILEC_BF16 || d == TILEC_F32) ? LP_F64 : t;
 }
 
+int tilec_op_outputs(tilec_op op) {
+    if ((unsigned)op >= TILEC_OP_COUNT) return 0;
+    return ops[op].second ? 2 : 1;
+}
+
 bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate) {
     if ((unsigned)op >= TILEC_OP_COUNT || (unsigned)dtype >= TILEC_DTYPE_COUNT) return false;
     const ir_op_info *o = &ops[op];

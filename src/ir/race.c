@@ -184,11 +184,11 @@ static bool check_access(racer *rc, const access *now) {
     return true;
 }
 
-void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
+bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
     racer rc = {.p = p, .k = k, .ws = warp_size};
     for (int i = 0; i < k->nstmts; i++)
         if (k->stmts[i]->exec.scope == TILEC_SCOPE_GRID && k->stmts[i]->kind != IR_ALLOC)
-            return; /* a grid statement stands alone in its kernel */
+            return true; /* a grid statement stands alone in its kernel */
     for (int i = 0; i < k->nstmts && !rc.oom; i++) {
         const ir_stmt *st = k->stmts[i];
         if (st->kind == IR_ALLOC) continue;
@@ -217,4 +217,5 @@ void ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
         if (st->kind == IR_REDUCE) add_barrier(&rc, st->exec.scope, st->exec.instance);
     }
     if (rc.oom) ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while checking barriers");
+    return !rc.oom;
 }

@@ -20,6 +20,7 @@ typedef struct verifier {
     int ws;            /* warp size */
     const ir_limits *lim;
     int64_t shared, local; /* bytes allocated so far in the kernel; -1 once reported */
+    bool oom;              /* the race check ran out of memory */
 } verifier;
 
 static void err(verifier *v, ir_pos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -429,7 +430,7 @@ static void verify_kernel(verifier *v) {
         }
     }
     v->st = NULL;
-    if (ir_error_count(v->p->ctx) == before) ir_check_races(v->p, k, v->ws);
+    if (ir_error_count(v->p->ctx) == before && !ir_check_races(v->p, k, v->ws)) v->oom = true;
 }
 
 ir_limits ir_limits_any(int warp_size) {
@@ -447,7 +448,7 @@ tilec_status ir_verify(tilec_program *p, const ir_limits *lim) {
         v.k = p->kernels[i];
         verify_kernel(&v);
     }
-    return ir_error_count(p->ctx) ? TILEC_ERR_VERIFY : TILEC_OK;
+    return v.oom ? TILEC_ERR_NOMEM : ir_error_count(p->ctx) ? TILEC_ERR_VERIFY : TILEC_OK;
 }
 
 tilec_status tilec_verify(tilec_program *prog, const tilec_verify_options *opts) {
