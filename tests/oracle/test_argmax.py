@@ -1,0 +1,161 @@
+"""argmax and argmin through `tilec reduce` (issue 13), against numpy:
+
+    tilec reduce --op argmax|argmin --dtype D --shape AxB.. --axes a,b --nan P --backend sim
+                 --in FILE --out VALUES --out2 INDICES [--index-dtype i64|i32] [--strides S,..]
+
+The format's definition (docs/format.md, "argmax and argmin"), written here without
+tilec's order keys: the index is the flat offset of the element in the reduced sub-space,
+row-major over the reduced axes in their order in the tensor; ties go to the first index;
+-0 is below +0 (as for max and min); under nan=propagate the first NaN wins; under
+nan=ignore NaN never beats a number, and an all-NaN slice gives NaN at index 0. The value
+is the element at the index, bit for bit (a NaN matches any NaN).
+
+numpy's argmax already gives first indices and the first NaN; the signed zeros and
+nan=ignore are handled explicitly below, per slice.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import cases
+import numerics as nm
+from conftest import ROUNDS, fail_on
+from tiles import run_tilec
+
+DTYPES = ("f32", "bf16", "f16", "i32", "u32")
+FLOATS = (-2.0, -0.0, 0.0, 1.0, 3.0, np.inf, -np.inf, 0.5, -0.5)
+
+
+def want_index(op, nan, row, is_float):
+    """The answer's index in one slice (a 1-D array of float64 values or Python ints)."""
+    if not is_float:
+        v = np.array([int(x) for x in row], dtype=object)
+        best = max(v) if op == "argmax" else min(v)
+        return int(np.flatnonzero(v == best)[0])
+    v = np.asarray(row, dtype=np.float64)
+    nans = np.isnan(v)
+    if nans.all():
+        return 0
+    if nans.any() and nan == "propagate":
+        return int(np.flatnonzero(nans)[0])
+    live = np.flatnonzero(~nans)
+    w = v[live]
+    best = w.max() if op == "argmax" else w.min()
+    at = live[w == best]
+    if best == 0:  # -0 is below +0: argmax prefers +0, argmin -0
+        want_neg = op == "argmin"
+        signed = at[np.signbit(v[at]) == want_neg]
+        if signed.size:
+            at = signed
+    return int(at[0])
+
+
+def data(rng, dt, n):
+    """n values with ties everywhere, the signed zeros, ±inf and (floats) NaN now and then."""
+    if dt.is_float:
+        x = rng.choice(FLOATS, size=n)
+        x[rng.random(n) < 0.02] = np.nan
+        return nm.quantize(dt, x)[0]
+    lo, hi = dt.lo, dt.hi
+    pool = [lo, lo + 1, -1 if dt.signed else 1, 0, 5, hi - 1, hi]
+    return np.array([pool[i] for i in rng.integers(0, len(pool), size=n)], dtype=object)
+
+
+def run(tilec, workdir, n, dt, op, nan, shape, axes, x, index_dtype, strides=None, span_values=None):
+    inp, out, out2 = (os.path.join(workdir, "a%d.%s" % (n, s)) for s in ("in", "out", "idx"))
+    with open(inp, "wb") as f:
+        f.write(nm.encode(dt, x if span_values is None else span_values))
+    args = ["reduce", "--op", op, "--dtype", dt.name, "--shape", "x".join(str(s) for s in shape), "--axes",
+            ",".join(str(a) for a in axes), "--nan", nan, "--backend", "sim", "--repeat", "0", "--in", inp, "--out",
+            out, "--out2", out2, "--index-dtype", index_dtype]
+    if strides is not None:
+        args += ["--strides", ",".join(str(s) for s in strides)]
+    rc, so, se = run_tilec(tilec, args)
+    return rc, se, out, out2, " ".join(args)
+
+
+def check(problems, dt, op, nan, x, axes, out, out2, index_dtype, cmd):
+    """x: the logical tensor (values of dt); compares the two outputs with the definition."""
+    rank = x.ndim
+    red = sorted(set(a % rank for a in axes))
+    kept_axes = [d for d in range(rank) if d not in red]
+    kept = tuple(x.shape[d] for d in kept_axes) or (1,)
+    t = np.transpose(x, kept_axes + red).reshape(kept + (-1,)) if kept_axes else x.reshape((1, -1))
+    vals = nm.decode(dt, open(out, "rb").read(), kept)
+    raw = open(out2, "rb").read()
+    idx = np.frombuffer(raw, dtype="<i8" if index_dtype == "i64" else "<i4").reshape(kept)
+    for o in np.ndindex(*kept):
+        row = t[o]
+        wi = want_index(op, nan, row, dt.is_float)
+        wv = row[wi]
+        gi, gv = int(idx[o]), vals[o]
+        if dt.is_float:
+            same = (np.isnan(gv) and np.isnan(wv)) or (gv == wv and np.signbit(gv) == np.signbit(wv))
+        else:
+            same = int(gv) == int(wv)
+        if gi != wi or not same:
+            problems.append("%s %s nan=%s: output %s is (%s, %d), the definition gives (%s, %d)\n  %s"
+                            % (op, dt.name, nan, o, gv, gi, wv, wi, cmd))
+
+
+@pytest.mark.parametrize("dname", DTYPES)
+def test_argmax_argmin(tilec, tmp_path, rng, repro, dname):
+    dt = nm.DTYPES[dname]
+    problems = []
+    n = 0
+    for _ in range(ROUNDS):
+        for op in ("argmax", "argmin"):
+            for nan in ("propagate", "ignore") if dt.is_float else ("propagate",):
+                for k in range(6):
+                    rank = int(rng.integers(1, 5))
+                    shape = cases.shape(rng, int(rng.choice([40, 3000, 70000])), rank=rank)
+                    naxes = int(rng.integers(1, rank + 1))
+                    axes = sorted(rng.choice(rank, size=naxes, replace=False).tolist())
+                    axes = [a - rank if rng.random() < 0.3 else a for a in axes]
+                    x = data(rng, dt, int(np.prod(shape))).reshape(shape)
+                    if dt.is_float and k == 0 and x.size:  # a slice of nothing but NaN
+                        x.reshape(-1)[: x.shape[-1]] = np.nan
+                    index_dtype = "i32" if k % 3 == 2 else "i64"
+                    n += 1
+                    rc, se, out, out2, cmd = run(tilec, str(tmp_path), n, dt, op, nan, shape, axes, x, index_dtype)
+                    if rc != 0:
+                        problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+                        continue
+                    check(problems, dt, op, nan, x, axes, out, out2, index_dtype, cmd)
+    fail_on(problems, repro)
+
+
+def test_strided_views(tilec, tmp_path, rng, repro):
+    """A view's index is its logical one, whatever order memory holds it in: a transpose,
+    reversed rows, a broadcast dim (every index ties: 0), channels last."""
+    dt = nm.DTYPES["f32"]
+    views = [((300, 200), (1, 300), [1]), ((3000, 7), (-7, 1), [0]), ((64, 500), (0, 1), [0]),
+             ((5, 3001), (3001, -1), [1]), ((6, 50, 40), (40, 240, 1), [0, 1]), ((4, 6, 5, 33), (1, 660, 132, 4), [0, 2])]
+    problems = []
+    for n, (shape, strides, axes) in enumerate(views):
+        lo = sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
+        hi = sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
+        mem = data(rng, dt, hi - lo + 1)
+        offs = np.zeros(shape, dtype=np.int64) - lo
+        for d, (e, s) in enumerate(zip(shape, strides)):
+            offs = offs + (np.arange(e) * s).reshape([e if i == d else 1 for i in range(len(shape))])
+        x = mem[offs]
+        for op in ("argmax", "argmin"):
+            for nan in ("propagate", "ignore"):
+                rc, se, out, out2, cmd = run(tilec, str(tmp_path), 100 + n, dt, op, nan, shape, axes, x, "i64",
+                                             strides=strides, span_values=mem)
+                if rc != 0:
+                    problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+                    continue
+                check(problems, dt, op, nan, x, axes, out, out2, "i64", cmd)
+    fail_on(problems, repro)
+
+
+def test_refusals(tilec, tmp_path):
+    """What argmax does not take, said by the CLI: 64-bit values, --out2 for another op."""
+    rc, _, se = run_tilec(tilec, ["reduce", "--op", "argmax", "--dtype", "f64", "--shape", "10", "--backend", "sim"])
+    assert rc == 1 and "argmax takes values of at most 32 bits" in se, se
+    rc, _, se = run_tilec(tilec, ["reduce", "--op", "sum", "--dtype", "f32", "--shape", "10", "--out2",
+                                  str(tmp_path / "x"), "--backend", "sim"])
+    assert rc == 2 and "--out2 and --index-dtype are for argmax and argmin" in se, se
