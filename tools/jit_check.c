@@ -39,25 +39,38 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
+/* Bytes of a reduction's results: the output, then (argmax, argmin) the indices. */
+static size_t result_bytes(const tilec_reduce_desc *d) {
+    size_t n = (size_t)desc_elems(d, true);
+    return n * tilec_dtype_size(d->dtype) + (tilec_op_outputs(d->op) == 2 ? n * (d->index_i32 ? 4 : 8) : 0);
+}
+
 /* One checked reduction on the context's backend, the input `shift` elements past an
- * aligned address (so 16-byte loads are off); *out_bits (when given) gets the result. */
-static bool run_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t seed, int shift, void **out_bits,
+ * aligned address (so 16-byte loads are off); *out_bits (when given) gets the results
+ * (result_bytes: the output, then the indices of an op with two). */
+static bool run_shifted(tilec_ctx *ctx, const tilec_reduce_desc *desc, uint64_t seed, int shift, void **out_bits,
                         char *why, size_t wn) {
+    tilec_reduce_desc dd = *desc, *d = &dd;
     size_t es = tilec_dtype_size(d->dtype);
     int64_t in_n = desc_elems(d, false), out_n = desc_elems(d, true);
-    size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es;
-    void *in = malloc(ib + 16), *before = malloc(ob + 16), *after = malloc(ob + 16), *din = NULL, *dout = NULL;
+    size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es, ob2 = result_bytes(d) - ob;
+    void *in = malloc(ib + 16), *before = malloc(ob + 16), *after = malloc(ob + ob2 + 16), *din = NULL, *dout = NULL,
+         *dout2 = NULL;
     void (*fill)(tilec_dtype, void *, int64_t, int64_t, bool, uint64_t *) = d->op == TILEC_OP_PROD ? fill_factors : fill_buffer;
     fill(d->dtype, in, in_n, d->shape[d->rank - 1], true, &seed);
     fill(d->dtype, before, out_n, 1, false, &seed);
     tilec_check_result r = {0};
     size_t off = (size_t)shift * es;
     bool ok = tilec_mem_alloc(ctx, ib + off, &din) == TILEC_OK && tilec_mem_alloc(ctx, ob, &dout) == TILEC_OK &&
+              (!ob2 || tilec_mem_alloc(ctx, ob2, &dout2) == TILEC_OK) &&
               tilec_mem_upload(ctx, (char *)din + off, in, ib) == TILEC_OK &&
-              tilec_mem_upload(ctx, dout, before, ob) == TILEC_OK &&
-              tilec_reduce(ctx, d, (char *)din + off, dout) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
-              tilec_mem_download(ctx, after, dout, ob) == TILEC_OK &&
-              tilec_reduce_check(ctx, d, in, before, after, &r) == TILEC_OK;
+              tilec_mem_upload(ctx, dout, before, ob) == TILEC_OK;
+    d->out2 = dout2;
+    ok = ok && tilec_reduce(ctx, d, (char *)din + off, dout) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+         tilec_mem_download(ctx, after, dout, ob) == TILEC_OK &&
+         (!ob2 || tilec_mem_download(ctx, (char *)after + ob, dout2, ob2) == TILEC_OK);
+    d->out2 = ob2 ? (char *)after + ob : NULL; /* the indices as downloaded, for the check */
+    ok = ok && tilec_reduce_check(ctx, d, in, before, after, &r) == TILEC_OK;
     if (!ok) snprintf(why, wn, "%s", tilec_diag_text(ctx));
     else if (!r.ok) {
         snprintf(why, wn, "%s %s: %lld mismatches, first [%lld] got %.9g want %.9g", tilec_op_name(d->op),
@@ -66,6 +79,7 @@ static bool run_shifted(tilec_ctx *ctx, const tilec_reduce_desc *d, uint64_t see
     }
     tilec_mem_free(ctx, din);
     tilec_mem_free(ctx, dout);
+    tilec_mem_free(ctx, dout2);
     if (out_bits) *out_bits = after;
     else free(after);
     free(in);
@@ -111,8 +125,9 @@ static int matrix(tilec_reduce_desc *all, int max) {
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
                                            .naxes = shapes[s].naxes,
                                            .accumulate = v == 1 && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, true),
-                                           .nan = flt && (op == TILEC_OP_MAX || op == TILEC_OP_MIN) && v ? TILEC_NAN_IGNORE
-                                                                                                         : TILEC_NAN_PROPAGATE};
+                                           .nan = flt && v && (op == TILEC_OP_MAX || op == TILEC_OP_MIN || op == TILEC_OP_ARGMAX ||
+                                                               op == TILEC_OP_ARGMIN) ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE,
+                                           .index_i32 = v == 1 && op == TILEC_OP_ARGMIN};
                     memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
                     memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);
                     all[n++] = d;
@@ -709,7 +724,7 @@ int main(int argc, char **argv) {
         else { failed++; printf("  FAIL %d: %s\n", i, why); }
         if (have_sim && desc_elems(&descs[i], false) <= SIM_MAX_ELEMS) {
             compared++;
-            size_t ob = (size_t)desc_elems(&descs[i], true) * tilec_dtype_size(descs[i].dtype);
+            size_t ob = result_bytes(&descs[i]);
             bool ran = run_shifted(sim, &descs[i], (uint64_t)i, shift, &cpu, why, sizeof why);
             if (ran && !memcmp(gpu, cpu, ob)) same_bits++;
             else { failed++; printf("  FAIL %d: %s\n", i, ran ? "the simulator gives other bits than the GPU" : why); }
