@@ -115,7 +115,10 @@ static void int_literal(ir_str *s, lp_type t, int64_t v) {
 /* ---- expressions ---------------------------------------------------------------------------- */
 
 static const char *const special_names[] = {"tl_tid", "tl_cta", "tl_lane", "tl_warp"};
-static const char *const binary_text[] = {"+", "-", "*", "/", "%", "<", "<=", "==", "!=", "&&", "||"};
+static const char *const binary_text[LO_OP_COUNT] = {
+    [LO_ADD] = "+", [LO_SUB] = "-", [LO_MUL] = "*", [LO_DIV] = "/", [LO_REM] = "%", [LO_LT] = "<", [LO_LE] = "<=",
+    [LO_EQ] = "==", [LO_NE] = "!=", [LO_AND] = "&&", [LO_OR] = "||", [LO_BAND] = "&", [LO_BOR] = "|", [LO_BXOR] = "^",
+    [LO_SHL] = "<<", [LO_SHR] = ">>"};
 /* the binary ops printed as helpers of the prelude (tl_<name>_<type>): max and min of the
  * format, and float products and quotients, correctly rounded and never fused */
 static const char *const helper_name[LO_OP_COUNT] = {[LO_MAX] = "max", [LO_MIN] = "min", [LO_MUL] = "mul", [LO_DIV] = "div"};
@@ -175,7 +178,7 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
             ir_str_printf(s, ")");
             return;
         }
-        if (e->wraps && (e->type == LP_I32 || e->type == LP_I64)) { /* modulo 2^bits, defined in C++ */
+        if ((e->wraps || e->op == LO_SHL) && (e->type == LP_I32 || e->type == LP_I64)) { /* modulo 2^bits, defined in C++ */
             const char *u = e->type == LP_I32 ? "unsigned" : "unsigned long long";
             ir_str_printf(s, "((%s)((%s)", c_type(e->type), u);
             expr(s, k, e->a);

@@ -185,6 +185,9 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
 lp_type dsp_acc_type(const dsp_query *q);
 lp_expr *dsp_identity(dsp_lower *l);
 lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b);
+/* The same where a's elements all come before b's in index order and b is the identity
+ * only where a is too: for argmax / argmin a compare of the ranks alone (ties keep a). */
+lp_expr *dsp_combine_ordered(dsp_lower *l, lp_expr *a, lp_expr *b);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
  * row-major order of the reduced axes, as one key for argmax and argmin). Partial results

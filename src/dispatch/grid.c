@@ -191,11 +191,13 @@ lp_expr *grid_outer_index(lp_kernel *k, const gplan *g, lp_expr *o) {
 
 /* The register `first` = the perfect binary tree of the n registers first, first + step,
  * … (pairs of neighbours, level by level). */
-void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step) {
+void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered) {
     lp_kernel *k = l->k;
     for (int h = 1; h < n; h <<= 1)
-        for (int i = 0; i + h < n; i += 2 * h)
-            lp_assign(k, b, first + i * step, dsp_combine(l, lp_reg(k, first + i * step), lp_reg(k, first + (i + h) * step)));
+        for (int i = 0; i + h < n; i += 2 * h) {
+            lp_expr *x = lp_reg(k, first + i * step), *y = lp_reg(k, first + (i + h) * step);
+            lp_assign(k, b, first + i * step, ordered ? dsp_combine_ordered(l, x, y) : dsp_combine(l, x, y));
+        }
 }
 
 /* Shared slots hold `count` trees of K leaves each, leaf i of tree c at (t0 + i) * width

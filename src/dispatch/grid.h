@@ -152,9 +152,10 @@ lp_expr *grid_outer_offset(lp_kernel *k, const gplan *g, lp_expr *o);
  * i of the run adds i times run_index_stride. */
 lp_expr *grid_outer_index(lp_kernel *k, const gplan *g, lp_expr *o);
 static inline int64_t run_index_stride(const gplan *g) { return g->d[g->rank - 1].ri; }
-/* The trees of the fold order: over registers first, first + step, …; over shared slots
- * (grid.c says how they are laid out). */
-void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step);
+/* The trees of the fold order: over registers first, first + step, … (ordered: their
+ * elements come in index order, and the present ones first: dsp_combine_ordered); over
+ * shared slots (grid.c says how they are laid out). */
+void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered);
 void grid_slot_tree(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t leaves, int64_t K, int64_t width);
 /* The partials' gather into slots f < n, eight loads in flight per thread. */
 void grid_slot_gather(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t n, const partial_gather *p);

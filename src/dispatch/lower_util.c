@@ -278,42 +278,48 @@ lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
     return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_wrapping(l->k, op->combine, a, b);
 }
 
+/* combine(a, b) where every element folded into a comes before every one folded into b
+ * in index order, and b holds a real element wherever a does (a's are a prefix): for a
+ * key, b is better only with a higher rank, which the high halves say alone. */
+lp_expr *dsp_combine_ordered(dsp_lower *l, lp_expr *a, lp_expr *b) {
+    if (!ir_op(l->q->st->op)->keyed) return dsp_combine(l, a, b);
+    lp_expr *sh = lp_int(l->k, LP_I64, 32);
+    lp_expr *hi_a = lp_cast(l->k, LP_I32, lp_binary(l->k, LO_SHR, a, sh)), *hi_b = lp_cast(l->k, LP_I32, lp_binary(l->k, LO_SHR, b, sh));
+    return lp_select(l->k, lp_binary(l->k, LO_LT, hi_a, hi_b), b, a);
+}
+
 /*
  * The order key of argmax / argmin, one i64 that an integer max folds in any order to the
- * same answer. key = rank * 2^31 + (2^31 - 1 - index): the value's rank in [0, 2^32) first,
- * then the smaller index. The rank orders values as max and min do (-0 below +0); argmin
- * reverses it; a NaN takes the top rank (nan=propagate: the first NaN wins) or the bottom
- * one (nan=ignore: it wins only where every value is NaN, at index 0). Every rank of a NaN
- * is a NaN pattern, so decoding needs no case for it. Keys are >= 0; the identity is below.
+ * same answer: the value's rank, a signed i32, in the high half; the index's complement
+ * (2^32 - 1 - index), unsigned, in the low half. The larger key is the better value, then
+ * the smaller index. The rank orders values as max and min do (-0 below +0): an f32's bits
+ * with the others flipped when the sign is set, an i32 itself, a u32 with its top bit
+ * flipped; argmin complements it. A NaN takes the top rank (nan=propagate: the first NaN
+ * wins) or the bottom one (nan=ignore: it wins only where every value is NaN, at index 0);
+ * both are NaN patterns, so decoding needs no case for them. No real key is the identity,
+ * the least i64. In 32-bit operations but the final pair and the max.
  */
-enum { KEY_LOW_BITS = 31 };
-#define KEY_INDEX_END ((int64_t)1 << KEY_LOW_BITS) /* an index is below 2^31 - 1 */
-#define KEY_RANKS ((int64_t)1 << 32)
-
-static lp_expr *i64c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I64, v); }
-static lp_expr *i64op(dsp_lower *l, lp_op op, lp_expr *a, lp_expr *b) {
-    return lp_binary(l->k, op, lp_cast(l->k, LP_I64, a), lp_cast(l->k, LP_I64, b));
-}
-/* The f32 bit pattern b (as i64) <-> a signed integer in the floats' order: negative
- * patterns count down from -1 (so -0.0 is -1, below +0.0's 0). Its own inverse. */
+static lp_expr *i32c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I32, v); }
+static lp_expr *bin(dsp_lower *l, lp_op op, lp_expr *a, lp_expr *b) { return lp_binary(l->k, op, a, b); }
+/* f32 bits <-> their rank (its own inverse): b ^ ((b >> 31) & 0x7fffffff) */
 static lp_expr *float_order(dsp_lower *l, lp_expr *b) {
-    lp_expr *neg = lp_binary(l->k, LO_SUB, i64c(l, (int64_t)INT32_MIN - 1), b);
-    return lp_select(l->k, lp_binary(l->k, LO_LT, b, i64c(l, 0)), neg, b);
+    return bin(l, LO_BXOR, b, bin(l, LO_BAND, bin(l, LO_SHR, b, i32c(l, 31)), i32c(l, INT32_MAX)));
 }
 static bool key_reversed(const dsp_query *q) { return ir_op(q->st->op)->combine == LO_MIN; }
 
 static lp_expr *order_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
+    lp_kernel *k = l->k;
     const dsp_query *q = l->q;
     lp_type vt = lp_accum_type(q->st->src.buf->dtype); /* f32, i32 or u32 */
-    lp_expr *v = lp_cast(l->k, vt, x), *rank;
-    if (vt == LP_F32) rank = i64op(l, LO_ADD, float_order(l, lp_cast(l->k, LP_I64, lp_bits(l->k, LP_I32, v))), i64c(l, KEY_INDEX_END));
-    else rank = vt == LP_I32 ? i64op(l, LO_ADD, v, i64c(l, KEY_INDEX_END)) : lp_cast(l->k, LP_I64, v);
-    if (key_reversed(q)) rank = lp_binary(l->k, LO_SUB, i64c(l, KEY_RANKS - 1), rank);
+    lp_expr *v = lp_cast(k, vt, x), *rank;
+    if (vt == LP_F32) rank = float_order(l, lp_bits(k, LP_I32, v));
+    else if (vt == LP_I32) rank = v;
+    else rank = lp_cast(k, LP_I32, bin(l, LO_BXOR, v, lp_int(k, LP_U32, (int64_t)1 << 31)));
+    if (key_reversed(q)) rank = bin(l, LO_BXOR, rank, i32c(l, -1));
     if (vt == LP_F32)
-        rank = lp_select(l->k, lp_binary(l->k, LO_NE, v, v),
-                         i64c(l, q->st->nan == TILEC_NAN_IGNORE ? 0 : KEY_RANKS - 1), rank);
-    lp_expr *low = lp_binary(l->k, LO_SUB, i64c(l, KEY_INDEX_END - 1), lp_cast(l->k, LP_I64, index));
-    return lp_binary(l->k, LO_ADD, lp_binary(l->k, LO_MUL, rank, i64c(l, KEY_INDEX_END)), low);
+        rank = lp_select(k, bin(l, LO_NE, v, v), i32c(l, q->st->nan == TILEC_NAN_IGNORE ? INT32_MIN : INT32_MAX), rank);
+    lp_expr *low = bin(l, LO_BXOR, lp_cast(k, LP_U32, index), lp_int(k, LP_U32, UINT32_MAX));
+    return bin(l, LO_BOR, bin(l, LO_SHL, lp_cast(k, LP_I64, rank), lp_int(k, LP_I64, 32)), lp_cast(k, LP_I64, low));
 }
 
 lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index) {
@@ -336,21 +342,24 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
         lp_assign(k, into, r, key);
         key = lp_reg(k, r);
     }
-    lp_expr *rank = lp_binary(k, LO_DIV, key, i64c(l, KEY_INDEX_END));
-    lp_expr *index = lp_binary(k, LO_SUB, i64c(l, KEY_INDEX_END - 1), lp_binary(k, LO_REM, key, i64c(l, KEY_INDEX_END)));
-    if (key_reversed(l->q)) rank = lp_binary(k, LO_SUB, i64c(l, KEY_RANKS - 1), rank);
+    lp_expr *rank = lp_cast(k, LP_I32, bin(l, LO_SHR, key, lp_int(k, LP_I64, 32)));
+    lp_expr *index = bin(l, LO_BXOR, lp_cast(k, LP_U32, key), lp_int(k, LP_U32, UINT32_MAX));
+    if (key_reversed(l->q)) rank = bin(l, LO_BXOR, rank, i32c(l, -1));
     lp_type vt = lp_accum_type(st->src.buf->dtype);
-    lp_expr *v;
-    if (vt == LP_F32) {
-        int r = lp_reg_new(k, LP_F32, "val"); /* the value once: a NaN is stored as the default quiet one */
-        lp_assign(k, into, r, lp_bits(k, LP_F32, lp_cast(k, LP_I32, float_order(l, lp_binary(k, LO_SUB, rank, i64c(l, KEY_INDEX_END))))));
-        v = lp_reg(k, r);
-        v = lp_select(k, lp_binary(k, LO_NE, v, v), lp_float(k, LP_F32, NAN), v);
-    } else {
-        v = lp_cast(k, vt, vt == LP_I32 ? lp_binary(k, LO_SUB, rank, i64c(l, KEY_INDEX_END)) : rank);
-    }
     lp_buf *b = lp_buf_for(k, st->dst.buf), *b2 = lp_buf_for(k, st->dst2.buf);
-    lp_store(k, into, b, dsp_region_offset(l, &st->dst, s), lp_cast(k, b->type, v));
+    lp_expr *out;
+    if (vt == LP_F32) {
+        int r = lp_reg_new(k, LP_I32, "rank"), f = lp_reg_new(k, LP_F32, "val");
+        lp_assign(k, into, r, rank);
+        lp_assign(k, into, f, lp_bits(k, LP_F32, float_order(l, lp_reg(k, r))));
+        /* a NaN is stored as the type's default quiet one, not converted (GPUs and CPUs
+         * convert NaNs differently) */
+        lp_expr *v = lp_reg(k, f);
+        out = lp_select(k, bin(l, LO_NE, v, v), lp_float(k, b->type, NAN), lp_cast(k, b->type, v));
+    } else {
+        out = lp_cast(k, b->type, vt == LP_I32 ? rank : bin(l, LO_BXOR, lp_cast(k, LP_U32, rank), lp_int(k, LP_U32, (int64_t)1 << 31)));
+    }
+    lp_store(k, into, b, dsp_region_offset(l, &st->dst, s), out);
     lp_store(k, into, b2, dsp_region_offset(l, &st->dst2, s), lp_cast(k, b2->type, index));
 }
 

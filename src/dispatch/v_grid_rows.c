@@ -109,9 +109,11 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                         lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
                         lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e), INDEX(i)));
                     }
-            grid_reg_tree(l, in, lf, nleaf, 1); /* a logical lane's leaves */
+            /* a logical lane's leaves: in index order when the run's index rises with its
+             * elements (not a reversed dim), the loaded ones first */
+            grid_reg_tree(l, in, lf, nleaf, 1, ri > 0);
         }
-        grid_reg_tree(l, in, leaf + u * per, gs->f, nleaf); /* its logical lanes */
+        grid_reg_tree(l, in, leaf + u * per, gs->f, nleaf, false); /* its logical lanes */
     }
 #undef INDEX
     for (int u = 0; u < items; u++) { /* the butterfly: every lane of the warp runs it */

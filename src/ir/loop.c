@@ -292,7 +292,7 @@ void lp_visit(const lp_block *b, lp_visit_fn fn, void *arg) { visit(b, 0, fn, ar
 /* ---- printing ---------------------------------------------------------------------------- */
 
 static const char *const op_text[] = {"+", "-", "*", "/", "%", "<", "<=", "==", "!=", "&&", "||",
-                                      "max", "min", "!", "-", "sqrt"};
+                                      "max", "min", "&", "|", "^", "<<", ">>", "!", "-", "sqrt"};
 _Static_assert(sizeof op_text / sizeof op_text[0] == LO_OP_COUNT, "op text");
 static const char *const special_text[] = {"tid", "cta", "lane", "warp"};
 

@@ -49,6 +49,9 @@ typedef enum lp_op {
     LO_LT, LO_LE, LO_EQ, LO_NE, LO_AND, LO_OR,
     /* max / min: integers plain; floats with a NaN policy (see lp_expr.nan) */
     LO_MAX, LO_MIN,
+    /* integers' bits: and, or, xor; shifts by 0 to bits - 1 (left modulo 2^bits, right
+       arithmetic for signed types) */
+    LO_BAND, LO_BOR, LO_BXOR, LO_SHL, LO_SHR,
     /* unary; SQRT floats only, correctly rounded */
     LO_NOT, LO_NEG, LO_SQRT,
     LO_OP_COUNT

@@ -349,6 +349,15 @@ static sim_val arith(sim *S, const lp_expr *e, sim_val a, sim_val b, int tid, co
     case LO_MUL: r.i = wrap(t, x * y); break;
     case LO_MAX: r.i = a.i > b.i ? a.i : b.i; break;
     case LO_MIN: r.i = a.i < b.i ? a.i : b.i; break;
+    case LO_BAND: r.i = wrap(t, x & y); break;
+    case LO_BOR: r.i = wrap(t, x | y); break;
+    case LO_BXOR: r.i = wrap(t, x ^ y); break;
+    case LO_SHL:
+    case LO_SHR:
+        if (b.i < 0 || b.i >= 8 * (int64_t)num_size(t)) { fail(S, origin, tid, "a shift by %lld bits in the lowered program", (long long)b.i); break; }
+        /* the value is sign-extended (signed types) or zero-extended (u32) in 64 bits */
+        r.i = wrap(t, e->op == LO_SHL ? x << b.i : (uint64_t)(a.i >> b.i));
+        break;
     default:
         if (b.i == 0) { fail(S, origin, tid, "integer division by zero in the lowered program"); break; }
         if (a.i < 0 || b.i < 0) { fail(S, origin, tid, "division of negative indices in the lowered program"); break; }
