@@ -533,7 +533,8 @@ typedef struct tilec_reduce_desc {
  * launch it. Asynchronous on GPUs (tilec_synchronize). The same input gives the same bits
  * on every run. 16-bit floats accumulate in f32 (a norm2 of bf16 or f32 in f64); integer
  * sums and products wrap. Over an empty axis a sum, sumsq or norm2 gives 0, a prod 1 and a
- * mean NaN; max / min over one is an error. */
+ * mean NaN; max, min, argmax and argmin over one are errors. argmax and argmin write the
+ * values to out and the indices to desc->out2 (docs/runtime.md, "Two outputs"). */
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
 /* Everything tilec_reduce(ctx, desc, in, out) does but the launch: plan, generate, compile
