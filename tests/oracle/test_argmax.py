@@ -159,3 +159,84 @@ def test_refusals(tilec, tmp_path):
     rc, _, se = run_tilec(tilec, ["reduce", "--op", "sum", "--dtype", "f32", "--shape", "10", "--out2",
                                   str(tmp_path / "x"), "--backend", "sim"])
     assert rc == 2 and "--out2 and --index-dtype are for argmax and argmin" in se, se
+
+
+# Tile programs: each scope kind, every variant forced in turn, both warp sizes. {dt} is the
+# value dtype, {it} the index dtype, {op}, {extra} the kwargs; A holds R x N values (the
+# slices are rows, so the expected index is the position in the row).
+PROGRAMS = {
+    "cta": ("kernel k(A: {dt}[5, 300] global, V: {dt}[5] global, I: {it}[5] global) threads=128 {{\n"
+            "  shared S: {dt}[5, 300] strides=(301, 1)\n  shared W: {dt}[5]\n  shared J: {it}[5]\n"
+            "  cta.copy(S, A)\n  cta.sync()\n  cta.{op}(W, J, S, axes=(-1){extra})\n  cta.sync()\n"
+            "  cta.copy(V, W)\n  cta.copy(I, J)\n}}\n", (5, 300), ("shared", "cta_tree", "sequential", "smem_tree")),
+    "cta few rows": ("kernel k(A: {dt}[2, 3000] global, V: {dt}[2] global, I: {it}[2] global) threads=256 {{\n"
+                     "  shared S: {dt}[2, 3000]\n  shared W: {dt}[2]\n  shared J: {it}[2]\n"
+                     "  cta.copy(S, A)\n  cta.sync()\n  cta.{op}(W, J, S, axes=(1){extra})\n  cta.sync()\n"
+                     "  cta.copy(V, W)\n  cta.copy(I, J)\n}}\n", (2, 3000), ("cta_tree", "shared")),
+    "warp slices": ("kernel k(A: {dt}[4, 70] global, V: {dt}[4] global, I: {it}[4] global) threads=128 {{\n"
+                    "  shared S: {dt}[4, 70]\n  shared W: {dt}[4]\n  shared J: {it}[4]\n"
+                    "  cta.copy(S, A)\n  cta.copy(W, V)\n  cta.copy(J, I)\n  cta.sync()\n"
+                    "  warp.{op}(W[warp_id], J[warp_id], S[warp_id], axes=(0){extra})\n  cta.sync()\n"
+                    "  cta.copy(V, W)\n  cta.copy(I, J)\n}}\n", (4, 70), ("shared", "sequential", "smem_tree")),
+    "thread local": ("kernel k(A: {dt}[64, 37] global, V: {dt}[64] global, I: {it}[64] global) threads=64 {{\n"
+                     "  local L: {dt}[37]\n  local R: {dt}[1]\n  local J: {it}[1]\n  thread.copy(L, A[thread_id])\n"
+                     "  thread.{op}(R, J, L, axes=(0){extra})\n  thread.copy(V[thread_id], R)\n"
+                     "  thread.copy(I[thread_id], J)\n}}\n", (64, 37), ("local",)),
+    "warp into registers": ("kernel k(A: {dt}[1, 300] global, V: {dt}[64] global, I: {it}[64] global) threads=64 {{\n"
+                            "  shared S: {dt}[1, 300]\n  local R: {dt}[1]\n  local J: {it}[1]\n  cta.copy(S, A)\n"
+                            "  cta.sync()\n  warp[0].{op}(R, J, S{extra})\n  thread[0].copy(V[0:1], R)\n"
+                            "  thread[0].copy(I[0:1], J)\n}}\n", (1, 300), ("local_smem",)),
+    "grid rows": ("kernel k(A: {dt}[37, 8200] global, V: {dt}[37] global, I: {it}[37] global) threads=256 {{\n"
+                  "  grid.{op}(V, I, A, axes=(1){extra})\n}}\n", (37, 8200), ("grid_rows",)),
+}
+
+
+def test_tile_programs(tilec, tmp_path, rng, repro):
+    problems, ran = [], set()
+    n = 0
+    for name, (text, shape, variants) in PROGRAMS.items():
+        for dname in ("f32", "bf16", "i32"):
+            dt = nm.DTYPES[dname]
+            for op in ("argmax", "argmin"):
+                for nan in ("propagate", "ignore") if dt.is_float else ("propagate",):
+                    for variant in variants:
+                        for ws in (32, 64):
+                            n += 1
+                            it = "i32" if n % 2 else "i64"
+                            extra = (", nan=ignore" if nan == "ignore" else "") + ", variant=" + variant
+                            src = text.format(dt=dname, it=it, op=op, extra=extra)
+                            tf = tmp_path / ("p%d.tile" % n)
+                            tf.write_text(src)
+                            x = data(rng, dt, int(np.prod(shape))).reshape(shape)
+                            if dt.is_float:
+                                x[0, :] = np.nan  # a slice of nothing but NaN
+                            a, v, i = (str(tmp_path / ("p%d.%s" % (n, s))) for s in ("a", "v", "i"))
+                            open(a, "wb").write(nm.encode(dt, x))
+                            rows = shape[0] if name != "thread local" else 64
+                            nout = 64 if name in ("warp into registers",) else rows
+                            open(v, "wb").write(nm.encode(dt, np.zeros(nout) if dt.is_float else [0] * nout))
+                            open(i, "wb").write(np.zeros(nout, dtype="<i4" if it == "i32" else "<i8").tobytes())
+                            rc, so, se = run_tilec(tilec, ["run", str(tf), "--backend", "sim", "--warp-size", str(ws),
+                                                           "--in", "A=" + a, "--in", "V=" + v, "--in", "I=" + i,
+                                                           "--out", "V=" + v, "--out", "I=" + i])
+                            if rc != 0 and "cannot lower" in se:
+                                continue  # the forced variant does not take this shape at this warp size
+                            if rc != 0:
+                                problems.append("%s %s %s %s ws %d: exit %d: %s" % (name, op, dname, variant, ws, rc, se.strip()))
+                                continue
+                            ran.add(variant)
+                            vals = nm.decode(dt, open(v, "rb").read(), (nout,))
+                            idx = np.frombuffer(open(i, "rb").read(), dtype="<i4" if it == "i32" else "<i8")
+                            checked = 1 if name == "warp into registers" else min(rows, 128 // ws) if name == "warp slices" else rows
+                            for r in range(checked):  # (warp slices: as many rows as the CTA has warps)
+                                wi = want_index(op, nan, x[r], dt.is_float)
+                                wv, gv, gi = x[r][wi], vals[r], int(idx[r])
+                                same = (np.isnan(gv) and np.isnan(wv)) or (gv == wv and np.signbit(gv) == np.signbit(wv)) \
+                                    if dt.is_float else int(gv) == int(wv)
+                                if gi != wi or not same:
+                                    problems.append("%s %s %s nan=%s variant=%s ws %d: row %d is (%s, %d), the definition "
+                                                    "gives (%s, %d)" % (name, op, dname, nan, variant, ws, r, gv, gi, wv, wi))
+    every = {v for _, _, vs in PROGRAMS.values() for v in vs}
+    if ran != every:
+        problems.append("variants never run: %s" % sorted(every - ran))
+    fail_on(problems, repro)
