@@ -13,6 +13,7 @@ is the element at the index, bit for bit (a NaN matches any NaN).
 numpy's argmax already gives first indices and the first NaN; the signed zeros and
 nan=ignore are handled explicitly below, per slice.
 """
+import math
 import os
 
 import numpy as np
@@ -240,3 +241,41 @@ def test_tile_programs(tilec, tmp_path, rng, repro):
     if ran != every:
         problems.append("variants never run: %s" % sorted(every - ran))
     fail_on(problems, repro)
+
+
+# Hand-written vectors with their answers written literally from docs/format.md (not from
+# want_index): (dtype, op, nan, vector, value, index).
+NAN = float("nan")
+LITERAL = [
+    ("f32", "argmax", "propagate", [-0.0, 0.0], 0.0, 1),      # -0 is below +0: not a tie
+    ("f32", "argmin", "propagate", [0.0, -0.0, -0.0], -0.0, 1),
+    ("f32", "argmax", "propagate", [0.0, -0.0, 0.0], 0.0, 0),  # a tie: the first index
+    ("f32", "argmax", "propagate", [1.0, NAN, 3.0, NAN], NAN, 1),  # the first NaN
+    ("f32", "argmax", "ignore", [1.0, NAN, 3.0, NAN], 3.0, 2),
+    ("f32", "argmin", "ignore", [NAN, NAN, NAN], NAN, 0),     # all NaN: index 0
+    ("bf16", "argmin", "propagate", [np.inf, -np.inf, -np.inf, NAN], NAN, 3),
+    ("f16", "argmax", "propagate", [-np.inf, -np.inf], -np.inf, 0),
+    ("f16", "argmin", "ignore", [NAN, 65504.0, -65504.0, -65504.0], -65504.0, 2),
+    ("i32", "argmin", "propagate", [5, -2147483648, 7, -2147483648], -2147483648, 1),
+    ("i32", "argmax", "propagate", [2147483647, 2147483647], 2147483647, 0),
+    ("u32", "argmax", "propagate", [0, 4294967295, 4294967295, 2147483648], 4294967295, 1),
+    ("u32", "argmin", "propagate", [2147483648, 2147483647, 0, 0], 0, 2),
+]
+
+
+def test_literal_vectors(tilec, tmp_path):
+    problems = []
+    for n, (dname, op, nan, vec, value, index) in enumerate(LITERAL):
+        dt = nm.DTYPES[dname]
+        x = np.array(vec, dtype=np.float64) if dt.is_float else np.array(vec, dtype=object)
+        rc, se, out, out2, cmd = run(tilec, str(tmp_path), 200 + n, dt, op, nan, (len(vec),), [0], x, "i64")
+        if rc != 0:
+            problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+            continue
+        gv = nm.decode(dt, open(out, "rb").read(), (1,))[0]
+        gi = int(np.frombuffer(open(out2, "rb").read(), dtype="<i8")[0])
+        same = (math.isnan(gv) and math.isnan(value)) or (gv == value and math.copysign(1, gv) == math.copysign(1, value)) \
+            if dt.is_float else int(gv) == value
+        if gi != index or not same:
+            problems.append("%s %s nan=%s of %s: (%s, %d), want (%s, %d)" % (op, dname, nan, vec, gv, gi, value, index))
+    fail_on(problems, "")
