@@ -93,7 +93,7 @@ extern "C" {
 /* X(SUFFIX, name) — reduction operators */
 #define TILEC_OP_LIST(X)                                                                   \
     X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(SUMSQ, "sumsq") X(NORM2, "norm2") \
-    X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin")
+    X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin") X(AMINMAX, "aminmax")
 
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
@@ -160,14 +160,21 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
-/* Whether reduction op is defined on dtype (mean and norm2 take float dtypes only; argmax
- * and argmin values of at most 32 bits: not f64 or i64) and,
+/* Whether reduction op is defined on dtype (mean and norm2 take float dtypes only; argmax,
+ * argmin and aminmax values of at most 32 bits: not f64 or i64) and,
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
  * results are not their fold's, do not). False for values out of range. */
 TILEC_API bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate);
-/* How many results op writes: 2 for argmax and argmin (the value and its index), 1 for the
- * others, 0 out of range. */
+/* Whether op compares values (max, min, argmax, argmin, aminmax): the NaN policy
+ * (nan=ignore) applies to it on float dtypes. False out of range. */
+TILEC_API bool tilec_op_compares(tilec_op op);
+/* How many results op writes: 2 for argmax and argmin (the value and its index) and for
+ * aminmax (the minimum and the maximum), 1 for the others, 0 out of range. */
 TILEC_API int tilec_op_outputs(tilec_op op);
+/* The dtype of op's second result for values of dtype `values`: i64 for argmax and argmin
+ * (their indices; i32 may be asked for), `values` for aminmax (its maximum), and
+ * TILEC_DTYPE_COUNT for an op with one result or a value out of range. */
+TILEC_API tilec_dtype tilec_op_second_dtype(tilec_op op, tilec_dtype values);
 TILEC_API const char *tilec_status_name(tilec_status s);
 /* A sentence that describes a status ("syntax error in tile program"). */
 TILEC_API const char *tilec_status_message(tilec_status s);
@@ -325,8 +332,9 @@ typedef struct tilec_reduce_attrs {
     bool accum;                /* dst = op(dst_old, reduce(src)) */
     tilec_nan nan;             /* max / min, argmax / argmin only */
     const char *variant;       /* force a dispatch variant; NULL lets tilec choose */
-    const tilec_region *dst2;  /* the second result of argmax / argmin, the index (i64 or
-                                  i32): required for them, NULL for every other op */
+    const tilec_region *dst2;  /* the second result: argmax / argmin's index (i64 or i32),
+                                  aminmax's maximum (dst gets its minimum); required for
+                                  them, NULL for every other op */
 } tilec_reduce_attrs;
 
 /* axes = (-1), accum = false, nan = propagate, no forced variant. */

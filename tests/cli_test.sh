@@ -206,7 +206,7 @@ has "it says mean is for floats" "$tmp/err" "mean is defined for float dtypes, n
 expect "a norm accumulated" 1 "$tilec" reduce --op norm2 --dtype f32 --shape 30x10 --backend sim --accumulate
 has "it says accumulate does not apply" "$tmp/err" "accumulate does not apply to norm2"
 expect "an unknown op" 2 "$tilec" reduce --op avg --dtype f32 --shape 30x10 --backend sim
-has "it lists the ops" "$tmp/err" "--op must be sum, max, min, prod, sumsq, norm2, mean, argmax or argmin, not 'avg'"
+has "it lists the ops" "$tmp/err" "--op must be sum, max, min, prod, sumsq, norm2, mean, argmax, argmin or aminmax, not 'avg'"
 expect "reduce a transposed view" 0 "$tilec" reduce --op sum --dtype f32 --shape 300x200 --strides 1,300 --axes 0 --backend sim --check --repeat 1
 has "the view shows its strides" "$tmp/out" "view: 300 (reduced) 200; strides 1, 300"
 has "a transposed view is checked" "$tmp/out" "): ok"
@@ -384,7 +384,7 @@ bad_usage "run --in A twice" "--in names 'A' twice" run "$rs" --in A=x --in A=y
 bad_usage "run --warp-size 32x" "--warp-size must be 32 or 64, not '32x'" run "$rs" --warp-size 32x
 bad_usage "run --warp-size 48" "--warp-size must be 32 or 64, not '48'" run "$rs" --warp-size 48
 expect "reduce --nan ignore on a sum" 1 "$tilec" reduce --op sum --dtype f32 --shape 8 --nan ignore --backend sim
-has "says it is for max and min of floats" "$tmp/err" "nan policy ignore applies to max, min, argmax and argmin of float dtypes only (a sum with a NaN is NaN; integers have none), not to sum f32"
+has "says it is for max and min of floats" "$tmp/err" "nan policy ignore applies to the ops that compare (max, min, argmax, argmin, aminmax) of float dtypes only (a sum with a NaN is NaN; integers have none), not to sum f32"
 expect "reduce --nan ignore on an integer" 1 "$tilec" reduce --op max --dtype i32 --shape 8 --nan ignore --backend sim
 has "names the dtype" "$tmp/err" "not to max i32"
 bad_usage "check --warp-size twice" "option --warp-size is given twice" check --warp-size 32 --warp-size 64 "$rs"

@@ -27,13 +27,13 @@ static inline void dims_text(char *out, size_t n, const int *d, int rank) {
     for (int i = 0; i < rank; i++) at += (size_t)snprintf(out + at, n - at, "%s%d", i ? ", " : "", d[i]);
 }
 
-/* Every op of the table defined on dtype dt, at random; nan=ignore takes max, min, argmax or
- * argmin; *accum is cleared for an op that does not take it. */
+/* Every op of the table defined on dtype dt, at random; nan=ignore takes an op that
+ * compares (max where the pick does not); *accum is cleared for an op that does not take it. */
 static inline tilec_op random_op(uint64_t *s, bool ignore, const char *dt, bool *accum) {
     tilec_op op;
     do op = (tilec_op)pick(s, TILEC_OP_COUNT);
     while (!tilec_op_supports(op, dtype_named(dt), false));
-    if (ignore && op != TILEC_OP_MIN && op != TILEC_OP_ARGMAX && op != TILEC_OP_ARGMIN) op = TILEC_OP_MAX;
+    if (ignore && !tilec_op_compares(op)) op = TILEC_OP_MAX;
     *accum = *accum && tilec_op_supports(op, dtype_named(dt), true);
     return op;
 }
@@ -65,7 +65,8 @@ static inline void make_program(uint64_t *s, char *buf, size_t size) {
     bool accum = pick(s, 3) == 0, ignore = flt && pick(s, 3) == 0;
     tilec_op o = random_op(s, ignore, dt, &accum);
     const char *op = tilec_op_name(o);
-    bool two = tilec_op_outputs(o) == 2; /* argmax, argmin: the indices in I, through Ri */
+    bool two = tilec_op_outputs(o) == 2; /* argmax, argmin: the indices in I, through Ri; aminmax: the maxima */
+    const char *dt2 = two ? tilec_dtype_name(tilec_op_second_dtype(o, dtype_named(dt))) : "";
     char sd[64], kd[64], strides[96] = "";
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);
@@ -81,11 +82,11 @@ static inline void make_program(uint64_t *s, char *buf, size_t size) {
     char lead[32] = "";
     if (inst_dim) snprintf(lead, sizeof lead, "%d, ", inst);
     put(buf, size, &at, "kernel k(A: %s[%d, %s%s] global, B: %s[%d, %s%s] global", dt, grid, lead, sd, dt, grid, lead, kd);
-    if (two) put(buf, size, &at, ", I: i64[%d, %s%s] global", grid, lead, kd);
+    if (two) put(buf, size, &at, ", I: %s[%d, %s%s] global", dt2, grid, lead, kd);
     put(buf, size, &at, ") threads=%d grid=%d {\n", threads, grid);
     put(buf, size, &at, "  shared S: %s[%s%s]%s\n", dt, lead, sd, inst_dim ? "" : strides);
     put(buf, size, &at, "  shared R: %s[%s%s]\n", dt, lead, kd);
-    if (two) put(buf, size, &at, "  shared Ri: i64[%s%s]\n", lead, kd);
+    if (two) put(buf, size, &at, "  shared Ri: %s[%s%s]\n", dt2, lead, kd);
     put(buf, size, &at, "  cta.copy(S, A[cta_id])\n  cta.copy(R, B[cta_id])\n");
     if (two) put(buf, size, &at, "  cta.copy(Ri, I[cta_id])\n"); /* what instances that do not run leave */
     put(buf, size, &at, "  cta.sync()\n");
@@ -114,15 +115,20 @@ static inline bool matrix_program(int i, char *buf, size_t size, const char **va
     int v = i % 5, o = (i / 5) % TILEC_OP_COUNT, t = (i / (5 * TILEC_OP_COUNT)) % 6, l = i / (30 * TILEC_OP_COUNT);
     char forced[64] = "";
     if (matrix_variants[v]) snprintf(forced, sizeof forced, ", variant=%s", matrix_variants[v]);
-    bool two = tilec_op_outputs((tilec_op)o) == 2; /* argmax, argmin: the indices in I */
+    bool two = tilec_op_outputs((tilec_op)o) == 2; /* argmax, argmin: the indices in I; aminmax: the maxima */
+    char p2[48] = "", s2[48] = "";
+    if (two) {
+        const char *dt2 = tilec_dtype_name(tilec_op_second_dtype((tilec_op)o, TILEC_F32));
+        snprintf(p2, sizeof p2, ", I: %s[5] global", dt2);
+        snprintf(s2, sizeof s2, "  shared Is: %s[5]\n", dt2);
+    }
     snprintf(buf, size,
              "kernel k(A: f32[5, %d] global, B: f32[5] global%s) threads=%d {\n"
              "  shared As: f32[5, %d]\n  shared Bs: f32[5]\n%s"
              "  cta.copy(As, A)\n  cta.sync()\n"
              "  cta.%s(Bs, %sAs, axes=(-1)%s)\n  cta.copy(B, Bs)\n%s}\n",
-             matrix_lengths[l], two ? ", I: i64[5] global" : "", matrix_threads[t], matrix_lengths[l],
-             two ? "  shared Is: i64[5]\n" : "", tilec_op_name((tilec_op)o), two ? "Is, " : "", forced,
-             two ? "  cta.copy(I, Is)\n" : "");
+             matrix_lengths[l], p2, matrix_threads[t], matrix_lengths[l], s2, tilec_op_name((tilec_op)o),
+             two ? "Is, " : "", forced, two ? "  cta.copy(I, Is)\n" : "");
     if (variant) *variant = matrix_variants[v];
     if (len) *len = matrix_lengths[l];
     if (threads) *threads = matrix_threads[t];
@@ -162,14 +168,14 @@ static inline void make_grid_program(uint64_t *s, char *buf, size_t size, bool b
     if (nk == 0) kept[nk++] = 1;
     bool accum = pick(s, 3) == 0, ignore = flt && pick(s, 3) == 0;
     tilec_op o = random_op(s, ignore, dt, &accum);
-    bool two = tilec_op_outputs(o) == 2; /* argmax, argmin: the indices in I */
-    char sd[64], kd[64];
+    bool two = tilec_op_outputs(o) == 2; /* argmax, argmin: the indices in I; aminmax: the maxima */
+    char sd[64], kd[64], p2[80] = "";
     dims_text(sd, sizeof sd, d, rank);
     dims_text(kd, sizeof kd, kept, nk);
     size_t at = 0;
-    put(buf, size, &at, "kernel k(A: %s[%s] global, B: %s[%s] global%s%s%s) threads=%d {\n  grid.%s(B, %sA, axes=(", dt, sd,
-        dt, kd, two ? ", I: i64[" : "", two ? kd : "", two ? "] global" : "", threads_choice[pick(s, 4)], tilec_op_name(o),
-        two ? "I, " : "");
+    if (two) snprintf(p2, sizeof p2, ", I: %s[%s] global", tilec_dtype_name(tilec_op_second_dtype(o, dtype_named(dt))), kd);
+    put(buf, size, &at, "kernel k(A: %s[%s] global, B: %s[%s] global%s) threads=%d {\n  grid.%s(B, %sA, axes=(", dt, sd,
+        dt, kd, p2, threads_choice[pick(s, 4)], tilec_op_name(o), two ? "I, " : "");
     for (int i = 0; i < na; i++) put(buf, size, &at, "%s%d", i ? ", " : "", axes[i]);
     put(buf, size, &at, ")%s%s)\n}\n", accum ? ", accum=true" : "", ignore ? ", nan=ignore" : "");
 }

@@ -107,7 +107,7 @@ static const bad_case cases[] = {
     {"unknown statement", HEAD "  @block.sync()\n}",
      "unknown statement 'block'; expected shared, local, or a scope (cta, warpgroup, warp, thread)", P},
     {"unknown operation", HEAD "  cta.@avg(B, A)\n}",
-     "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax or argmin", P},
+     "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin or aminmax", P},
     {"misspelt operation", HEAD "  cta.@summ(B, A)\n}", "unknown operation 'summ'; did you mean 'sum'?", P},
     {"instance that does not exist", HEAD128 "  @warp[5].sync()\n}",
      "warp[5] does not exist: threads=128 gives 4 warps (warp size 32)", V},
@@ -157,7 +157,7 @@ static const bad_case cases[] = {
     {"dtype mismatch", HEAD "  shared As: f32[4, 8]\n  shared Bi: i32[4]\n  cta.copy(As, A)\n  cta.sync()\n  cta.max(@Bi, As)\n}",
      "max: destination 'Bi' is i32 but source 'As' is f32; they must match", V},
     {"nan=ignore on a sum", TILES "  cta.sum(Bs, As, nan=@ignore)\n}",
-     "nan=ignore applies to max and min; a sum with a NaN is NaN", V},
+     "nan=ignore applies to the ops that compare (max, min, argmax, argmin, aminmax); a sum with a NaN is NaN", V},
     {"mean of integers", HEAD "  shared I: i32[4, 8]\n  shared J: i32[4]\n  cta.fill(I, 1)\n  cta.sync()\n  cta.@mean(J, I)\n}",
      "mean is defined for float dtypes; source 'I' is i32 (sum and sumsq take integers)", V},
     {"accum on a norm", TILES "  cta.@norm2(Bs, As, accum=true)\n}",
@@ -248,7 +248,7 @@ static void test_long_line(void **state) {
     assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
     assert_int_equal(d.line, 1);
     assert_int_equal(d.col, (int)(hn + pad + 5));
-    assert_string_equal(d.message, "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax or argmin");
+    assert_string_equal(d.message, "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin or aminmax");
     assert_true(strlen(tilec_diag_text(ctx)) < 1000); /* the excerpt is a window, not 1 MB */
     tilec_close(ctx);
     free(src);

@@ -109,12 +109,13 @@ static void test_matrix_compiles(void **state) {
                     const char *dt = dtypes[d];
                     bool flt = dt[0] == 'f' || dt[0] == 'b';
                     if (!tilec_op_supports((tilec_op)o, dtype_named(dt), s == 2)) continue;
-                    bool minmax = o == TILEC_OP_MAX || o == TILEC_OP_MIN || o == TILEC_OP_ARGMAX || o == TILEC_OP_ARGMIN;
+                    bool minmax = tilec_op_compares((tilec_op)o);
                     bool two = tilec_op_outputs((tilec_op)o) == 2; /* argmax, argmin: the indices in I */
                     char idx[4][64] = {"", "", "", ""};
                     if (two) {
-                        snprintf(idx[0], sizeof idx[0], ", I: i64[%d] global", shapes[s].rows);
-                        snprintf(idx[1], sizeof idx[1], "  shared J: i64[%d]\n", shapes[s].rows);
+                        const char *dt2 = tilec_dtype_name(tilec_op_second_dtype((tilec_op)o, dtype_named(dt)));
+                        snprintf(idx[0], sizeof idx[0], ", I: %s[%d] global", dt2, shapes[s].rows);
+                        snprintf(idx[1], sizeof idx[1], "  shared J: %s[%d]\n", dt2, shapes[s].rows);
                         snprintf(idx[2], sizeof idx[2], "J, ");
                         snprintf(idx[3], sizeof idx[3], "  cta.copy(I, J)\n");
                     }

@@ -25,11 +25,13 @@ static tilec_ctx *sim_ctx(void) {
     return ctx;
 }
 
-/* tilec_reduce(ctx, d, in, out); for an op with a second output (argmax, argmin) through
- * device memory of its own, downloaded into *second (malloc'd) when second is not NULL. */
+/* tilec_reduce(ctx, d, in, out); for an op with a second output (argmax, argmin, aminmax)
+ * through device memory of its own, downloaded into *second (malloc'd) when second is not
+ * NULL. */
 static tilec_status jit_reduce(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out, void **second) {
     tilec_reduce_desc two = *d;
-    size_t bytes = (size_t)desc_elems(d, true) * (d->index_i32 ? 4 : 8);
+    tilec_dtype t2 = d->index_i32 ? TILEC_I32 : tilec_op_second_dtype(d->op, d->widen ? tilec_dtype_wide(d->dtype) : d->dtype);
+    size_t bytes = (size_t)desc_elems(d, true) * tilec_dtype_size(t2);
     void *dev = NULL;
     if (second) *second = NULL;
     if (ir_op(d->op)->second) {
@@ -111,7 +113,8 @@ static double plain_lift(tilec_op op, double x) {
     case TILEC_OP_PROD:
     case TILEC_OP_MEAN:
     case TILEC_OP_ARGMAX:
-    case TILEC_OP_ARGMIN: return x;
+    case TILEC_OP_ARGMIN:
+    case TILEC_OP_AMINMAX: return x;
     case TILEC_OP_COUNT: break;
     }
     fail_msg("plain_lift: op %d", (int)op);
@@ -127,7 +130,8 @@ static double plain_op(tilec_op op, double acc, double x) {
     case TILEC_OP_MAX:
     case TILEC_OP_ARGMAX: return x > acc ? x : acc; /* its value; test_argmax checks the index */
     case TILEC_OP_MIN:
-    case TILEC_OP_ARGMIN: return x < acc ? x : acc;
+    case TILEC_OP_ARGMIN:
+    case TILEC_OP_AMINMAX: return x < acc ? x : acc; /* aminmax: its first output, the minimum */
     case TILEC_OP_PROD: return acc * x;
     case TILEC_OP_COUNT: break;
     }
@@ -145,7 +149,8 @@ static double plain_finish(tilec_op op, double acc, int64_t n) {
     case TILEC_OP_MIN:
     case TILEC_OP_PROD:
     case TILEC_OP_ARGMAX:
-    case TILEC_OP_ARGMIN: return acc;
+    case TILEC_OP_ARGMIN:
+    case TILEC_OP_AMINMAX: return acc;
     case TILEC_OP_COUNT: break;
     }
     fail_msg("plain_finish: op %d", (int)op);
@@ -164,7 +169,8 @@ static uint32_t plain_wrap(tilec_op op, uint32_t acc, uint32_t x) {
     case TILEC_OP_MAX:
     case TILEC_OP_MIN:
     case TILEC_OP_ARGMAX:
-    case TILEC_OP_ARGMIN: return 0;
+    case TILEC_OP_ARGMIN:
+    case TILEC_OP_AMINMAX: return 0;
     case TILEC_OP_COUNT: break;
     }
     fail_msg("plain_wrap: op %d", (int)op);
@@ -281,7 +287,7 @@ static void test_dtypes_and_strategies(void **state) {
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
                                            .naxes = shapes[s].naxes,
                                            .accumulate = variant == 1 && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, true),
-                                           .nan = flt && (op == TILEC_OP_MAX || op == TILEC_OP_MIN) && variant == 1 ? TILEC_NAN_IGNORE
+                                           .nan = flt && tilec_op_compares((tilec_op)op) && variant == 1 ? TILEC_NAN_IGNORE
                                                                                                                 : TILEC_NAN_PROPAGATE};
                     memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
                     memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);
@@ -1110,7 +1116,7 @@ static void test_strided_views(void **state) {
                     double u = d.dtype == TILEC_BF16 ? 0x1p-7 : 0x1p-23; /* a unit of the stored type (bf16), or a rounding of f32 */
                     double tol = d.dtype == TILEC_BF16 ? 1e-2 : 1e-5;
                     want[o] = plain_finish(op, want[o], count[o]);
-                    if (d.dtype == TILEC_I32 && op != TILEC_OP_MAX && op != TILEC_OP_MIN && !ir_op(op)->keyed)
+                    if (d.dtype == TILEC_I32 && op != TILEC_OP_MAX && op != TILEC_OP_MIN && ir_op(op)->key == IR_KEY_NONE)
                         ok = (uint32_t)(int32_t)g == wrap[o];
                     else if (op == TILEC_OP_SUM || op == TILEC_OP_SUMSQ) ok = fabs(g - want[o]) <= tol * mag[o] + 1e-30;
                     else if (op == TILEC_OP_MEAN) ok = fabs(g - want[o]) <= tol * mag[o] / (double)count[o] + 1e-30;

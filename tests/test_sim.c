@@ -57,13 +57,13 @@ static void test_dtypes_ops_accum_nan(void **state) {
                         for (size_t s = 0; s < COUNT(shapes); s++) {
                             bool flt = dtypes[d][0] == 'f' || dtypes[d][0] == 'b';
                             if (!tilec_op_supports((tilec_op)o, dtype_named(dtypes[d]), accum)) continue;
-                            bool compares = o == TILEC_OP_MAX || o == TILEC_OP_MIN || o == TILEC_OP_ARGMAX || o == TILEC_OP_ARGMIN;
-                            if (ignore && (!flt || !compares)) continue;
+                            if (ignore && (!flt || !tilec_op_compares((tilec_op)o))) continue;
                             bool two = tilec_op_outputs((tilec_op)o) == 2; /* the indices in I, through Is */
                             char idx[4][64] = {"", "", "", ""};
                             if (two) {
-                                snprintf(idx[0], sizeof idx[0], ", I: i64[%d] global", PAT_COUNT);
-                                snprintf(idx[1], sizeof idx[1], "  shared Is: i64[%d]\n", PAT_COUNT);
+                                const char *dt2 = tilec_dtype_name(tilec_op_second_dtype((tilec_op)o, dtype_named(dtypes[d])));
+                                snprintf(idx[0], sizeof idx[0], ", I: %s[%d] global", dt2, PAT_COUNT);
+                                snprintf(idx[1], sizeof idx[1], "  shared Is: %s[%d]\n", dt2, PAT_COUNT);
                                 snprintf(idx[2], sizeof idx[2], "Is, ");
                                 snprintf(idx[3], sizeof idx[3], "  cta.copy(I, Is)\n");
                             }
@@ -820,9 +820,10 @@ static const char *const reach_programs[] = {
     "kernel k(A: f32[1000, 64] global, B: f32[64] global) threads=256 {\n  grid.%s(B, A, axes=(0), variant=%s)\n}\n",
 };
 
-/* The same for an op with two results (argmax, argmin: the indices in I). Registers only at
- * thread scope (a lane's own elements have no index in a warp's reduced space); the warp's
- * local-destination variant from shared rows. */
+/* The same for an op with two results (argmax, argmin: the indices in I; aminmax: the
+ * maxima, I and J then of the value's dtype: test_every_registered_case writes it in for
+ * "i64"). Registers only at thread scope (a lane's own elements have no index in a warp's
+ * reduced space); the warp's local-destination variant from shared rows. */
 static const char *const reach_programs_two[] = {
     "kernel k(A: f32[64, 37] global, B: f32[64] global, I: i64[64] global) threads=64 {\n  local L: f32[37]\n"
     "  local R: f32[1]\n  local J: i64[1]\n  thread.copy(L, A[thread_id])\n  thread.%s(R, J, L, axes=(0), variant=%s)\n"
@@ -858,6 +859,8 @@ static void test_every_registered_case(void **state) {
             for (size_t p = 0; p < np && !reached; p++) {
                 char src[1024];
                 snprintf(src, sizeof src, programs[p], tilec_op_name((tilec_op)op), dc->variant);
+                if (two && tilec_op_second_dtype((tilec_op)op, TILEC_F32) == TILEC_F32) /* the second result's dtype */
+                    for (char *at = strstr(src, "i64["); at; at = strstr(at, "i64[")) memcpy(at, "f32[", 4);
                 sim_case_result r = run_on_sim(src, 32, 17 + p, true, NULL);
                 if (r.status == TILEC_ERR_DISPATCH) continue; /* the case does not take this shape */
                 reached = true;

@@ -125,8 +125,7 @@ static int matrix(tilec_reduce_desc *all, int max) {
                     tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = (tilec_dtype)dt, .rank = shapes[s].rank,
                                            .naxes = shapes[s].naxes,
                                            .accumulate = v == 1 && tilec_op_supports((tilec_op)op, (tilec_dtype)dt, true),
-                                           .nan = flt && v && (op == TILEC_OP_MAX || op == TILEC_OP_MIN || op == TILEC_OP_ARGMAX ||
-                                                               op == TILEC_OP_ARGMIN) ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE,
+                                           .nan = flt && v && tilec_op_compares((tilec_op)op) ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE,
                                            .index_i32 = v == 1 && op == TILEC_OP_ARGMIN};
                     memcpy(d.shape, shapes[s].shape, sizeof shapes[s].shape);
                     memcpy(d.axes, shapes[s].axes, sizeof shapes[s].axes);

@@ -108,9 +108,12 @@ int cmd_reduce(int argc, char **argv) {
         }
         out_dt = d.widen ? wide : d.dtype;
     }
-    bool two = tilec_op_outputs(d.op) == 2; /* argmax, argmin: the indices too */
+    bool two = tilec_op_outputs(d.op) == 2; /* argmax, argmin: the indices too; aminmax: the maxima */
     if (!two && (o.out2 || o.index_dtype))
-        return usage_error("reduce", "%s--out2 and --index-dtype are for argmax and argmin, which have a second output", "");
+        return usage_error("reduce", "%s--out2 is for argmax, argmin and aminmax, which have a second output; "
+                                     "--index-dtype for the first two", "");
+    if (o.index_dtype && tilec_op_second_dtype(d.op, d.dtype) != TILEC_I64)
+        return usage_error("reduce", "--index-dtype is for argmax and argmin: %s's second output is in the input's dtype", o.op);
     if (o.index_dtype) {
         if (strcmp(o.index_dtype, "i64") && strcmp(o.index_dtype, "i32"))
             return usage_error("reduce", "--index-dtype must be i64 or i32, not '%s'", o.index_dtype);
@@ -200,7 +203,7 @@ int cmd_reduce(int argc, char **argv) {
     if ((uint64_t)span > SIZE_MAX / es) return EXIT_USAGE;
     size_t eo = tilec_dtype_size(out_dt);
     if ((uint64_t)out_n > SIZE_MAX / eo) return EXIT_USAGE;
-    size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * eo, out2_bytes = two ? (size_t)out_n * (d.index_i32 ? 4 : 8) : 0;
+    size_t in_bytes = (size_t)span * es, out_bytes = (size_t)out_n * eo, out2_bytes = two ? (size_t)out_n * tilec_dtype_size(d.index_i32 ? TILEC_I32 : tilec_op_second_dtype(d.op, out_dt)) : 0;
     char in_dims[256], out_dims[256];
     tensor_text(d.dtype, d.shape, d.rank, in_dims, sizeof in_dims);
     if (d.strides) /* the memory the view reaches, which --in holds and random data fills */

@@ -65,7 +65,7 @@ bool grid_plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
         g->rank++;
     }
     int m = 0; /* merge neighbours */
-    bool keyed = ir_op(q->st->op)->keyed; /* its index must stay one stride per dim */
+    bool keyed = ir_op(q->st->op)->key == IR_KEY_INDEX; /* its index must stay one stride per dim */
     for (int i = 0; i < g->rank; i++) {
         gdim c = g->d[i];
         gdim *p = m ? &g->d[m - 1] : NULL;

@@ -253,6 +253,8 @@ lp_type dsp_acc_type(const dsp_query *q) {
 
 lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
+    if (ir_op(l->q->st->op)->key == IR_KEY_PAIR) /* the bottom rank in both halves (the key comment, below) */
+        return lp_int(l->k, LP_I64, INT64_MIN + ((int64_t)1 << 31));
     bool flt = lp_is_float(t);
     int64_t lowest = t == LP_I32 ? INT32_MIN : t == LP_U32 ? 0 : INT64_MIN;
     int64_t highest = t == LP_I32 ? INT32_MAX : t == LP_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
@@ -271,59 +273,91 @@ lp_expr *dsp_identity(dsp_lower *l) {
     return NULL; /* not reached: the switch covers ir_identity (-Wswitch) */
 }
 
-lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
-    const ir_stmt *st = l->q->st;
-    const ir_op_info *op = ir_op(st->op);
-    if (op->keyed) return lp_binary(l->k, LO_MAX, a, b); /* the better key: a plain integer max */
-    return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_wrapping(l->k, op->combine, a, b);
-}
-
-/* combine(a, b) where every element folded into a comes before every one folded into b
- * in index order, and b holds a real element wherever a does (a's are a prefix): for a
- * key, b is better only with a higher rank, which the high halves say alone. */
-lp_expr *dsp_combine_ordered(dsp_lower *l, lp_expr *a, lp_expr *b) {
-    if (!ir_op(l->q->st->op)->keyed) return dsp_combine(l, a, b);
-    lp_expr *sh = lp_int(l->k, LP_I64, 32);
-    lp_expr *hi_a = lp_cast(l->k, LP_I32, lp_binary(l->k, LO_SHR, a, sh)), *hi_b = lp_cast(l->k, LP_I32, lp_binary(l->k, LO_SHR, b, sh));
-    return lp_select(l->k, lp_binary(l->k, LO_LT, hi_a, hi_b), b, a);
-}
-
 /*
- * The order key of argmax / argmin, one i64 that an integer max folds in any order to the
- * same answer: the value's rank, a signed i32, in the high half; the index's complement
- * (2^32 - 1 - index), unsigned, in the low half. The larger key is the better value, then
- * the smaller index. The rank orders values as max and min do (-0 below +0): an f32's bits
- * with the others flipped when the sign is set, an i32 itself, a u32 with its top bit
- * flipped; argmin complements it. A NaN takes the top rank (nan=propagate: the first NaN
- * wins) or the bottom one (nan=ignore: it wins only where every value is NaN, at index 0);
- * both are NaN patterns, so decoding needs no case for them. No real key is the identity,
- * the least i64. In 32-bit operations but the final pair and the max.
+ * Keys (ir_key): an element folds as one i64 of two signed 32-bit halves.
+ *
+ * A rank orders values as max and min do (-0 below +0): an f32's bits with the others
+ * flipped when the sign is set, an i32 itself, a u32 with its top bit flipped; a NaN takes
+ * the top rank (nan=propagate) or the bottom one (nan=ignore), both NaN patterns, so
+ * decoding needs no case for them.
+ *
+ * argmax / argmin (IR_KEY_INDEX): the rank (complemented for argmin) high, the index's
+ * complement (2^32 - 1 - index) low, folded by an integer max: the better value, then the
+ * smaller index — the first NaN under nan=propagate, index 0 of an all-NaN slice under
+ * nan=ignore. No real key is the identity, the least i64.
+ *
+ * aminmax (IR_KEY_PAIR): the rank high and its complement low, each half folded by its own
+ * max: the maximum's rank and the minimum's complemented one. The identity is the bottom
+ * rank in both halves (an all-NaN slice under nan=ignore decodes from it to NaN, NaN).
+ *
+ * All in 32-bit operations but the pairing and the fold.
  */
 static lp_expr *i32c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I32, v); }
 static lp_expr *bin(dsp_lower *l, lp_op op, lp_expr *a, lp_expr *b) { return lp_binary(l->k, op, a, b); }
+static lp_expr *key_hi(dsp_lower *l, lp_expr *key) { return lp_cast(l->k, LP_I32, bin(l, LO_SHR, key, lp_int(l->k, LP_I64, 32))); }
+static lp_expr *key_lo(dsp_lower *l, lp_expr *key) { return lp_cast(l->k, LP_I32, key); } /* modulo 2^32 */
+static lp_expr *key_pair(dsp_lower *l, lp_expr *hi, lp_expr *lo) {
+    lp_kernel *k = l->k;
+    lp_expr *high = bin(l, LO_SHL, lp_cast(k, LP_I64, hi), lp_int(k, LP_I64, 32));
+    return bin(l, LO_BOR, high, lp_cast(k, LP_I64, lp_cast(k, LP_U32, lo)));
+}
 /* f32 bits <-> their rank (its own inverse): b ^ ((b >> 31) & 0x7fffffff) */
 static lp_expr *float_order(dsp_lower *l, lp_expr *b) {
     return bin(l, LO_BXOR, b, bin(l, LO_BAND, bin(l, LO_SHR, b, i32c(l, 31)), i32c(l, INT32_MAX)));
 }
-static bool key_reversed(const dsp_query *q) { return ir_op(q->st->op)->combine == LO_MIN; }
+static lp_type value_type(const dsp_query *q) { return lp_accum_type(q->st->src.buf->dtype); } /* f32, i32, u32 */
+static lp_expr *value_rank(dsp_lower *l, lp_expr *v) {
+    switch (v->type) {
+    case LP_F32: return float_order(l, lp_bits(l->k, LP_I32, v));
+    case LP_I32: return v;
+    default: return lp_cast(l->k, LP_I32, bin(l, LO_BXOR, v, lp_int(l->k, LP_U32, (int64_t)1 << 31)));
+    }
+}
+static lp_expr *rank_value(dsp_lower *l, lp_expr *rank, lp_type vt) {
+    switch (vt) {
+    case LP_F32: return lp_bits(l->k, LP_F32, float_order(l, rank));
+    case LP_I32: return rank;
+    default: return bin(l, LO_BXOR, lp_cast(l->k, LP_U32, rank), lp_int(l->k, LP_U32, (int64_t)1 << 31));
+    }
+}
+static lp_expr *nan_rank(dsp_lower *l, lp_expr *v, lp_expr *rank) {
+    if (v->type != LP_F32) return rank;
+    return lp_select(l->k, bin(l, LO_NE, v, v), i32c(l, l->q->st->nan == TILEC_NAN_IGNORE ? INT32_MIN : INT32_MAX), rank);
+}
+static lp_expr *complement(dsp_lower *l, lp_expr *rank) { return bin(l, LO_BXOR, rank, i32c(l, -1)); }
 
-static lp_expr *order_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
-    lp_kernel *k = l->k;
+static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
     const dsp_query *q = l->q;
-    lp_type vt = lp_accum_type(q->st->src.buf->dtype); /* f32, i32 or u32 */
-    lp_expr *v = lp_cast(k, vt, x), *rank;
-    if (vt == LP_F32) rank = float_order(l, lp_bits(k, LP_I32, v));
-    else if (vt == LP_I32) rank = v;
-    else rank = lp_cast(k, LP_I32, bin(l, LO_BXOR, v, lp_int(k, LP_U32, (int64_t)1 << 31)));
-    if (key_reversed(q)) rank = bin(l, LO_BXOR, rank, i32c(l, -1));
-    if (vt == LP_F32)
-        rank = lp_select(k, bin(l, LO_NE, v, v), i32c(l, q->st->nan == TILEC_NAN_IGNORE ? INT32_MIN : INT32_MAX), rank);
-    lp_expr *low = bin(l, LO_BXOR, lp_cast(k, LP_U32, index), lp_int(k, LP_U32, UINT32_MAX));
-    return bin(l, LO_BOR, bin(l, LO_SHL, lp_cast(k, LP_I64, rank), lp_int(k, LP_I64, 32)), lp_cast(k, LP_I64, low));
+    lp_expr *v = lp_cast(l->k, value_type(q), x), *rank = value_rank(l, v);
+    if (ir_op(q->st->op)->key == IR_KEY_PAIR) return key_pair(l, nan_rank(l, v, rank), nan_rank(l, v, complement(l, rank)));
+    if (ir_op(q->st->op)->combine == LO_MIN) rank = complement(l, rank); /* argmin */
+    lp_expr *low = bin(l, LO_BXOR, lp_cast(l->k, LP_U32, index), lp_int(l->k, LP_U32, UINT32_MAX));
+    return key_pair(l, nan_rank(l, v, rank), low);
+}
+
+lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
+    const ir_stmt *st = l->q->st;
+    const ir_op_info *op = ir_op(st->op);
+    switch (op->key) {
+    case IR_KEY_INDEX: return lp_binary(l->k, LO_MAX, a, b); /* the better key: a plain integer max */
+    case IR_KEY_PAIR: /* each half its own max */
+        return key_pair(l, lp_minmax(l->k, LO_MAX, TILEC_NAN_PROPAGATE, key_hi(l, a), key_hi(l, b)),
+                        lp_minmax(l->k, LO_MAX, TILEC_NAN_PROPAGATE, key_lo(l, a), key_lo(l, b)));
+    case IR_KEY_NONE: break;
+    }
+    return op->compares ? lp_minmax(l->k, op->combine, st->nan, a, b) : lp_wrapping(l->k, op->combine, a, b);
+}
+
+/* combine(a, b) where every element folded into a comes before every one folded into b
+ * in index order, and b holds a real element wherever a does (a's are a prefix): for an
+ * index key, b is better only with a higher rank, which the high halves say alone. */
+lp_expr *dsp_combine_ordered(dsp_lower *l, lp_expr *a, lp_expr *b) {
+    if (ir_op(l->q->st->op)->key != IR_KEY_INDEX) return dsp_combine(l, a, b);
+    return lp_select(l->k, lp_binary(l->k, LO_LT, key_hi(l, a), key_hi(l, b)), b, a);
 }
 
 lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index) {
-    if (ir_op(l->q->st->op)->lift == IR_LIFT_KEY) return order_key(l, x, index);
+    if (ir_op(l->q->st->op)->lift == IR_LIFT_KEY) return element_key(l, x, index);
     lp_expr *v = lp_cast(l->k, dsp_acc_type(l->q), x);
     switch (ir_op(l->q->st->op)->lift) {
     case IR_LIFT_NONE:
@@ -333,7 +367,26 @@ lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index) {
     return v; /* not reached: the switch covers ir_lift (-Wswitch) */
 }
 
-/* Stores a key's value to dst and its index to dst2, at output s. */
+/* Stores the value of rank to region r at output s (a NaN as the type's default quiet one,
+ * not converted: GPUs and CPUs convert NaNs differently). */
+static void store_rank(dsp_lower *l, lp_block *into, const ir_region *r, lp_expr *s, lp_expr *rank) {
+    lp_kernel *k = l->k;
+    lp_buf *b = lp_buf_for(k, r->buf);
+    lp_type vt = value_type(l->q);
+    lp_expr *out;
+    if (vt == LP_F32) {
+        int f = lp_reg_new(k, LP_F32, "val");
+        lp_assign(k, into, f, rank_value(l, rank, vt));
+        lp_expr *v = lp_reg(k, f);
+        out = lp_select(k, bin(l, LO_NE, v, v), lp_float(k, b->type, NAN), lp_cast(k, b->type, v));
+    } else {
+        out = lp_cast(k, b->type, rank_value(l, rank, vt));
+    }
+    lp_store(k, into, b, dsp_region_offset(l, r, s), out);
+}
+
+/* Stores a key's two results at output s: argmax / argmin's value to dst and index to
+ * dst2, aminmax's minimum to dst and maximum to dst2. */
 static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
     lp_kernel *k = l->k;
     const ir_stmt *st = l->q->st;
@@ -342,24 +395,15 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
         lp_assign(k, into, r, key);
         key = lp_reg(k, r);
     }
-    lp_expr *rank = lp_cast(k, LP_I32, bin(l, LO_SHR, key, lp_int(k, LP_I64, 32)));
-    lp_expr *index = bin(l, LO_BXOR, lp_cast(k, LP_U32, key), lp_int(k, LP_U32, UINT32_MAX));
-    if (key_reversed(l->q)) rank = bin(l, LO_BXOR, rank, i32c(l, -1));
-    lp_type vt = lp_accum_type(st->src.buf->dtype);
-    lp_buf *b = lp_buf_for(k, st->dst.buf), *b2 = lp_buf_for(k, st->dst2.buf);
-    lp_expr *out;
-    if (vt == LP_F32) {
-        int r = lp_reg_new(k, LP_I32, "rank"), f = lp_reg_new(k, LP_F32, "val");
-        lp_assign(k, into, r, rank);
-        lp_assign(k, into, f, lp_bits(k, LP_F32, float_order(l, lp_reg(k, r))));
-        /* a NaN is stored as the type's default quiet one, not converted (GPUs and CPUs
-         * convert NaNs differently) */
-        lp_expr *v = lp_reg(k, f);
-        out = lp_select(k, bin(l, LO_NE, v, v), lp_float(k, b->type, NAN), lp_cast(k, b->type, v));
-    } else {
-        out = lp_cast(k, b->type, vt == LP_I32 ? rank : bin(l, LO_BXOR, lp_cast(k, LP_U32, rank), lp_int(k, LP_U32, (int64_t)1 << 31)));
+    if (ir_op(st->op)->key == IR_KEY_PAIR) {
+        store_rank(l, into, &st->dst, s, complement(l, key_lo(l, key)));
+        store_rank(l, into, &st->dst2, s, key_hi(l, key));
+        return;
     }
-    lp_store(k, into, b, dsp_region_offset(l, &st->dst, s), out);
+    lp_expr *rank = key_hi(l, key), *index = bin(l, LO_BXOR, lp_cast(k, LP_U32, key), lp_int(k, LP_U32, UINT32_MAX));
+    if (ir_op(st->op)->combine == LO_MIN) rank = complement(l, rank); /* argmin */
+    store_rank(l, into, &st->dst, s, rank);
+    lp_buf *b2 = lp_buf_for(k, st->dst2.buf);
     lp_store(k, into, b2, dsp_region_offset(l, &st->dst2, s), lp_cast(k, b2->type, index));
 }
 

@@ -74,15 +74,14 @@ typedef enum ir_error_model {
 typedef enum ir_lift {
     IR_LIFT_NONE,
     IR_LIFT_SQUARE, /* x * x, rounded in the accumulation type (never fused into the add) */
-    IR_LIFT_KEY,    /* x and its index as one i64 order key (argmax / argmin, lower_util.c):
-                       the larger key is the better value, then the smaller index */
+    IR_LIFT_KEY,    /* x (and its index) as one i64 key (ir_key, lower_util.c) */
 } ir_lift;
 /* What the folded value becomes when it is stored, in the accumulation type. */
 typedef enum ir_finish {
     IR_FINISH_NONE,
     IR_FINISH_MEAN, /* divided by the count of elements (converted to the type), rounded once */
     IR_FINISH_SQRT, /* its square root, rounded once */
-    IR_FINISH_KEY,  /* the key's value and index, into the two destinations */
+    IR_FINISH_KEY,  /* the key's two results, into the two destinations */
 } ir_finish;
 /* What a reduction of no elements gives (the JIT's empty axes; a tile has no empty dim). */
 typedef enum ir_empty {
@@ -90,6 +89,12 @@ typedef enum ir_empty {
     IR_EMPTY_IDENTITY, /* the identity (+0 for a zero: its -0 is for folds) */
     IR_EMPTY_NAN,      /* NaN: the mean of nothing is 0 / 0 */
 } ir_empty;
+/* An op that folds each element as one i64 key of two 32-bit halves (values of at most 32
+ * bits): argmax / argmin's rank and index complement, folded by an integer max (the larger
+ * key is the better value, then the smaller index; slices below 2^31 - 1 elements); or
+ * aminmax's rank of the maximum and complemented rank of the minimum, each half folded by
+ * its own max. */
+typedef enum ir_key { IR_KEY_NONE, IR_KEY_INDEX, IR_KEY_PAIR } ir_key;
 typedef struct ir_op_info {
     lp_op combine;        /* LO_ADD, LO_MUL, or LO_MAX / LO_MIN, which take the NaN policy */
     ir_identity identity; /* under nan=ignore a comparing op's float identity is NaN */
@@ -102,9 +107,9 @@ typedef struct ir_op_info {
     bool floats_only;     /* defined on the float dtypes only */
     bool holds_squares;   /* its accumulation type holds the squares of every value: bf16 and
                              f32, whose squares can pass f32's range, accumulate in f64 */
-    bool keyed;           /* it folds IR_LIFT_KEY's i64 keys with an integer max: values of
-                             at most 32 bits, reduced extents below 2^31 - 1 */
-    const char *second;   /* what its second destination holds ("index"), NULL: it has one */
+    ir_key key;           /* its elements fold as i64 keys (above) */
+    const char *second;   /* what its second destination holds ("index", "maximum"), NULL: it
+                             has one */
 } ir_op_info;
 /* The row of op (the sum's for a value out of range, which callers have refused). */
 const ir_op_info *ir_op(tilec_op op);

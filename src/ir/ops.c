@@ -22,30 +22,45 @@ static const ir_op_info ops[] = {
     [TILEC_OP_MEAN] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_SUM,
                        .finish = IR_FINISH_MEAN, .empty = IR_EMPTY_NAN, .floats_only = true},
     [TILEC_OP_ARGMAX] = {.combine = LO_MAX, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_EXACT,
-                         .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .compares = true, .keyed = true,
+                         .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .compares = true, .key = IR_KEY_INDEX,
                          .second = "index"},
     [TILEC_OP_ARGMIN] = {.combine = LO_MIN, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_EXACT,
-                         .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .compares = true, .keyed = true,
+                         .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .compares = true, .key = IR_KEY_INDEX,
                          .second = "index"},
+    [TILEC_OP_AMINMAX] = {.combine = LO_MIN, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_EXACT,
+                          .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .compares = true, .idempotent = true,
+                          .key = IR_KEY_PAIR, .second = "maximum"},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 
 const ir_op_info *ir_op(tilec_op op) { return &ops[(unsigned)op < TILEC_OP_COUNT ? op : TILEC_OP_SUM]; }
 
 lp_type lp_op_accum_type(tilec_op op, tilec_dtype d) {
-    if (ir_op(op)->keyed) return LP_I64;
+    if (ir_op(op)->key != IR_KEY_NONE) return LP_I64;
     lp_type t = lp_accum_type(d);
     return ir_op(op)->holds_squares && (d == TILEC_BF16 || d == TILEC_F32) ? LP_F64 : t;
 }
+
+bool tilec_op_compares(tilec_op op) { return (unsigned)op < TILEC_OP_COUNT && ops[op].compares; }
 
 int tilec_op_outputs(tilec_op op) {
     if ((unsigned)op >= TILEC_OP_COUNT) return 0;
     return ops[op].second ? 2 : 1;
 }
 
+tilec_dtype tilec_op_second_dtype(tilec_op op, tilec_dtype values) {
+    if ((unsigned)op >= TILEC_OP_COUNT || (unsigned)values >= TILEC_DTYPE_COUNT) return TILEC_DTYPE_COUNT;
+    switch (ops[op].key) {
+    case IR_KEY_NONE: return TILEC_DTYPE_COUNT;
+    case IR_KEY_INDEX: return TILEC_I64;
+    case IR_KEY_PAIR: return values;
+    }
+    return TILEC_DTYPE_COUNT; /* not reached: the switch covers ir_key (-Wswitch) */
+}
+
 bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate) {
     if ((unsigned)op >= TILEC_OP_COUNT || (unsigned)dtype >= TILEC_DTYPE_COUNT) return false;
     const ir_op_info *o = &ops[op];
-    return (!o->floats_only || ir_dtype_is_float(dtype)) && (!o->keyed || tilec_dtype_size(dtype) <= 4) &&
+    return (!o->floats_only || ir_dtype_is_float(dtype)) && (o->key == IR_KEY_NONE || tilec_dtype_size(dtype) <= 4) &&
            (!accumulate || o->finish == IR_FINISH_NONE);
 }

@@ -250,32 +250,36 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
         err(v, st->value_pos, "fill value %g overflows %s; write inf or -inf for infinity", f, tn);
 }
 
-/* argmax / argmin: the second destination holds the index; a key holds a value of at most
- * 32 bits and an index below 2^31 - 1 (lower_util.c). */
+/* argmax / argmin, aminmax: a key holds a value of at most 32 bits (lower_util.c); the
+ * second destination holds the index (below 2^31 - 1), or the maximum. */
 static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
-    const ir_region *dst = &st->dst, *idx = &st->dst2, *src = &st->src;
-    const char *op = tilec_op_name(st->op);
-    tilec_dtype it = idx->buf->dtype;
-    if (it != TILEC_I64 && it != TILEC_I32)
-        err(v, idx->pos, "%s: the index destination '%s' is %s; make it i64 (or i32)", op, idx->buf->name,
+    const ir_region *dst = &st->dst, *two = &st->dst2, *src = &st->src;
+    const char *op = tilec_op_name(st->op), *what = ir_op(st->op)->second;
+    bool index = ir_op(st->op)->key == IR_KEY_INDEX;
+    tilec_dtype it = two->buf->dtype;
+    if (index && it != TILEC_I64 && it != TILEC_I32)
+        err(v, two->pos, "%s: the index destination '%s' is %s; make it i64 (or i32)", op, two->buf->name,
             tilec_dtype_name(it));
+    if (!index && it != dst->buf->dtype)
+        err(v, two->pos, "%s: the maximum's destination '%s' is %s but the minimum's '%s' is %s; they must match", op,
+            two->buf->name, tilec_dtype_name(it), dst->buf->name, tilec_dtype_name(dst->buf->dtype));
     if (tilec_dtype_size(src->buf->dtype) > 4)
         err(v, st->op_pos, "%s takes values of at most 32 bits (f16, bf16, f32, i32, u32); source '%s' is %s",
             op, src->buf->name, tilec_dtype_name(src->buf->dtype));
-    int64_t have = ir_region_elems(idx);
+    int64_t have = ir_region_elems(two);
     if (have != keep)
-        err(v, idx->pos, "%s: index destination '%s' has %lld element%s but the source keeps %lld after reducing "
-                         "its axes", op, idx->buf->name, (long long)have, have == 1 ? "" : "s", (long long)keep);
+        err(v, two->pos, "%s: the %s's destination '%s' has %lld element%s but the source keeps %lld after reducing "
+                         "its axes", op, what, two->buf->name, (long long)have, have == 1 ? "" : "s", (long long)keep);
     int64_t len = ir_region_elems(src) / (keep ? keep : 1);
-    if (len >= INT32_MAX)
+    if (index && len >= INT32_MAX)
         err(v, st->op_pos, "%s reduces %lld elements per result; its indices reach 2^31 - 2 at most", op, (long long)len);
-    if (src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD)
+    if (index && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD)
         err(v, src->pos, "%s of local '%s' at %s scope: every lane holds its own, so an element has no index in "
                          "one reduced space; copy it to shared memory first, or reduce at thread scope",
             op, src->buf->name, tilec_scope_name(st->exec.scope));
-    if (may_overlap(idx, src) || may_overlap(idx, dst))
-        err(v, idx->pos, "%s: the index destination overlaps the %s in '%s'; give it a buffer of its own", op,
-            may_overlap(idx, src) ? "source" : "value destination", idx->buf->name);
+    if (may_overlap(two, src) || may_overlap(two, dst))
+        err(v, two->pos, "%s: the %s's destination overlaps the %s in '%s'; give it a buffer of its own", op, what,
+            may_overlap(two, src) ? "source" : "first destination", two->buf->name);
 }
 
 static void check_reduce(verifier *v, ir_stmt *st) {
@@ -296,7 +300,7 @@ static void check_reduce(verifier *v, ir_stmt *st) {
         err(v, st->op_pos, "accum=true does not apply to %s: its result does not combine with the destination's "
                            "(reduce into another buffer and add)", op);
     if (st->nan == TILEC_NAN_IGNORE && !ir_op(st->op)->compares)
-        err(v, st->nan_pos, "nan=ignore applies to max and min; a %s with a NaN is NaN", tilec_op_name(st->op));
+        err(v, st->nan_pos, "nan=ignore applies to the ops that compare (max, min, argmax, argmin, aminmax); a %s with a NaN is NaN", tilec_op_name(st->op));
     else if (st->nan == TILEC_NAN_IGNORE && !ir_dtype_is_float(src->buf->dtype))
         err(v, st->nan_pos, "nan=ignore has no effect on %s, which has no NaN",
             tilec_dtype_name(src->buf->dtype));
@@ -329,7 +333,7 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     if (may_overlap(dst, src))
         err(v, dst->pos, "%s: destination and source overlap in '%s'; reduce into another buffer",
             op, dst->buf->name);
-    if (ir_op(st->op)->keyed) check_keyed(v, st, keep);
+    if (ir_op(st->op)->key != IR_KEY_NONE) check_keyed(v, st, keep);
 }
 
 static void check_copy(verifier *v, const ir_stmt *st) {

@@ -96,13 +96,17 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         return bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
                         "reduce into another buffer and add", tilec_op_name(d->op));
     if (d->nan == TILEC_NAN_IGNORE && (!ir_op(d->op)->compares || !flt))
-        return bad(ctx, "nan policy ignore applies to max, min, argmax and argmin of float dtypes only (a sum with a "
-                        "NaN is NaN; integers have none), not to %s %s", tilec_op_name(d->op), tilec_dtype_name(d->dtype));
-    if (op->keyed && tilec_dtype_size(d->dtype) > 4)
+        return bad(ctx, "nan policy ignore applies to the ops that compare (max, min, argmax, argmin, aminmax) of "
+                        "float dtypes only (a sum with a NaN is NaN; integers have none), not to %s %s",
+                   tilec_op_name(d->op), tilec_dtype_name(d->dtype));
+    if (op->key != IR_KEY_NONE && tilec_dtype_size(d->dtype) > 4)
         return bad(ctx, "%s takes values of at most 32 bits (f16, bf16, f32, i32, u32), not %s", tilec_op_name(d->op),
                    tilec_dtype_name(d->dtype));
     if (!op->second && (d->out2 || d->index_i32))
         return bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
+    if (op->key != IR_KEY_INDEX && d->index_i32)
+        return bad(ctx, "index_i32 is for argmax and argmin; %s's second output is its %s, in the output's dtype",
+                   tilec_op_name(d->op), op->second);
     if (d->rank < 1 || d->rank > TILEC_MAX_RANK)
         return bad(ctx, "rank %d is out of range: a tensor has 1 to %d dimensions", d->rank, TILEC_MAX_RANK);
     if (d->naxes < 1 || d->naxes > d->rank)
@@ -144,7 +148,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         v->reduced[v->rank++] = true;
     }
     v->empty_axis = v->out_elems > 0 && reduced_empty;
-    if (op->keyed && v->out_elems > 0 && v->in_elems / v->out_elems >= INT32_MAX)
+    if (op->key == IR_KEY_INDEX && v->out_elems > 0 && v->in_elems / v->out_elems >= INT32_MAX)
         return bad(ctx, "%s reduces %lld elements per output; its indices reach 2^31 - 2 at most", tilec_op_name(d->op),
                    (long long)(v->in_elems / v->out_elems));
     if (v->empty_axis && ir_op(d->op)->empty == IR_EMPTY_ERROR)
@@ -155,7 +159,9 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
 
 /* The output's dtype: the input's, or its wide one; the second output's (the indices). */
 static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
-static tilec_dtype out2_dtype(const tilec_reduce_desc *d) { return d->index_i32 ? TILEC_I32 : TILEC_I64; }
+static tilec_dtype out2_dtype(const tilec_reduce_desc *d) {
+    return d->index_i32 ? TILEC_I32 : tilec_op_second_dtype(d->op, out_dtype(d));
+}
 
 /* n elements of what a reduction over an empty axis gives in the output's dtype: the op's
  * identity (+0 for a sum: its -0 identity is for folds, an empty sum is 0), or NaN (a
@@ -302,8 +308,8 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     if (v.out_elems > 0 && ((!out && !prepare) || (!in && v.in_elems > 0)))
         return bad(ctx, "%s is NULL", !in ? "the input" : "the output");
     if (v.out_elems > 0 && two && !d->out2 && !prepare)
-        return bad(ctx, "%s has two outputs: out2 is NULL; give it an %s buffer of the output's shape for the indices",
-                   tilec_op_name(d->op), tilec_dtype_name(out2_dtype(d)));
+        return bad(ctx, "%s has two outputs: out2 is NULL; give it an %s buffer of the output's shape for its %s",
+                   tilec_op_name(d->op), tilec_dtype_name(out2_dtype(d)), ir_op(d->op)->second);
     /* the input's memory: what its strides reach, from the lowest element */
     const char *low = in ? (const char *)in - (size_t)v.origin * es : NULL;
     uintptr_t a = (uintptr_t)low, b = (uintptr_t)out;
@@ -315,7 +321,7 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     uintptr_t c = (uintptr_t)d->out2;
     size_t out2_bytes = two && d->out2 ? (size_t)v.out_elems * tilec_dtype_size(out2_dtype(d)) : 0;
     if (out2_bytes && ((in_bytes && a < c + out2_bytes && c < a + in_bytes) || (out_bytes && b < c + out2_bytes && c < b + out_bytes)))
-        return bad(ctx, "out2 overlaps the %s; give the indices a buffer of their own",
+        return bad(ctx, "out2 overlaps the %s; give the second output a buffer of its own",
                    in_bytes && a < c + out2_bytes && c < a + in_bytes ? "input" : "output");
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;

@@ -386,22 +386,36 @@ static bool ref_better(const ir_stmt *st, bool flt, rval x, rval best) {
     return max ? x.f > best.f : x.f < best.f;
 }
 
+/* argmax / argmin (the best and its index), or aminmax (the minimum and the maximum, as
+ * min and max fold them), into dst and dst2. Elements of every lane of the instance with a
+ * local source (aminmax: argmax's is only at thread scope), in lane order. */
 static void reduce_keyed(ref *R, const ir_stmt *st, int first, int count, int64_t s, int64_t rlen,
                          const int64_t *c0, const bool *red, const int64_t *rdims, int nr, int rank) {
-    bool flt = is_float(st->src.buf);
-    rval best = {0};
+    bool flt = is_float(st->src.buf), pair = ir_op(st->op)->key == IR_KEY_PAIR;
+    int lanes = st->src.buf->space == TILEC_SPACE_LOCAL ? count : 1;
+    rval best = {0}, lo = {0}, hi = {0};
     int64_t where = 0, rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
-    for (int64_t r = 0; r < rlen; r++) {
-        unflatten(r, rdims, nr, rc);
-        for (int d = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : c0[d];
-        rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), first);
-        if (r == 0 || ref_better(st, flt, x, best)) {
-            best = x;
-            where = r;
+    for (int t = first; t < first + lanes; t++)
+        for (int64_t r = 0; r < rlen; r++) {
+            unflatten(r, rdims, nr, rc);
+            for (int d = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : c0[d];
+            rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
+            bool start = t == first && r == 0;
+            if (pair) {
+                if (start) lo = hi = x;
+                ref_min(&lo, lo, x, flt, st->nan);
+                ref_max(&hi, hi, x, flt, st->nan);
+            } else if (start || ref_better(st, flt, x, best)) {
+                best = x;
+                where = r;
+            }
         }
-    }
-    best.mag = 0;
     rval index = {.i = where};
+    if (pair) {
+        best = lo;
+        index = hi;
+    }
+    best.mag = index.mag = 0;
     int64_t off = flat_offset(R, &st->dst, s, first), off2 = flat_offset(R, &st->dst2, s, first);
     for (int t = first; t < first + (st->dst.buf->space == TILEC_SPACE_LOCAL ? count : 1); t++)
         put(st->dst.buf, at(R, st->dst.buf, off, t), best);
@@ -428,7 +442,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     for (int64_t s = 0; s < spatial; s++) {
         int64_t kc[TILEC_MAX_RANK], rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
         unflatten(s, kept, nk, kc);
-        if (ir_op(st->op)->keyed) { /* (a local source only at thread scope: the verifier's rule) */
+        if (ir_op(st->op)->key != IR_KEY_NONE) {
             for (int d = 0, i = 0; d < rank; d++) c[d] = red[d] ? 0 : kc[i++];
             reduce_keyed(R, st, first, count, s, rlen, c, red, rdims, nr, rank);
             continue;

@@ -159,7 +159,7 @@ def test_refusals(tilec, tmp_path):
     assert rc == 1 and "argmax takes values of at most 32 bits" in se, se
     rc, _, se = run_tilec(tilec, ["reduce", "--op", "sum", "--dtype", "f32", "--shape", "10", "--out2",
                                   str(tmp_path / "x"), "--backend", "sim"])
-    assert rc == 2 and "--out2 and --index-dtype are for argmax and argmin" in se, se
+    assert rc == 2 and "--out2 is for argmax, argmin and aminmax" in se, se
 
 
 # Tile programs: each scope kind, every variant forced in turn, both warp sizes. {dt} is the
