@@ -198,12 +198,12 @@ def test_tile_programs(tilec, tmp_path, rng, repro):
     for name, (text, shape, variants) in PROGRAMS.items():
         for dname in ("f32", "bf16", "i32"):
             dt = nm.DTYPES[dname]
-            for op in ("argmax", "argmin"):
+            for op in ("argmax", "argmin", "aminmax"):
                 for nan in ("propagate", "ignore") if dt.is_float else ("propagate",):
                     for variant in variants:
                         for ws in (32, 64):
                             n += 1
-                            it = "i32" if n % 2 else "i64"
+                            it = dname if op == "aminmax" else "i32" if n % 2 else "i64"
                             extra = (", nan=ignore" if nan == "ignore" else "") + ", variant=" + variant
                             src = text.format(dt=dname, it=it, op=op, extra=extra)
                             tf = tmp_path / ("p%d.tile" % n)
@@ -216,7 +216,10 @@ def test_tile_programs(tilec, tmp_path, rng, repro):
                             rows = shape[0] if name != "thread local" else 64
                             nout = 64 if name in ("warp into registers",) else rows
                             open(v, "wb").write(nm.encode(dt, np.zeros(nout) if dt.is_float else [0] * nout))
-                            open(i, "wb").write(np.zeros(nout, dtype="<i4" if it == "i32" else "<i8").tobytes())
+                            if op == "aminmax":
+                                open(i, "wb").write(nm.encode(dt, np.zeros(nout) if dt.is_float else [0] * nout))
+                            else:
+                                open(i, "wb").write(np.zeros(nout, dtype="<i4" if it == "i32" else "<i8").tobytes())
                             rc, so, se = run_tilec(tilec, ["run", str(tf), "--backend", "sim", "--warp-size", str(ws),
                                                            "--in", "A=" + a, "--in", "V=" + v, "--in", "I=" + i,
                                                            "--out", "V=" + v, "--out", "I=" + i])
@@ -227,6 +230,15 @@ def test_tile_programs(tilec, tmp_path, rng, repro):
                                 continue
                             ran.add(variant)
                             vals = nm.decode(dt, open(v, "rb").read(), (nout,))
+                            if op == "aminmax":
+                                tops = nm.decode(dt, open(i, "rb").read(), (nout,))
+                                for r in range(min(rows, 128 // ws) if name == "warp slices" else 1 if name == "warp into registers" else rows):
+                                    wl, wh = want_minmax(nan, x[r], dt.is_float)
+                                    if not same_value(dt, vals[r], wl) or not same_value(dt, tops[r], wh):
+                                        problems.append("%s aminmax %s nan=%s variant=%s ws %d: row %d is (%s, %s), the "
+                                                        "definition gives (%s, %s)" % (name, dname, nan, variant, ws, r,
+                                                                                       vals[r], tops[r], wl, wh))
+                                continue
                             idx = np.frombuffer(open(i, "rb").read(), dtype="<i4" if it == "i32" else "<i8")
                             checked = 1 if name == "warp into registers" else min(rows, 128 // ws) if name == "warp slices" else rows
                             for r in range(checked):  # (warp slices: as many rows as the CTA has warps)
@@ -279,3 +291,167 @@ def test_literal_vectors(tilec, tmp_path):
         if gi != index or not same:
             problems.append("%s %s nan=%s of %s: (%s, %d), want (%s, %d)" % (op, dname, nan, vec, gv, gi, value, index))
     fail_on(problems, "")
+
+
+# ---- aminmax: the minimum (--out) and the maximum (--out2) of each slice, as min and max
+# give them (-0 below +0; nan=propagate: NaN where the slice has one; nan=ignore: the
+# numbers', NaN where there are none).
+
+
+def want_minmax(nan, row, is_float):
+    if not is_float:
+        v = [int(x) for x in row]
+        return min(v), max(v)
+    v = np.asarray(row, dtype=np.float64)
+    nans = np.isnan(v)
+    if nans.all() or (nans.any() and nan == "propagate"):
+        return math.nan, math.nan
+    w = v[~nans]
+    lo, hi = w.min(), w.max()
+    if lo == 0:
+        lo = -0.0 if np.signbit(w[w == 0]).any() else 0.0
+    if hi == 0:
+        hi = 0.0 if (~np.signbit(w[w == 0])).any() else -0.0
+    return lo, hi
+
+
+def same_value(dt, got, want):
+    if not dt.is_float:
+        return int(got) == int(want)
+    return (math.isnan(got) and math.isnan(want)) or (got == want and math.copysign(1, got) == math.copysign(1, want))
+
+
+def check_minmax(problems, dt, nan, x, axes, out, out2, cmd):
+    rank = x.ndim
+    red = sorted(set(a % rank for a in axes))
+    kept_axes = [d for d in range(rank) if d not in red]
+    kept = tuple(x.shape[d] for d in kept_axes) or (1,)
+    t = np.transpose(x, kept_axes + red).reshape(kept + (-1,)) if kept_axes else x.reshape((1, -1))
+    lo = nm.decode(dt, open(out, "rb").read(), kept)
+    hi = nm.decode(dt, open(out2, "rb").read(), kept)
+    for o in np.ndindex(*kept):
+        wl, wh = want_minmax(nan, t[o], dt.is_float)
+        if not same_value(dt, lo[o], wl) or not same_value(dt, hi[o], wh):
+            problems.append("aminmax %s nan=%s: output %s is (%s, %s), the definition gives (%s, %s)\n  %s"
+                            % (dt.name, nan, o, lo[o], hi[o], wl, wh, cmd))
+
+
+def run_minmax(tilec, workdir, n, dt, nan, shape, axes, x, strides=None, span_values=None):
+    inp, out, out2 = (os.path.join(workdir, "m%d.%s" % (n, s)) for s in ("in", "lo", "hi"))
+    with open(inp, "wb") as f:
+        f.write(nm.encode(dt, x if span_values is None else span_values))
+    args = ["reduce", "--op", "aminmax", "--dtype", dt.name, "--shape", "x".join(str(s) for s in shape), "--axes",
+            ",".join(str(a) for a in axes), "--nan", nan, "--backend", "sim", "--repeat", "0", "--in", inp, "--out",
+            out, "--out2", out2]
+    if strides is not None:
+        args += ["--strides", ",".join(str(s) for s in strides)]
+    rc, so, se = run_tilec(tilec, args)
+    return rc, se, out, out2, " ".join(args)
+
+
+@pytest.mark.parametrize("dname", DTYPES)
+def test_aminmax(tilec, tmp_path, rng, repro, dname):
+    dt = nm.DTYPES[dname]
+    problems = []
+    n = 0
+    for _ in range(ROUNDS):
+        for nan in ("propagate", "ignore") if dt.is_float else ("propagate",):
+            for k in range(8):
+                rank = int(rng.integers(1, 5))
+                shape = cases.shape(rng, int(rng.choice([40, 3000, 70000])), rank=rank)
+                naxes = int(rng.integers(1, rank + 1))
+                axes = sorted(rng.choice(rank, size=naxes, replace=False).tolist())
+                x = data(rng, dt, int(np.prod(shape))).reshape(shape)
+                if dt.is_float and k == 0 and x.size:
+                    x.reshape(-1)[: x.shape[-1]] = np.nan
+                n += 1
+                rc, se, out, out2, cmd = run_minmax(tilec, str(tmp_path), n, dt, nan, shape, axes, x)
+                if rc != 0:
+                    problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+                    continue
+                check_minmax(problems, dt, nan, x, axes, out, out2, cmd)
+    # strided views: a transpose, reversed rows, a broadcast dim
+    for m, (shape, strides, axes) in enumerate([((300, 200), (1, 300), [1]), ((3000, 7), (-7, 1), [0]),
+                                                ((64, 500), (0, 1), [0])]):
+        lo = sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
+        hi = sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
+        mem = data(rng, dt, hi - lo + 1)
+        offs = np.zeros(shape, dtype=np.int64) - lo
+        for d, (e, s) in enumerate(zip(shape, strides)):
+            offs = offs + (np.arange(e) * s).reshape([e if i == d else 1 for i in range(len(shape))])
+        x = mem[offs]
+        rc, se, out, out2, cmd = run_minmax(tilec, str(tmp_path), 500 + m, dt, "propagate", shape, axes, x, strides, mem)
+        if rc != 0:
+            problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+            continue
+        check_minmax(problems, dt, "propagate", x, axes, out, out2, cmd)
+    fail_on(problems, repro)
+
+
+MINMAX_LITERAL = [  # (dtype, nan, vector, minimum, maximum), written from the format's rules
+    ("f32", "propagate", [0.0, -0.0], -0.0, 0.0),
+    ("f32", "propagate", [-0.0, -0.0], -0.0, -0.0),
+    ("f32", "propagate", [1.0, NAN, -1.0], NAN, NAN),
+    ("f32", "ignore", [1.0, NAN, -1.0], -1.0, 1.0),
+    ("bf16", "ignore", [NAN, NAN], NAN, NAN),
+    ("f16", "propagate", [-np.inf, 65504.0], -np.inf, 65504.0),
+    ("i32", "propagate", [-2147483648, 2147483647, 0], -2147483648, 2147483647),
+    ("u32", "propagate", [4294967295, 2147483648, 2147483647], 2147483647, 4294967295),
+]
+
+
+def test_aminmax_literal(tilec, tmp_path):
+    problems = []
+    for n, (dname, nan, vec, lo, hi) in enumerate(MINMAX_LITERAL):
+        dt = nm.DTYPES[dname]
+        x = np.array(vec, dtype=np.float64) if dt.is_float else np.array(vec, dtype=object)
+        rc, se, out, out2, cmd = run_minmax(tilec, str(tmp_path), 900 + n, dt, nan, (len(vec),), [0], x)
+        if rc != 0:
+            problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+            continue
+        gl = nm.decode(dt, open(out, "rb").read(), (1,))[0]
+        gh = nm.decode(dt, open(out2, "rb").read(), (1,))[0]
+        if not same_value(dt, gl, lo) or not same_value(dt, gh, hi):
+            problems.append("aminmax %s nan=%s of %s: (%s, %s), want (%s, %s)" % (dname, nan, vec, gl, gh, lo, hi))
+    fail_on(problems, "")
+
+
+def test_aminmax_of_registers(tilec, tmp_path, rng, repro):
+    """warp.aminmax over each lane's registers: every lane gets its warp's minimum and
+    maximum, at both warp sizes, every variant that takes it; T threads (96: a partial
+    warp at 64, which only local_smem takes; 64: whole warps)."""
+    problems, ran = [], set()
+    for n, (T, dname, nan, variant, ws) in enumerate((t, d, p, v, w) for t in (64, 96) for d in ("f32", "i32", "bf16")
+                                                    for p in ("propagate", "ignore") for v in ("local", "local_smem")
+                                                    for w in (32, 64)):
+        dt = nm.DTYPES[dname]
+        if nan == "ignore" and not dt.is_float:
+            continue
+        src = ("kernel k(A: {d}[{T}, 4] global, B: {d}[{T}] global, C: {d}[{T}] global) threads={T} {{\n  local L: {d}[4]\n"
+               "  local M: {d}[1]\n  local X: {d}[1]\n  thread.copy(L, A[thread_id])\n"
+               "  warp.aminmax(M, X, L{nan}, variant={v})\n  thread.copy(B[thread_id], M)\n  thread.copy(C[thread_id], X)\n}}\n"
+               ).format(T=T, d=dname, nan=", nan=ignore" if nan == "ignore" else "", v=variant)
+        tf = tmp_path / ("r%d.tile" % n)
+        tf.write_text(src)
+        x = data(rng, dt, T * 4).reshape(T, 4)
+        a, b, c = (str(tmp_path / ("r%d.%s" % (n, s))) for s in ("a", "b", "c"))
+        open(a, "wb").write(nm.encode(dt, x))
+        rc, so, se = run_tilec(tilec, ["run", str(tf), "--backend", "sim", "--warp-size", str(ws), "--in", "A=" + a,
+                                       "--out", "B=" + b, "--out", "C=" + c])
+        if rc != 0 and "cannot lower" in se:
+            continue
+        if rc != 0:
+            problems.append("%s %s %s ws %d: exit %d: %s" % (dname, nan, variant, ws, rc, se.strip()))
+            continue
+        ran.add(variant)
+        lo = nm.decode(dt, open(b, "rb").read(), (T,))
+        hi = nm.decode(dt, open(c, "rb").read(), (T,))
+        for t in range(T):
+            w = t // ws
+            wl, wh = want_minmax(nan, x[w * ws:(w + 1) * ws].reshape(-1), dt.is_float)
+            if not same_value(dt, lo[t], wl) or not same_value(dt, hi[t], wh):
+                problems.append("%s nan=%s variant=%s ws %d: lane %d has (%s, %s), the definition gives (%s, %s)"
+                                % (dname, nan, variant, ws, t, lo[t], hi[t], wl, wh))
+    if ran != {"local", "local_smem"}:
+        problems.append("variants never run: %s" % sorted({"local", "local_smem"} - ran))
+    fail_on(problems, repro)
