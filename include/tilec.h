@@ -29,7 +29,7 @@ extern "C" {
 
 /* The version, stated once; meson.build reads these three lines. */
 #define TILEC_VERSION_MAJOR 0
-#define TILEC_VERSION_MINOR 1
+#define TILEC_VERSION_MINOR 2
 #define TILEC_VERSION_PATCH 0
 
 #define TILEC_STR_(x) #x
@@ -189,7 +189,7 @@ TILEC_API uint16_t tilec_f16_from_double(double x);
 TILEC_API uint16_t tilec_bf16_from_double(double x);
 TILEC_API double tilec_f16_to_double(uint16_t bits);
 TILEC_API double tilec_bf16_to_double(uint16_t bits);
-/* "0.1.0": the library's version, which may differ from the header's TILEC_VERSION_STRING. */
+/* "0.2.0": the library's version, which may differ from the header's TILEC_VERSION_STRING. */
 TILEC_API const char *tilec_version(void);
 
 /* ---------------------------------------------------------------------------------------

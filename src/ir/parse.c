@@ -426,6 +426,10 @@ static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
     int which = -1;
     for (int i = 0; i < COUNT(kwarg_words); i++)
         if (tok_is(&key, kwarg_words[i])) which = i;
+    if (which < 0 && ir_find_buffer(ps->k, key.s, key.n, st->index)) /* a region where keywords go */
+        fail_at(ps, key.line, key.col, "%s takes %s and a source; '%.*s' is one region too many%s",
+                tilec_op_name(st->op), ir_op(st->op)->second ? "two destinations" : "one destination", (int)key.n, key.s,
+                ir_op(st->op)->second ? "" : " (argmax, argmin and aminmax take two destinations)");
     if (which < 0)
         fail_unknown(ps, &key, "keyword argument", kwarg_words, COUNT(kwarg_words),
                      "axes, accum, nan or variant");
@@ -528,6 +532,13 @@ static void parse_stmt(parser *ps) {
                 parse_region(ps, &st->dst2, index);
                 expect(ps, ",");
             }
+            if (st->kind == IR_REDUCE) /* a keyword where the source goes: a destination is missing */
+                for (int i = 0; i < COUNT(kwarg_words); i++)
+                    if (tok_is(&ps->t, kwarg_words[i]) && !ir_find_buffer(ps->k, ps->t.s, ps->t.n, index))
+                        fail_at(ps, ps->t.line, ps->t.col, "%s takes %s and a source, then keyword arguments; "
+                                "found '%s' where the source goes", tilec_op_name(st->op),
+                                ir_op(st->op)->second ? "two destinations (its results)" : "a destination",
+                                kwarg_words[i]);
             if (st->kind == IR_FILL) st->fill = parse_number(ps, st->dst.buf->dtype, &st->value_pos);
             else parse_region(ps, &st->src, index);
         }

@@ -272,7 +272,7 @@ static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
                          "its axes", op, what, two->buf->name, (long long)have, have == 1 ? "" : "s", (long long)keep);
     int64_t len = ir_region_elems(src) / (keep ? keep : 1);
     if (index && len >= INT32_MAX)
-        err(v, st->op_pos, "%s reduces %lld elements per result; its indices reach 2^31 - 2 at most", op, (long long)len);
+        err(v, st->op_pos, "%s reduces %lld elements per result; a slice holds at most 2^31 - 2 (its indices fit an i32)", op, (long long)len);
     if (index && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD)
         err(v, src->pos, "%s of local '%s' at %s scope: every lane holds its own, so an element has no index in "
                          "one reduced space; copy it to shared memory first, or reduce at thread scope",

@@ -149,7 +149,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     }
     v->empty_axis = v->out_elems > 0 && reduced_empty;
     if (op->key == IR_KEY_INDEX && v->out_elems > 0 && v->in_elems / v->out_elems >= INT32_MAX)
-        return bad(ctx, "%s reduces %lld elements per output; its indices reach 2^31 - 2 at most", tilec_op_name(d->op),
+        return bad(ctx, "%s reduces %lld elements per output; a slice holds at most 2^31 - 2 (its indices fit an i32)", tilec_op_name(d->op),
                    (long long)(v->in_elems / v->out_elems));
     if (v->empty_axis && ir_op(d->op)->empty == IR_EMPTY_ERROR)
         return bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
