@@ -63,6 +63,18 @@ def data(rng, dt, n):
     return np.array([pool[i] for i in rng.integers(0, len(pool), size=n)], dtype=object)
 
 
+def view_data(rng, dt, shape, strides):
+    """The memory a strided view reaches (from its lowest element), filled by data(), and
+    the view's logical tensor read from it by numpy's own indexing."""
+    lo = sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
+    hi = sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
+    mem = data(rng, dt, hi - lo + 1)
+    offs = np.zeros(shape, dtype=np.int64) - lo
+    for d, (e, s) in enumerate(zip(shape, strides)):
+        offs = offs + (np.arange(e) * s).reshape([e if i == d else 1 for i in range(len(shape))])
+    return mem, mem[offs]
+
+
 def run(tilec, workdir, n, dt, op, nan, shape, axes, x, index_dtype, strides=None, span_values=None):
     inp, out, out2 = (os.path.join(workdir, "a%d.%s" % (n, s)) for s in ("in", "out", "idx"))
     with open(inp, "wb") as f:
@@ -76,13 +88,19 @@ def run(tilec, workdir, n, dt, op, nan, shape, axes, x, index_dtype, strides=Non
     return rc, se, out, out2, " ".join(args)
 
 
-def check(problems, dt, op, nan, x, axes, out, out2, index_dtype, cmd):
-    """x: the logical tensor (values of dt); compares the two outputs with the definition."""
+def slices(x, axes):
+    """(the kept shape, x with its reduced axes moved last, in their order, and flattened):
+    t[o] is output o's slice in index order."""
     rank = x.ndim
     red = sorted(set(a % rank for a in axes))
     kept_axes = [d for d in range(rank) if d not in red]
     kept = tuple(x.shape[d] for d in kept_axes) or (1,)
-    t = np.transpose(x, kept_axes + red).reshape(kept + (-1,)) if kept_axes else x.reshape((1, -1))
+    return kept, np.transpose(x, kept_axes + red).reshape(kept + (-1,)) if kept_axes else x.reshape((1, -1))
+
+
+def check(problems, dt, op, nan, x, axes, out, out2, index_dtype, cmd):
+    """x: the logical tensor (values of dt); compares the two outputs with the definition."""
+    kept, t = slices(x, axes)
     vals = nm.decode(dt, open(out, "rb").read(), kept)
     raw = open(out2, "rb").read()
     idx = np.frombuffer(raw, dtype="<i8" if index_dtype == "i64" else "<i4").reshape(kept)
@@ -137,13 +155,7 @@ def test_strided_views(tilec, tmp_path, rng, repro):
              ((5, 3001), (3001, -1), [1]), ((6, 50, 40), (40, 240, 1), [0, 1]), ((4, 6, 5, 33), (1, 660, 132, 4), [0, 2])]
     problems = []
     for n, (shape, strides, axes) in enumerate(views):
-        lo = sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
-        hi = sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
-        mem = data(rng, dt, hi - lo + 1)
-        offs = np.zeros(shape, dtype=np.int64) - lo
-        for d, (e, s) in enumerate(zip(shape, strides)):
-            offs = offs + (np.arange(e) * s).reshape([e if i == d else 1 for i in range(len(shape))])
-        x = mem[offs]
+        mem, x = view_data(rng, dt, shape, strides)
         for op in ("argmax", "argmin"):
             for nan in ("propagate", "ignore"):
                 rc, se, out, out2, cmd = run(tilec, str(tmp_path), 100 + n, dt, op, nan, shape, axes, x, "i64",
@@ -324,11 +336,7 @@ def same_value(dt, got, want):
 
 
 def check_minmax(problems, dt, nan, x, axes, out, out2, cmd):
-    rank = x.ndim
-    red = sorted(set(a % rank for a in axes))
-    kept_axes = [d for d in range(rank) if d not in red]
-    kept = tuple(x.shape[d] for d in kept_axes) or (1,)
-    t = np.transpose(x, kept_axes + red).reshape(kept + (-1,)) if kept_axes else x.reshape((1, -1))
+    kept, t = slices(x, axes)
     lo = nm.decode(dt, open(out, "rb").read(), kept)
     hi = nm.decode(dt, open(out2, "rb").read(), kept)
     for o in np.ndindex(*kept):
@@ -375,13 +383,7 @@ def test_aminmax(tilec, tmp_path, rng, repro, dname):
     # strided views: a transpose, reversed rows, a broadcast dim
     for m, (shape, strides, axes) in enumerate([((300, 200), (1, 300), [1]), ((3000, 7), (-7, 1), [0]),
                                                 ((64, 500), (0, 1), [0])]):
-        lo = sum((e - 1) * s for e, s in zip(shape, strides) if s < 0)
-        hi = sum((e - 1) * s for e, s in zip(shape, strides) if s > 0)
-        mem = data(rng, dt, hi - lo + 1)
-        offs = np.zeros(shape, dtype=np.int64) - lo
-        for d, (e, s) in enumerate(zip(shape, strides)):
-            offs = offs + (np.arange(e) * s).reshape([e if i == d else 1 for i in range(len(shape))])
-        x = mem[offs]
+        mem, x = view_data(rng, dt, shape, strides)
         rc, se, out, out2, cmd = run_minmax(tilec, str(tmp_path), 500 + m, dt, "propagate", shape, axes, x, strides, mem)
         if rc != 0:
             problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
