@@ -1318,8 +1318,8 @@ static void test_argmax(void **state) {
                 tilec_reduce_desc d = {.op = v & 1 ? TILEC_OP_ARGMIN : TILEC_OP_ARGMAX, .dtype = dts[t], .rank = cases[c].rank,
                                        .naxes = cases[c].naxes, .nan = flt && (v & 2) ? TILEC_NAN_IGNORE : TILEC_NAN_PROPAGATE,
                                        .index_i32 = (v & 2) != 0, .strides = cases[c].strides[0] || cases[c].strides[1] ? cases[c].strides : NULL};
-                memcpy(d.shape, cases[c].shape, sizeof d.shape);
-                memcpy(d.axes, cases[c].axes, sizeof d.axes);
+                memcpy(d.shape, cases[c].shape, sizeof cases[c].shape);
+                memcpy(d.axes, cases[c].axes, sizeof cases[c].axes);
                 int64_t lo = 0, hi = 0, dense = 1;
                 for (int i = d.rank - 1; i >= 0; i--) {
                     int64_t st = d.strides ? d.strides[i] : dense, r = (d.shape[i] - 1) * st;
