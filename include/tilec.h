@@ -93,7 +93,8 @@ extern "C" {
 /* X(SUFFIX, name) — reduction operators */
 #define TILEC_OP_LIST(X)                                                                   \
     X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(SUMSQ, "sumsq") X(NORM2, "norm2") \
-    X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin") X(AMINMAX, "aminmax")
+    X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin") X(AMINMAX, "aminmax")   \
+    X(LOGSUMEXP, "logsumexp")
 
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
@@ -161,7 +162,8 @@ TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
 /* Whether reduction op is defined on dtype (mean and norm2 take float dtypes only; argmax,
- * argmin and aminmax values of at most 32 bits: not f64 or i64) and,
+ * argmin and aminmax values of at most 32 bits: not f64 or i64; logsumexp f16, bf16 and
+ * f32) and,
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
  * results are not their fold's, do not). False for values out of range. */
 TILEC_API bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate);

@@ -107,6 +107,7 @@ static double plain_lift(tilec_op op, double x) {
     switch (op) {
     case TILEC_OP_SUMSQ:
     case TILEC_OP_NORM2: return x * x;
+    case TILEC_OP_LOGSUMEXP: return exp(x);
     case TILEC_OP_SUM:
     case TILEC_OP_MAX:
     case TILEC_OP_MIN:
@@ -126,7 +127,8 @@ static double plain_op(tilec_op op, double acc, double x) {
     case TILEC_OP_SUM:
     case TILEC_OP_SUMSQ:
     case TILEC_OP_NORM2:
-    case TILEC_OP_MEAN: return acc + x;
+    case TILEC_OP_MEAN:
+    case TILEC_OP_LOGSUMEXP: return acc + x;
     case TILEC_OP_MAX:
     case TILEC_OP_ARGMAX: return x > acc ? x : acc; /* its value; test_argmax checks the index */
     case TILEC_OP_MIN:
@@ -143,6 +145,7 @@ static double plain_finish(tilec_op op, double acc, int64_t n) {
     switch (op) {
     case TILEC_OP_MEAN: return acc / (double)n;
     case TILEC_OP_NORM2: return sqrt(acc);
+    case TILEC_OP_LOGSUMEXP: return log(acc);
     case TILEC_OP_SUM:
     case TILEC_OP_SUMSQ:
     case TILEC_OP_MAX:
@@ -170,7 +173,8 @@ static uint32_t plain_wrap(tilec_op op, uint32_t acc, uint32_t x) {
     case TILEC_OP_MIN:
     case TILEC_OP_ARGMAX:
     case TILEC_OP_ARGMIN:
-    case TILEC_OP_AMINMAX: return 0;
+    case TILEC_OP_AMINMAX:
+    case TILEC_OP_LOGSUMEXP: return 0;
     case TILEC_OP_COUNT: break;
     }
     fail_msg("plain_wrap: op %d", (int)op);
@@ -237,9 +241,11 @@ static void test_every_axis_set(void **state) {
                     assert_int_equal(tilec_mem_upload(ctx, din, x, (size_t)n * sizeof *x), TILEC_OK);
                     if (jit_reduce(ctx, &d, din, dout, NULL) != TILEC_OK) fail_msg("tilec_reduce: %s", tilec_diag_text(ctx));
                     assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * sizeof *got), TILEC_OK);
+                    /* a logsumexp's fold of n exponentials in f32: within 4(n - 1) roundings of its log */
+                    double lse = d.op == TILEC_OP_LOGSUMEXP ? 4.0 * (double)(n / nout) * 0x1p-24 : 0;
                     for (int64_t o = 0; o < nout; o++) /* a mean or norm rounded once to f32 (from a double
                                                           quotient or root: the same as directly) */
-                        if (got[o] != (float)want[o])
+                        if (lse ? fabs(got[o] - want[o]) > lse + 0x1p-24 * fabs(want[o]) : got[o] != (float)want[o])
                             fail_msg("rank %d shape %d axes mask %u op %s: output %lld is %g, plain loops give %g", rank, e, mask,
                                      tilec_op_name(d.op), (long long)o, (double)got[o], want[o]);
                     tilec_mem_free(ctx, din);
@@ -1122,6 +1128,7 @@ static void test_strided_views(void **state) {
                     else if (op == TILEC_OP_MEAN) ok = fabs(g - want[o]) <= tol * mag[o] / (double)count[o] + 1e-30;
                     else if (op == TILEC_OP_NORM2) ok = fabs(g - want[o]) <= (u + tol) * want[o];
                     else if (op == TILEC_OP_PROD) ok = fabs(g - want[o]) <= (u + (double)count[o] * 0x1p-23) * fabs(want[o]);
+                    else if (op == TILEC_OP_LOGSUMEXP) ok = fabs(g - want[o]) <= u * fabs(want[o]) + 4.0 * (double)count[o] * 0x1p-24;
                     else ok = g == want[o];
                     if (!ok)
                         fail_msg("%s, %s %s: output %lld is %.9g, the plain loops give %.9g", views[v].what,

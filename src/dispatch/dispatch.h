@@ -184,10 +184,12 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
 /* The reduction's identity and combine, in the accumulation type. */
 lp_type dsp_acc_type(const dsp_query *q);
 lp_expr *dsp_identity(dsp_lower *l);
-lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b);
+/* combine(a, b); an op whose combine takes several steps (logsumexp's merge) writes them
+ * into `into` first, where the value is used. */
+lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b);
 /* The same where a's elements all come before b's in index order and b is the identity
  * only where a is too: for argmax / argmin a compare of the ranks alone (ties keep a). */
-lp_expr *dsp_combine_ordered(dsp_lower *l, lp_expr *a, lp_expr *b);
+lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
  * row-major order of the reduced axes, as one key for argmax and argmin). Partial results

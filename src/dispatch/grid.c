@@ -196,7 +196,7 @@ void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step, bool o
     for (int h = 1; h < n; h <<= 1)
         for (int i = 0; i + h < n; i += 2 * h) {
             lp_expr *x = lp_reg(k, first + i * step), *y = lp_reg(k, first + (i + h) * step);
-            lp_assign(k, b, first + i * step, ordered ? dsp_combine_ordered(l, x, y) : dsp_combine(l, x, y));
+            lp_assign(k, b, first + i * step, ordered ? dsp_combine_ordered(l, b, x, y) : dsp_combine(l, b, x, y));
         }
 }
 
@@ -215,7 +215,7 @@ void grid_slot_tree(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t leaves, in
         lp_expr *i = mulc(k, divc(k, lp_reg(k, f), width), 2 * h), *c = width > 1 ? remc(k, lp_reg(k, f), width) : NULL;
         lp_expr *at = mulc(k, i, width), *next = mulc(k, add(k, i, ival(k, LP_I32, h)), width);
         if (c) at = add(k, at, c), next = add(k, next, c);
-        lp_store(k, each, slots, at, dsp_combine(l, lp_load(k, slots, at), lp_load(k, slots, next)));
+        lp_store(k, each, slots, at, dsp_combine(l, each, lp_load(k, slots, at), lp_load(k, slots, next)));
         lp_barrier(k, b, TILEC_SCOPE_CTA);
     }
 }

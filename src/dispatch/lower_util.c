@@ -255,6 +255,8 @@ lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
     if (ir_op(l->q->st->op)->key == IR_KEY_PAIR) /* the bottom rank in both halves (the key comment, below) */
         return lp_int(l->k, LP_I64, INT64_MIN + ((int64_t)1 << 31));
+    if (ir_op(l->q->st->op)->key == IR_KEY_LSE) /* the maximum -inf (0xff800000), the sum +0 */
+        return lp_int(l->k, LP_I64, (int64_t)(UINT64_C(0xff800000) << 32));
     bool flt = lp_is_float(t);
     int64_t lowest = t == LP_I32 ? INT32_MIN : t == LP_U32 ? 0 : INT64_MIN;
     int64_t highest = t == LP_I32 ? INT32_MAX : t == LP_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
@@ -289,6 +291,9 @@ lp_expr *dsp_identity(dsp_lower *l) {
  * aminmax (IR_KEY_PAIR): the rank high and its complement low, each half folded by its own
  * max: the maximum's rank and the minimum's complemented one. The identity is the bottom
  * rank in both halves (an all-NaN slice under nan=ignore decodes from it to NaN, NaN).
+ *
+ * logsumexp (IR_KEY_LSE): the f32 bits of the running maximum m high, of the sum s of
+ * exp(x - m) over the elements folded low (lse_merge, below).
  *
  * All in 32-bit operations but the pairing and the fold.
  */
@@ -326,8 +331,109 @@ static lp_expr *nan_rank(dsp_lower *l, lp_expr *v, lp_expr *rank) {
 }
 static lp_expr *complement(dsp_lower *l, lp_expr *rank) { return bin(l, LO_BXOR, rank, i32c(l, -1)); }
 
+/*
+ * logsumexp's fold: the state (m, s) stands for s * exp(m). Two merge as
+ *
+ *     m = max(m1, m2),  s = s_hi + s_lo * exp(m_lo - m_hi)
+ *
+ * where hi is the state of the larger maximum (the first on a tie): one exponential per
+ * merge, of an argument <= 0, so nothing overflows for any finite input. Equal maxima
+ * (±inf among them) give exp(0) = 1; a NaN maximum stays NaN (max propagates it). An
+ * element x is the state (x, 1), the identity (-inf, +0).
+ *
+ * The exponential and the final logarithm are written here in the loop IR's correctly
+ * rounded additions, products and quotients, not left to a math library: CUDA's expf,
+ * HIP's and the C library's differ in their last bits, and the results must not.
+ *
+ *     exp(d) = 2^t, t = d * log2(e) = k + f, k = round(t), |f| <= 1/2:
+ *     2^f by its Taylor series to degree 7 (error below 2^-27), 2^k as a float's exponent
+ *
+ * An argument with t < -125 gives 0: the term is below 2^-125 while s_hi >= 1, so the sum
+ * rounds to s_hi either way (and no result on the way is subnormal, where GPUs may flush).
+ */
+enum { LSE_DEGREE = 7 };
+static const double LN2 = 0x1.62e42fefa39efp-1, LOG2E = 0x1.71547652b82fep0, SQRT2 = 0x1.6a09e667f3bcdp0;
+static lp_expr *f32c(dsp_lower *l, double v) { return lp_float(l->k, LP_F32, v); }
+static lp_expr *f64c(dsp_lower *l, double v) { return lp_float(l->k, LP_F64, v); }
+/* A register holding e (e itself when it is one): for a value read more than once. */
+static lp_expr *held(dsp_lower *l, lp_block *into, lp_expr *e, const char *name) {
+    if (e->kind == LX_REG || e->kind == LX_CONST) return e;
+    int r = lp_reg_new(l->k, e->type, name);
+    lp_assign(l->k, into, r, e);
+    return lp_reg(l->k, r);
+}
+static lp_expr *lse_m(dsp_lower *l, lp_expr *key) { return lp_bits(l->k, LP_F32, key_hi(l, key)); }
+static lp_expr *lse_s(dsp_lower *l, lp_expr *key) { return lp_bits(l->k, LP_F32, key_lo(l, key)); }
+static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
+    return key_pair(l, lp_bits(l->k, LP_I32, m), lp_bits(l->k, LP_I32, s));
+}
+
+/* exp(d) for d <= 0 (or NaN, which gives 0: its state's maximum is NaN already). */
+static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
+    lp_kernel *k = l->k;
+    lp_expr *t = held(l, into, bin(l, LO_MUL, d, f32c(l, LOG2E)), "t");
+    lp_expr *ok = held(l, into, bin(l, LO_LE, f32c(l, -125), t), "ok"); /* false for NaN and -inf */
+    t = held(l, into, lp_select(k, ok, t, f32c(l, 0)), "t");
+    /* round to an integer by adding and taking away 1.5 * 2^23, where a float's unit is 1 */
+    lp_expr *magic = f32c(l, 12582912.0);
+    lp_expr *kf = held(l, into, bin(l, LO_SUB, bin(l, LO_ADD, t, magic), magic), "k");
+    lp_expr *f = held(l, into, bin(l, LO_SUB, t, kf), "f"); /* exact */
+    double c[LSE_DEGREE + 1] = {1};
+    for (int n = 1; n <= LSE_DEGREE; n++) c[n] = c[n - 1] * LN2 / n; /* ln(2)^n / n! */
+    lp_expr *p = f32c(l, c[LSE_DEGREE]);
+    for (int n = LSE_DEGREE - 1; n >= 0; n--) p = bin(l, LO_ADD, bin(l, LO_MUL, p, f), f32c(l, c[n]));
+    lp_expr *scale = lp_bits(k, LP_F32, bin(l, LO_SHL, bin(l, LO_ADD, lp_cast(k, LP_I32, kf), i32c(l, 127)), i32c(l, 23)));
+    return lp_select(k, ok, bin(l, LO_MUL, p, scale), f32c(l, 0));
+}
+
+/* The merge of two states (above), as statements into `into`; the merged key. */
+static lp_expr *lse_merge(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
+    lp_kernel *k = l->k;
+    a = held(l, into, a, "ka");
+    b = held(l, into, b, "kb");
+    lp_expr *ma = held(l, into, lse_m(l, a), "m"), *mb = held(l, into, lse_m(l, b), "m");
+    lp_expr *sa = lse_s(l, a), *sb = lse_s(l, b);
+    lp_expr *hi = held(l, into, bin(l, LO_LE, mb, ma), "hi"); /* a's maximum is the larger (or NaN is b's) */
+    lp_expr *mh = held(l, into, lp_select(k, hi, ma, mb), "mh"), *ml = held(l, into, lp_select(k, hi, mb, ma), "ml");
+    lp_expr *d = lp_select(k, bin(l, LO_EQ, ml, mh), f32c(l, 0), bin(l, LO_SUB, ml, mh));
+    lp_expr *e = lse_exp(l, into, held(l, into, d, "d"));
+    lp_expr *s = bin(l, LO_ADD, lp_select(k, hi, sa, sb), bin(l, LO_MUL, lp_select(k, hi, sb, sa), e));
+    return lse_key(l, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, ma, mb), s);
+}
+
+/* ln(s) for s >= 1 (a state's sum with an element in it), in f64: s = 2^e * f with f in
+ * [sqrt(1/2), sqrt(2)), ln(f) = 2 atanh(u), u = (f - 1) / (f + 1), |u| < 0.172, by its
+ * series to u^21 (error below 2^-60). */
+enum { LSE_LOG_TERMS = 11 };
+static lp_expr *lse_log(dsp_lower *l, lp_block *into, lp_expr *s) {
+    lp_kernel *k = l->k;
+    lp_expr *bits = held(l, into, lp_bits(k, LP_I32, s), "sb");
+    lp_expr *mant = lp_bits(k, LP_F32, bin(l, LO_BOR, bin(l, LO_BAND, bits, i32c(l, 0x7fffff)), i32c(l, 0x3f800000)));
+    lp_expr *f = held(l, into, mant, "fm"); /* [1, 2) */
+    lp_expr *big = held(l, into, bin(l, LO_LT, f32c(l, SQRT2), f), "big");
+    lp_expr *ex = bin(l, LO_SUB, bin(l, LO_SHR, bits, i32c(l, 23)), lp_select(k, big, i32c(l, 126), i32c(l, 127)));
+    lp_expr *fd = held(l, into, lp_cast(k, LP_F64, lp_select(k, big, bin(l, LO_MUL, f, f32c(l, 0.5)), f)), "fd");
+    lp_expr *u = held(l, into, bin(l, LO_DIV, bin(l, LO_SUB, fd, f64c(l, 1)), bin(l, LO_ADD, fd, f64c(l, 1))), "u");
+    lp_expr *w = held(l, into, bin(l, LO_MUL, u, u), "w");
+    lp_expr *p = f64c(l, 1.0 / (2 * LSE_LOG_TERMS - 1));
+    for (int j = LSE_LOG_TERMS - 2; j >= 0; j--) p = bin(l, LO_ADD, bin(l, LO_MUL, p, w), f64c(l, 1.0 / (2 * j + 1)));
+    lp_expr *lnf = bin(l, LO_MUL, bin(l, LO_MUL, f64c(l, 2), u), p);
+    return bin(l, LO_ADD, bin(l, LO_MUL, lp_cast(k, LP_F64, ex), f64c(l, LN2)), lnf);
+}
+
+/* logsumexp's result, m + ln(s), in f64 (an infinite or NaN maximum is the result). */
+static lp_expr *lse_result(dsp_lower *l, lp_block *into, lp_expr *key) {
+    lp_kernel *k = l->k;
+    lp_expr *m = held(l, into, lp_cast(k, LP_F64, lse_m(l, key)), "mx");
+    lp_expr *finite = bin(l, LO_LT, lp_unary(k, LO_NEG, f64c(l, INFINITY)), m);
+    finite = held(l, into, bin(l, LO_AND, finite, bin(l, LO_LT, m, f64c(l, INFINITY))), "fin");
+    lp_expr *s = held(l, into, lp_select(k, finite, lse_s(l, key), f32c(l, 1)), "sum");
+    return lp_select(k, finite, bin(l, LO_ADD, m, lse_log(l, into, s)), m);
+}
+
 static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
     const dsp_query *q = l->q;
+    if (ir_op(q->st->op)->key == IR_KEY_LSE) return lse_key(l, lp_cast(l->k, LP_F32, x), f32c(l, 1));
     lp_expr *v = lp_cast(l->k, value_type(q), x), *rank = value_rank(l, v);
     if (ir_op(q->st->op)->key == IR_KEY_PAIR) return key_pair(l, nan_rank(l, v, rank), nan_rank(l, v, complement(l, rank)));
     if (ir_op(q->st->op)->combine == LO_MIN) rank = complement(l, rank); /* argmin */
@@ -335,10 +441,11 @@ static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
     return key_pair(l, nan_rank(l, v, rank), low);
 }
 
-lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
+lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
     const ir_stmt *st = l->q->st;
     const ir_op_info *op = ir_op(st->op);
     switch (op->key) {
+    case IR_KEY_LSE: return lse_merge(l, into, a, b);
     case IR_KEY_INDEX: return lp_binary(l->k, LO_MAX, a, b); /* the better key: a plain integer max */
     case IR_KEY_PAIR: /* each half its own max */
         return key_pair(l, lp_minmax(l->k, LO_MAX, TILEC_NAN_PROPAGATE, key_hi(l, a), key_hi(l, b)),
@@ -351,8 +458,8 @@ lp_expr *dsp_combine(dsp_lower *l, lp_expr *a, lp_expr *b) {
 /* combine(a, b) where every element folded into a comes before every one folded into b
  * in index order, and b holds a real element wherever a does (a's are a prefix): for an
  * index key, b is better only with a higher rank, which the high halves say alone. */
-lp_expr *dsp_combine_ordered(dsp_lower *l, lp_expr *a, lp_expr *b) {
-    if (ir_op(l->q->st->op)->key != IR_KEY_INDEX) return dsp_combine(l, a, b);
+lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
+    if (ir_op(l->q->st->op)->key != IR_KEY_INDEX) return dsp_combine(l, into, a, b);
     return lp_select(l->k, lp_binary(l->k, LO_LT, key_hi(l, a), key_hi(l, b)), b, a);
 }
 
@@ -395,6 +502,14 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
         lp_assign(k, into, r, key);
         key = lp_reg(k, r);
     }
+    if (ir_op(st->op)->key == IR_KEY_LSE) { /* rounded once from f64 to the dtype; NaN as in store_rank */
+        lp_buf *b = lp_buf_for(k, st->dst.buf);
+        lp_expr *v = held(l, into, lse_result(l, into, key), "res");
+        lp_expr *narrow = b->type == LP_F64 ? v : lp_cast(k, b->type, lp_cast(k, LP_F32, v)); /* 16-bit through f32, as emitted */
+        lp_expr *out = lp_select(k, bin(l, LO_NE, v, v), lp_float(k, b->type, NAN), narrow);
+        lp_store(k, into, b, dsp_region_offset(l, &st->dst, s), out);
+        return;
+    }
     if (ir_op(st->op)->key == IR_KEY_PAIR) {
         store_rank(l, into, &st->dst, s, complement(l, key_lo(l, key)));
         store_rank(l, into, &st->dst2, s, key_hi(l, key));
@@ -433,7 +548,7 @@ void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
     lp_buf *b = lp_buf_for(l->k, dst->buf);
     lp_expr *off = dsp_region_offset(l, dst, s);
     lp_expr *v = acc;
-    if (l->q->st->accum) v = dsp_combine(l, lp_cast(l->k, acc->type, lp_load(l->k, b, off)), acc);
+    if (l->q->st->accum) v = dsp_combine(l, into, lp_cast(l->k, acc->type, lp_load(l->k, b, off)), acc);
     v = finish(l, v); /* (the verifier refuses accum for an op with a finish) */
     lp_type t = b ? b->type : acc->type;
     /* a NaN is stored as the type's default quiet NaN: which NaN an operation returns
@@ -456,7 +571,7 @@ void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *
     lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, first), lp_int(k, it, l->q->red_len), lp_cast(k, it, stride));
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
     lp_expr *x = dsp_element(l, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))), lp_reg(k, r));
-    lp_assign(k, &loop->body, acc, dsp_combine(l, lp_reg(k, acc), x));
+    lp_assign(k, &loop->body, acc, dsp_combine(l, &loop->body, lp_reg(k, acc), x));
 }
 
 void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
@@ -464,7 +579,7 @@ void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
     int other = lp_reg_new(k, k->regs[acc].type, "t");
     for (int m = 1; m < width; m <<= 1) {
         lp_shfl(k, into, other, acc, m, width);
-        lp_assign(k, into, acc, dsp_combine(l, lp_reg(k, acc), lp_reg(k, other)));
+        lp_assign(k, into, acc, dsp_combine(l, into, lp_reg(k, acc), lp_reg(k, other)));
     }
 }
 

@@ -128,7 +128,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
         lp_expr *index = grid_outer_index(k, &g, u ? add(k, lp_reg(k, o), ival(k, it, u)) : lp_reg(k, o)); /* a piece is an element */
         for (int e = 0; e < vec; e++)
-            lp_assign(k, in, accs + e, dsp_combine(l, lp_reg(k, accs + e), dsp_element(l, lp_reg(k, xs + u * vec + e), index)));
+            lp_assign(k, in, accs + e, dsp_combine(l, in, lp_reg(k, accs + e), dsp_element(l, lp_reg(k, xs + u * vec + e), index)));
     }
     /* leaf i = round * rw + rl of column cl * vec + e */
     lp_block *put = &lp_if(k, each, lt(k, lp_reg(k, rl), ival(k, it, rw)))->body;

@@ -118,7 +118,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
 #undef INDEX
     for (int u = 0; u < items; u++) { /* the butterfly: every lane of the warp runs it */
         dsp_xor_tree(l, b, leaf + u * per, gs->glanes);
-        lp_assign(k, b, acc[u], dsp_combine(l, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));
+        lp_assign(k, b, acc[u], dsp_combine(l, b, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));
     }
 }
 

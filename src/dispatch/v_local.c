@@ -89,7 +89,7 @@ static bool lower_local_smem(dsp_lower *l, char *why, size_t n) {
     lp_barrier(k, body, TILEC_SCOPE_WARP);
     lp_assign(k, body, acc, dsp_identity(l));
     lp_block *fold = &lp_for(k, body, j, lp_int(k, LP_I32, 0), lp_reg(k, lanes), lp_int(k, LP_I32, 1))->body;
-    lp_assign(k, fold, acc, dsp_combine(l, lp_reg(k, acc), lp_load(k, slots, lp_binary(k, LO_ADD, lp_reg(k, base), lp_reg(k, j)))));
+    lp_assign(k, fold, acc, dsp_combine(l, fold, lp_reg(k, acc), lp_load(k, slots, lp_binary(k, LO_ADD, lp_reg(k, base), lp_reg(k, j)))));
     lp_block *store = body;
     if (!dst_local) store = &lp_if(k, body, lp_binary(k, LO_EQ, lane, lp_int(k, LP_I32, 0)))->body;
     dsp_store_output(l, store, lp_reg(k, s), lp_reg(k, acc));

@@ -43,7 +43,7 @@ static bool lower_smem_tree(dsp_lower *l, char *why, size_t n) {
                                lp_binary(k, LO_LT, lp_binary(k, LO_ADD, lp_reg(k, tid), lp_int(k, LP_I32, stride)), lp_reg(k, size)));
         lp_block *then = &lp_if(k, body, c)->body;
         lp_expr *other = lp_load(k, slots, lp_binary(k, LO_ADD, mine, lp_int(k, LP_I32, stride)));
-        lp_store(k, then, slots, mine, dsp_combine(l, lp_load(k, slots, mine), other));
+        lp_store(k, then, slots, mine, dsp_combine(l, then, lp_load(k, slots, mine), other));
         lp_barrier(k, body, scope);
     }
     lp_block *first = &lp_if(k, body, lp_binary(k, LO_EQ, lp_reg(k, tid), lp_int(k, LP_I32, 0)))->body;

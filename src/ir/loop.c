@@ -6,6 +6,7 @@
  * caller checks k->oom once at the end.
  */
 #include "loop.h"
+#include "numeric.h"
 
 #include <string.h>
 
@@ -116,7 +117,7 @@ lp_expr *lp_int(lp_kernel *k, lp_type t, int64_t v) {
 
 lp_expr *lp_float(lp_kernel *k, lp_type t, double v) {
     lp_expr *e = expr(k, LX_CONST, t);
-    if (e != &placeholder_expr) e->f = v;
+    if (e != &placeholder_expr) e->f = num_round(t, v); /* the value the type holds: emitted and simulated alike */
     return e;
 }
 

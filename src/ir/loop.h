@@ -69,6 +69,7 @@ typedef enum ir_error_model {
     IR_ERROR_SUM,   /* rounding grows with the magnitudes summed */
     IR_ERROR_EXACT, /* the result is one of the operands: exact in any order */
     IR_ERROR_PROD,  /* a rounding per factor, relative to the result */
+    IR_ERROR_LOG,   /* the log of a sum: the sum's relative error as an absolute one */
 } ir_error_model;
 /* What an element becomes before it is combined (the partial results are not lifted). */
 typedef enum ir_lift {
@@ -88,13 +89,15 @@ typedef enum ir_empty {
     IR_EMPTY_ERROR,    /* nothing: max of nothing has no value */
     IR_EMPTY_IDENTITY, /* the identity (+0 for a zero: its -0 is for folds) */
     IR_EMPTY_NAN,      /* NaN: the mean of nothing is 0 / 0 */
+    IR_EMPTY_NEG_INF,  /* -inf: the log of an empty sum */
 } ir_empty;
 /* An op that folds each element as one i64 key of two 32-bit halves (values of at most 32
  * bits): argmax / argmin's rank and index complement, folded by an integer max (the larger
  * key is the better value, then the smaller index; slices below 2^31 - 1 elements); or
  * aminmax's rank of the maximum and complemented rank of the minimum, each half folded by
- * its own max. */
-typedef enum ir_key { IR_KEY_NONE, IR_KEY_INDEX, IR_KEY_PAIR } ir_key;
+ * its own max; or logsumexp's running maximum and its sum of exponentials relative to it,
+ * two f32s (IR_KEY_LSE, a float's: f16, bf16, f32), folded by the rescaling merge. */
+typedef enum ir_key { IR_KEY_NONE, IR_KEY_INDEX, IR_KEY_PAIR, IR_KEY_LSE } ir_key;
 typedef struct ir_op_info {
     lp_op combine;        /* LO_ADD, LO_MUL, or LO_MAX / LO_MIN, which take the NaN policy */
     ir_identity identity; /* under nan=ignore a comparing op's float identity is NaN */

@@ -30,6 +30,9 @@ static const ir_op_info ops[] = {
     [TILEC_OP_AMINMAX] = {.combine = LO_MIN, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_EXACT,
                           .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .compares = true, .idempotent = true,
                           .key = IR_KEY_PAIR, .second = "maximum"},
+    [TILEC_OP_LOGSUMEXP] = {.combine = LO_ADD, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_LOG,
+                            .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .empty = IR_EMPTY_NEG_INF,
+                            .floats_only = true, .key = IR_KEY_LSE},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 
@@ -54,6 +57,7 @@ tilec_dtype tilec_op_second_dtype(tilec_op op, tilec_dtype values) {
     case IR_KEY_NONE: return TILEC_DTYPE_COUNT;
     case IR_KEY_INDEX: return TILEC_I64;
     case IR_KEY_PAIR: return values;
+    case IR_KEY_LSE: return TILEC_DTYPE_COUNT;
     }
     return TILEC_DTYPE_COUNT; /* not reached: the switch covers ir_key (-Wswitch) */
 }

@@ -250,12 +250,17 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
         err(v, st->value_pos, "fill value %g overflows %s; write inf or -inf for infinity", f, tn);
 }
 
-/* argmax / argmin, aminmax: a key holds a value of at most 32 bits (lower_util.c); the
- * second destination holds the index (below 2^31 - 1), or the maximum. */
+/* argmax / argmin, aminmax, logsumexp: a key holds a value of at most 32 bits
+ * (lower_util.c); the second destination holds the index (below 2^31 - 1), or the maximum. */
 static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
     const ir_region *dst = &st->dst, *two = &st->dst2, *src = &st->src;
     const char *op = tilec_op_name(st->op), *what = ir_op(st->op)->second;
     bool index = ir_op(st->op)->key == IR_KEY_INDEX;
+    if (tilec_dtype_size(src->buf->dtype) > 4)
+        err(v, st->op_pos, "%s takes values of at most 32 bits (%s); source '%s' is %s", op,
+            ir_op(st->op)->floats_only ? "f16, bf16, f32" : "f16, bf16, f32, i32, u32", src->buf->name,
+            tilec_dtype_name(src->buf->dtype));
+    if (!what) return;
     tilec_dtype it = two->buf->dtype;
     if (index && it != TILEC_I64 && it != TILEC_I32)
         err(v, two->pos, "%s: the index destination '%s' is %s; make it i64 (or i32)", op, two->buf->name,
@@ -263,9 +268,6 @@ static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
     if (!index && it != dst->buf->dtype)
         err(v, two->pos, "%s: the maximum's destination '%s' is %s but the minimum's '%s' is %s; they must match", op,
             two->buf->name, tilec_dtype_name(it), dst->buf->name, tilec_dtype_name(dst->buf->dtype));
-    if (tilec_dtype_size(src->buf->dtype) > 4)
-        err(v, st->op_pos, "%s takes values of at most 32 bits (f16, bf16, f32, i32, u32); source '%s' is %s",
-            op, src->buf->name, tilec_dtype_name(src->buf->dtype));
     int64_t have = ir_region_elems(two);
     if (have != keep)
         err(v, two->pos, "%s: the %s's destination '%s' has %lld element%s but the source keeps %lld after reducing "

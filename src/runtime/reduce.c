@@ -100,8 +100,8 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
                         "float dtypes only (a sum with a NaN is NaN; integers have none), not to %s %s",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype));
     if (op->key != IR_KEY_NONE && tilec_dtype_size(d->dtype) > 4)
-        return bad(ctx, "%s takes values of at most 32 bits (f16, bf16, f32, i32, u32), not %s", tilec_op_name(d->op),
-                   tilec_dtype_name(d->dtype));
+        return bad(ctx, "%s takes values of at most 32 bits (%s), not %s", tilec_op_name(d->op),
+                   op->floats_only ? "f16, bf16, f32" : "f16, bf16, f32, i32, u32", tilec_dtype_name(d->dtype));
     if (!op->second && (d->out2 || d->index_i32))
         return bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
     if (op->key != IR_KEY_INDEX && d->index_i32)
@@ -164,12 +164,13 @@ static tilec_dtype out2_dtype(const tilec_reduce_desc *d) {
 }
 
 /* n elements of what a reduction over an empty axis gives in the output's dtype: the op's
- * identity (+0 for a sum: its -0 identity is for folds, an empty sum is 0), or NaN (a
- * mean); malloc'd, NULL when out of memory. Ops whose empty reduction is an error do not
+ * identity (+0 for a sum: its -0 identity is for folds, an empty sum is 0), NaN (a mean)
+ * or -inf (a logsumexp); malloc'd, NULL when out of memory. Ops whose empty reduction is an error do not
  * get here. */
 static double empty_of(tilec_op o) {
     const ir_op_info *op = ir_op(o);
     if (op->empty == IR_EMPTY_NAN) return NAN;
+    if (op->empty == IR_EMPTY_NEG_INF) return -INFINITY;
     return op->identity == IR_IDENTITY_ONE ? 1 : 0; /* a zero identity is +0 here: its -0 is for folds */
 }
 

@@ -423,6 +423,39 @@ static void reduce_keyed(ref *R, const ir_stmt *st, int first, int count, int64_
         put(st->dst2.buf, at(R, st->dst2.buf, off2, t), index);
 }
 
+/* logsumexp from its definition, ln(sum of exp(x)), in long double with the largest
+ * element taken out (m + ln(sum of exp(x - m)), which neither overflows nor loses the small
+ * terms): NaN where an element is NaN, +inf where one is +inf, -inf where all are -inf.
+ * The fold's sum has a relative error of its own, which the log makes absolute; with the
+ * result's rounding the error scale is 1 + |result|. Elements of every lane of the instance
+ * with a local source, as reduce's. */
+static void reduce_lse(ref *R, const ir_stmt *st, int first, int count, int64_t s, int64_t rlen,
+                       const int64_t *c0, const bool *red, const int64_t *rdims, int nr, int rank) {
+    int lanes = st->src.buf->space == TILEC_SPACE_LOCAL ? count : 1;
+    int64_t rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
+    long double m = -INFINITY, sum = 0;
+    bool nan = false;
+    for (int pass = 0; pass < 2; pass++) /* the maximum, then the sum relative to it */
+        for (int t = first; t < first + lanes; t++)
+            for (int64_t r = 0; r < rlen; r++) {
+                unflatten(r, rdims, nr, rc);
+                for (int d = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : c0[d];
+                long double x = at(R, st->src.buf, offset(R, &st->src, c, first), t)->f;
+                if (pass == 0) {
+                    nan |= isnan(x);
+                    if (x > m) m = x;
+                } else if (isfinite(m)) {
+                    sum += expl(x - m);
+                }
+            }
+    rval v = {.f = nan ? NAN : isfinite(m) ? m + logl(sum) : m};
+    if (isfinite(v.f)) v.mag = (double)(1 + fabsl(v.f));
+    v.may = store_edge(st->dst.buf, v.f, tolerance_of(st->dst.buf) * v.mag);
+    int64_t off = flat_offset(R, &st->dst, s, first);
+    for (int t = first; t < first + (st->dst.buf->space == TILEC_SPACE_LOCAL ? count : 1); t++)
+        put(st->dst.buf, at(R, st->dst.buf, off, t), v);
+}
+
 static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     int64_t dims[TILEC_MAX_RANK];
     int rank = ir_region_shape(&st->src, dims);
@@ -444,7 +477,8 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         unflatten(s, kept, nk, kc);
         if (ir_op(st->op)->key != IR_KEY_NONE) {
             for (int d = 0, i = 0; d < rank; d++) c[d] = red[d] ? 0 : kc[i++];
-            reduce_keyed(R, st, first, count, s, rlen, c, red, rdims, nr, rank);
+            if (ir_op(st->op)->key == IR_KEY_LSE) reduce_lse(R, st, first, count, s, rlen, c, red, rdims, nr, rank);
+            else reduce_keyed(R, st, first, count, s, rlen, c, red, rdims, nr, rank);
             continue;
         }
         rval acc = identity(st, st->src.buf);

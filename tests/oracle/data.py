@@ -153,6 +153,8 @@ def flavours_for(dt, op, nan):
         return INT_FLAVOURS
     if op in ("sum", "sumsq", "norm2", "mean"):
         return ["normal", "integers", "specials", "subnormal", "big", "zeros", "inf_slices", "normal"]
+    if op == "logsumexp":  # magnitudes to 10^4 (normal), near the largest finite (big): its stability
+        return ["normal", "specials", "big", "subnormal", "zeros", "inf_slices", "nan_slices", "integers"]
     if op == "prod":
         return ["factors", "factors", "factor_specials", "zeros", "inf_slices", "nan_slices", "big", "normal"]
     if nan == "ignore":

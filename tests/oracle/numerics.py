@@ -609,6 +609,54 @@ def mean_float_specs(a, axes, dt):
     return np.array([MeanSpec(row, dt) for row in flat], dtype=object).reshape(kept)
 
 
+class LseSpec:
+    """logsumexp: ln(sum of exp(x)) of one slice, from the definition in float64 with the
+    maximum m taken out (m + ln(fsum(exp(x - m))), math.exp and math.log: no code of
+    tilec's). NaN anywhere gives NaN, +inf gives +inf, nothing but -inf gives -inf.
+
+    The fold keeps the sum of exp(x - m) in f32 (the accumulation format of f16, bf16 and
+    f32): each of its n - 1 merges rounds an addition, a product and an exponential, a
+    relative error of at most 4u each (u = 2^-24), so the sum is within a factor
+    (1 +- 4(n - 1)u) of the exact one, and its log within 4(n - 1)u + 2^-40 (the float64
+    reference's own error, far below that) of the exact log. The result is then rounded
+    to f32 and to the dtype: monotone, so it lies in [round(L - E), round(L + E)]."""
+
+    def __init__(self, vals, dt):
+        v = np.asarray(vals, dtype=np.float64).ravel()
+        self.n = v.size
+        self.special = None
+        if np.isnan(v).any():
+            self.special = "nan"
+        elif (v == np.inf).any():
+            self.special = "+inf"
+        elif self.n == 0 or (v == -np.inf).all():
+            self.special = "-inf"
+        if self.special:
+            return
+        m = float(v.max())
+        L = Fraction(m) + Fraction(math.log(math.fsum(math.exp(x - m) for x in v)))
+        E = 4 * max(self.n - 1, 0) * Fraction(1, 2 ** 24) + Fraction(1, 2 ** 40) + abs(L) * Fraction(1, 2 ** 50)
+        self.L = float(L)
+        self.lo = _round_inf(round_exact(L - E, F32), dt.fmt)  # f64 to f32 to the dtype, as tilec rounds
+        self.hi = _round_inf(round_exact(L + E, F32), dt.fmt)
+
+    def accepts(self, got):
+        if self.special:
+            return (math.isnan(got) and self.special == "nan") or got == {"+inf": math.inf, "-inf": -math.inf}.get(self.special)
+        return self.lo <= got <= self.hi
+
+    def describe(self):
+        if self.special:
+            return self.special
+        return "[%r, %r] (logsumexp %r of %d elements)" % (self.lo, self.hi, self.L, self.n)
+
+
+def lse_float_specs(a, axes, dt):
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, None)
+    flat = t.reshape(-1, t.shape[-1])
+    return np.array([LseSpec(row, dt) for row in flat], dtype=object).reshape(kept)
+
+
 def prod_float_specs(a, axes, dt, init=None):
     """A ProdSpec per output of a float product over axes (kept shape, an object array)."""
     t, kept = _slices(np.asarray(a, dtype=np.float64), axes, init)
@@ -660,10 +708,12 @@ def fmt_value(x):
 
 
 # the float ops whose results are ranges (specs with accepts / describe), not exact values
-SPEC_OPS = ("sum", "prod", "sumsq", "norm2", "mean")
-# the ops defined on float dtypes only, and those that take no accum (format.md)
-FLOAT_ONLY = ("norm2", "mean")
-NO_ACCUM = ("norm2", "mean")
+SPEC_OPS = ("sum", "prod", "sumsq", "norm2", "mean", "logsumexp")
+# the ops defined on float dtypes only, those of values of at most 32 bits, and those that
+# take no accum (format.md)
+FLOAT_ONLY = ("norm2", "mean", "logsumexp")
+NARROW_ONLY = ("logsumexp",)
+NO_ACCUM = ("norm2", "mean", "logsumexp")
 
 
 def compare(dt, op, got, want, note_fn=None):
@@ -732,6 +782,8 @@ def expected(dt, op, nan, a, axes, init=None):
             return norm2_float_specs(a, axes, dt)
         if op == "mean":
             return mean_float_specs(a, axes, dt)
+        if op == "logsumexp":
+            return lse_float_specs(a, axes, dt)
         return maxmin_float(a, axes, op, nan, init)
     if op == "sum":
         return sum_int(a, axes, dt, init)

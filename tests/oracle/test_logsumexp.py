@@ -1,0 +1,128 @@
+"""logsumexp (issue 13) against numerics.LseSpec, the definition in float64 with math.exp
+and math.log: through `tilec reduce` (random shapes and axes, strided views, an empty
+axis, literal vectors written from the format's rules) and in tile programs of every
+scope kind, each variant forced in turn, at both warp sizes.
+
+    tilec reduce --op logsumexp --dtype f16|bf16|f32 --shape AxB.. --axes a,b --backend sim
+"""
+import math
+
+import numpy as np
+import pytest
+
+import cases
+import data
+import numerics as nm
+from conftest import ROUNDS, fail_on
+from test_argmax import view_data
+from test_reduce import Reduce, check_one
+from tiles import VARIANTS, run_cases, run_tilec
+
+DTYPES = ("f32", "bf16", "f16")
+COMBOS = [(d, "logsumexp", "propagate") for d in DTYPES]
+KINDS = [(k, ws) for k in VARIANTS for ws in (32, 64) if not (k == "warpgroup" and ws == 64)]
+
+
+@pytest.mark.parametrize("dname", DTYPES)
+def test_reduce_random(tilec, rng, tmp_path, repro, dname):
+    """Random shapes (extents 1, primes, odd), random axis sets, every flavour of data."""
+    dt = nm.DTYPES[dname]
+    r = Reduce(tilec, str(tmp_path))
+    problems = []
+    fl = data.flavours_for(dt, "logsumexp", "propagate")
+    for i in range(4 * ROUNDS):
+        rank = int(rng.integers(1, 5))
+        shape = cases.shape(rng, int(rng.choice([64, 3000, 70000])), rank=rank)
+        axes = cases.axes_for(rng, shape)
+        x = data.values(rng, dt, shape, fl[(i + int(rng.integers(0, len(fl)))) % len(fl)], axes)
+        check_one(r, problems, dt, "logsumexp", "propagate", shape, axes, x)
+    fail_on(problems, repro)
+
+
+def test_strided_views(tilec, rng, tmp_path, repro):
+    """A transpose, reversed rows, a broadcast dim (a value repeated n times adds ln n)."""
+    problems = []
+    r = Reduce(tilec, str(tmp_path))
+    for dname in DTYPES:
+        dt = nm.DTYPES[dname]
+        for shape, strides, axes in [((300, 200), (1, 300), [1]), ((3000, 7), (-7, 1), [0]), ((64, 500), (0, 1), [0])]:
+            mem, x = view_data(rng, dt, shape, strides)
+            mem = np.where(np.isnan(mem) | np.isinf(mem), 1.5, mem)  # (view_data's ties and NaNs are argmax's)
+            x = np.where(np.isnan(x) | np.isinf(x), 1.5, x)
+            rc, so, se, got, cmd = r.run(dt, "logsumexp", "propagate", shape, axes, mem,
+                                         extra=["--strides", ",".join(map(str, strides))])
+            if rc != 0 or got is None:
+                problems.append("%s\n  exited %d: %s" % (cmd, rc, se.strip()))
+                continue
+            want = nm.expected(dt, "logsumexp", "propagate", x, axes)
+            mism = nm.compare(dt, "logsumexp", got.reshape(want.shape), want)
+            problems += ["%s\n  %s" % (cmd, m) for m in mism[:4]]
+    fail_on(problems, repro)
+
+
+@pytest.mark.parametrize("kind,ws", KINDS, ids=["%s-ws%d" % kw for kw in KINDS])
+def test_tile_programs(tilec, rng, tmp_path, repro, kind, ws):
+    """Random programs of the kind (cases.py), every variant it lists forced at least once."""
+    rounds = -(-len(VARIANTS[kind]) // len(COMBOS)) * ROUNDS
+    cs = cases.cases_for_kind(rng, kind, ws, rounds, combos=COMBOS, accums=(False,))
+    problems, _ = run_cases(tilec, cs, ws, str(tmp_path), kind)
+    for v in VARIANTS[kind]:
+        if v and not any(c.chosen == v and c.variant == v for c in cs):
+            problems.append("coverage: variant=%s was never forced successfully for %s at warp size %d" % (v, kind, ws))
+    fail_on(problems, repro)
+
+
+NAN = math.nan
+# (dtype, vector, result), the results written from the definition: ln(e^a + e^b) =
+# max + ln(1 + e^-|a - b|), rounded to the dtype
+LITERAL = [
+    ("f32", [1e4, 1e4], 10000.693359375),      # 1e4 + ln 2 to f32's 2^-10 steps there: no overflow
+    ("f32", [-1e4, -1e4], -9999.306640625),    # -1e4 + ln 2: no underflow to -inf
+    ("f32", [1e4, -1e4], 1e4),                 # e^-2e4 is nothing next to 1
+    ("f32", [0.0], 0.0),                       # ln(e^0) = 0
+    ("f32", [-0.0, -0.0], 0.693147182464599609375),  # ln 2 in f32
+    ("f32", [-np.inf, -np.inf], -np.inf),      # ln 0
+    ("f32", [-np.inf, 2.5], 2.5),              # e^-inf = 0
+    ("f32", [np.inf, 1.0], np.inf),
+    ("f32", [np.inf, np.inf], np.inf),
+    ("f32", [np.inf, -np.inf], np.inf),
+    ("f32", [NAN, np.inf], NAN),
+    ("f32", [1.0, NAN, -1.0], NAN),
+    ("f32", [3.4028234663852886e38, 3.4028234663852886e38], 3.4028234663852886e38),  # + ln 2 rounds away
+    ("f32", [2.0 ** -149, -(2.0 ** -149)], 0.693147182464599609375),  # subnormals: e^x = 1 to f32
+    ("bf16", [1.0, 2.0, 3.0], 3.40625),         # 3.4076059644... to bf16's 2^-6 steps
+    ("f16", [65504.0, 65504.0], 65504.0),       # 65504.69 is below f16's overflow threshold 65520
+    ("f16", [-65504.0, 0.0], 0.0),
+]
+
+
+def test_literal_vectors(tilec, tmp_path):
+    problems = []
+    r = Reduce(tilec, str(tmp_path))
+    for dname, vec, want in LITERAL:
+        dt = nm.DTYPES[dname]
+        rc, so, se, got, cmd = r.run(dt, "logsumexp", "propagate", (len(vec),), [0], np.array(vec, dtype=np.float64))
+        if rc != 0 or got is None:
+            problems.append("%s\n  exited %d: %s" % (cmd, rc, se.strip()))
+            continue
+        g = float(got.reshape(-1)[0])
+        same = (math.isnan(g) and math.isnan(want)) or (g == want and math.copysign(1, g) == math.copysign(1, want))
+        if not same:
+            problems.append("logsumexp %s of %s: got %r, want %r" % (dname, vec, g, want))
+    fail_on(problems, "")
+
+
+def test_empty_axis_and_refusals(tilec, tmp_path):
+    """An empty reduced axis gives -inf (the log of an empty sum); what logsumexp does
+    not take, said by the CLI."""
+    out = tmp_path / "e.out"
+    rc, _, se = run_tilec(tilec, ["reduce", "--op", "logsumexp", "--dtype", "f32", "--shape", "3x0", "--axes", "1",
+                                  "--backend", "sim", "--repeat", "0", "--out", str(out)])
+    assert rc == 0, se
+    assert np.array_equal(np.frombuffer(out.read_bytes(), dtype="<f4"), np.full(3, -np.inf, dtype=np.float32))
+    for args, says in [(["--dtype", "f64"], "logsumexp takes values of at most 32 bits (f16, bf16, f32), not f64"),
+                       (["--dtype", "i32"], "logsumexp is defined for float dtypes, not i32"),
+                       (["--dtype", "f32", "--nan", "ignore"], "nan policy ignore applies to the ops that compare"),
+                       (["--dtype", "f32", "--accumulate"], "accumulate does not apply to logsumexp")]:
+        rc, _, se = run_tilec(tilec, ["reduce", "--op", "logsumexp", "--shape", "10", "--backend", "sim"] + args)
+        assert rc == 1 and says in se, (args, se)
