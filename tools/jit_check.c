@@ -39,10 +39,12 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Bytes of a reduction's results: the output, then (argmax, argmin) the indices. */
+/* Bytes of a reduction's results: the output, then the second one (argmax, argmin: the
+ * indices, i64 or i32; aminmax: the maxima, in the output's dtype). */
 static size_t result_bytes(const tilec_reduce_desc *d) {
     size_t n = (size_t)desc_elems(d, true);
-    return n * tilec_dtype_size(d->dtype) + (tilec_op_outputs(d->op) == 2 ? n * (d->index_i32 ? 4 : 8) : 0);
+    tilec_dtype two = d->index_i32 ? TILEC_I32 : tilec_op_second_dtype(d->op, d->dtype);
+    return n * tilec_dtype_size(d->dtype) + (tilec_op_outputs(d->op) == 2 ? n * tilec_dtype_size(two) : 0);
 }
 
 /* One checked reduction on the context's backend, the input `shift` elements past an

@@ -15,7 +15,9 @@ static void prelude(ir_str *s) {
     ir_str_printf(s, "/* IEEE round-to-nearest products, quotients and roots: never fused, never approximated,\n"
                      "   whatever --fmad or --use_fast_math say */\n"
                      "#define tl_mul_f32 __fmul_rn\n#define tl_mul_f64 __dmul_rn\n#define tl_div_f32 __fdiv_rn\n"
-                     "#define tl_div_f64 __ddiv_rn\n#define tl_sqrt_f32 __fsqrt_rn\n#define tl_sqrt_f64 __dsqrt_rn\n");
+                     "#define tl_div_f64 __ddiv_rn\n#define tl_sqrt_f32 __fsqrt_rn\n#define tl_sqrt_f64 __dsqrt_rn\n"
+                     "/* fused where the lowering says so (LX_FMA), rounded once */\n"
+                     "#define tl_fma_f32 __fmaf_rn\n#define tl_fma_f64 __fma_rn\n");
     /* From sm_80 on, f32 max and min are one instruction each: max.NaN / min.NaN return a
      * NaN when either operand is one (propagate), max / min the number (ignore). That they
      * order -0 below +0 as the format does was measured on sm_90 (every pair of special

@@ -203,6 +203,15 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         expr(s, k, e->c);
         ir_str_printf(s, ")");
         return;
+    case LX_FMA:
+        ir_str_printf(s, "tl_fma_%s(", type_tag(e->type));
+        expr(s, k, e->a);
+        ir_str_printf(s, ", ");
+        expr(s, k, e->b);
+        ir_str_printf(s, ", ");
+        expr(s, k, e->c);
+        ir_str_printf(s, ")");
+        return;
     case LX_CAST: cast(s, k, e->type, e->a); return;
     case LX_LOAD:
         buf_name(s, e->buf);

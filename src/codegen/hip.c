@@ -20,7 +20,10 @@ static void prelude(ir_str *s) {
                      "static __device__ __forceinline__ float tl_div_f32(float a, float b) { return a / b; }\n"
                      "static __device__ __forceinline__ double tl_div_f64(double a, double b) { return a / b; }\n"
                      "static __device__ __forceinline__ float tl_sqrt_f32(float a) { return sqrtf(a); }\n"
-                     "static __device__ __forceinline__ double tl_sqrt_f64(double a) { return sqrt(a); }\n");
+                     "static __device__ __forceinline__ double tl_sqrt_f64(double a) { return sqrt(a); }\n"
+                     "/* fused where the lowering says so (LX_FMA), rounded once */\n"
+                     "static __device__ __forceinline__ float tl_fma_f32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }\n"
+                     "static __device__ __forceinline__ double tl_fma_f64(double a, double b, double c) { return __builtin_fma(a, b, c); }\n");
 }
 
 static void kernel_setup(ir_str *s, const lp_kernel *k) {

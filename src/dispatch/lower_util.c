@@ -336,23 +336,27 @@ static lp_expr *complement(dsp_lower *l, lp_expr *rank) { return bin(l, LO_BXOR,
  *
  *     m = max(m1, m2),  s = s_hi + s_lo * exp(m_lo - m_hi)
  *
- * where hi is the state of the larger maximum (the first on a tie): one exponential per
- * merge, of an argument <= 0, so nothing overflows for any finite input. Equal maxima
- * (±inf among them) give exp(0) = 1; a NaN maximum stays NaN (max propagates it). An
- * element x is the state (x, 1), the identity (-inf, +0).
+ * where hi is the state of the larger maximum: one exponential per merge, of an argument
+ * <= 0, so nothing overflows for any finite input; many merge as m = max(m_i), s = the sum
+ * of s_i * exp(m_i - m) (lse_fold). An element x is the state (x, 1), the identity
+ * (-inf, +0). A state's sum only matters while its maximum is finite (the result is an
+ * infinite or NaN maximum itself, and a -inf one's sum is scaled by exp(-inf) = 0), and
+ * then it is >= 1: its maximum's own term is exp(0) = 1 exactly.
  *
- * The exponential and the final logarithm are written here in the loop IR's correctly
- * rounded additions, products and quotients, not left to a math library: CUDA's expf,
- * HIP's and the C library's differ in their last bits, and the results must not.
+ * The exponential is written here in the loop IR's correctly rounded operations, not left
+ * to a math library: CUDA's expf, HIP's and the C library's differ in their last bits, and
+ * the results must not.
  *
- *     exp(d) = 2^t, t = d * log2(e) = k + f, k = round(t), |f| <= 1/2:
- *     2^f by its Taylor series to degree 7 (error below 2^-27), 2^k as a float's exponent
+ *     exp(d) = 2^t, t = d * log2(e), clamped to t >= -125 (NaN too: its state's maximum is
+ *     NaN already), t = k + f with k = round(t) and |f| <= 1/2: 2^f by its Taylor series to
+ *     degree 7 in fused multiply-adds (error below 2^-27), 2^k as a float's exponent
  *
- * An argument with t < -125 gives 0: the term is below 2^-125 while s_hi >= 1, so the sum
- * rounds to s_hi either way (and no result on the way is subnormal, where GPUs may flush).
+ * A term below 2^-125 thus counts as about 2^-125, which changes no f32 sum that holds 1,
+ * and nothing on the way is subnormal (where GPUs may flush).
  */
 enum { LSE_DEGREE = 7 };
 static const double LN2 = 0x1.62e42fefa39efp-1, LOG2E = 0x1.71547652b82fep0, SQRT2 = 0x1.6a09e667f3bcdp0;
+static const double ROUNDER = 12582912.0; /* 1.5 * 2^23: t + ROUNDER rounds t to an integer k, in its low bits */
 static lp_expr *f32c(dsp_lower *l, double v) { return lp_float(l->k, LP_F32, v); }
 static lp_expr *f64c(dsp_lower *l, double v) { return lp_float(l->k, LP_F64, v); }
 /* A register holding e (e itself when it is one): for a value read more than once. */
@@ -368,22 +372,19 @@ static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
     return key_pair(l, lp_bits(l->k, LP_I32, m), lp_bits(l->k, LP_I32, s));
 }
 
-/* exp(d) for d <= 0 (or NaN, which gives 0: its state's maximum is NaN already). */
+/* exp(d) for d <= 0 (above). */
 static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     lp_kernel *k = l->k;
-    lp_expr *t = held(l, into, bin(l, LO_MUL, d, f32c(l, LOG2E)), "t");
-    lp_expr *ok = held(l, into, bin(l, LO_LE, f32c(l, -125), t), "ok"); /* false for NaN and -inf */
-    t = held(l, into, lp_select(k, ok, t, f32c(l, 0)), "t");
-    /* round to an integer by adding and taking away 1.5 * 2^23, where a float's unit is 1 */
-    lp_expr *magic = f32c(l, 12582912.0);
-    lp_expr *kf = held(l, into, bin(l, LO_SUB, bin(l, LO_ADD, t, magic), magic), "k");
-    lp_expr *f = held(l, into, bin(l, LO_SUB, t, kf), "f"); /* exact */
+    lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, f32c(l, LOG2E)), f32c(l, -125)), "t");
+    lp_expr *r = held(l, into, bin(l, LO_ADD, t, f32c(l, ROUNDER)), "r");
+    lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, f32c(l, ROUNDER))), "f"); /* exact */
     double c[LSE_DEGREE + 1] = {1};
     for (int n = 1; n <= LSE_DEGREE; n++) c[n] = c[n - 1] * LN2 / n; /* ln(2)^n / n! */
     lp_expr *p = f32c(l, c[LSE_DEGREE]);
-    for (int n = LSE_DEGREE - 1; n >= 0; n--) p = bin(l, LO_ADD, bin(l, LO_MUL, p, f), f32c(l, c[n]));
-    lp_expr *scale = lp_bits(k, LP_F32, bin(l, LO_SHL, bin(l, LO_ADD, lp_cast(k, LP_I32, kf), i32c(l, 127)), i32c(l, 23)));
-    return lp_select(k, ok, bin(l, LO_MUL, p, scale), f32c(l, 0));
+    for (int n = LSE_DEGREE - 1; n >= 0; n--) p = lp_fma(k, p, f, f32c(l, c[n]));
+    /* r's bits are 0x4b400000 + k: (bits + 127) << 23 is 2^k's, modulo 2^32 */
+    lp_expr *scale = lp_bits(k, LP_F32, bin(l, LO_SHL, bin(l, LO_ADD, lp_bits(k, LP_I32, r), i32c(l, 127)), i32c(l, 23)));
+    return bin(l, LO_MUL, p, scale);
 }
 
 /* The merge of two states (above), as statements into `into`; the merged key. */
@@ -393,12 +394,34 @@ static lp_expr *lse_merge(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) 
     b = held(l, into, b, "kb");
     lp_expr *ma = held(l, into, lse_m(l, a), "m"), *mb = held(l, into, lse_m(l, b), "m");
     lp_expr *sa = lse_s(l, a), *sb = lse_s(l, b);
-    lp_expr *hi = held(l, into, bin(l, LO_LE, mb, ma), "hi"); /* a's maximum is the larger (or NaN is b's) */
-    lp_expr *mh = held(l, into, lp_select(k, hi, ma, mb), "mh"), *ml = held(l, into, lp_select(k, hi, mb, ma), "ml");
-    lp_expr *d = lp_select(k, bin(l, LO_EQ, ml, mh), f32c(l, 0), bin(l, LO_SUB, ml, mh));
+    lp_expr *hi = held(l, into, bin(l, LO_LE, mb, ma), "hi"); /* a's maximum is the larger */
+    lp_expr *d = bin(l, LO_SUB, lp_select(k, hi, mb, ma), lp_select(k, hi, ma, mb));
     lp_expr *e = lse_exp(l, into, held(l, into, d, "d"));
-    lp_expr *s = bin(l, LO_ADD, lp_select(k, hi, sa, sb), bin(l, LO_MUL, lp_select(k, hi, sb, sa), e));
+    lp_expr *s = lp_fma(k, lp_select(k, hi, sb, sa), e, lp_select(k, hi, sa, sb));
     return lse_key(l, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, ma, mb), s);
+}
+
+/* The registers first, first + step, … (n of them) merged into first, many at once: the
+ * maximum, then the sum of s_i * exp(m_i - m) in index order — one exponential a state
+ * and no rescaling of a running sum. */
+static void lse_fold(dsp_lower *l, lp_block *into, int first, int n, int step) {
+    lp_kernel *k = l->k;
+    lp_expr *m = lse_m(l, lp_reg(k, first));
+    for (int i = 1; i < n; i++) m = lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, m, lse_m(l, lp_reg(k, first + i * step)));
+    m = held(l, into, m, "m");
+    lp_expr *s = f32c(l, 0);
+    for (int i = 0; i < n; i++) {
+        lp_expr *key = lp_reg(k, first + i * step);
+        lp_expr *e = lse_exp(l, into, held(l, into, bin(l, LO_SUB, lse_m(l, key), m), "d"));
+        s = held(l, into, lp_fma(k, lse_s(l, key), e, s), "s");
+    }
+    lp_assign(k, into, first, lse_key(l, m, s));
+}
+
+bool dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step) {
+    if (ir_op(l->q->st->op)->key != IR_KEY_LSE) return false;
+    if (n > 1) lse_fold(l, into, first, n, step);
+    return true;
 }
 
 /* ln(s) for s >= 1 (a state's sum with an element in it), in f64: s = 2^e * f with f in

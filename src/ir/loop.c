@@ -164,6 +164,12 @@ lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b) {
     return e;
 }
 
+lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c) {
+    lp_expr *e = expr(k, LX_FMA, a->type);
+    if (e != &placeholder_expr) { e->a = a; e->b = b; e->c = c; }
+    return e;
+}
+
 lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a) {
     if (a->type == t) return a;
     lp_expr *e = expr(k, LX_CAST, t);
@@ -343,6 +349,15 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         ir_str_printf(s, " ? ");
         lp_print_expr(s, k, e->b);
         ir_str_printf(s, " : ");
+        lp_print_expr(s, k, e->c);
+        ir_str_printf(s, ")");
+        return;
+    case LX_FMA:
+        ir_str_printf(s, "fma(");
+        lp_print_expr(s, k, e->a);
+        ir_str_printf(s, ", ");
+        lp_print_expr(s, k, e->b);
+        ir_str_printf(s, ", ");
         lp_print_expr(s, k, e->c);
         ir_str_printf(s, ")");
         return;

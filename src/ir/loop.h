@@ -129,7 +129,9 @@ typedef enum lp_expr_kind {
     LX_SELECT, /* a ? b : c */
     LX_CAST,   /* a converted to type (round to nearest even) */
     LX_LOAD,   /* buf[a], of the buffer's storage type */
-    LX_BITS    /* a's bits as type: f32 <-> i32 (an order key's input and its inverse) */
+    LX_BITS,   /* a's bits as type: f32 <-> i32 (an order key's input and its inverse) */
+    LX_FMA     /* a * b + c of floats, rounded once (IEEE fusedMultiplyAdd): only where a
+                  lowering asks for it; products are otherwise never fused */
 } lp_expr_kind;
 
 typedef struct lp_buf lp_buf;
@@ -241,6 +243,7 @@ lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b);
 lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a);
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index);
 lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32 */
+lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c); /* LX_FMA: floats of one type */
 
 /* Statements are appended to `into`; the returned statement's blocks can be filled. */
 lp_stmt *lp_assign(lp_kernel *k, lp_block *into, int reg, lp_expr *a);

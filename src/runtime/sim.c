@@ -400,6 +400,11 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
     }
     case LX_SELECT:
         return eval(S, e->a, tid, origin).i ? eval(S, e->b, tid, origin) : eval(S, e->c, tid, origin);
+    case LX_FMA: { /* rounded once in the type (fmaf: an f32's, not a double's and then an f32's) */
+        double a = eval(S, e->a, tid, origin).f, b = eval(S, e->b, tid, origin).f, c = eval(S, e->c, tid, origin).f;
+        v.f = e->type == LP_F32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
+        return v;
+    }
     case LX_CAST: return cast(e->type, e->a->type, eval(S, e->a, tid, origin));
     case LX_LOAD: return load(S, e->buf, eval(S, e->a, tid, origin).i, tid, origin);
     case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes */

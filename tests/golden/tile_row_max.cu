@@ -16,6 +16,9 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest ev
 #define tl_div_f64 __ddiv_rn
 #define tl_sqrt_f32 __fsqrt_rn
 #define tl_sqrt_f64 __dsqrt_rn
+/* fused where the lowering says so (LX_FMA), rounded once */
+#define tl_fma_f32 __fmaf_rn
+#define tl_fma_f64 __fma_rn
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define TL_F32_MINMAX 1
 static __device__ __forceinline__ float tl_max_f32(float a, float b) {

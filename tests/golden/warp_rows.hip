@@ -17,6 +17,9 @@ static __device__ __forceinline__ float tl_div_f32(float a, float b) { return a 
 static __device__ __forceinline__ double tl_div_f64(double a, double b) { return a / b; }
 static __device__ __forceinline__ float tl_sqrt_f32(float a) { return sqrtf(a); }
 static __device__ __forceinline__ double tl_sqrt_f64(double a) { return sqrt(a); }
+/* fused where the lowering says so (LX_FMA), rounded once */
+static __device__ __forceinline__ float tl_fma_f32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+static __device__ __forceinline__ double tl_fma_f64(double a, double b, double c) { return __builtin_fma(a, b, c); }
 static __device__ __forceinline__ float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }
 static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */
   unsigned u = __float_as_uint(x);
