@@ -194,6 +194,8 @@ lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *
  * then one sum), the registers first, first + step, … (n) folded into first; false for
  * the others, which fold by pairs (grid_reg_tree). */
 bool dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step);
+/* Whether the statement's op has such a fold. */
+bool dsp_folds_many(const dsp_query *q);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
  * row-major order of the reduced axes, as one key for argmax and argmin). Partial results

@@ -418,8 +418,10 @@ static void lse_fold(dsp_lower *l, lp_block *into, int first, int n, int step) {
     lp_assign(k, into, first, lse_key(l, m, s));
 }
 
+bool dsp_folds_many(const dsp_query *q) { return ir_op(q->st->op)->key == IR_KEY_LSE; }
+
 bool dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step) {
-    if (ir_op(l->q->st->op)->key != IR_KEY_LSE) return false;
+    if (!dsp_folds_many(l->q)) return false;
     if (n > 1) lse_fold(l, into, first, n, step);
     return true;
 }
@@ -597,8 +599,31 @@ void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *
     lp_assign(k, &loop->body, acc, dsp_combine(l, &loop->body, lp_reg(k, acc), x));
 }
 
+/* logsumexp's butterfly: the lanes' maximum first, then each lane's sum rescaled to it
+ * (one exponential), then the sums: the same bits in every lane, as a sum's butterfly. */
+static void lse_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
+    lp_kernel *k = l->k;
+    int m = lp_reg_new(k, LP_F32, "m"), s = lp_reg_new(k, LP_F32, "s"), other = lp_reg_new(k, LP_F32, "t");
+    lp_assign(k, into, m, lse_m(l, lp_reg(k, acc)));
+    for (int mask = 1; mask < width; mask <<= 1) {
+        lp_shfl(k, into, other, m, mask, width);
+        lp_assign(k, into, m, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, lp_reg(k, m), lp_reg(k, other)));
+    }
+    lp_expr *e = lse_exp(l, into, held(l, into, bin(l, LO_SUB, lse_m(l, lp_reg(k, acc)), lp_reg(k, m)), "d"));
+    lp_assign(k, into, s, bin(l, LO_MUL, lse_s(l, lp_reg(k, acc)), e));
+    for (int mask = 1; mask < width; mask <<= 1) {
+        lp_shfl(k, into, other, s, mask, width);
+        lp_assign(k, into, s, bin(l, LO_ADD, lp_reg(k, s), lp_reg(k, other)));
+    }
+    lp_assign(k, into, acc, lse_key(l, lp_reg(k, m), lp_reg(k, s)));
+}
+
 void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
     lp_kernel *k = l->k;
+    if (ir_op(l->q->st->op)->key == IR_KEY_LSE) {
+        if (width > 1) lse_xor_tree(l, into, acc, width);
+        return;
+    }
     int other = lp_reg_new(k, k->regs[acc].type, "t");
     for (int m = 1; m < width; m <<= 1) {
         lp_shfl(k, into, other, acc, m, width);

@@ -124,11 +124,22 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         if (vec > 1) lp_vload(k, in, xs + u * vec, vec, src, first);
         else lp_assign(k, in, xs + u * vec, lp_load(k, src, first));
     }
-    for (int u = 0; u < batch; u++) {
-        lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
-        lp_expr *index = grid_outer_index(k, &g, u ? add(k, lp_reg(k, o), ival(k, it, u)) : lp_reg(k, o)); /* a piece is an element */
-        for (int e = 0; e < vec; e++)
-            lp_assign(k, in, accs + e, dsp_combine(l, in, lp_reg(k, accs + e), dsp_element(l, lp_reg(k, xs + u * vec + e), index)));
+    if (whole && dsp_folds_many(q)) { /* a whole turn's rows and the column's state at once */
+        int keys = grid_regs_new(k, at, "key", batch + 1);
+        for (int e = 0; e < vec; e++) {
+            lp_assign(k, turn, keys, lp_reg(k, accs + e));
+            for (int u = 0; u < batch; u++)
+                lp_assign(k, turn, keys + 1 + u, dsp_element(l, lp_reg(k, xs + u * vec + e), grid_outer_index(k, &g, add(k, lp_reg(k, o), ival(k, it, u)))));
+            dsp_fold_regs(l, turn, keys, batch + 1, 1);
+            lp_assign(k, turn, accs + e, lp_reg(k, keys));
+        }
+    } else {
+        for (int u = 0; u < batch; u++) {
+            lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
+            lp_expr *index = grid_outer_index(k, &g, u ? add(k, lp_reg(k, o), ival(k, it, u)) : lp_reg(k, o)); /* a piece is an element */
+            for (int e = 0; e < vec; e++)
+                lp_assign(k, in, accs + e, dsp_combine(l, in, lp_reg(k, accs + e), dsp_element(l, lp_reg(k, xs + u * vec + e), index)));
+        }
     }
     /* leaf i = round * rw + rl of column cl * vec + e */
     lp_block *put = &lp_if(k, each, lt(k, lp_reg(k, rl), ival(k, it, rw)))->body;

@@ -126,3 +126,21 @@ def test_empty_axis_and_refusals(tilec, tmp_path):
                        (["--dtype", "f32", "--accumulate"], "accumulate does not apply to logsumexp")]:
         rc, _, se = run_tilec(tilec, ["reduce", "--op", "logsumexp", "--shape", "10", "--backend", "sim"] + args)
         assert rc == 1 and says in se, (args, se)
+
+
+# Shapes for each grid executor's paths (the simulator plans for a GPU of 4 multiprocessors):
+# long rows (a lane's leaves, then its group's butterfly), short rows, columns in whole
+# turns of rows (a turn and the column's state folded at once) and in ragged ones.
+GRID_SHAPES = [((1, 70001), [1]), ((3, 8200), [1]), ((1000, 32), [1]), ((777, 7), [1]),
+               ((8192, 64), [0]), ((4096, 33), [0]), ((4099, 8), [0]), ((37, 9001), [0]), ((6, 500, 40), [0, 2])]
+
+
+def test_grid_shapes(tilec, rng, tmp_path, repro):
+    problems = []
+    r = Reduce(tilec, str(tmp_path))
+    for dname in ("f32", "bf16"):
+        dt = nm.DTYPES[dname]
+        for n, (shape, axes) in enumerate(GRID_SHAPES):
+            x = data.values(rng, dt, shape, ("normal", "specials", "big")[n % 3], axes)
+            check_one(r, problems, dt, "logsumexp", "propagate", shape, axes, x)
+    fail_on(problems, repro)
