@@ -44,11 +44,12 @@ static bool group_shape(const dsp_query *q, const gplan *g, gshape *gs, char *wh
 }
 
 /* acc[u] = acc[u] ⊕ the value of piece o of output s_regs[u], for `items` outputs at once,
- * folded by the lanes of a group (lane: the thread's lane in it). Each lane loads its
+ * folded by the lanes of a group (lane: the thread's lane in it); with `fresh`, acc[u]
+ * holds the identity, so it takes the value itself (the same bits: e ⊕ v is v). Each lane loads its
  * leaves — the identity where the piece has none or valid[u] is false — all of them before
  * it folds any; then the trees of the order. Every lane of the warp runs the butterfly. */
 static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape *gs, int items, lp_type it,
-                         const int *s_regs, lp_expr *o, lp_expr *lane, const int *acc, lp_expr *const *valid) {
+                         const int *s_regs, lp_expr *o, lp_expr *lane, const int *acc, lp_expr *const *valid, bool fresh) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
@@ -118,7 +119,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
 #undef INDEX
     for (int u = 0; u < items; u++) { /* the butterfly: every lane of the warp runs it */
         dsp_xor_tree(l, b, leaf + u * per, gs->glanes);
-        lp_assign(k, b, acc[u], dsp_combine(l, b, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));
+        lp_assign(k, b, acc[u], fresh ? lp_reg(k, leaf + u * per) : dsp_combine(l, b, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));
     }
 }
 
@@ -163,11 +164,11 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
             ok[u] = both(k, used, lt(k, lp_reg(k, s + u), ival(k, it, g.S)));
         }
         if (g.M == 1) {
-            piece_values(l, b, &g, &gs, items, it, sr, ival(k, it, 0), lp_reg(k, lane), ar, ok);
+            piece_values(l, b, &g, &gs, items, it, sr, ival(k, it, 0), lp_reg(k, lane), ar, ok, true);
         } else { /* fewer pieces than a block takes: one after another */
             int o = lp_reg_new(k, it, "o");
             lp_block *each = &lp_for(k, b, o, ival(k, it, 0), ival(k, it, g.M), ival(k, it, 1))->body;
-            piece_values(l, each, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, ok);
+            piece_values(l, each, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, ok, false);
         }
         for (int u = 0; u < items; u++)
             dsp_store_output(l, &lp_if(k, b, both(k, ok[u], eq(k, lp_reg(k, lane), ival(k, it, 0))))->body,
@@ -212,7 +213,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
                                   lt(k, lp_reg(k, blk), ival(k, it, g.NB))), lt(k, lp_reg(k, o), ival(k, it, g.M)));
     int sr[1] = {s}, ar[1] = {acc};
     lp_expr *vs[1] = {valid};
-    piece_values(l, turns, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, vs);
+    piece_values(l, turns, &g, &gs, 1, it, sr, lp_reg(k, o), lp_reg(k, lane), ar, vs, false);
     lp_store(k, &lp_if(k, each, both(k, used, eq(k, lp_reg(k, lane), ival(k, it, 0))))->body, slots, lp_cast(k, LP_I32, lp_reg(k, i)),
              lp_reg(k, acc));
     lp_barrier(k, b, TILEC_SCOPE_CTA);
