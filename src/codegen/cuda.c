@@ -13,7 +13,7 @@ static void prelude(ir_str *s) {
                      "static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
                      "  tl_u16 h; asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : \"f\"(x)); return h;\n}\n");
     ir_str_printf(s, "/* IEEE round-to-nearest products, quotients and roots: never fused, never approximated,\n"
-                     "   whatever --fmad or --use_fast_math say */\n"
+                     "   whatever --fmad says (--use_fast_math also flushes subnormals to zero: not for this file) */\n"
                      "#define tl_mul_f32 __fmul_rn\n#define tl_mul_f64 __dmul_rn\n#define tl_div_f32 __fdiv_rn\n"
                      "#define tl_div_f64 __ddiv_rn\n#define tl_sqrt_f32 __fsqrt_rn\n#define tl_sqrt_f64 __dsqrt_rn\n"
                      "/* fused where the lowering says so (LX_FMA), rounded once */\n"

@@ -89,9 +89,9 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     bool flt = ir_dtype_is_float(d->dtype);
     const ir_op_info *op = ir_op(d->op);
     if (op->floats_only && !flt)
-        return bad(ctx, "%s is defined for float dtypes, not %s: convert the input to f32 or f64 first (sum and "
+        return bad(ctx, "%s is defined for float dtypes, not %s: convert the input to %s first (sum and "
                         "sumsq take integers)",
-                   tilec_op_name(d->op), tilec_dtype_name(d->dtype));
+                   tilec_op_name(d->op), tilec_dtype_name(d->dtype), tilec_op_supports(d->op, TILEC_F64, false) ? "f32 or f64" : "f32");
     if (op->finish != IR_FINISH_NONE && d->accumulate)
         return bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
                         "reduce into another buffer and add", tilec_op_name(d->op));

@@ -9,7 +9,7 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest ev
   tl_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); return h;
 }
 /* IEEE round-to-nearest products, quotients and roots: never fused, never approximated,
-   whatever --fmad or --use_fast_math say */
+   whatever --fmad says (--use_fast_math also flushes subnormals to zero: not for this file) */
 #define tl_mul_f32 __fmul_rn
 #define tl_mul_f64 __dmul_rn
 #define tl_div_f32 __fdiv_rn

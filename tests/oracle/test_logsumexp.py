@@ -121,7 +121,7 @@ def test_empty_axis_and_refusals(tilec, tmp_path):
     assert rc == 0, se
     assert np.array_equal(np.frombuffer(out.read_bytes(), dtype="<f4"), np.full(3, -np.inf, dtype=np.float32))
     for args, says in [(["--dtype", "f64"], "logsumexp takes values of at most 32 bits (f16, bf16, f32), not f64"),
-                       (["--dtype", "i32"], "logsumexp is defined for float dtypes, not i32"),
+                       (["--dtype", "i32"], "logsumexp is defined for float dtypes, not i32: convert the input to f32 first"),
                        (["--dtype", "f32", "--nan", "ignore"], "nan policy ignore applies to the ops that compare"),
                        (["--dtype", "f32", "--accumulate"], "accumulate does not apply to logsumexp")]:
         rc, _, se = run_tilec(tilec, ["reduce", "--op", "logsumexp", "--shape", "10", "--backend", "sim"] + args)
