@@ -151,7 +151,18 @@ static void cast(ir_str *s, const lp_kernel *k, lp_type to, const lp_expr *a) {
     ir_str_printf(s, "))");
 }
 
+/* open a sep b sep2 c close, the operands printed as expressions (b, c: NULL for fewer). */
+static void operands(ir_str *s, const lp_kernel *k, const char *open, const lp_expr *a, const char *sep,
+                     const lp_expr *b, const char *sep2, const lp_expr *c, const char *close) {
+    ir_str_printf(s, "%s", open);
+    expr(s, k, a);
+    if (b) ir_str_printf(s, "%s", sep), expr(s, k, b);
+    if (c) ir_str_printf(s, "%s", sep2), expr(s, k, c);
+    ir_str_printf(s, "%s", close);
+}
+
 static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
+    char name[48];
     switch (e->kind) {
     case LX_CONST:
         if (lp_is_float(e->type)) float_literal(s, e->type, e->f);
@@ -171,11 +182,8 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         bool rn = lp_is_float(e->type) && (e->op == LO_MUL || e->op == LO_DIV);
         if (e->op == LO_MAX || e->op == LO_MIN || rn) {
             bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE && !rn;
-            ir_str_printf(s, "tl_%s%s_%s(", helper_name[e->op], num ? "num" : "", type_tag(e->type));
-            expr(s, k, e->a);
-            ir_str_printf(s, ", ");
-            expr(s, k, e->b);
-            ir_str_printf(s, ")");
+            snprintf(name, sizeof name, "tl_%s%s_%s(", helper_name[e->op], num ? "num" : "", type_tag(e->type));
+            operands(s, k, name, e->a, ", ", e->b, NULL, NULL, ")");
             return;
         }
         if ((e->wraps || e->op == LO_SHL) && (e->type == LP_I32 || e->type == LP_I64)) { /* modulo 2^bits, defined in C++ */
@@ -187,30 +195,14 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
             ir_str_printf(s, "))");
             return;
         }
-        ir_str_printf(s, "(");
-        expr(s, k, e->a);
-        ir_str_printf(s, " %s ", binary_text[e->op]);
-        expr(s, k, e->b);
-        ir_str_printf(s, ")");
+        snprintf(name, sizeof name, " %s ", binary_text[e->op]);
+        operands(s, k, "(", e->a, name, e->b, NULL, NULL, ")");
         return;
     }
-    case LX_SELECT:
-        ir_str_printf(s, "(");
-        expr(s, k, e->a);
-        ir_str_printf(s, " ? ");
-        expr(s, k, e->b);
-        ir_str_printf(s, " : ");
-        expr(s, k, e->c);
-        ir_str_printf(s, ")");
-        return;
+    case LX_SELECT: operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")"); return;
     case LX_FMA:
-        ir_str_printf(s, "tl_fma_%s(", type_tag(e->type));
-        expr(s, k, e->a);
-        ir_str_printf(s, ", ");
-        expr(s, k, e->b);
-        ir_str_printf(s, ", ");
-        expr(s, k, e->c);
-        ir_str_printf(s, ")");
+        snprintf(name, sizeof name, "tl_fma_%s(", type_tag(e->type));
+        operands(s, k, name, e->a, ", ", e->b, ", ", e->c, ")");
         return;
     case LX_CAST: cast(s, k, e->type, e->a); return;
     case LX_LOAD:

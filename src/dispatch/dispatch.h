@@ -190,12 +190,11 @@ lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b);
 /* The same where a's elements all come before b's in index order and b is the identity
  * only where a is too: for argmax / argmin a compare of the ranks alone (ties keep a). */
 lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b);
-/* For an op with a fold of many partial results of its own (logsumexp's: the maximum,
- * then one sum), the registers first, first + step, … (n) folded into first; false for
- * the others, which fold by pairs (grid_reg_tree). */
-bool dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step);
-/* Whether the statement's op has such a fold. */
+/* Whether the statement's op folds many partial results at once (logsumexp: the maximum,
+ * then one sum) rather than by pairs (grid_reg_tree); dsp_fold_regs, for such an op, folds
+ * the registers first, first + step, … (n) into first. */
 bool dsp_folds_many(const dsp_query *q);
+void dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
  * row-major order of the reduced axes, as one key for argmax and argmin). Partial results

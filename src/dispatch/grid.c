@@ -193,7 +193,10 @@ lp_expr *grid_outer_index(lp_kernel *k, const gplan *g, lp_expr *o) {
  * … (pairs of neighbours, level by level). */
 void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered) {
     lp_kernel *k = l->k;
-    if (dsp_fold_regs(l, b, first, n, step)) return;
+    if (dsp_folds_many(l->q)) {
+        dsp_fold_regs(l, b, first, n, step);
+        return;
+    }
     for (int h = 1; h < n; h <<= 1)
         for (int i = 0; i + h < n; i += 2 * h) {
             lp_expr *x = lp_reg(k, first + i * step), *y = lp_reg(k, first + (i + h) * step);

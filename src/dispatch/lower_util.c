@@ -67,6 +67,21 @@ int64_t dsp_shared_bytes(const lp_kernel *k) {
 
 lp_expr *dsp_i32(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I32, v); }
 
+/* A register holding e (e itself when it is one): for a value read more than once. */
+static lp_expr *held(dsp_lower *l, lp_block *into, lp_expr *e, const char *name) {
+    if (e->kind == LX_REG || e->kind == LX_CONST) return e;
+    int r = lp_reg_new(l->k, e->type, name);
+    lp_assign(l->k, into, r, e);
+    return lp_reg(l->k, r);
+}
+
+/* out (v converted to out's type), but a NaN v as the type's default quiet NaN, not
+ * converted: which NaN an operation or conversion gives differs between GPUs and CPUs
+ * (payload, sign), and the bits must not. v is read twice: a register or a constant. */
+static lp_expr *quieted(dsp_lower *l, lp_expr *v, lp_expr *out) {
+    return lp_select(l->k, lp_binary(l->k, LO_NE, v, v), lp_float(l->k, out->type, NAN), out);
+}
+
 lp_type dsp_index_type(int64_t bound, int64_t step) { return bound > INT32_MAX - step ? LP_I64 : LP_I32; }
 
 int64_t dsp_lane_step(const dsp_lower *l, const lp_expr *stride) {
@@ -359,13 +374,6 @@ static const double LN2 = 0x1.62e42fefa39efp-1, LOG2E = 0x1.71547652b82fep0, SQR
 static const double ROUNDER = 12582912.0; /* 1.5 * 2^23: t + ROUNDER rounds t to an integer k, in its low bits */
 static lp_expr *f32c(dsp_lower *l, double v) { return lp_float(l->k, LP_F32, v); }
 static lp_expr *f64c(dsp_lower *l, double v) { return lp_float(l->k, LP_F64, v); }
-/* A register holding e (e itself when it is one): for a value read more than once. */
-static lp_expr *held(dsp_lower *l, lp_block *into, lp_expr *e, const char *name) {
-    if (e->kind == LX_REG || e->kind == LX_CONST) return e;
-    int r = lp_reg_new(l->k, e->type, name);
-    lp_assign(l->k, into, r, e);
-    return lp_reg(l->k, r);
-}
 static lp_expr *lse_m(dsp_lower *l, lp_expr *key) { return lp_bits(l->k, LP_F32, key_hi(l, key)); }
 static lp_expr *lse_s(dsp_lower *l, lp_expr *key) { return lp_bits(l->k, LP_F32, key_lo(l, key)); }
 static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
@@ -384,7 +392,7 @@ static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     for (int n = LSE_DEGREE - 1; n >= 0; n--) p = lp_fma(k, p, f, f32c(l, c[n]));
     /* r's bits are 0x4b400000 + k: (bits + 127) << 23 is 2^k's, modulo 2^32 */
     lp_expr *scale = lp_bits(k, LP_F32, bin(l, LO_SHL, bin(l, LO_ADD, lp_bits(k, LP_I32, r), i32c(l, 127)), i32c(l, 23)));
-    return bin(l, LO_MUL, p, scale);
+    return held(l, into, bin(l, LO_MUL, held(l, into, p, "p2f"), scale), "e");
 }
 
 /* The merge of two states (above), as statements into `into`; the merged key. */
@@ -420,10 +428,8 @@ static void lse_fold(dsp_lower *l, lp_block *into, int first, int n, int step) {
 
 bool dsp_folds_many(const dsp_query *q) { return ir_op(q->st->op)->key == IR_KEY_LSE; }
 
-bool dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step) {
-    if (!dsp_folds_many(l->q)) return false;
-    if (n > 1) lse_fold(l, into, first, n, step);
-    return true;
+void dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step) {
+    if (n > 1) lse_fold(l, into, first, n, step); /* the one op with such a fold (dsp_folds_many) */
 }
 
 /* ln(s) for s >= 1 (a state's sum with an element in it), in f64: s = 2^e * f with f in
@@ -507,10 +513,8 @@ static void store_rank(dsp_lower *l, lp_block *into, const ir_region *r, lp_expr
     lp_type vt = value_type(l->q);
     lp_expr *out;
     if (vt == LP_F32) {
-        int f = lp_reg_new(k, LP_F32, "val");
-        lp_assign(k, into, f, rank_value(l, rank, vt));
-        lp_expr *v = lp_reg(k, f);
-        out = lp_select(k, bin(l, LO_NE, v, v), lp_float(k, b->type, NAN), lp_cast(k, b->type, v));
+        lp_expr *v = held(l, into, rank_value(l, rank, vt), "val");
+        out = quieted(l, v, lp_cast(k, b->type, v));
     } else {
         out = lp_cast(k, b->type, rank_value(l, rank, vt));
     }
@@ -522,17 +526,12 @@ static void store_rank(dsp_lower *l, lp_block *into, const ir_region *r, lp_expr
 static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
     lp_kernel *k = l->k;
     const ir_stmt *st = l->q->st;
-    if (key->kind != LX_REG) { /* read twice */
-        int r = lp_reg_new(k, LP_I64, "key");
-        lp_assign(k, into, r, key);
-        key = lp_reg(k, r);
-    }
-    if (ir_op(st->op)->key == IR_KEY_LSE) { /* rounded once from f64 to the dtype; NaN as in store_rank */
+    key = held(l, into, key, "key"); /* read twice */
+    if (ir_op(st->op)->key == IR_KEY_LSE) { /* computed in f64, narrowed as the emitters narrow (16-bit through f32) */
         lp_buf *b = lp_buf_for(k, st->dst.buf);
         lp_expr *v = held(l, into, lse_result(l, into, key), "res");
-        lp_expr *narrow = b->type == LP_F64 ? v : lp_cast(k, b->type, lp_cast(k, LP_F32, v)); /* 16-bit through f32, as emitted */
-        lp_expr *out = lp_select(k, bin(l, LO_NE, v, v), lp_float(k, b->type, NAN), narrow);
-        lp_store(k, into, b, dsp_region_offset(l, &st->dst, s), out);
+        lp_store(k, into, b, dsp_region_offset(l, &st->dst, s),
+                 quieted(l, v, b->type == LP_F64 ? v : lp_cast(k, b->type, lp_cast(k, LP_F32, v))));
         return;
     }
     if (ir_op(st->op)->key == IR_KEY_PAIR) {
@@ -576,17 +575,11 @@ void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
     if (l->q->st->accum) v = dsp_combine(l, into, lp_cast(l->k, acc->type, lp_load(l->k, b, off)), acc);
     v = finish(l, v); /* (the verifier refuses accum for an op with a finish) */
     lp_type t = b ? b->type : acc->type;
-    /* a NaN is stored as the type's default quiet NaN: which NaN an operation returns
-     * differs between GPUs and CPUs (payload, sign), and the bits must not */
+    /* a NaN is stored as the type's default quiet NaN (quieted) */
     bool quiet = lp_is_float(acc->type) && l->q->st->exec.scope == TILEC_SCOPE_GRID;
-    if (quiet && v->kind != LX_REG) { /* the value once, read twice below */
-        int r = lp_reg_new(l->k, v->type, "res");
-        lp_assign(l->k, into, r, v);
-        v = lp_reg(l->k, r);
-    }
+    if (quiet) v = held(l, into, v, "res");
     lp_expr *out = lp_cast(l->k, t, v);
-    if (quiet) out = lp_select(l->k, lp_binary(l->k, LO_NE, v, v), lp_float(l->k, t, NAN), out);
-    lp_store(l->k, into, b, off, out);
+    lp_store(l->k, into, b, off, quiet ? quieted(l, v, out) : out);
 }
 
 void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride) {

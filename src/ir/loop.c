@@ -8,6 +8,7 @@
 #include "loop.h"
 #include "numeric.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const type_names[] = {"bool", "i32", "u32", "i64", "f16", "bf16", "f32", "f64"};
@@ -307,7 +308,18 @@ static void print_reg(ir_str *s, const lp_kernel *k, int reg) {
     ir_str_printf(s, "%s%d", k->regs[reg].name, reg);
 }
 
+/* open a sep b sep2 c close, the operands printed as expressions (b, c: NULL for fewer). */
+static void operands(ir_str *s, const lp_kernel *k, const char *open, const lp_expr *a, const char *sep,
+                     const lp_expr *b, const char *sep2, const lp_expr *c, const char *close) {
+    ir_str_printf(s, "%s", open);
+    lp_print_expr(s, k, a);
+    if (b) ir_str_printf(s, "%s", sep), lp_print_expr(s, k, b);
+    if (c) ir_str_printf(s, "%s", sep2), lp_print_expr(s, k, c);
+    ir_str_printf(s, "%s", close);
+}
+
 void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
+    char name[48];
     switch (e->kind) {
     case LX_CONST:
         if (lp_is_float(e->type)) {
@@ -330,37 +342,15 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     case LX_BINARY:
         if (e->op == LO_MAX || e->op == LO_MIN) {
             bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE;
-            ir_str_printf(s, "%s%s(", op_text[e->op], num ? "num" : "");
-            lp_print_expr(s, k, e->a);
-            ir_str_printf(s, ", ");
-            lp_print_expr(s, k, e->b);
-            ir_str_printf(s, ")");
+            snprintf(name, sizeof name, "%s%s(", op_text[e->op], num ? "num" : "");
+            operands(s, k, name, e->a, ", ", e->b, NULL, NULL, ")");
             return;
         }
-        ir_str_printf(s, "(");
-        lp_print_expr(s, k, e->a);
-        ir_str_printf(s, " %s ", op_text[e->op]);
-        lp_print_expr(s, k, e->b);
-        ir_str_printf(s, ")");
+        snprintf(name, sizeof name, " %s ", op_text[e->op]);
+        operands(s, k, "(", e->a, name, e->b, NULL, NULL, ")");
         return;
-    case LX_SELECT:
-        ir_str_printf(s, "(");
-        lp_print_expr(s, k, e->a);
-        ir_str_printf(s, " ? ");
-        lp_print_expr(s, k, e->b);
-        ir_str_printf(s, " : ");
-        lp_print_expr(s, k, e->c);
-        ir_str_printf(s, ")");
-        return;
-    case LX_FMA:
-        ir_str_printf(s, "fma(");
-        lp_print_expr(s, k, e->a);
-        ir_str_printf(s, ", ");
-        lp_print_expr(s, k, e->b);
-        ir_str_printf(s, ", ");
-        lp_print_expr(s, k, e->c);
-        ir_str_printf(s, ")");
-        return;
+    case LX_SELECT: operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")"); return;
+    case LX_FMA: operands(s, k, "fma(", e->a, ", ", e->b, ", ", e->c, ")"); return;
     case LX_CAST:
         ir_str_printf(s, "%s(", lp_type_name(e->type));
         lp_print_expr(s, k, e->a);

@@ -119,6 +119,8 @@ const ir_op_info *ir_op(tilec_op op);
 /* The type op accumulates values of dtype d in: lp_accum_type(d), f64 where the op's row
  * says its squares need it, i64 for a keyed op. */
 lp_type lp_op_accum_type(tilec_op op, tilec_dtype d);
+/* The dtypes op is defined on, as "f16, bf16, f32" (the table's, for messages), in buf. */
+const char *ir_op_dtype_names(tilec_op op, char *buf, size_t n);
 
 typedef enum lp_expr_kind {
     LX_CONST, /* i (integer and bool types) or f (float types) */

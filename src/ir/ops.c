@@ -5,6 +5,8 @@
  */
 #include "loop.h"
 
+#include <stdio.h>
+
 static const ir_op_info ops[] = {
     [TILEC_OP_SUM] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_SUM,
                       .empty = IR_EMPTY_IDENTITY},
@@ -42,6 +44,15 @@ lp_type lp_op_accum_type(tilec_op op, tilec_dtype d) {
     if (ir_op(op)->key != IR_KEY_NONE) return LP_I64;
     lp_type t = lp_accum_type(d);
     return ir_op(op)->holds_squares && (d == TILEC_BF16 || d == TILEC_F32) ? LP_F64 : t;
+}
+
+const char *ir_op_dtype_names(tilec_op op, char *buf, size_t n) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (int d = 0; d < TILEC_DTYPE_COUNT && at < n; d++)
+        if (tilec_op_supports(op, (tilec_dtype)d, false))
+            at += (size_t)snprintf(buf + at, n - at, "%s%s", at ? ", " : "", tilec_dtype_name((tilec_dtype)d));
+    return buf;
 }
 
 bool tilec_op_compares(tilec_op op) { return (unsigned)op < TILEC_OP_COUNT && ops[op].compares; }

@@ -256,10 +256,10 @@ static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
     const ir_region *dst = &st->dst, *two = &st->dst2, *src = &st->src;
     const char *op = tilec_op_name(st->op), *what = ir_op(st->op)->second;
     bool index = ir_op(st->op)->key == IR_KEY_INDEX;
+    char names[64];
     if (tilec_dtype_size(src->buf->dtype) > 4)
         err(v, st->op_pos, "%s takes values of at most 32 bits (%s); source '%s' is %s", op,
-            ir_op(st->op)->floats_only ? "f16, bf16, f32" : "f16, bf16, f32, i32, u32", src->buf->name,
-            tilec_dtype_name(src->buf->dtype));
+            ir_op_dtype_names(st->op, names, sizeof names), src->buf->name, tilec_dtype_name(src->buf->dtype));
     if (!what) return;
     tilec_dtype it = two->buf->dtype;
     if (index && it != TILEC_I64 && it != TILEC_I32)

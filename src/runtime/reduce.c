@@ -99,9 +99,10 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         return bad(ctx, "nan policy ignore applies to the ops that compare (max, min, argmax, argmin, aminmax) of "
                         "float dtypes only (a sum with a NaN is NaN; integers have none), not to %s %s",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype));
+    char names[64];
     if (op->key != IR_KEY_NONE && tilec_dtype_size(d->dtype) > 4)
         return bad(ctx, "%s takes values of at most 32 bits (%s), not %s", tilec_op_name(d->op),
-                   op->floats_only ? "f16, bf16, f32" : "f16, bf16, f32, i32, u32", tilec_dtype_name(d->dtype));
+                   ir_op_dtype_names(d->op, names, sizeof names), tilec_dtype_name(d->dtype));
     if (!op->second && (d->out2 || d->index_i32))
         return bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
     if (op->key != IR_KEY_INDEX && d->index_i32)

@@ -386,21 +386,49 @@ static bool ref_better(const ir_stmt *st, bool flt, rval x, rval best) {
     return max ? x.f > best.f : x.f < best.f;
 }
 
+/* One output's slice for the ops reduced from their definitions (below): its source
+ * elements by lane and reduced index, and its destinations. c0 holds the kept
+ * coordinates (the reduced ones are filled per element). */
+typedef struct slice {
+    ref *R;
+    const ir_stmt *st;
+    int first, count;  /* the instance's threads */
+    int64_t s, rlen;   /* the output, the elements a lane contributes */
+    const int64_t *c0, *rdims;
+    const bool *red;
+    int nr, rank;
+} slice;
+
+/* The lanes whose elements the slice holds: every lane of the instance for a local
+ * source, in lane order, else the first. */
+static int slice_lanes(const slice *sl) { return sl->st->src.buf->space == TILEC_SPACE_LOCAL ? sl->count : 1; }
+
+static rval slice_elem(const slice *sl, int t, int64_t r) {
+    int64_t rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
+    unflatten(r, sl->rdims, sl->nr, rc);
+    for (int d = 0, j = 0; d < sl->rank; d++) c[d] = sl->red[d] ? rc[j++] : sl->c0[d];
+    return *at(sl->R, sl->st->src.buf, offset(sl->R, &sl->st->src, c, sl->first), t);
+}
+
+/* v into the slice's output of region dst, in every lane of a local destination. */
+static void slice_put(const slice *sl, const ir_region *dst, rval v) {
+    int64_t off = flat_offset(sl->R, dst, sl->s, sl->first);
+    for (int t = sl->first; t < sl->first + (dst->buf->space == TILEC_SPACE_LOCAL ? sl->count : 1); t++)
+        put(dst->buf, at(sl->R, dst->buf, off, t), v);
+}
+
 /* argmax / argmin (the best and its index), or aminmax (the minimum and the maximum, as
- * min and max fold them), into dst and dst2. Elements of every lane of the instance with a
- * local source (aminmax: argmax's is only at thread scope), in lane order. */
-static void reduce_keyed(ref *R, const ir_stmt *st, int first, int count, int64_t s, int64_t rlen,
-                         const int64_t *c0, const bool *red, const int64_t *rdims, int nr, int rank) {
+ * min and max fold them), into dst and dst2 (aminmax: argmax's local source is only at
+ * thread scope). */
+static void reduce_keyed(const slice *sl) {
+    const ir_stmt *st = sl->st;
     bool flt = is_float(st->src.buf), pair = ir_op(st->op)->key == IR_KEY_PAIR;
-    int lanes = st->src.buf->space == TILEC_SPACE_LOCAL ? count : 1;
     rval best = {0}, lo = {0}, hi = {0};
-    int64_t where = 0, rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
-    for (int t = first; t < first + lanes; t++)
-        for (int64_t r = 0; r < rlen; r++) {
-            unflatten(r, rdims, nr, rc);
-            for (int d = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : c0[d];
-            rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
-            bool start = t == first && r == 0;
+    int64_t where = 0;
+    for (int t = sl->first; t < sl->first + slice_lanes(sl); t++)
+        for (int64_t r = 0; r < sl->rlen; r++) {
+            rval x = slice_elem(sl, t, r);
+            bool start = t == sl->first && r == 0;
             if (pair) {
                 if (start) lo = hi = x;
                 ref_min(&lo, lo, x, flt, st->nan);
@@ -416,31 +444,22 @@ static void reduce_keyed(ref *R, const ir_stmt *st, int first, int count, int64_
         index = hi;
     }
     best.mag = index.mag = 0;
-    int64_t off = flat_offset(R, &st->dst, s, first), off2 = flat_offset(R, &st->dst2, s, first);
-    for (int t = first; t < first + (st->dst.buf->space == TILEC_SPACE_LOCAL ? count : 1); t++)
-        put(st->dst.buf, at(R, st->dst.buf, off, t), best);
-    for (int t = first; t < first + (st->dst2.buf->space == TILEC_SPACE_LOCAL ? count : 1); t++)
-        put(st->dst2.buf, at(R, st->dst2.buf, off2, t), index);
+    slice_put(sl, &st->dst, best);
+    slice_put(sl, &st->dst2, index);
 }
 
 /* logsumexp from its definition, ln(sum of exp(x)), in long double with the largest
  * element taken out (m + ln(sum of exp(x - m)), which neither overflows nor loses the small
  * terms): NaN where an element is NaN, +inf where one is +inf, -inf where all are -inf.
  * The fold's sum has a relative error of its own, which the log makes absolute; with the
- * result's rounding the error scale is 1 + |result|. Elements of every lane of the instance
- * with a local source, as reduce's. */
-static void reduce_lse(ref *R, const ir_stmt *st, int first, int count, int64_t s, int64_t rlen,
-                       const int64_t *c0, const bool *red, const int64_t *rdims, int nr, int rank) {
-    int lanes = st->src.buf->space == TILEC_SPACE_LOCAL ? count : 1;
-    int64_t rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
+ * result's rounding the error scale is 1 + |result|. */
+static void reduce_lse(const slice *sl) {
     long double m = -INFINITY, sum = 0;
     bool nan = false;
     for (int pass = 0; pass < 2; pass++) /* the maximum, then the sum relative to it */
-        for (int t = first; t < first + lanes; t++)
-            for (int64_t r = 0; r < rlen; r++) {
-                unflatten(r, rdims, nr, rc);
-                for (int d = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : c0[d];
-                long double x = at(R, st->src.buf, offset(R, &st->src, c, first), t)->f;
+        for (int t = sl->first; t < sl->first + slice_lanes(sl); t++)
+            for (int64_t r = 0; r < sl->rlen; r++) {
+                long double x = slice_elem(sl, t, r).f;
                 if (pass == 0) {
                     nan |= isnan(x);
                     if (x > m) m = x;
@@ -448,12 +467,11 @@ static void reduce_lse(ref *R, const ir_stmt *st, int first, int count, int64_t 
                     sum += expl(x - m);
                 }
             }
+    const tilec_buffer *b = sl->st->dst.buf;
     rval v = {.f = nan ? NAN : isfinite(m) ? m + logl(sum) : m};
     if (isfinite(v.f)) v.mag = (double)(1 + fabsl(v.f));
-    v.may = store_edge(st->dst.buf, v.f, tolerance_of(st->dst.buf) * v.mag);
-    int64_t off = flat_offset(R, &st->dst, s, first);
-    for (int t = first; t < first + (st->dst.buf->space == TILEC_SPACE_LOCAL ? count : 1); t++)
-        put(st->dst.buf, at(R, st->dst.buf, off, t), v);
+    v.may = store_edge(b, v.f, tolerance_of(b) * v.mag);
+    slice_put(sl, &sl->st->dst, v);
 }
 
 static void reduce(ref *R, const ir_stmt *st, int first, int count) {
@@ -477,8 +495,9 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         unflatten(s, kept, nk, kc);
         if (ir_op(st->op)->key != IR_KEY_NONE) {
             for (int d = 0, i = 0; d < rank; d++) c[d] = red[d] ? 0 : kc[i++];
-            if (ir_op(st->op)->key == IR_KEY_LSE) reduce_lse(R, st, first, count, s, rlen, c, red, rdims, nr, rank);
-            else reduce_keyed(R, st, first, count, s, rlen, c, red, rdims, nr, rank);
+            slice sl = {R, st, first, count, s, rlen, c, rdims, red, nr, rank};
+            if (ir_op(st->op)->key == IR_KEY_LSE) reduce_lse(&sl);
+            else reduce_keyed(&sl);
             continue;
         }
         rval acc = identity(st, st->src.buf);
