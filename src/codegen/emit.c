@@ -66,6 +66,7 @@ static const char *c_type(lp_type t) {
     case LP_I64: return "long long";
     case LP_F16: case LP_BF16: return "tl_u16";
     case LP_F32: return "float";
+    case LP_F64X2: return "tl_f64x2";
     default: return "double";
     }
 }
@@ -177,6 +178,10 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         ir_str_printf(s, ")");
         return;
     case LX_BINARY: {
+        if (e->type == LP_F64X2) { /* the one operation on pairs: an addition, part by part */
+            operands(s, k, "tl_add_f64x2(", e->a, ", ", e->b, NULL, NULL, ")");
+            return;
+        }
         /* float products and quotients through the target's correctly rounded helpers: never
          * fused into an add (x * x + acc stays two roundings), whatever the compiler's flags */
         bool rn = lp_is_float(e->type) && (e->op == LO_MUL || e->op == LO_DIV);
@@ -203,6 +208,11 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     case LX_FMA:
         snprintf(name, sizeof name, "tl_fma_%s(", type_tag(e->type));
         operands(s, k, name, e->a, ", ", e->b, ", ", e->c, ")");
+        return;
+    case LX_PAIR: operands(s, k, "tl_pair(", e->a, ", ", e->b, NULL, NULL, ")"); return;
+    case LX_PART:
+        operands(s, k, "(", e->a, NULL, NULL, NULL, NULL, ")");
+        ir_str_printf(s, ".e[%d]", (int)e->i);
         return;
     case LX_CAST: cast(s, k, e->type, e->a); return;
     case LX_LOAD:
@@ -286,9 +296,13 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
         ir_str_printf(s, "%*s}\n", pad, "");
         return;
     case LS_SHFL:
-        snprintf(dst, sizeof dst, "tl_%s%d", k->regs[st->reg].name, st->reg);
-        snprintf(src, sizeof src, "tl_%s%d", k->regs[st->src_reg].name, st->src_reg);
-        t->shfl(s, dst, src, st->lane_mask, st->width);
+        for (int part = 0, parts = k->regs[st->reg].type == LP_F64X2 ? 2 : 1; part < parts; part++) { /* a pair as its two f64s */
+            const char *sub = parts == 1 ? "" : part ? ".e[1]" : ".e[0]";
+            if (part) ir_str_printf(s, "%*s", pad, "");
+            snprintf(dst, sizeof dst, "tl_%s%d%s", k->regs[st->reg].name, st->reg, sub);
+            snprintf(src, sizeof src, "tl_%s%d%s", k->regs[st->src_reg].name, st->src_reg, sub);
+            t->shfl(s, dst, src, st->lane_mask, st->width);
+        }
         return;
     case LS_BARRIER: t->barrier(s, st->scope); return;
     case LS_VLOAD: case LS_VSTORE: {
@@ -483,7 +497,11 @@ static const char common_prelude[] =
     "typedef struct __attribute__((aligned(16))) { int e[4]; } tl_i32x4;\n"
     "typedef struct __attribute__((aligned(16))) { unsigned e[4]; } tl_u32x4;\n"
     "typedef struct __attribute__((aligned(16))) { long long e[2]; } tl_i64x2;\n"
-    "typedef struct __attribute__((aligned(16))) { tl_u16 e[8]; } tl_u16x8;\n";
+    "typedef struct __attribute__((aligned(16))) { tl_u16 e[8]; } tl_u16x8;\n"
+    "/* a pair of f64s (var's two sums), added part by part */\n"
+    "static __device__ __forceinline__ tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }\n"
+    "static __device__ __forceinline__ tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {\n"
+    "  return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);\n}\n";
 
 static const cg_target *const targets[TILEC_BACKEND_COUNT] = {[TILEC_BACKEND_CUDA] = &cg_cuda, [TILEC_BACKEND_HIP] = &cg_hip};
 

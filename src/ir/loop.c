@@ -11,11 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const type_names[] = {"bool", "i32", "u32", "i64", "f16", "bf16", "f32", "f64"};
+static const char *const type_names[] = {"bool", "i32", "u32", "i64", "f16", "bf16", "f32", "f64", "f64x2"};
 _Static_assert(sizeof type_names / sizeof type_names[0] == LP_TYPE_COUNT, "type names");
 
 const char *lp_type_name(lp_type t) { return (unsigned)t < LP_TYPE_COUNT ? type_names[t] : "?"; }
-bool lp_is_float(lp_type t) { return t >= LP_F16; }
+bool lp_is_float(lp_type t) { return t >= LP_F16 && t <= LP_F64; }
 
 lp_type lp_type_of(tilec_dtype d) {
     switch (d) {
@@ -168,6 +168,18 @@ lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b) {
 lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c) {
     lp_expr *e = expr(k, LX_FMA, a->type);
     if (e != &placeholder_expr) { e->a = a; e->b = b; e->c = c; }
+    return e;
+}
+
+lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b) {
+    lp_expr *e = expr(k, LX_PAIR, LP_F64X2);
+    if (e != &placeholder_expr) { e->a = a; e->b = b; }
+    return e;
+}
+
+lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i) {
+    lp_expr *e = expr(k, LX_PART, LP_F64);
+    if (e != &placeholder_expr) { e->a = pair; e->i = i; }
     return e;
 }
 
@@ -351,6 +363,11 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         return;
     case LX_SELECT: operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")"); return;
     case LX_FMA: operands(s, k, "fma(", e->a, ", ", e->b, ", ", e->c, ")"); return;
+    case LX_PAIR: operands(s, k, "pair(", e->a, ", ", e->b, NULL, NULL, ")"); return;
+    case LX_PART:
+        lp_print_expr(s, k, e->a);
+        ir_str_printf(s, ".%lld", (long long)e->i);
+        return;
     case LX_CAST:
         ir_str_printf(s, "%s(", lp_type_name(e->type));
         lp_print_expr(s, k, e->a);

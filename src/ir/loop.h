@@ -15,7 +15,10 @@
 
 #include "ir.h"
 
-/* Value types. f16 and bf16 exist only as loads and stores: arithmetic converts them. */
+/* Value types. f16 and bf16 exist only as loads and stores: arithmetic converts them.
+ * f64x2 is a pair of f64s (var's two sums): made by LX_PAIR, read by LX_PART, added part
+ * by part (LO_ADD, each rounded in f64); registers, shuffles, selects, loads and stores
+ * move it whole. It is not a float type (lp_is_float): nothing else applies to it. */
 typedef enum lp_type {
     LP_BOOL,
     LP_I32,
@@ -25,6 +28,7 @@ typedef enum lp_type {
     LP_BF16,
     LP_F32,
     LP_F64,
+    LP_F64X2,
     LP_TYPE_COUNT
 } lp_type;
 
@@ -70,12 +74,15 @@ typedef enum ir_error_model {
     IR_ERROR_EXACT, /* the result is one of the operands: exact in any order */
     IR_ERROR_PROD,  /* a rounding per factor, relative to the result */
     IR_ERROR_LOG,   /* the log of a sum: the sum's relative error as an absolute one */
+    IR_ERROR_VAR,   /* a variance from shifted f64 sums: relative to their sum of squares */
 } ir_error_model;
 /* What an element becomes before it is combined (the partial results are not lifted). */
 typedef enum ir_lift {
     IR_LIFT_NONE,
     IR_LIFT_SQUARE, /* x * x, rounded in the accumulation type (never fused into the add) */
     IR_LIFT_KEY,    /* x (and its index) as one i64 key (ir_key, lower_util.c) */
+    IR_LIFT_SHIFT,  /* d = x - x0 (x0 the slice's first element) as the f64x2 (d, d * d),
+                       each rounded in f64: var's shifted sums (lower_util.c) */
 } ir_lift;
 /* What the folded value becomes when it is stored, in the accumulation type. */
 typedef enum ir_finish {
@@ -83,6 +90,8 @@ typedef enum ir_finish {
     IR_FINISH_MEAN, /* divided by the count of elements (converted to the type), rounded once */
     IR_FINISH_SQRT, /* its square root, rounded once */
     IR_FINISH_KEY,  /* the key's two results, into the two destinations */
+    IR_FINISH_VAR,  /* the variance of the shifted sums, with the statement's correction */
+    IR_FINISH_STD,  /* its square root */
 } ir_finish;
 /* What a reduction of no elements gives (the JIT's empty axes; a tile has no empty dim). */
 typedef enum ir_empty {
@@ -132,8 +141,10 @@ typedef enum lp_expr_kind {
     LX_CAST,   /* a converted to type (round to nearest even) */
     LX_LOAD,   /* buf[a], of the buffer's storage type */
     LX_BITS,   /* a's bits as type: f32 <-> i32 (an order key's input and its inverse) */
-    LX_FMA     /* a * b + c of floats, rounded once (IEEE fusedMultiplyAdd): only where a
+    LX_FMA,    /* a * b + c of floats, rounded once (IEEE fusedMultiplyAdd): only where a
                   lowering asks for it; products are otherwise never fused */
+    LX_PAIR,   /* the f64x2 (a, b) of two f64s */
+    LX_PART    /* part i (0 or 1) of the f64x2 a, an f64 */
 } lp_expr_kind;
 
 typedef struct lp_buf lp_buf;
@@ -246,6 +257,8 @@ lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a);
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index);
 lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32 */
 lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c); /* LX_FMA: floats of one type */
+lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b);             /* LX_PAIR: f64, f64 -> f64x2 */
+lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i);               /* LX_PART: f64x2 -> f64 */
 
 /* Statements are appended to `into`; the returned statement's blocks can be filled. */
 lp_stmt *lp_assign(lp_kernel *k, lp_block *into, int reg, lp_expr *a);

@@ -29,8 +29,9 @@
 #include <string.h>
 
 typedef union sim_val {
-    int64_t i; /* integer and bool types (i32 sign-extended, u32 zero-extended) */
-    double f;  /* float types, exactly their type's value */
+    int64_t i;   /* integer and bool types (i32 sign-extended, u32 zero-extended) */
+    double f;    /* float types, exactly their type's value */
+    double p[2]; /* f64x2 */
 } sim_val;
 
 typedef enum ins_kind { SI_ASSIGN, SI_STORE, SI_SHFL, SI_BARRIER, SI_IF, SI_ELSE, SI_ENDIF,
@@ -275,7 +276,8 @@ static sim_val load(sim *S, const lp_buf *b, int64_t i, int tid, const ir_stmt *
     sim_val v = {0};
     unsigned char *p = element(S, b, i, tid, false, origin);
     if (!p) return v;
-    if (lp_is_float(b->type)) v.f = num_load_float(b->type, p, 0);
+    if (b->type == LP_F64X2) memcpy(v.p, p, sizeof v.p);
+    else if (lp_is_float(b->type)) v.f = num_load_float(b->type, p, 0);
     else v.i = num_load_int(b->type, p, 0);
     return v;
 }
@@ -283,7 +285,8 @@ static sim_val load(sim *S, const lp_buf *b, int64_t i, int tid, const ir_stmt *
 static void store(sim *S, const lp_buf *b, int64_t i, int tid, sim_val v, const ir_stmt *origin) {
     unsigned char *p = element(S, b, i, tid, true, origin);
     if (!p) return;
-    if (lp_is_float(b->type)) num_store_float(b->type, p, 0, v.f);
+    if (b->type == LP_F64X2) memcpy(p, v.p, sizeof v.p);
+    else if (lp_is_float(b->type)) num_store_float(b->type, p, 0, v.f);
     else num_store_int(b->type, p, 0, v.i);
 }
 
@@ -331,6 +334,11 @@ static sim_val arith(sim *S, const lp_expr *e, sim_val a, sim_val b, int tid, co
     }
     if (e->op == LO_AND) { r.i = a.i && b.i; return r; }
     if (e->op == LO_OR) { r.i = a.i || b.i; return r; }
+    if (t == LP_F64X2) { /* LO_ADD, part by part */
+        r.p[0] = a.p[0] + b.p[0];
+        r.p[1] = a.p[1] + b.p[1];
+        return r;
+    }
     if (lp_is_float(t)) {
         if (e->op == LO_MAX) r.f = num_fmax(a.f, b.f, e->nan);
         else if (e->op == LO_MIN) r.f = num_fmin(a.f, b.f, e->nan);
@@ -405,6 +413,11 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         v.f = e->type == LP_F32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
         return v;
     }
+    case LX_PAIR:
+        v.p[0] = eval(S, e->a, tid, origin).f;
+        v.p[1] = eval(S, e->b, tid, origin).f;
+        return v;
+    case LX_PART: v.f = eval(S, e->a, tid, origin).p[e->i]; return v;
     case LX_CAST: return cast(e->type, e->a->type, eval(S, e->a, tid, origin));
     case LX_LOAD: return load(S, e->buf, eval(S, e->a, tid, origin).i, tid, origin);
     case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes */
