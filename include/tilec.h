@@ -94,7 +94,7 @@ extern "C" {
 #define TILEC_OP_LIST(X)                                                                   \
     X(SUM, "sum") X(MAX, "max") X(MIN, "min") X(PROD, "prod") X(SUMSQ, "sumsq") X(NORM2, "norm2") \
     X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin") X(AMINMAX, "aminmax")   \
-    X(LOGSUMEXP, "logsumexp")
+    X(LOGSUMEXP, "logsumexp") X(VAR, "var") X(STD, "std")
 
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
@@ -161,15 +161,18 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
-/* Whether reduction op is defined on dtype (mean and norm2 take float dtypes only; argmax,
- * argmin and aminmax values of at most 32 bits: not f64 or i64; logsumexp f16, bf16 and
- * f32) and,
+/* Whether reduction op is defined on dtype (mean, norm2, var and std take float dtypes
+ * only; argmax, argmin and aminmax values of at most 32 bits: not f64 or i64; logsumexp
+ * f16, bf16 and f32) and,
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
  * results are not their fold's, do not). False for values out of range. */
 TILEC_API bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate);
 /* Whether op compares values (max, min, argmax, argmin, aminmax): the NaN policy
  * (nan=ignore) applies to it on float dtypes. False out of range. */
 TILEC_API bool tilec_op_compares(tilec_op op);
+/* Whether op takes a correction (var and std: the divisor is n - correction). False out of
+ * range. */
+TILEC_API bool tilec_op_takes_correction(tilec_op op);
 /* How many results op writes: 2 for argmax and argmin (the value and its index) and for
  * aminmax (the minimum and the maximum), 1 for the others, 0 out of range. */
 TILEC_API int tilec_op_outputs(tilec_op op);
@@ -337,6 +340,9 @@ typedef struct tilec_reduce_attrs {
     const tilec_region *dst2;  /* the second result: argmax / argmin's index (i64 or i32),
                                   aminmax's maximum (dst gets its minimum); required for
                                   them, NULL for every other op */
+    const int64_t *correction; /* var / std: the divisor is max(n - *correction, 0), with
+                                  *correction >= 0 (0: numpy's default); NULL: 1, Bessel's
+                                  (torch's default). NULL for every other op */
 } tilec_reduce_attrs;
 
 /* axes = (-1), accum = false, nan = propagate, no forced variant. */
@@ -536,6 +542,9 @@ typedef struct tilec_reduce_desc {
                       * tilec_reduce_check, the host copy of them after the call. NULL for
                       * every other op */
     bool index_i32;  /* argmax / argmin: out2 holds i32 indices */
+    const int64_t *correction; /* var / std: the divisor is max(n - *correction, 0), with
+                      * *correction >= 0 (0: numpy's default); NULL: 1, Bessel's (torch's
+                      * default). Read during the call only. NULL for every other op */
 } tilec_reduce_desc;
 
 /* Reduces `in` into `out` (device memory of the context's backend). The first call for a

@@ -206,7 +206,7 @@ has "it says mean is for floats" "$tmp/err" "mean is defined for float dtypes, n
 expect "a norm accumulated" 1 "$tilec" reduce --op norm2 --dtype f32 --shape 30x10 --backend sim --accumulate
 has "it says accumulate does not apply" "$tmp/err" "accumulate does not apply to norm2"
 expect "an unknown op" 2 "$tilec" reduce --op avg --dtype f32 --shape 30x10 --backend sim
-has "it lists the ops" "$tmp/err" "--op must be sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax or logsumexp, not 'avg'"
+has "it lists the ops" "$tmp/err" "--op must be sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std, not 'avg'"
 expect "reduce a transposed view" 0 "$tilec" reduce --op sum --dtype f32 --shape 300x200 --strides 1,300 --axes 0 --backend sim --check --repeat 1
 has "the view shows its strides" "$tmp/out" "view: 300 (reduced) 200; strides 1, 300"
 has "a transposed view is checked" "$tmp/out" "): ok"

@@ -107,7 +107,7 @@ static const bad_case cases[] = {
     {"unknown statement", HEAD "  @block.sync()\n}",
      "unknown statement 'block'; expected shared, local, or a scope (cta, warpgroup, warp, thread)", P},
     {"unknown operation", HEAD "  cta.@avg(B, A)\n}",
-     "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax or logsumexp", P},
+     "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std", P},
     {"misspelt operation", HEAD "  cta.@summ(B, A)\n}", "unknown operation 'summ'; did you mean 'sum'?", P},
     {"instance that does not exist", HEAD128 "  @warp[5].sync()\n}",
      "warp[5] does not exist: threads=128 gives 4 warps (warp size 32)", V},
@@ -264,7 +264,7 @@ static void test_long_line(void **state) {
     assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
     assert_int_equal(d.line, 1);
     assert_int_equal(d.col, (int)(hn + pad + 5));
-    assert_string_equal(d.message, "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax or logsumexp");
+    assert_string_equal(d.message, "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std");
     assert_true(strlen(tilec_diag_text(ctx)) < 1000); /* the excerpt is a window, not 1 MB */
     tilec_close(ctx);
     free(src);

@@ -115,7 +115,9 @@ static double plain_lift(tilec_op op, double x) {
     case TILEC_OP_MEAN:
     case TILEC_OP_ARGMAX:
     case TILEC_OP_ARGMIN:
-    case TILEC_OP_AMINMAX: return x;
+    case TILEC_OP_AMINMAX:
+    case TILEC_OP_VAR:
+    case TILEC_OP_STD: return x;
     case TILEC_OP_COUNT: break;
     }
     fail_msg("plain_lift: op %d", (int)op);
@@ -128,7 +130,9 @@ static double plain_op(tilec_op op, double acc, double x) {
     case TILEC_OP_SUMSQ:
     case TILEC_OP_NORM2:
     case TILEC_OP_MEAN:
-    case TILEC_OP_LOGSUMEXP: return acc + x;
+    case TILEC_OP_LOGSUMEXP:
+    case TILEC_OP_VAR:
+    case TILEC_OP_STD: return acc + x;
     case TILEC_OP_MAX:
     case TILEC_OP_ARGMAX: return x > acc ? x : acc; /* its value; test_argmax checks the index */
     case TILEC_OP_MIN:
@@ -141,8 +145,12 @@ static double plain_op(tilec_op op, double acc, double x) {
     return 0;
 }
 
-static double plain_finish(tilec_op op, double acc, int64_t n) {
+/* acc: the fold of the n lifted elements; sq: the sum of the squares of the elements
+ * (var and std, with Bessel's correction, from the exact sums of small integers). */
+static double plain_finish(tilec_op op, double acc, double sq, int64_t n) {
     switch (op) {
+    case TILEC_OP_VAR: return fmax(sq - acc * acc / (double)n, 0) / (double)(n - 1); /* (a rounding may cancel below 0) */
+    case TILEC_OP_STD: return sqrt(fmax(sq - acc * acc / (double)n, 0) / (double)(n - 1));
     case TILEC_OP_MEAN: return acc / (double)n;
     case TILEC_OP_NORM2: return sqrt(acc);
     case TILEC_OP_LOGSUMEXP: return log(acc);
@@ -167,7 +175,9 @@ static uint32_t plain_wrap(tilec_op op, uint32_t acc, uint32_t x) {
     case TILEC_OP_SUM:
     case TILEC_OP_SUMSQ:
     case TILEC_OP_NORM2:
-    case TILEC_OP_MEAN: return acc + x;
+    case TILEC_OP_MEAN:
+    case TILEC_OP_VAR:
+    case TILEC_OP_STD: return acc + x;
     case TILEC_OP_PROD: return acc * x;
     case TILEC_OP_MAX:
     case TILEC_OP_MIN:
@@ -190,6 +200,7 @@ static void plain_reduce(const tilec_reduce_desc *d, const float *x, double *wan
     int64_t n = 1;
     for (int i = 0; i < d->rank; i++) n *= d->shape[i];
     int64_t *seen = calloc((size_t)nout, sizeof *seen);
+    double *sq = calloc((size_t)nout, sizeof *sq);
     for (int64_t i = 0; i < n; i++) {
         int64_t rest = i, o = 0, scale = 1;
         for (int k = d->rank - 1; k >= 0; k--) {
@@ -199,9 +210,11 @@ static void plain_reduce(const tilec_reduce_desc *d, const float *x, double *wan
         }
         double v = plain_lift(d->op, x[i]), *w = &want[o];
         *w = seen[o]++ ? plain_op(d->op, *w, v) : v;
+        sq[o] += (double)x[i] * x[i];
     }
-    for (int64_t o = 0; o < nout; o++) want[o] = plain_finish(d->op, want[o], seen[o]);
+    for (int64_t o = 0; o < nout; o++) want[o] = plain_finish(d->op, want[o], sq[o], seen[o]);
     free(seen);
+    free(sq);
 }
 
 /* Ranks 1 to 5, every non-empty axis set, on two shapes each: extents 1 and primes, and
@@ -243,9 +256,12 @@ static void test_every_axis_set(void **state) {
                     assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * sizeof *got), TILEC_OK);
                     /* a logsumexp's fold of n exponentials in f32: within 4(n - 1) roundings of its log */
                     double lse = d.op == TILEC_OP_LOGSUMEXP ? 4.0 * (double)(n / nout) * 0x1p-24 : 0;
+                    /* a variance or deviation: from f64 sums, within a rounding of f32 (a slice of one: NaN) */
+                    bool var = d.op == TILEC_OP_VAR || d.op == TILEC_OP_STD;
                     for (int64_t o = 0; o < nout; o++) /* a mean or norm rounded once to f32 (from a double
                                                           quotient or root: the same as directly) */
-                        if (lse ? fabs(got[o] - want[o]) > lse + 0x1p-24 * fabs(want[o]) : got[o] != (float)want[o])
+                        if (var ? !(isnan(want[o]) ? isnan(got[o]) : fabs(got[o] - want[o]) <= 0x1p-23 * fabs(want[o]))
+                            : lse ? fabs(got[o] - want[o]) > lse + 0x1p-24 * fabs(want[o]) : got[o] != (float)want[o])
                             fail_msg("rank %d shape %d axes mask %u op %s: output %lld is %g, plain loops give %g", rank, e, mask,
                                      tilec_op_name(d.op), (long long)o, (double)got[o], want[o]);
                     tilec_mem_free(ctx, din);
@@ -1090,7 +1106,8 @@ static void test_strided_views(void **state) {
                 unsigned char *got = malloc((size_t)nout * es);
                 assert_int_equal(tilec_mem_download(ctx, got, dout, (size_t)nout * es), TILEC_OK);
                 /* plain loops: every element of the view, its output index row-major over the kept dims */
-                double *want = malloc((size_t)nout * sizeof *want), *mag = calloc((size_t)nout, sizeof *mag);
+                double *want = malloc((size_t)nout * sizeof *want), *mag = calloc((size_t)nout, sizeof *mag),
+                       *sq = calloc((size_t)nout, sizeof *sq);
                 uint32_t *wrap = calloc((size_t)nout, sizeof *wrap); /* an i32 sum's or product's bits */
                 int64_t *count = calloc((size_t)nout, sizeof *count);
                 bool *seen = calloc((size_t)nout, 1);
@@ -1113,6 +1130,7 @@ static void test_strided_views(void **state) {
                     want[o] = seen[o] ? plain_op(op, want[o], x) : x;
                     wrap[o] = !seen[o] ? xi : plain_wrap(op, wrap[o], xi);
                     mag[o] += fabs(x);
+                    sq[o] += raw * raw;
                     count[o]++;
                     seen[o] = true;
                 }
@@ -1121,7 +1139,7 @@ static void test_strided_views(void **state) {
                     bool ok;
                     double u = d.dtype == TILEC_BF16 ? 0x1p-7 : 0x1p-23; /* a unit of the stored type (bf16), or a rounding of f32 */
                     double tol = d.dtype == TILEC_BF16 ? 1e-2 : 1e-5;
-                    want[o] = plain_finish(op, want[o], count[o]);
+                    want[o] = plain_finish(op, want[o], sq[o], count[o]);
                     if (d.dtype == TILEC_I32 && op != TILEC_OP_MAX && op != TILEC_OP_MIN && ir_op(op)->key == IR_KEY_NONE)
                         ok = (uint32_t)(int32_t)g == wrap[o];
                     else if (op == TILEC_OP_SUM || op == TILEC_OP_SUMSQ) ok = fabs(g - want[o]) <= tol * mag[o] + 1e-30;
@@ -1129,12 +1147,17 @@ static void test_strided_views(void **state) {
                     else if (op == TILEC_OP_NORM2) ok = fabs(g - want[o]) <= (u + tol) * want[o];
                     else if (op == TILEC_OP_PROD) ok = fabs(g - want[o]) <= (u + (double)count[o] * 0x1p-23) * fabs(want[o]);
                     else if (op == TILEC_OP_LOGSUMEXP) ok = fabs(g - want[o]) <= u * fabs(want[o]) + 4.0 * (double)count[o] * 0x1p-24;
+                    else if (op == TILEC_OP_VAR || op == TILEC_OP_STD) { /* a unit of the stored type, and what the
+                                                                          plain loops' sum of squares cancels: about n roundings of it */
+                        double slack = 4.0 * (double)count[o] * 0x1p-53 * sq[o] / (double)(count[o] - 1);
+                        ok = isnan(want[o]) ? isnan(g) : fabs(g - want[o]) <= 2 * u * fabs(want[o]) + (op == TILEC_OP_STD ? sqrt(slack) : slack);
+                    }
                     else ok = g == want[o];
                     if (!ok)
                         fail_msg("%s, %s %s: output %lld is %.9g, the plain loops give %.9g", views[v].what,
                                  tilec_op_name(op), tilec_dtype_name(d.dtype), (long long)o, g, want[o]);
                 }
-                free(want), free(mag), free(wrap), free(count), free(seen), free(got), free(mem);
+                free(want), free(mag), free(sq), free(wrap), free(count), free(seen), free(got), free(mem);
                 tilec_mem_free(ctx, dmem);
                 tilec_mem_free(ctx, dout);
             }

@@ -808,6 +808,10 @@ static const char *const reach_programs[] = {
     /* warp scope over registers on a partial warp */
     "kernel k(A: f32[48, 4] global, B: f32[48] global) threads=48 {\n  local L: f32[4]\n  local M: f32[1]\n"
     "  thread.copy(L, A[thread_id])\n  warp.%s(M, L, variant=%s)\n  thread.copy(B[thread_id], M)\n}\n",
+    /* warp scope from shared rows into registers, on a partial warp (var and std: their
+     * register sources reduce at thread scope only) */
+    "kernel k(A: f32[2, 300] global, B: f32[48, 2] global) threads=48 {\n  shared S: f32[2, 300]\n  local M: f32[2]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  warp.%s(M, S, variant=%s)\n  thread.copy(B[thread_id], M)\n}\n",
     /* CTA scope, shared rows */
     "kernel k(A: f32[3, 1000] global, B: f32[3] global) threads=256 {\n  shared S: f32[3, 1000]\n  shared R: f32[3]\n"
     "  cta.copy(S, A)\n  cta.sync()\n  cta.%s(R, S, variant=%s)\n  cta.sync()\n  cta.copy(B, R)\n}\n",
@@ -863,6 +867,9 @@ static void test_every_registered_case(void **state) {
                     for (char *at = strstr(src, "i64["); at; at = strstr(at, "i64[")) memcpy(at, "f32[", 4);
                 sim_case_result r = run_on_sim(src, 32, 17 + p, true, NULL);
                 if (r.status == TILEC_ERR_DISPATCH) continue; /* the case does not take this shape */
+                /* var and std of registers reduce at thread scope only (format.md): the warp's
+                 * programs over registers are errors for them */
+                if (r.status == TILEC_ERR_VERIFY && tilec_op_takes_correction((tilec_op)op) && strstr(src, "warp.")) continue;
                 reached = true;
                 if (!r.ok) fail_msg("variant %s, %s, on\n%s\n%s", dc->variant, tilec_op_name((tilec_op)op), src, r.why);
             }

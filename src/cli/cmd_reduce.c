@@ -25,7 +25,7 @@ enum { MAX_REPEAT = 1000000 };
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
     const char *op, *dtype, *out_dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget,
-        *out2, *index_dtype;
+        *out2, *index_dtype, *correction;
     bool check, explain, accumulate;
 } reduce_opts;
 
@@ -36,7 +36,7 @@ static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
         {"--strides", &o->strides}, {"--nan", &o->nan},
         {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
         {"--out", &o->out}, {"--out-init", &o->out_init}, {"--sim-budget", &o->sim_budget}, {"--out2", &o->out2},
-        {"--index-dtype", &o->index_dtype},
+        {"--index-dtype", &o->index_dtype}, {"--correction", &o->correction},
     };
     const char *a = argv[*i];
     if (!strcmp(a, "--check")) { o->check = true; return EXIT_OK; }
@@ -126,6 +126,13 @@ int cmd_reduce(int argc, char **argv) {
         if (d.nan == TILEC_NAN_COUNT) return usage_error("reduce", "--nan must be propagate or ignore, not '%s'", o.nan);
     }
     int n, rc;
+    int64_t correction;
+    if (o.correction && !tilec_op_takes_correction(d.op))
+        return usage_error("reduce", "--correction is for var and std, not %s", o.op);
+    if (o.correction) {
+        if ((rc = parse_int("reduce", "--correction", o.correction, 0, INT64_MAX, &correction))) return rc;
+        d.correction = &correction;
+    }
     int64_t vals[TILEC_MAX_RANK];
     if ((rc = parse_int_list("reduce", "--shape", o.shape, 'x', 0, TILEC_MAX_ELEMENTS, vals, TILEC_MAX_RANK, &n)))
         return rc;

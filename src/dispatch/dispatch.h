@@ -197,9 +197,15 @@ bool dsp_folds_many(const dsp_query *q);
 void dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
- * row-major order of the reduced axes, as one key for argmax and argmin). Partial results
- * are combined as they are. */
-lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index);
+ * row-major order of the reduced axes, as one key for argmax and argmin; as its offset
+ * from the slice's `shift` and that offset's square for var and std). Partial results are
+ * combined as they are. */
+lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index, lp_expr *shift);
+/* For an op whose elements are lifted relative to their slice (var, std: dsp_element's
+ * shift), an f64 register holding the source element at `offset`, one of the slice's,
+ * loaded into `into`: every partial result of one output must be lifted from the same one
+ * (lower_util.c, "Variance"). NULL for the other ops. */
+lp_expr *dsp_shift(dsp_lower *l, lp_block *into, lp_expr *offset);
 /* Stores an accumulated value to output s: applies accum, finishes the op (a mean's
  * division, a norm's square root, a key's value and index into the two destinations) and
  * converts to the dtype. */

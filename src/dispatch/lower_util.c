@@ -268,6 +268,8 @@ lp_type dsp_acc_type(const dsp_query *q) {
 
 lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
+    if (t == LP_F64X2) /* var's sums: -0 and -0 (the zero identity's, below) */
+        return lp_pair(l->k, lp_float(l->k, LP_F64, -0.0), lp_float(l->k, LP_F64, -0.0));
     if (ir_op(l->q->st->op)->key == IR_KEY_PAIR) /* the bottom rank in both halves (the key comment, below) */
         return lp_int(l->k, LP_I64, INT64_MIN + ((int64_t)1 << 31));
     if (ir_op(l->q->st->op)->key == IR_KEY_LSE) /* the maximum -inf (0xff800000), the sum +0 */
@@ -494,12 +496,40 @@ lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *
     return lp_select(l->k, lp_binary(l->k, LO_LT, key_hi(l, a), key_hi(l, b)), b, a);
 }
 
-lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index) {
+/*
+ * Variance (var, std: IR_LIFT_SHIFT). Each element x of a slice folds as the f64x2
+ * (d, d * d), d = x - x0, where x0 is one element of the slice that every partial result
+ * of its output shares (dsp_shift: the first one a lowering can name, loaded once); the
+ * fold adds them part by part, so the state is the shifted sums S1 = sum d and
+ * S2 = sum d^2, in f64, and any order or tree of additions merges them. The result is
+ *
+ *     M2 = max(S2 - S1 * q, +0), q = S1 * (1/n)  (one fused multiply-add),
+ *     var = M2 * (1 / max(n - c, 0))
+ *
+ * and std its root. Since x0 is one of the elements, S2 = M2 + n (mean - x0)^2 is at most
+ * (n + 1) M2: the cancellation costs at most log2(n + 1) of f64's 53 bits, and f16, bf16
+ * and f32 data of any spread (1e6 plus noise of 1, say) keep far more than their own
+ * precision. A NaN or an infinity anywhere makes a sum NaN or infinite and M2 NaN.
+ */
+lp_expr *dsp_shift(dsp_lower *l, lp_block *into, lp_expr *offset) {
+    if (ir_op(l->q->st->op)->lift != IR_LIFT_SHIFT) return NULL;
+    lp_buf *src = lp_buf_for(l->k, l->q->st->src.buf);
+    int r = lp_reg_new(l->k, LP_F64, "x0");
+    lp_assign(l->k, into, r, lp_cast(l->k, LP_F64, lp_load(l->k, src, offset)));
+    return lp_reg(l->k, r);
+}
+
+lp_expr *dsp_element(dsp_lower *l, lp_expr *x, lp_expr *index, lp_expr *shift) {
     if (ir_op(l->q->st->op)->lift == IR_LIFT_KEY) return element_key(l, x, index);
+    if (ir_op(l->q->st->op)->lift == IR_LIFT_SHIFT) { /* (d, d * d), the square rounded on its own */
+        lp_expr *d = bin(l, LO_SUB, lp_cast(l->k, LP_F64, x), shift);
+        return lp_pair(l->k, d, bin(l, LO_MUL, d, d));
+    }
     lp_expr *v = lp_cast(l->k, dsp_acc_type(l->q), x);
     switch (ir_op(l->q->st->op)->lift) {
     case IR_LIFT_NONE:
-    case IR_LIFT_KEY: return v;
+    case IR_LIFT_KEY:
+    case IR_LIFT_SHIFT: return v;
     case IR_LIFT_SQUARE: return lp_wrapping(l->k, LO_MUL, v, v);
     }
     return v; /* not reached: the switch covers ir_lift (-Wswitch) */
@@ -521,17 +551,26 @@ static void store_rank(dsp_lower *l, lp_block *into, const ir_region *r, lp_expr
     lp_store(k, into, b, dsp_region_offset(l, r, s), out);
 }
 
+/* Stores a result computed in f64 from a state of another type (logsumexp's, var's) to
+ * dst at output s: rounded once to f32 or f64, through f32 to f16 and bf16, as the
+ * emitters narrow. */
+static void store_wide(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *result) {
+    lp_kernel *k = l->k;
+    const ir_stmt *st = l->q->st;
+    lp_buf *b = lp_buf_for(k, st->dst.buf);
+    lp_expr *v = held(l, into, result, "res");
+    lp_store(k, into, b, dsp_region_offset(l, &st->dst, s),
+             quieted(l, v, b->type == LP_F64 ? v : lp_cast(k, b->type, lp_cast(k, LP_F32, v))));
+}
+
 /* Stores a key's two results at output s: argmax / argmin's value to dst and index to
  * dst2, aminmax's minimum to dst and maximum to dst2. */
 static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
     lp_kernel *k = l->k;
     const ir_stmt *st = l->q->st;
     key = held(l, into, key, "key"); /* read twice */
-    if (ir_op(st->op)->key == IR_KEY_LSE) { /* computed in f64, narrowed as the emitters narrow (16-bit through f32) */
-        lp_buf *b = lp_buf_for(k, st->dst.buf);
-        lp_expr *v = held(l, into, lse_result(l, into, key), "res");
-        lp_store(k, into, b, dsp_region_offset(l, &st->dst, s),
-                 quieted(l, v, b->type == LP_F64 ? v : lp_cast(k, b->type, lp_cast(k, LP_F32, v))));
+    if (ir_op(st->op)->key == IR_KEY_LSE) {
+        store_wide(l, into, s, lse_result(l, into, key));
         return;
     }
     if (ir_op(st->op)->key == IR_KEY_PAIR) {
@@ -546,19 +585,39 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
     lp_store(k, into, b2, dsp_region_offset(l, &st->dst2, s), lp_cast(k, b2->type, index));
 }
 
-/* The folded value as the op's result, in the accumulation type. A mean's count is the
- * elements folded: red_len of each lane's own, times the lanes, for a local source. */
-static lp_expr *finish(dsp_lower *l, lp_expr *v) {
+/* The count of elements folded into an output: red_len of each lane's own, times the
+ * lanes, for a local source. */
+static lp_expr *count(dsp_lower *l) {
     const dsp_query *q = l->q;
     bool lanes = q->st->src.buf->space == TILEC_SPACE_LOCAL && q->st->exec.scope != TILEC_SCOPE_THREAD;
-    switch (ir_op(q->st->op)->finish) {
+    return lanes ? lp_binary(l->k, LO_MUL, dsp_inst_size(l), dsp_i32(l, q->red_len)) : lp_int(l->k, LP_I64, q->red_len);
+}
+
+/* var's (or std's) result from the shifted sums, in f64 ("Variance", above). The count n
+ * is the slice's (its source is never a warp's registers: the verifier), so both divisions
+ * are products by reciprocals rounded here once, 1/n and 1/max(n - c, 0) (+inf for 0: then
+ * +inf or NaN, as a quotient by 0), which spares an output two f64 divisions (about 4% of
+ * std's bytes/s on rows of 32 on the H200). */
+static lp_expr *var_result(dsp_lower *l, lp_block *into, lp_expr *sums) {
+    lp_kernel *k = l->k;
+    double n = (double)l->q->red_len, div = n - (double)l->q->st->correction;
+    sums = held(l, into, sums, "sums");
+    lp_expr *s1 = lp_part(k, sums, 0), *s2 = lp_part(k, sums, 1);
+    lp_expr *q = held(l, into, bin(l, LO_MUL, s1, f64c(l, 1 / n)), "q"); /* the mean's offset from x0 */
+    lp_expr *m2 = lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, lp_fma(k, lp_unary(k, LO_NEG, s1), q, s2), f64c(l, 0));
+    lp_expr *v = held(l, into, bin(l, LO_MUL, held(l, into, m2, "m2"), f64c(l, div > 0 ? 1 / div : INFINITY)), "var");
+    return ir_op(l->q->st->op)->finish == IR_FINISH_STD ? lp_unary(k, LO_SQRT, v) : v;
+}
+
+/* The folded value as the op's result, in the accumulation type. */
+static lp_expr *finish(dsp_lower *l, lp_expr *v) {
+    switch (ir_op(l->q->st->op)->finish) {
     case IR_FINISH_NONE: return v;
-    case IR_FINISH_MEAN: {
-        lp_expr *n = lanes ? lp_binary(l->k, LO_MUL, dsp_inst_size(l), dsp_i32(l, q->red_len)) : lp_int(l->k, LP_I64, q->red_len);
-        return lp_binary(l->k, LO_DIV, v, lp_cast(l->k, v->type, n));
-    }
+    case IR_FINISH_MEAN: return lp_binary(l->k, LO_DIV, v, lp_cast(l->k, v->type, count(l)));
     case IR_FINISH_SQRT: return lp_unary(l->k, LO_SQRT, v);
-    case IR_FINISH_KEY: return v; /* store_key's */
+    case IR_FINISH_KEY: /* store_key's */
+    case IR_FINISH_VAR: /* store_wide's */
+    case IR_FINISH_STD: return v;
     }
     return v; /* not reached: the switch covers ir_finish (-Wswitch) */
 }
@@ -566,6 +625,10 @@ static lp_expr *finish(dsp_lower *l, lp_expr *v) {
 void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
     if (ir_op(l->q->st->op)->finish == IR_FINISH_KEY) {
         store_key(l, into, s, acc);
+        return;
+    }
+    if (ir_op(l->q->st->op)->lift == IR_LIFT_SHIFT) { /* (the verifier refuses accum) */
+        store_wide(l, into, s, var_result(l, into, acc));
         return;
     }
     const ir_region *dst = &l->q->st->dst;
@@ -585,10 +648,11 @@ void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc) {
 void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride) {
     lp_kernel *k = l->k;
     lp_type it = dsp_index_type(l->q->red_len, dsp_lane_step(l, stride));
+    lp_expr *shift = dsp_shift(l, into, dsp_reduce_src_offset(l, s, lp_int(k, it, 0))); /* before the loop */
     int r = lp_reg_new(k, it, "r");
     lp_stmt *loop = lp_for(k, into, r, lp_cast(k, it, first), lp_int(k, it, l->q->red_len), lp_cast(k, it, stride));
     lp_buf *src = lp_buf_for(k, l->q->st->src.buf);
-    lp_expr *x = dsp_element(l, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))), lp_reg(k, r));
+    lp_expr *x = dsp_element(l, lp_load(k, src, dsp_reduce_src_offset(l, s, lp_reg(k, r))), lp_reg(k, r), shift);
     lp_assign(k, &loop->body, acc, dsp_combine(l, &loop->body, lp_reg(k, acc), x));
 }
 

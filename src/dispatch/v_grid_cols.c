@@ -104,6 +104,12 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
     lp_assign(k, b, sbase, grid_kept_sum(k, &g, x0, true));
     lp_assign(k, b, ibase, grid_kept_sum(k, &g, x0, false));
     lp_expr *active = both(k, lt(k, lp_reg(k, col), ival(k, it, I)), lt(k, lp_reg(k, rl), ival(k, it, rw)));
+    /* var's: row 0 of each column (clamped, so a lane past the last column reads in bounds) */
+    lp_expr *shift[16] = {0};
+    for (int e = 0; e < vec; e++) {
+        lp_expr *c = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, add(k, lp_reg(k, col), ival(k, it, e)), ival(k, it, I - 1));
+        shift[e] = dsp_shift(l, b, add(k, lp_reg(k, ibase), mulc(k, c, inner->in)));
+    }
     lp_block *each = &lp_for(k, b, r, ival(k, it, 0), ival(k, it, rounds), ival(k, it, 1))->body;
     lp_assign(k, each, blk, add(k, add(k, mulc(k, lp_reg(k, chunk), K), mulc(k, lp_reg(k, r), rw)), lp_reg(k, rl)));
     for (int e = 0; e < vec; e++) lp_assign(k, each, accs + e, dsp_identity(l));
@@ -129,7 +135,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
         for (int e = 0; e < vec; e++) {
             lp_assign(k, turn, keys, lp_reg(k, accs + e));
             for (int u = 0; u < batch; u++)
-                lp_assign(k, turn, keys + 1 + u, dsp_element(l, lp_reg(k, xs + u * vec + e), grid_outer_index(k, &g, add(k, lp_reg(k, o), ival(k, it, u)))));
+                lp_assign(k, turn, keys + 1 + u, dsp_element(l, lp_reg(k, xs + u * vec + e), grid_outer_index(k, &g, add(k, lp_reg(k, o), ival(k, it, u))), shift[e]));
             dsp_fold_regs(l, turn, keys, batch + 1, 1);
             lp_assign(k, turn, accs + e, lp_reg(k, keys));
         }
@@ -138,7 +144,7 @@ static bool lower_cols(dsp_lower *l, char *why, size_t wn) {
             lp_block *in = okv[u] ? &lp_if(k, turn, okv[u])->body : turn;
             lp_expr *index = grid_outer_index(k, &g, u ? add(k, lp_reg(k, o), ival(k, it, u)) : lp_reg(k, o)); /* a piece is an element */
             for (int e = 0; e < vec; e++)
-                lp_assign(k, in, accs + e, dsp_combine(l, in, lp_reg(k, accs + e), dsp_element(l, lp_reg(k, xs + u * vec + e), index)));
+                lp_assign(k, in, accs + e, dsp_combine(l, in, lp_reg(k, accs + e), dsp_element(l, lp_reg(k, xs + u * vec + e), index, shift[e])));
         }
     }
     /* leaf i = round * rw + rl of column cl * vec + e */

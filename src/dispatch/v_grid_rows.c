@@ -69,10 +69,12 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
     lp_expr *index0 = add(k, grid_outer_index(k, g, run), mulc(k, piece, g->W * ri));
 #define INDEX(i) add(k, index0, mulc(k, (i), ri))
     bool whole[64];
+    lp_expr *shift[64] = {0}; /* var's: output u's element in memory order 0 */
     for (int bi = 0; bi < gs->ueff; bi++) whole[bi] = !ragged && ((int64_t)bi * LANES + need) * vec <= g->L;
     for (int u = 0; u < items; u++) {
         for (int j = 0; j < per; j++) lp_assign(k, b, leaf + u * per + j, dsp_identity(l));
         lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
+        shift[u] = dsp_shift(l, in, grid_kept_offset(k, g, lp_reg(k, s_regs[u])));
         lp_expr *start = add(k, add(k, grid_kept_offset(k, g, lp_reg(k, s_regs[u])), grid_outer_offset(k, g, run)),
                              mulc(k, piece, g->W * g->ns));
         for (int j = 0; j < gs->f; j++)
@@ -90,12 +92,12 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                     part = &sel->orelse;
                     lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
                     for (int e = 0; e < vec; e++)
-                        lp_assign(k, &sel->body, lf + e, dsp_element(l, lp_reg(k, x + e), INDEX(add(k, e0, ival(k, it, e)))));
+                        lp_assign(k, &sel->body, lf + e, dsp_element(l, lp_reg(k, x + e), INDEX(add(k, e0, ival(k, it, e))), shift[u]));
                 }
                 for (int e = 0; e < vec; e++) {
                     lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
                     lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
-                    lp_assign(k, has, lf + e, dsp_element(l, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), INDEX(i)));
+                    lp_assign(k, has, lf + e, dsp_element(l, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), INDEX(i), shift[u]));
                 }
             }
     }
@@ -108,7 +110,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                 if (g->aligned && whole[bi])
                     for (int e = 0; e < vec; e++) {
                         lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
-                        lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e), INDEX(i)));
+                        lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e), INDEX(i), shift[u]));
                     }
             /* a logical lane's leaves: in index order when the run's index rises with its
              * elements (not a reversed dim), the loaded ones first */

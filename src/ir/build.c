@@ -278,6 +278,8 @@ tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, tilec_op op,
     memcpy(st->axes, a.axes, sizeof st->axes);
     st->accum = a.accum;
     st->nan = a.nan;
+    st->correction = a.correction ? *a.correction : 1;
+    st->correction_given = a.correction != NULL;
     if (a.variant && !(st->variant = ir_arena_strndup(&k->prog->arena, a.variant, strlen(a.variant))))
         return TILEC_ERR_NOMEM;
     return TILEC_OK;

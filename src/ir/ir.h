@@ -183,6 +183,9 @@ typedef struct ir_stmt {
     bool accum;
     tilec_nan nan;
     ir_pos nan_pos;
+    int64_t correction;   /* var / std: subtracted from the count in the divisor (1 unless given) */
+    bool correction_given;
+    ir_pos correction_pos;
     const char *variant; /* NULL: chosen by dispatch */
     ir_pos variant_pos;
     ir_trivia trivia;

@@ -35,6 +35,10 @@ static const ir_op_info ops[] = {
     [TILEC_OP_LOGSUMEXP] = {.combine = LO_ADD, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_LOG,
                             .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .empty = IR_EMPTY_NEG_INF,
                             .floats_only = true, .key = IR_KEY_LSE},
+    [TILEC_OP_VAR] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_VAR, .lift = IR_LIFT_SHIFT,
+                      .finish = IR_FINISH_VAR, .empty = IR_EMPTY_NAN, .floats_only = true},
+    [TILEC_OP_STD] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_VAR, .lift = IR_LIFT_SHIFT,
+                      .finish = IR_FINISH_STD, .empty = IR_EMPTY_NAN, .floats_only = true},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 
@@ -42,6 +46,7 @@ const ir_op_info *ir_op(tilec_op op) { return &ops[(unsigned)op < TILEC_OP_COUNT
 
 lp_type lp_op_accum_type(tilec_op op, tilec_dtype d) {
     if (ir_op(op)->key != IR_KEY_NONE) return LP_I64;
+    if (ir_op(op)->lift == IR_LIFT_SHIFT) return LP_F64X2;
     lp_type t = lp_accum_type(d);
     return ir_op(op)->holds_squares && (d == TILEC_BF16 || d == TILEC_F32) ? LP_F64 : t;
 }
@@ -56,6 +61,8 @@ const char *ir_op_dtype_names(tilec_op op, char *buf, size_t n) {
 }
 
 bool tilec_op_compares(tilec_op op) { return (unsigned)op < TILEC_OP_COUNT && ops[op].compares; }
+
+bool tilec_op_takes_correction(tilec_op op) { return (unsigned)op < TILEC_OP_COUNT && ops[op].lift == IR_LIFT_SHIFT; }
 
 int tilec_op_outputs(tilec_op op) {
     if ((unsigned)op >= TILEC_OP_COUNT) return 0;

@@ -37,7 +37,7 @@ static const char *const statement_words[] = {"shared", "local", "cta", "warpgro
 #define OP_WORD(s, n) n,
 static const char *const op_words[] = {"copy", "fill", "sync", TILEC_OP_LIST(OP_WORD)};
 #undef OP_WORD
-static const char *const kwarg_words[] = {"axes", "accum", "nan", "variant"};
+static const char *const kwarg_words[] = {"axes", "accum", "nan", "variant", "correction"};
 static const char *const dtype_words[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64"};
 static const char *const space_words[] = {"global", "shared", "local"};
 static const char *const id_words[] = {"cta_id", "warpgroup_id", "warp_id", "thread_id"};
@@ -419,10 +419,10 @@ static ir_value parse_number(parser *ps, tilec_dtype t, ir_pos *pos) {
 }
 
 /* kwarg := 'axes' '=' (ints | INT) | 'accum' '=' ('true'|'false')
- *        | 'nan' '=' ('propagate'|'ignore') | 'variant' '=' NAME */
+ *        | 'nan' '=' ('propagate'|'ignore') | 'variant' '=' NAME | 'correction' '=' INT */
 static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
     tok key = ps->t;
-    if (key.kind != TOK_NAME) fail_expected(ps, "a keyword argument (axes=, accum=, nan=, variant=)");
+    if (key.kind != TOK_NAME) fail_expected(ps, "a keyword argument (axes=, accum=, nan=, variant=, correction=)");
     int which = -1;
     for (int i = 0; i < COUNT(kwarg_words); i++)
         if (tok_is(&key, kwarg_words[i])) which = i;
@@ -432,7 +432,7 @@ static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
                 ir_op(st->op)->second ? "" : " (argmax, argmin and aminmax take two destinations)");
     if (which < 0)
         fail_unknown(ps, &key, "keyword argument", kwarg_words, COUNT(kwarg_words),
-                     "axes, accum, nan or variant");
+                     "axes, accum, nan, variant or correction");
     if (*seen & (1u << which))
         fail_at(ps, key.line, key.col, "%s is given twice", kwarg_words[which]);
     *seen |= 1u << which;
@@ -466,12 +466,17 @@ static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
         else fail_expected(ps, "propagate or ignore");
         st->nan_pos = vpos;
         break;
-    default: { /* variant */
+    case 3: { /* variant */
         tok v = expect_name(ps, "a variant name");
         if (!(st->variant = ir_arena_strndup(&ps->prog->arena, v.s, v.n))) oom(ps);
         st->variant_pos = vpos;
         break;
     }
+    default: /* correction (the verifier bounds it) */
+        st->correction = parse_int(ps, NULL);
+        st->correction_given = true;
+        st->correction_pos = vpos;
+        break;
     }
 }
 
@@ -515,7 +520,7 @@ static void parse_stmt(parser *ps) {
         }
         st->op_pos = (ir_pos){op.line, op.col};
         int red = ir_lookup_op(op.s, op.n);
-        if (red >= 0) { st->kind = IR_REDUCE; st->op = (tilec_op)red; }
+        if (red >= 0) { st->kind = IR_REDUCE; st->op = (tilec_op)red; st->correction = 1; }
         else if (tok_is(&op, "copy")) st->kind = IR_COPY;
         else if (tok_is(&op, "fill")) st->kind = IR_FILL;
         else if (tok_is(&op, "sync")) st->kind = IR_SYNC;

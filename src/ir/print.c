@@ -3,7 +3,7 @@
  *
  * Canonical means: two-space indentation, one space after commas, kernels separated by
  * one blank line, at most one blank line between statements (kept where the source had
- * one), keyword arguments in the order axes, accum, nan, variant with defaults left out
+ * one), keyword arguments in the order axes, accum, nan, correction, variant with defaults left out
  * (axes is always written), numbers in their shortest form that keeps the value their
  * destination stores (exact in f64; rounded once in a narrower dtype). Comments are kept.
  * Parsing the output gives the same IR, so printing it again gives the same bytes.
@@ -115,6 +115,7 @@ void ir_print_stmt(ir_str *s, const ir_stmt *st) {
         ir_str_printf(s, ")");
         if (st->accum) ir_str_printf(s, ", accum=true");
         if (st->nan != TILEC_NAN_PROPAGATE) ir_str_printf(s, ", nan=%s", tilec_nan_name(st->nan));
+        if (st->correction != 1) ir_str_printf(s, ", correction=%lld", (long long)st->correction);
         if (st->variant) ir_str_printf(s, ", variant=%s", st->variant);
     }
     ir_str_printf(s, ")");

@@ -306,6 +306,17 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     else if (st->nan == TILEC_NAN_IGNORE && !ir_dtype_is_float(src->buf->dtype))
         err(v, st->nan_pos, "nan=ignore has no effect on %s, which has no NaN",
             tilec_dtype_name(src->buf->dtype));
+    bool corrects = ir_op(st->op)->lift == IR_LIFT_SHIFT; /* var, std */
+    ir_pos cpos = st->correction_pos.line ? st->correction_pos : st->op_pos;
+    if (st->correction_given && !corrects)
+        err(v, cpos, "correction= applies to var and std only; %s takes none", op);
+    else if (st->correction < 0)
+        err(v, cpos, "correction=%lld is negative; give 0 (the population variance, numpy's default) or more "
+                     "(1, Bessel's, is the default)", (long long)st->correction);
+    if (corrects && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD)
+        err(v, src->pos, "%s of local '%s' at %s scope: every lane holds its own elements, and the lanes' sums "
+                         "must share the slice's first element; copy it to shared memory first, or reduce at "
+                         "thread scope", op, src->buf->name, tilec_scope_name(st->exec.scope));
     int64_t dims[TILEC_MAX_RANK];
     int rank = ir_region_shape(src, dims);
     bool reduced[TILEC_MAX_RANK] = {0};

@@ -261,7 +261,8 @@ static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double 
 static rval lift(const ir_stmt *st, bool flt, rval x) {
     switch (ir_op(st->op)->lift) {
     case IR_LIFT_NONE:
-    case IR_LIFT_KEY: return x; /* reduce_keyed's */
+    case IR_LIFT_KEY: /* reduce_keyed's */
+    case IR_LIFT_SHIFT: return x; /* reduce_var's */
     case IR_LIFT_SQUARE:
         if (!flt) {
             x.i = (int64_t)((uint64_t)x.i * (uint64_t)x.i);
@@ -283,7 +284,9 @@ static void finish(const ir_stmt *st, int64_t n, rval *v) {
     const tilec_buffer *b = st->dst.buf;
     switch (ir_op(st->op)->finish) {
     case IR_FINISH_NONE:
-    case IR_FINISH_KEY: return; /* reduce_keyed's */
+    case IR_FINISH_KEY: /* reduce_keyed's */
+    case IR_FINISH_VAR: /* reduce_var's */
+    case IR_FINISH_STD: return;
     case IR_FINISH_MEAN:
         v->f /= (long double)n;
         v->mag /= (double)n;
@@ -474,6 +477,42 @@ static void reduce_lse(const slice *sl) {
     slice_put(sl, &sl->st->dst, v);
 }
 
+/* var and std from their definitions, M2 / max(n - c, 0) with M2 the sum of (x - mean)^2,
+ * in long double and two passes (the mean, then the squares about it): NaN where an
+ * element is NaN or infinite (as numpy's), IEEE's +inf or NaN where n - c <= 0. The fold's
+ * shifted f64 sums (lower_util.c, "Variance") are within (n + 64) 2^-50 S2 / (n - c) of
+ * it, S2 = M2 + n (x0 - mean)^2 for the element x0 they are shifted by, which is at most
+ * the largest such over the slice; a root halves that relative to the result. */
+static void reduce_var(const slice *sl) {
+    long double sum = 0, m2 = 0, far = 0;
+    bool bad = false;
+    int64_t n = (int64_t)slice_lanes(sl) * sl->rlen;
+    for (int pass = 0; pass < 2; pass++)
+        for (int t = sl->first; t < sl->first + slice_lanes(sl); t++)
+            for (int64_t r = 0; r < sl->rlen; r++) {
+                long double x = slice_elem(sl, t, r).f;
+                if (pass == 0) {
+                    bad |= !isfinite(x);
+                    sum += x;
+                } else {
+                    long double d = x - sum / n;
+                    m2 += d * d;
+                    if (d * d > far) far = d * d;
+                }
+            }
+    long double div = n - sl->st->correction > 0 ? (long double)(n - sl->st->correction) : 0;
+    long double v = m2 / div, err = (n + 64) * 0x1p-50L * (m2 + n * far) / (div > 0 ? div : 1);
+    if (ir_op(sl->st->op)->finish == IR_FINISH_STD) {
+        v = sqrtl(v);
+        err = v > 0 ? err / (2 * v) : sqrtl(err);
+    }
+    const tilec_buffer *b = sl->st->dst.buf;
+    rval out = {.f = bad ? NAN : v};
+    if (isfinite(out.f)) out.mag = (double)(fabsl(out.f) + err / tolerance_of(b));
+    out.may = store_edge(b, out.f, tolerance_of(b) * out.mag);
+    slice_put(sl, &sl->st->dst, out);
+}
+
 static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     int64_t dims[TILEC_MAX_RANK];
     int rank = ir_region_shape(&st->src, dims);
@@ -493,10 +532,11 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     for (int64_t s = 0; s < spatial; s++) {
         int64_t kc[TILEC_MAX_RANK], rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
         unflatten(s, kept, nk, kc);
-        if (ir_op(st->op)->key != IR_KEY_NONE) {
+        if (ir_op(st->op)->key != IR_KEY_NONE || ir_op(st->op)->lift == IR_LIFT_SHIFT) {
             for (int d = 0, i = 0; d < rank; d++) c[d] = red[d] ? 0 : kc[i++];
             slice sl = {R, st, first, count, s, rlen, c, rdims, red, nr, rank};
-            if (ir_op(st->op)->key == IR_KEY_LSE) reduce_lse(&sl);
+            if (ir_op(st->op)->lift == IR_LIFT_SHIFT) reduce_var(&sl);
+            else if (ir_op(st->op)->key == IR_KEY_LSE) reduce_lse(&sl);
             else reduce_keyed(&sl);
             continue;
         }

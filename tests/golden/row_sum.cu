@@ -80,6 +80,11 @@ typedef struct __attribute__((aligned(16))) { int e[4]; } tl_i32x4;
 typedef struct __attribute__((aligned(16))) { unsigned e[4]; } tl_u32x4;
 typedef struct __attribute__((aligned(16))) { long long e[2]; } tl_i64x2;
 typedef struct __attribute__((aligned(16))) { tl_u16 e[8]; } tl_u16x8;
+/* a pair of f64s (var's two sums), added part by part */
+static __device__ __forceinline__ tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }
+static __device__ __forceinline__ tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {
+  return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);
+}
 
 // kernel row_sum: threads=32 grid=1 warp_size=32 shared_bytes=144
 extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict__ A, float *__restrict__ B) {
