@@ -596,8 +596,8 @@ static lp_expr *count(dsp_lower *l) {
 /* var's (or std's) result from the shifted sums, in f64 ("Variance", above). The count n
  * is the slice's (its source is never a warp's registers: the verifier), so both divisions
  * are products by reciprocals rounded here once, 1/n and 1/max(n - c, 0) (+inf for 0: then
- * +inf or NaN, as a quotient by 0), which spares an output two f64 divisions (about 4% of
- * std's bytes/s on rows of 32 on the H200). */
+ * +inf or NaN, as a quotient by 0): two f64 products where divisions would cost each
+ * output a long sequence (on the H200 the bytes/s of either are within a run's noise). */
 static lp_expr *var_result(dsp_lower *l, lp_block *into, lp_expr *sums) {
     lp_kernel *k = l->k;
     double n = (double)l->q->red_len, div = n - (double)l->q->st->correction;
