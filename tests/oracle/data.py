@@ -11,7 +11,7 @@ import numpy as np
 import numerics as nm
 
 FLOAT_FLAVOURS = ["normal", "integers", "specials", "zeros", "subnormal", "big", "nan_slices", "inf_slices",
-                  "factors", "factor_specials"]
+                  "factors", "factor_specials", "offset", "finite_specials", "tiny"]
 INT_FLAVOURS = ["small", "full", "extremes"]
 
 
@@ -42,6 +42,24 @@ def float_values(rng, dt, shape, flavour):
         v = rng.standard_normal(n) * 10.0 ** rng.uniform(-2, 2)
         pick = rng.random(n) < 0.15
         v[pick] = rng.choice(specials(dt), size=int(pick.sum()))
+    elif flavour == "offset":
+        # a small spread about a large mean: N(0, s^2) + 2^(p-6) s, so the spread keeps 5
+        # bits of the dtype's below s while the mean needs all of them (f32: 2.6e5 +
+        # N(0, 1); a variance from sum x^2 - (sum x)^2 / n loses every digit of f64 here)
+        s = 10.0 ** rng.uniform(-3, 1 if dt.name == "f16" else 3)
+        v = rng.standard_normal(n) * s + s * 2.0 ** (f.p - 6) * (1 if rng.random() < 0.5 else -1)
+    elif flavour == "tiny":
+        # about the root of the smallest normal: squares (and a variance) at the bottom
+        # of the dtype's range, subnormal results; in f64, squares that go subnormal
+        v = rng.standard_normal(n) * math.sqrt(float(f.min_normal)) * 10.0 ** rng.uniform(-1.5, 1.5)
+    elif flavour == "finite_specials":
+        # the edges of the dtype without NaN and the infinities (which make var NaN):
+        # +-0, subnormals, the smallest normal, the largest finite, +-1, among normals
+        v = rng.standard_normal(n) * 10.0 ** rng.uniform(-2, 2)
+        edge = specials(dt)
+        edge = edge[np.isfinite(edge)]
+        pick = rng.random(n) < 0.15
+        v[pick] = rng.choice(edge, size=int(pick.sum()))
     elif flavour == "integers":
         # small integers: every order sums them (and their squares) exactly, so a sum, a
         # mean or a norm has one right answer, and a wrong count or order shows
@@ -145,6 +163,13 @@ def int_values(rng, dt, shape, flavour):
     return np.array(v, dtype=object).reshape(shape)
 
 
+# var and std: data with negatives, +-0, subnormals, huge and tiny values (variances at
+# the bottom of the range), a large mean with a small spread (offset); and the flavours
+# with NaN and infinities, every slice holding one of which is NaN
+VAR_FINITE = ["normal", "offset", "finite_specials", "subnormal", "big", "tiny", "zeros", "integers"]
+VAR_NONFINITE = ["inf_slices", "nan_slices", "specials"]
+
+
 def flavours_for(dt, op, nan):
     """The flavours worth running for an op: every op sees specials; max/min with
     nan=ignore see all-NaN slices; sums see big values (overflow); products see factors
@@ -155,6 +180,8 @@ def flavours_for(dt, op, nan):
         return ["normal", "integers", "specials", "subnormal", "big", "zeros", "inf_slices", "normal"]
     if op == "logsumexp":  # magnitudes to 10^4 (normal), near the largest finite (big): its stability
         return ["normal", "specials", "big", "subnormal", "zeros", "inf_slices", "nan_slices", "integers"]
+    if op in ("var", "std"):  # the finite ones first (VAR_FINITE); a NaN or an infinity makes the slice NaN
+        return VAR_FINITE + VAR_NONFINITE
     if op == "prod":
         return ["factors", "factors", "factor_specials", "zeros", "inf_slices", "nan_slices", "big", "normal"]
     if nan == "ignore":

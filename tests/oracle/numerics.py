@@ -657,6 +657,148 @@ def lse_float_specs(a, axes, dt):
     return np.array([LseSpec(row, dt) for row in flat], dtype=object).reshape(kept)
 
 
+def _scaled_ints(v):
+    """Finite float64 values -> (Python ints X, shift s) with v_i = X_i * 2^-s exactly, s
+    the smallest that makes every X_i an integer (so the ints stay as short as the data
+    allows: a few dozen bits for f16, not 2^1074's scale)."""
+    ratios = [float(x).as_integer_ratio() for x in v]  # denominators are powers of two
+    s = max((d.bit_length() - 1 for _, d in ratios), default=0)
+    return [n << (s - (d.bit_length() - 1)) for n, d in ratios], s
+
+
+def _var_round(y, dt):
+    """A var/std result held in f64 (a float, possibly +inf) stored in dt: once for f32
+    and f64, through f32 for f16 and bf16 (two roundings, as the contract says)."""
+    if math.isinf(y):
+        return y
+    if dt.name in ("f16", "bf16"):
+        return _round_inf(round_exact(Fraction(y), F32), dt.fmt)
+    return round_exact(Fraction(y), dt.fmt)
+
+
+class VarSpec:
+    """var (and std, root=True) of one slice with correction c: var = M2 / max(n - c, 0),
+    M2 = sum of (x - mean)^2, std = sqrt(var); what any implementation of var's contract
+    (K the slice's first element, d = x - K in f64, S1 and S2 = sums of d and of d*d
+    rounded, in f64 and any tree, M2 = max(fma(-S1, S1/n, S2), +0), the quotient and the
+    root in f64, correctly rounded) may give.
+
+    Exact: M2 from the inputs' exact values (integers after one common scaling), so the
+    mean is never rounded. The contract's rigorous bound on the f64 quotient before the
+    last rounding is E = (n + 64) * 2^-50 * S2 / max(n - c, 1), S2 = sum of (x - x0)^2
+    exactly, x0 the element of the slice the lowering shifts by (format.md: the first one
+    it names, reduced index 0 or, for a grid statement, the one at the lowest address), taken
+    here as the one that makes S2 largest. A first-order count of the roundings
+    stays below it: d (u), d*d (u), the tree of S2 (gamma(n-1)), the tree of S1
+    (gamma(n), which by Cauchy-Schwarz moves S1^2/n by at most 2 gamma(n) S2), S1/n and the
+    fma (u S2 each) and the quotient: (3n + 6) * 2^-53 * S2 / (n - c) at most (u = 2^-53;
+    S2 <= (n + 1) M2, as (x0 - mean)^2 is one term of M2). Where a square, the fma, a quotient or a partial sum goes below f64's
+    normal range its error is absolute, not relative (f64 data of 1e-160 and less): at
+    most a half subnormal unit each, so (n + 4) * 2^-1074 / max(n - c, 1) + 2^-1074 more
+    (none for a constant slice: every d is 0 and everything is exact, +0).
+
+    The f64 value lies in [v - E, v + E]; it is then rooted (std: correctly rounded in f64)
+    and stored (once for f32 and f64, through f32 for f16 and bf16): all monotone, so the
+    result lies between the stored images of the interval's ends (the roots bounded by
+    rationals within 2^-160, the outer side taken). A zero result is +0, never -0.
+
+    Special values: a NaN or an infinity in the slice, or an empty slice, give NaN. n - c
+    <= 0 gives +inf where M2 > 0 and NaN where M2 == 0 (x / 0); NaN is allowed beside
+    +inf there only when the bound cannot keep the computed M2 above 0. Where S2 (1 + its
+    rounding) reaches f64's overflow threshold a square or a sum may overflow: the result
+    may then also be +inf or NaN (inf - inf in the fma), beside the bounded value."""
+
+    def __init__(self, vals, dt, correction=None, root=False):
+        v = np.asarray(vals, dtype=np.float64).ravel()
+        c = 1 if correction is None else int(correction)
+        self.n, self.c, self.dt, self.root = v.size, c, dt, root
+        self.special, self.lo, self.hi = set(), None, None
+        self.M2 = self.var = None
+        self.reason = ""
+        if self.n == 0:
+            self.special, self.reason = {"nan"}, "an empty slice"
+            return
+        if not np.isfinite(v).all():
+            self.special, self.reason = {"nan"}, "NaN or an infinity in the slice"
+            return
+        n = self.n
+        X, s = _scaled_ints(v)
+        K = X[0]
+        D = [x - K for x in X]
+        S1 = sum(D)
+        S2 = sum(d * d for d in D)
+        den = 1 << (2 * s)
+        self.M2 = Fraction(n * S2 - S1 * S1, n * den)  # sum of (x - mean)^2, exactly
+        # sum of (x - x0)^2 = M2 + n (x0 - mean)^2, for the element x0 the lowering shifts by:
+        # format.md lets it be any of the slice's (a grid statement's is the one at the lowest
+        # address, which a reversed view makes another than reduced index 0), so the largest
+        total = sum(X)
+        far = max(abs(n * x - total) for x in X)  # n |x0 - mean|, scaled
+        self.S2 = self.M2 + Fraction(far * far, n * den)
+        u = Fraction(1, 2 ** 53)
+        tiny = F64.min_sub if S2 else 0
+        err_m2 = (n + 64) * Fraction(1, 2 ** 50) * self.S2 + (n + 4) * tiny
+        ovf = self.S2 * (1 + 2 * (n + 4) * u) >= F64.overflow
+        k = max(n - c, 0)
+        if ovf:
+            self.special |= {"+inf", "nan"}
+        if k == 0:
+            if self.M2 == 0:
+                self.special, self.reason = {"nan"}, "0 / 0: n - correction <= 0 and M2 = 0"
+            else:
+                self.special.add("+inf")
+                self.reason = "M2 / 0: n - correction <= 0 and M2 > 0"
+                if self.M2 <= err_m2:  # the computed M2 may be 0: 0 / 0
+                    self.special.add("nan")
+            return
+        self.var = self.M2 / k
+        E = err_m2 / k + tiny
+        lo = round_exact(max(self.var - E, Fraction(0)), F64)
+        hi = round_exact(self.var + E, F64)
+        if root:
+            lo = lo if math.isinf(lo) else round_exact(_sqrt_bounds(Fraction(lo))[0], F64)
+            hi = hi if math.isinf(hi) else round_exact(_sqrt_bounds(Fraction(hi))[1], F64)
+        self.lo, self.hi = _var_round(lo, dt), _var_round(hi, dt)
+
+    def exact(self):
+        """The exact result as a float (std: within 2^-160 relative), or None when special."""
+        if self.var is None:
+            return None
+        q = _sqrt_bounds(self.var)[0] if self.root else self.var
+        return float(q) if q < 2 ** 1023 else math.inf
+
+    def accepts(self, got):
+        if math.isnan(got):
+            return "nan" in self.special
+        if got == math.inf and "+inf" in self.special:
+            return True
+        if self.lo is None or (got == 0 and math.copysign(1.0, got) < 0):
+            return False  # never -0
+        return self.lo <= got <= self.hi
+
+    def describe(self):
+        parts = ["[%r, %r]" % (self.lo, self.hi)] if self.lo is not None else []
+        what = "std" if self.root else "var"
+        tail = "%s of %d elements, correction %d" % (what, self.n, self.c)
+        if self.var is not None:
+            tail = "exact %s %.17g, " % (what, self.exact()) + tail
+        if self.reason:
+            tail = self.reason + "; " + tail
+        return "one of " + " or ".join(parts + sorted(self.special)) + " (" + tail + ")"
+
+
+def var_float_specs(a, axes, dt, correction=None, root=False):
+    """A VarSpec per output of var (std: root=True) over axes (kept shape, an object
+    array); correction None is the default, 1."""
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, None)
+    flat = t.reshape(int(np.prod(kept, dtype=np.int64)), t.shape[-1])  # (an empty axis: slices of 0)
+    return np.array([VarSpec(row, dt, correction, root) for row in flat], dtype=object).reshape(kept)
+
+
+def std_float_specs(a, axes, dt, correction=None):
+    return var_float_specs(a, axes, dt, correction, root=True)
+
+
 def prod_float_specs(a, axes, dt, init=None):
     """A ProdSpec per output of a float product over axes (kept shape, an object array)."""
     t, kept = _slices(np.asarray(a, dtype=np.float64), axes, init)
@@ -708,12 +850,14 @@ def fmt_value(x):
 
 
 # the float ops whose results are ranges (specs with accepts / describe), not exact values
-SPEC_OPS = ("sum", "prod", "sumsq", "norm2", "mean", "logsumexp")
+SPEC_OPS = ("sum", "prod", "sumsq", "norm2", "mean", "logsumexp", "var", "std")
 # the ops defined on float dtypes only, those of values of at most 32 bits, and those that
 # take no accum (format.md)
-FLOAT_ONLY = ("norm2", "mean", "logsumexp")
+FLOAT_ONLY = ("norm2", "mean", "logsumexp", "var", "std")
 NARROW_ONLY = ("logsumexp",)
-NO_ACCUM = ("norm2", "mean", "logsumexp")
+NO_ACCUM = ("norm2", "mean", "logsumexp", "var", "std")
+# the ops that take a correction (var and std: the divisor is max(n - correction, 0))
+CORRECTION_OPS = ("var", "std")
 
 
 def compare(dt, op, got, want, note_fn=None):
@@ -746,7 +890,7 @@ def compare(dt, op, got, want, note_fn=None):
     return out
 
 
-def slice_notes(dt, op, a, axes, init=None):
+def slice_notes(dt, op, a, axes, init=None, correction=None):
     """A function idx -> what is special about output idx's slice (for messages)."""
     t, _ = _slices(a, axes, init)
 
@@ -761,6 +905,10 @@ def slice_notes(dt, op, a, axes, init=None):
                 parts.append("NaN in the slice")
             if op in ("max", "min") and (v == 0).any():
                 parts.append("zeros in the slice")
+            if op in CORRECTION_OPS:
+                if np.isinf(v).any():
+                    parts.append("an infinity in the slice")
+                parts.append("n = %d, correction %d" % (v.size, 1 if correction is None else correction))
         if sl.size <= 8:
             parts.append("slice [" + ", ".join(fmt_value(float(x)) if dt.is_float else str(x) for x in sl) + "]")
         return "; ".join(parts)
@@ -768,9 +916,16 @@ def slice_notes(dt, op, a, axes, init=None):
     return note
 
 
-def expected(dt, op, nan, a, axes, init=None):
+def expected(dt, op, nan, a, axes, init=None, correction=None):
     """The expected result of op over axes of a (kept shape): exact values for max/min
-    and integer sums, SumSpecs for float sums."""
+    and integer sums, SumSpecs for float sums; correction: var's and std's (None: the
+    default, 1), and nothing else's."""
+    if correction is not None and op not in CORRECTION_OPS:
+        raise ValueError("a correction is for var and std, not " + op)
+    if op in CORRECTION_OPS:
+        if not dt.is_float:
+            raise ValueError("%s is defined for float dtypes only, not %s" % (op, dt.name))
+        return var_float_specs(a, axes, dt, correction, root=op == "std")
     if dt.is_float:
         if op == "sum":
             return sum_float_specs(a, axes, dt, init)

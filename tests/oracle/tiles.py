@@ -76,12 +76,13 @@ class Case:
     init: the full destination's old values (out_shape), read when accum is true."""
 
     def __init__(self, cid, kind, dt, op, nan, accum, variant, threads, ws, shape, axes,
-                 axes_style="tuple", grid=1, sel=0, view=None, src_local=True, dst_local=True):
+                 axes_style="tuple", grid=1, sel=0, view=None, src_local=True, dst_local=True, correction=None):
         self.cid, self.kind, self.dt, self.op, self.nan, self.accum = cid, kind, dt, op, nan, accum
         self.variant, self.threads, self.ws = variant, threads, ws
         self.shape, self.axes, self.axes_style = tuple(shape), tuple(axes), axes_style
         self.grid, self.sel, self.view = grid, sel, view
         self.src_local, self.dst_local = src_local, dst_local
+        self.correction = correction  # var and std: correction=N, written when not None (the default is 1)
         self.forced_rejected = None  # a forced variant that did not apply (then None runs)
         self.chosen = None  # the variant tilec explain reported for the statement
         self.src = None
@@ -162,9 +163,9 @@ class Case:
         mism = []
         for b, (block, ax, label) in enumerate(self.blocks()):
             ini = init[b].reshape(kept_shape(block.shape, ax)) if init is not None else None
-            want = nm.expected(self.dt, self.op, self.nan, block, ax, ini)
+            want = nm.expected(self.dt, self.op, self.nan, block, ax, ini, correction=self.correction)
             got = got_flat[b * n_out:(b + 1) * n_out].reshape(want.shape)
-            notes = nm.slice_notes(self.dt, self.op, block, ax, ini)
+            notes = nm.slice_notes(self.dt, self.op, block, ax, ini, correction=self.correction)
 
             def note(idx, notes=notes, label=label):
                 return "; ".join(x for x in (label, notes(idx)) if x)
@@ -179,15 +180,18 @@ class Case:
             kw.append("accum=true")
         if self.nan == "ignore":
             kw.append("nan=ignore")
+        if self.correction is not None:
+            kw.append("correction=%d" % self.correction)
         if self.variant:
             kw.append("variant=" + self.variant)
         return "%s.%s(%s, %s, %s)" % (scope, self.op, dst, src, ", ".join(kw))
 
     def describe(self):
         v = self.variant or ("default" + (" (forced %s did not apply)" % self.forced_rejected if self.forced_rejected else ""))
-        return ("case %d: %s %s.%s nan=%s accum=%s variant=%s threads=%d warp size %d shape %s axes %s%s"
+        return ("case %d: %s %s.%s nan=%s accum=%s variant=%s threads=%d warp size %d shape %s axes %s%s%s"
                 % (self.cid, self.kind, self.dt.name, self.op, self.nan, self.accum, v, self.threads, self.ws,
-                   list(self.shape), list(self.axes), (" grid=%d" % self.grid) if self.kind == "cta_grid" else ""))
+                   list(self.shape), list(self.axes), (" grid=%d" % self.grid) if self.kind == "cta_grid" else "",
+                   (" correction=%d" % self.correction) if self.correction is not None else ""))
 
 
 class Kernel:
