@@ -306,7 +306,7 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     else if (st->nan == TILEC_NAN_IGNORE && !ir_dtype_is_float(src->buf->dtype))
         err(v, st->nan_pos, "nan=ignore has no effect on %s, which has no NaN",
             tilec_dtype_name(src->buf->dtype));
-    bool corrects = ir_op(st->op)->lift == IR_LIFT_SHIFT; /* var, std */
+    bool corrects = tilec_op_takes_correction(st->op);
     ir_pos cpos = st->correction_pos.line ? st->correction_pos : st->op_pos;
     if (st->correction_given && !corrects)
         err(v, cpos, "correction= applies to var and std only; %s takes none", op);

@@ -105,8 +105,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
                    ir_op_dtype_names(d->op, names, sizeof names), tilec_dtype_name(d->dtype));
     if (!op->second && (d->out2 || d->index_i32))
         return bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
-    bool corrects = op->lift == IR_LIFT_SHIFT; /* var, std */
-    if (d->correction && !corrects)
+    if (d->correction && !tilec_op_takes_correction(d->op))
         return bad(ctx, "correction is for var and std; leave it NULL for %s", tilec_op_name(d->op));
     if (d->correction && *d->correction < 0)
         return bad(ctx, "correction %lld is negative: give 0 (the population variance, numpy's default) or more "
@@ -204,7 +203,7 @@ static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, boo
         at += (size_t)snprintf(key + at, n - at, " %lld%s", (long long)v->shape[i], v->reduced[i] ? "r" : "");
     for (int i = 0; v->strided && i < v->rank && at < n; i++)
         at += (size_t)snprintf(key + at, n - at, "%s%lld", i ? "," : " strides ", (long long)v->strides[i]);
-    if (ir_op(d->op)->lift == IR_LIFT_SHIFT && at < n) /* var, std: the one a NULL stands for is 1 */
+    if (tilec_op_takes_correction(d->op) && at < n) /* the one a NULL stands for is 1 */
         at += (size_t)snprintf(key + at, n - at, " correction %lld", (long long)(d->correction ? *d->correction : 1));
 }
 

@@ -6,7 +6,7 @@ import cases
 import data
 import numerics as nm
 from conftest import ROUNDS, fail_on
-from tiles import VARIANTS, Case, run_cases
+from tiles import VARIANTS, Case, not_applied, run_cases
 
 KINDS = [(k, ws) for k in VARIANTS for ws in (32, 64) if not (k == "warpgroup" and ws == 64)]
 
@@ -70,6 +70,5 @@ def test_mean_of_integers(tilec, rng, tmp_path, repro, ws):
             c.init = data.values(rng, dt, c.out_shape, "integers")
             cs.append(c)
     problems, _ = run_cases(tilec, cs, ws, str(tmp_path), "mean")
-    problems += ["%s: variant=%s did not apply" % (c.describe(), c.variant) for c in cs
-                 if c.variant and c.chosen != c.variant]
+    problems += not_applied(cs)
     fail_on(problems, repro)

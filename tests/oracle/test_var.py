@@ -25,7 +25,7 @@ import data
 import numerics as nm
 from conftest import ROUNDS, fail_on
 from test_reduce import Reduce
-from tiles import VARIANTS, Case, norm_axes, prod, run_cases, run_tilec
+from tiles import VARIANTS, Case, norm_axes, not_applied, prod, run_cases, run_tilec
 
 OPS = ("var", "std")
 DTYPES = ("f32", "f64", "bf16", "f16")
@@ -367,8 +367,7 @@ def test_tile_long_rows(tilec, rng, tmp_path, repro, ws):
             c.init = data.values(rng, dt, c.out_shape, "normal")
             cs.append(c)
     problems, _ = run_cases(tilec, cs, ws, str(tmp_path), "long")
-    problems += ["%s: variant=%s did not apply" % (c.describe(), c.variant) for c in cs
-                 if c.variant and c.chosen != c.variant]
+    problems += not_applied(cs)
     fail_on(problems, repro)
 
 

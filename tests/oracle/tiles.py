@@ -429,6 +429,12 @@ def run_file(tilec, tf, extra=()):
     return rc, out, err, got
 
 
+def not_applied(cases):
+    """A line for each case whose forced variant was not the one that ran."""
+    return ["%s: variant=%s did not apply" % (c.describe(), c.variant) for c in cases
+            if c.variant and c.chosen != c.variant]
+
+
 def run_cases(tilec, cases, ws, workdir, tag, check=None):
     """Packs, settles variants, runs and checks cases. Returns (problems, stats): a list of
     text lines describing every failure (empty when all agree with the oracle) and
