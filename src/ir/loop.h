@@ -120,6 +120,9 @@ typedef struct ir_op_info {
     bool holds_squares;   /* its accumulation type holds the squares of every value: bf16 and
                              f32, whose squares can pass f32's range, accumulate in f64 */
     ir_key key;           /* its elements fold as i64 keys (above) */
+    bool long_finish;     /* its finish is many instructions (an f64 logarithm, root or
+                             quotient): where a group of lanes folds each output, the CTA
+                             gathers its outputs and a thread finishes each (v_grid_rows.c) */
     const char *second;   /* what its second destination holds ("index", "maximum"), NULL: it
                              has one */
 } ir_op_info;

@@ -34,11 +34,11 @@ static const ir_op_info ops[] = {
                           .key = IR_KEY_PAIR, .second = "maximum"},
     [TILEC_OP_LOGSUMEXP] = {.combine = LO_ADD, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_LOG,
                             .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .empty = IR_EMPTY_NEG_INF,
-                            .floats_only = true, .key = IR_KEY_LSE},
+                            .floats_only = true, .key = IR_KEY_LSE, .long_finish = true},
     [TILEC_OP_VAR] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_VAR, .lift = IR_LIFT_SHIFT,
-                      .finish = IR_FINISH_VAR, .empty = IR_EMPTY_NAN, .floats_only = true},
+                      .finish = IR_FINISH_VAR, .empty = IR_EMPTY_NAN, .floats_only = true, .long_finish = true},
     [TILEC_OP_STD] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_VAR, .lift = IR_LIFT_SHIFT,
-                      .finish = IR_FINISH_STD, .empty = IR_EMPTY_NAN, .floats_only = true},
+                      .finish = IR_FINISH_STD, .empty = IR_EMPTY_NAN, .floats_only = true, .long_finish = true},
 };
 _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 
