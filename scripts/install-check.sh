@@ -16,4 +16,14 @@ cc -std=c11 -Wall -Wextra -Werror examples/embed.c $(pkg-config --cflags --libs 
 LD_LIBRARY_PATH=$libdir "$root/embed"
 cc -std=c11 -Wall -Wextra -Werror examples/jit_sum.c $(pkg-config --cflags --libs tilec) -lm -o "$root/jit_sum"
 LD_LIBRARY_PATH=$libdir "$root/jit_sum"
-echo "install check: header, library, pkg-config file and tilec installed; embed.c and jit_sum.c built and ran"
+# the Python package, as installed: its note of the library's directory, and a reduction
+pkg=$(dirname "$(find "$root" -path '*/tilec/__init__.py' | head -1)")
+[ -f "$pkg/_install.py" ] || { echo "install check: the Python package was not installed" >&2; exit 1; }
+grep -qF "LIBDIR = '${libdir#"$root"}'" "$pkg/_install.py" ||
+    { echo "install check: $pkg/_install.py does not name ${libdir#"$root"}" >&2; exit 1; }
+TILEC_LIB=$libdir/libtilec.so PYTHONPATH=$(dirname "$pkg") PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import numpy, tilec
+got = tilec.sum(numpy.array([3, -7, 2**31 - 1], dtype=numpy.int64))
+assert got == 2**31 - 5, got
+'
+echo "install check: header, library, pkg-config file, tilec and the Python package installed; embed.c, jit_sum.c and a Python reduction ran"
