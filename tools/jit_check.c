@@ -17,6 +17,8 @@
  *   jit_check --first-call         only the time to a new process's first result of one
  *                                  shape (run it twice on a fresh cache: a miss, then a
  *                                  disk hit)
+ *   jit_check --call-cost          only the latencies of one shape: its first call and
+ *                                  the host time of a cached call (scripts/gpu-python)
  *
  * The streams and contexts of the caller's side come from the driver API (dlopen of
  * libcuda.so.1, as the library does): tilec takes streams, it does not make them.
@@ -669,6 +671,33 @@ static int first_call(tilec_ctx *ctx) {
     return st == TILEC_OK ? 0 : 1;
 }
 
+enum { CALLS = 2000 };
+
+/* Latencies of one shape (f32 max of rows of 1003, 4096 of them; scripts/gpu-python times
+ * the same call from Python): its first call, then the host time of a cached call (the
+ * mean of CALLS enqueues). */
+static int call_cost(tilec_ctx *ctx, double *first, double *host) {
+    tilec_reduce_desc lat = {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {4096, 1000 + 3}, .naxes = 1, .axes = {1}};
+    void *din = NULL, *dout = NULL;
+    tilec_status st = tilec_mem_alloc(ctx, 4096 * 1003 * 4, &din);
+    if (st == TILEC_OK) st = tilec_mem_alloc(ctx, 4096 * 4, &dout);
+    double t0 = now_ms();
+    if (st == TILEC_OK) st = tilec_reduce(ctx, &lat, din, dout);
+    if (st == TILEC_OK) st = tilec_synchronize(ctx);
+    *first = now_ms() - t0;
+    t0 = now_ms();
+    for (int i = 0; i < CALLS && st == TILEC_OK; i++) st = tilec_reduce(ctx, &lat, din, dout);
+    *host = (now_ms() - t0) / CALLS * 1e3;
+    if (st == TILEC_OK) st = tilec_synchronize(ctx);
+    if (st == TILEC_OK)
+        printf("jit_check: first call of a new shape %.1f ms (NVRTC included); a cached call %.2f us of host time\n", *first, *host);
+    else
+        printf("jit_check: the latency calls failed: %s\n", tilec_diag_text(ctx));
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    return st != TILEC_OK;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a time limit */
     const char *out = NULL;
@@ -682,9 +711,11 @@ int main(int argc, char **argv) {
                  sscanf(argv[i + 1], "%d/%d%c", &part, &parts, &tail) == 2 && parts >= 1 && parts <= 64 && part >= 0 &&
                  part < parts)
             only_matrix = true, i++;
-        else if (argc == 2 && (!strcmp(argv[1], "--streams") || !strcmp(argv[1], "--first-call"))) break;
+        else if (argc == 2 && (!strcmp(argv[1], "--streams") || !strcmp(argv[1], "--first-call") ||
+                               !strcmp(argv[1], "--call-cost")))
+            break;
         else {
-            fprintf(stderr, "usage: jit_check [--out FILE.md] [--no-matrix] | --part K/N | --streams | --first-call\n");
+            fprintf(stderr, "usage: jit_check [--out FILE.md] [--no-matrix] | --part K/N | --streams | --first-call | --call-cost\n");
             return 2;
         }
     }
@@ -700,6 +731,12 @@ int main(int argc, char **argv) {
     }
     if (argc == 2 && !strcmp(argv[1], "--first-call")) {
         int rc = first_call(ctx);
+        tilec_close(ctx);
+        return rc;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--call-cost")) {
+        double first, host;
+        int rc = call_cost(ctx, &first, &host);
         tilec_close(ctx);
         return rc;
     }
@@ -803,23 +840,8 @@ int main(int argc, char **argv) {
     FILE *rows = open_memstream(&stream_rows, &stream_rows_n);
     failed += streams_and_threads(ctx, rows);
     if (rows) fclose(rows);
-    /* latencies: a new shape's first call, then the host time of a cached call */
-    tilec_reduce_desc lat = {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {4096, 1000 + 3}, .naxes = 1, .axes = {1}};
-    void *din, *dout;
-    tilec_mem_alloc(ctx, 4096 * 1003 * 4, &din);
-    tilec_mem_alloc(ctx, 4096 * 4, &dout);
-    double t0 = now_ms();
-    tilec_reduce(ctx, &lat, din, dout);
-    tilec_synchronize(ctx);
-    double first = now_ms() - t0;
-    enum { CALLS = 2000 };
-    t0 = now_ms();
-    for (int i = 0; i < CALLS; i++) tilec_reduce(ctx, &lat, din, dout);
-    double host = (now_ms() - t0) / CALLS * 1e3;
-    tilec_synchronize(ctx);
-    printf("jit_check: first call of a new shape %.1f ms (NVRTC included); a cached call %.2f us of host time\n", first, host);
-    tilec_mem_free(ctx, din);
-    tilec_mem_free(ctx, dout);
+    double first, host;
+    failed += call_cost(ctx, &first, &host);
     tilec_close(ctx);
     if (out) {
         FILE *f = fopen(out, "w");
