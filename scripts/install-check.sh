@@ -3,7 +3,8 @@
 # examples/embed.c and examples/jit_sum.c against it as a user of the installed library
 # would: with `pkg-config --cflags --libs tilec`, and with CMake (examples/cmake:
 # find_package(tilec) and tilec::tilec); then runs them (jit_sum on a GPU when one is
-# usable, else on the simulator).
+# usable, else on the simulator). Checks that the CLI, its bash completion and (where
+# help2man is installed) its man page were installed too.
 set -euo pipefail
 build=$1
 root=$(mktemp -d)
@@ -13,6 +14,12 @@ pc=$(dirname "$(find "$root" -name tilec.pc | head -1)")
 export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$root
 libdir=$(dirname "$(find "$root" -name 'libtilec.so' | head -1)")
 test -x "$(find "$root" -name tilec -type f -path '*/bin/*' | head -1)"
+test -f "$(find "$root" -path '*/bash-completion/completions/tilec' | head -1)" ||
+    { echo "install check: the bash completion (share/bash-completion/completions/tilec) was not installed" >&2; exit 1; }
+if command -v help2man >/dev/null; then
+    test -f "$(find "$root" -path '*/man1/tilec.1' | head -1)" ||
+        { echo "install check: help2man is installed but man1/tilec.1 was not; reconfigure $build (meson setup --reconfigure $build)" >&2; exit 1; }
+fi
 cc -std=c11 -Wall -Wextra -Werror examples/embed.c $(pkg-config --cflags --libs tilec) -o "$root/embed"
 LD_LIBRARY_PATH=$libdir "$root/embed"
 cc -std=c11 -Wall -Wextra -Werror examples/jit_sum.c $(pkg-config --cflags --libs tilec) -lm -o "$root/jit_sum"
@@ -35,4 +42,4 @@ soname=$(readelf -d "$libdir/libtilec.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/
 readelf -d "$root/cmake-build/jit_sum" | grep -q "(NEEDED).*\[$soname\]" ||
     { echo "install check: the CMake-built jit_sum does not need $soname (tilecConfig.cmake names the wrong file)" >&2; exit 1; }
 LD_LIBRARY_PATH=$libdir "$root/cmake-build/jit_sum"
-echo "install check: header, library, pkg-config file, CMake package and tilec installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran"
+echo "install check: header, library, pkg-config file, CMake package, tilec, its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran"
