@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ./test.sh — set up, build, and run every test: the suites in a normal build, the same
 # suites again under AddressSanitizer + UndefinedBehaviorSanitizer, an install check (the
-# header, library and pkg-config file used by an outside program), valgrind memcheck of
+# header, library, pkg-config file and CMake package used by an outside program), a build
+# of tilec as a Meson subproject (scripts/subproject-check.sh), valgrind memcheck of
 # the CLI over every example, and 30 s of each fuzzer (libFuzzer + ASan/UBSan). Exits non-zero if
 # anything fails; ends with "N passed, M failed".
 set -uo pipefail
@@ -53,6 +54,9 @@ run_check() {
     elif [ "$rc" -eq 3 ]; then echo "skipped: $name (its tool is not installed here)"
     else echo "$name failed"; failed=$((failed + 1)); fi
 }
+
+echo "== tilec as a Meson subproject (examples/meson-subproject)"
+run_check "subproject check" scripts/subproject-check.sh
 
 echo "== valgrind memcheck of the CLI over every example"
 run_check "memcheck" scripts/memcheck build

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # scripts/install-check.sh BUILD — installs BUILD into a scratch root and builds
-# examples/embed.c and examples/jit_sum.c against it with `pkg-config --cflags --libs
-# tilec`, as a user of the installed library would, then runs them (jit_sum on a GPU when
-# one is usable, else on the simulator).
+# examples/embed.c and examples/jit_sum.c against it as a user of the installed library
+# would: with `pkg-config --cflags --libs tilec`, and with CMake (examples/cmake:
+# find_package(tilec) and tilec::tilec); then runs them (jit_sum on a GPU when one is
+# usable, else on the simulator). Checks that the CLI, its bash completion and (where
+# help2man is installed) its man page were installed too, and imports the installed Python
+# package and reduces with it.
 set -euo pipefail
 build=$1
 root=$(mktemp -d)
@@ -11,11 +14,36 @@ meson install -C "$build" --destdir "$root" >/dev/null
 pc=$(dirname "$(find "$root" -name tilec.pc | head -1)")
 export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$root
 libdir=$(dirname "$(find "$root" -name 'libtilec.so' | head -1)")
-test -x "$(find "$root" -name tilec -type f | head -1)"
+test -x "$(find "$root" -name tilec -type f -path '*/bin/*' | head -1)"
+test -f "$(find "$root" -path '*/bash-completion/completions/tilec' | head -1)" ||
+    { echo "install check: the bash completion (share/bash-completion/completions/tilec) was not installed" >&2; exit 1; }
+if command -v help2man >/dev/null; then
+    test -f "$(find "$root" -path '*/man1/tilec.1' | head -1)" ||
+        { echo "install check: help2man is installed but man1/tilec.1 was not; reconfigure $build (meson setup --reconfigure $build)" >&2; exit 1; }
+fi
 cc -std=c11 -Wall -Wextra -Werror examples/embed.c $(pkg-config --cflags --libs tilec) -o "$root/embed"
 LD_LIBRARY_PATH=$libdir "$root/embed"
 cc -std=c11 -Wall -Wextra -Werror examples/jit_sum.c $(pkg-config --cflags --libs tilec) -lm -o "$root/jit_sum"
 LD_LIBRARY_PATH=$libdir "$root/jit_sum"
+
+# CMake: find_package(tilec 0.2) through the installed tilecConfig.cmake
+if ! command -v cmake >/dev/null; then
+    echo "install check: cmake not found; install it (scripts/setup.sh, or apt-get install cmake)" >&2
+    exit 1
+fi
+prefix=$(meson introspect "$build" --buildoptions |
+    /usr/bin/python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+test -f "$(find "$root$prefix" -path '*/cmake/tilec/tilecConfig.cmake' | head -1)" ||
+    { echo "install check: tilecConfig.cmake was not installed under $prefix (is cmake found when $build is configured?)" >&2; exit 1; }
+cmake -S examples/cmake -B "$root/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$root$prefix" >"$root/cmake.log" 2>&1 ||
+    { cat "$root/cmake.log" >&2; echo "install check: cmake could not configure examples/cmake against $root$prefix" >&2; exit 1; }
+cmake --build "$root/cmake-build" >>"$root/cmake.log" 2>&1 ||
+    { cat "$root/cmake.log" >&2; echo "install check: examples/cmake did not build" >&2; exit 1; }
+soname=$(readelf -d "$libdir/libtilec.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+readelf -d "$root/cmake-build/jit_sum" | grep -q "(NEEDED).*\[$soname\]" ||
+    { echo "install check: the CMake-built jit_sum does not need $soname (tilecConfig.cmake names the wrong file)" >&2; exit 1; }
+LD_LIBRARY_PATH=$libdir "$root/cmake-build/jit_sum"
+
 # the Python package, as installed: its note of the library's directory, and a reduction
 pkg=$(dirname "$(find "$root" -path '*/tilec/__init__.py' | head -1)")
 [ -f "$pkg/_install.py" ] || { echo "install check: the Python package was not installed" >&2; exit 1; }
@@ -26,4 +54,4 @@ import numpy, tilec
 got = tilec.sum(numpy.array([3, -7, 2**31 - 1], dtype=numpy.int64))
 assert got == 2**31 - 5, got
 '
-echo "install check: header, library, pkg-config file, tilec and the Python package installed; embed.c, jit_sum.c and a Python reduction ran"
+echo "install check: header, library, pkg-config file, CMake package, Python package, tilec, its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran; the Python package reduced"

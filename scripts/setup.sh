@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — installs what building and testing tilec needs, only when it is
-# missing: meson, ninja, pkg-config and cmocka; Debian's python3 numpy and pytest (the
+# missing: meson, ninja, pkg-config and cmocka; cmake (the CMake package and its install
+# check) and help2man (the man page); Debian's python3 numpy and pytest (the
 # oracle suite, tests/oracle, fails without them); the HIP packages (hipcc, the HIP
 # runtime with hiprtc, its builtins and the ROCm device libraries) where the distribution
 # has them; clang (libFuzzer) and valgrind for the fuzz and memcheck runs of ./test.sh.
@@ -8,7 +9,7 @@
 # ./test.sh; safe to run again.
 set -euo pipefail
 
-core=(meson ninja-build pkg-config libcmocka-dev gcc g++ python3-numpy python3-pytest)
+core=(meson ninja-build pkg-config libcmocka-dev gcc g++ python3-numpy python3-pytest cmake help2man)
 hip=(hipcc libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)
 checkers=(clang libclang-rt-14-dev valgrind) # the fuzzers (clang, its libFuzzer) and memcheck of ./test.sh
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# man_test.sh TILEC PAGE — the generated man page tilec(1) (scripts/man-page) has a
+# subsection `.SS "tilec COMMAND"` for every command that `TILEC --help` lists, holding
+# that command's usage line, and renders without groff warnings where groff is installed.
+set -u
+tilec=$1
+page=$2
+pass=0
+fail=0
+commands=$("$tilec" --help | awk '/Commands:$/ { on = 1; next }
+    on && /^  [a-z]/ { print $1; seen = 1; next }
+    on && seen && /^$/ { exit }')
+if [ -z "$commands" ]; then echo "FAIL: '$tilec --help' lists no commands"; exit 1; fi
+for c in $commands; do
+    # the subsection, then (before the next one) the command's usage line
+    if awk -v want=".SS \"tilec $c\"" -v usage="usage: tilec $c" '
+        $0 == want { on = 1; next }
+        on && /^\.SS/ { exit }
+        on { gsub(/\\-/, "-"); if (index($0, usage) == 1) found = 1 }
+        END { exit !found }' "$page"; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1)); echo "FAIL: $page has no section 'tilec $c' with its usage line"
+    fi
+done
+if command -v groff >/dev/null; then
+    warnings=$(groff -man -ww -z "$page" 2>&1)
+    if [ -z "$warnings" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: groff warns about $page:"; echo "$warnings" | head -20; fi
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
