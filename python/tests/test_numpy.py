@@ -232,7 +232,10 @@ def test_widen_keepdims_out():
 
 
 def test_zero_dim_and_empty():
-    assert tilec.sum(np.float64(2.5)) == 2.5
+    z = tilec.sum(np.float64(2.5))
+    assert z.shape == () and z == 2.5  # numpy's answer for a 0-d input, keepdims or not
+    assert tilec.max(np.float32(-1.5), keepdims=True).shape == ()
+    assert tilec.sum(np.ones((3, 4), np.int32), axis=[0, 1]) == 12  # a list of axes
     assert tilec.sum(np.zeros((0, 3), np.float32), axis=0).tolist() == [0.0] * 3
     assert np.isnan(tilec.mean(np.zeros((3, 0), np.float32), axis=1)).all()
     with pytest.raises(tilec.Error) as e:

@@ -244,9 +244,20 @@ def _op_index(op):
     return OPS.index(op)
 
 
-def _plan(op, dt, shape, strides, axes, nan, out_dtype, correction, index_dtype):
-    """Checks the arguments and returns (desc, strides array, out dtype, out2 dtype) — the
-    part of a call that depends on the tensor's description only, cached by it."""
+class _Plan:
+    """What a call needs that depends on the tensor's description only: the descriptor
+    (and the ctypes arrays it points at), the output's shape and dtypes."""
+    __slots__ = ("desc", "keep", "res", "res2", "oshape")
+
+
+def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, index_dtype):
+    """Checks the arguments and plans the call (the element strides are dropped when
+    they are the dense row-major ones)."""
+    axes = _axes(axis, len(shape))
+    dense = strides == tuple(_prod(shape[i + 1:]) for i in range(len(shape))) or \
+        _prod(shape) <= 1
+    if dense:
+        strides = None
     o = _op_index(op)
     d = DTYPES.index(dt)
     if nan not in _NANS:
@@ -301,7 +312,10 @@ def _plan(op, dt, shape, strides, axes, nan, out_dtype, correction, index_dtype)
     if strides is not None:
         st = (_c_i64 * len(shape))(*strides)
         desc.strides = ctypes.cast(st, ctypes.POINTER(_c_i64))
-    return desc, (st, corr), res, res2
+    p = _Plan()
+    p.desc, p.keep, p.res, p.res2 = desc, (st, corr), res, res2
+    p.oshape = _out_shape(shape, axes, keepdims)
+    return p
 
 
 _PLANS_MAX = 1024  # descriptors a context keeps; a program that makes more just plans again
@@ -310,7 +324,10 @@ _PLANS_MAX = 1024  # descriptors a context keeps; a program that makes more just
 def _cached_plan(ctx, *key):
     """_plan's answer for these arguments, kept by the context (whose lock the caller
     holds: a call writes the descriptor's stream and out2 before it reduces)."""
-    p = ctx.plans.get(key)
+    try:
+        p = ctx.plans.get(key)
+    except TypeError:  # an unhashable argument (axis as a list): plan without the cache
+        return _plan(*key)
     if p is None:
         p = _plan(*key)
         if len(ctx.plans) >= _PLANS_MAX:
@@ -330,21 +347,19 @@ def _out_shape(shape, axes, keepdims):
 def _reduce_numpy(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
     import numpy as np
     x = np.asarray(x)
+    zero_d = x.ndim == 0
     dt = _tilec_dtype(x.dtype.name)
-    shape = x.shape if x.ndim else (1,)
     item = x.itemsize
-    if x.ndim == 0 or any(s % item for s in x.strides):
-        x = np.ascontiguousarray(x).reshape(shape)
-    axes = _axes(axis, len(shape))
+    if zero_d or any(s % item for s in x.strides):
+        x = np.ascontiguousarray(x).reshape(x.shape or (1,))
+    shape = x.shape
     strides = tuple(s // item for s in x.strides)
-    dense = all(e <= 1 for e in shape) or strides == tuple(
-        int(np.prod(shape[i + 1:], dtype=np.int64)) for i in range(len(shape)))
-    oshape = _out_shape(shape, axes, keepdims) if x.ndim else ()
     ctx = _context("sim")
     with ctx.lock:
-        desc, keep, res, res2 = _cached_plan(ctx, op, dt, tuple(shape),
-                                             None if dense else strides, axes, nan, dtype,
-                                             correction, index_dtype)
+        p = _cached_plan(ctx, op, dt, shape, strides, axis, keepdims, nan, dtype, correction,
+                         index_dtype)
+        desc, res, res2 = p.desc, p.res, p.res2
+        oshape = () if zero_d else p.oshape
         first = np.empty(oshape, dtype=_np_dtype(res))
         second = np.empty(oshape, dtype=_np_dtype(res2)) if res2 else None
         # the view's bytes: from its lowest to its highest element, whatever the strides' signs
@@ -491,26 +506,62 @@ def _prod(t):
     return p
 
 
+def _launch(ctx, p, op, ptr, stream, o1, o2):
+    """One tilec_reduce of plan p on the stream; the caller holds ctx's lock."""
+    desc = p.desc
+    desc.stream, desc.out2 = stream, o2
+    try:
+        ctx.call(_lib.tilec_reduce, "reduce %s" % op, ctypes.byref(desc), ptr, o1)
+    finally:
+        desc.out2 = None
+
+
 def _reduce_gpu(v, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
-    shape = v.shape if v.shape else (1,)
-    strides = v.strides if v.shape else (1,)
-    axes = _axes(axis, len(shape))
-    dense = strides == tuple(_prod(shape[i + 1:]) for i in range(len(shape)))
-    oshape = _out_shape(shape, axes, keepdims) if v.shape else ()
     ctx = _context(v.backend, v.device)
     with ctx.lock:
-        desc, keep, res, res2 = _cached_plan(ctx, op, v.dtype, tuple(shape),
-                                             None if dense else strides, axes, nan, dtype,
-                                             correction, index_dtype)
-        outs = _gpu_outputs(v, out, oshape, res, res2)
-        desc.stream = v.stream
-        desc.out2 = _gpu_ptr(outs[1]) if res2 else None
-        try:
-            ctx.call(_lib.tilec_reduce, "reduce %s" % op, ctypes.byref(desc), v.ptr,
-                     _gpu_ptr(outs[0]))
-        finally:
-            desc.out2 = None
-    return _pick(op, outs[0], outs[1] if res2 else None) if out is None else out
+        p = _cached_plan(ctx, op, v.dtype, v.shape or (1,), v.strides or (1,), axis, keepdims,
+                         nan, dtype, correction, index_dtype)
+        outs = _gpu_outputs(v, out, p.oshape if v.shape else (), p.res, p.res2)
+        _launch(ctx, p, op, v.ptr, v.stream, _gpu_ptr(outs[0]),
+                _gpu_ptr(outs[1]) if p.res2 else None)
+    return _pick(op, outs[0], outs[1] if p.res2 else None) if out is None else out
+
+
+_TORCH = {}  # torch's dtypes <-> tilec's, the backend and the raw-stream call, made once
+
+
+def _torch_tables(torch):
+    if not _TORCH:
+        for name, t in _FROM_NAME.items():
+            if hasattr(torch, name):
+                _TORCH[getattr(torch, name)] = t
+                _TORCH[t] = getattr(torch, name)
+        _TORCH["backend"] = "hip" if getattr(torch.version, "hip", None) else "cuda"
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _TORCH["stream"] = raw if raw else (lambda d: torch.cuda.current_stream(d).cuda_stream)
+    return _TORCH
+
+
+def _reduce_torch(x, torch, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
+    """A CUDA (or ROCm) torch tensor: the common case, kept short — the plan is looked up
+    by the tensor's description, outputs are x.new_empty, the stream torch's current."""
+    if out is not None:
+        return _reduce_gpu(_torch_view(x, torch), op, axis, keepdims, dtype, nan, out,
+                           correction, index_dtype)
+    tt = _TORCH or _torch_tables(torch)
+    dt = tt.get(x.dtype) or _tilec_dtype(str(x.dtype))
+    dev = x.get_device()
+    shape = tuple(x.shape)
+    ctx = _contexts.get((tt["backend"], dev)) or _context(tt["backend"], dev)
+    with ctx.lock:
+        p = _cached_plan(ctx, op, dt, shape or (1,), x.stride() or (1,), axis, keepdims, nan,
+                         dtype, correction, index_dtype)
+        oshape = p.oshape if shape else ()
+        o1 = x.new_empty(oshape, dtype=tt[p.res])
+        o2 = x.new_empty(oshape, dtype=tt[p.res2]) if p.res2 else None
+        _launch(ctx, p, op, x.data_ptr(), tt["stream"](dev), o1.data_ptr(),
+                o2.data_ptr() if o2 is not None else None)
+    return _pick(op, o1, o2)
 
 
 def _gpu_outputs(v, out, oshape, res, res2):
@@ -573,8 +624,8 @@ def reduce(x, op="sum", axis=None, keepdims=False, dtype=None, nan="propagate", 
                                  correction, index_dtype) if out is None else _cpu_torch_out(
                                      x, op, axis, keepdims, dtype, nan, out, correction,
                                      index_dtype)
-        return _reduce_gpu(_torch_view(x, torch), op, axis, keepdims, dtype, nan, out,
-                           correction, index_dtype)
+        return _reduce_torch(x, torch, op, axis, keepdims, dtype, nan, out, correction,
+                             index_dtype)
     if hasattr(x, "__cuda_array_interface__"):
         return _reduce_gpu(_cai_view(x), op, axis, keepdims, dtype, nan, out, correction,
                            index_dtype)
