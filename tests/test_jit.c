@@ -710,6 +710,26 @@ static void expect_variant(tilec_ctx *ctx, const tilec_reduce_desc *d, const cha
     tilec_free(text);
 }
 
+/* Rows of 32 f32: the ops whose finish is long (logsumexp, var, std: the op table's
+ * long_finish) gather a CTA's outputs in shared memory and finish them a thread each,
+ * with 4 outputs a group in flight; a sum finishes in its group's lanes, 8 in flight. */
+static void test_long_finish_gathers(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    tilec_reduce_desc d = {.dtype = TILEC_F32, .rank = 2, .shape = {4096, 32}, .naxes = 1, .axes = {1}};
+    const tilec_op gathered[] = {TILEC_OP_LOGSUMEXP, TILEC_OP_VAR, TILEC_OP_STD};
+    for (size_t i = 0; i < sizeof gathered / sizeof *gathered; i++) {
+        d.op = gathered[i];
+        expect_variant(ctx, &d, "4 outputs in flight, 16-byte loads; the CTA's outputs gathered and finished a thread each");
+    }
+    d.op = TILEC_OP_SUM;
+    char *text;
+    assert_int_equal(tilec_reduce_explain(ctx, &d, &text), TILEC_OK);
+    if (strstr(text, "gathered")) fail_msg("a sum's outputs were gathered:\n%s", text);
+    tilec_free(text);
+    tilec_close(ctx);
+}
+
 /* Two streams, each with a grid_rows and a grid_cols shape of partials over CTAs, calls interleaved: each
  * stream's launches get their own scratch, zeroed once on that stream before its first
  * launch there; the results are right every time (the kernel leaves the counters at zero
@@ -1482,6 +1502,7 @@ static void test_device_invariance(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_long_finish_gathers),
         cmocka_unit_test(test_sim_budget),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_backends),
