@@ -590,9 +590,10 @@ TILEC_API tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_d
  * args[i] is the device memory of parameter i (tilec_mem_alloc; nargs = the kernel's
  * parameter count): dense, row-major, little-endian elements of its dtype, read and
  * written in place. The launch is what tilec_launch_info_get says for the runtime's target
- * (tilec_runtime_target; the grid of a grid statement is sized for the device's
- * multiprocessors). The first call for a program's text, kernel and target (and whether
- * every pointer is 16-byte aligned) verifies the program for the target's warp size,
+ * (tilec_runtime_target), so a grid statement's grid is sized as it says: for
+ * the default of 132 multiprocessors, whatever the device has (the bits do not change).
+ * The first call for a program's text, kernel and target (and whether every pointer is
+ * 16-byte aligned) verifies the program for the target's warp size,
  * lowers, emits and compiles the kernel (or finds it in the disk cache, as tilec_reduce
  * does), loads it and keeps it in the context; later calls launch it. Nothing of prog is
  * kept: prog may change or be freed after the call (a changed program is a new text).

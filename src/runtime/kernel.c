@@ -99,6 +99,8 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
     if (!p || !gpu) { /* verify and lower for the target: a miss, or the simulator's launch */
         dsp_target target = r->target;
         target.unaligned = unaligned;
+        target.sms = 0; /* grid statements sized as tilec_launch_info_get sizes them, so it
+                           describes this launch (the bits do not depend on it) */
         lp_kernel **ks;
         if ((st = dsp_lower_program(prog, &target, k, &ks)) != TILEC_OK) return st;
         for (int i = 0; i < prog->nkernels; i++)
