@@ -399,7 +399,8 @@ TILEC_API tilec_status tilec_explain(tilec_program *prog, const tilec_target *ta
  * grid. A func runs as a one-CTA kernel: its shared parameters start with the given
  * content, every thread's local parameters start with it, and thread 0's come back. args[i] is parameter i in host memory: dense, row-major, little-endian elements of
  * its dtype (16-bit patterns for f16 and bf16); it is read and written in place. The
- * target's backend must be TILEC_BACKEND_SIM (NULL: the simulator, warp size 32); warp_size
+ * target's backend must be TILEC_BACKEND_SIM (NULL: the simulator, warp size 32; on a GPU,
+ * tilec_run_kernel runs a kernel on device memory); warp_size
  * 32 or 64. The program is verified first, for that warp size. Problems the simulator
  * finds (a shuffle from an inactive lane, a barrier reached by part of its scope, an
  * access out of bounds, a race on shared memory, a read of uninitialised memory) fail
