@@ -172,6 +172,8 @@ static void test_errors(void **state) {
     assert_int_equal(tilec_open(&other), TILEC_OK);
     tilec_program *p = parse(ctx, program);
     void *da = dev_alloc(ctx, 3 * 37 * 4), *db = dev_alloc(ctx, 3 * 4), *small = dev_alloc(ctx, 2 * 4);
+    static const float zeros[3 * 37];
+    assert_int_equal(tilec_mem_upload(ctx, da, zeros, sizeof zeros), TILEC_OK);
     void *args[2] = {da, db};
     assert_int_equal(tilec_run_kernel(NULL, p, "rows", args, 2, NULL), TILEC_ERR_INVALID_ARG);
     assert_int_equal(tilec_run_kernel(ctx, NULL, "rows", args, 2, NULL), TILEC_ERR_INVALID_ARG);
