@@ -399,7 +399,8 @@ TILEC_API tilec_status tilec_explain(tilec_program *prog, const tilec_target *ta
  * grid. A func runs as a one-CTA kernel: its shared parameters start with the given
  * content, every thread's local parameters start with it, and thread 0's come back. args[i] is parameter i in host memory: dense, row-major, little-endian elements of
  * its dtype (16-bit patterns for f16 and bf16); it is read and written in place. The
- * target's backend must be TILEC_BACKEND_SIM (NULL: the simulator, warp size 32); warp_size
+ * target's backend must be TILEC_BACKEND_SIM (NULL: the simulator, warp size 32; on a GPU,
+ * tilec_run_kernel runs a kernel on device memory); warp_size
  * 32 or 64. The program is verified first, for that warp size. Problems the simulator
  * finds (a shuffle from an inactive lane, a barrier reached by part of its scope, an
  * access out of bounds, a race on shared memory, a read of uninitialised memory) fail
@@ -503,6 +504,10 @@ TILEC_API tilec_status tilec_check(tilec_program *prog, const char *name,
 TILEC_API tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int device);
 /* The backend in use (TILEC_BACKEND_AUTO before one is open). */
 TILEC_API tilec_backend tilec_runtime_backend(const tilec_ctx *ctx);
+/* The target kernels are lowered for on the runtime (opened as AUTO device 0 when not
+ * yet): its backend (CUDA, HIP or SIM, never AUTO), the device's exact arch ("sm_90",
+ * "gfx90a"; "cpu" on the simulator; owned by the context) and its warp size. */
+TILEC_API tilec_status tilec_runtime_target(tilec_ctx *ctx, tilec_target *out);
 
 /* Device memory of the context's backend (16-byte aligned at least). */
 TILEC_API tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr);
@@ -575,6 +580,33 @@ TILEC_API tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_des
 /* The plan of a reduction as text (the merged view, the generated tile program, the
  * variant chosen and why); free with tilec_free. Opens the runtime like tilec_reduce. */
 TILEC_API tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *desc, char **text);
+
+/* ---------------------------------------------------------------------------------------
+ * Kernels of a program on the runtime's device
+ * ------------------------------------------------------------------------------------ */
+
+/* Launches kernel `name` of prog (NULL: the program's only kernel) on the context's runtime
+ * (opened as AUTO device 0 when not yet; prog must belong to ctx), for its whole grid, on
+ * `stream` (a CUstream / hipStream_t as tilec_reduce_desc.stream; NULL: the default).
+ * args[i] is the device memory of parameter i (tilec_mem_alloc; nargs = the kernel's
+ * parameter count): dense, row-major, little-endian elements of its dtype, read and
+ * written in place. The launch is what tilec_launch_info_get says for the runtime's target
+ * (tilec_runtime_target), so a grid statement's grid is sized as it says: for
+ * the default of 132 multiprocessors, whatever the device has (the bits do not change).
+ * The first call for a program's text, kernel and target (and whether every pointer is
+ * 16-byte aligned) verifies the program for the target's warp size,
+ * lowers, emits and compiles the kernel (or finds it in the disk cache, as tilec_reduce
+ * does), loads it and keeps it in the context; later calls launch it. Nothing of prog is
+ * kept: prog may change or be freed after the call (a changed program is a new text).
+ * Asynchronous on GPUs (tilec_synchronize); on the simulator the kernel has run, with the
+ * simulator's checks, when the call returns. Errors: TILEC_ERR_INVALID_ARG (no such
+ * kernel, a func, nargs not the parameter count, a NULL pointer, a pointer whose
+ * parameter does not fit the tilec_mem_alloc block it meets, where the backend knows its
+ * blocks: the simulator), TILEC_ERR_VERIFY, TILEC_ERR_DISPATCH, TILEC_ERR_COMPILE,
+ * TILEC_ERR_UNAVAILABLE (no usable backend, a failed launch), and on the simulator
+ * TILEC_ERR_SIMULATE and TILEC_ERR_BUDGET as tilec_simulate; each with a diagnostic. */
+TILEC_API tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *name, void *const *args,
+                                        size_t nargs, void *stream);
 
 #ifdef __cplusplus
 }

@@ -137,8 +137,28 @@ has "the size is explained" "$tmp/err" "'$tmp/short.bin' has 100 bytes, but A is
 expect "run --in of an unknown parameter" 1 "$tilec" run "$rs" --in Z="$tmp/a.bin"
 has "the name is explained" "$tmp/err" "--in names 'Z', which is no parameter of what ran"
 expect "run --in without =" 2 "$tilec" run "$rs" --in A
-expect "run --backend cuda" 3 "$tilec" run "$rs" --backend cuda
-has "cuda is unavailable, and says so" "$tmp/err" "the cuda backend is not available"
+# no GPU here (as for reduce --backend cuda below): an explicit GPU backend exits 3 with
+# the runtime's reason, and auto runs on the simulator behind the runtime (tilec_run_kernel)
+expect "run --backend cuda" 3 "$tilec" run "$rs" --backend cuda --check
+has "cuda is unavailable, and says why" "$tmp/err" "tilec: error: "
+has "the reason is the runtime's" "$tmp/err" "CUDA"
+empty "nothing ran on cuda" "$tmp/out"
+if grep -qF "simulator only" "$tmp/err"; then fail=$((fail + 1)); echo "FAIL: run --backend cuda still says 'simulator only'"; else pass=$((pass + 1)); fi
+expect "run --backend hip" 3 "$tilec" run "$rs" --backend hip
+has "hip is unavailable, and says why" "$tmp/err" "tilec: error: "
+expect "run --backend auto" 0 "$tilec" run "$rs" --backend auto --check
+has "auto runs on the simulator" "$tmp/out" "kernel row_sum on sim (warp size 32): grid 1 x 32 threads"
+has "and checks it" "$tmp/out" "check B: largest error"
+expect "run --backend auto --out" 0 "$tilec" run "$rs" --backend auto --in A="$tmp/a.bin" --out B="$tmp/b_auto.bin"
+expect "run --backend sim --out" 0 "$tilec" run "$rs" --backend sim --in A="$tmp/a.bin" --out B="$tmp/b_sim.bin"
+if cmp -s "$tmp/b_auto.bin" "$tmp/b_sim.bin"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: auto (the runtime) and sim (tilec_simulate) give different bits"; fi
+expect "run --backend auto --warp-size 64" 0 "$tilec" run "$rs" --backend auto --warp-size 64 --check
+has "the simulator takes the warp size" "$tmp/out" "kernel row_sum on sim (warp size 64)"
+expect "run --backend auto of a func" 0 "$tilec" run "$root/examples/tile_row_max.tile" --check
+has "a func runs on the simulator" "$tmp/out" "func tile_row_max on sim (warp size 32)"
+printf 'kernel k(A: i32[3, 1001] global, B: i32[3] global) threads=256 {\n  grid.max(B, A, axes=(1))\n}\n' >"$tmp/gridmax.tile"
+expect "run --backend auto of a grid statement" 0 "$tilec" run "$tmp/gridmax.tile" --check
+has "is checked exactly" "$tmp/out" "check B: exact, largest error 0: ok"
 expect "run --backend bogus" 2 "$tilec" run "$rs" --backend bogus
 expect "run --kernel unknown" 1 "$tilec" run "$rs" --kernel nope
 printf 'kernel k(A: f32[2, 8] global, B: f32[2] global) threads=32 {\n  shared S: f32[2, 8]\n  cta.copy(S, A)\n  cta.sync()\n  cta.copy(B, S[0:2, 0])\n}\n' >"$tmp/copy.tile"

@@ -2,7 +2,8 @@
  * test_nomem.c — every allocation failing, one at a time. The test is linked with
  * -Wl,--wrap for malloc, calloc, realloc and strdup, so each allocation the library makes
  * goes through the wrappers below; for a path (compile: parse → verify → format →
- * explain → emit → NVRTC, here a fake one; simulate and check; the JIT on the simulator)
+ * explain → emit → NVRTC, here a fake one; simulate and check; the JIT on the simulator,
+ * tilec_reduce and tilec_run_kernel)
  * the allocations are counted, then the run is repeated failing the N-th for every N: the
  * status must be TILEC_ERR_NOMEM, nothing may leak (the ASan run of ./test.sh), and the
  * same context must then do the whole path again.
@@ -102,6 +103,21 @@ static tilec_status jit_path(tilec_ctx *ctx) {
     return st;
 }
 
+/* tilec_run_kernel on the simulator's runtime (host memory, which meets no block of the
+ * context, is taken on trust there): the launch and its result. */
+static tilec_status run_kernel_path(tilec_ctx *ctx) {
+    tilec_program *p = NULL;
+    tilec_status st = tilec_parse(ctx, "k.tile", SRC, strlen(SRC), &p);
+    static float a[32], b[4];
+    for (int i = 0; i < 32; i++) a[i] = (float)(i % 7) - 3.0f;
+    memset(b, 0, sizeof b);
+    void *args[2] = {a, b};
+    if (st == TILEC_OK) st = tilec_run_kernel(ctx, p, NULL, args, 2, NULL);
+    if (st == TILEC_OK) assert_true(b[0] == 3.0f && b[3] == 3.0f); /* the maxima of rows of (i % 7) - 3 */
+    tilec_program_free(p);
+    return st;
+}
+
 static tilec_ctx *fresh(bool jit) {
     tilec_ctx *ctx;
     assert_int_equal(tilec_open(&ctx), TILEC_OK);
@@ -155,8 +171,15 @@ static void test_jit(void **state) {
     every_failure(jit_path, true);
 }
 
+static void test_run_kernel(void **state) {
+    (void)state;
+    setenv("TILEC_CACHE", "off", 1);
+    every_failure(run_kernel_path, true);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_kernel),
         cmocka_unit_test(test_compile),
         cmocka_unit_test(test_simulate),
         cmocka_unit_test(test_jit),

@@ -4,8 +4,12 @@
  * double-precision reference. Programs: every example, the variant matrix of the tests
  * (lengths × threads × ops × forced variants) and the tests' random kernels.
  *
- * A minimal launcher: the CUDA driver through dlopen (libcuda.so.1), NVRTC through
- * tilec's rtc, one module per batch of kernels. The JIT runtime proper comes later.
+ * A minimal launcher of its own: the CUDA driver through dlopen (libcuda.so.1), NVRTC
+ * through tilec's rtc, one module per batch of kernels. It does not use tilec_run_kernel,
+ * which emits and compiles one kernel a plan and launches kernels only: here 150 kernels
+ * share one NVRTC compile, and funcs run inside a wrapper kernel (func_wrapper). The
+ * public call is checked on the GPU by `tilec run --backend cuda --check` over the
+ * examples, in scripts/gpu-check.
  *
  *   gpu_check [--examples DIR] [--random N] [--out FILE.md]
  *

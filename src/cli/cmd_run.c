@@ -97,9 +97,59 @@ static const char *dims_text(const tilec_buffer *b, char *buf, size_t n) {
     return buf;
 }
 
-/* Runs one kernel: buffers, inputs, simulation, outputs, check. */
-static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, const tilec_target *t,
+/* Where a kernel runs: the simulator on host memory (tilec_simulate: any warp size, funcs
+ * too), or the context's runtime on its device memory (tilec_run_kernel: cuda, hip, or the
+ * simulator behind the same calls when --backend auto found no GPU). */
+typedef struct engine {
+    bool device;       /* tilec_run_kernel on the runtime, else tilec_simulate */
+    tilec_target t;    /* what the program is verified, lowered and checked for */
+    const char *where; /* "sim", "cuda sm_90"... for the report's first line */
+} engine;
+
+/* Equal bits, or both NaN of a float dtype (which NaN an operation gives differs between
+ * a GPU and a CPU); the first element that is neither in *first. */
+static bool same_bits(tilec_dtype dt, const unsigned char *a, const unsigned char *b, int64_t n, int64_t *first) {
+    size_t es = tilec_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *x = a + (size_t)i * es, *y = b + (size_t)i * es;
+        if (memcmp(x, y, es) == 0) continue;
+        double u = 0, v = 0;
+        if (dt == TILEC_F32) { float f, g; memcpy(&f, x, 4); memcpy(&g, y, 4); u = f; v = g; }
+        else if (dt == TILEC_F64) { memcpy(&u, x, 8); memcpy(&v, y, 8); }
+        else if (dt == TILEC_F16 || dt == TILEC_BF16) {
+            uint16_t h, k;
+            memcpy(&h, x, 2);
+            memcpy(&k, y, 2);
+            u = dt == TILEC_F16 ? tilec_f16_to_double(h) : tilec_bf16_to_double(h);
+            v = dt == TILEC_F16 ? tilec_f16_to_double(k) : tilec_bf16_to_double(k);
+        }
+        if (!(isnan(u) && isnan(v))) { *first = i; return false; } /* integers: u = v = 0, never NaN */
+    }
+    return true;
+}
+
+/* The kernel on the runtime's device: device buffers of args' bytes, uploaded, launched,
+ * downloaded back into args. */
+static tilec_status run_on_device(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, void **args, const size_t *bytes,
+                                  size_t np) {
+    void **dev = calloc(np + 1, sizeof *dev);
+    if (!dev) return TILEC_ERR_NOMEM;
+    tilec_status st = TILEC_OK;
+    for (size_t i = 0; i < np && st == TILEC_OK; i++)
+        if ((st = tilec_mem_alloc(ctx, bytes[i], &dev[i])) == TILEC_OK) st = tilec_mem_upload(ctx, dev[i], args[i], bytes[i]);
+    if (st == TILEC_OK) st = tilec_run_kernel(ctx, prog, tilec_kernel_name(k), dev, np, NULL);
+    if (st == TILEC_OK) st = tilec_synchronize(ctx);
+    for (size_t i = 0; i < np && st == TILEC_OK; i++) st = tilec_mem_download(ctx, args[i], dev[i], bytes[i]);
+    if (st != TILEC_OK) fputs(tilec_diag_text(ctx), stderr); /* before the frees, each of which starts a call */
+    for (size_t i = 0; i < np; i++) tilec_mem_free(ctx, dev[i]);
+    free(dev);
+    return st;
+}
+
+/* Runs one kernel: buffers, inputs, the run, outputs, check. */
+static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, const engine *e,
                       named_path *ins, int nin, named_path *outs, int nout, uint64_t *seed, bool check) {
+    const tilec_target *t = &e->t;
     size_t np = tilec_kernel_param_count(k);
     void **args = calloc(np + 1, sizeof *args), **before = calloc(np + 1, sizeof *before);
     size_t *bytes = calloc(np + 1, sizeof *bytes);
@@ -114,7 +164,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
     uint64_t total = 0; /* the parameters, twice (before and after), within the simulator's bound */
     for (size_t i = 0; i < np && rc == EXIT_OK && total <= TILEC_SIM_MAX_MEMORY; i++)
         total += 2 * (uint64_t)elems_of(tilec_kernel_param_at(k, i)) * tilec_dtype_size(tilec_buffer_dtype(tilec_kernel_param_at(k, i)));
-    if (rc == EXIT_OK && total > TILEC_SIM_MAX_MEMORY) {
+    if (rc == EXIT_OK && total > TILEC_SIM_MAX_MEMORY && (t->backend == TILEC_BACKEND_SIM || check)) {
         fprintf(stderr, "tilec run: the parameters of '%s' take more than %zu MiB (twice: before and after the run); "
                         "the simulator runs at most %zu MiB (TILEC_SIM_MAX_MEMORY): use smaller buffers\n",
                 tilec_kernel_name(k), (size_t)TILEC_SIM_MAX_MEMORY >> 20, (size_t)TILEC_SIM_MAX_MEMORY >> 20);
@@ -150,13 +200,13 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         memcpy(before[i], args[i], bytes[i]);
     }
     if (rc == EXIT_OK) {
-        printf("%s %s on sim (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
-               tilec_kernel_name(k), t->warp_size ? t->warp_size : 32, info.grid, info.threads);
+        printf("%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
+               tilec_kernel_name(k), e->where, t->warp_size ? t->warp_size : 32, info.grid, info.threads);
         fflush(stdout);
-        tilec_status st = tilec_simulate(prog, tilec_kernel_name(k), t, args);
+        tilec_status st = e->device ? run_on_device(ctx, prog, k, args, bytes, np) : tilec_simulate(prog, tilec_kernel_name(k), t, args);
         if (st != TILEC_OK) {
-            fputs(tilec_diag_text(ctx), stderr);
-            rc = EXIT_BAD_INPUT;
+            if (!e->device) fputs(tilec_diag_text(ctx), stderr); /* run_on_device printed its own */
+            rc = st == TILEC_ERR_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_BAD_INPUT;
         }
     }
     for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
@@ -187,6 +237,35 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
             }
         }
         if (n == 0 && rc == EXIT_OK) printf("  check: the kernel writes no parameter\n");
+        /* on a GPU, the format promises the simulator's bits for the same variant
+         * (docs/codegen.md): the same input simulated, every written parameter compared */
+        if (rc == EXIT_OK && n > 0 && t->backend != TILEC_BACKEND_SIM) {
+            void **sim = calloc(np + 1, sizeof *sim);
+            tilec_target st = {TILEC_BACKEND_SIM, NULL, t->warp_size};
+            for (size_t i = 0; sim && i < np; i++)
+                if ((sim[i] = malloc(bytes[i] ? bytes[i] : 1))) memcpy(sim[i], before[i], bytes[i]);
+            bool ready = sim != NULL;
+            for (size_t i = 0; ready && i < np; i++) ready = sim[i] != NULL;
+            if (!ready || tilec_simulate(prog, tilec_kernel_name(k), &st, sim) != TILEC_OK) {
+                fprintf(stderr, "tilec: the simulator could not run the same input\n%s", tilec_diag_text(ctx));
+                rc = EXIT_BAD_INPUT;
+            }
+            for (size_t i = 0; i < np && rc == EXIT_OK; i++) {
+                tilec_buffer *b = tilec_kernel_param_at(k, i);
+                bool written = false;
+                for (size_t j = 0; j < n; j++) written = written || strcmp(res[j].param, tilec_buffer_name(b)) == 0;
+                if (!written) continue;
+                int64_t first = -1;
+                bool same = same_bits(tilec_buffer_dtype(b), args[i], sim[i], elems_of(b), &first);
+                printf("  check %s: the simulator's bits: %s\n", tilec_buffer_name(b), same ? "same" : "DIFFERENT");
+                if (!same) {
+                    printf("    the first differing element is [%" PRId64 "]\n", first);
+                    rc = EXIT_BAD_INPUT;
+                }
+            }
+            for (size_t i = 0; sim && i < np; i++) free(sim[i]);
+            free(sim);
+        }
         free(res);
     }
     for (size_t i = 0; i < np; i++) {
@@ -213,6 +292,40 @@ static int named(const char *opt, const char *v, named_path *list, int *n) {
     list[*n].path = eq + 1;
     list[*n].used = false;
     (*n)++;
+    return EXIT_OK;
+}
+
+/* Opens the runtime for --backend auto, cuda or hip (sim: nothing to open) and makes *dev
+ * the engine that runs kernels on it, named in where: a GPU, or (auto on a machine without
+ * one) the simulator behind the runtime, unless --warp-size asks for another warp size
+ * than the runtime's, which the simulator alone (tilec_simulate) then runs. On a GPU the
+ * warp size and arch are the device's: --warp-size and --arch must name them. */
+static int open_device(tilec_ctx *ctx, const tilec_target *asked, engine *dev, char *where, size_t n) {
+    if (asked->backend == TILEC_BACKEND_SIM) return EXIT_OK;
+    tilec_status st = tilec_runtime_open(ctx, asked->backend, 0);
+    tilec_target t;
+    if (st == TILEC_OK) st = tilec_runtime_target(ctx, &t);
+    if (st != TILEC_OK) {
+        fputs(tilec_diag_text(ctx), stderr); /* what was tried: no driver, the stub, no device, no NVRTC */
+        return st == TILEC_ERR_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_BAD_INPUT;
+    }
+    if (t.backend == TILEC_BACKEND_SIM) { /* auto found no GPU: the simulator, as before */
+        if (!asked->warp_size || asked->warp_size == t.warp_size) *dev = (engine){true, t, "sim"};
+        return EXIT_OK;
+    }
+    snprintf(where, n, "%s %s", tilec_backend_name(t.backend), t.arch);
+    if (asked->warp_size && asked->warp_size != t.warp_size) {
+        fprintf(stderr, "tilec run: the %s device runs warps of %d threads, not %d: --warp-size sets the simulator's "
+                        "(use --backend sim)\n", where, t.warp_size, asked->warp_size);
+        return EXIT_UNAVAILABLE;
+    }
+    if (asked->arch && strcmp(asked->arch, t.arch) != 0) {
+        fprintf(stderr, "tilec run: the %s device is %s, not %s: kernels run on it are compiled for its arch "
+                        "(leave out --arch, or use tilec compile --arch %s)\n", tilec_backend_name(t.backend), t.arch,
+                asked->arch, asked->arch);
+        return EXIT_UNAVAILABLE;
+    }
+    *dev = (engine){true, t, where};
     return EXIT_OK;
 }
 
@@ -245,23 +358,30 @@ int cmd_run(int argc, char **argv) {
     if (rc == EXIT_OK && seed_text) rc = parse_uint("run", "--seed", seed_text, UINT64_MAX, &seed);
     uint64_t budget = 0;
     if (rc == EXIT_OK && budget_text) rc = parse_sim_budget("run", budget_text, &budget);
-    if (rc == EXIT_OK && (t.backend == TILEC_BACKEND_CUDA || t.backend == TILEC_BACKEND_HIP)) {
-        fprintf(stderr, "tilec run: the %s backend is not available: this build of tilec runs kernels on the "
-                        "simulator only (use --backend sim or auto)\n", tilec_backend_name(t.backend));
-        rc = EXIT_UNAVAILABLE;
-    }
-    if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_SIM; /* no GPU runtime in this build */
     tilec_ctx *ctx = NULL;
     tilec_program *prog = NULL;
     if (rc == EXIT_OK && tilec_open(&ctx) != TILEC_OK) rc = EXIT_BAD_INPUT;
     if (rc == EXIT_OK) tilec_set_sim_budget(ctx, budget);
+    engine host = {false, t, "sim"}, dev = host; /* host: the simulator, as --backend sim */
+    host.t.backend = TILEC_BACKEND_SIM;
+    char where[64] = "sim";
+    if (rc == EXIT_OK) rc = open_device(ctx, &t, &dev, where, sizeof where);
     if (rc == EXIT_OK && !(prog = load(ctx, file, false, 0))) rc = EXIT_BAD_INPUT;
     bool ran = false;
     for (size_t i = 0; rc == EXIT_OK && i < tilec_program_kernel_count(prog); i++) {
         tilec_kernel *k = tilec_program_kernel(prog, i);
         if (only && strcmp(only, tilec_kernel_name(k)) != 0) continue;
+        /* a func is not launched by itself: the simulator runs it as a one-CTA kernel, a
+         * GPU only inside a kernel that calls it */
+        bool is_func = tilec_kernel_is_func(k), gpu = dev.device && dev.t.backend != TILEC_BACKEND_SIM;
         ran = true;
-        rc = run_kernel(ctx, prog, k, &t, ins, nin, outs, nout, &seed, check);
+        if (is_func && gpu) { /* named with --kernel: an error; else a note, and the kernels run */
+            fprintf(only ? stderr : stdout, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
+                    "(--backend sim simulates it as a one-CTA kernel)\n", only ? "tilec run: " : "", tilec_kernel_name(k), where);
+            if (only) rc = EXIT_BAD_INPUT;
+            continue;
+        }
+        rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, check);
     }
     if (rc == EXIT_OK && !ran) {
         fprintf(stderr, "tilec run: %s has no kernel or func named '%s'\n", file, only);

@@ -201,7 +201,7 @@ static const command commands[] = {
      "\n"
      "  --dump=loop     also print the lowered loop IR of each kernel\n",
      cmd_explain},
-    {"run", "run kernels on the simulator, optionally checked against a CPU reference",
+    {"run", "run kernels on a GPU or the simulator, optionally checked against a CPU reference",
      "usage: tilec run FILE [--backend auto|cuda|hip|sim] [--arch A] [--warp-size 32|64]\n"
      "                 [--kernel NAME] [--in NAME=PATH]... [--out NAME=PATH]... [--seed N] [--check]\n"
      "                 [--sim-budget N|unlimited]\n"
@@ -217,9 +217,11 @@ static const command commands[] = {
      "A func runs as a one-CTA kernel: shared parameters start with their --in content,\n"
      "local parameters give every thread that content, and --out writes thread 0's.\n"
      "\n"
-     "  --backend B     auto (a usable GPU, else sim), sim, cuda or hip; only sim runs\n"
-     "                  in this build, cuda and hip exit 3\n"
-     "  --warp-size N   the simulator's warp size, 32 (default) or 64\n"
+     "  --backend B     auto (a usable GPU, else sim), sim, cuda or hip; on a GPU each\n"
+     "                  kernel runs on device memory (tilec_run_kernel), --check also\n"
+     "                  requires the simulator's bits, and a func is not run; exit 3 when\n"
+     "                  the backend is not usable here\n"
+     "  --warp-size N   the simulator's warp size, 32 (default) or 64 (on a GPU: the device's)\n"
      "  --sim-budget N  stop each kernel after N thread-steps; 0 or absent: $TILEC_SIM_BUDGET,\n"
      "                  else 3x10^10 (a few minutes); 'unlimited': no budget\n",
      cmd_run},

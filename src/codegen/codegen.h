@@ -40,7 +40,8 @@ size_t cg_shared_bytes(const lp_kernel *k);
 enum { CG_STATIC_SHARED_LIMIT = 48 * 1024 };
 
 /* Emits a whole program: a header, the prelude, then each lowered kernel (kernels[i] of
- * the program, lowered for the same target) in order. */
+ * the program, lowered for the same target) in order; a NULL kernels[i] is left out (the
+ * runtime emits only the kernel it launches). */
 void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_kernel *const *kernels);
 
 #endif

@@ -514,5 +514,6 @@ void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_k
                   TILEC_VERSION_STRING, t->name);
     t->prelude(s);
     ir_str_printf(s, "%s", common_prelude);
-    for (int i = 0; i < p->nkernels; i++) kernel(s, t, kernels[i]);
+    for (int i = 0; i < p->nkernels; i++)
+        if (kernels[i]) kernel(s, t, kernels[i]);
 }

@@ -129,7 +129,8 @@ tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_t
     const tilec_kernel *k = ir_find_kernel(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG;
     if (target && target->backend != TILEC_BACKEND_SIM) {
-        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "tilec_simulate runs on the simulator only (backend sim)");
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "tilec_simulate runs on the simulator only (backend sim), on host memory; "
+                    "tilec_run_kernel runs a kernel on the runtime's GPU, on device memory");
         return TILEC_ERR_INVALID_ARG;
     }
     for (int i = 0; i < k->nparams; i++)

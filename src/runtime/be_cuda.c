@@ -286,17 +286,37 @@ static tilec_status cuda_load(rt *r, rt_plan *p, const void *bin) {
 
 static tilec_status cuda_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *const *scratch, void *stream) {
     cuda_dev *d = r->dev;
-    CUdeviceptr v[RT_MAX_ARGS + 4];
-    void *params[RT_MAX_ARGS + 4];
+    /* the parameters' values and the pointers to them cuLaunchKernel takes: on the stack
+     * for a reduction's few, else allocated (a .tile kernel has any number) */
+    enum { ON_STACK = RT_MAX_ARGS + 4 };
+    CUdeviceptr stack_v[ON_STACK], *v = stack_v;
+    void *stack_params[ON_STACK], **params = stack_params;
+    int total = nargs + p->info.nscratch;
+    if (total > ON_STACK) {
+        v = malloc((size_t)total * sizeof *v);
+        params = malloc((size_t)total * sizeof *params);
+        if (!v || !params) {
+            free(v);
+            free(params);
+            return TILEC_ERR_NOMEM;
+        }
+    }
     int n = 0;
-    for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++, n++) v[n] = (CUdeviceptr)(uintptr_t)args[i];
+    for (int i = 0; i < nargs; i++, n++) v[n] = (CUdeviceptr)(uintptr_t)args[i];
     for (int i = 0; i < p->info.nscratch && i < 4; i++, n++) v[n] = (CUdeviceptr)(uintptr_t)scratch[i];
     for (int i = 0; i < n; i++) params[i] = &v[i];
     tilec_status st = enter(r);
+    CUresult res = 0;
+    if (st == TILEC_OK) {
+        res = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
+                        (unsigned)p->info.dynamic_shared, stream, params, NULL);
+        leave(r);
+    }
+    if (v != stack_v) {
+        free(v);
+        free(params);
+    }
     if (st != TILEC_OK) return st;
-    CUresult res = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
-                             (unsigned)p->info.dynamic_shared, stream, params, NULL);
-    leave(r);
     if (res) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "launching %s (grid %lld, block %d, %zu shared bytes) failed: %s",
                     p->info.symbol, (long long)p->info.grid, p->info.threads, p->info.dynamic_shared, why(d, res));

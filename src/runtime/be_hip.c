@@ -235,17 +235,36 @@ static tilec_status hip_load(rt *r, rt_plan *p, const void *bin) {
 
 static tilec_status hip_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *const *scratch, void *stream) {
     hip_dev *d = r->dev;
-    void *v[RT_MAX_ARGS + 4], *params[RT_MAX_ARGS + 4];
+    /* on the stack for a reduction's few parameters, else allocated (tilec_run_kernel) */
+    enum { ON_STACK = RT_MAX_ARGS + 4 };
+    void *stack_v[ON_STACK], *stack_params[ON_STACK], **v = stack_v, **params = stack_params;
+    int total = nargs + p->info.nscratch;
+    if (total > ON_STACK) {
+        v = malloc((size_t)total * sizeof *v);
+        params = malloc((size_t)total * sizeof *params);
+        if (!v || !params) {
+            free(v);
+            free(params);
+            return TILEC_ERR_NOMEM;
+        }
+    }
     int n = 0;
-    for (int i = 0; i < nargs && i < RT_MAX_ARGS; i++) v[n++] = args[i];
+    for (int i = 0; i < nargs; i++) v[n++] = args[i];
     for (int i = 0; i < p->info.nscratch && i < 4; i++) v[n++] = scratch[i];
     for (int i = 0; i < n; i++) params[i] = &v[i];
     int prev;
     tilec_status st = enter(r, &prev);
+    hipError_t e = 0;
+    if (st == TILEC_OK) {
+        e = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
+                      (unsigned)p->info.dynamic_shared, stream, params, NULL);
+        leave(r, prev);
+    }
+    if (v != stack_v) {
+        free(v);
+        free(params);
+    }
     if (st != TILEC_OK) return st;
-    hipError_t e = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
-                             (unsigned)p->info.dynamic_shared, stream, params, NULL);
-    leave(r, prev);
     return e ? fail(r, e, "hipModuleLaunchKernel") : TILEC_OK;
 }
 

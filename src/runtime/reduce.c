@@ -289,22 +289,6 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     return TILEC_OK;
 }
 
-/* On a backend that knows its allocations (the simulator): bytes [lo, lo + n) of `what`
- * meet none of them, or fit inside the one they meet. */
-static tilec_status within(tilec_ctx *ctx, rt *r, const char *what, uintptr_t lo, size_t n) {
-    uintptr_t base;
-    size_t size;
-    if (!n || !r->be->extent || !r->be->extent(r, lo, n, &base, &size)) return TILEC_OK;
-    size_t before = lo < base ? (size_t)(base - lo) : 0, past = lo + n > base + size ? (size_t)(lo + n - base - size) : 0;
-    if (before && past)
-        return bad(ctx, "%s reaches %zu bytes before the start and %zu past the end of an allocation of %zu bytes; check "
-                        "its shape, strides and pointer", what, before, past, size);
-    if (before || past)
-        return bad(ctx, "%s reaches %zu bytes %s of an allocation of %zu bytes; check its shape, strides and pointer", what,
-                   before ? before : past, before ? "before the start" : "past the end", size);
-    return TILEC_OK;
-}
-
 /* tilec_reduce, or (out NULL, prepare) all of it but the launch. */
 static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out, bool prepare) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
@@ -335,9 +319,9 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
                    in_bytes && a < c + out2_bytes && c < a + in_bytes ? "input" : "output");
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
-    if (in && (st = within(ctx, r, "the input view", a, in_bytes)) != TILEC_OK) return st;
-    if (out && (st = within(ctx, r, "the output", b, out_bytes)) != TILEC_OK) return st;
-    if (out2_bytes && (st = within(ctx, r, "out2", c, out2_bytes)) != TILEC_OK) return st;
+    if (in && (st = rt_within(r, "the input view", a, in_bytes)) != TILEC_OK) return st;
+    if (out && (st = rt_within(r, "the output", b, out_bytes)) != TILEC_OK) return st;
+    if (out2_bytes && (st = rt_within(r, "out2", c, out2_bytes)) != TILEC_OK) return st;
     if (v.out_elems == 0) return TILEC_OK;             /* nothing to write */
     if (v.empty_axis) { /* the identity; accumulating it changes nothing */
         if (d->accumulate || prepare) return TILEC_OK;

@@ -209,9 +209,13 @@ static tilec_status binary_of_source(rt *r, const char *source, void **data, siz
 }
 
 tilec_status rt_plan_binary(rt *r, const rt_plan *p, void **data, size_t *size) {
-    ir_str src = {0};
     lp_kernel *ks[1] = {p->kernel};
-    cg_emit_program(&src, cg_target_for(r->target.backend), p->prog, ks);
+    return rt_binary(r, p->prog, ks, data, size);
+}
+
+tilec_status rt_binary(rt *r, const tilec_program *prog, lp_kernel *const *kernels, void **data, size_t *size) {
+    ir_str src = {0};
+    cg_emit_program(&src, cg_target_for(r->target.backend), prog, kernels);
     if (src.oom) { ir_str_free(&src); return TILEC_ERR_NOMEM; }
     tilec_status st = binary_of_source(r, src.data, data, size);
     ir_str_free(&src);
@@ -268,6 +272,20 @@ tilec_status rt_get(tilec_ctx *ctx, rt **out) {
     }
     *out = ctx->runtime;
     return TILEC_OK;
+}
+
+tilec_status rt_within(rt *r, const char *what, uintptr_t lo, size_t n) {
+    uintptr_t base;
+    size_t size;
+    if (!n || !r->be->extent || !r->be->extent(r, lo, n, &base, &size)) return TILEC_OK;
+    size_t before = lo < base ? (size_t)(base - lo) : 0, past = lo + n > base + size ? (size_t)(lo + n - base - size) : 0;
+    if (before && past)
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s reaches %zu bytes before the start and %zu past the end of an "
+                    "allocation of %zu bytes; check its shape, strides and pointer", what, before, past, size);
+    else if (before || past)
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s reaches %zu bytes %s of an allocation of %zu bytes; check its "
+                    "shape, strides and pointer", what, before ? before : past, before ? "before the start" : "past the end", size);
+    return before || past ? TILEC_ERR_INVALID_ARG : TILEC_OK;
 }
 
 /* ---- memory -------------------------------------------------------------------------- */

@@ -72,7 +72,8 @@ typedef struct rt_backend {
      * GPU target; the simulator runs the loop IR (binary NULL) */
     tilec_status (*load)(rt *r, rt_plan *p, const void *binary);
     /* enqueues the plan's kernel on the stream; scratch: its info.nscratch buffers */
-    /* args: the kernel's parameters in order (the input, the output, a second output) */
+    /* args: the kernel's parameters in order (a reduction's input, output and second
+     * output; a .tile kernel's parameters: tilec_run_kernel), any number of them */
     tilec_status (*launch)(rt *r, rt_plan *p, void *const *args, int nargs, void *const *scratch, void *stream);
     void (*unload)(rt *r, rt_plan *p);
     /* optional: a block of this backend's memory that bytes [lo, lo + n) meet, when it
@@ -89,7 +90,9 @@ struct rt {
     const rt_backend *be;
     dsp_target target;   /* what kernels are lowered for */
     void *dev;           /* the backend's own state */
-    rt_plan *plans;      /* the in-memory cache, newest first */
+    rt_plan *plans;      /* the in-memory cache, newest first: tilec_reduce's plans and
+                            tilec_run_kernel's (whose prog and kernel are NULL between
+                            launches: they are the caller's, lent for a launch) */
     int nplans;
     rt_scratch *scratch; /* the plans' scratch per stream, most recently used first */
     int nscratch;        /* at most RT_SCRATCH_SETS */
@@ -100,6 +103,15 @@ struct rt {
 /* The binary of the plan's kernel for the runtime's GPU target: its CUDA or HIP source
  * from the disk cache, or compiled with NVRTC / hiprtc and stored. *data is malloc'd. */
 tilec_status rt_plan_binary(rt *r, const rt_plan *p, void **data, size_t *size);
+
+/* The binary of lowered kernels of prog (kernels[i] for kernel i of the program; NULL ones
+ * are left out) for the runtime's GPU target, through the disk cache as rt_plan_binary. */
+tilec_status rt_binary(rt *r, const tilec_program *prog, lp_kernel *const *kernels, void **data, size_t *size);
+
+/* On a backend that knows its allocations (the simulator, through extent): bytes
+ * [lo, lo + n) of `what` meet none of them, or fit inside the one they meet; else
+ * TILEC_ERR_INVALID_ARG with a diagnostic saying how far it reaches out. */
+tilec_status rt_within(rt *r, const char *what, uintptr_t lo, size_t n);
 
 /* How to launch a lowered kernel: its symbol, block, grid, dynamic shared memory and
  * global scratch. TILEC_ERR_INTERNAL when it needs more scratch than the struct holds. */
