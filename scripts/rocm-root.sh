@@ -48,6 +48,7 @@ command -v flock >/dev/null || skip "flock (util-linux) is not installed"
 # /etc/apt/sources.list, sources.list.d/*.list (one-line) or sources.list.d/*.sources (deb822).
 apt_mirror() {
     local codename
+    # shellcheck disable=SC1091 # the machine's own
     codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
     [ -n "$codename" ] || return 1
     local f
