@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # ./test.sh — set up, build, and run every test: the suites in a normal build, the same
 # suites again under AddressSanitizer + UndefinedBehaviorSanitizer, an install check (the
-# header, library, pkg-config file and CMake package used by an outside program), a build
-# of tilec as a Meson subproject (scripts/subproject-check.sh), valgrind memcheck of
-# the CLI over every example, and 30 s of each fuzzer (libFuzzer + ASan/UBSan). Exits non-zero if
+# header, library, pkg-config file, CMake package and Python package used by an outside
+# program), a build of tilec as a Meson subproject (scripts/subproject-check.sh),
+# valgrind memcheck of the CLI over every example, 30 s of each fuzzer (libFuzzer +
+# ASan/UBSan), and the HIP of every example and the kernel matrix compiled for gfx942 and
+# gfx1100 by the ROCm 5.7 of a Debian 13 root (scripts/hip-new-archs). Exits non-zero if
 # anything fails; ends with "N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -44,19 +46,22 @@ fi
 echo "== install check"
 if scripts/install-check.sh build; then passed=$((passed + 1)); else echo "install check failed"; failed=$((failed + 1)); fi
 
-# run_check NAME COMMAND...: one more pass or fail; exit 3 means the tool is not installed
+# run_check NAME COMMAND...: one more pass or fail; exit 3 means what it needs (a tool, a network) is not available
 # here (scripts/setup.sh installs it where the distribution has it) and is a skip
 run_check() {
     local name=$1 rc=0
     shift
     "$@" || rc=$?
     if [ "$rc" -eq 0 ]; then passed=$((passed + 1))
-    elif [ "$rc" -eq 3 ]; then echo "skipped: $name (its tool is not installed here)"
+    elif [ "$rc" -eq 3 ]; then echo "skipped: $name (what it needs is not available here; its message above says what)"
     else echo "$name failed"; failed=$((failed + 1)); fi
 }
 
 echo "== tilec as a Meson subproject (examples/meson-subproject)"
 run_check "subproject check" scripts/subproject-check.sh
+
+echo "== HIP for gfx942 and gfx1100 with Debian 13's ROCm 5.7 (scripts/hip-new-archs; its root is built once)"
+run_check "hip-new-archs" scripts/hip-new-archs build
 
 echo "== valgrind memcheck of the CLI over every example"
 run_check "memcheck" scripts/memcheck build

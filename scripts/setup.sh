@@ -4,14 +4,16 @@
 # check) and help2man (the man page); Debian's python3 numpy and pytest (the
 # oracle suite, tests/oracle, fails without them); the HIP packages (hipcc, the HIP
 # runtime with hiprtc, its builtins and the ROCm device libraries) where the distribution
-# has them; clang (libFuzzer) and valgrind for the fuzz and memcheck runs of ./test.sh.
+# has them; clang (libFuzzer) and valgrind for the fuzz and memcheck runs of ./test.sh;
+# mmdebstrap, which builds the ROCm 5.7 root of scripts/rocm-root.sh.
 # Installing needs root (apt-get update, then apt-get install). Run by ./run.sh and
 # ./test.sh; safe to run again.
 set -euo pipefail
 
 core=(meson ninja-build pkg-config libcmocka-dev gcc g++ python3-numpy python3-pytest cmake help2man)
 hip=(hipcc libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)
-checkers=(clang libclang-rt-14-dev valgrind) # the fuzzers (clang, its libFuzzer) and memcheck of ./test.sh
+checkers=(clang libclang-rt-14-dev valgrind mmdebstrap) # the fuzzers (clang, its libFuzzer), memcheck, and the
+# Debian 13 root of ROCm 5.7 (scripts/rocm-root.sh) that compiles for gfx942 and gfx1100 in ./test.sh
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 
@@ -26,7 +28,7 @@ if ((${#missing_core[@]} + ${#missing_optional[@]})); then
             echo "setup: missing ${missing_core[*]}; install them (as root: apt-get install ${missing_core[*]})" >&2
             exit 1
         fi
-        echo "setup: optional packages missing (${missing_optional[*]}): HIP compilation, the fuzzers or memcheck will be unavailable" >&2
+        echo "setup: optional packages missing (${missing_optional[*]}): HIP compilation, the fuzzers, memcheck or the gfx942/gfx1100 compiles will be unavailable" >&2
     else
         echo "setup: installing ${missing_core[*]} ${missing_optional[*]}"
         apt-get update -qq

@@ -4,6 +4,8 @@
  * and a generated matrix of variants × dtypes × ops × shapes; its shape is what the seed
  * promises; it matches the golden files; hostile names cannot break it; and the same input
  * gives the same bytes. A compiler that is not installed skips its part with a message.
+ * TILEC_TEST_TARGETS chooses other targets (below): scripts/hip-new-archs compiles for gfx942
+ * and gfx1100 with the ROCm 5.7 of scripts/rocm-root.sh.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,10 +45,43 @@ typedef struct target_case {
     const char *arch;
 } target_case;
 
-static const target_case targets[] = {
+static const target_case default_targets[] = {
     {TILEC_BACKEND_CUDA, "sm_80"}, {TILEC_BACKEND_CUDA, "sm_90"},
     {TILEC_BACKEND_HIP, "gfx90a"}, {TILEC_BACKEND_HIP, "gfx1030"},
 };
+
+/* TILEC_TEST_TARGETS=gfx942,gfx1100 (sm_XX for CUDA) replaces them, and then only the
+ * tests that compile for every target run: how scripts/hip-new-archs compiles for the archs
+ * of a newer ROCm (scripts/with-rocm-root), without compiling everything else again. */
+static target_case targets[8];
+static char target_names[8][40];
+static size_t ntargets;
+
+static void choose_targets(const char *list) {
+    ntargets = 0;
+    if (!list || !*list) {
+        for (size_t i = 0; i < COUNT(default_targets); i++) targets[ntargets++] = default_targets[i];
+        return;
+    }
+    for (const char *p = list; *p && ntargets < COUNT(targets);) {
+        size_t n = strcspn(p, ",");
+        if (n && n < sizeof target_names[0]) {
+            memcpy(target_names[ntargets], p, n);
+            target_names[ntargets][n] = '\0';
+            bool hip = strncmp(target_names[ntargets], "gfx", 3) == 0;
+            targets[ntargets] = (target_case){hip ? TILEC_BACKEND_HIP : TILEC_BACKEND_CUDA, target_names[ntargets]};
+            ntargets++;
+        }
+        p += n + (p[n] == ',');
+    }
+}
+
+/* whether a target of the backend is among those chosen */
+static bool chosen(tilec_backend b) {
+    for (size_t t = 0; t < ntargets; t++)
+        if (targets[t].backend == b) return true;
+    return false;
+}
 
 static bool available(tilec_backend b) {
     if (rtc_version(b)) return true;
@@ -57,7 +92,7 @@ static bool available(tilec_backend b) {
 
 /* Emits and compiles text for every target; a failure prints the log and the source. */
 static void compile_everywhere(const char *name, const char *text) {
-    for (size_t t = 0; t < COUNT(targets); t++) {
+    for (size_t t = 0; t < ntargets; t++) {
         if (!available(targets[t].backend)) continue;
         tilec_ctx *ctx;
         tilec_open(&ctx);
@@ -148,7 +183,7 @@ static void test_matrix_compiles(void **state) {
     assert_int_equal(tilec_parse(ctx, "wg.tile", wg, strlen(wg), &p), TILEC_OK);
     void *bin = NULL;
     size_t size;
-    if (available(TILEC_BACKEND_CUDA))
+    if (chosen(TILEC_BACKEND_CUDA) && available(TILEC_BACKEND_CUDA))
         assert_int_equal(tilec_compile(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &bin, &size), TILEC_OK);
     tilec_free(bin);
     tilec_program_free(p);
@@ -286,6 +321,20 @@ static void test_unknown_arch(void **state) {
 }
 
 int main(void) {
+    const char *chosen = getenv("TILEC_TEST_TARGETS");
+    choose_targets(chosen);
+    if (chosen && *chosen) {
+        if (!ntargets) {
+            fprintf(stderr, "TILEC_TEST_TARGETS='%s' names no target (gfx942,gfx1100 or sm_90…)\n", chosen);
+            return 2;
+        }
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_hostile_names),
+            cmocka_unit_test(test_examples_compile),
+            cmocka_unit_test(test_matrix_compiles),
+        };
+        return cmocka_run_group_tests_name("emitted code, chosen targets", tests, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_demo_source_and_ptx),
         cmocka_unit_test(test_golden),

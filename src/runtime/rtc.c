@@ -28,8 +28,8 @@ typedef int rstatus; /* nvrtcResult / hiprtcResult: 0 is success in both */
 typedef struct rtc_lib {
     void *handle;
     char path[512];
-    char tried[1024];
-    char version[64];
+    char tried[2048];
+    char version[600];
     int major, minor; /* of the compiler's release (NVRTC; 0 for hiprtc) */
     rstatus (*create)(void **prog, const char *src, const char *name, int nh, const char *const *h, const char *const *hn);
     rstatus (*compile)(void *prog, int n, const char *const *opts);
@@ -83,7 +83,16 @@ static void open_lib(rtc_lib *L, const char *env, const char *const *names, cons
         size_t used = strlen(L->tried);
         snprintf(L->tried + used, sizeof L->tried - used, "%s%s", used ? ", " : "", list[i]);
         void *h = dlopen(list[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h) continue;
+        if (!h) {
+            /* a library that is there but does not load says why (a newer glibc it needs, a
+             * dependency of another release); one that is not there is only named */
+            const char *e = dlerror();
+            if (e && !strstr(e, "No such file or directory")) {
+                used = strlen(L->tried);
+                snprintf(L->tried + used, sizeof L->tried - used, " (%s)", e);
+            }
+            continue;
+        }
         LOAD(L->create, h, prefix, "CreateProgram");
         LOAD(L->compile, h, prefix, "CompileProgram");
         LOAD(L->log_size, h, prefix, "GetProgramLogSize");
@@ -114,7 +123,19 @@ static void open_lib(rtc_lib *L, const char *env, const char *const *names, cons
         if (L->version_fn) L->version_fn(&major, &minor);
         if (nv) L->major = major, L->minor = minor;
         if (nv) snprintf(L->version, sizeof L->version, "NVRTC %d.%d", major, minor);
-        else snprintf(L->version, sizeof L->version, "hiprtc from %s", list[i]); /* its number is not ROCm's */
+        else {
+            /* hiprtcVersion's number is not ROCm's (9.0 in ROCm 5.2 and 5.7 alike); where
+             * hiprtc lives in libamdhip64 (ROCm 5), hipRuntimeGetVersion gives the HIP
+             * release (50731921: 5.7.31921), which needs no GPU. It is part of the disk
+             * cache's key, so code objects of one ROCm are never taken for another's. */
+            int (*hip_version)(int *) = NULL;
+            load_fn(&hip_version, h, "hip", "RuntimeGetVersion");
+            int v = 0;
+            if (hip_version && hip_version(&v) == 0 && v > 0)
+                snprintf(L->version, sizeof L->version, "hiprtc from %s (HIP %d.%d.%d)", list[i], v / 10000000,
+                         v / 100000 % 100, v % 100000);
+            else snprintf(L->version, sizeof L->version, "hiprtc from %s", list[i]);
+        }
         return;
     }
 }
@@ -129,9 +150,14 @@ static void open_hiprtc(void) {
                                         "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", NULL};
     open_lib(&hiprtc, "TILEC_HIPRTC_PATH", names, "hiprtc");
     static const char *const comgr[] = {"libamd_comgr.so.3", "libamd_comgr.so.2", "/opt/rocm/lib/libamd_comgr.so"};
-    for (size_t i = 0; i < sizeof comgr / sizeof comgr[0] && !amd_isas_known; i++) {
-        void *h = dlopen(comgr[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h) continue;
+    /* the comgr hiprtc loaded is the one that compiles: looked for among the loaded
+     * libraries first (RTLD_NOLOAD), so a comgr of another release on the search path is not
+     * taken for it */
+    void *h = NULL;
+    for (size_t i = 0; i < sizeof comgr / sizeof comgr[0] && hiprtc.handle && !h; i++)
+        h = dlopen(comgr[i], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    for (size_t i = 0; i < sizeof comgr / sizeof comgr[0] && !h; i++) h = dlopen(comgr[i], RTLD_NOW | RTLD_LOCAL);
+    if (h) {
         int (*count)(size_t *) = NULL;
         int (*name)(size_t, const char **) = NULL;
         load_fn(&count, h, "amd_comgr_", "get_isa_count");
