@@ -96,56 +96,38 @@ void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed) {
 
 /* ---- check ---------------------------------------------------------------------------- */
 
+/* The exit status of many files: the worst of them (the highest code). */
+static int worst(int a, int b) { return a > b ? a : b; }
+
 int cmd_check(int argc, char **argv) {
-    const char *file = NULL, *warp = NULL;
-    int ws = 32, r;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--warp-size") == 0) {
-            if ((r = option_value("check", argc, argv, &i, &warp))) return r;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return usage_error("check", "unknown option '%s'", argv[i]);
-        } else if (file) {
-            return usage_error("check", "one FILE only; '%s' is extra", argv[i]);
-        } else {
-            file = argv[i];
-        }
+    const char *warp = NULL;
+    int ws = 32, r, nfiles;
+    const opt_spec specs[] = {{"--warp-size", NULL, OPT_VALUE, .value = &warp}};
+    const char **files = calloc((size_t)argc, sizeof *files);
+    if (!files) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
+    r = parse_options("check", argc, argv, specs, 1, files, argc, &nfiles);
+    if (!r && warp) r = parse_warp_size("check", warp, &ws);
+    if (!r && !nfiles) r = usage_error("check", "%sno FILE given", "");
+    tilec_ctx *ctx = NULL;
+    if (!r && tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); r = EXIT_BAD_INPUT; }
+    int rc = r;
+    for (int f = 0; !r && f < nfiles; f++) { /* every file, each with its own diagnostics */
+        tilec_program *prog = load(ctx, files[f], true, ws);
+        rc = worst(rc, prog ? EXIT_OK : EXIT_BAD_INPUT);
+        tilec_program_free(prog);
     }
-    if (warp && (r = parse_warp_size("check", warp, &ws))) return r;
-    if (!file) return usage_error("check", "%sno FILE given", "");
-    tilec_ctx *ctx;
-    if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
-    tilec_program *prog = load(ctx, file, true, ws);
-    int rc = prog ? EXIT_OK : EXIT_BAD_INPUT;
-    tilec_program_free(prog);
     tilec_close(ctx);
+    free(files);
     return rc;
 }
 
 /* ---- fmt ------------------------------------------------------------------------------ */
 
-int cmd_fmt(int argc, char **argv) {
-    const char *file = NULL, *out = NULL;
-    bool in_place = false, check = false;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (strcmp(argv[i], "-o") == 0) {
-            if ((r = option_value("fmt", argc, argv, &i, &out))) return r;
-        } else if (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "--in-place") == 0) in_place = true;
-        else if (strcmp(argv[i], "--check") == 0) check = true;
-        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("fmt", "unknown option '%s'", argv[i]);
-        else if (file) return usage_error("fmt", "one FILE only; '%s' is extra", argv[i]);
-        else file = argv[i];
-    }
-    if (!file) return usage_error("fmt", "%sno FILE given", "");
-    if ((in_place && out) || (check && (in_place || out)))
-        return usage_error("fmt", "%s-o, --in-place and --check exclude each other", "");
-    if (in_place && strcmp(file, "-") == 0)
-        return usage_error("fmt", "%s--in-place needs a file, not standard input", "");
+/* Formats one file: to out (NULL: standard output), in place, or only checked. */
+static int fmt_one(tilec_ctx *ctx, const char *file, const char *out, bool in_place, bool check) {
     size_t len;
     char *orig = read_source(file, &len);
     if (!orig) return EXIT_BAD_INPUT;
-    tilec_ctx *ctx;
-    if (tilec_open(&ctx) != TILEC_OK) { free(orig); return EXIT_BAD_INPUT; }
     tilec_program *prog = NULL;
     int rc = EXIT_BAD_INPUT;
     char *text = NULL;
@@ -157,13 +139,45 @@ int cmd_fmt(int argc, char **argv) {
     } else if (check) {
         rc = n == len && memcmp(text, orig, n) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
         if (rc) fprintf(stderr, "%s: not in canonical form (run 'tilec fmt -i %s')\n", file, file);
+    } else if (in_place && n == len && memcmp(text, orig, n) == 0) {
+        rc = EXIT_OK; /* already canonical: the file is left as it is */
     } else {
         rc = write_output(in_place ? file : out ? out : "-", text, n);
     }
     tilec_free(text);
     tilec_program_free(prog);
-    tilec_close(ctx);
     free(orig);
+    return rc;
+}
+
+int cmd_fmt(int argc, char **argv) {
+    const char *out = NULL;
+    bool in_place = false, check = false;
+    int nfiles;
+    const opt_spec specs[] = {
+        {"-o", NULL, OPT_VALUE, .value = &out},
+        {"--in-place", "-i", OPT_FLAG, .flag = &in_place},
+        {"--check", NULL, OPT_FLAG, .flag = &check},
+    };
+    const char **files = calloc((size_t)argc, sizeof *files);
+    if (!files) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
+    int rc = parse_options("fmt", argc, argv, specs, 3, files, argc, &nfiles);
+    if (!rc && !nfiles) rc = usage_error("fmt", "%sno FILE given", "");
+    if (!rc && ((in_place && out) || (check && (in_place || out))))
+        rc = usage_error("fmt", "%s-o, --in-place and --check exclude each other", "");
+    if (!rc && out && nfiles > 1)
+        rc = usage_error("fmt", "%s-o OUT takes one FILE; give -i to rewrite each file, or none to print them all", "");
+    for (int f = 0; !rc && in_place && f < nfiles; f++)
+        if (strcmp(files[f], "-") == 0) rc = usage_error("fmt", "%s--in-place needs a file, not standard input", "");
+    for (int f = 0; !rc && f < nfiles; f++) /* standard input can be read once */
+        if (strcmp(files[f], "-") == 0 && nfiles > 1) rc = usage_error("fmt", "%s'-' (standard input) must be the only FILE", "");
+    tilec_ctx *ctx = NULL;
+    if (!rc && tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); rc = EXIT_BAD_INPUT; }
+    if (!rc) {
+        for (int f = 0; f < nfiles; f++) rc = worst(rc, fmt_one(ctx, files[f], out, in_place, check));
+    }
+    tilec_close(ctx);
+    free(files);
     return rc;
 }
 
@@ -314,7 +328,7 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < NCOMMANDS; i++) {
         if (strcmp(argv[1], commands[i].name) != 0) continue;
-        for (int j = 2; j < argc; j++)
+        for (int j = 2; j < argc && strcmp(argv[j], "--") != 0; j++) /* after "--", "--help" is a file */
             if (is_help(argv[j])) { print_usage(commands[i].usage); return EXIT_OK; }
         return commands[i].run(argc - 1, argv + 1);
     }
