@@ -85,6 +85,10 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
  * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
 int write_output(const char *path, const void *data, size_t len);
 
+/* True when writing PATH ("-" or the file standard output has open) would put bytes on
+ * a terminal: binary output (a CUBIN, a tensor) is refused there. */
+bool writes_terminal(const char *path);
+
 /* A .tile source through read_input, bounded by TILEC_MAX_SOURCE; NULL with a message. */
 char *read_source(const char *path, size_t *len);
 /* Parses FILE (and verifies it for warp_size when verify is set); prints diagnostics. */

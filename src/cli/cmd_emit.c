@@ -53,6 +53,11 @@ static int run(int argc, char **argv, bool compile) {
     int rc = parse_args(cmd, argc, argv, &file, &t, &out);
     if (rc) return rc;
     if (compile && !t.arch) return usage_error(cmd, "%s--arch is required (sm_80, sm_90, gfx90a…)", "");
+    if (compile && (out ? writes_terminal(out) : strcmp(file, "-") == 0 && writes_terminal("-"))) {
+        fprintf(stderr, "tilec compile: will not write a %s (binary) to a terminal; use -o FILE or redirect standard "
+                        "output (> FILE)\n", t.backend == TILEC_BACKEND_HIP ? "code object" : "CUBIN");
+        return EXIT_USAGE;
+    }
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
     tilec_program *prog = load(ctx, file, false, 0);

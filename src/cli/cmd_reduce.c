@@ -163,6 +163,13 @@ int cmd_reduce(int argc, char **argv) {
     if (o.seed && (rc = parse_uint("reduce", "--seed", o.seed, UINT64_MAX, &seed))) return rc;
     uint64_t budget = 0;
     if (o.sim_budget && (rc = parse_sim_budget("reduce", o.sim_budget, &budget))) return rc;
+    const char *const binary[2][2] = {{"--out", o.out}, {"--out2", o.out2}};
+    for (int k = 0; k < 2; k++)
+        if (binary[k][1] && writes_terminal(binary[k][1])) {
+            fprintf(stderr, "tilec reduce: will not write %s's raw tensor bytes to a terminal; use %s FILE or redirect "
+                            "standard output (> FILE)\n", binary[k][0], binary[k][0]);
+            return EXIT_USAGE;
+        }
     if (o.out_init && !o.accumulate)
         return usage_error("reduce", "%s--out-init gives the output before an accumulating call: it needs --accumulate", "");
     if (o.out && o.accumulate && !o.out_init)
