@@ -94,6 +94,10 @@ char *read_source(const char *path, size_t *len);
 /* Parses FILE (and verifies it for warp_size when verify is set); prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size);
 
+/* Prints the warnings a call that succeeded left in ctx (TILEC_DUMP_SOURCE that could not
+ * be written, say): a failed call prints all of its diagnostics instead. */
+void print_warnings(const tilec_ctx *ctx);
+
 /* The elements of a dense tensor of these extents (>= 0), or -1 when the extents other than
  * 0 multiply to more than TILEC_MAX_ELEMENTS (2^48): checked before anything is
  * allocated, so no product overflows. */

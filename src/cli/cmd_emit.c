@@ -70,6 +70,7 @@ static int run(int argc, char **argv, bool compile) {
             fputs(tilec_diag_text(ctx), stderr);
             rc = exit_for(st);
         } else {
+            print_warnings(ctx);
             const char *ext = tilec_backend_file_extension(t.backend, compile);
             char *path = out ? NULL : strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
             rc = write_output(out ? out : path ? path : "-", data, n);

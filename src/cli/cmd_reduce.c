@@ -249,6 +249,7 @@ int cmd_reduce(int argc, char **argv) {
     d.out2 = d_out2;
     char *plan = NULL;
     if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
+    print_warnings(ctx); /* the plan is compiled here: TILEC_DUMP_SOURCE's */
     if (o.explain) fputs(plan, stdout);
     else { /* the short form: backend, view and variant lines */
         for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))

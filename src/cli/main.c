@@ -51,6 +51,14 @@ tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size
     return prog;
 }
 
+void print_warnings(const tilec_ctx *ctx) {
+    for (size_t i = 0; i < tilec_diag_count(ctx); i++) {
+        tilec_diag d;
+        if (tilec_diag_get(ctx, i, &d) == TILEC_OK && d.severity == TILEC_SEV_WARNING)
+            fprintf(stderr, "%s: warning: %s\n", d.file, d.message);
+    }
+}
+
 int64_t tensor_elements(const int64_t *shape, int rank) {
     int64_t span = 1; /* the product of the extents other than 0, which bounds every product */
     bool empty = false;
