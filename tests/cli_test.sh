@@ -40,15 +40,34 @@ expect "--help" 0 "$tilec" --help
 has "--help lists check" "$tmp/out" "check"
 has "--help lists fmt" "$tmp/out" "fmt"
 expect "no arguments" 2 "$tilec"
-has "no arguments shows usage" "$tmp/err" "usage: tilec"
+has "no arguments shows usage" "$tmp/err" "Usage: tilec COMMAND [OPTIONS] [FILE...]"
 expect "unknown command" 2 "$tilec" frobnicate
 has "unknown command is named" "$tmp/err" "unknown command 'frobnicate'"
 for cmd in check fmt explain run emit compile reduce; do
     expect "$cmd --help" 0 "$tilec" "$cmd" --help
-    has "$cmd --help shows usage" "$tmp/out" "usage: tilec $cmd"
+    has "$cmd --help shows usage" "$tmp/out" "Usage: tilec $cmd "
+    has "$cmd --help lists its options (help2man reads the list)" "$tmp/out" "Options:"
+    has "$cmd --help says how values are given" "$tmp/out" "--opt=VALUE or --opt VALUE"
     [ "$cmd" = reduce ] || expect "$cmd without FILE" 2 "$tilec" "$cmd"
     expect "$cmd with unknown option" 2 "$tilec" "$cmd" --bogus x.tile
 done
+help_lists() { # CMD OPTION... : each OPTION is at the start of an option line of CMD --help
+    local cmd=$1 o
+    shift
+    "$tilec" "$cmd" --help >"$tmp/help"
+    for o; do
+        if grep -qE -- "^  (-., )?$o([= ]|$)" "$tmp/help"; then pass=$((pass + 1)); else
+            fail=$((fail + 1)); echo "FAIL: tilec $cmd --help does not list $o"; fi
+    done
+}
+help_lists check --warp-size
+help_lists fmt -o --in-place --check
+help_lists explain --target --arch --warp-size --dump
+help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --sim-budget
+help_lists emit --target --arch --warp-size -o
+help_lists compile --target --arch --warp-size -o
+help_lists reduce --op --dtype --shape --axes --strides --out-dtype --nan --in --out --out2 --index-dtype --correction \
+    --accumulate --out-init --backend --check --repeat --seed --explain --sim-budget
 expect "check --warp-size 48" 2 "$tilec" check --warp-size 48 "$root/examples/row_sum.tile"
 
 for f in "$root"/examples/*.tile; do
