@@ -643,6 +643,8 @@ tty_expect "reduce --out - to a terminal" 2 "$tilec" "${r4[@]}" --out - --repeat
 has "is refused" "$tmp/err" "tilec reduce: will not write --out's raw tensor bytes to a terminal; use --out FILE or redirect"
 tty_expect "reduce --out2 - to a terminal" 2 "$tilec" reduce --op argmax --dtype f32 --shape 4 --backend sim --out2 - --repeat 0
 has "is refused" "$tmp/err" "will not write --out2's raw tensor bytes to a terminal"
+tty_expect "run --out B=- to a terminal" 2 "$tilec" run "$rs" --out B=-
+has "is refused" "$tmp/err" "tilec run: will not write --out B's raw bytes to a terminal; use --out B=FILE or redirect"
 tty_expect "emit -o - to a terminal (text)" 0 "$tilec" emit "$rs" --target cuda -o -
 has "is written" "$tmp/out" "__global__"
 tty_expect "fmt to a terminal (text)" 0 "$tilec" fmt "$rs"

@@ -238,6 +238,12 @@ int cmd_run(int argc, char **argv) {
     int nfiles;
     rc = parse_options("run", argc, argv, specs, sizeof specs / sizeof specs[0], &file, 1, &nfiles);
     if (rc == EXIT_OK && !file) rc = usage_error("run", "%sno FILE given", "");
+    for (int j = 0; rc == EXIT_OK && j < nout; j++)
+        if (writes_terminal(outs[j].path)) {
+            fprintf(stderr, "tilec run: will not write --out %s's raw bytes to a terminal; use --out %s=FILE or redirect "
+                            "standard output (> FILE)\n", outs[j].name, outs[j].name);
+            rc = EXIT_USAGE;
+        }
     tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
     if (rc == EXIT_OK) rc = target_of("run", "--backend", &o, &t);
     if (rc == EXIT_OK && seed_text) rc = parse_uint("run", "--seed", seed_text, UINT64_MAX, &seed);
