@@ -651,6 +651,21 @@ tty_expect "fmt to a terminal (text)" 0 "$tilec" fmt "$rs"
 has "is written" "$tmp/out" "kernel row_sum"
 expect "reduce --out - to a pipe" 0 "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --repeat 0 --in "$tmp/x6.bin" --out -
 
+# TILEC_DUMP_SOURCE: the source each compile hands to NVRTC, in DIR
+if ldconfig -p | grep -q libnvrtc; then
+    mkdir "$tmp/dump"
+    expect "compile with TILEC_DUMP_SOURCE" 0 env TILEC_DUMP_SOURCE="$tmp/dump" "$tilec" compile "$rs" --target cuda --arch sm_90 -o "$tmp/d.cubin"
+    empty "is silent" "$tmp/err"
+    ls "$tmp/dump" >"$tmp/dumped"
+    has "names the file by the kernel" "$tmp/dumped" "row_sum-"
+    "$tilec" emit "$rs" --target cuda -o "$tmp/d.cu"
+    same "which holds the source emit writes" "$tmp/dump/$(head -1 "$tmp/dumped")" "$tmp/d.cu"
+    expect "TILEC_DUMP_SOURCE that is no directory" 0 env TILEC_DUMP_SOURCE="$tmp/nope-dir" "$tilec" compile "$rs" --target cuda --arch sm_90 -o "$tmp/d.cubin"
+    has "is a warning, and the compile goes on" "$tmp/err" "tilec: warning: TILEC_DUMP_SOURCE=$tmp/nope-dir: cannot open the directory (No such file or directory); the kernel is compiled, its source is not saved (set it to an existing directory)"
+else
+    echo "skipped: NVRTC is not installed here, so TILEC_DUMP_SOURCE is not tried through tilec compile"
+fi
+
 # usage errors say what is wrong in the user's terms, never the generated program
 for args in "--op max --dtype i32 --nan ignore" "--op sum --dtype f32 --nan ignore" "--op mean --dtype i32" \
             "--op argmax --dtype f64" "--op var --dtype f32 --accumulate" "--op logsumexp --dtype i64"; do
