@@ -208,7 +208,7 @@ TILEC_API tilec_status tilec_open(tilec_ctx **out);
 /* Frees the context and everything it still owns. NULL is allowed. */
 TILEC_API void tilec_close(tilec_ctx *ctx);
 
-typedef enum tilec_severity { TILEC_SEV_ERROR, TILEC_SEV_NOTE } tilec_severity;
+typedef enum tilec_severity { TILEC_SEV_ERROR, TILEC_SEV_NOTE, TILEC_SEV_WARNING } tilec_severity;
 
 /* One diagnostic. line and col are 1-based; 0 when the IR was built through the API.
  * The strings belong to the context and stay valid until its diagnostics are cleared. */
@@ -220,7 +220,9 @@ typedef struct tilec_diag {
     const char *message; /* one line, no trailing newline, no "error:" prefix */
 } tilec_diag;
 
-/* Diagnostics left by the last failing call (cleared when a call starts). A message is
+/* Diagnostics left by the last call (cleared when a call starts): a failing call's errors
+ * and notes; a call that succeeds may leave notes and warnings (TILEC_SEV_WARNING: a
+ * TILEC_DUMP_SOURCE file that could not be written, docs/runtime.md). A message is
  * one line, except dispatch failures, whose message holds a table of the variants tried. */
 TILEC_API size_t tilec_diag_count(const tilec_ctx *ctx);
 TILEC_API tilec_status tilec_diag_get(const tilec_ctx *ctx, size_t i, tilec_diag *out);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # completion_test.sh TILEC COMPLETION — sources the bash completion (completions/tilec) and
 # completes as bash would: `tilec ` offers every command `TILEC --help` lists, `tilec CMD
-# --` offers every option of CMD's usage synopsis (for every command), `--backend ` and
+# --` offers every option of CMD's Options list (for every command), `--backend ` and
 # `--op s` offer their values, and a FILE argument is left to bash (file names).
 set -u
 tilec=$1
@@ -40,14 +40,17 @@ complete_line re
 offers_exactly "tilec re<TAB>" reduce
 
 for c in $commands; do
-    # the options of the synopsis: the usage lines before the first blank line
-    options=$("$tilec" "$c" --help | sed '/^$/q' | grep -oE -- '-{1,2}[a-zA-Z][-a-zA-Z0-9]*(=[a-z]+)?' | sort -u)
+    # the options of its "Options:" list: the names that begin its lines "  -x, --long=V  what"
+    options=$("$tilec" "$c" --help | grep -E -- '^  -' | grep -oE -- '(^ +|, )-{1,2}[a-zA-Z][-a-zA-Z0-9]*' | sed 's/^ *,* *//' | sort -u)
     [ "$c" != reduce ] || [ -n "$options" ] || { fail=$((fail + 1)); echo "FAIL: no options in tilec reduce's usage"; }
     complete_line "$c" -
     for o in $options; do offers "tilec $c -<TAB>" "$o"; done
 done
 complete_line reduce --
 for o in --op --dtype --shape --axes --check --backend; do offers "tilec reduce --<TAB>" "$o"; done
+
+complete_line emit -
+for o in --target --arch --warp-size -o --help; do offers "tilec emit -<TAB>" "$o"; done
 
 complete_line reduce --backend ""
 offers_exactly "tilec reduce --backend <TAB>" "auto cuda hip sim"

@@ -13,7 +13,7 @@ commands=$("$tilec" --help | awk '/Commands:$/ { on = 1; next }
 if [ -z "$commands" ]; then echo "FAIL: '$tilec --help' lists no commands"; exit 1; fi
 for c in $commands; do
     # the subsection, then (before the next one) the command's usage line
-    if awk -v want=".SS \"tilec $c\"" -v usage="usage: tilec $c" '
+    if awk -v want=".SS \"tilec $c\"" -v usage="Usage: tilec $c" '
         $0 == want { on = 1; next }
         on && /^\.SS/ { exit }
         on { gsub(/\\-/, "-"); if (index($0, usage) == 1) found = 1 }

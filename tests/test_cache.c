@@ -17,6 +17,10 @@
 
 #include "../src/runtime/cache.h"
 #include "../src/runtime/env.h"
+#include "../src/runtime/rtc.h"
+#include "../src/runtime/runtime.h"
+
+#include <dirent.h>
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -842,6 +846,94 @@ static void test_lock_wait_setting(void **state) {
     unsetenv("TILEC_CACHE_LOCK_WAIT_MS");
 }
 
+/* ---- TILEC_DUMP_SOURCE ------------------------------------------------------------------ */
+
+/* Plans one reduction (tilec_reduce_explain: lowered, emitted, compiled, loaded, not run)
+ * through a runtime that is the simulator but compiles for CUDA sm_90 as a GPU's would,
+ * with NVRTC; returns the context for its diagnostics. */
+static tilec_ctx *jit_for_cuda(void) {
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    assert_int_equal(tilec_runtime_open(ctx, TILEC_BACKEND_SIM, 0), TILEC_OK);
+    rt *r = ctx->runtime;
+    r->target = (dsp_target){.backend = TILEC_BACKEND_CUDA, .arch = "sm_90", .warp_size = 32};
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {64, 100}, .naxes = 1, .axes = {-1}};
+    char *plan = NULL;
+    assert_int_equal(tilec_reduce_explain(ctx, &d, &plan), TILEC_OK);
+    tilec_free(plan);
+    return ctx;
+}
+
+/* The names in path that do not start with '.' (one at most is kept in *name). */
+static int dumped(const char *path, char *name, size_t n) {
+    DIR *dp = opendir(path);
+    assert_non_null(dp);
+    int count = 0;
+    for (struct dirent *e; (e = readdir(dp));)
+        if (e->d_name[0] != '.') { count++; snprintf(name, n, "%s", e->d_name); }
+    closedir(dp);
+    return count;
+}
+
+static void test_dump_source(void **state) {
+    (void)state;
+    if (!rtc_version(TILEC_BACKEND_CUDA)) { skip(); }
+    char out[300], name[256], file[600], victim[300];
+    snprintf(out, sizeof out, "%s/dump", dir);
+    assert_int_equal(mkdir(out, 0700), 0);
+    setenv("TILEC_DUMP_SOURCE", out, 1);
+    setenv("TILEC_CACHE", "off", 1);
+    tilec_ctx *ctx = jit_for_cuda();
+    assert_int_equal(tilec_diag_count(ctx), 0);
+    tilec_close(ctx);
+    /* one file, named by the kernel and the key, holding the kernel NVRTC compiled */
+    assert_int_equal(dumped(out, name, sizeof name), 1);
+    assert_int_equal(strncmp(name, "tilec_reduce-", 13), 0);
+    assert_int_equal(strlen(name), strlen("tilec_reduce-") + 16 + strlen(".cu"));
+    assert_string_equal(name + strlen(name) - 3, ".cu");
+    snprintf(file, sizeof file, "%s/%s", out, name);
+    FILE *f = fopen(file, "r");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = 0;
+    assert_non_null(strstr(text, "__global__"));
+    assert_non_null(strstr(text, "tilec_reduce("));
+    /* the same kernel again: the same name, still one file */
+    tilec_close(jit_for_cuda());
+    assert_int_equal(dumped(out, name, sizeof name), 1);
+    /* a symlink planted at the name is replaced, never followed */
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    f = fopen(victim, "w");
+    fputs("keep", f);
+    fclose(f);
+    assert_int_equal(unlink(file), 0);
+    assert_int_equal(symlink(victim, file), 0);
+    tilec_close(jit_for_cuda());
+    struct stat st;
+    assert_int_equal(lstat(file, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(stat(victim, &st), 0);
+    assert_int_equal(st.st_size, 4);
+    /* DIR that is a file, or missing: a warning, and the reduction is planned all the same */
+    const char *bad[] = {victim, "/nonexistent/tilec-dump"};
+    for (int i = 0; i < 2; i++) {
+        setenv("TILEC_DUMP_SOURCE", bad[i], 1);
+        ctx = jit_for_cuda();
+        assert_int_equal(tilec_diag_count(ctx), 1);
+        tilec_diag dg;
+        assert_int_equal(tilec_diag_get(ctx, 0, &dg), TILEC_OK);
+        assert_int_equal(dg.severity, TILEC_SEV_WARNING);
+        assert_non_null(strstr(dg.message, "TILEC_DUMP_SOURCE="));
+        assert_non_null(strstr(dg.message, "its source is not saved (set it to an existing directory)"));
+        assert_non_null(strstr(tilec_diag_text(ctx), "tilec: warning: TILEC_DUMP_SOURCE="));
+        tilec_close(ctx);
+    }
+    unsetenv("TILEC_DUMP_SOURCE");
+    unsetenv("TILEC_CACHE");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sha256),
@@ -865,6 +957,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_stale_locks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stopped_lock_holder, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lock_wait_setting, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dump_source, setup, teardown),
     };
     return cmocka_run_group_tests_name("kernel cache", tests, NULL, NULL);
 }

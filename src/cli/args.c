@@ -20,16 +20,77 @@ int usage_error(const char *cmd, const char *fmt, const char *arg) {
 
 bool is_help(const char *a) { return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0; }
 
-int option_value(const char *cmd, int argc, char **argv, int *i, const char **slot) {
-    const char *opt = argv[*i];
-    if (*i + 1 >= argc) return usage_error(cmd, "option %s needs a value", opt);
-    if (*slot) {
-        fprintf(stderr, "tilec %s: option %s is given twice ('%s', then '%s'); give it once\n", cmd, opt, *slot,
-                argv[*i + 1]);
+/* The spec named by arg[0 .. len): its name or its alias. */
+static const opt_spec *find_spec(const opt_spec *specs, int n, const char *arg, size_t len) {
+    for (int k = 0; k < n; k++) {
+        const char *names[2] = {specs[k].name, specs[k].alias};
+        for (int j = 0; j < 2; j++)
+            if (names[j] && strlen(names[j]) == len && strncmp(names[j], arg, len) == 0) return &specs[k];
+    }
+    return NULL;
+}
+
+/* Stores or passes on one option's value. */
+static int take_value(const char *cmd, const opt_spec *o, const char *v) {
+    if (o->kind == OPT_REPEAT) return o->each(o->arg, o->name, v);
+    if (*o->value) {
+        fprintf(stderr, "tilec %s: option %s is given twice ('%s', then '%s'); give it once\n", cmd, o->name, *o->value, v);
         fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
         return EXIT_USAGE;
     }
-    *slot = argv[++*i];
+    *o->value = v;
+    return EXIT_OK;
+}
+
+int parse_options(const char *cmd, int argc, char **argv, const opt_spec *specs, int n, const char **operands, int max,
+                  int *noperands) {
+    bool options = true; /* until "--" */
+    *noperands = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (options && strcmp(a, "--") == 0) { options = false; continue; }
+        if (!options || a[0] != '-' || !a[1]) { /* an operand ("-" is standard input or output) */
+            if (*noperands == max) {
+                if (max == 0) return usage_error(cmd, "takes no FILE; '%s' is extra (options start with --)", a);
+                if (max == 1) return usage_error(cmd, "one FILE only; '%s' is extra", a);
+                return usage_error(cmd, "too many FILEs; '%s' is extra", a);
+            }
+            operands[(*noperands)++] = a;
+            continue;
+        }
+        bool is_long = a[1] == '-';
+        const char *eq = is_long ? strchr(a, '=') : NULL;
+        size_t len = eq ? (size_t)(eq - a) : is_long ? strlen(a) : 2;
+        const opt_spec *o = find_spec(specs, n, a, len);
+        /* a short option is one letter: "-ofile" is -o with "file", "-ix" is unknown */
+        if (o && !is_long && a[2] && o->kind == OPT_FLAG) o = NULL;
+        if (!o) {
+            fprintf(stderr, "tilec %s: unknown option %.*s; see tilec %s --help\n", cmd,
+                    (int)(is_long ? len : strlen(a)), a, cmd);
+            return EXIT_USAGE;
+        }
+        if (o->kind == OPT_FLAG) {
+            if (eq) {
+                fprintf(stderr, "tilec %s: option %.*s takes no value, not '%s'; give %.*s alone\n", cmd, (int)len, a, eq + 1,
+                        (int)len, a);
+                fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
+                return EXIT_USAGE;
+            }
+            *o->flag = true;
+            continue;
+        }
+        const char *v = eq ? eq + 1 : !is_long && a[2] ? a + 2 : NULL;
+        if (!v) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "tilec %s: option %s needs a value\n", cmd, o->name);
+                fprintf(stderr, "Try 'tilec %s --help'.\n", cmd);
+                return EXIT_USAGE;
+            }
+            v = argv[++i]; /* whatever it is: "--axes -1" takes "-1" */
+        }
+        int r = take_value(cmd, o, v);
+        if (r) return r;
+    }
     return EXIT_OK;
 }
 

@@ -17,14 +17,37 @@ int usage_error(const char *cmd, const char *fmt, const char *arg);
 bool is_help(const char *arg);
 
 /* ---- the command line (args.c) ----------------------------------------------------------
- * Every single-valued option goes through option_value, every number through the one
+ * Every command reads its arguments with parse_options, every number through the one
  * strict parser behind parse_int / parse_uint / parse_int_list. All print their message
  * and return EXIT_USAGE on a bad command line. */
 
-/* argv[*i] is an option that takes one value: stores argv[*i + 1] in *slot and steps *i
- * over it. "option OPT needs a value" when there is none, "option OPT is given twice" when
- * *slot is already set. */
-int option_value(const char *cmd, int argc, char **argv, int *i, const char **slot);
+/* One option of a command, for parse_options. */
+typedef enum opt_kind {
+    OPT_FLAG,   /* no value: sets *flag; may repeat; "--check=x" is an error */
+    OPT_VALUE,  /* one value, given once: stored in *value */
+    OPT_REPEAT, /* a value each time it is given: passed to each(arg, value) */
+} opt_kind;
+
+typedef struct opt_spec {
+    const char *name;  /* "--seed" or "-o" */
+    const char *alias; /* another spelling ("-i" of "--in-place"), or NULL */
+    opt_kind kind;
+    bool *flag;          /* OPT_FLAG */
+    const char **value;  /* OPT_VALUE */
+    int (*each)(void *arg, const char *opt, const char *value); /* OPT_REPEAT; EXIT_OK or an exit code */
+    void *arg;
+} opt_spec;
+
+/* The one option parser every command uses. Reads argv[1 .. argc) against specs[0 .. n):
+ * "--opt=value" and "--opt value" both; a short option takes "-o value" (or "-ovalue");
+ * "--" ends the options (every argument after it is an operand, "-x" too); "-" alone is
+ * an operand (standard input or output). Operands, in order, go to operands[0 .. max)
+ * and their count to *noperands. Messages, all exit EXIT_USAGE: "option --x needs a
+ * value", "unknown option --x; see tilec CMD --help", "option --x takes no value",
+ * "option --x is given twice", and, past max operands, that the argument is extra. */
+int parse_options(const char *cmd, int argc, char **argv, const opt_spec *specs, int n, const char **operands, int max,
+                  int *noperands);
+
 /* TEXT is all of a decimal integer in [lo, hi] (hi >= 0): an optional '-', digits, nothing
  * else. The message names the option and the range. */
 int parse_int(const char *cmd, const char *opt, const char *text, int64_t lo, int64_t hi, int64_t *out);
@@ -62,10 +85,18 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
  * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
 int write_output(const char *path, const void *data, size_t len);
 
+/* True when writing PATH ("-" or the file standard output has open) would put bytes on
+ * a terminal: binary output (a CUBIN, a tensor) is refused there. */
+bool writes_terminal(const char *path);
+
 /* A .tile source through read_input, bounded by TILEC_MAX_SOURCE; NULL with a message. */
 char *read_source(const char *path, size_t *len);
 /* Parses FILE (and verifies it for warp_size when verify is set); prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size);
+
+/* Prints the warnings a call that succeeded left in ctx (TILEC_DUMP_SOURCE that could not
+ * be written, say): a failed call prints all of its diagnostics instead. */
+void print_warnings(const tilec_ctx *ctx);
 
 /* The elements of a dense tensor of these extents (>= 0), or -1 when the extents other than
  * 0 multiply to more than TILEC_MAX_ELEMENTS (2^48): checked before anything is

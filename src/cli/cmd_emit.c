@@ -24,21 +24,17 @@ static char *with_extension(const char *file, const char *ext) {
 /* Shared by emit and compile: FILE, --target, --arch, --warp-size, -o. */
 static int parse_args(const char *cmd, int argc, char **argv, const char **file, tilec_target *t, const char **out) {
     const char *target = NULL, *warp = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r = -1;
-        if (strcmp(a, "--target") == 0) r = option_value(cmd, argc, argv, &i, &target);
-        else if (strcmp(a, "--arch") == 0) r = option_value(cmd, argc, argv, &i, &t->arch);
-        else if (strcmp(a, "--warp-size") == 0) r = option_value(cmd, argc, argv, &i, &warp);
-        else if (strcmp(a, "-o") == 0) r = option_value(cmd, argc, argv, &i, out);
-        else if (a[0] == '-' && a[1]) return usage_error(cmd, "unknown option '%s'", a);
-        else if (*file) return usage_error(cmd, "one FILE only; '%s' is extra", a);
-        else *file = a;
-        if (r > 0) return r;
-    }
+    const opt_spec specs[] = {
+        {"--target", NULL, OPT_VALUE, .value = &target},
+        {"--arch", NULL, OPT_VALUE, .value = &t->arch},
+        {"--warp-size", NULL, OPT_VALUE, .value = &warp},
+        {"-o", NULL, OPT_VALUE, .value = out},
+    };
+    int nfiles, r = parse_options(cmd, argc, argv, specs, 4, file, 1, &nfiles);
+    if (r) return r;
     if (!*file) return usage_error(cmd, "%sno FILE given", "");
     if (!target) return usage_error(cmd, "%s--target cuda or --target hip is required", "");
-    int r = parse_backend(cmd, "--target", target, true, &t->backend);
+    r = parse_backend(cmd, "--target", target, true, &t->backend);
     if (r) return r;
     if (warp) return parse_warp_size(cmd, warp, &t->warp_size);
     return EXIT_OK;
@@ -57,6 +53,11 @@ static int run(int argc, char **argv, bool compile) {
     int rc = parse_args(cmd, argc, argv, &file, &t, &out);
     if (rc) return rc;
     if (compile && !t.arch) return usage_error(cmd, "%s--arch is required (sm_80, sm_90, gfx90a…)", "");
+    if (compile && (out ? writes_terminal(out) : strcmp(file, "-") == 0 && writes_terminal("-"))) {
+        fprintf(stderr, "tilec compile: will not write a %s (binary) to a terminal; use -o FILE or redirect standard "
+                        "output (> FILE)\n", t.backend == TILEC_BACKEND_HIP ? "code object" : "CUBIN");
+        return EXIT_USAGE;
+    }
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
     tilec_program *prog = load(ctx, file, false, 0);
@@ -69,6 +70,7 @@ static int run(int argc, char **argv, bool compile) {
             fputs(tilec_diag_text(ctx), stderr);
             rc = exit_for(st);
         } else {
+            print_warnings(ctx);
             const char *ext = tilec_backend_file_extension(t.backend, compile);
             char *path = out ? NULL : strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
             rc = write_output(out ? out : path ? path : "-", data, n);

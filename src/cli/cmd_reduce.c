@@ -29,23 +29,23 @@ typedef struct reduce_opts {
     bool check, explain, accumulate;
 } reduce_opts;
 
-/* Takes argv[*i]; -1 when it is no option of reduce. */
-static int reduce_option(int argc, char **argv, int *i, reduce_opts *o) {
-    const struct { const char *name; const char **slot; } valued[] = {
-        {"--op", &o->op}, {"--dtype", &o->dtype}, {"--out-dtype", &o->out_dtype}, {"--shape", &o->shape}, {"--axes", &o->axes},
-        {"--strides", &o->strides}, {"--nan", &o->nan},
-        {"--backend", &o->backend}, {"--repeat", &o->repeat}, {"--seed", &o->seed}, {"--in", &o->in},
-        {"--out", &o->out}, {"--out-init", &o->out_init}, {"--sim-budget", &o->sim_budget}, {"--out2", &o->out2},
-        {"--index-dtype", &o->index_dtype}, {"--correction", &o->correction},
+/* Reads the command line into o. */
+static int reduce_options(int argc, char **argv, reduce_opts *o) {
+    const opt_spec specs[] = {
+        {"--op", NULL, OPT_VALUE, .value = &o->op}, {"--dtype", NULL, OPT_VALUE, .value = &o->dtype},
+        {"--out-dtype", NULL, OPT_VALUE, .value = &o->out_dtype}, {"--shape", NULL, OPT_VALUE, .value = &o->shape},
+        {"--axes", NULL, OPT_VALUE, .value = &o->axes}, {"--strides", NULL, OPT_VALUE, .value = &o->strides},
+        {"--nan", NULL, OPT_VALUE, .value = &o->nan}, {"--backend", NULL, OPT_VALUE, .value = &o->backend},
+        {"--repeat", NULL, OPT_VALUE, .value = &o->repeat}, {"--seed", NULL, OPT_VALUE, .value = &o->seed},
+        {"--in", NULL, OPT_VALUE, .value = &o->in}, {"--out", NULL, OPT_VALUE, .value = &o->out},
+        {"--out-init", NULL, OPT_VALUE, .value = &o->out_init}, {"--sim-budget", NULL, OPT_VALUE, .value = &o->sim_budget},
+        {"--out2", NULL, OPT_VALUE, .value = &o->out2}, {"--index-dtype", NULL, OPT_VALUE, .value = &o->index_dtype},
+        {"--correction", NULL, OPT_VALUE, .value = &o->correction},
+        {"--check", NULL, OPT_FLAG, .flag = &o->check}, {"--explain", NULL, OPT_FLAG, .flag = &o->explain},
+        {"--accumulate", NULL, OPT_FLAG, .flag = &o->accumulate},
     };
-    const char *a = argv[*i];
-    if (!strcmp(a, "--check")) { o->check = true; return EXIT_OK; }
-    if (!strcmp(a, "--explain")) { o->explain = true; return EXIT_OK; }
-    if (!strcmp(a, "--accumulate")) { o->accumulate = true; return EXIT_OK; }
-    for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
-        if (!strcmp(a, valued[k].name))
-            return option_value("reduce", argc, argv, i, valued[k].slot);
-    return -1;
+    int n;
+    return parse_options("reduce", argc, argv, specs, sizeof specs / sizeof specs[0], NULL, 0, &n);
 }
 
 /* "f32[3, 5]" */
@@ -74,11 +74,8 @@ static unsigned char *read_tensor(const char *opt, const char *path, const char 
 
 int cmd_reduce(int argc, char **argv) {
     reduce_opts o = {0};
-    for (int i = 1; i < argc; i++) {
-        int r = reduce_option(argc, argv, &i, &o);
-        if (r > 0) return r;
-        if (r < 0) return usage_error("reduce", "unknown option '%s'", argv[i]);
-    }
+    int bad = reduce_options(argc, argv, &o);
+    if (bad) return bad;
     if (!o.op || !o.dtype || !o.shape) return usage_error("reduce", "%s--op, --dtype and --shape are required", "");
     tilec_reduce_desc d = {.op = TILEC_OP_COUNT, .dtype = TILEC_DTYPE_COUNT, .naxes = 1, .axes = {-1}};
     for (int t = 0; t < TILEC_OP_COUNT; t++)
@@ -166,6 +163,13 @@ int cmd_reduce(int argc, char **argv) {
     if (o.seed && (rc = parse_uint("reduce", "--seed", o.seed, UINT64_MAX, &seed))) return rc;
     uint64_t budget = 0;
     if (o.sim_budget && (rc = parse_sim_budget("reduce", o.sim_budget, &budget))) return rc;
+    const char *const binary[2][2] = {{"--out", o.out}, {"--out2", o.out2}};
+    for (int k = 0; k < 2; k++)
+        if (binary[k][1] && writes_terminal(binary[k][1])) {
+            fprintf(stderr, "tilec reduce: will not write %s's raw tensor bytes to a terminal; use %s FILE or redirect "
+                            "standard output (> FILE)\n", binary[k][0], binary[k][0]);
+            return EXIT_USAGE;
+        }
     if (o.out_init && !o.accumulate)
         return usage_error("reduce", "%s--out-init gives the output before an accumulating call: it needs --accumulate", "");
     if (o.out && o.accumulate && !o.out_init)
@@ -245,6 +249,7 @@ int cmd_reduce(int argc, char **argv) {
     d.out2 = d_out2;
     char *plan = NULL;
     if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
+    print_warnings(ctx); /* the plan is compiled here: TILEC_DUMP_SOURCE's */
     if (o.explain) fputs(plan, stdout);
     else { /* the short form: backend, view and variant lines */
         for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))

@@ -15,15 +15,6 @@ typedef struct target_opts {
     const char *arch, *warp_size;
 } target_opts;
 
-/* Takes a target option at argv[*i]; returns -1 when argv[*i] is not one. */
-static int target_option(const char *cmd, int argc, char **argv, int *i, target_opts *o, const char *flag) {
-    const char *a = argv[*i];
-    if (strcmp(a, flag) == 0) return option_value(cmd, argc, argv, i, &o->backend);
-    if (strcmp(a, "--arch") == 0) return option_value(cmd, argc, argv, i, &o->arch);
-    if (strcmp(a, "--warp-size") == 0) return option_value(cmd, argc, argv, i, &o->warp_size);
-    return -1;
-}
-
 /* The target the options name; t holds the defaults. */
 static int target_of(const char *cmd, const char *flag, const target_opts *o, tilec_target *t) {
     int r;
@@ -37,22 +28,19 @@ int cmd_explain(int argc, char **argv) {
     const char *file = NULL, *dump_what = NULL;
     bool dump = false;
     target_opts o = {0};
-    for (int i = 1; i < argc; i++) {
-        int r = target_option("explain", argc, argv, &i, &o, "--target");
-        if (r > 0) return r;
-        if (r == 0) continue;
-        if (strcmp(argv[i], "--dump=loop") == 0) dump = true;
-        else if (strcmp(argv[i], "--dump") == 0) {
-            if ((r = option_value("explain", argc, argv, &i, &dump_what))) return r;
-            if (strcmp(dump_what, "loop") != 0) return usage_error("explain", "--dump takes 'loop', not '%s'", dump_what);
-            dump = true;
-        } else if (argv[i][0] == '-' && argv[i][1]) return usage_error("explain", "unknown option '%s'", argv[i]);
-        else if (file) return usage_error("explain", "one FILE only; '%s' is extra", argv[i]);
-        else file = argv[i];
-    }
+    const opt_spec specs[] = {
+        {"--target", NULL, OPT_VALUE, .value = &o.backend},
+        {"--arch", NULL, OPT_VALUE, .value = &o.arch},
+        {"--warp-size", NULL, OPT_VALUE, .value = &o.warp_size},
+        {"--dump", NULL, OPT_VALUE, .value = &dump_what},
+    };
+    int nfiles, r = parse_options("explain", argc, argv, specs, 4, &file, 1, &nfiles);
+    if (r) return r;
+    if (dump_what && strcmp(dump_what, "loop") != 0) return usage_error("explain", "--dump takes 'loop', not '%s'", dump_what);
+    dump = dump_what != NULL;
     if (!file) return usage_error("explain", "%sno FILE given", "");
     tilec_target t = {TILEC_BACKEND_CUDA, NULL, 0};
-    int r = target_of("explain", "--target", &o, &t);
+    r = target_of("explain", "--target", &o, &t);
     if (r) return r;
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_CUDA;
     tilec_ctx *ctx;
@@ -278,6 +266,18 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
     return rc;
 }
 
+/* The --in or --out list of run, for parse_options. */
+typedef struct named_list {
+    named_path *list;
+    int *n;
+} named_list;
+
+static int named(const char *opt, const char *v, named_path *list, int *n);
+static int named_option(void *arg, const char *opt, const char *v) {
+    named_list *l = arg;
+    return named(opt, v, l->list, l->n);
+}
+
 static int named(const char *opt, const char *v, named_path *list, int *n) {
     const char *eq = strchr(v, '=');
     if (!eq || eq == v || !eq[1]) return usage_error("run", "%s takes NAME=PATH", opt);
@@ -336,23 +336,27 @@ int cmd_run(int argc, char **argv) {
     int nin = 0, nout = 0, rc = EXIT_OK;
     uint64_t seed = 1;
     bool check = false;
-    for (int i = 1; i < argc && rc == EXIT_OK; i++) {
-        int r = target_option("run", argc, argv, &i, &o, "--backend");
-        if (r >= 0) { rc = r; continue; }
-        const char *a = argv[i], *v = NULL;
-        if (strcmp(a, "--check") == 0) check = true;
-        else if (strcmp(a, "--in") == 0) {
-            if (!(rc = option_value("run", argc, argv, &i, &v))) rc = named("--in", v, ins, &nin);
-        } else if (strcmp(a, "--out") == 0) {
-            if (!(rc = option_value("run", argc, argv, &i, &v))) rc = named("--out", v, outs, &nout);
-        } else if (strcmp(a, "--kernel") == 0) rc = option_value("run", argc, argv, &i, &only);
-        else if (strcmp(a, "--seed") == 0) rc = option_value("run", argc, argv, &i, &seed_text);
-        else if (strcmp(a, "--sim-budget") == 0) rc = option_value("run", argc, argv, &i, &budget_text);
-        else if (a[0] == '-' && a[1]) rc = usage_error("run", "unknown option '%s'", a);
-        else if (file) rc = usage_error("run", "one FILE only; '%s' is extra", a);
-        else file = a;
-    }
+    named_list in_list = {ins, &nin}, out_list = {outs, &nout};
+    const opt_spec specs[] = {
+        {"--backend", NULL, OPT_VALUE, .value = &o.backend},
+        {"--arch", NULL, OPT_VALUE, .value = &o.arch},
+        {"--warp-size", NULL, OPT_VALUE, .value = &o.warp_size},
+        {"--check", NULL, OPT_FLAG, .flag = &check},
+        {"--in", NULL, OPT_REPEAT, .each = named_option, .arg = &in_list},
+        {"--out", NULL, OPT_REPEAT, .each = named_option, .arg = &out_list},
+        {"--kernel", NULL, OPT_VALUE, .value = &only},
+        {"--seed", NULL, OPT_VALUE, .value = &seed_text},
+        {"--sim-budget", NULL, OPT_VALUE, .value = &budget_text},
+    };
+    int nfiles;
+    rc = parse_options("run", argc, argv, specs, sizeof specs / sizeof specs[0], &file, 1, &nfiles);
     if (rc == EXIT_OK && !file) rc = usage_error("run", "%sno FILE given", "");
+    for (int j = 0; rc == EXIT_OK && j < nout; j++)
+        if (writes_terminal(outs[j].path)) {
+            fprintf(stderr, "tilec run: will not write --out %s's raw bytes to a terminal; use --out %s=FILE or redirect "
+                            "standard output (> FILE)\n", outs[j].name, outs[j].name);
+            rc = EXIT_USAGE;
+        }
     tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
     if (rc == EXIT_OK) rc = target_of("run", "--backend", &o, &t);
     if (rc == EXIT_OK && seed_text) rc = parse_uint("run", "--seed", seed_text, UINT64_MAX, &seed);

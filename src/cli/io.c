@@ -260,6 +260,13 @@ int write_output(const char *path, const void *data, size_t len) {
     return rc;
 }
 
+bool writes_terminal(const char *path) {
+    if (!isatty(STDOUT_FILENO)) return false;
+    if (strcmp(path, "-") == 0) return true;
+    struct stat st; /* -o /dev/stdout, or the terminal's own name */
+    return stat(path, &st) == 0 && same_file(STDOUT_FILENO, &st);
+}
+
 const char *size_text(int64_t size, size_t limit, char *buf, size_t n) {
     if (size < 0) snprintf(buf, n, "more than %zu", limit);
     else snprintf(buf, n, "%" PRId64, size);

@@ -51,6 +51,14 @@ tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size
     return prog;
 }
 
+void print_warnings(const tilec_ctx *ctx) {
+    for (size_t i = 0; i < tilec_diag_count(ctx); i++) {
+        tilec_diag d;
+        if (tilec_diag_get(ctx, i, &d) == TILEC_OK && d.severity == TILEC_SEV_WARNING)
+            fprintf(stderr, "%s: warning: %s\n", d.file, d.message);
+    }
+}
+
 int64_t tensor_elements(const int64_t *shape, int rank) {
     int64_t span = 1; /* the product of the extents other than 0, which bounds every product */
     bool empty = false;
@@ -96,56 +104,38 @@ void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed) {
 
 /* ---- check ---------------------------------------------------------------------------- */
 
+/* The exit status of many files: the worst of them (the highest code). */
+static int worst(int a, int b) { return a > b ? a : b; }
+
 int cmd_check(int argc, char **argv) {
-    const char *file = NULL, *warp = NULL;
-    int ws = 32, r;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--warp-size") == 0) {
-            if ((r = option_value("check", argc, argv, &i, &warp))) return r;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return usage_error("check", "unknown option '%s'", argv[i]);
-        } else if (file) {
-            return usage_error("check", "one FILE only; '%s' is extra", argv[i]);
-        } else {
-            file = argv[i];
-        }
+    const char *warp = NULL;
+    int ws = 32, r, nfiles;
+    const opt_spec specs[] = {{"--warp-size", NULL, OPT_VALUE, .value = &warp}};
+    const char **files = calloc((size_t)argc, sizeof *files);
+    if (!files) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
+    r = parse_options("check", argc, argv, specs, 1, files, argc, &nfiles);
+    if (!r && warp) r = parse_warp_size("check", warp, &ws);
+    if (!r && !nfiles) r = usage_error("check", "%sno FILE given", "");
+    tilec_ctx *ctx = NULL;
+    if (!r && tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); r = EXIT_BAD_INPUT; }
+    int rc = r;
+    for (int f = 0; !r && f < nfiles; f++) { /* every file, each with its own diagnostics */
+        tilec_program *prog = load(ctx, files[f], true, ws);
+        rc = worst(rc, prog ? EXIT_OK : EXIT_BAD_INPUT);
+        tilec_program_free(prog);
     }
-    if (warp && (r = parse_warp_size("check", warp, &ws))) return r;
-    if (!file) return usage_error("check", "%sno FILE given", "");
-    tilec_ctx *ctx;
-    if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
-    tilec_program *prog = load(ctx, file, true, ws);
-    int rc = prog ? EXIT_OK : EXIT_BAD_INPUT;
-    tilec_program_free(prog);
     tilec_close(ctx);
+    free(files);
     return rc;
 }
 
 /* ---- fmt ------------------------------------------------------------------------------ */
 
-int cmd_fmt(int argc, char **argv) {
-    const char *file = NULL, *out = NULL;
-    bool in_place = false, check = false;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (strcmp(argv[i], "-o") == 0) {
-            if ((r = option_value("fmt", argc, argv, &i, &out))) return r;
-        } else if (strcmp(argv[i], "-i") == 0 || strcmp(argv[i], "--in-place") == 0) in_place = true;
-        else if (strcmp(argv[i], "--check") == 0) check = true;
-        else if (argv[i][0] == '-' && argv[i][1]) return usage_error("fmt", "unknown option '%s'", argv[i]);
-        else if (file) return usage_error("fmt", "one FILE only; '%s' is extra", argv[i]);
-        else file = argv[i];
-    }
-    if (!file) return usage_error("fmt", "%sno FILE given", "");
-    if ((in_place && out) || (check && (in_place || out)))
-        return usage_error("fmt", "%s-o, --in-place and --check exclude each other", "");
-    if (in_place && strcmp(file, "-") == 0)
-        return usage_error("fmt", "%s--in-place needs a file, not standard input", "");
+/* Formats one file: to out (NULL: standard output), in place, or only checked. */
+static int fmt_one(tilec_ctx *ctx, const char *file, const char *out, bool in_place, bool check) {
     size_t len;
     char *orig = read_source(file, &len);
     if (!orig) return EXIT_BAD_INPUT;
-    tilec_ctx *ctx;
-    if (tilec_open(&ctx) != TILEC_OK) { free(orig); return EXIT_BAD_INPUT; }
     tilec_program *prog = NULL;
     int rc = EXIT_BAD_INPUT;
     char *text = NULL;
@@ -157,151 +147,231 @@ int cmd_fmt(int argc, char **argv) {
     } else if (check) {
         rc = n == len && memcmp(text, orig, n) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
         if (rc) fprintf(stderr, "%s: not in canonical form (run 'tilec fmt -i %s')\n", file, file);
+    } else if (in_place && n == len && memcmp(text, orig, n) == 0) {
+        rc = EXIT_OK; /* already canonical: the file is left as it is */
     } else {
         rc = write_output(in_place ? file : out ? out : "-", text, n);
     }
     tilec_free(text);
     tilec_program_free(prog);
-    tilec_close(ctx);
     free(orig);
+    return rc;
+}
+
+int cmd_fmt(int argc, char **argv) {
+    const char *out = NULL;
+    bool in_place = false, check = false;
+    int nfiles;
+    const opt_spec specs[] = {
+        {"-o", NULL, OPT_VALUE, .value = &out},
+        {"--in-place", "-i", OPT_FLAG, .flag = &in_place},
+        {"--check", NULL, OPT_FLAG, .flag = &check},
+    };
+    const char **files = calloc((size_t)argc, sizeof *files);
+    if (!files) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
+    int rc = parse_options("fmt", argc, argv, specs, 3, files, argc, &nfiles);
+    if (!rc && !nfiles) rc = usage_error("fmt", "%sno FILE given", "");
+    if (!rc && ((in_place && out) || (check && (in_place || out))))
+        rc = usage_error("fmt", "%s-o, --in-place and --check exclude each other", "");
+    if (!rc && out && nfiles > 1)
+        rc = usage_error("fmt", "%s-o OUT takes one FILE; give -i to rewrite each file, or none to print them all", "");
+    for (int f = 0; !rc && in_place && f < nfiles; f++)
+        if (strcmp(files[f], "-") == 0) rc = usage_error("fmt", "%s--in-place needs a file, not standard input", "");
+    for (int f = 0; !rc && f < nfiles; f++) /* standard input can be read once */
+        if (strcmp(files[f], "-") == 0 && nfiles > 1) rc = usage_error("fmt", "%s'-' (standard input) must be the only FILE", "");
+    tilec_ctx *ctx = NULL;
+    if (!rc && tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); rc = EXIT_BAD_INPUT; }
+    if (!rc) {
+        for (int f = 0; f < nfiles; f++) rc = worst(rc, fmt_one(ctx, files[f], out, in_place, check));
+    }
+    tilec_close(ctx);
+    free(files);
     return rc;
 }
 
 /* ---- the command table ---------------------------------------------------------------- */
 
 static const command commands[] = {
-    {"check", "parse and verify a .tile file; silent on success",
-     "usage: tilec check FILE [--warp-size 32|64]\n"
+    {"check", "parse and verify .tile files; silent on success",
+     "Usage: tilec check [OPTIONS] FILE...\n"
      "\n"
-     "Parses and verifies FILE (\"-\" reads standard input) against every rule of the .tile\n"
-     "format: shapes, axes, dtypes, ids, scopes and barriers. Prints nothing and exits 0\n"
-     "when the program is valid; otherwise prints each error as FILE:LINE:COL with the\n"
-     "source line and a caret, and exits 1.\n"
+     "Parses and verifies each FILE (\"-\" reads standard input) against every rule of the\n"
+     ".tile format: shapes, axes, dtypes, ids, scopes and barriers. Prints nothing and exits\n"
+     "0 when every program is valid; otherwise prints each error as FILE:LINE:COL with the\n"
+     "source line and a caret, goes on with the next FILE, and exits 1.\n"
      "\n"
-     "  --warp-size N   count warps as N threads (32, the default, or 64)\n",
+     "Options:\n"
+     "  --warp-size=32|64  count warps as that many threads (default 32)\n",
      cmd_check},
-    {"fmt", "print a .tile file in canonical form",
-     "usage: tilec fmt FILE [-o OUT | -i | --check]\n"
+    {"fmt", "print .tile files in canonical form",
+     "Usage: tilec fmt [OPTIONS] FILE...\n"
+     "  or:  tilec fmt -o OUT FILE\n"
      "\n"
-     "Prints FILE (\"-\" reads standard input) in canonical form: two-space indentation,\n"
-     "one space after commas, defaults left out (axes always shown), comments kept.\n"
-     "fmt only parses; run 'tilec check' for the rules between statements.\n"
+     "Prints each FILE (\"-\" reads standard input) in canonical form: two-space\n"
+     "indentation, one space after commas, defaults left out (axes always shown), comments\n"
+     "kept. fmt only parses; run 'tilec check' for the rules between statements. With many\n"
+     "FILEs the exit status is the worst of them.\n"
      "\n"
-     "  -o OUT          write to OUT instead of standard output\n"
-     "  -i, --in-place  rewrite FILE (through a temporary beside it; a symlink stays one)\n"
-     "  --check         write nothing; exit 1 when FILE is not in canonical form\n",
+     "Options:\n"
+     "  -o OUT          write to OUT instead of standard output (one FILE only)\n"
+     "  -i, --in-place  rewrite each FILE that is not canonical (through a temporary beside\n"
+     "                  it, keeping its mode; a symlink stays one and its target is rewritten)\n"
+     "  --check         write nothing; name each FILE not in canonical form and exit 1\n",
      cmd_fmt},
     {"explain", "show how each tile statement is lowered, and why",
-     "usage: tilec explain FILE [--target cuda|hip|sim] [--arch A] [--warp-size 32|64] [--dump=loop]\n"
+     "Usage: tilec explain [OPTIONS] FILE\n"
      "\n"
      "For every tile statement of every kernel and func: the variants tried in priority\n"
      "order, each predicate's verdict (ok, or why not) and the one chosen (*). Exits 1 when\n"
-     "a statement has no variant, after printing the table. The default target is cuda\n"
-     "sm_90 (warp size 32); hip takes its warp size from the arch (gfx90a: 64).\n"
+     "a statement has no variant, after printing the table.\n"
      "\n"
+     "Options:\n"
+     "  --target=cuda|hip|sim  the target (default cuda)\n"
+     "  --arch=A        sm_XX for cuda (default sm_90), gfxNNN for hip (default gfx90a)\n"
+     "  --warp-size=32|64  by default cuda 32, hip gfx9 64 and gfx10 or later 32, sim 32\n"
      "  --dump=loop     also print the lowered loop IR of each kernel\n",
      cmd_explain},
     {"run", "run kernels on a GPU or the simulator, optionally checked against a CPU reference",
-     "usage: tilec run FILE [--backend auto|cuda|hip|sim] [--arch A] [--warp-size 32|64]\n"
-     "                 [--kernel NAME] [--in NAME=PATH]... [--out NAME=PATH]... [--seed N] [--check]\n"
-     "                 [--sim-budget N|unlimited]\n"
+     "Usage: tilec run [OPTIONS] FILE\n"
      "\n"
      "Runs every kernel and func of FILE (or only --kernel NAME). A parameter not given\n"
-     "with --in is filled from a generator seeded with --seed (0 to 2^64-1, default 1): floats uniform\n"
-     "in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. Files are raw\n"
-     "little-endian, dense row-major, in the parameter's dtype (16-bit patterns for f16\n"
-     "and bf16); a file of the wrong size is an error. --out writes a parameter's final\n"
-     "content. --check compares every written parameter with a CPU reference computed in\n"
-     "double precision, prints the largest error, and exits 1 on a mismatch.\n"
+     "with --in is filled from a generator seeded with --seed: floats uniform in [-1, 1),\n"
+     "signed integers in [-100, 100], u32 in [0, 100]. Files are raw little-endian, dense\n"
+     "row-major, in the parameter's dtype (16-bit patterns for f16 and bf16); a file of the\n"
+     "wrong size is an error. A func runs as a one-CTA kernel: shared parameters start with\n"
+     "their --in content, local parameters give every thread that content, and --out writes\n"
+     "thread 0's.\n"
      "\n"
-     "A func runs as a one-CTA kernel: shared parameters start with their --in content,\n"
-     "local parameters give every thread that content, and --out writes thread 0's.\n"
-     "\n"
-     "  --backend B     auto (a usable GPU, else sim), sim, cuda or hip; on a GPU each\n"
-     "                  kernel runs on device memory (tilec_run_kernel), --check also\n"
-     "                  requires the simulator's bits, and a func is not run; exit 3 when\n"
-     "                  the backend is not usable here\n"
-     "  --warp-size N   the simulator's warp size, 32 (default) or 64 (on a GPU: the device's)\n"
-     "  --sim-budget N  stop each kernel after N thread-steps; 0 or absent: $TILEC_SIM_BUDGET,\n"
-     "                  else 3x10^10 (a few minutes); 'unlimited': no budget\n",
+     "Options:\n"
+     "  --backend=auto|sim|cuda|hip  auto (default): a usable GPU, else sim; on a GPU each\n"
+     "                     kernel runs on device memory (tilec_run_kernel), --check also\n"
+     "                     requires the simulator's bits, and a func is not run; exit 3\n"
+     "                     when the backend is not usable here\n"
+     "  --arch=A           the target's arch, as for 'tilec explain'\n"
+     "  --warp-size=32|64  the simulator's warp size (default 32; on a GPU: the device's)\n"
+     "  --kernel=NAME      run only the kernel or func NAME\n"
+     "  --in=NAME=PATH     fill parameter NAME from PATH (once per NAME)\n"
+     "  --out=NAME=PATH    write parameter NAME's final content to PATH (once per NAME)\n"
+     "  --seed=N           the random data's seed, 0 to 2^64-1 (default 1)\n"
+     "  --check            compare every written parameter with a CPU reference computed in\n"
+     "                     double precision, print the largest error, exit 1 on a mismatch\n"
+     "  --sim-budget=N     stop each kernel after N thread-steps; 0 or absent: $TILEC_SIM_BUDGET,\n"
+     "                     else 3x10^10 (a few minutes); 'unlimited': no budget\n",
      cmd_run},
     {"emit", "write CUDA or HIP source",
-     "usage: tilec emit FILE --target cuda|hip [--arch A] [--warp-size 32|64] [-o OUT]\n"
+     "Usage: tilec emit [OPTIONS] --target=cuda|hip FILE\n"
      "\n"
      "Verifies FILE, lowers every kernel and func for the target and writes self-contained\n"
-     "source (no #include): FILE with the extension .cu or .hip, or OUT (\"-\" for\n"
-     "standard output). Kernels are extern \"C\" __global__ functions; funcs are\n"
-     "extern \"C\" __device__ functions to call from your own kernels (docs/codegen.md).\n"
-     "The arch only sets HIP's warp size (gfx9: 64, gfx10 and later: 32).\n",
+     "source (no #include): FILE with the extension .cu or .hip, or OUT. Kernels are\n"
+     "extern \"C\" __global__ functions; funcs are extern \"C\" __device__ functions to call\n"
+     "from your own kernels (docs/codegen.md).\n"
+     "\n"
+     "Options:\n"
+     "  --target=cuda|hip  the target (required)\n"
+     "  --arch=A        sm_XX or gfxNNN; only sets HIP's warp size (gfx9: 64, gfx10 and later: 32)\n"
+     "  --warp-size=32|64  64 asks for wave64 on HIP\n"
+     "  -o OUT          write to OUT (\"-\": standard output) instead of FILE.cu or FILE.hip\n",
      cmd_emit},
     {"compile", "compile with NVRTC or hiprtc (no GPU needed)",
-     "usage: tilec compile FILE --target cuda|hip --arch A [--warp-size 32|64] [-o OUT]\n"
+     "Usage: tilec compile [OPTIONS] --target=cuda|hip --arch=A FILE\n"
      "\n"
      "Emits FILE's source and compiles it with NVRTC to a CUBIN for sm_XX (FILE.cubin), or\n"
      "with hiprtc to a code object for gfxNNN (FILE.co). Exits 3 when the compiler is not\n"
      "installed or does not know the arch, saying what was looked for; 1 with the\n"
-     "compiler's log when it fails.\n",
+     "compiler's log when it fails. A binary is never written to a terminal: give -o FILE\n"
+     "or redirect standard output.\n"
+     "\n"
+     "Options:\n"
+     "  --target=cuda|hip  the target (required)\n"
+     "  --arch=A        sm_XX for cuda, gfxNNN for hip (required)\n"
+     "  --warp-size=32|64  64 asks for wave64 on HIP\n"
+     "  -o OUT          write to OUT (\"-\": standard output, not a terminal) instead of\n"
+     "                  FILE.cubin or FILE.co\n",
      cmd_compile},
     {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
-     "usage: tilec reduce --op {ops} --dtype D --shape 4096x1024 [--axes -1] [--strides S0,S1,...]\n"
-     "                    [--out-dtype D] [--nan propagate|ignore]\n"
-     "                    [--in FILE] [--out FILE] [--accumulate [--out-init FILE]]\n"
-     "                    [--out2 FILE] [--index-dtype i64|i32] [--correction N]\n"
-     "                    [--backend auto|cuda|hip|sim] [--check] [--repeat N] [--seed N] [--explain]\n"
-     "                    [--sim-budget N|unlimited]\n"
+     "Usage: tilec reduce --op=OP --dtype=D --shape=AxB... [OPTIONS]\n"
      "\n"
-     "Reduces a tensor over --axes (comma-separated, -8 to 7, negative from the end; default\n"
-     "-1) with tilec_reduce, on a GPU when one is usable (--backend auto) or the simulator.\n"
-     "Prints the backend, the merged view and the variant chosen (--explain: the whole plan),\n"
-     "then the first call's time and the time and bandwidth (input + output bytes) of --repeat\n"
-     "more calls. Extents are 0 to 2^48 and multiply (those other than 0) to 2^48 at most.\n"
+     "Reduces a tensor over --axes with tilec_reduce, on a GPU when one is usable\n"
+     "(--backend auto) or the simulator. Prints the backend, the merged view and the\n"
+     "variant chosen (--explain: the whole plan), then the first call's time and the time\n"
+     "and bandwidth (input + output bytes) of --repeat more calls. Extents are 0 to 2^48 and\n"
+     "multiply (those other than 0) to 2^48 at most.\n"
      "\n"
-     "  --strides S,...  the input is a strided view: an element stride per dim (any sign, 0\n"
-     "                   for a broadcast dim), as DLPack and numpy (in elements) give them\n"
-     "  --out-dtype D    the output's dtype: the input's, or its wider one (f16, bf16 -> f32;\n"
-     "                   f32 -> f64; i32, u32 -> i64), which the reduction accumulates in\n"
-     "  --in FILE        the input: raw little-endian, dense row-major, in the dtype (16-bit\n"
-     "                   patterns for f16 and bf16), exactly the tensor's size (with --strides:\n"
-     "                   the memory the view reaches, from its lowest element); without it,\n"
-     "                   random data from --seed (floats in [-1, 1), integers in [-100, 100])\n"
-     "  --out FILE       write the first call's result (the kept extents, row-major, in the\n"
-     "                   output's dtype); for argmax and argmin, the values\n"
-     "  --out2 FILE      argmax, argmin: write the indices (the flat offset in the reduced\n"
-     "                   dims, row-major), in --index-dtype: i64 (default) or i32; aminmax:\n"
-     "                   the maxima (--out holds the minima)\n"
-     "  --correction N   var, std: the divisor is max(n - N, 0), N >= 0 (default 1, Bessel's;\n"
-     "                   0 gives the population variance, numpy's default)\n"
-     "  --accumulate     out = op(out, reduction); out starts from --out-init FILE (exactly the\n"
-     "                   output's size) or random data; with --out, --out-init is required\n"
-     "  --check          compare the first call's result with the reference; exit 1 on a mismatch\n"
-     "  --repeat N       timed calls after the first, 0 to 1000000 (default 10)\n"
-     "  --seed N         the random data's seed, 0 to 2^64-1 (default 1)\n"
-     "  --sim-budget N   bounds each call on the simulator as for 'tilec run'\n",
+     "Options:\n"
+     "  --op={ops}\n"
+     "                    the reduction (required)\n"
+     "  --dtype=f16|bf16|f32|f64|i32|u32|i64\n"
+     "                    the input's dtype (required)\n"
+     "  --shape=AxB...    the extents, e.g. 4096x1024 (required)\n"
+     "  --axes=A,B...     the axes to reduce, -8 to 7, negative from the end (default -1)\n"
+     "  --strides=S,...   the input is a strided view: an element stride per dim (any sign, 0\n"
+     "                    for a broadcast dim), as DLPack and numpy (in elements) give them\n"
+     "  --out-dtype=D     the output's dtype: the input's, or its wider one (f16, bf16 -> f32;\n"
+     "                    f32 -> f64; i32, u32 -> i64), which the reduction accumulates in\n"
+     "  --nan=propagate|ignore  the NaN policy (default propagate) of the ops that compare\n"
+     "                    (max, min, argmax, argmin, aminmax) of float dtypes\n"
+     "  --in=FILE         the input: raw little-endian, dense row-major, in the dtype (16-bit\n"
+     "                    patterns for f16 and bf16), exactly the tensor's size (with --strides:\n"
+     "                    the memory the view reaches, from its lowest element); without it,\n"
+     "                    random data from --seed (floats in [-1, 1), integers in [-100, 100])\n"
+     "  --out=FILE        write the first call's result (the kept extents, row-major, in the\n"
+     "                    output's dtype); for argmax and argmin, the values; never to a terminal\n"
+     "  --out2=FILE       argmax, argmin: write the indices (the flat offset in the reduced\n"
+     "                    dims, row-major), in --index-dtype; aminmax: the maxima (--out holds\n"
+     "                    the minima)\n"
+     "  --index-dtype=i64|i32  argmax, argmin: the indices' dtype (default i64)\n"
+     "  --correction=N    var, std: the divisor is max(n - N, 0), N >= 0 (default 1, Bessel's;\n"
+     "                    0 gives the population variance, numpy's default)\n"
+     "  --accumulate      out = op(out, reduction); out starts from --out-init FILE (exactly the\n"
+     "                    output's size) or random data; with --out, --out-init is required\n"
+     "  --out-init=FILE   the output before the call (needs --accumulate)\n"
+     "  --backend=auto|cuda|hip|sim  auto (default): a usable GPU, else the simulator\n"
+     "  --check           compare the first call's result with the reference; exit 1 on a mismatch\n"
+     "  --repeat=N        timed calls after the first, 0 to 1000000 (default 10)\n"
+     "  --seed=N          the random data's seed, 0 to 2^64-1 (default 1)\n"
+     "  --explain         print the whole plan: the program, the variant, every predicate\n"
+     "  --sim-budget=N    bounds each call on the simulator as for 'tilec run'\n",
      cmd_reduce},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
-/* A command's usage, with {ops} spelled out from the op table. */
+/* What every command's options have in common, after its own list. */
+static const char common_help[] =
+    "  -h, --help      show this help and exit\n"
+    "\n"
+    "An option that takes a value takes it as --opt=VALUE or --opt VALUE (-o OUT or -oOUT),\n"
+    "once; \"--\" ends the options, so a FILE may start with '-'. Numbers are whole decimal\n"
+    "integers in the option's range. Exit status: 0 success, 1 bad input or a failed check\n"
+    "(with many FILEs, the worst of them), 2 bad usage, 3 backend or compiler not\n"
+    "available. Documentation: docs/cli.md.\n";
+
+/* A command's usage, with {ops} spelled out from the op table (sum|max|...), then what
+ * they share. */
 static void print_usage(const char *u) {
     const char *at = strstr(u, "{ops}");
-    if (!at) { fputs(u, stdout); return; }
-    printf("%.*s", (int)(at - u), u);
-    for (int o = 0; o < TILEC_OP_COUNT; o++) printf("%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
-    fputs(at + strlen("{ops}"), stdout);
+    if (!at) fputs(u, stdout);
+    else {
+        printf("%.*s", (int)(at - u), u);
+        for (int o = 0; o < TILEC_OP_COUNT; o++) printf("%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
+        fputs(at + strlen("{ops}"), stdout);
+    }
+    fputs(common_help, stdout);
 }
 
 static void print_help(FILE *f) {
-    fprintf(f, "usage: tilec --version | --help | COMMAND [ARGS] | COMMAND --help\n"
+    fprintf(f, "Usage: tilec COMMAND [OPTIONS] [FILE...]\n"
+               "  or:  tilec COMMAND --help\n"
+               "  or:  tilec --version | --help\n"
                "\n"
                "tilec compiles tile reductions (sum, max, min, prod, ... over tiles in shared\n"
                "memory or registers) to CUDA and HIP. Commands:\n\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
-               "3 backend or compiler not available. Options that take a value take it once;\n"
-               "numbers are whole decimal integers in the option's range. Output files are\n"
-               "replaced through a temporary file (FIFOs and devices are written directly).\n"
-               "Documentation: docs/cli.md.\n");
+               "3 backend or compiler not available. Options that take a value take it once, as\n"
+               "--opt=VALUE or --opt VALUE; \"--\" ends the options; numbers are whole decimal\n"
+               "integers in the option's range. Output files are replaced through a temporary\n"
+               "file (FIFOs and devices are written directly). Documentation: docs/cli.md.\n");
 }
 
 int main(int argc, char **argv) {
@@ -316,7 +386,7 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < NCOMMANDS; i++) {
         if (strcmp(argv[1], commands[i].name) != 0) continue;
-        for (int j = 2; j < argc; j++)
+        for (int j = 2; j < argc && strcmp(argv[j], "--") != 0; j++) /* after "--", "--help" is a file */
             if (is_help(argv[j])) { print_usage(commands[i].usage); return EXIT_OK; }
         return commands[i].run(argc - 1, argv + 1);
     }

@@ -184,7 +184,7 @@ const char *tilec_diag_text(const tilec_ctx *ctx_const) {
     ir_str_put(&s, "", 0);
     for (size_t i = 0; i < ctx->ndiags; i++) {
         const ir_diag *d = &ctx->diags[i];
-        const char *sev = d->severity == TILEC_SEV_ERROR ? "error" : "note";
+        const char *sev = d->severity == TILEC_SEV_ERROR ? "error" : d->severity == TILEC_SEV_WARNING ? "warning" : "note";
         if (d->line > 0)
             ir_str_printf(&s, "%s:%d:%d: %s: %s\n", d->file, d->line, d->col, sev, d->message);
         else

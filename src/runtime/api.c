@@ -70,6 +70,13 @@ tilec_status tilec_compile(tilec_program *prog, const tilec_target *target, void
     dsp_target t;
     tilec_status st = emit(prog, target, &t, &s);
     rtc_result r = {0};
+    if (st == TILEC_OK && getenv("TILEC_DUMP_SOURCE")) { /* named by the target and the source, as the JIT's by its key */
+        ir_str key = {0};
+        ir_str_printf(&key, "tilec compile\n%s %s warp %d\n%s", tilec_backend_name(t.backend), t.arch, t.warp_size, s.data);
+        if (!key.oom)
+            rtc_dump_source(prog->ctx, t.backend, prog->nkernels ? prog->kernels[0]->name : NULL, key.data, key.len, s.data);
+        ir_str_free(&key);
+    }
     if (st == TILEC_OK) st = rtc_compile(prog->ctx, t.backend, t.arch, t.warp_size, prog->src.file, s.data, RTC_BINARY, &r);
     ir_str_free(&s);
     if (st == TILEC_OK) {

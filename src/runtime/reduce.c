@@ -424,7 +424,11 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
         rt_plan *p;
         if ((st = get_plan(r, d, &v, false, &p)) == TILEC_OK) {
             char *tile = NULL, *table = NULL;
-            st = tilec_format(p->prog, &tile, NULL);
+            ir_str t = {0}; /* not tilec_format, which would clear the call's notes and warnings */
+            ir_print_program(&t, p->prog);
+            ir_str_put(&t, "", 0);
+            tile = t.data;
+            if (t.oom) { ir_str_free(&t); tile = NULL; st = TILEC_ERR_NOMEM; }
             if (st == TILEC_OK) st = dsp_explain(p->prog, &r->target, false, &table);
             if (st == TILEC_OK && v.strided)
                 ir_str_printf(&s, "A is the strided view above: element [0, ...] is %lld past the lowest of the %lld "

@@ -24,6 +24,13 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
                          const char *name, const char *source, rtc_output kind, rtc_result *out);
 void rtc_result_free(rtc_result *r);
 
+/* TILEC_DUMP_SOURCE=DIR: writes source into DIR as KERNEL-HASH.cu or .hip, HASH from the
+ * SHA-256 of key (what names the binary), unless that file is there already. Does nothing
+ * when the variable is unset or empty; a failure is a warning in ctx's diagnostics, never
+ * an error (dump.c). */
+void rtc_dump_source(tilec_ctx *ctx, tilec_backend backend, const char *kernel, const void *key, size_t key_len,
+                     const char *source);
+
 /* The compiler's version as text ("NVRTC 13.0", "hiprtc 5.2"), or NULL when missing. */
 const char *rtc_version(tilec_backend backend);
 

@@ -186,13 +186,14 @@ static bool build_binary(void *p, void **data, size_t *size) {
     return true;
 }
 
-static tilec_status binary_of_source(rt *r, const char *source, void **data, size_t *size) {
+static tilec_status binary_of_source(rt *r, const char *kernel, const char *source, void **data, size_t *size) {
     const char *compiler = rtc_version(r->target.backend);
     ir_str key = {0};
     ir_str_printf(&key, "tilec kernel cache 1\ntilec %s\n%s %s warp %d\n%s\n", TILEC_VERSION_STRING,
                   tilec_backend_name(r->target.backend), r->target.arch, r->target.warp_size, compiler ? compiler : "none");
     ir_str_put(&key, source, strlen(source));
     if (key.oom) { ir_str_free(&key); return TILEC_ERR_NOMEM; }
+    rtc_dump_source(r->ctx, r->target.backend, kernel, key.data, key.len, source); /* TILEC_DUMP_SOURCE, hit or miss */
     build_arg a = {r, source, TILEC_OK};
     int hits = r->cache.hits, failures = r->cache.store_failures, timeouts = r->cache.lock_timeouts;
     bool ok = cache_get(&r->cache, key.data, key.len, ir_target(r->be->kind)->cache_kind, build_binary, &a,
@@ -217,7 +218,10 @@ tilec_status rt_binary(rt *r, const tilec_program *prog, lp_kernel *const *kerne
     ir_str src = {0};
     cg_emit_program(&src, cg_target_for(r->target.backend), prog, kernels);
     if (src.oom) { ir_str_free(&src); return TILEC_ERR_NOMEM; }
-    tilec_status st = binary_of_source(r, src.data, data, size);
+    const char *name = "kernel"; /* TILEC_DUMP_SOURCE's file is named by the first kernel lowered */
+    for (int i = 0; i < prog->nkernels; i++)
+        if (kernels[i]) { name = tilec_kernel_name(kernels[i]->tile); break; }
+    tilec_status st = binary_of_source(r, name, src.data, data, size);
     ir_str_free(&src);
     return st;
 }
