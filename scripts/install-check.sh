@@ -45,13 +45,17 @@ readelf -d "$root/cmake-build/jit_sum" | grep -q "(NEEDED).*\[$soname\]" ||
 LD_LIBRARY_PATH=$libdir "$root/cmake-build/jit_sum"
 
 # the Python package, as installed: its note of the library's directory, and a reduction
+# through that note (TILEC_LIB unset). --destdir stages the install under $root, so the note
+# is pointed there as a package manager's unpacking would.
 pkg=$(dirname "$(find "$root" -path '*/tilec/__init__.py' | head -1)")
 [ -f "$pkg/_install.py" ] || { echo "install check: the Python package was not installed" >&2; exit 1; }
 grep -qF "LIBDIR = '${libdir#"$root"}'" "$pkg/_install.py" ||
     { echo "install check: $pkg/_install.py does not name ${libdir#"$root"}" >&2; exit 1; }
-TILEC_LIB=$libdir/libtilec.so PYTHONPATH=$(dirname "$pkg") PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
-import numpy, tilec
+sed -i "s|^LIBDIR = '|LIBDIR = '$root|" "$pkg/_install.py"
+(cd "$root" && env -u TILEC_LIB PYTHONPATH="$(dirname "$pkg")" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+import sys, numpy, tilec
+assert tilec.library_path == sys.argv[1], (tilec.library_path, sys.argv[1])
 got = tilec.sum(numpy.array([3, -7, 2**31 - 1], dtype=numpy.int64))
 assert got == 2**31 - 5, got
-'
+' "$libdir/libtilec.so")
 echo "install check: header, library, pkg-config file, CMake package, Python package, tilec, its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran; the Python package reduced"

@@ -38,6 +38,8 @@ for t in load("targets.json"):
 for path in load("installed.json").values():
     if os.path.basename(path) == "tilec" and "/bin/" in path:
         problems.append(f"tilec's CLI would be installed as {path}")
+    if os.path.basename(path) in ("tilec.pc", "tilecConfig.cmake", "tilec.1") or "/tilec/__init__.py" in path:
+        problems.append(f"the parent would install tilec's own {path}")
 for p in problems:
     print("subproject check:", p, file=sys.stderr)
 sys.exit(1 if problems else 0)

@@ -295,3 +295,49 @@ def test_the_example_runs():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "row maxima: [-7. -1.  5. 11.]" in r.stdout
+
+
+def test_byte_order_masks_and_rank():
+    x = np.arange(-12, 12, dtype=np.float32).reshape(4, 6)
+    assert tilec.sum(x.astype(">f4")) == -12.0  # big-endian data read as numbers, not bytes
+    assert np.array_equal(tilec.max(x.astype(">f4"), axis=1), [-7, -1, 5, 11])
+    assert tilec.sum(np.arange(10, dtype=">i4")) == 45
+    with pytest.raises(TypeError, match="mask"):
+        tilec.sum(np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0]))
+    with pytest.raises(ValueError, match="up to 8"):
+        tilec.sum(np.ones((1,) * 9, np.float32))
+
+
+def test_arguments_checked_whatever_was_cached():
+    y = np.ones((4, 6), np.float32)
+    for bad in (True, 1.0, "1"):
+        tilec.sum(y, axis=1)  # a plan for axis=1 in the cache: True == 1.0 == 1 must not find it
+        with pytest.raises(TypeError, match="axis must be an int"):
+            tilec.sum(y, axis=bad)
+    tilec.var(y, correction=1)
+    with pytest.raises(TypeError, match="correction must be an int"):
+        tilec.var(y, correction=1.0)
+    with pytest.raises(ValueError, match="2\\^63"):
+        tilec.var(y, ddof=2**64)  # would wrap to 0 in 64 bits
+    assert np.isinf(tilec.var(np.array([1, 2, 3, 10], np.float32), ddof=2**63 - 1)) or \
+        np.isnan(tilec.var(np.array([1, 2, 3, 10], np.float32), ddof=2**63 - 1))
+    with pytest.raises(TypeError, match="applies to argmax"):
+        tilec.aminmax(y, index_dtype="int32")
+    with pytest.raises(TypeError):
+        tilec.max(y, 1, np.empty(4))  # numpy's max takes out third; here out is keyword-only
+
+
+def test_dtype_spellings():
+    y = np.arange(6, dtype=np.float32)
+    for d in ("f8", "<f8", "float64", np.float64, np.dtype("float64")):
+        assert tilec.sum(y, dtype=d).dtype == np.float64, d
+    assert tilec.argmax(y, index_dtype=np.int32).dtype == np.int32
+
+
+def test_package_speaks_the_headers_version():
+    header = open(os.path.join(os.path.dirname(__file__), "..", "..", "include", "tilec.h")).read()
+    import re
+    major = re.search(r"#define TILEC_VERSION_MAJOR (\d+)", header).group(1)
+    minor = re.search(r"#define TILEC_VERSION_MINOR (\d+)", header).group(1)
+    assert tilec._ABI == "%s.%s" % (major, minor)
+    assert tilec.version().startswith(tilec._ABI + ".")

@@ -62,6 +62,11 @@ def _load():
 
 _lib, library_path = _load()
 
+# The layout of tilec_reduce_desc and the calls bound below are those of this minor
+# version (before 1.0 a minor version may change the ABI); the python suite checks that
+# this line names include/tilec.h's version.
+_ABI = "0.2"
+
 _c_int, _c_i64, _c_size, _vp, _cp = (ctypes.c_int, ctypes.c_int64, ctypes.c_size_t,
                                      ctypes.c_void_p, ctypes.c_char_p)
 _MAX_RANK = 8
@@ -72,6 +77,13 @@ def _bind(name, res, *args):
     f.restype, f.argtypes = res, list(args)
     return f
 
+
+_lib.tilec_version.restype = ctypes.c_char_p
+_found = _lib.tilec_version().decode()
+if _found.split(".")[:2] != _ABI.split("."):
+    raise ImportError("tilec: %s is libtilec %s; this package speaks %s.x. Point TILEC_LIB at a "
+                      "libtilec.so of %s.x (build tilec from the same tree as the package)" % (
+                          library_path, _found, _ABI, _ABI))
 
 for _name, _res, _args in [
         ("tilec_version", _cp, ()),
@@ -200,14 +212,15 @@ _TO_NAME = {v: k for k, v in _FROM_NAME.items()}
 
 
 def _tilec_dtype(name, what="the input"):
-    if not isinstance(name, str) and "numpy" in sys.modules:  # np.int64, np.dtype("f4")
-        try:
-            name = sys.modules["numpy"].dtype(name).name
-        except TypeError:
+    if isinstance(name, str) and name in DTYPES:  # tilec's own names: "f32", "i64"
+        return name
+    if "numpy" in sys.modules and not str(name).startswith("torch."):
+        try:  # np.int64, np.dtype("f4"), "float32", "<f8", "int"
+            d = sys.modules["numpy"].dtype(name)
+            name = d.name if d.isnative else "%s (byte order %s)" % (d.name, d.byteorder)
+        except (TypeError, ValueError):
             pass
     name = str(name).replace("torch.", "")
-    if name in DTYPES:
-        return name
     t = _FROM_NAME.get(name)
     if t is None:
         raise TypeError("tilec: %s has dtype %s; tilec reduces %s (cast it first, e.g. "
@@ -218,15 +231,27 @@ def _tilec_dtype(name, what="the input"):
 
 # ---- the reduction: arguments to a descriptor ---------------------------------------------
 
+def _int(v, what):
+    """An int argument, as Python's int: bools, floats and anything without __index__ refused."""
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError("tilec: %s must be an int, not %r" % (what, v))
+    return v.__index__()
+
+
+def _axis_key(axis):
+    """axis as the plan cache keys it: None or a tuple of ints (so axis=True never finds the
+    plan of axis=1)."""
+    if axis is None:
+        return None
+    seq = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    return tuple(_int(a, "axis") for a in seq)
+
+
 def _axes(axis, rank):
     if axis is None:
         return tuple(range(rank))
-    seq = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = []
-    for a in seq:
-        if isinstance(a, bool) or not hasattr(a, "__index__"):
-            raise TypeError("tilec: axis must be an int or a tuple of ints, not %r" % (a,))
-        a = a.__index__()
+    for a in axis:
         if not -rank <= a < rank:
             raise ValueError("tilec: axis %d is out of range for a tensor of %d dims" % (a, rank))
         a %= rank
@@ -250,9 +275,18 @@ class _Plan:
     __slots__ = ("desc", "keep", "res", "res2", "oshape")
 
 
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
 def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, index_dtype):
     """Checks the arguments and plans the call (the element strides are dropped when
     they are the dense row-major ones)."""
+    if len(shape) > _MAX_RANK:
+        raise ValueError("tilec: the input has %d dims; tilec reduces tensors of up to %d" % (
+            len(shape), _MAX_RANK))
+    for v in tuple(shape) + tuple(strides):
+        if not _I64[0] <= v <= _I64[1]:
+            raise ValueError("tilec: extent or stride %d does not fit 64 bits" % v)
     axes = _axes(axis, len(shape))
     dense = strides == tuple(_prod(shape[i + 1:]) for i in range(len(shape))) or \
         _prod(shape) <= 1
@@ -293,20 +327,21 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     if nout == 2:
         res2 = DTYPES[_lib.tilec_op_second_dtype(o, DTYPES.index(res))]
         if res2 in ("i32", "i64") and op.startswith("arg"):
-            if index_dtype not in (None, "int64", "int32", "i64", "i32"):
+            want = None if index_dtype is None else _tilec_dtype(index_dtype, "index_dtype=")
+            if want not in (None, "i64", "i32"):
                 raise TypeError("tilec: index_dtype=%r; say int64 or int32" % (index_dtype,))
-            if index_dtype in ("int32", "i32"):
+            if want == "i32":
                 desc.index_i32, res2 = True, "i32"
-    elif index_dtype is not None:
+    if index_dtype is not None and not op.startswith("arg"):
         raise TypeError("tilec: index_dtype applies to argmax and argmin, not %s" % op)
     corr = None
     if correction is not None:
         if not _lib.tilec_op_takes_correction(o):
             raise TypeError("tilec: correction applies to var and std, not %s" % op)
-        if isinstance(correction, bool) or not hasattr(correction, "__index__") or \
-                correction.__index__() < 0:
-            raise ValueError("tilec: correction must be an int >= 0, not %r" % (correction,))
-        corr = _c_i64(correction.__index__())
+        if not 0 <= correction <= _I64[1]:
+            raise ValueError("tilec: correction must be an int from 0 to 2^63 - 1, not %r" % (
+                correction,))
+        corr = _c_i64(correction)
         desc.correction = ctypes.pointer(corr)
     st = None
     if strides is not None:
@@ -321,12 +356,17 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
 _PLANS_MAX = 1024  # descriptors a context keeps; a program that makes more just plans again
 
 
-def _cached_plan(ctx, *key):
+def _cached_plan(ctx, op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction,
+                 index_dtype):
     """_plan's answer for these arguments, kept by the context (whose lock the caller
-    holds: a call writes the descriptor's stream and out2 before it reduces)."""
+    holds: a call writes the descriptor's stream and out2 before it reduces). axis and
+    correction are made ints first, so a key equal to a good one (True == 1) is checked
+    as itself."""
+    key = (op, dt, shape, strides, _axis_key(axis), bool(keepdims), nan, out_dtype,
+           None if correction is None else _int(correction, "correction"), index_dtype)
     try:
         p = ctx.plans.get(key)
-    except TypeError:  # an unhashable argument (axis as a list): plan without the cache
+    except TypeError:  # an unhashable argument (a dtype object): plan without the cache
         return _plan(*key)
     if p is None:
         p = _plan(*key)
@@ -346,7 +386,12 @@ def _out_shape(shape, axes, keepdims):
 
 def _reduce_numpy(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
     import numpy as np
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError("tilec: a masked array's mask would be ignored; reduce x.filled(v) or "
+                        "x.compressed() instead")
     x = np.asarray(x)
+    if not x.dtype.isnative:  # big-endian data: tilec reads elements in the machine's order
+        x = x.astype(x.dtype.newbyteorder("="))
     zero_d = x.ndim == 0
     dt = _tilec_dtype(x.dtype.name)
     item = x.itemsize
@@ -479,7 +524,8 @@ def _cai_view(x):
     mod = type(x).__module__.split(".")[0]
     if mod == "cupy":
         import cupy
-        v.stream = cupy.cuda.get_current_stream().ptr or None
+        with cupy.cuda.Device(v.device):  # that device's current stream, not the current device's
+            v.stream = cupy.cuda.get_current_stream().ptr or None
 
         def empty(shape, t):
             with cupy.cuda.Device(v.device):
@@ -521,7 +567,8 @@ def _reduce_gpu(v, op, axis, keepdims, dtype, nan, out, correction, index_dtype)
     with ctx.lock:
         p = _cached_plan(ctx, op, v.dtype, v.shape or (1,), v.strides or (1,), axis, keepdims,
                          nan, dtype, correction, index_dtype)
-        outs = _gpu_outputs(v, out, p.oshape if v.shape else (), p.res, p.res2)
+        outs = _gpu_outputs(v, out, p.oshape if v.shape else (), p.res, p.res2,
+                            op.startswith("arg"))
         _launch(ctx, p, op, v.ptr, v.stream, _gpu_ptr(outs[0]),
                 _gpu_ptr(outs[1]) if p.res2 else None)
     return _pick(op, outs[0], outs[1] if p.res2 else None) if out is None else out
@@ -531,14 +578,17 @@ _TORCH = {}  # torch's dtypes <-> tilec's, the backend and the raw-stream call, 
 
 
 def _torch_tables(torch):
-    if not _TORCH:
-        for name, t in _FROM_NAME.items():
-            if hasattr(torch, name):
-                _TORCH[getattr(torch, name)] = t
-                _TORCH[t] = getattr(torch, name)
-        _TORCH["backend"] = "hip" if getattr(torch.version, "hip", None) else "cuda"
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        _TORCH["stream"] = raw if raw else (lambda d: torch.cuda.current_stream(d).cuda_stream)
+    t = {}  # made whole, then published in one step: another thread sees all of it or none
+    for name, td in _FROM_NAME.items():
+        if hasattr(torch, name):
+            t[getattr(torch, name)] = td
+            t[td] = getattr(torch, name)
+    t["backend"] = "hip" if getattr(torch.version, "hip", None) else "cuda"
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    t["stream"] = raw if raw else (lambda d: torch.cuda.current_stream(d).cuda_stream)
+    with _contexts_lock:
+        if not _TORCH:
+            _TORCH.update(t)
     return _TORCH
 
 
@@ -548,7 +598,7 @@ def _reduce_torch(x, torch, op, axis, keepdims, dtype, nan, out, correction, ind
     if out is not None:
         return _reduce_gpu(_torch_view(x, torch), op, axis, keepdims, dtype, nan, out,
                            correction, index_dtype)
-    tt = _TORCH or _torch_tables(torch)
+    tt = _TORCH if "stream" in _TORCH else _torch_tables(torch)
     dt = tt.get(x.dtype) or _tilec_dtype(str(x.dtype))
     dev = x.get_device()
     shape = tuple(x.shape)
@@ -564,7 +614,7 @@ def _reduce_torch(x, torch, op, axis, keepdims, dtype, nan, out, correction, ind
     return _pick(op, o1, o2)
 
 
-def _gpu_outputs(v, out, oshape, res, res2):
+def _gpu_outputs(v, out, oshape, res, res2, indices_only=False):
     want = [(oshape, res)] + ([(oshape, res2)] if res2 else [])
     if out is None:
         if v.empty is None:
@@ -573,7 +623,7 @@ def _gpu_outputs(v, out, oshape, res, res2):
                                 type(v.keep).__name__, oshape, _TO_NAME[res]))
         return [v.empty(s, t) for s, t in want]
     given = list(out) if isinstance(out, tuple) else [out]
-    if res2 and len(given) == 1:
+    if res2 and len(given) == 1 and indices_only:
         # argmax / argmin with one out: the indices; the values go to a scratch tensor
         if v.empty is None:
             raise TypeError("tilec: pass out=(values, indices) for this tensor type")
@@ -581,6 +631,7 @@ def _gpu_outputs(v, out, oshape, res, res2):
     if len(given) != len(want):
         raise TypeError("tilec: this op writes %d outputs; out= gives %d" % (len(want), len(given)))
     for g, (s, t) in zip(given, want):
+        _same_device(g, v)
         gv = _torch_or_cai(g)
         if gv.shape != tuple(s) or gv.dtype != t:
             raise ValueError("tilec: out has shape %s and dtype %s; the result has shape %s "
@@ -590,6 +641,25 @@ def _gpu_outputs(v, out, oshape, res, res2):
             raise ValueError("tilec: out must be dense (row-major); its strides are %s" % (
                 gv.strides,))
     return given
+
+
+def _same_device(g, v):
+    """out= must be writable memory of the input's GPU: a host array there would hand the
+    kernel a host pointer."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(g, torch.Tensor):
+        if g.device.type != "cuda" or g.get_device() != v.device:
+            raise ValueError("tilec: out is on %s; the input is on GPU %d: give an out there" % (
+                g.device, v.device))
+    elif hasattr(g, "__cuda_array_interface__"):
+        cai = g.__cuda_array_interface__
+        if cai["data"][1]:
+            raise ValueError("tilec: out is read-only")
+        if _cai_device(g) != v.device:
+            raise ValueError("tilec: out is on GPU %d; the input on GPU %d" % (_cai_device(g), v.device))
+    else:
+        raise TypeError("tilec: out for a GPU input must be a GPU array on its device (a torch "
+                        "tensor or __cuda_array_interface__), not %s" % type(g).__name__)
 
 
 def _gpu_ptr(t):
@@ -620,16 +690,17 @@ def reduce(x, op="sum", axis=None, keepdims=False, dtype=None, nan="propagate", 
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         if x.device.type != "cuda":
-            return _reduce_numpy(x.detach().numpy(), op, axis, keepdims, dtype, nan, out,
-                                 correction, index_dtype) if out is None else _cpu_torch_out(
-                                     x, op, axis, keepdims, dtype, nan, out, correction,
+            return _reduce_cpu_torch(x, op, axis, keepdims, dtype, nan, out, correction,
                                      index_dtype)
         return _reduce_torch(x, torch, op, axis, keepdims, dtype, nan, out, correction,
                              index_dtype)
+    mod = type(x).__module__.split(".")[0]
+    if mod in ("jax", "jaxlib") and hasattr(x, "__dlpack__"):
+        return _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction,
+                              index_dtype)
     if hasattr(x, "__cuda_array_interface__"):
         return _reduce_gpu(_cai_view(x), op, axis, keepdims, dtype, nan, out, correction,
                            index_dtype)
-    mod = type(x).__module__.split(".")[0]
     if hasattr(x, "__dlpack__") and mod not in ("numpy", "builtins"):
         dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
         if dev[0] in (2, 10):  # kDLCUDA, kDLROCM
@@ -638,12 +709,24 @@ def reduce(x, op="sum", axis=None, keepdims=False, dtype=None, nan="propagate", 
     return _reduce_numpy(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype)
 
 
-def _cpu_torch_out(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
+def _reduce_cpu_torch(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
+    """A torch CPU tensor: through numpy on the simulator, the result a torch tensor again."""
+    import torch
+    if x.dtype == torch.bfloat16:
+        raise TypeError("tilec: a bfloat16 CPU tensor has no numpy view; reduce it on the GPU "
+                        "(x.cuda()) or as float32 (x.float())")
     r = _reduce_numpy(x.detach().numpy(), op, axis, keepdims, dtype, nan, None, correction,
                       index_dtype)
-    import torch
-    return _deliver(torch.from_numpy(r) if not isinstance(r, tuple) else
-                    tuple(torch.from_numpy(a) for a in r), out)
+    r = tuple(torch.from_numpy(a) for a in r) if isinstance(r, tuple) else torch.from_numpy(r)
+    if out is None:
+        return r
+    pairs = zip(r, out) if isinstance(r, tuple) else [(r, out)]
+    for a, o in pairs:
+        if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
+            raise ValueError("tilec: out has shape %s and dtype %s; the result has shape %s and "
+                             "dtype %s" % (tuple(o.shape), o.dtype, tuple(a.shape), a.dtype))
+        o.copy_(a)
+    return out
 
 
 def _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
@@ -656,7 +739,7 @@ def _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction, inde
         import cupy
         view = cupy.from_dlpack(x)
     r = reduce(view, op, axis, keepdims, dtype, nan, None, correction, index_dtype)
-    if mod == "jax":
+    if mod in ("jax", "jaxlib"):
         import jax.dlpack
         back = jax.dlpack.from_dlpack
         r = tuple(back(a) for a in r) if isinstance(r, tuple) else back(r)
@@ -673,7 +756,7 @@ def _spelling(op, nan):
     name = ("nan" if nan == "ignore" else "") + op
     corrects = bool(_lib.tilec_op_takes_correction(OPS.index(op)))
 
-    def f(x, axis=None, dtype=None, out=None, keepdims=False, **kw):
+    def f(x, axis=None, *, dtype=None, out=None, keepdims=False, **kw):
         if "nan" in kw and nan == "ignore":
             raise TypeError("tilec.%s takes no nan=: it ignores NaN (tilec.%s propagates it)"
                             % (name, op))
@@ -702,7 +785,11 @@ __all__ += ["amax", "amin"]
 # ---- .tile text ---------------------------------------------------------------------------
 
 def _program(ctx, text, file):
-    data = text.encode() if isinstance(text, str) else bytes(text)
+    if not isinstance(text, (str, bytes)):
+        raise TypeError("tilec: .tile text is a str or bytes, not %s" % type(text).__name__)
+    if not isinstance(file, str):
+        raise TypeError("tilec: file names the text in diagnostics: a str, not %r" % (file,))
+    data = text.encode() if isinstance(text, str) else text
     prog = _vp()
     ctx.call(_lib.tilec_parse, "parsing %s" % file, file.encode(), data, len(data),
              ctypes.byref(prog))
@@ -736,7 +823,10 @@ def _take(p, n, text=True):
 def _target(backend, arch, warp_size):
     if backend not in _BACKENDS:
         raise ValueError("tilec: backend %r; say one of %s" % (backend, ", ".join(_BACKENDS)))
-    return _Target(_BACKENDS.index(backend), arch.encode() if arch else None, warp_size)
+    if arch is not None and not isinstance(arch, str):
+        raise TypeError("tilec: arch is a str such as 'sm_90' or 'gfx90a', not %r" % (arch,))
+    return _Target(_BACKENDS.index(backend), arch.encode() if arch else None,
+                   _int(warp_size, "warp_size"))
 
 
 class _VerifyOptions(ctypes.Structure):
@@ -764,9 +854,10 @@ def fmt(text, file="<text>"):
 
 def emit(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
     """CUDA or HIP source for every kernel and func of the .tile text."""
+    t = _target(backend, arch, warp_size)  # checked before the text is parsed
+
     def run(ctx, prog):
         p, n = _vp(), _c_size()
-        t = _target(backend, arch, warp_size)
         _prog_call(ctx, _lib.tilec_emit, "emitting %s" % file, prog, ctypes.byref(t),
                    ctypes.byref(p), ctypes.byref(n))
         return _take(p, n)
@@ -775,9 +866,10 @@ def emit(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
 
 def compile(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
     """A CUBIN (NVRTC) or code object (hiprtc) of the .tile text, as bytes; no GPU needed."""
+    t = _target(backend, arch, warp_size)  # checked before the text is parsed
+
     def run(ctx, prog):
         p, n = _vp(), _c_size()
-        t = _target(backend, arch, warp_size)
         _prog_call(ctx, _lib.tilec_compile, "compiling %s" % file, prog, ctypes.byref(t),
                    ctypes.byref(p), ctypes.byref(n))
         return _take(p, n, text=False)
@@ -786,13 +878,16 @@ def compile(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
 
 def explain(text, backend="sim", arch=None, warp_size=0, dump_loop=False, file="<text>"):
     """For every tile statement: each variant tried, each predicate's verdict, the winner."""
+    t = _target(backend, arch, warp_size)
+
     def run(ctx, prog):
         p = _vp()
-        t = _target(backend, arch, warp_size)
-        _prog_call(ctx, _lib.tilec_explain, "explaining %s" % file, prog, ctypes.byref(t),
-                   bool(dump_loop), ctypes.byref(p))
-        try:
-            return ctypes.string_at(p).decode()
-        finally:
-            _lib.tilec_free(p)
+        st = _lib.tilec_explain(prog, ctypes.byref(t), bool(dump_loop), ctypes.byref(p))
+        text = ctypes.string_at(p).decode() if p.value else ""
+        _lib.tilec_free(p)  # the table comes back on a dispatch failure too
+        if st:
+            diags = (_lib.tilec_diag_text(ctx.h) or b"").decode(errors="replace")
+            raise Error(_STATUS.get(st, str(st)), "tilec: explaining %s: %s" % (
+                file, _lib.tilec_status_message(st).decode()), diags or text)
+        return text
     return _with_program(text, file, run)
