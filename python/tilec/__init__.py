@@ -852,28 +852,26 @@ def fmt(text, file="<text>"):
     return _with_program(text, file, run)
 
 
-def emit(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
-    """CUDA or HIP source for every kernel and func of the .tile text."""
+def _generate(fn, what, binary, text, backend, arch, warp_size, file):
+    """tilec_emit or tilec_compile of the text for the target: its bytes (text or binary)."""
     t = _target(backend, arch, warp_size)  # checked before the text is parsed
 
     def run(ctx, prog):
         p, n = _vp(), _c_size()
-        _prog_call(ctx, _lib.tilec_emit, "emitting %s" % file, prog, ctypes.byref(t),
-                   ctypes.byref(p), ctypes.byref(n))
-        return _take(p, n)
+        _prog_call(ctx, fn, "%s %s" % (what, file), prog, ctypes.byref(t), ctypes.byref(p),
+                   ctypes.byref(n))
+        return _take(p, n, text=not binary)
     return _with_program(text, file, run)
+
+
+def emit(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
+    """CUDA or HIP source for every kernel and func of the .tile text."""
+    return _generate(_lib.tilec_emit, "emitting", False, text, backend, arch, warp_size, file)
 
 
 def compile(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
     """A CUBIN (NVRTC) or code object (hiprtc) of the .tile text, as bytes; no GPU needed."""
-    t = _target(backend, arch, warp_size)  # checked before the text is parsed
-
-    def run(ctx, prog):
-        p, n = _vp(), _c_size()
-        _prog_call(ctx, _lib.tilec_compile, "compiling %s" % file, prog, ctypes.byref(t),
-                   ctypes.byref(p), ctypes.byref(n))
-        return _take(p, n, text=False)
-    return _with_program(text, file, run)
+    return _generate(_lib.tilec_compile, "compiling", True, text, backend, arch, warp_size, file)
 
 
 def explain(text, backend="sim", arch=None, warp_size=0, dump_loop=False, file="<text>"):

@@ -24,14 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static tilec_status bad(tilec_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static tilec_status bad(tilec_ctx *ctx, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    ir_diag_vadd(ctx, NULL, TILEC_SEV_ERROR, 0, 0, fmt, ap);
-    va_end(ap);
-    return TILEC_ERR_INVALID_ARG;
-}
 
 /* "f32[4, 8]" into buf. */
 static const char *dims(const tilec_buffer *b, char *buf, size_t n) {
@@ -61,23 +53,23 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
                               void *stream) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (!prog) return bad(ctx, "tilec_run_kernel: no program");
+    if (!prog) return rt_bad(ctx, "tilec_run_kernel: no program");
     if (prog->ctx != ctx)
-        return bad(ctx, "tilec_run_kernel: the program belongs to another context; run it on the context it was "
+        return rt_bad(ctx, "tilec_run_kernel: the program belongs to another context; run it on the context it was "
                         "parsed or built in (its runtime holds the device memory)");
     const tilec_kernel *k = ir_find_kernel(prog, name); /* says why not */
     if (!k) return TILEC_ERR_INVALID_ARG;
     if (k->is_func)
-        return bad(ctx, "'%s' is a func: a func is called from a kernel's code, not launched; launch a kernel "
+        return rt_bad(ctx, "'%s' is a func: a func is called from a kernel's code, not launched; launch a kernel "
                         "(tilec_simulate runs a func on the simulator as a one-CTA kernel)", k->name);
     if (nargs != (size_t)k->nparams)
-        return bad(ctx, "kernel '%s' takes %d parameter%s, not %zu: one device pointer per parameter, in order", k->name,
+        return rt_bad(ctx, "kernel '%s' takes %d parameter%s, not %zu: one device pointer per parameter, in order", k->name,
                    k->nparams, k->nparams == 1 ? "" : "s", nargs);
-    if (nargs && !args) return bad(ctx, "tilec_run_kernel: args is NULL; kernel '%s' takes %zu parameters", k->name, nargs);
+    if (nargs && !args) return rt_bad(ctx, "tilec_run_kernel: args is NULL; kernel '%s' takes %zu parameters", k->name, nargs);
     char d[128], what[TILEC_MAX_NAME + 160];
     for (size_t i = 0; i < nargs; i++)
         if (!args[i])
-            return bad(ctx, "parameter %zu of kernel '%s', %s: %s, is NULL; give it device memory of %lld bytes "
+            return rt_bad(ctx, "parameter %zu of kernel '%s', %s: %s, is NULL; give it device memory of %lld bytes "
                             "(tilec_mem_alloc)", i, k->name, k->params[i]->name, dims(k->params[i], d, sizeof d),
                        (long long)((size_t)k->params[i]->span * tilec_dtype_size(k->params[i]->dtype)));
     rt *r;
@@ -111,7 +103,7 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
             snprintf(p->key, sizeof p->key, "%s", key);
             st = rt_launch_info(ctx, lk, &p->info);
             if (st == TILEC_OK && (p->info.grid < 1 || p->info.grid > INT32_MAX))
-                st = bad(ctx, "kernel '%s' launches %lld CTAs; a launch takes 1 to 2^31 - 1", k->name, (long long)p->info.grid);
+                st = rt_bad(ctx, "kernel '%s' launches %lld CTAs; a launch takes 1 to 2^31 - 1", k->name, (long long)p->info.grid);
             void *bin = NULL;
             size_t n = 0;
             if (st == TILEC_OK && gpu) st = rt_binary(r, prog, ks, &bin, &n);

@@ -140,6 +140,14 @@ static void rt_free(void *p) {
     free(r);
 }
 
+tilec_status rt_bad(tilec_ctx *ctx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ir_diag_vadd(ctx, NULL, TILEC_SEV_ERROR, 0, 0, fmt, ap);
+    va_end(ap);
+    return TILEC_ERR_INVALID_ARG;
+}
+
 void rt_log(const rt *r, const char *fmt, ...) {
     if (!r->log) return;
     va_list ap;
