@@ -732,6 +732,10 @@ def _reduce_cpu_torch(x, op, axis, keepdims, dtype, nan, out, correction, index_
 def _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
     """A GPU array known by __dlpack__ only (JAX's): viewed without a copy by torch (or
     CuPy), reduced there, the result handed back through DLPack to the array's library."""
+    if mod in ("jax", "jaxlib") and op.startswith("arg") and index_dtype is None:
+        import jax
+        if not jax.config.jax_enable_x64:  # JAX's indices are int32 unless x64 is on
+            index_dtype = "int32"
     try:
         import torch
         view = torch.from_dlpack(x)
