@@ -200,9 +200,13 @@ static unsigned char *make_data(tilec_dtype dt, tilec_op op, int64_t n) {
     return p;
 }
 
+/* Set by test_boundaries: its shards fall on the fold order's boundaries. */
+static bool on_boundaries;
+
 /* Whether docs/runtime.md promises the single-GPU bits for this job. */
 static bool same_as_whole(const job *j) {
     const tilec_reduce_desc *d = &j->whole;
+    if (on_boundaries) return true;
     bool reduced = false;
     for (int i = 0; i < d->naxes; i++) reduced = reduced || (d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i]) == j->sd;
     if (!reduced || j->nranks == 1) return true;
@@ -247,6 +251,7 @@ static const tilec_op OPS[] = {TILEC_OP_SUM, TILEC_OP_PROD, TILEC_OP_MAX, TILEC_
                                TILEC_OP_NORM2, TILEC_OP_MEAN, TILEC_OP_ARGMAX, TILEC_OP_ARGMIN};
 
 static int runs;
+static int64_t job_ext_override = -1; /* every rank but the last gets this extent */
 
 static void one(tilec_op op, tilec_dtype dt, const shape_case *s, int n, int how, bool widen) {
     job j;
@@ -259,6 +264,10 @@ static void one(tilec_op op, tilec_dtype dt, const shape_case *s, int n, int how
     for (int i = 0; i < s->naxes; i++) j.whole.axes[i] = s->axes[i];
     j.sd = s->sd;
     cut(s->shape[s->sd], n, how, j.ext);
+    if (job_ext_override >= 0) {
+        int64_t left = s->shape[s->sd];
+        for (int r = 0; r < n; r++) j.ext[r] = r == n - 1 ? left : job_ext_override, left -= j.ext[r];
+    }
     unsigned char *data = make_data(dt, op, elems);
     j.data = data;
     run_job(&j);
@@ -305,6 +314,31 @@ static void test_every_op(void **state) {
     one(TILEC_OP_MAX, TILEC_BF16, &SHAPES[3], 4, 1, false);
     one(TILEC_OP_ARGMIN, TILEC_U32, &SHAPES[2], 3, 2, false);
     one(TILEC_OP_PROD, TILEC_I64, &SHAPES[0], 4, 1, false);
+}
+
+/* Shards of runs that hold 2^k pieces of the fold order each (W = 1024 elements of 2- and
+ * 4-byte types, 512 of 8-byte ones; docs/runtime.md "Fold order"), the last one shorter,
+ * the runs of at most 4096 pieces: the float folds give the single-context bits too. */
+static void test_boundaries(void **state) {
+    (void)state;
+    static const shape_case B[] = {
+        {1, {4 * 2048}, 1, {0}, 0},           /* a vector, 2 pieces a rank */
+        {2, {3, 3 * 4096 + 700}, 1, {1}, 1},  /* rows; the last shard shorter */
+        {3, {2, 4, 2048}, 2, {1, 2}, 1},      /* two reduced dims, sharded on the outer */
+    };
+    static const tilec_op O[] = {TILEC_OP_SUM, TILEC_OP_PROD, TILEC_OP_SUMSQ, TILEC_OP_MEAN, TILEC_OP_NORM2};
+    static const tilec_dtype T[] = {TILEC_F32, TILEC_F16, TILEC_F64};
+    on_boundaries = true;
+    for (size_t s = 0; s < sizeof B / sizeof B[0]; s++)
+        for (size_t o = 0; o < sizeof O / sizeof O[0]; o++)
+            for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
+                if (!tilec_op_supports(O[o], T[t], false)) continue;
+                if (T[t] == TILEC_F16 && O[o] == TILEC_OP_NORM2) continue; /* its partial is f32, the engine's too */
+                job_ext_override = s == 1 ? 4096 : -1;
+                one(O[o], T[t], &B[s], 4, 0, false);
+                job_ext_override = -1;
+            }
+    on_boundaries = false;
 }
 
 /* A kept shard_dim takes the ops a reduced one does not, with the single-context bits. */
@@ -510,6 +544,8 @@ static int clean(void **state) {
     unsetenv("FAKE_NCCL_FAIL");
     unsetenv("FAKE_NCCL_TIMEOUT_MS");
     setenv("NCCL_NVLS_ENABLE", "0", 1);
+    on_boundaries = false;
+    job_ext_override = -1;
     return 0;
 }
 
@@ -519,6 +555,7 @@ int main(void) {
         cmocka_unit_test_setup(test_bad_arguments, clean), cmocka_unit_test_setup(test_nccl_missing, clean),
         cmocka_unit_test_setup(test_nvls_required, clean), cmocka_unit_test_setup(test_failures, clean),
         cmocka_unit_test_setup(test_int_oracle, clean),    cmocka_unit_test_setup(test_kept_every_op, clean),
+        cmocka_unit_test_setup(test_boundaries, clean),
         cmocka_unit_test_setup(test_every_op, clean),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -292,7 +292,7 @@ static bool beats(double v, int64_t i, double bv, int64_t bi, int dir, tilec_nan
 /* Folds the partials of a reduced shard_dim, in rank order, into res (the output, then
  * the second output). */
 static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh_head *heads, int nranks,
-                         const unsigned char *all, size_t slot, unsigned char *res) {
+                         const unsigned char *all, size_t slot, unsigned char *res, double *fl_buf, int64_t *il_buf) {
     const sh_op *so = &sh_ops[d->op];
     lp_type pt = lp_type_of(L->pdt), ot = lp_type_of(L->odt);
     bool flt = ir_dtype_is_float(L->pdt);
@@ -305,11 +305,13 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
     int64_t kept = prod_range(d->shape, 0, d->rank, red, false);
     int64_t n = prod_range(gshape, 0, d->rank, red, true); /* elements each output folds */
     size_t pes = tilec_dtype_size(L->pdt), oes = tilec_dtype_size(L->odt);
+    double *fl = fl_buf;
+    int64_t *il = il_buf;
     for (int64_t j = 0; j < kept; j++) {
         bool have = false;
         double fv = 0, bv = 0;
         int64_t iv = 0, bi = 0;
-        int br = -1;
+        int br = -1, nleaf = 0;
         for (int r = 0; r < nranks; r++) {
             if (heads[r].empty) continue;
             const unsigned char *p = all + slot * (size_t)r;
@@ -332,23 +334,28 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
                 have = true;
                 continue;
             }
-            if (flt) {
+            if (so->fold == SH_ADD || so->fold == SH_MUL) { /* leaves of the tree below */
+                if (flt) fl[nleaf++] = num_load_float(pt, p, j);
+                else il[nleaf++] = num_load_int(pt, p, j);
+            } else if (flt) {
                 double v = num_load_float(pt, p, j);
-                if (!have) fv = v;
-                else if (so->fold == SH_ADD) fv = num_round(pt, fv + v);
-                else if (so->fold == SH_MUL) fv = num_round(pt, fv * v);
-                else if (so->fold == SH_MAX) fv = num_fmax(fv, v, d->nan);
-                else fv = num_fmin(fv, v, d->nan);
+                fv = !have ? v : so->fold == SH_MAX ? num_fmax(fv, v, d->nan) : num_fmin(fv, v, d->nan);
             } else {
                 int64_t v = num_load_int(pt, p, j);
-                if (!have) iv = v;
-                else if (so->fold == SH_ADD) iv = (int64_t)((uint64_t)iv + (uint64_t)v);
-                else if (so->fold == SH_MUL) iv = (int64_t)((uint64_t)iv * (uint64_t)v);
-                else if (so->fold == SH_MAX) iv = v > iv ? v : iv;
-                else iv = v < iv ? v : iv;
+                iv = !have ? v : so->fold == SH_MAX ? (v > iv ? v : iv) : (v < iv ? v : iv);
             }
             have = true;
         }
+        /* sums and products: the perfect binary tree of the ranks' partials, neighbours
+         * paired level by level, left operand first (the engine's block tree, so shards
+         * on its boundaries give its bits) */
+        for (int h = 1; h < nleaf; h <<= 1)
+            for (int i = 0; i + h < nleaf; i += 2 * h) {
+                if (!flt && so->fold == SH_ADD) il[i] = (int64_t)((uint64_t)il[i] + (uint64_t)il[i + h]);
+                else if (!flt) il[i] = (int64_t)((uint64_t)il[i] * (uint64_t)il[i + h]);
+                else fl[i] = num_round(pt, so->fold == SH_ADD ? fl[i] + fl[i + h] : fl[i] * fl[i + h]);
+            }
+        if (nleaf) fv = fl[0], iv = il[0];
         if (so->fold >= SH_ARGMAX) { /* the winner's value, bit for bit, and its index */
             if (isnan(bv) && d->nan == TILEC_NAN_IGNORE) bi = 0;
             memcpy(res + (size_t)j * oes, all + slot * (size_t)br + (size_t)j * pes, oes);
@@ -437,6 +444,8 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
     int n = comm->nranks;
     sh_head *heads = calloc((size_t)n, sizeof *heads);
     unsigned char *all = NULL, *res = NULL, *mine = NULL;
+    double *leaves = NULL;
+    int64_t *ileaves = NULL;
     if (!heads) { /* the others time out in their gather: out of memory is not recovered */
         free(L.part);
         return TILEC_ERR_NOMEM;
@@ -490,18 +499,22 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
         if (!red[i]) whole *= i == L.sd ? total : d->shape[i];
     size_t b1 = (size_t)whole * tilec_dtype_size(L.odt), b2 = (size_t)whole * L.ies;
     res = calloc(1, b1 + b2 ? b1 + b2 : 1);
-    if (!mine || !all || !res) {
+    leaves = calloc((size_t)n, sizeof *leaves);
+    ileaves = calloc((size_t)n, sizeof *ileaves);
+    if (!mine || !all || !res || !leaves || !ileaves) {
         st = TILEC_ERR_NOMEM; /* as above: the others time out */
         goto done;
     }
     memcpy(mine, L.part, (size_t)h->payload);
     if ((st = gather(comm, mine, slot, all, d->stream)) != TILEC_OK) goto done;
-    if (L.reduced) fold_reduced(d, &L, heads, n, all, slot, res);
+    if (L.reduced) fold_reduced(d, &L, heads, n, all, slot, res, leaves, ileaves);
     else place_kept(d, &L, heads, n, all, slot, res);
     ir_begin(ctx);
     if (b1) st = tilec_mem_upload(ctx, out, res, b1);
     if (st == TILEC_OK && b2) st = tilec_mem_upload(ctx, d->out2, res + b1, b2);
 done:
+    free(leaves);
+    free(ileaves);
     free(heads);
     free(all);
     free(res);
