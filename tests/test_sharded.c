@@ -108,7 +108,8 @@ static void *rank_main(void *p) {
     if (st == TILEC_OK && j->b2) st = tilec_mem_download(ctx, j->res[r] + j->b1, out2, j->b2);
     j->st[r] = st;
     tilec_comm_free(comm);
-    tilec_close(ctx); /* frees its memory too */
+    if (ctx) tilec_mem_free(ctx, out2), tilec_mem_free(ctx, out), tilec_mem_free(ctx, in);
+    tilec_close(ctx);
     free(local);
     return NULL;
 }
@@ -162,6 +163,9 @@ static void reduce_whole(const job *j, unsigned char *want, bool *check_ok) {
     d.out2 = j->b2 ? j->res[0] + j->b1 : NULL;
     assert_int_equal(tilec_reduce_check(ctx, &d, j->data, NULL, j->res[0], &cr), TILEC_OK);
     *check_ok = cr.ok;
+    tilec_mem_free(ctx, out2);
+    tilec_mem_free(ctx, out);
+    tilec_mem_free(ctx, in);
     tilec_close(ctx);
 }
 
@@ -535,6 +539,8 @@ static void test_bad_arguments(void **state) {
     assert_int_equal(tilec_reduce_sharded(ctx, c, &d, -1, in, out), TILEC_OK);
     tilec_comm_free(c);
     tilec_comm_free(NULL);
+    tilec_mem_free(ctx, out);
+    tilec_mem_free(ctx, in);
     tilec_close(ctx);
 }
 
