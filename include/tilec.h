@@ -617,8 +617,10 @@ TILEC_API int tilec_comm_size(const tilec_comm *comm);
  * reduction, in device memory, on every rank, with the same bits on every rank and on
  * every run. A kept shard_dim works for every op (the slices are gathered); a reduced one
  * for sum, prod, max, min, sumsq, norm2, mean, argmax and argmin (the ranks' partials are
- * folded in rank order). accumulate is not taken. A rank failing makes every rank fail,
- * none waits forever. Synchronous: the call waits for the device twice. */
+ * folded in rank order). accumulate is not taken. A rank whose own part fails (a bad
+ * descriptor, a budget) still takes part, so every rank returns an error; a failing NCCL
+ * call is TILEC_ERR_IO and leaves the group unusable. Synchronous: the call waits for the
+ * device after the local reduction and after each all-gather. */
 TILEC_API tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_reduce_desc *local,
                                             int shard_dim, const void *in, void *out);
 
