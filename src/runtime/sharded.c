@@ -36,7 +36,7 @@ enum { MAX_RANKS = 1024 };
 
 /* How the partials of each op fold when the sharded dim is reduced. SH_NONE: not taken
  * (the sharded dim must then be kept). */
-typedef enum { SH_NONE, SH_ADD, SH_MUL, SH_MAX, SH_MIN, SH_ARGMAX, SH_ARGMIN } sh_fold;
+typedef enum { SH_NONE, SH_ADD, SH_MUL, SH_MAX, SH_MIN, SH_ARGMAX, SH_ARGMIN, SH_AMINMAX, SH_LSE, SH_VAR } sh_fold;
 typedef enum { SH_FINISH_NONE, SH_FINISH_SQRT, SH_FINISH_MEAN } sh_finish;
 
 typedef struct sh_op {
@@ -57,14 +57,21 @@ static const sh_op sh_ops[] = {
     [TILEC_OP_MEAN] = {SH_ADD, TILEC_OP_SUM, true, true, SH_FINISH_MEAN},
     [TILEC_OP_ARGMAX] = {SH_ARGMAX, TILEC_OP_ARGMAX, false, false, SH_FINISH_NONE},
     [TILEC_OP_ARGMIN] = {SH_ARGMIN, TILEC_OP_ARGMIN, false, false, SH_FINISH_NONE},
-    [TILEC_OP_AMINMAX] = {SH_NONE, TILEC_OP_AMINMAX, false, false, SH_FINISH_NONE},
-    [TILEC_OP_LOGSUMEXP] = {SH_NONE, TILEC_OP_LOGSUMEXP, false, false, SH_FINISH_NONE},
-    [TILEC_OP_VAR] = {SH_NONE, TILEC_OP_VAR, false, false, SH_FINISH_NONE},
-    [TILEC_OP_STD] = {SH_NONE, TILEC_OP_STD, false, false, SH_FINISH_NONE},
+    [TILEC_OP_AMINMAX] = {SH_AMINMAX, TILEC_OP_AMINMAX, false, false, SH_FINISH_NONE},
+    /* each rank's logsumexp (the f32 state); var and std: each rank's mean and population
+     * variance, in f64 (f32 for 16-bit floats), merged as (n, mean, M2) */
+    [TILEC_OP_LOGSUMEXP] = {SH_LSE, TILEC_OP_LOGSUMEXP, true, true, SH_FINISH_NONE},
+    [TILEC_OP_VAR] = {SH_VAR, TILEC_OP_VAR, true, false, SH_FINISH_NONE},
+    [TILEC_OP_STD] = {SH_VAR, TILEC_OP_VAR, true, false, SH_FINISH_SQRT},
 };
 _Static_assert(sizeof sh_ops / sizeof sh_ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 
-static const char SUPPORTED[] = "sum, prod, max, min, sumsq, norm2, mean, argmax and argmin";
+static const char SUPPORTED[] = "sum, prod, max, min, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var and std";
+
+/* The folds that pick one rank's value, or merge states that an empty shard has none of:
+ * an empty shard gives no partial for them. */
+static bool skips_empty(sh_fold f) { return f == SH_MAX || f == SH_MIN || f == SH_ARGMAX || f == SH_ARGMIN || f == SH_AMINMAX || f == SH_VAR; }
+static bool is_arg(sh_fold f) { return f == SH_ARGMAX || f == SH_ARGMIN; }
 
 /* What each rank tells the others before the partials (fixed layout: every rank runs the
  * same library). */
@@ -180,6 +187,7 @@ typedef struct sh_local {
     int sd;              /* the sharded dim, normalised */
     tilec_dtype pdt, odt;/* partial and output dtypes */
     size_t ies;          /* bytes of a second output's element (0: none) */
+    size_t pies;         /* bytes of the partial's second part, an element (0: none) */
 } sh_local;
 
 static int64_t prod_range(const int64_t *s, int lo, int hi, const bool *pick, bool want) {
@@ -234,17 +242,18 @@ static tilec_status local_step(tilec_ctx *ctx, const tilec_reduce_desc *d, int s
         tilec_dtype sdt = tilec_op_second_dtype(d->op, L->odt);
         L->ies = sdt == TILEC_I64 && d->index_i32 ? 4 : tilec_dtype_size(sdt);
     }
+    L->pies = !L->reduced ? L->ies : so->fold == SH_VAR ? tilec_dtype_size(L->pdt) : so->fold == SH_LSE ? 0 : L->ies;
     int64_t kept = 1;
     for (int i = 0; i < d->rank; i++) {
         if (d->shape[i] < 0)
             return fail(ctx, TILEC_ERR_INVALID_ARG, "extent %lld of dimension %d is negative", (long long)d->shape[i], i);
         if (!red[i]) kept *= d->shape[i];
     }
-    size_t pes = tilec_dtype_size(L->pdt), b1 = (size_t)kept * pes, b2 = (size_t)kept * L->ies;
+    size_t pes = tilec_dtype_size(L->pdt), b1 = (size_t)kept * pes, b2 = (size_t)kept * L->pies;
     L->head.payload = (int64_t)(b1 + b2);
     L->part = malloc(b1 + b2 ? b1 + b2 : 1);
     if (!L->part) return TILEC_ERR_NOMEM;
-    if (L->reduced && d->shape[L->sd] == 0 && (so->fold == SH_MAX || so->fold == SH_MIN || so->fold >= SH_ARGMAX)) {
+    if (L->reduced && d->shape[L->sd] == 0 && skips_empty(so->fold)) {
         L->head.empty = 1; /* nothing to say: the other ranks' partials decide */
         return TILEC_OK;
     }
@@ -252,7 +261,15 @@ static tilec_status local_step(tilec_ctx *ctx, const tilec_reduce_desc *d, int s
     void *dout = NULL, *dout2 = NULL;
     tilec_status st = tilec_mem_alloc(ctx, b1, &dout);
     if (st == TILEC_OK && b2) st = tilec_mem_alloc(ctx, b2, &dout2);
-    if (st == TILEC_OK) {
+    if (st == TILEC_OK && L->reduced && so->fold == SH_VAR) { /* the shard's mean, then its variance */
+        static const int64_t population = 0;
+        tilec_reduce_desc md = ld;
+        md.op = TILEC_OP_MEAN;
+        md.correction = NULL;
+        ld.correction = &population;
+        st = tilec_reduce(ctx, &md, in, dout);
+        if (st == TILEC_OK) st = tilec_reduce(ctx, &ld, in, dout2);
+    } else if (st == TILEC_OK) {
         ld.out2 = dout2;
         st = tilec_reduce(ctx, &ld, in, dout);
     }
@@ -289,6 +306,83 @@ static bool beats(double v, int64_t i, double bv, int64_t bi, int dir, tilec_nan
     return c > 0 || (c == 0 && i < bi);
 }
 
+/* Elements each output of rank r's shard folds. */
+static int64_t shard_count(const tilec_reduce_desc *d, const sh_head *heads, int r) {
+    int64_t n = 1;
+    for (int i = 0; i < d->rank; i++)
+        if ((heads[0].axes >> i) & 1) n *= heads[r].shape[i];
+    return n;
+}
+
+/* Output j of the folds that merge states (aminmax, logsumexp, var, std), over the
+ * ranks in order, in double precision: the same operations on every rank. */
+static void fold_state(const tilec_reduce_desc *d, const sh_local *L, const sh_head *heads, int nranks,
+                       const unsigned char *all, size_t slot, int64_t kept, int64_t j, int64_t count, unsigned char *res) {
+    const sh_op *so = &sh_ops[d->op];
+    lp_type pt = lp_type_of(L->pdt), ot = lp_type_of(L->odt);
+    size_t pes = tilec_dtype_size(L->pdt), oes = tilec_dtype_size(L->odt);
+    bool flt = ir_dtype_is_float(L->pdt);
+    if (so->fold == SH_AMINMAX) { /* the minima, then the maxima */
+        double lo = 0, hi = 0;
+        int64_t ilo = 0, ihi = 0;
+        bool have = false;
+        for (int r = 0; r < nranks; r++) {
+            if (heads[r].empty) continue;
+            const unsigned char *p = all + slot * (size_t)r, *q = p + (size_t)kept * pes;
+            if (flt) {
+                double a = num_load_float(pt, p, j), b = num_load_float(pt, q, j);
+                lo = have ? num_fmin(lo, a, d->nan) : a;
+                hi = have ? num_fmax(hi, b, d->nan) : b;
+            } else {
+                int64_t a = num_load_int(pt, p, j), b = num_load_int(pt, q, j);
+                ilo = have && ilo < a ? ilo : a;
+                ihi = have && ihi > b ? ihi : b;
+            }
+            have = true;
+        }
+        if (flt) {
+            num_store_float(ot, res, j, isnan(lo) ? NAN : lo);
+            num_store_float(ot, res + (size_t)kept * oes, j, isnan(hi) ? NAN : hi);
+        } else {
+            num_store_int(ot, res, j, ilo);
+            num_store_int(ot, res + (size_t)kept * oes, j, ihi);
+        }
+        return;
+    }
+    double v;
+    if (so->fold == SH_LSE) { /* m + ln(sum of e^(l_r - m)) over the ranks' logsumexps l_r */
+        double m = -INFINITY;
+        for (int r = 0; r < nranks; r++) m = num_fmax(m, num_load_float(pt, all + slot * (size_t)r, j), TILEC_NAN_PROPAGATE);
+        if (isfinite(m)) {
+            double sum = 0;
+            for (int r = 0; r < nranks; r++) sum += exp(num_load_float(pt, all + slot * (size_t)r, j) - m);
+            m += log(sum);
+        }
+        v = num_round(LP_F32, m);
+    } else { /* var, std: Chan's merge of (n, mean, M2) in rank order */
+        double n = 0, mean = 0, m2 = 0;
+        for (int r = 0; r < nranks; r++) {
+            if (heads[r].empty) continue;
+            const unsigned char *p = all + slot * (size_t)r;
+            double nb = (double)shard_count(d, heads, r);
+            double mb = num_load_float(pt, p, j), vb = num_load_float(pt, p + (size_t)kept * pes, j), m2b = vb * nb;
+            if (n == 0) {
+                n = nb, mean = mb, m2 = m2b;
+                continue;
+            }
+            double t = n + nb, delta = mb - mean;
+            mean += delta * (nb / t);
+            m2 += m2b + delta * delta * (n * nb / t);
+            n = t;
+        }
+        int64_t c = d->correction ? *d->correction : 1, div = count - c > 0 ? count - c : 0;
+        v = count == 0 ? NAN : m2 / (double)div;
+        if (so->finish == SH_FINISH_SQRT) v = sqrt(v);
+        if (L->odt == TILEC_F16 || L->odt == TILEC_BF16) v = num_round(LP_F32, v);
+    }
+    num_store_float(ot, res, j, isnan(v) ? NAN : v);
+}
+
 /* Folds the partials of a reduced shard_dim, in rank order, into res (the output, then
  * the second output). */
 static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh_head *heads, int nranks,
@@ -308,6 +402,10 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
     double *fl = fl_buf;
     int64_t *il = il_buf;
     for (int64_t j = 0; j < kept; j++) {
+        if (so->fold >= SH_AMINMAX) {
+            fold_state(d, L, heads, nranks, all, slot, kept, j, n, res);
+            continue;
+        }
         bool have = false;
         double fv = 0, bv = 0;
         int64_t iv = 0, bi = 0;
@@ -315,7 +413,7 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
         for (int r = 0; r < nranks; r++) {
             if (heads[r].empty) continue;
             const unsigned char *p = all + slot * (size_t)r;
-            if (so->fold >= SH_ARGMAX) {
+            if (is_arg(so->fold)) {
                 double v = flt ? num_load_float(pt, p, j) : (double)num_load_int(pt, p, j);
                 int64_t li = L->ies == 4 ? num_load_int(LP_I32, p + (size_t)kept * pes, j)
                                          : num_load_int(LP_I64, p + (size_t)kept * pes, j);
@@ -356,7 +454,7 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
                 else fl[i] = num_round(pt, so->fold == SH_ADD ? fl[i] + fl[i + h] : fl[i] * fl[i + h]);
             }
         if (nleaf) fv = fl[0], iv = il[0];
-        if (so->fold >= SH_ARGMAX) { /* the winner's value, bit for bit, and its index */
+        if (is_arg(so->fold)) { /* the winner's value, bit for bit, and its index */
             if (isnan(bv) && d->nan == TILEC_NAN_IGNORE) bi = 0;
             memcpy(res + (size_t)j * oes, all + slot * (size_t)br + (size_t)j * pes, oes);
             if (L->ies == 4) num_store_int(LP_I32, res + (size_t)kept * oes, j, bi);
@@ -483,7 +581,7 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
         all_empty = all_empty && heads[r].empty;
         if ((size_t)heads[r].payload > slot) slot = (size_t)heads[r].payload;
     }
-    if (all_empty && L.reduced && L.head.empty) {
+    if (all_empty && L.reduced && L.head.empty && sh_ops[d->op].fold != SH_VAR) { /* var: NaN */
         ir_begin(ctx);
         st = fail(ctx, TILEC_ERR_INVALID_ARG, "%s over an empty axis: every rank's shard of dim %d is empty",
                   tilec_op_name(d->op), L.sd);
