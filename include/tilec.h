@@ -615,9 +615,9 @@ TILEC_API int tilec_comm_size(const tilec_comm *comm);
  * other extent, the op, dtype, axes and options must be the same on every rank (else
  * every rank returns TILEC_ERR_INVALID_ARG). `out` (and local->out2) get the whole
  * reduction, in device memory, on every rank, with the same bits on every rank and on
- * every run. A kept shard_dim works for every op (the slices are gathered); a reduced one
- * for sum, prod, max, min, sumsq, norm2, mean, argmax and argmin (the ranks' partials are
- * folded in rank order). accumulate is not taken. A rank whose own part fails (a bad
+ * every run. Every op is taken: a kept shard_dim gathers the ranks' slices; a reduced one
+ * folds the ranks' partial states in rank order (docs/runtime.md says which, and when the
+ * bits are also those of one context reducing the whole tensor). accumulate is not taken. A rank whose own part fails (a bad
  * descriptor, a budget) still takes part, so every rank returns an error; a failing NCCL
  * call is TILEC_ERR_IO and leaves the group unusable. Synchronous: the call waits for the
  * device after the local reduction and after each all-gather. */
