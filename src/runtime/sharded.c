@@ -128,7 +128,14 @@ tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_c
     }
     rt_nccl_uid uid;
     memcpy(uid.internal, id->bytes, sizeof uid.internal);
-    int res = c->lib.comm_init_rank(&c->nccl, nranks, uid, rank);
+    int saved = 0;
+    if (r->be->device_enter && (st = r->be->device_enter(r, &saved)) != TILEC_OK) {
+        rt_nccl_close(&c->lib);
+        free(c);
+        return st;
+    }
+    int res = c->lib.comm_init_rank(&c->nccl, nranks, uid, rank); /* on the current device */
+    if (r->be->device_leave) r->be->device_leave(r, saved);
     if (res != 0) {
         st = fail(ctx, TILEC_ERR_IO, "ncclCommInitRank (rank %d of %d) failed: %s", rank, nranks, rt_nccl_error(&c->lib, res));
         rt_nccl_close(&c->lib);
@@ -163,7 +170,16 @@ static tilec_status gather(tilec_comm *c, const void *mine, size_t n, void *all,
     char *slot = (char *)dev + n * (size_t)c->rank;
     if (n) st = tilec_mem_upload(ctx, slot, mine, n);
     if (st == TILEC_OK) {
-        int res = c->lib.all_gather(slot, dev, n, RT_NCCL_UINT8, c->nccl, stream);
+        rt *r = NULL;
+        int saved = 0, res = 0;
+        st = rt_get(ctx, &r);
+        if (st == TILEC_OK && r->be->device_enter) st = r->be->device_enter(r, &saved);
+        if (st != TILEC_OK) {
+            tilec_mem_free(ctx, dev);
+            return st;
+        }
+        res = c->lib.all_gather(slot, dev, n, RT_NCCL_UINT8, c->nccl, stream);
+        if (r->be->device_leave) r->be->device_leave(r, saved);
         if (res != 0) {
             c->broken = true;
             st = TILEC_ERR_IO;
