@@ -258,13 +258,16 @@ static const tilec_op OPS[] = {TILEC_OP_SUM,    TILEC_OP_PROD,   TILEC_OP_MAX,  
 
 static int runs;
 static int64_t job_ext_override = -1; /* every rank but the last gets this extent */
+static const int64_t *job_correction;  /* var and std's */
+static bool job_index_i32;
 
 static void one(tilec_op op, tilec_dtype dt, const shape_case *s, int n, int how, bool widen) {
     job j;
     memset(&j, 0, sizeof j);
     j.nranks = n;
     j.bad_rank = -1;
-    j.whole = (tilec_reduce_desc){.op = op, .dtype = dt, .rank = s->rank, .naxes = s->naxes, .widen = widen};
+    j.whole = (tilec_reduce_desc){.op = op, .dtype = dt, .rank = s->rank, .naxes = s->naxes, .widen = widen,
+                                  .correction = job_correction, .index_i32 = job_index_i32};
     int64_t elems = 1;
     for (int i = 0; i < s->rank; i++) j.whole.shape[i] = s->shape[i], elems *= s->shape[i];
     for (int i = 0; i < s->naxes; i++) j.whole.axes[i] = s->axes[i];
@@ -320,6 +323,18 @@ static void test_every_op(void **state) {
     one(TILEC_OP_MAX, TILEC_BF16, &SHAPES[3], 4, 1, false);
     one(TILEC_OP_ARGMIN, TILEC_U32, &SHAPES[2], 3, 2, false);
     one(TILEC_OP_PROD, TILEC_I64, &SHAPES[0], 4, 1, false);
+    /* i32 indices, re-based; var with the population's divisor, and with n - c below 0 */
+    job_index_i32 = true;
+    one(TILEC_OP_ARGMAX, TILEC_F32, &SHAPES[3], 3, 1, false);
+    one(TILEC_OP_ARGMIN, TILEC_I32, &SHAPES[1], 4, 2, false);
+    job_index_i32 = false;
+    static const int64_t zero = 0, many = 1000;
+    job_correction = &zero;
+    one(TILEC_OP_VAR, TILEC_F32, &SHAPES[1], 3, 1, false);
+    one(TILEC_OP_STD, TILEC_BF16, &SHAPES[3], 4, 2, false);
+    job_correction = &many;
+    one(TILEC_OP_VAR, TILEC_F64, &SHAPES[2], 2, 0, false);
+    job_correction = NULL;
 }
 
 /* Shards of runs that hold 2^k pieces of the fold order each (W = 1024 elements of 2- and
@@ -465,6 +480,13 @@ static void test_failures(void **state) {
     j.whole.dtype = TILEC_I32;
     expect_all_fail(&j, 5, "rank 0 of 2: norm2 is not defined for i32");
     free_job(&j);
+    /* a negative correction */
+    static const int64_t minus = -1;
+    j = sum_job(2);
+    j.whole.op = TILEC_OP_VAR;
+    j.whole.correction = &minus;
+    expect_all_fail(&j, 5, "rank 0 of 2: correction -1 is negative");
+    free_job(&j);
     /* and the group works again afterwards */
     j = sum_job(2);
     run_job(&j);
@@ -548,6 +570,8 @@ static int clean(void **state) {
     setenv("NCCL_NVLS_ENABLE", "0", 1);
     on_boundaries = false;
     job_ext_override = -1;
+    job_correction = NULL;
+    job_index_i32 = false;
     return 0;
 }
 

@@ -37,6 +37,7 @@ tilec_status rt_nccl_open(tilec_ctx *ctx, rt_nccl *lib) {
     load_fn(&lib->comm_init_rank, h, "ncclCommInitRank");
     load_fn(&lib->all_gather, h, "ncclAllGather");
     load_fn(&lib->comm_destroy, h, "ncclCommDestroy");
+    load_fn(&lib->comm_abort, h, "ncclCommAbort");
     load_fn(&lib->error_string, h, "ncclGetErrorString");
     if (!lib->get_unique_id || !lib->comm_init_rank || !lib->all_gather || !lib->comm_destroy) {
         dlclose(h);

@@ -22,6 +22,7 @@ typedef struct rt_nccl {
     int (*comm_init_rank)(void **comm, int nranks, rt_nccl_uid id, int rank);
     int (*all_gather)(const void *send, void *recv, size_t count, int dtype, void *comm, void *stream);
     int (*comm_destroy)(void *comm);
+    int (*comm_abort)(void *comm); /* optional */
     const char *(*error_string)(int result);
 } rt_nccl;
 

@@ -151,7 +151,8 @@ tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_c
 
 void tilec_comm_free(tilec_comm *comm) {
     if (!comm) return;
-    if (comm->nccl) comm->lib.comm_destroy(comm->nccl);
+    /* after a failed collective, abort: destroying may wait for ranks that are gone */
+    if (comm->nccl) (comm->broken && comm->lib.comm_abort ? comm->lib.comm_abort : comm->lib.comm_destroy)(comm->nccl);
     rt_nccl_close(&comm->lib);
     free(comm);
 }
@@ -259,11 +260,15 @@ static tilec_status local_step(tilec_ctx *ctx, const tilec_reduce_desc *d, int s
         L->ies = sdt == TILEC_I64 && d->index_i32 ? 4 : tilec_dtype_size(sdt);
     }
     L->pies = !L->reduced ? L->ies : so->fold == SH_VAR ? tilec_dtype_size(L->pdt) : so->fold == SH_LSE ? 0 : L->ies;
+    if (d->correction && *d->correction < 0)
+        return fail(ctx, TILEC_ERR_INVALID_ARG, "correction %lld is negative: give 0 or more (NULL: 1, Bessel's)",
+                    (long long)*d->correction);
     int64_t kept = 1;
     for (int i = 0; i < d->rank; i++) {
         if (d->shape[i] < 0)
             return fail(ctx, TILEC_ERR_INVALID_ARG, "extent %lld of dimension %d is negative", (long long)d->shape[i], i);
-        if (!red[i]) kept *= d->shape[i];
+        if (!red[i] && (__builtin_mul_overflow(kept, d->shape[i], &kept) || kept > TILEC_MAX_ELEMENTS))
+            return fail(ctx, TILEC_ERR_INVALID_ARG, "the output has more than 2^48 elements");
     }
     size_t pes = tilec_dtype_size(L->pdt), b1 = (size_t)kept * pes, b2 = (size_t)kept * L->pies;
     L->head.payload = (int64_t)(b1 + b2);
@@ -591,6 +596,26 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
             goto done;
         }
     }
+    /* the whole tensor's extent of shard_dim and its output: bounded as tilec_reduce bounds them */
+    int64_t total = 0, whole = 1, nred = 1;
+    bool big = false;
+    for (int r = 0; r < n; r++) big = big || __builtin_add_overflow(total, heads[r].shape[L.sd], &total);
+    for (int i = 0; i < d->rank; i++) {
+        int64_t e = i == L.sd ? total : d->shape[i];
+        big = big || (!red[i] ? __builtin_mul_overflow(whole, e, &whole) : __builtin_mul_overflow(nred, e, &nred));
+    }
+    if (big || total > TILEC_MAX_ELEMENTS || whole > TILEC_MAX_ELEMENTS || nred > TILEC_MAX_ELEMENTS) {
+        ir_begin(ctx);
+        st = fail(ctx, TILEC_ERR_INVALID_ARG, "the whole tensor (dim %d of %lld in all) is beyond 2^48 elements", L.sd,
+                  (long long)total);
+        goto done;
+    }
+    if (L.reduced && d->index_i32 && nred >= INT32_MAX) {
+        ir_begin(ctx);
+        st = fail(ctx, TILEC_ERR_INVALID_ARG, "a slice of the whole tensor holds %lld elements: its index does not fit "
+                  "index_i32's i32 (below 2^31 - 1); leave index_i32 false", (long long)nred);
+        goto done;
+    }
     bool all_empty = true;
     size_t slot = 0;
     for (int r = 0; r < n; r++) {
@@ -605,12 +630,6 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
     }
     mine = calloc(1, slot ? slot : 1);
     all = calloc((size_t)n, slot ? slot : 1);
-    /* the whole output: kept extents with shard_dim's the total */
-    int64_t total = 0;
-    for (int r = 0; r < n; r++) total += heads[r].shape[L.sd];
-    int64_t whole = 1;
-    for (int i = 0; i < d->rank; i++)
-        if (!red[i]) whole *= i == L.sd ? total : d->shape[i];
     size_t b1 = (size_t)whole * tilec_dtype_size(L.odt), b2 = (size_t)whole * L.ies;
     res = calloc(1, b1 + b2 ? b1 + b2 : 1);
     leaves = calloc((size_t)n, sizeof *leaves);
