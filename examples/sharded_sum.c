@@ -6,12 +6,13 @@
  * same row sums, bit for bit (docs/runtime.md, "Sharded reductions").
  *
  *   cc sharded_sum.c $(pkg-config --cflags --libs tilec) -lpthread -o sharded_sum
- *   NCCL_NVLS_ENABLE=0 ./sharded_sum 4
+ *   NCCL_NVLS_ENABLE=0 ./sharded_sum 4        (add "sim" to stay on the simulator)
  *
  * NCCL is libnccl.so.2, or the file TILEC_NCCL_PATH names; without it the program says so
  * and exits with status 3.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ enum { ROWS = 8, COLS = 10000, MAX_RANKS = 8 };
 
 typedef struct rank_arg {
     int rank, nranks;
+    bool sim;                  /* the simulator, whatever GPUs there are */
     const tilec_comm_id *id;
     const float *matrix;       /* the whole matrix, row-major, on the host */
     float sums[ROWS];          /* what this rank got */
@@ -38,7 +40,7 @@ static void *run_rank(void *p) {
     void *in = NULL, *out = NULL;
     a->st = tilec_open(&ctx);
     if (a->st != TILEC_OK) return NULL;
-    if ((a->st = tilec_runtime_open(ctx, TILEC_BACKEND_AUTO, a->rank)) != TILEC_OK)
+    if (a->sim || (a->st = tilec_runtime_open(ctx, TILEC_BACKEND_AUTO, a->rank)) != TILEC_OK)
         a->st = tilec_runtime_open(ctx, TILEC_BACKEND_SIM, 0); /* fewer GPUs than ranks: the simulator */
     if (a->st == TILEC_OK) a->st = tilec_comm_init(ctx, a->nranks, a->rank, a->id, &comm);
     if (a->st == TILEC_OK) a->st = tilec_mem_alloc(ctx, sizeof(float) * ROWS * (size_t)mine, &in);
@@ -59,7 +61,7 @@ static void *run_rank(void *p) {
 int main(int argc, char **argv) {
     int nranks = argc > 1 ? atoi(argv[1]) : 2;
     if (nranks < 1 || nranks > MAX_RANKS) {
-        fprintf(stderr, "usage: sharded_sum [RANKS, 1 to %d]\n", MAX_RANKS);
+        fprintf(stderr, "usage: sharded_sum [RANKS, 1 to %d] [sim]\n", MAX_RANKS);
         return 2;
     }
     tilec_ctx *ctx;
@@ -77,7 +79,7 @@ int main(int argc, char **argv) {
     pthread_t t[MAX_RANKS];
     rank_arg a[MAX_RANKS];
     for (int r = 0; r < nranks; r++) {
-        a[r] = (rank_arg){.rank = r, .nranks = nranks, .id = &id, .matrix = matrix};
+        a[r] = (rank_arg){.rank = r, .nranks = nranks, .sim = argc > 2 && !strcmp(argv[2], "sim"), .id = &id, .matrix = matrix};
         pthread_create(&t[r], NULL, run_rank, &a[r]);
     }
     for (int r = 0; r < nranks; r++) pthread_join(t[r], NULL);
