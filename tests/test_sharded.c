@@ -554,6 +554,15 @@ static void test_bad_arguments(void **state) {
     d.accumulate = true;
     assert_int_equal(tilec_reduce_sharded(ctx, c, &d, 0, in, out), TILEC_ERR_INVALID_ARG);
     d.accumulate = false;
+    d.out2 = out;
+    assert_int_equal(tilec_reduce_sharded(ctx, c, &d, 0, in, out), TILEC_ERR_INVALID_ARG);
+    d.out2 = NULL;
+    d.op = TILEC_OP_ARGMAX;
+    assert_int_equal(tilec_reduce_sharded(ctx, c, &d, 0, in, out), TILEC_ERR_INVALID_ARG);
+    tilec_diag dg;
+    assert_int_equal(tilec_diag_get(ctx, 0, &dg), TILEC_OK);
+    assert_string_equal(dg.message, "rank 0 of 1: argmax has two outputs: give local->out2 for the second");
+    d.op = TILEC_OP_SUM;
     assert_int_equal(tilec_reduce_sharded(ctx, c, &d, -1, in, out), TILEC_OK);
     tilec_comm_free(c);
     tilec_comm_free(NULL);

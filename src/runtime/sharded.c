@@ -255,6 +255,9 @@ static tilec_status local_step(tilec_ctx *ctx, const tilec_reduce_desc *d, int s
     L->odt = d->widen ? tilec_dtype_wide(d->dtype) : d->dtype;
     L->pdt = ld.widen ? tilec_dtype_wide(d->dtype) : d->dtype;
     bool two = tilec_op_outputs(d->op) == 2;
+    if (two != (d->out2 != NULL))
+        return fail(ctx, TILEC_ERR_INVALID_ARG, two ? "%s has two outputs: give local->out2 for the second"
+                                                    : "%s has one output: leave out2 NULL", tilec_op_name(d->op));
     if (two) {
         tilec_dtype sdt = tilec_op_second_dtype(d->op, L->odt);
         L->ies = sdt == TILEC_I64 && d->index_i32 ? 4 : tilec_dtype_size(sdt);
