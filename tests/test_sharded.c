@@ -48,6 +48,15 @@ typedef struct arg {
     int rank;
 } arg;
 
+/* Set by test_boundaries: its shards fall on the fold order's boundaries. */
+static bool on_boundaries;
+static int runs;
+static int64_t job_ext_override = -1; /* every rank but the last gets this extent */
+static const int64_t *job_correction;  /* var and std's */
+static bool job_index_i32;
+static bool job_transposed; /* each rank's shard of a rank-2 tensor held column-major (a strided view) */
+static void *job_stream;    /* the calls' stream (on the simulator, any handle) */
+
 static size_t second_size(const tilec_reduce_desc *d) {
     if (tilec_op_outputs(d->op) < 2) return 0;
     tilec_dtype s = tilec_op_second_dtype(d->op, d->widen ? tilec_dtype_wide(d->dtype) : d->dtype);
@@ -86,6 +95,18 @@ static void *rank_main(void *p) {
     for (int64_t o = 0; o < outer; o++)
         memcpy(local + (size_t)(o * j->ext[r] * inner) * es, j->data + (size_t)((o * total + off) * inner) * es,
                (size_t)(j->ext[r] * inner) * es);
+    int64_t strides[2];
+    if (job_transposed && d.rank == 2) { /* element [a, b] at b * rows + a */
+        unsigned char *t = malloc(lbytes ? lbytes : 1);
+        int64_t rows = d.shape[0], cols = d.shape[1];
+        for (int64_t a0 = 0; a0 < rows; a0++)
+            for (int64_t b = 0; b < cols; b++) memcpy(t + (size_t)(b * rows + a0) * es, local + (size_t)(a0 * cols + b) * es, es);
+        free(local);
+        local = t;
+        strides[0] = 1, strides[1] = rows;
+        d.strides = strides;
+    }
+    d.stream = job_stream;
     tilec_ctx *ctx;
     tilec_comm *comm = NULL;
     void *in = NULL, *out = NULL, *out2 = NULL;
@@ -103,6 +124,8 @@ static void *rank_main(void *p) {
     } else {
         note(j, r, ctx);
     }
+    free(local);
+    local = NULL;
     j->res[r] = calloc(1, j->b1 + j->b2 + 1);
     if (st == TILEC_OK) st = tilec_mem_download(ctx, j->res[r], out, j->b1);
     if (st == TILEC_OK && j->b2) st = tilec_mem_download(ctx, j->res[r] + j->b1, out2, j->b2);
@@ -110,7 +133,6 @@ static void *rank_main(void *p) {
     tilec_comm_free(comm);
     if (ctx) tilec_mem_free(ctx, out2), tilec_mem_free(ctx, out), tilec_mem_free(ctx, in);
     tilec_close(ctx);
-    free(local);
     return NULL;
 }
 
@@ -204,8 +226,6 @@ static unsigned char *make_data(tilec_dtype dt, tilec_op op, int64_t n) {
     return p;
 }
 
-/* Set by test_boundaries: its shards fall on the fold order's boundaries. */
-static bool on_boundaries;
 
 /* Whether docs/runtime.md promises the single-GPU bits for this job. */
 static bool same_as_whole(const job *j) {
@@ -213,8 +233,9 @@ static bool same_as_whole(const job *j) {
     if (on_boundaries) return true;
     bool reduced = false;
     for (int i = 0; i < d->naxes; i++) reduced = reduced || (d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i]) == j->sd;
-    if (!reduced) return true;
-    if (j->nranks == 1 && d->op != TILEC_OP_VAR && d->op != TILEC_OP_STD) return true;
+    /* a transposed shard folds in its memory's order, not the dense tensor's */
+    if (!reduced && !job_transposed) return true;
+    if (j->nranks == 1 && !job_transposed && d->op != TILEC_OP_VAR && d->op != TILEC_OP_STD) return true;
     switch (d->op) {
     case TILEC_OP_MAX: case TILEC_OP_MIN: case TILEC_OP_ARGMAX: case TILEC_OP_ARGMIN: case TILEC_OP_AMINMAX: return true;
     case TILEC_OP_SUM: case TILEC_OP_PROD: case TILEC_OP_SUMSQ:
@@ -256,10 +277,6 @@ static const tilec_op OPS[] = {TILEC_OP_SUM,    TILEC_OP_PROD,   TILEC_OP_MAX,  
                                TILEC_OP_NORM2,  TILEC_OP_MEAN,   TILEC_OP_ARGMAX,  TILEC_OP_ARGMIN,    TILEC_OP_AMINMAX,
                                TILEC_OP_LOGSUMEXP, TILEC_OP_VAR, TILEC_OP_STD};
 
-static int runs;
-static int64_t job_ext_override = -1; /* every rank but the last gets this extent */
-static const int64_t *job_correction;  /* var and std's */
-static bool job_index_i32;
 
 static void one(tilec_op op, tilec_dtype dt, const shape_case *s, int n, int how, bool widen) {
     job j;
@@ -323,6 +340,14 @@ static void test_every_op(void **state) {
     one(TILEC_OP_MAX, TILEC_BF16, &SHAPES[3], 4, 1, false);
     one(TILEC_OP_ARGMIN, TILEC_U32, &SHAPES[2], 3, 2, false);
     one(TILEC_OP_PROD, TILEC_I64, &SHAPES[0], 4, 1, false);
+    /* shards held column-major (strided views), on a stream */
+    job_transposed = true;
+    job_stream = (void *)0x5eed;
+    for (size_t o = 0; o < sizeof OPS / sizeof OPS[0]; o++)
+        for (int s = 1; s <= 2; s++)
+            for (int n = 1; n <= MAXR; n += 3) one(OPS[o], TILEC_F32, &SHAPES[s == 1 ? 1 : 4], n, n % 3, false);
+    job_transposed = false;
+    job_stream = NULL;
     /* i32 indices, re-based; var with the population's divisor, and with n - c below 0 */
     job_index_i32 = true;
     one(TILEC_OP_ARGMAX, TILEC_F32, &SHAPES[3], 3, 1, false);
@@ -581,6 +606,8 @@ static int clean(void **state) {
     job_ext_override = -1;
     job_correction = NULL;
     job_index_i32 = false;
+    job_transposed = false;
+    job_stream = NULL;
     return 0;
 }
 
