@@ -610,6 +610,54 @@ TILEC_API tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_d
 TILEC_API tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *name, void *const *args,
                                         size_t nargs, void *stream);
 
+/* ---------------------------------------------------------------------------------------
+ * Sharded reductions: a tensor split across ranks (one process or thread per GPU),
+ * combined through NCCL in a fixed order (docs/runtime.md, "Sharded reductions")
+ * ------------------------------------------------------------------------------------ */
+
+/* A group of ranks, each with its own context. NCCL (libnccl.so.2, or the file
+ * TILEC_NCCL_PATH names) is loaded with dlopen when the first of these calls needs it; a
+ * missing one is TILEC_ERR_UNAVAILABLE naming what was tried. Callers must run every
+ * process with NCCL_NVLS_ENABLE=0 (tilec does not change the environment). */
+typedef struct tilec_comm tilec_comm;
+
+/* The group's name: made once (ncclGetUniqueId) by one rank and handed to every rank by
+ * the caller (a file, MPI, a socket; a variable when the ranks are threads). */
+typedef struct tilec_comm_id {
+    unsigned char bytes[128];
+} tilec_comm_id;
+
+/* Makes a new group name. Needs no runtime; ctx only takes the diagnostics. */
+TILEC_API tilec_status tilec_comm_unique_id(tilec_ctx *ctx, tilec_comm_id *out);
+
+/* Joins group `id` as rank `rank` of `nranks` (1 to 1024), on the device of ctx's runtime
+ * (opened on AUTO device 0 when it is not yet). Blocks until every rank has joined (NCCL's
+ * ncclCommInitRank). *out is NULL on failure; free it with tilec_comm_free before closing
+ * ctx. One thread per rank: a process driving several GPUs runs a thread per GPU, each
+ * with its own context. */
+TILEC_API tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_comm_id *id,
+                                       tilec_comm **out);
+/* Leaves the group (ncclCommDestroy). NULL is allowed. */
+TILEC_API void tilec_comm_free(tilec_comm *comm);
+TILEC_API int tilec_comm_rank(const tilec_comm *comm);
+TILEC_API int tilec_comm_size(const tilec_comm *comm);
+
+/* Every rank of comm calls this together (a collective). `local` describes this rank's
+ * shard of the tensor (any layout tilec_reduce takes: dense or strided); the shards are
+ * cut along dim `shard_dim` (of the local descriptor, negative from the end) in rank
+ * order: rank 0 holds the first extent of that dim, rank 1 the next, and so on; every
+ * other extent, the op, dtype, axes and options must be the same on every rank (else
+ * every rank returns TILEC_ERR_INVALID_ARG). `out` (and local->out2) get the whole
+ * reduction, in device memory, on every rank, with the same bits on every rank and on
+ * every run. Every op is taken: a kept shard_dim gathers the ranks' slices; a reduced one
+ * folds the ranks' partial states in rank order (docs/runtime.md says which, and when the
+ * bits are also those of one context reducing the whole tensor). accumulate is not taken. A rank whose own part fails (a bad
+ * descriptor, a budget) still takes part, so every rank returns an error; a failing NCCL
+ * call is TILEC_ERR_IO and leaves the group unusable. Synchronous: the call waits for the
+ * device after the local reduction and after each all-gather. */
+TILEC_API tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_reduce_desc *local,
+                                            int shard_dim, const void *in, void *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -334,6 +334,16 @@ static void cuda_unload(rt *r, rt_plan *p) {
     p->module = p->function = NULL;
 }
 
+static tilec_status cuda_device_enter(rt *r, int *saved) {
+    *saved = 0;
+    return enter(r);
+}
+
+static void cuda_device_leave(rt *r, int saved) {
+    (void)saved;
+    leave(r);
+}
+
 const rt_backend rt_cuda = {
     .kind = TILEC_BACKEND_CUDA,
     .name = "cuda",
@@ -351,4 +361,6 @@ const rt_backend rt_cuda = {
     .load = cuda_load,
     .launch = cuda_launch,
     .unload = cuda_unload,
+    .device_enter = cuda_device_enter,
+    .device_leave = cuda_device_leave,
 };

@@ -442,4 +442,6 @@ const rt_backend rt_hip = {
     .load = hip_load,
     .launch = hip_launch,
     .unload = hip_unload,
+    .device_enter = enter,
+    .device_leave = leave,
 };

@@ -79,6 +79,11 @@ typedef struct rt_backend {
     /* optional: a block of this backend's memory that bytes [lo, lo + n) meet, when it
      * knows one: its base and the size asked for */
     bool (*extent)(rt *r, uintptr_t lo, size_t n, uintptr_t *base, size_t *size);
+    /* optional: makes the device current on this thread (CUDA: its primary context
+     * pushed; HIP: hipSetDevice) for a library that reads the current device (NCCL),
+     * until device_leave(saved) restores the caller's */
+    tilec_status (*device_enter)(rt *r, int *saved);
+    void (*device_leave)(rt *r, int saved);
 } rt_backend;
 
 extern const rt_backend rt_sim, rt_cuda, rt_hip;
