@@ -100,8 +100,28 @@ static int all_joined(const group *g, unsigned long gen) { return (void)gen, g->
 static int all_arrived(const group *g, unsigned long gen) { return g->gen != gen || g->arrived == g->nranks; }
 static int all_departed(const group *g, unsigned long gen) { return g->gen != gen; }
 
+/* What the real ncclGetUniqueId leaves behind: a thread of the library's own (NCCL's
+ * bootstrap root) still running after the call returns, here for 200 ms, so a caller that
+ * unloads the library too soon (dlclose of a handle it thinks it is done with) crashes as
+ * it did with NCCL 2.28 on the H200. */
+static void *bootstrap_root(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 200; i++) {
+        struct timespec t = {0, 1000000};
+        nanosleep(&t, NULL);
+    }
+    return NULL;
+}
+
 int ncclGetUniqueId(ncclUniqueId *id) {
     if (!id) return INVALID_ARGUMENT;
+    pthread_attr_t attr;
+    pthread_t root;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int made = pthread_create(&root, &attr, bootstrap_root, NULL);
+    pthread_attr_destroy(&attr);
+    if (made != 0) return INTERNAL_ERROR;
     memset(id, 0, sizeof *id);
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);

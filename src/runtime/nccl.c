@@ -25,7 +25,11 @@ tilec_status rt_nccl_open(tilec_ctx *ctx, rt_nccl *lib) {
     memset(lib, 0, sizeof *lib);
     const char *over = getenv("TILEC_NCCL_PATH");
     const char *path = over && *over ? over : "libnccl.so.2";
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* RTLD_NODELETE: NCCL is never unmapped, since ncclGetUniqueId leaves a thread of its
+     * own running (the bootstrap root, until every rank has joined) that a dlclose would
+     * pull the code from under (a segfault on the H200 with NCCL 2.28, the id made in a
+     * context closed before the ranks joined). */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (!h) {
         const char *why = dlerror();
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0,
