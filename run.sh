@@ -4,8 +4,9 @@
 # CUDA and HIP and compiled with NVRTC (sm_90) and hiprtc (gfx90a) where they are
 # installed, and run with --check against the CPU reference at warp sizes 32 and 64.
 # Then the JIT: examples/jit_sum.c and `tilec reduce --check` run tilec_reduce on a GPU
-# when one is usable, else on the simulator. (tilec run takes the simulator; on a GPU,
-# scripts/gpu-check runs the generated kernels.)
+# when one is usable, else on the simulator. tilec run too: at warp size 32 on a GPU when
+# one is usable (tilec_run_kernel, checked against the reference and the simulator's
+# bits), else the simulator; at 64 on the simulator.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
@@ -30,9 +31,8 @@ for f in examples/*.tile; do
         fi
     done
     rm -rf "$out"
-    for ws in 32 64; do
-        $tilec run "$f" --backend sim --warp-size "$ws" --check
-    done
+    $tilec run "$f" --backend auto --check
+    $tilec run "$f" --backend sim --warp-size 64 --check
 done
 
 echo
