@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,6 +436,62 @@ static void test_int_oracle(void **state) {
         }
 }
 
+/* Values the format decides, written by hand (no reference of tilec's): rows of 12 f32
+ * cut 4 + 4 + 4 over 3 ranks along the reduced dim, the special value in a middle rank's
+ * shard. Row 0: a NaN at column 7 and another at 9; row 1: +inf at 2 and -inf at 10;
+ * row 2: +inf at 5, the rest finite; row 3: halves 0.5 .. 6 (exact in f32), its largest
+ * twice, at 10 and 11. */
+static void test_special_values(void **state) {
+    (void)state;
+    enum { R = 4, C = 12 };
+    float x[R * C];
+    for (int i = 0; i < R * C; i++) x[i] = (float)((i * 37) % 11) - 5.0f; /* -5 .. 5 */
+    x[0 * C + 7] = NAN, x[0 * C + 9] = NAN;
+    x[1 * C + 2] = INFINITY, x[1 * C + 10] = -INFINITY;
+    x[2 * C + 5] = INFINITY;
+    for (int c = 0; c < C; c++) x[3 * C + c] = 0.5f * (float)(c + 1);
+    x[3 * C + 11] = 5.5f; /* 5.5 at 10 and 11: the first is the argmax */
+    struct {
+        tilec_op op;
+        float want[R];
+        int64_t index[R]; /* argmax / argmin; -1: no second output */
+    } cases[] = {
+        {TILEC_OP_MAX, {NAN, INFINITY, INFINITY, 5.5f}, {-1}},
+        {TILEC_OP_MIN, {NAN, -INFINITY, -5.0f, 0.5f}, {-1}},
+        {TILEC_OP_SUM, {NAN, NAN, INFINITY, 38.5f}, {-1}}, /* 0.5 + ... + 5.5 + 5.5 */
+        {TILEC_OP_ARGMAX, {NAN, INFINITY, INFINITY, 5.5f}, {7, 2, 5, 10}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        job j;
+        memset(&j, 0, sizeof j);
+        j.nranks = 3;
+        j.bad_rank = -1;
+        j.whole = (tilec_reduce_desc){.op = cases[k].op, .dtype = TILEC_F32, .rank = 2, .shape = {R, C}, .naxes = 1, .axes = {1}};
+        j.sd = 1;
+        cut(C, 3, 0, j.ext);
+        j.data = (const unsigned char *)x;
+        run_job(&j);
+        for (int r = 0; r < 3; r++) {
+            assert_int_equal(j.st[r], TILEC_OK);
+            for (int row = 0; row < R; row++) {
+                float got;
+                memcpy(&got, j.res[r] + 4 * row, 4);
+                float want = cases[k].want[row];
+                if (isnan(want) ? !isnan(got) : got != want)
+                    fail_msg("%s row %d on rank %d: %g, want %g", tilec_op_name(cases[k].op), row, r, (double)got, (double)want);
+                if (cases[k].index[0] >= 0) {
+                    int64_t idx;
+                    memcpy(&idx, j.res[r] + j.b1 + 8 * (size_t)row, 8);
+                    if (idx != cases[k].index[row])
+                        fail_msg("argmax row %d on rank %d: index %lld, want %lld", row, r, (long long)idx,
+                                 (long long)cases[k].index[row]);
+                }
+            }
+        }
+        free_job(&j);
+    }
+}
+
 /* Runs a job expected to fail on every rank, within `limit_s` seconds. */
 static void expect_all_fail(job *j, double limit_s, const char *want_msg_rank0) {
     struct timespec t0, t1;
@@ -616,7 +673,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_bad_arguments, clean), cmocka_unit_test_setup(test_nccl_missing, clean),
         cmocka_unit_test_setup(test_nvls_required, clean), cmocka_unit_test_setup(test_failures, clean),
-        cmocka_unit_test_setup(test_int_oracle, clean),    cmocka_unit_test_setup(test_kept_every_op, clean),
+        cmocka_unit_test_setup(test_int_oracle, clean),    cmocka_unit_test_setup(test_special_values, clean),    cmocka_unit_test_setup(test_kept_every_op, clean),
         cmocka_unit_test_setup(test_boundaries, clean),
         cmocka_unit_test_setup(test_every_op, clean),
     };

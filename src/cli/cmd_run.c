@@ -306,7 +306,7 @@ static int open_device(tilec_ctx *ctx, const tilec_target *asked, engine *dev, c
     tilec_target t;
     if (st == TILEC_OK) st = tilec_runtime_target(ctx, &t);
     if (st != TILEC_OK) {
-        fputs(tilec_diag_text(ctx), stderr); /* what was tried: no driver, the stub, no device, no NVRTC */
+        fputs(tilec_diag_text(ctx), stderr); /* what the runtime tried: the driver, the device, NVRTC */
         return st == TILEC_ERR_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_BAD_INPUT;
     }
     if (t.backend == TILEC_BACKEND_SIM) { /* auto found no GPU: the simulator, as before */
