@@ -176,11 +176,16 @@ class _Ctx:
                       _BACKENDS.index(backend), device)
 
     def call(self, fn, what, *args):
-        st = fn(self.h, *args)
+        self.check(fn(self.h, *args), what)
+
+    def check(self, st, what, fallback=""):
+        """Raises tilec.Error for a failed status, with this context's diagnostics (or
+        fallback when it has none)."""
         if st:
             diags = (_lib.tilec_diag_text(self.h) or b"").decode(errors="replace")
             raise Error(_STATUS.get(st, str(st)),
-                        "tilec: %s: %s" % (what, _lib.tilec_status_message(st).decode()), diags)
+                        "tilec: %s: %s" % (what, _lib.tilec_status_message(st).decode()),
+                        diags or fallback)
 
     def __del__(self):
         if getattr(self, "h", None) and _lib is not None:
@@ -502,7 +507,7 @@ def _cai_view(x):
     cai = x.__cuda_array_interface__
     v = _Gpu()
     typestr = cai["typestr"]
-    if typestr in ("<V2",) and "bfloat16" in str(getattr(x, "dtype", "")):
+    if typestr == "<V2" and "bfloat16" in str(getattr(x, "dtype", "")):
         v.dtype = "bf16"
     elif typestr in _FROM_TYPESTR:
         v.dtype = _FROM_TYPESTR[typestr]
@@ -732,6 +737,8 @@ def _reduce_cpu_torch(x, op, axis, keepdims, dtype, nan, out, correction, index_
 def _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
     """A GPU array known by __dlpack__ only (JAX's): viewed without a copy by torch (or
     CuPy), reduced there, the result handed back through DLPack to the array's library."""
+    if out is not None:  # before any work: its arrays cannot be written in place (JAX's)
+        raise TypeError("tilec: out= is not taken for arrays known by __dlpack__ only; use the result")
     if mod in ("jax", "jaxlib") and op.startswith("arg") and index_dtype is None:
         import jax
         if not jax.config.jax_enable_x64:  # JAX's indices are int32 unless x64 is on
@@ -747,11 +754,7 @@ def _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction, inde
         import jax.dlpack
         back = jax.dlpack.from_dlpack
         r = tuple(back(a) for a in r) if isinstance(r, tuple) else back(r)
-    return r if out is None else _deliver_gpu_copy(r, out)
-
-
-def _deliver_gpu_copy(r, out):
-    raise TypeError("tilec: out= is not taken for arrays known by __dlpack__ only; use the result")
+    return r
 
 
 # ---- the numpy spellings: one function per op, read from the op table ----------------------
@@ -810,11 +813,7 @@ def _with_program(text, file, fn):
 
 
 def _prog_call(ctx, fn, what, prog, *args):
-    st = fn(prog, *args)
-    if st:
-        diags = (_lib.tilec_diag_text(ctx.h) or b"").decode(errors="replace")
-        raise Error(_STATUS.get(st, str(st)), "tilec: %s: %s" % (
-            what, _lib.tilec_status_message(st).decode()), diags)
+    ctx.check(fn(prog, *args), what)
 
 
 def _take(p, n, text=True):
@@ -887,9 +886,6 @@ def explain(text, backend="sim", arch=None, warp_size=0, dump_loop=False, file="
         st = _lib.tilec_explain(prog, ctypes.byref(t), bool(dump_loop), ctypes.byref(p))
         text = ctypes.string_at(p).decode() if p.value else ""
         _lib.tilec_free(p)  # the table comes back on a dispatch failure too
-        if st:
-            diags = (_lib.tilec_diag_text(ctx.h) or b"").decode(errors="replace")
-            raise Error(_STATUS.get(st, str(st)), "tilec: explaining %s: %s" % (
-                file, _lib.tilec_status_message(st).decode()), diags or text)
+        ctx.check(st, "explaining %s" % file, text)
         return text
     return _with_program(text, file, run)
