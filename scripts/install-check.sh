@@ -4,8 +4,8 @@
 # would: with `pkg-config --cflags --libs tilec`, and with CMake (examples/cmake:
 # find_package(tilec) and tilec::tilec); then runs them (jit_sum on a GPU when one is
 # usable, else on the simulator). Checks that the CLI, its bash completion and (where
-# help2man is installed) its man page were installed too, and imports the installed Python
-# package and reduces with it.
+# help2man is installed) its man page were installed too, and that the Python package went
+# where /usr/bin/python3 looks under the prefix; imports it from there and reduces with it.
 set -euo pipefail
 build=$1
 root=$(mktemp -d)
@@ -44,18 +44,34 @@ readelf -d "$root/cmake-build/jit_sum" | grep -q "(NEEDED).*\[$soname\]" ||
     { echo "install check: the CMake-built jit_sum does not need $soname (tilecConfig.cmake names the wrong file)" >&2; exit 1; }
 LD_LIBRARY_PATH=$libdir "$root/cmake-build/jit_sum"
 
-# the Python package, as installed: its note of the library's directory, and a reduction
-# through that note (TILEC_LIB unset). --destdir stages the install under $root, so the note
-# is pointed there as a package manager's unpacking would.
-pkg=$(dirname "$(find "$root" -path '*/tilec/__init__.py' | head -1)")
-[ -f "$pkg/_install.py" ] || { echo "install check: the Python package was not installed" >&2; exit 1; }
+# the Python package, as installed: where /usr/bin/python3 looks for packages under the
+# prefix (the first entry of its sys.path below PREFIX/lib*: /usr/local/lib/python3.11/
+# dist-packages for Debian's python3 and /usr/local), or for a prefix it does not search,
+# the purelib path sysconfig gives for it (PREFIX/lib/python3.X/site-packages), which its
+# user puts on PYTHONPATH. The package must be there; it is imported from there, staged
+# under $root, with its note of the library's directory pointed there as a package
+# manager's unpacking would, and reduces through that note (TILEC_LIB unset).
+pydir=$(/usr/bin/python3 - "$prefix" <<'EOF'
+import os, sys, sysconfig
+prefix = os.path.normpath(sys.argv[1])
+searched = [os.path.normpath(p) for p in sys.path if p.endswith("-packages") and
+            os.path.relpath(os.path.normpath(p), prefix).startswith("lib")]
+print(searched[0] if searched else os.path.normpath(
+    sysconfig.get_path("purelib", "posix_prefix", {"base": prefix, "platbase": prefix})))
+EOF
+)
+pkg=$root$pydir/tilec
+[ -f "$pkg/__init__.py" ] && [ -f "$pkg/_install.py" ] || {
+    echo "install check: the Python package is not in $pydir/tilec, where /usr/bin/python3 looks under $prefix;" \
+         "it went to: $(dirname "$(find "$root" -path '*/tilec/__init__.py' | head -1)")" >&2; exit 1; }
 grep -qF "LIBDIR = '${libdir#"$root"}'" "$pkg/_install.py" ||
     { echo "install check: $pkg/_install.py does not name ${libdir#"$root"}" >&2; exit 1; }
 sed -i "s|^LIBDIR = '|LIBDIR = '$root|" "$pkg/_install.py"
-(cd "$root" && env -u TILEC_LIB PYTHONPATH="$(dirname "$pkg")" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
+(cd "$root" && env -u TILEC_LIB -u TILEC_BACKEND PYTHONPATH="$root$pydir" PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -c '
 import sys, numpy, tilec
+assert tilec.__file__ == sys.argv[2] + "/tilec/__init__.py", (tilec.__file__, sys.argv[2])
 assert tilec.library_path == sys.argv[1], (tilec.library_path, sys.argv[1])
-got = tilec.sum(numpy.array([3, -7, 2**31 - 1], dtype=numpy.int64))
+got = tilec.sum(numpy.array([3, -7, 2**31 - 1], dtype=numpy.int64), backend="sim")
 assert got == 2**31 - 5, got
-' "$libdir/libtilec.so")
+' "$libdir/libtilec.so" "$root$pydir")
 echo "install check: header, library, pkg-config file, CMake package, Python package, tilec, its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran; the Python package reduced"

@@ -1,7 +1,8 @@
 """The Python package against oracles that share nothing with tilec: Python's exact integer
 arithmetic and math.fsum (correctly rounded sums), numpy's argmax / max / var in f64, on
 views with every kind of stride and inputs with negatives, +-inf, NaN, +-0, subnormals and
-integer extremes. Runs on the simulator (numpy arrays); scripts/gpu-python is the GPU half.
+integer extremes. Runs on the simulator (numpy arrays; conftest.py chooses it); scripts/gpu-python
+is the GPU half.
 """
 import math
 import os
@@ -277,9 +278,9 @@ def test_tile_text_tools():
     assert e.value.status == "TILEC_ERR_VERIFY"
     assert "bad.tile:2:" in e.value.diagnostics
     try:
-        src = tilec.emit(canon, backend="cuda", arch="sm_90")
+        src = tilec.emit(canon, target="cuda", arch="sm_90")
         assert '__global__' in src and "row_sum" in src
-        cubin = tilec.compile(canon, backend="cuda", arch="sm_90")
+        cubin = tilec.compile(canon, target="cuda", arch="sm_90")
         assert cubin[:4] == b"\x7fELF"
     except tilec.Error as err:
         if err.status != "TILEC_ERR_UNAVAILABLE":
@@ -295,6 +296,7 @@ def test_the_example_runs():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "row maxima: [-7. -1.  5. 11.]" in r.stdout
+    assert "row_sum.tile's kernel: [ 28.  92. 156. 220.]" in r.stdout  # 0+1+...+7, 8+...+15, ...
 
 
 def test_byte_order_masks_and_rank():

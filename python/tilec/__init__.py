@@ -1,46 +1,49 @@
-"""tilec for Python: reductions of numpy arrays (on tilec's simulator) and of GPU tensors
-(torch, CuPy, JAX: anything with ``__cuda_array_interface__`` or ``__dlpack__``), on their
-device and stream, with their strides, and the `.tile` tools (check, fmt, emit, compile,
-explain). Pure Python over libtilec through ctypes; docs/python.md says how it is found.
+"""tilec for Python: reductions of numpy arrays (on a GPU when one is usable, else on tilec's
+simulator) and of GPU tensors (torch, CuPy, JAX: anything with ``__cuda_array_interface__``
+or ``__dlpack__``), on their device and stream, with their strides; a `.tile` program's own
+kernels on arrays (run_kernel); and the `.tile` tools (check, fmt, emit, compile, explain).
+Pure Python over libtilec through ctypes; docs/python.md says how it is found.
 
     >>> import numpy, tilec
-    >>> tilec.sum(numpy.arange(10, dtype=numpy.int32))
+    >>> tilec.sum(numpy.arange(10, dtype=numpy.int32), backend="sim")
     array(45, dtype=int32)
 
-Every name of an op, dtype, NaN policy and status comes from the library's own tables
-(tilec_op_name, tilec_dtype_name, ...), so a row added to them is here too.
+Every name of an op, dtype, NaN policy, backend and status comes from the library's own
+tables (tilec_op_name, tilec_dtype_name, ...), so a row added to them is here too.
 """
 
-import builtins
-import ctypes
-import ctypes.util
-import os
-import sys
-import threading
+import builtins as _builtins
+import ctypes as _ctypes
+import os as _os
+import sys as _sys
+import threading as _threading
+import warnings as _warnings
+from ctypes import util as _ctypes_util
 
-__all__ = ["Error", "reduce", "check", "fmt", "emit", "compile", "explain", "library_path",
+__all__ = ["Error", "ArgumentError", "SimulatorWarning", "reduce", "var_mean", "std_mean",
+           "run_kernel", "check", "fmt", "emit", "compile", "explain", "library_path",
            "version", "OPS", "DTYPES"]
 
 
 # ---- finding and binding the library ---------------------------------------------------
 
 def _candidates():
-    env = os.environ.get("TILEC_LIB")
+    env = _os.environ.get("TILEC_LIB")
     if env:
         yield env
         return  # asked for one library: never another behind the user's back
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = _os.path.dirname(_os.path.abspath(__file__))
     try:
         from . import _install  # written by meson install: where it put the library
-        yield os.path.join(_install.LIBDIR, "libtilec.so")
+        yield _os.path.join(_install.LIBDIR, "libtilec.so")
     except ImportError:
         pass
-    yield os.path.join(here, "libtilec.so")
-    root = os.path.dirname(os.path.dirname(here))  # the source tree, when run from it
-    for build in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+    yield _os.path.join(here, "libtilec.so")
+    root = _os.path.dirname(_os.path.dirname(here))  # the source tree, when run from it
+    for build in sorted(_os.listdir(root)) if _os.path.isdir(root) else []:
         if build.startswith("build"):
-            yield os.path.join(root, build, "libtilec.so")
-    found = ctypes.util.find_library("tilec")
+            yield _os.path.join(root, build, "libtilec.so")
+    found = _ctypes_util.find_library("tilec")
     if found:
         yield found
 
@@ -48,13 +51,18 @@ def _candidates():
 def _load():
     tried = []
     for path in _candidates():
-        if os.path.sep in path and not os.path.exists(path):
+        if _os.path.sep in path and not _os.path.exists(path):
             tried.append(path + " (absent)")
             continue
         try:
-            return ctypes.CDLL(path), path
+            lib = _ctypes.CDLL(path)
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
+            continue
+        if not hasattr(lib, "tilec_version"):  # a library, but another one (TILEC_LIB=libm.so.6)
+            tried.append("%s (loads, but is not libtilec: it has no tilec_version)" % path)
+            continue
+        return lib, path
     raise ImportError("tilec: libtilec.so not found; set TILEC_LIB to its path, or build "
                       "tilec (meson setup build && ninja -C build). Tried: " +
                       ("; ".join(tried) or "nothing"))
@@ -67,51 +75,70 @@ _lib, library_path = _load()
 # this line names include/tilec.h's version.
 _ABI = "0.2"
 
-_c_int, _c_i64, _c_size, _vp, _cp = (ctypes.c_int, ctypes.c_int64, ctypes.c_size_t,
-                                     ctypes.c_void_p, ctypes.c_char_p)
+_c_int, _c_i64, _c_size, _vp, _cp = (_ctypes.c_int, _ctypes.c_int64, _ctypes.c_size_t,
+                                     _ctypes.c_void_p, _ctypes.c_char_p)
 _MAX_RANK = 8
 
 
 def _bind(name, res, *args):
-    f = getattr(_lib, name)
+    try:
+        f = getattr(_lib, name)
+    except AttributeError:
+        raise ImportError("tilec: %s has no %s, so it is not a libtilec %s.x; point TILEC_LIB at "
+                          "one built from the same tree as the package" % (
+                              library_path, name, _ABI)) from None
     f.restype, f.argtypes = res, list(args)
     return f
 
 
-_lib.tilec_version.restype = ctypes.c_char_p
+_bind("tilec_version", _cp)
 _found = _lib.tilec_version().decode()
 if _found.split(".")[:2] != _ABI.split("."):
     raise ImportError("tilec: %s is libtilec %s; this package speaks %s.x. Point TILEC_LIB at a "
                       "libtilec.so of %s.x (build tilec from the same tree as the package)" % (
                           library_path, _found, _ABI, _ABI))
 
+_PP = _ctypes.POINTER(_vp)
 for _name, _res, _args in [
-        ("tilec_version", _cp, ()),
         ("tilec_dtype_name", _cp, (_c_int,)), ("tilec_op_name", _cp, (_c_int,)),
         ("tilec_nan_name", _cp, (_c_int,)), ("tilec_backend_name", _cp, (_c_int,)),
         ("tilec_status_name", _cp, (_c_int,)), ("tilec_status_message", _cp, (_c_int,)),
         ("tilec_dtype_size", _c_size, (_c_int,)), ("tilec_dtype_wide", _c_int, (_c_int,)),
-        ("tilec_op_compares", ctypes.c_bool, (_c_int,)),
+        ("tilec_op_compares", _ctypes.c_bool, (_c_int,)),
         ("tilec_op_outputs", _c_int, (_c_int,)),
-        ("tilec_op_takes_correction", ctypes.c_bool, (_c_int,)),
+        ("tilec_op_takes_correction", _ctypes.c_bool, (_c_int,)),
         ("tilec_op_second_dtype", _c_int, (_c_int, _c_int)),
-        ("tilec_op_supports", ctypes.c_bool, (_c_int, _c_int, ctypes.c_bool)),
-        ("tilec_open", _c_int, (ctypes.POINTER(_vp),)), ("tilec_close", None, (_vp,)),
+        ("tilec_op_supports", _ctypes.c_bool, (_c_int, _c_int, _ctypes.c_bool)),
+        ("tilec_open", _c_int, (_PP,)), ("tilec_close", None, (_vp,)),
         ("tilec_diag_text", _cp, (_vp,)), ("tilec_free", None, (_vp,)),
         ("tilec_runtime_open", _c_int, (_vp, _c_int, _c_int)),
-        ("tilec_mem_alloc", _c_int, (_vp, _c_size, ctypes.POINTER(_vp))),
+        ("tilec_runtime_backend", _c_int, (_vp,)),
+        ("tilec_mem_alloc", _c_int, (_vp, _c_size, _PP)),
         ("tilec_mem_free", _c_int, (_vp, _vp)),
         ("tilec_mem_upload", _c_int, (_vp, _vp, _vp, _c_size)),
         ("tilec_mem_download", _c_int, (_vp, _vp, _vp, _c_size)),
+        ("tilec_synchronize", _c_int, (_vp,)),
         ("tilec_reduce", _c_int, (_vp, _vp, _vp, _vp)),
-        ("tilec_parse", _c_int, (_vp, _cp, _cp, _c_size, ctypes.POINTER(_vp))),
+        ("tilec_run_kernel", _c_int, (_vp, _vp, _cp, _PP, _c_size, _vp)),
+        ("tilec_parse", _c_int, (_vp, _cp, _cp, _c_size, _PP)),
         ("tilec_verify", _c_int, (_vp, _vp)),
-        ("tilec_format", _c_int, (_vp, ctypes.POINTER(_vp), ctypes.POINTER(_c_size))),
+        ("tilec_format", _c_int, (_vp, _PP, _ctypes.POINTER(_c_size))),
         ("tilec_program_free", None, (_vp,)),
-        ("tilec_explain", _c_int, (_vp, _vp, ctypes.c_bool, ctypes.POINTER(_vp))),
-        ("tilec_emit", _c_int, (_vp, _vp, ctypes.POINTER(_vp), ctypes.POINTER(_c_size))),
-        ("tilec_compile", _c_int, (_vp, _vp, ctypes.POINTER(_vp), ctypes.POINTER(_c_size)))]:
+        ("tilec_program_kernel_count", _c_size, (_vp,)),
+        ("tilec_program_kernel", _vp, (_vp, _c_size)),
+        ("tilec_kernel_name", _cp, (_vp,)),
+        ("tilec_kernel_is_func", _ctypes.c_bool, (_vp,)),
+        ("tilec_kernel_param_count", _c_size, (_vp,)),
+        ("tilec_kernel_param_at", _vp, (_vp, _c_size)),
+        ("tilec_buffer_name", _cp, (_vp,)),
+        ("tilec_buffer_dtype", _c_int, (_vp,)),
+        ("tilec_buffer_rank", _c_int, (_vp,)),
+        ("tilec_buffer_extent", _c_i64, (_vp, _c_int)),
+        ("tilec_explain", _c_int, (_vp, _vp, _ctypes.c_bool, _PP)),
+        ("tilec_emit", _c_int, (_vp, _vp, _PP, _ctypes.POINTER(_c_size))),
+        ("tilec_compile", _c_int, (_vp, _vp, _PP, _ctypes.POINTER(_c_size)))]:
     _bind(_name, _res, *_args)
+del _name, _res, _args
 
 
 def _table(fn):
@@ -128,16 +155,21 @@ def _table(fn):
 OPS = _table(_lib.tilec_op_name)          # "sum", "max", ...
 DTYPES = _table(_lib.tilec_dtype_name)    # "f16", "bf16", "f32", ...
 _NANS = _table(_lib.tilec_nan_name)
-_BACKENDS = _table(_lib.tilec_backend_name)
+_BACKENDS = _table(_lib.tilec_backend_name)  # "auto", "cuda", "hip", "sim"
 _STATUS = {}
 for _i in range(64):
     _n = _lib.tilec_status_name(_i)
     if _n is not None:
         _STATUS[_i] = _n.decode()
+del _i, _n
 
 
 def version():
+    """The library's version ("0.2.0"), which is also tilec.__version__."""
     return _lib.tilec_version().decode()
+
+
+__version__ = version()
 
 
 class Error(Exception):
@@ -150,42 +182,66 @@ class Error(Exception):
         super().__init__(message + (":\n" + diagnostics.rstrip() if diagnostics else ""))
 
 
-class _Desc(ctypes.Structure):  # tilec_reduce_desc, field for field
+class ArgumentError(Error, ValueError):
+    """The library refused what it was given: an argument (TILEC_ERR_INVALID_ARG: the max of
+    an empty axis, memory that does not fit), or .tile text that does not parse or verify
+    (TILEC_ERR_PARSE, TILEC_ERR_VERIFY). A tilec.Error and a ValueError, as numpy raises
+    ValueError for the same inputs."""
+
+
+# the statuses that say the input is wrong (ArgumentError); the others (no compiler, a
+# budget, memory) are the environment's, and stay a plain tilec.Error
+_ARG_STATUSES = ("TILEC_ERR_INVALID_ARG", "TILEC_ERR_PARSE", "TILEC_ERR_VERIFY")
+
+
+class SimulatorWarning(UserWarning):
+    """Issued once per process, the first time a host array (numpy) is reduced or a kernel run
+    on tilec's simulator because no GPU was usable: it is correct but far slower than numpy.
+    backend="sim" (or TILEC_BACKEND=sim) chooses the simulator without it."""
+
+
+def _raise(st, what, diagnostics=""):
+    name = _STATUS.get(st, str(st))
+    cls = ArgumentError if name in _ARG_STATUSES else Error
+    raise cls(name, "tilec: %s: %s" % (what, _lib.tilec_status_message(st).decode()), diagnostics)
+
+
+class _Desc(_ctypes.Structure):  # tilec_reduce_desc, field for field
     _fields_ = [("op", _c_int), ("dtype", _c_int), ("rank", _c_int),
                 ("shape", _c_i64 * _MAX_RANK), ("naxes", _c_int), ("axes", _c_int * _MAX_RANK),
-                ("nan", _c_int), ("accumulate", ctypes.c_bool), ("stream", _vp),
-                ("strides", ctypes.POINTER(_c_i64)), ("widen", ctypes.c_bool), ("out2", _vp),
-                ("index_i32", ctypes.c_bool), ("correction", ctypes.POINTER(_c_i64))]
+                ("nan", _c_int), ("accumulate", _ctypes.c_bool), ("stream", _vp),
+                ("strides", _ctypes.POINTER(_c_i64)), ("widen", _ctypes.c_bool), ("out2", _vp),
+                ("index_i32", _ctypes.c_bool), ("correction", _ctypes.POINTER(_c_i64))]
 
 
-class _Target(ctypes.Structure):  # tilec_target
+class _Target(_ctypes.Structure):  # tilec_target
     _fields_ = [("backend", _c_int), ("arch", _cp), ("warp_size", _c_int)]
 
 
 class _Ctx:
-    """One library context, used by one thread at a time (the library's rule): the lock."""
+    """One library context, used by one thread at a time (the library's rule): the lock.
+    kind: the backend its runtime runs on ("sim" when "auto" found no GPU); None without one."""
 
     def __init__(self, backend=None, device=0):
         h = _vp()
-        st = _lib.tilec_open(ctypes.byref(h))
+        st = _lib.tilec_open(_ctypes.byref(h))
         if st:
-            raise Error(_STATUS.get(st, str(st)), "tilec_open failed")
-        self.h, self.lock, self.plans = h, threading.Lock(), {}
+            _raise(st, "tilec_open failed")
+        self.h, self.lock, self.plans, self.kind = h, _threading.Lock(), {}, None
         if backend is not None:
             self.call(_lib.tilec_runtime_open, "opening the %s backend" % backend,
                       _BACKENDS.index(backend), device)
+            self.kind = _BACKENDS[_lib.tilec_runtime_backend(h)]
 
     def call(self, fn, what, *args):
         self.check(fn(self.h, *args), what)
 
     def check(self, st, what, fallback=""):
-        """Raises tilec.Error for a failed status, with this context's diagnostics (or
-        fallback when it has none)."""
+        """Raises tilec.Error (ArgumentError for a bad argument) for a failed status, with
+        this context's diagnostics (or fallback when it has none)."""
         if st:
             diags = (_lib.tilec_diag_text(self.h) or b"").decode(errors="replace")
-            raise Error(_STATUS.get(st, str(st)),
-                        "tilec: %s: %s" % (what, _lib.tilec_status_message(st).decode()),
-                        diags or fallback)
+            _raise(st, what, diags or fallback)
 
     def __del__(self):
         if getattr(self, "h", None) and _lib is not None:
@@ -193,7 +249,7 @@ class _Ctx:
 
 
 _contexts = {}
-_contexts_lock = threading.Lock()
+_contexts_lock = _threading.Lock()
 
 
 def _context(backend, device=0):
@@ -203,6 +259,51 @@ def _context(backend, device=0):
         if c is None:
             c = _contexts[key] = _Ctx(backend, device)
         return c
+
+
+# ---- where host arrays run ---------------------------------------------------------------
+
+_sim_warned = []  # one SimulatorWarning a process
+
+
+def _host_backend(backend):
+    """backend= of a host array (None: $TILEC_BACKEND, else "auto"), checked."""
+    where = "backend"
+    if backend is None:
+        backend, where = _os.environ.get("TILEC_BACKEND") or "auto", "TILEC_BACKEND"
+    if backend not in _BACKENDS:
+        raise ValueError("tilec: %s=%r; say one of %s" % (where, backend, ", ".join(_BACKENDS)))
+    return backend
+
+
+def _host_context(backend):
+    """The context host arrays run in, and whether this call is the one to warn that they
+    run on the simulator (backend "auto" found no GPU)."""
+    backend = _host_backend(backend)
+    ctx = _context(backend)
+    warn = backend == "auto" and ctx.kind == "sim" and not _sim_warned
+    return ctx, warn
+
+
+def _warn_simulator(what):
+    with _contexts_lock:
+        if _sim_warned:
+            return
+        _sim_warned.append(True)
+    f, level = _sys._getframe(1), 2  # the first frame outside this module: the user's call
+    while f is not None and f.f_globals.get("__name__") == __name__:
+        f, level = f.f_back, level + 1
+    _warnings.warn("tilec: no usable GPU (CUDA or HIP) here, so %s on tilec's simulator, "
+                   "which is correct but many times slower than numpy; pass "
+                   "backend='sim' (or set TILEC_BACKEND=sim) to choose it without this "
+                   "warning" % what, SimulatorWarning, stacklevel=level)
+
+
+def _device_backend(backend, v):
+    """backend= for a GPU tensor: it runs on its own GPU, so only that backend (or auto)."""
+    if backend is not None and backend not in ("auto", v.backend):
+        raise ValueError("tilec: backend=%r; a GPU tensor runs on its own device (%s); "
+                         "backend= chooses where host arrays (numpy) run" % (backend, v.backend))
 
 
 # ---- dtypes of the array libraries ---------------------------------------------------
@@ -217,30 +318,87 @@ _TO_NAME = {v: k for k, v in _FROM_NAME.items()}
 
 
 def _tilec_dtype(name, what="the input"):
+    """tilec's name of a dtype spelled as tilec ("f32", "bf16": the CLI's names), numpy
+    (np.float32, "float32", "<f4", "f4") or torch (torch.float32) does."""
     if isinstance(name, str) and name in DTYPES:  # tilec's own names: "f32", "i64"
         return name
-    if "numpy" in sys.modules and not str(name).startswith("torch."):
+    np = _sys.modules.get("numpy")
+    if np is not None and not str(name).startswith("torch."):
         try:  # np.int64, np.dtype("f4"), "float32", "<f8", "int"
-            d = sys.modules["numpy"].dtype(name)
+            d = np.dtype(name)
             name = d.name if d.isnative else "%s (byte order %s)" % (d.name, d.byteorder)
         except (TypeError, ValueError):
             pass
     name = str(name).replace("torch.", "")
     t = _FROM_NAME.get(name)
     if t is None:
-        raise TypeError("tilec: %s has dtype %s; tilec reduces %s (cast it first, e.g. "
-                        "x.astype('float32'))" % (what, name, ", ".join(
-                            sorted(_FROM_NAME))))
+        raise TypeError("tilec: %s has dtype %s; tilec takes %s (or tilec's names %s; cast "
+                        "it first, e.g. x.astype('float32'))" % (
+                            what, name, ", ".join(sorted(_FROM_NAME)), ", ".join(DTYPES)))
     return t
+
+
+# ---- integers: what ctypes would wrap is refused here ---------------------------------------
+
+_I64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _is_bool(v):
+    np = _sys.modules.get("numpy")
+    return isinstance(v, bool) or (np is not None and isinstance(v, np.bool_))
+
+
+def _int(v, what, lo=None, hi=None):
+    """An int argument, as Python's int: bools (Python's and numpy's), floats and anything
+    without __index__ refused (TypeError); one outside [lo, hi] a ValueError naming the
+    range (ctypes would wrap it silently)."""
+    if _is_bool(v) or not hasattr(v, "__index__"):
+        raise TypeError("tilec: %s must be an int, not %r" % (what, v))
+    v = v.__index__()
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise ValueError("tilec: %s must be an int from %s to %s, not %d" % (
+            what, _bound(lo), _bound(hi), v))
+    return v
+
+
+def _bound(b):
+    for p in (31, 63):
+        if b == (1 << p) - 1:
+            return "2^%d - 1" % p
+        if b == -(1 << p):
+            return "-2^%d" % p
+    return str(b)
+
+
+def _warp_size(v):
+    v = _int(v, "warp_size")
+    if v not in (0, 32, 64):
+        raise ValueError("tilec: warp_size must be 0 (the target's default), 32 or 64, not %d" % v)
+    return v
+
+
+def _cstr(s, what):
+    """A str argument as the bytes of a C string: a NUL inside would cut it short silently."""
+    if not isinstance(s, str):
+        raise TypeError("tilec: %s must be a str, not %r" % (what, s))
+    if "\0" in s:
+        raise ValueError("tilec: %s contains a NUL character: %r" % (what, s))
+    return s.encode("utf-8", "surrogateescape")
 
 
 # ---- the reduction: arguments to a descriptor ---------------------------------------------
 
-def _int(v, what):
-    """An int argument, as Python's int: bools, floats and anything without __index__ refused."""
-    if isinstance(v, bool) or not hasattr(v, "__index__"):
-        raise TypeError("tilec: %s must be an int, not %r" % (what, v))
-    return v.__index__()
+class _AxisError(ValueError, IndexError):
+    """numpy's AxisError where numpy is not imported (a GPU tensor's reduction)."""
+
+
+def _axis_error(msg):
+    np = _sys.modules.get("numpy")
+    cls = None
+    if np is not None:
+        cls = getattr(getattr(np, "exceptions", None), "AxisError", None) or \
+            getattr(np, "AxisError", None)
+    return (cls or _AxisError)(msg)
 
 
 def _axis_key(axis):
@@ -258,7 +416,7 @@ def _axes(axis, rank):
     out = []
     for a in axis:
         if not -rank <= a < rank:
-            raise ValueError("tilec: axis %d is out of range for a tensor of %d dims" % (a, rank))
+            raise _axis_error("tilec: axis %d is out of range for a tensor of %d dims" % (a, rank))
         a %= rank
         if a in out:
             raise ValueError("tilec: axis %d is given twice" % a)
@@ -274,25 +432,44 @@ def _op_index(op):
     return OPS.index(op)
 
 
+def _names(axis, keepdims, dim, keepdim):
+    """torch's dim= and keepdim= as aliases of axis= and keepdims=."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError("tilec: give axis or dim (torch's name for it), not both")
+        axis = dim
+    if keepdim is not None:
+        if keepdims is not False:
+            raise TypeError("tilec: give keepdims or keepdim (torch's name for it), not both")
+        keepdims = keepdim
+    return axis, keepdims
+
+
 class _Plan:
     """What a call needs that depends on the tensor's description only: the descriptor
-    (and the ctypes arrays it points at), the output's shape and dtypes."""
-    __slots__ = ("desc", "keep", "res", "res2", "oshape")
+    (and the ctypes arrays it points at), the outputs' shape and dtypes, which of them the
+    call returns."""
+    __slots__ = ("desc", "keep", "op", "res", "res2", "oshape", "visible")
 
-
-_I64 = (-(1 << 63), (1 << 63) - 1)
+    def outputs(self):
+        """(shape, tilec dtype) of each output the library writes: out, then out2."""
+        return [(self.oshape, self.res)] + ([(self.oshape, self.res2)] if self.res2 else [])
 
 
 def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, index_dtype):
     """Checks the arguments and plans the call (the element strides are dropped when
-    they are the dense row-major ones)."""
+    they are the dense row-major ones). A 0-d tensor (shape ()) takes axis None only, and
+    is reduced as one element."""
     if len(shape) > _MAX_RANK:
         raise ValueError("tilec: the input has %d dims; tilec reduces tensors of up to %d" % (
             len(shape), _MAX_RANK))
     for v in tuple(shape) + tuple(strides):
         if not _I64[0] <= v <= _I64[1]:
             raise ValueError("tilec: extent or stride %d does not fit 64 bits" % v)
-    axes = _axes(axis, len(shape))
+    zero_d = not shape
+    axes = _axes(axis, len(shape))  # 0-d: any axis is out of range, as numpy's AxisError says
+    if zero_d:
+        shape, strides, axes = (1,), (1,), (0,)
     dense = strides == tuple(_prod(shape[i + 1:]) for i in range(len(shape))) or \
         _prod(shape) <= 1
     if dense:
@@ -347,26 +524,29 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
             raise ValueError("tilec: correction must be an int from 0 to 2^63 - 1, not %r" % (
                 correction,))
         corr = _c_i64(correction)
-        desc.correction = ctypes.pointer(corr)
+        desc.correction = _ctypes.pointer(corr)
     st = None
     if strides is not None:
         st = (_c_i64 * len(shape))(*strides)
-        desc.strides = ctypes.cast(st, ctypes.POINTER(_c_i64))
+        desc.strides = _ctypes.cast(st, _ctypes.POINTER(_c_i64))
     p = _Plan()
-    p.desc, p.keep, p.res, p.res2 = desc, (st, corr), res, res2
-    p.oshape = _out_shape(shape, axes, keepdims)
+    p.desc, p.keep, p.op, p.res, p.res2 = desc, (st, corr), op, res, res2
+    p.oshape = () if zero_d else _out_shape(shape, axes, keepdims)
+    # what the call gives back: argmax / argmin their indices (out2), aminmax both
+    p.visible = (1,) if op.startswith("arg") else (0, 1) if res2 else (0,)
     return p
 
 
 _PLANS_MAX = 1024  # descriptors a context keeps; a program that makes more just plans again
 
 
-def _cached_plan(ctx, op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction,
-                 index_dtype):
-    """_plan's answer for these arguments, kept by the context (whose lock the caller
+def _cached_plan(ctx, req, shape, strides, dt):
+    """_plan's answer for request req = (op, axis, keepdims, dtype, nan, correction,
+    index_dtype) on a tensor of this description, kept by the context (whose lock the caller
     holds: a call writes the descriptor's stream and out2 before it reduces). axis and
     correction are made ints first, so a key equal to a good one (True == 1) is checked
     as itself."""
+    op, axis, keepdims, out_dtype, nan, correction, index_dtype = req
     key = (op, dt, shape, strides, _axis_key(axis), bool(keepdims), nan, out_dtype,
            None if correction is None else _int(correction, "correction"), index_dtype)
     try:
@@ -387,9 +567,76 @@ def _out_shape(shape, axes, keepdims):
     return tuple(e for i, e in enumerate(shape) if i not in axes)
 
 
-# ---- numpy arrays: on the simulator --------------------------------------------------------
+def _prod(t):
+    p = 1
+    for e in t:
+        p *= e
+    return p
 
-def _reduce_numpy(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
+
+# ---- out=: the same forms on every path ----------------------------------------------------
+
+def _slots(out, plans):
+    """out= as one entry per output the library writes (None where the call allocates),
+    checked for count: None; one array, or a tuple or list of what the call returns (an
+    argmax's indices, an aminmax's (min, max), var_mean's (var, mean)); or of every output
+    (an argmax's (values, indices))."""
+    specs = [s for p in plans for s in p.outputs()]
+    visible, at = [], 0
+    for p in plans:
+        visible += [at + i for i in p.visible]
+        at += len(p.outputs())
+    if out is None:
+        return specs, [None] * len(specs), visible
+    given = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(given) == len(specs):
+        slots = given
+    elif len(given) == len(visible):
+        slots = [None] * len(specs)
+        for i, g in zip(visible, given):
+            slots[i] = g
+    else:
+        what = "%d result%s" % (len(visible), "s" if len(visible) > 1 else "")
+        if len(specs) != len(visible):
+            what += " (or %d outputs: the values and the indices)" % len(specs)
+        raise TypeError("tilec: this call returns %s; out= gives %d" % (what, len(given)))
+    mine = [g for g in slots if g is not None]
+    for i, g in enumerate(mine):
+        if any(g is h for h in mine[:i]):
+            raise ValueError("tilec: out= names the same array twice; give each output its own")
+    return specs, slots, visible
+
+
+def _returned(arrays, visible):
+    r = [arrays[i] for i in visible]
+    return r[0] if len(r) == 1 else tuple(r)
+
+
+# ---- host arrays (numpy): copied to the GPU, or run on the simulator -------------------------
+
+class _Blocks:
+    """tilec_mem_alloc blocks of a context, freed together (the caller holds its lock)."""
+
+    def __init__(self, ctx):
+        self.ctx, self.ptrs = ctx, []
+
+    def alloc(self, nbytes):
+        p = _vp()
+        self.ctx.call(_lib.tilec_mem_alloc, "allocating %d bytes" % nbytes,
+                      _builtins.max(nbytes, 1), _ctypes.byref(p))
+        self.ptrs.append(p)
+        return p.value
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.ptrs:
+            _lib.tilec_mem_free(self.ctx.h, p)
+
+
+def _host_input(x):
+    """A numpy array tilec can read: native byte order, whole-element strides."""
     import numpy as np
     if isinstance(x, np.ma.MaskedArray):
         raise TypeError("tilec: a masked array's mask would be ignored; reduce x.filled(v) or "
@@ -397,86 +644,111 @@ def _reduce_numpy(x, op, axis, keepdims, dtype, nan, out, correction, index_dtyp
     x = np.asarray(x)
     if not x.dtype.isnative:  # big-endian data: tilec reads elements in the machine's order
         x = x.astype(x.dtype.newbyteorder("="))
-    zero_d = x.ndim == 0
     dt = _tilec_dtype(x.dtype.name)
-    item = x.itemsize
-    if zero_d or any(s % item for s in x.strides):
-        x = np.ascontiguousarray(x).reshape(x.shape or (1,))
-    shape = x.shape
+    if x.ndim == 0 or any(s % x.itemsize for s in x.strides):
+        x = np.ascontiguousarray(x).reshape(x.shape)
+    return x, dt
+
+
+def _check_host_out(g, shape, t):
+    import numpy as np
+    if not isinstance(g, np.ndarray):
+        raise TypeError("tilec: out for a numpy input must be a numpy array, not %s" %
+                        type(g).__name__)
+    if tuple(g.shape) != tuple(shape) or g.dtype != np.dtype(_TO_NAME[t]):
+        raise ValueError("tilec: out has shape %s and dtype %s; the result has shape %s and "
+                         "dtype %s" % (tuple(g.shape), g.dtype, tuple(shape), _TO_NAME[t]))
+    if not g.flags.writeable:
+        raise ValueError("tilec: out is read-only")
+
+
+def _reduce_host(x, reqs, out, backend):
+    """numpy arrays: the bytes the view spans are copied into the backend's memory once (a
+    GPU's when one is usable, else the simulator's), each request reduced there with the
+    view's own strides, the results copied back."""
+    import numpy as np
+    x, dt = _host_input(x)
+    shape, item = x.shape, x.itemsize
     strides = tuple(s // item for s in x.strides)
-    ctx = _context("sim")
+    ctx, warn = _host_context(backend)
     with ctx.lock:
-        p = _cached_plan(ctx, op, dt, shape, strides, axis, keepdims, nan, dtype, correction,
-                         index_dtype)
-        desc, res, res2 = p.desc, p.res, p.res2
-        oshape = () if zero_d else p.oshape
-        first = np.empty(oshape, dtype=_np_dtype(res))
-        second = np.empty(oshape, dtype=_np_dtype(res2)) if res2 else None
+        plans = [_cached_plan(ctx, r, shape, strides, dt) for r in reqs]
+        specs, slots, visible = _slots(out, plans)
+        for g, (s, t) in zip(slots, specs):  # every out before any work
+            if g is not None:
+                _check_host_out(g, s, t)
+        mine = [g for g in slots if g is not None]
+        for i, g in enumerate(mine):
+            if any(np.shares_memory(g, h) for h in mine[:i]):
+                raise ValueError("tilec: the arrays of out= overlap; give each output its own")
+        results = [np.empty(s, dtype=_TO_NAME[t]) for s, t in specs]
         # the view's bytes: from its lowest to its highest element, whatever the strides' signs
         n = x.size
-        lo = builtins.sum(s * (e - 1) for s, e in zip(x.strides, shape) if s < 0) if n else 0
-        hi = builtins.sum(s * (e - 1) for s, e in zip(x.strides, shape) if s > 0) + item if n else 0
-        span = builtins.max(hi - lo, 1)
-        bufs = []
-
-        def alloc(nbytes):
-            p = _vp()
-            ctx.call(_lib.tilec_mem_alloc, "allocating %d bytes" % nbytes, builtins.max(nbytes, 1),
-                     ctypes.byref(p))
-            bufs.append(p)
-            return p.value
-
-        try:
-            base = alloc(span)
+        lo = _builtins.sum(s * (e - 1) for s, e in zip(x.strides, shape) if s < 0) if n else 0
+        hi = _builtins.sum(s * (e - 1) for s, e in zip(x.strides, shape) if s > 0) + item \
+            if n else 0
+        with _Blocks(ctx) as mem:
+            base = mem.alloc(hi - lo)
             if n:
                 ctx.call(_lib.tilec_mem_upload, "uploading the input", base,
                          x.ctypes.data + lo, hi - lo)
-            o1 = alloc(first.nbytes)
-            o2 = alloc(second.nbytes) if second is not None else None
-            desc.out2 = o2
-            ctx.call(_lib.tilec_reduce, "reduce %s" % op, ctypes.byref(desc), base - lo, o1)
-            if first.nbytes:
-                ctx.call(_lib.tilec_mem_download, "downloading the output", first.ctypes.data,
-                         o1, first.nbytes)
-            if second is not None and second.nbytes:
-                ctx.call(_lib.tilec_mem_download, "downloading the output", second.ctypes.data,
-                         o2, second.nbytes)
-        finally:
-            desc.out2 = None
-            for p in bufs:
-                _lib.tilec_mem_free(ctx.h, p)
-    result = _pick(op, first, second)
-    return _deliver(result, out)
+            dev = [mem.alloc(r.nbytes) for r in results]
+            at = 0
+            for p in plans:
+                k = len(p.outputs())
+                _launch(ctx, p, base - lo, None, dev[at], dev[at + 1] if k == 2 else None)
+                at += k
+            ctx.call(_lib.tilec_synchronize, "waiting for the device")
+            for r, d in zip(results, dev):
+                if r.nbytes:
+                    ctx.call(_lib.tilec_mem_download, "downloading the output", r.ctypes.data,
+                             d, r.nbytes)
+    if warn:
+        _warn_simulator("numpy arrays are reduced")
+    for i, g in enumerate(slots):
+        if g is not None:
+            g[...] = results[i]
+            results[i] = g
+    return _returned(results, visible)
 
 
-def _np_dtype(t):
-    import numpy as np
-    return np.dtype(_TO_NAME[t])
+def _launch(ctx, p, ptr, stream, o1, o2):
+    """One tilec_reduce of plan p on the stream; the caller holds ctx's lock."""
+    desc = p.desc
+    desc.stream, desc.out2 = stream, o2
+    try:
+        ctx.call(_lib.tilec_reduce, "reduce %s" % p.op, _ctypes.byref(desc), ptr, o1)
+    finally:
+        desc.stream, desc.out2 = None, None
 
 
-def _pick(op, first, second):
-    """What the call returns: numpy's answer — the indices of argmax / argmin, (min, max) of
-    aminmax, else the one output."""
-    if second is None:
-        return first
-    if op.startswith("arg"):
-        return second
-    return (first, second)
+def _reduce_cpu_torch(x, reqs, out, backend):
+    """A torch CPU tensor: through numpy (views of the same memory, out= too), the results
+    torch tensors again."""
+    import torch
+    if x.dtype == torch.bfloat16:
+        raise TypeError("tilec: a bfloat16 CPU tensor has no numpy view; reduce it on the GPU "
+                        "(x.cuda()) or as float32 (x.float())")
+    views = {}
 
+    def view(o):
+        if not isinstance(o, torch.Tensor) or o.device.type != "cpu":
+            raise TypeError("tilec: out for a CPU tensor must be a CPU tensor, not %s" % (
+                getattr(o, "device", type(o).__name__),))
+        if o.requires_grad:
+            raise ValueError("tilec: out requires grad; tilec writes outside autograd")
+        if o.dtype == torch.bfloat16:
+            raise TypeError("tilec: a bfloat16 CPU tensor has no numpy view")
+        v = o.numpy()
+        views[id(v)] = o
+        return v
+    if out is not None:
+        out = [view(o) for o in out] if isinstance(out, (tuple, list)) else view(out)
+    r = _reduce_host(x.detach().numpy(), reqs, out, backend)
 
-def _deliver(result, out):
-    if out is None:
-        return result
-    if isinstance(result, tuple):
-        if not isinstance(out, tuple) or len(out) != len(result):
-            raise TypeError("tilec: this op has %d outputs; pass out=(a, b)" % len(result))
-        return tuple(_deliver(r, o) for r, o in zip(result, out))
-    if tuple(out.shape) != tuple(result.shape) or str(out.dtype) != str(result.dtype):
-        raise ValueError("tilec: out has shape %s and dtype %s; the result has shape %s and "
-                         "dtype %s" % (tuple(out.shape), out.dtype, tuple(result.shape),
-                                       result.dtype))
-    out[...] = result
-    return out
+    def back(a):
+        return views[id(a)] if id(a) in views else torch.from_numpy(a)
+    return tuple(back(a) for a in r) if isinstance(r, tuple) else back(r)
 
 
 # ---- GPU tensors: on their device and stream ---------------------------------------------
@@ -485,7 +757,7 @@ class _Gpu:
     """What a GPU tensor says of itself: pointer, shape, element strides, dtype, device,
     stream, and how to allocate an output in its library."""
     __slots__ = ("ptr", "shape", "strides", "dtype", "device", "stream", "empty", "backend",
-                 "keep")
+                 "keep", "readonly")
 
 
 def _torch_view(x, torch):
@@ -495,6 +767,7 @@ def _torch_view(x, torch):
     v.device = x.device.index if x.device.index is not None else torch.cuda.current_device()
     v.stream = torch.cuda.current_stream(v.device).cuda_stream
     v.backend = "hip" if getattr(torch.version, "hip", None) else "cuda"
+    v.readonly = False
     dev = x.device
 
     def empty(shape, t):
@@ -512,7 +785,7 @@ def _cai_view(x):
     elif typestr in _FROM_TYPESTR:
         v.dtype = _FROM_TYPESTR[typestr]
     else:
-        raise TypeError("tilec: the input has typestr %s; tilec reduces %s" % (
+        raise TypeError("tilec: the input has typestr %s; tilec takes %s" % (
             typestr, ", ".join(sorted(_FROM_TYPESTR))))
     item = int(typestr[2:])
     v.shape = tuple(cai["shape"])
@@ -524,6 +797,7 @@ def _cai_view(x):
                 cai["strides"],))
         v.strides = tuple(s // item for s in cai["strides"])
     v.ptr = cai["data"][0]
+    v.readonly = bool(cai["data"][1])
     v.stream = cai.get("stream") or None
     v.device, v.backend, v.keep = _cai_device(x), "cuda", x
     mod = type(x).__module__.split(".")[0]
@@ -550,33 +824,40 @@ def _cai_device(x):
     return 0
 
 
-def _prod(t):
-    p = 1
-    for e in t:
-        p *= e
-    return p
+def _check_gpu_out(g, v, shape, t):
+    _same_device(g, v)
+    gv = _torch_or_cai(g)
+    if gv.shape != tuple(shape) or gv.dtype != t:
+        raise ValueError("tilec: out has shape %s and dtype %s; the result has shape %s "
+                         "and dtype %s" % (gv.shape, _TO_NAME.get(gv.dtype), tuple(shape),
+                                           _TO_NAME[t]))
+    if gv.strides != tuple(_prod(shape[i + 1:]) for i in range(len(shape))) and _prod(shape) > 1:
+        raise ValueError("tilec: out must be dense (row-major); its strides are %s" % (
+            gv.strides,))
 
 
-def _launch(ctx, p, op, ptr, stream, o1, o2):
-    """One tilec_reduce of plan p on the stream; the caller holds ctx's lock."""
-    desc = p.desc
-    desc.stream, desc.out2 = stream, o2
-    try:
-        ctx.call(_lib.tilec_reduce, "reduce %s" % op, ctypes.byref(desc), ptr, o1)
-    finally:
-        desc.out2 = None
-
-
-def _reduce_gpu(v, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
+def _reduce_gpu(v, reqs, out, backend):
+    _device_backend(backend, v)
     ctx = _context(v.backend, v.device)
     with ctx.lock:
-        p = _cached_plan(ctx, op, v.dtype, v.shape or (1,), v.strides or (1,), axis, keepdims,
-                         nan, dtype, correction, index_dtype)
-        outs = _gpu_outputs(v, out, p.oshape if v.shape else (), p.res, p.res2,
-                            op.startswith("arg"))
-        _launch(ctx, p, op, v.ptr, v.stream, _gpu_ptr(outs[0]),
-                _gpu_ptr(outs[1]) if p.res2 else None)
-    return _pick(op, outs[0], outs[1] if p.res2 else None) if out is None else out
+        plans = [_cached_plan(ctx, r, v.shape, v.strides, v.dtype) for r in reqs]
+        specs, slots, visible = _slots(out, plans)
+        for g, (s, t) in zip(slots, specs):  # every out before any work
+            if g is not None:
+                _check_gpu_out(g, v, s, t)
+        if v.empty is None and any(g is None for g in slots):
+            raise TypeError("tilec: tilec allocates outputs for torch and CuPy tensors; for a "
+                            "%s pass out= (%s)" % (type(v.keep).__name__, ", ".join(
+                                "a dense array of shape %s, dtype %s" % (s, _TO_NAME[t])
+                                for s, t in specs)))
+        outs = [g if g is not None else v.empty(s, t) for g, (s, t) in zip(slots, specs)]
+        at = 0
+        for p in plans:
+            k = len(p.outputs())
+            _launch(ctx, p, v.ptr, v.stream, _gpu_ptr(outs[at]),
+                    _gpu_ptr(outs[at + 1]) if k == 2 else None)
+            at += k
+    return _returned(outs, visible)
 
 
 _TORCH = {}  # torch's dtypes <-> tilec's, the backend and the raw-stream call, made once
@@ -597,61 +878,28 @@ def _torch_tables(torch):
     return _TORCH
 
 
-def _reduce_torch(x, torch, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
+def _reduce_torch(x, torch, reqs, out, backend):
     """A CUDA (or ROCm) torch tensor: the common case, kept short — the plan is looked up
     by the tensor's description, outputs are x.new_empty, the stream torch's current."""
-    if out is not None:
-        return _reduce_gpu(_torch_view(x, torch), op, axis, keepdims, dtype, nan, out,
-                           correction, index_dtype)
+    if out is not None or len(reqs) > 1 or backend is not None:
+        return _reduce_gpu(_torch_view(x, torch), reqs, out, backend)
     tt = _TORCH if "stream" in _TORCH else _torch_tables(torch)
     dt = tt.get(x.dtype) or _tilec_dtype(str(x.dtype))
     dev = x.get_device()
-    shape = tuple(x.shape)
     ctx = _contexts.get((tt["backend"], dev)) or _context(tt["backend"], dev)
     with ctx.lock:
-        p = _cached_plan(ctx, op, dt, shape or (1,), x.stride() or (1,), axis, keepdims, nan,
-                         dtype, correction, index_dtype)
-        oshape = p.oshape if shape else ()
-        o1 = x.new_empty(oshape, dtype=tt[p.res])
-        o2 = x.new_empty(oshape, dtype=tt[p.res2]) if p.res2 else None
-        _launch(ctx, p, op, x.data_ptr(), tt["stream"](dev), o1.data_ptr(),
+        p = _cached_plan(ctx, reqs[0], tuple(x.shape), tuple(x.stride()), dt)
+        o1 = x.new_empty(p.oshape, dtype=tt[p.res])
+        o2 = x.new_empty(p.oshape, dtype=tt[p.res2]) if p.res2 else None
+        _launch(ctx, p, x.data_ptr(), tt["stream"](dev), o1.data_ptr(),
                 o2.data_ptr() if o2 is not None else None)
-    return _pick(op, o1, o2)
-
-
-def _gpu_outputs(v, out, oshape, res, res2, indices_only=False):
-    want = [(oshape, res)] + ([(oshape, res2)] if res2 else [])
-    if out is None:
-        if v.empty is None:
-            raise TypeError("tilec: tilec allocates outputs for torch and CuPy tensors; for a "
-                            "%s pass out= (a dense tensor of shape %s, dtype %s)" % (
-                                type(v.keep).__name__, oshape, _TO_NAME[res]))
-        return [v.empty(s, t) for s, t in want]
-    given = list(out) if isinstance(out, tuple) else [out]
-    if res2 and len(given) == 1 and indices_only:
-        # argmax / argmin with one out: the indices; the values go to a scratch tensor
-        if v.empty is None:
-            raise TypeError("tilec: pass out=(values, indices) for this tensor type")
-        given = [v.empty(oshape, res)] + given
-    if len(given) != len(want):
-        raise TypeError("tilec: this op writes %d outputs; out= gives %d" % (len(want), len(given)))
-    for g, (s, t) in zip(given, want):
-        _same_device(g, v)
-        gv = _torch_or_cai(g)
-        if gv.shape != tuple(s) or gv.dtype != t:
-            raise ValueError("tilec: out has shape %s and dtype %s; the result has shape %s "
-                             "and dtype %s" % (gv.shape, _TO_NAME.get(gv.dtype), tuple(s),
-                                               _TO_NAME[t]))
-        if gv.strides != tuple(_prod(s[i + 1:]) for i in range(len(s))) and _prod(s) > 1:
-            raise ValueError("tilec: out must be dense (row-major); its strides are %s" % (
-                gv.strides,))
-    return given
+    return _returned([o1, o2], p.visible)
 
 
 def _same_device(g, v):
     """out= must be writable memory of the input's GPU: a host array there would hand the
     kernel a host pointer."""
-    torch = sys.modules.get("torch")
+    torch = _sys.modules.get("torch")
     if torch is not None and isinstance(g, torch.Tensor):
         if g.device.type != "cuda" or g.get_device() != v.device:
             raise ValueError("tilec: out is on %s; the input is on GPU %d: give an out there" % (
@@ -674,82 +922,115 @@ def _gpu_ptr(t):
 
 
 def _torch_or_cai(x):
-    torch = sys.modules.get("torch")
+    torch = _sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         return _torch_view(x, torch)
     return _cai_view(x)
 
 
-def reduce(x, op="sum", axis=None, keepdims=False, dtype=None, nan="propagate", out=None,
-           correction=None, index_dtype=None):
-    """Reduces x with op over axis (None: every axis; an int or a tuple, negative from the
-    end). numpy arrays run on tilec's simulator; torch and CuPy tensors (anything with
-    __cuda_array_interface__, or __dlpack__ through torch or CuPy) on their GPU, on the
-    current stream, with their strides, the output made by their library. dtype: the
-    output's dtype, the input's (default) or its wide dtype (f16, bf16 -> f32, f32 -> f64,
-    i32, u32 -> i64); nan: "propagate" or "ignore" (max, min, argmax, argmin, aminmax of
-    floats); correction: var and std's divisor is n - correction (default 1, torch's;
-    numpy's ddof); index_dtype: argmax / argmin indices int64 (default) or int32. argmax
-    and argmin return the indices; aminmax (min, max). Raises tilec.Error with the
-    library's diagnostics."""
-    torch = sys.modules.get("torch")
+def _kind(x):
+    """Where x lives: "torch-gpu", "torch-cpu", "jax", "cai" (a GPU array with
+    __cuda_array_interface__), "dlpack-gpu", or "host" (numpy and anything numpy takes)."""
+    torch = _sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
-        if x.device.type != "cuda":
-            return _reduce_cpu_torch(x, op, axis, keepdims, dtype, nan, out, correction,
-                                     index_dtype)
-        return _reduce_torch(x, torch, op, axis, keepdims, dtype, nan, out, correction,
-                             index_dtype)
+        return "torch-gpu" if x.device.type == "cuda" else "torch-cpu"
     mod = type(x).__module__.split(".")[0]
     if mod in ("jax", "jaxlib") and hasattr(x, "__dlpack__"):
-        return _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction,
-                              index_dtype)
+        return "jax"
     if hasattr(x, "__cuda_array_interface__"):
-        return _reduce_gpu(_cai_view(x), op, axis, keepdims, dtype, nan, out, correction,
-                           index_dtype)
+        return "cai"
     if hasattr(x, "__dlpack__") and mod not in ("numpy", "builtins"):
         dev = x.__dlpack_device__() if hasattr(x, "__dlpack_device__") else (1, 0)
         if dev[0] in (2, 10):  # kDLCUDA, kDLROCM
-            return _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction,
-                                  index_dtype)
-    return _reduce_numpy(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype)
+            return "dlpack-gpu"
+    return "host"
 
 
-def _reduce_cpu_torch(x, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
-    """A torch CPU tensor: through numpy on the simulator, the result a torch tensor again."""
-    import torch
-    if x.dtype == torch.bfloat16:
-        raise TypeError("tilec: a bfloat16 CPU tensor has no numpy view; reduce it on the GPU "
-                        "(x.cuda()) or as float32 (x.float())")
-    r = _reduce_numpy(x.detach().numpy(), op, axis, keepdims, dtype, nan, None, correction,
-                      index_dtype)
-    r = tuple(torch.from_numpy(a) for a in r) if isinstance(r, tuple) else torch.from_numpy(r)
-    if out is None:
-        return r
-    pairs = zip(r, out) if isinstance(r, tuple) else [(r, out)]
-    for a, o in pairs:
-        if tuple(o.shape) != tuple(a.shape) or o.dtype != a.dtype:
-            raise ValueError("tilec: out has shape %s and dtype %s; the result has shape %s and "
-                             "dtype %s" % (tuple(o.shape), o.dtype, tuple(a.shape), a.dtype))
-        o.copy_(a)
-    return out
+def _dispatch(x, reqs, out, backend):
+    k = _kind(x)
+    if k == "torch-gpu":
+        return _reduce_torch(x, _sys.modules["torch"], reqs, out, backend)
+    if k == "torch-cpu":
+        return _reduce_cpu_torch(x, reqs, out, backend)
+    if k in ("jax", "dlpack-gpu"):
+        return _reduce_dlpack(x, reqs, out, backend)
+    if k == "cai":
+        return _reduce_gpu(_cai_view(x), reqs, out, backend)
+    return _reduce_host(x, reqs, out, backend)
 
 
-def _reduce_dlpack(x, mod, op, axis, keepdims, dtype, nan, out, correction, index_dtype):
+def reduce(x, op="sum", axis=None, keepdims=False, dtype=None, nan="propagate", out=None,
+           correction=None, index_dtype=None, *, dim=None, keepdim=None, backend=None):
+    """Reduces x with op over axis (None: every axis; an int or a tuple, negative from the
+    end; dim= is torch's name for it, keepdim= for keepdims). numpy arrays (and torch CPU
+    tensors) run on a GPU when one is usable, copied there and back, else on tilec's
+    simulator (backend= "auto", "cuda", "hip" or "sim"; None: $TILEC_BACKEND, else "auto");
+    torch and CuPy tensors (anything with __cuda_array_interface__, or __dlpack__ through
+    torch or CuPy) on their GPU, on the current stream, with their strides, the output made
+    by their library. dtype: the output's dtype, the input's (default) or its wide dtype
+    (f16, bf16 -> f32, f32 -> f64, i32, u32 -> i64); nan: "propagate" or "ignore" (max,
+    min, argmax, argmin, aminmax of floats); correction: var and std's divisor is
+    n - correction (default 1, torch's; numpy's ddof); index_dtype: argmax / argmin
+    indices int64 (default) or int32. argmax and argmin return the indices; aminmax
+    (min, max). out: an array, or a tuple or list of what the call returns (argmax and
+    argmin may take (values, indices)), all checked before any work. Raises tilec.Error
+    (ArgumentError, a ValueError, for what the library refuses as input) with the
+    library's diagnostics."""
+    axis, keepdims = _names(axis, keepdims, dim, keepdim)
+    return _dispatch(x, [(op, axis, keepdims, dtype, nan, correction, index_dtype)], out,
+                     backend)
+
+
+def _correction(name, kw, default):
+    """numpy's ddof or the array API's and torch's correction (one of them), else default."""
+    if "ddof" in kw and "correction" in kw:
+        raise TypeError("tilec.%s: give ddof or correction, not both" % name)
+    c = kw.pop("ddof", kw.pop("correction", None))
+    return default if c is None else c
+
+
+def _moments(name, op, x, axis, keepdims, dim, keepdim, dtype, out, backend, kw):
+    corr = _correction(name, kw, 1)
+    if kw:
+        raise TypeError("tilec.%s got an unexpected keyword argument %r" % (name, next(iter(kw))))
+    axis, keepdims = _names(axis, keepdims, dim, keepdim)
+    return _dispatch(x, [(op, axis, keepdims, dtype, "propagate", corr, None),
+                         ("mean", axis, keepdims, dtype, "propagate", None, None)], out, backend)
+
+
+def var_mean(x, axis=None, *, keepdims=False, dtype=None, out=None, dim=None, keepdim=None,
+             backend=None, **kw):
+    """(var, mean) of x over axis, as torch.var_mean: correction=1 by default (torch's;
+    ddof= is numpy's name for it). Two reductions of one copy of x (a host array is copied
+    to the device once): the library's var does not hand out its mean. out: (var, mean)."""
+    return _moments("var_mean", "var", x, axis, keepdims, dim, keepdim, dtype, out, backend, kw)
+
+
+def std_mean(x, axis=None, *, keepdims=False, dtype=None, out=None, dim=None, keepdim=None,
+             backend=None, **kw):
+    """(std, mean) of x over axis, as torch.std_mean: correction=1 by default (torch's;
+    ddof= is numpy's name for it). out: (std, mean)."""
+    return _moments("std_mean", "std", x, axis, keepdims, dim, keepdim, dtype, out, backend, kw)
+
+
+def _reduce_dlpack(x, reqs, out, backend):
     """A GPU array known by __dlpack__ only (JAX's): viewed without a copy by torch (or
-    CuPy), reduced there, the result handed back through DLPack to the array's library."""
+    CuPy), reduced there, the results handed back through DLPack to the array's library."""
     if out is not None:  # before any work: its arrays cannot be written in place (JAX's)
         raise TypeError("tilec: out= is not taken for arrays known by __dlpack__ only; use the result")
-    if mod in ("jax", "jaxlib") and op.startswith("arg") and index_dtype is None:
+    mod = type(x).__module__.split(".")[0]
+    if mod in ("jax", "jaxlib"):
         import jax
         if not jax.config.jax_enable_x64:  # JAX's indices are int32 unless x64 is on
-            index_dtype = "int32"
+            reqs = [r[:6] + ("int32",) if r[0].startswith("arg") and r[6] is None else r
+                    for r in reqs]
     try:
         import torch
         view = torch.from_dlpack(x)
     except ImportError:
         import cupy
         view = cupy.from_dlpack(x)
-    r = reduce(view, op, axis, keepdims, dtype, nan, None, correction, index_dtype)
+    r = _dispatch(view, reqs, None, backend)
     if mod in ("jax", "jaxlib"):
         import jax.dlpack
         back = jax.dlpack.from_dlpack
@@ -769,9 +1050,7 @@ def _spelling(op, nan):
                             % (name, op))
         kw.setdefault("nan", nan)
         if corrects:  # numpy's ddof (default 0) or the array API's correction
-            if "ddof" in kw and "correction" in kw:
-                raise TypeError("tilec.%s: give ddof or correction, not both" % name)
-            kw["correction"] = kw.pop("ddof", kw.get("correction", 0))
+            kw["correction"] = _correction(name, kw, 0)
         return reduce(x, op, axis=axis, keepdims=keepdims, dtype=dtype, out=out, **kw)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = ("numpy's %s: tilec.reduce(x, %r, axis, keepdims, dtype, nan=%r, out)%s" % (
@@ -785,21 +1064,33 @@ for _op in OPS:
     if _lib.tilec_op_compares(OPS.index(_op)):
         globals()["nan" + _op] = _spelling(_op, "ignore")
         __all__.append("nan" + _op)
-amax, amin, nanamax, nanamin = max, min, nanmax, nanmin  # noqa: F821 (made above)
+del _op
+amax, amin = max, min  # noqa: F821 (made above)
 __all__ += ["amax", "amin"]
 
 
 # ---- .tile text ---------------------------------------------------------------------------
 
+def _text(text):
+    """.tile text as the bytes the library reads: a str as UTF-8 (surrogateescape, so a str
+    decoded that way from any bytes gives them back), bytes as they are."""
+    if isinstance(text, str):
+        return text.encode("utf-8", "surrogateescape")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        return bytes(text)
+    raise TypeError("tilec: .tile text is a str or bytes, not %s" % type(text).__name__)
+
+
+def _like(data, text):
+    """What the library wrote, as the caller gave the text: bytes for bytes, else str."""
+    return data if not isinstance(text, str) else data.decode("utf-8", "surrogateescape")
+
+
 def _program(ctx, text, file):
-    if not isinstance(text, (str, bytes)):
-        raise TypeError("tilec: .tile text is a str or bytes, not %s" % type(text).__name__)
-    if not isinstance(file, str):
-        raise TypeError("tilec: file names the text in diagnostics: a str, not %r" % (file,))
-    data = text.encode() if isinstance(text, str) else text
+    data = _text(text)
+    name = _cstr(file, "file")
     prog = _vp()
-    ctx.call(_lib.tilec_parse, "parsing %s" % file, file.encode(), data, len(data),
-             ctypes.byref(prog))
+    ctx.call(_lib.tilec_parse, "parsing %s" % file, name, data, len(data), _ctypes.byref(prog))
     return prog
 
 
@@ -812,80 +1103,248 @@ def _with_program(text, file, fn):
         _lib.tilec_program_free(prog)
 
 
-def _prog_call(ctx, fn, what, prog, *args):
-    ctx.check(fn(prog, *args), what)
-
-
-def _take(p, n, text=True):
+def _take(p, n):
     try:
-        return ctypes.string_at(p, n.value).decode() if text else ctypes.string_at(p, n.value)
+        return _ctypes.string_at(p, n.value)
     finally:
         _lib.tilec_free(p)
 
 
-def _target(backend, arch, warp_size):
-    if backend not in _BACKENDS:
-        raise ValueError("tilec: backend %r; say one of %s" % (backend, ", ".join(_BACKENDS)))
+def _target(target, backend, arch, warp_size, fn):
+    """tilec_target of target= (backend=: its old name, deprecated), arch and warp_size, all
+    checked before the text is parsed. None: cuda, the CLI's default."""
+    if backend is not None:
+        if target is not None:
+            raise TypeError("tilec.%s: give target (backend is its old name), not both" % fn)
+        _warnings.warn("tilec.%s: backend= is now target=, the CLI's --target; backend= will "
+                       "be removed" % fn, DeprecationWarning, stacklevel=3)
+        target = backend
+    if target is None:
+        target = "cuda"
+    if target not in _BACKENDS:
+        raise ValueError("tilec: target=%r; say one of %s" % (target, ", ".join(_BACKENDS)))
     if arch is not None and not isinstance(arch, str):
         raise TypeError("tilec: arch is a str such as 'sm_90' or 'gfx90a', not %r" % (arch,))
-    return _Target(_BACKENDS.index(backend), arch.encode() if arch else None,
-                   _int(warp_size, "warp_size"))
+    return _Target(_BACKENDS.index(target), _cstr(arch, "arch") if arch else None,
+                   _warp_size(warp_size))
 
 
-class _VerifyOptions(ctypes.Structure):
+class _VerifyOptions(_ctypes.Structure):
     _fields_ = [("warp_size", _c_int)]
 
 
 def check(text, file="<text>", warp_size=0):
-    """Parses and verifies .tile text; raises tilec.Error with the diagnostics when it
-    breaks a rule of the format."""
+    """Parses and verifies .tile text (str or bytes); raises tilec.ArgumentError with the
+    diagnostics when it does not parse or breaks a rule of the format. warp_size: 0 (32),
+    32 or 64."""
+    o = _VerifyOptions(_warp_size(warp_size))
+
     def run(ctx, prog):
-        o = _VerifyOptions(warp_size)
-        _prog_call(ctx, _lib.tilec_verify, "checking %s" % file, prog, ctypes.byref(o))
+        ctx.check(_lib.tilec_verify(prog, _ctypes.byref(o)), "checking %s" % file)
     _with_program(text, file, run)
 
 
 def fmt(text, file="<text>"):
-    """The canonical form of .tile text."""
+    """The canonical form of .tile text: a str for a str (UTF-8; bytes that are not UTF-8
+    come back as they went in, through surrogateescape), bytes for bytes."""
     def run(ctx, prog):
         p, n = _vp(), _c_size()
-        _prog_call(ctx, _lib.tilec_format, "formatting %s" % file, prog, ctypes.byref(p),
-                   ctypes.byref(n))
-        return _take(p, n)
+        ctx.check(_lib.tilec_format(prog, _ctypes.byref(p), _ctypes.byref(n)),
+                  "formatting %s" % file)
+        return _like(_take(p, n), text)
     return _with_program(text, file, run)
 
 
-def _generate(fn, what, binary, text, backend, arch, warp_size, file):
-    """tilec_emit or tilec_compile of the text for the target: its bytes (text or binary)."""
-    t = _target(backend, arch, warp_size)  # checked before the text is parsed
-
+def _generate(fn, what, binary, text, t, file):
+    """tilec_emit or tilec_compile of the text for the target."""
     def run(ctx, prog):
         p, n = _vp(), _c_size()
-        _prog_call(ctx, fn, "%s %s" % (what, file), prog, ctypes.byref(t), ctypes.byref(p),
-                   ctypes.byref(n))
-        return _take(p, n, text=not binary)
+        ctx.check(fn(prog, _ctypes.byref(t), _ctypes.byref(p), _ctypes.byref(n)),
+                  "%s %s" % (what, file))
+        data = _take(p, n)
+        return data if binary else _like(data, text)
     return _with_program(text, file, run)
 
 
-def emit(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
-    """CUDA or HIP source for every kernel and func of the .tile text."""
-    return _generate(_lib.tilec_emit, "emitting", False, text, backend, arch, warp_size, file)
+def emit(text, target=None, arch=None, warp_size=0, file="<text>", *, backend=None):
+    """CUDA or HIP source for every kernel and func of the .tile text (str for str, bytes
+    for bytes). target: "cuda" (None, the CLI's default) or "hip"; backend= is its old,
+    deprecated name."""
+    t = _target(target, backend, arch, warp_size, "emit")
+    return _generate(_lib.tilec_emit, "emitting", False, text, t, file)
 
 
-def compile(text, backend="cuda", arch=None, warp_size=0, file="<text>"):
-    """A CUBIN (NVRTC) or code object (hiprtc) of the .tile text, as bytes; no GPU needed."""
-    return _generate(_lib.tilec_compile, "compiling", True, text, backend, arch, warp_size, file)
+def compile(text, target=None, arch=None, warp_size=0, file="<text>", *, backend=None):
+    """A CUBIN (NVRTC) or code object (hiprtc) of the .tile text, as bytes; no GPU needed.
+    target: "cuda" (None, the CLI's default) or "hip"; backend= is its old, deprecated name."""
+    t = _target(target, backend, arch, warp_size, "compile")
+    return _generate(_lib.tilec_compile, "compiling", True, text, t, file)
 
 
-def explain(text, backend="sim", arch=None, warp_size=0, dump_loop=False, file="<text>"):
-    """For every tile statement: each variant tried, each predicate's verdict, the winner."""
-    t = _target(backend, arch, warp_size)
+def explain(text, target=None, arch=None, warp_size=0, dump_loop=False, file="<text>", *,
+            backend=None):
+    """For every tile statement: each variant tried, each predicate's verdict, the winner
+    (str for str text, bytes for bytes). target: "cuda" (None, the CLI's default), "hip" or
+    "sim"; backend= is its old, deprecated name."""
+    t = _target(target, backend, arch, warp_size, "explain")
 
     def run(ctx, prog):
         p = _vp()
-        st = _lib.tilec_explain(prog, ctypes.byref(t), bool(dump_loop), ctypes.byref(p))
-        text = ctypes.string_at(p).decode() if p.value else ""
+        st = _lib.tilec_explain(prog, _ctypes.byref(t), bool(dump_loop), _ctypes.byref(p))
+        data = _ctypes.string_at(p) if p.value else b""
         _lib.tilec_free(p)  # the table comes back on a dispatch failure too
-        ctx.check(st, "explaining %s" % file, text)
-        return text
+        ctx.check(st, "explaining %s" % file, data.decode("utf-8", "replace"))
+        return _like(data, text)
     return _with_program(text, file, run)
+
+
+# ---- a program's own kernels on arrays ------------------------------------------------------
+
+def _find_kernel(prog, kernel):
+    """The kernel handle of name kernel (None: the program's only kernel or func)."""
+    ks = [_lib.tilec_program_kernel(prog, i) for i in range(_lib.tilec_program_kernel_count(prog))]
+    names = [_lib.tilec_kernel_name(k).decode("utf-8", "surrogateescape") for k in ks]
+    if kernel is None:
+        if len(ks) != 1:
+            raise ValueError("tilec: the program has %d kernels and funcs (%s); name the one to "
+                             "run with kernel=" % (len(ks), ", ".join(names)))
+        kernel = names[0]
+    elif kernel not in names:
+        raise ValueError("tilec: the program has no kernel %r; it has %s" % (
+            kernel, ", ".join(names)))
+    k = ks[names.index(kernel)]
+    if _lib.tilec_kernel_is_func(k):
+        raise ValueError("tilec: %s is a func: it is called from a kernel, not run" % kernel)
+    return k, kernel
+
+
+def _params(k):
+    """(name, tilec dtype, shape) of each parameter of kernel k."""
+    out = []
+    for i in range(_lib.tilec_kernel_param_count(k)):
+        b = _lib.tilec_kernel_param_at(k, i)
+        out.append((_lib.tilec_buffer_name(b).decode(), DTYPES[_lib.tilec_buffer_dtype(b)],
+                    tuple(_lib.tilec_buffer_extent(b, d) for d in range(_lib.tilec_buffer_rank(b)))))
+    return out
+
+
+def _host_arg(a, name, dt, shape):
+    """A host argument (numpy array, or a torch CPU tensor's numpy view) checked against its
+    parameter: the numpy array to copy in and back."""
+    import numpy as np
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        if a.requires_grad or a.dtype == torch.bfloat16:
+            raise TypeError("tilec: parameter %s: a CPU tensor that requires grad, or of "
+                            "bfloat16, has no numpy view" % name)
+        a = a.numpy()
+    if not isinstance(a, np.ndarray):
+        raise TypeError("tilec: parameter %s: give a numpy array (or a GPU tensor), not %s" % (
+            name, type(a).__name__))
+    if dt == "bf16" and a.dtype == np.uint16:
+        pass  # bfloat16's bit patterns: numpy has no bfloat16
+    elif a.dtype.name not in _FROM_NAME or _FROM_NAME[a.dtype.name] != dt:
+        raise TypeError("tilec: parameter %s is %s; the array is %s%s" % (
+            name, _TO_NAME[dt], a.dtype, " (give bfloat16 as uint16 bit patterns)"
+            if dt == "bf16" else ""))
+    if tuple(a.shape) != shape:
+        raise ValueError("tilec: parameter %s has shape %s; the array %s" % (
+            name, shape, tuple(a.shape)))
+    return a
+
+
+def run_kernel(text, *args, kernel=None, backend=None, file="<text>"):
+    """Runs kernel `kernel` of the .tile text (None: its only kernel) for its whole grid on
+    args, one array per parameter, in order, of the parameter's shape and dtype, read and
+    written in place (tilec_run_kernel). numpy arrays (any layout; bfloat16 as uint16 bit
+    patterns) are copied to a GPU when one is usable, else to the simulator (backend= as for
+    reduce), and each array the kernel changed is copied back: an array it would change must
+    be writable. torch and CuPy tensors (any __cuda_array_interface__ array) run where they
+    are, on the current stream of the first one's library, and must be dense (row-major)
+    on one device. Returns None."""
+    if kernel is not None:
+        _cstr(kernel, "kernel")
+    kinds = {_kind(a) for a in args}
+    if kinds - {"host", "torch-cpu"} and kinds & {"host", "torch-cpu"}:
+        raise TypeError("tilec: run_kernel takes host arrays (numpy) or GPU tensors, not both")
+    if kinds & {"jax", "dlpack-gpu"}:
+        raise TypeError("tilec: run_kernel writes its arrays in place; a JAX (or __dlpack__ "
+                        "only) array cannot be written: pass a torch or CuPy tensor")
+    gpu = bool(kinds) and not kinds & {"host", "torch-cpu"}
+    if gpu:
+        views = [_torch_or_cai(a) for a in args]
+        _device_backend(backend, views[0])
+        ctx, warn = _context(views[0].backend, views[0].device), False
+    else:
+        ctx, warn = _host_context(backend)
+    with ctx.lock:
+        prog = _program(ctx, text, file)
+        try:
+            k, kernel = _find_kernel(prog, kernel)
+            params = _params(k)
+            if len(args) != len(params):
+                raise TypeError("tilec: kernel %s takes %d arrays (%s), not %d" % (
+                    kernel, len(params), ", ".join(p[0] for p in params), len(args)))
+            if gpu:
+                _run_gpu(ctx, prog, kernel, params, views)
+            else:
+                changed = _run_host(ctx, prog, kernel, params, args)
+        finally:
+            _lib.tilec_program_free(prog)
+    if gpu:
+        return None
+    for a, got in changed:  # every check done: written together, or none
+        a[...] = got
+    if warn:
+        _warn_simulator("run_kernel runs kernels of numpy arrays")
+    return None
+
+
+def _run_gpu(ctx, prog, kernel, params, views):
+    for v, (name, dt, shape) in zip(views, params):
+        if v.device != views[0].device or v.backend != views[0].backend:
+            raise ValueError("tilec: parameter %s is on %s GPU %d; the first array on %s GPU %d" % (
+                name, v.backend, v.device, views[0].backend, views[0].device))
+        if v.dtype != dt or v.shape != shape:
+            raise TypeError("tilec: parameter %s is %s%s; the tensor %s%s" % (
+                name, _TO_NAME[dt], list(shape), _TO_NAME.get(v.dtype, v.dtype), list(v.shape)))
+        if v.strides != tuple(_prod(shape[i + 1:]) for i in range(len(shape))) and _prod(shape) > 1:
+            raise ValueError("tilec: parameter %s must be dense (row-major); the tensor's strides "
+                             "are %s" % (name, v.strides))
+        if v.readonly:
+            raise ValueError("tilec: parameter %s: the array is read-only" % name)
+    ptrs = (_vp * _builtins.max(len(views), 1))(*[v.ptr for v in views])
+    ctx.check(_lib.tilec_run_kernel(ctx.h, prog, kernel.encode("utf-8", "surrogateescape"),
+                                    ptrs, len(views), views[0].stream if views else None),
+              "running %s" % kernel)
+
+
+def _run_host(ctx, prog, kernel, params, args):
+    """Copies each array in, runs, copies each out; gives (array, new contents) of those the
+    kernel changed, checked writable (nothing of the caller's is written here)."""
+    import numpy as np
+    arrays = [_host_arg(a, *p) for a, p in zip(args, params)]
+    dense = [np.ascontiguousarray(a) for a in arrays]
+    after = [np.empty_like(d) for d in dense]
+    with _Blocks(ctx) as mem:
+        ptrs = (_vp * _builtins.max(len(dense), 1))()
+        for i, d in enumerate(dense):
+            ptrs[i] = mem.alloc(d.nbytes)
+            if d.nbytes:
+                ctx.call(_lib.tilec_mem_upload, "uploading %s" % params[i][0], ptrs[i],
+                         d.ctypes.data, d.nbytes)
+        ctx.check(_lib.tilec_run_kernel(ctx.h, prog, kernel.encode("utf-8", "surrogateescape"),
+                                        ptrs, len(dense), None), "running %s" % kernel)
+        ctx.call(_lib.tilec_synchronize, "waiting for the device")
+        for i, d in enumerate(after):
+            if d.nbytes:
+                ctx.call(_lib.tilec_mem_download, "downloading %s" % params[i][0],
+                         d.ctypes.data, ptrs[i], d.nbytes)
+    changed = []
+    for a, d, got, p in zip(arrays, dense, after, params):
+        if d.tobytes() != got.tobytes():
+            if not a.flags.writeable:
+                raise ValueError("tilec: kernel %s wrote parameter %s, whose array is read-only;"
+                                 " nothing was written back" % (kernel, p[0]))
+            changed.append((a, got))
+    return changed
