@@ -85,6 +85,10 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
  * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
 int write_output(const char *path, const void *data, size_t len);
 
+/* True when paths a and b are one string, or name one existing file (the same device and
+ * inode: through a symlink or a hard link too). */
+bool same_file_path(const char *a, const char *b);
+
 /* True when writing PATH ("-" or the file standard output has open) would put bytes on
  * a terminal: binary output (a CUBIN, a tensor) is refused there. */
 bool writes_terminal(const char *path);

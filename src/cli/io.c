@@ -260,6 +260,12 @@ int write_output(const char *path, const void *data, size_t len) {
     return rc;
 }
 
+bool same_file_path(const char *a, const char *b) {
+    if (strcmp(a, b) == 0) return true;
+    struct stat sa, sb; /* stat follows symlinks: a link to the file is the file */
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 bool writes_terminal(const char *path) {
     if (!isatty(STDOUT_FILENO)) return false;
     if (strcmp(path, "-") == 0) return true;
