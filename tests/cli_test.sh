@@ -701,7 +701,23 @@ tty_expect "emit -o - to a terminal (text)" 0 "$tilec" emit "$rs" --target cuda 
 has "is written" "$tmp/out" "__global__"
 tty_expect "fmt to a terminal (text)" 0 "$tilec" fmt "$rs"
 has "is written" "$tmp/out" "kernel row_sum"
-expect "reduce --out - to a pipe" 0 "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --repeat 0 --in "$tmp/x6.bin" --out -
+# raw bytes on standard output are all that is there: the report goes to standard error
+expect "reduce --out - to a pipe" 0 "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --repeat 2 --in "$tmp/x6.bin" --out - --check
+same "standard output holds exactly the 8 bytes of the result" "$tmp/out" "$tmp/sum6.bin"
+has "the report is on standard error" "$tmp/err" "check: exact, largest error 0: ok"
+has "the timing too" "$tmp/err" "per call over 2 calls"
+has "and the backend" "$tmp/err" "backend sim"
+expect "reduce --out /dev/stdout > FILE" 0 sh -c '"$1" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in "$2" --out /dev/stdout --check >"$3"' sh "$tilec" "$tmp/x6.bin" "$tmp/stdout.bin"
+same "the file holds exactly the result" "$tmp/stdout.bin" "$tmp/sum6.bin"
+expect "reduce --out2 - (argmax's indices)" 0 "$tilec" reduce --op argmax --dtype i32 --shape 2x3 --backend sim --in "$tmp/x6.bin" --out2 - --index-dtype i32 --check
+le32 2 2 >"$tmp/am_want.bin"
+same "standard output holds the indices alone" "$tmp/out" "$tmp/am_want.bin"
+expect "run --out B=- to a pipe" 0 "$tilec" run "$rs" --backend sim --in A="$tmp/a.bin" --out B=- --check
+same "standard output holds exactly B's 16 bytes" "$tmp/out" "$tmp/b.bin"
+has "the kernel line is on standard error" "$tmp/err" "kernel row_sum on sim (warp size 32)"
+has "and the check" "$tmp/err" "check B: largest error"
+expect "run of a file with a func, --out B=-" 0 "$tilec" run "$rs" --in A="$tmp/a.bin" --out B=/dev/stdout
+same "through /dev/stdout too" "$tmp/out" "$tmp/b.bin"
 
 # TILEC_DUMP_SOURCE: the source each compile hands to NVRTC, in DIR
 if ldconfig -p | grep -q libnvrtc; then

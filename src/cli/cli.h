@@ -89,6 +89,10 @@ int write_output(const char *path, const void *data, size_t len);
  * inode: through a symlink or a hard link too). */
 bool same_file_path(const char *a, const char *b);
 
+/* True when PATH is "-" or the file standard output has open (/dev/stdout, `> FILE`):
+ * raw bytes go there, so the command's report goes to standard error instead. */
+bool writes_stdout(const char *path);
+
 /* True when writing PATH ("-" or the file standard output has open) would put bytes on
  * a terminal: binary output (a CUBIN, a tensor) is refused there. */
 bool writes_terminal(const char *path);

@@ -136,7 +136,7 @@ static tilec_status run_on_device(tilec_ctx *ctx, tilec_program *prog, tilec_ker
 
 /* Runs one kernel: buffers, inputs, the run, outputs, check. */
 static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, const engine *e,
-                      named_path *ins, int nin, named_path *outs, int nout, uint64_t *seed, bool check) {
+                      named_path *ins, int nin, named_path *outs, int nout, uint64_t *seed, bool check, FILE *report) {
     const tilec_target *t = &e->t;
     size_t np = tilec_kernel_param_count(k);
     void **args = calloc(np + 1, sizeof *args), **before = calloc(np + 1, sizeof *before);
@@ -188,9 +188,9 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         memcpy(before[i], args[i], bytes[i]);
     }
     if (rc == EXIT_OK) {
-        printf("%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
+        fprintf(report, "%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
                tilec_kernel_name(k), e->where, t->warp_size ? t->warp_size : 32, info.grid, info.threads);
-        fflush(stdout);
+        fflush(report);
         tilec_status st = e->device ? run_on_device(ctx, prog, k, args, bytes, np) : tilec_simulate(prog, tilec_kernel_name(k), t, args);
         if (st != TILEC_OK) {
             if (!e->device) fputs(tilec_diag_text(ctx), stderr); /* run_on_device printed its own */
@@ -215,16 +215,16 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         }
         for (size_t i = 0; i < n; i++) {
             const tilec_check_result *r = &res[i];
-            if (r->exact) printf("  check %s: exact, largest error %g: %s\n", r->param, r->max_error, r->ok ? "ok" : "MISMATCH");
-            else printf("  check %s: largest error %.3g of the magnitude (tolerance %g): %s\n", r->param, r->max_error,
+            if (r->exact) fprintf(report, "  check %s: exact, largest error %g: %s\n", r->param, r->max_error, r->ok ? "ok" : "MISMATCH");
+            else fprintf(report, "  check %s: largest error %.3g of the magnitude (tolerance %g): %s\n", r->param, r->max_error,
                         r->tolerance, r->ok ? "ok" : "MISMATCH");
             if (!r->ok) {
-                printf("    %" PRId64 " element%s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r->mismatches,
+                fprintf(report, "    %" PRId64 " element%s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r->mismatches,
                        r->mismatches == 1 ? "" : "s", r->first_bad, r->got, r->want);
                 rc = EXIT_BAD_INPUT;
             }
         }
-        if (n == 0 && rc == EXIT_OK) printf("  check: the kernel writes no parameter\n");
+        if (n == 0 && rc == EXIT_OK) fprintf(report, "  check: the kernel writes no parameter\n");
         /* on a GPU, the format promises the simulator's bits for the same variant
          * (docs/codegen.md): the same input simulated, every written parameter compared */
         if (rc == EXIT_OK && n > 0 && t->backend != TILEC_BACKEND_SIM) {
@@ -245,9 +245,9 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 if (!written) continue;
                 int64_t first = -1;
                 bool same = same_bits(tilec_buffer_dtype(b), args[i], sim[i], elems_of(b), &first);
-                printf("  check %s: the simulator's bits: %s\n", tilec_buffer_name(b), same ? "same" : "DIFFERENT");
+                fprintf(report, "  check %s: the simulator's bits: %s\n", tilec_buffer_name(b), same ? "same" : "DIFFERENT");
                 if (!same) {
-                    printf("    the first differing element is [%" PRId64 "]\n", first);
+                    fprintf(report, "    the first differing element is [%" PRId64 "]\n", first);
                     rc = EXIT_BAD_INPUT;
                 }
             }
@@ -357,6 +357,10 @@ int cmd_run(int argc, char **argv) {
                             "standard output (> FILE)\n", outs[j].name, outs[j].name);
             rc = EXIT_USAGE;
         }
+    /* raw bytes on standard output are all that goes there: the report goes to stderr */
+    FILE *report = stdout;
+    for (int j = 0; j < nout; j++)
+        if (writes_stdout(outs[j].path)) report = stderr;
     tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
     if (rc == EXIT_OK) rc = target_of("run", "--backend", &o, &t);
     if (rc == EXIT_OK && seed_text) rc = parse_uint("run", "--seed", seed_text, UINT64_MAX, &seed);
@@ -380,12 +384,12 @@ int cmd_run(int argc, char **argv) {
         bool is_func = tilec_kernel_is_func(k), gpu = dev.device && dev.t.backend != TILEC_BACKEND_SIM;
         ran = true;
         if (is_func && gpu) { /* named with --kernel: an error; else a note, and the kernels run */
-            fprintf(only ? stderr : stdout, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
+            fprintf(only ? stderr : report, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
                     "(--backend sim simulates it as a one-CTA kernel)\n", only ? "tilec run: " : "", tilec_kernel_name(k), where);
             if (only) rc = EXIT_BAD_INPUT;
             continue;
         }
-        rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, check);
+        rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, check, report);
     }
     if (rc == EXIT_OK && !ran) {
         fprintf(stderr, "tilec run: %s has no kernel or func named '%s'\n", file, only);

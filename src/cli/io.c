@@ -266,6 +266,12 @@ bool same_file_path(const char *a, const char *b) {
     return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+bool writes_stdout(const char *path) {
+    if (strcmp(path, "-") == 0) return true;
+    struct stat st;
+    return stat(path, &st) == 0 && same_file(STDOUT_FILENO, &st);
+}
+
 bool writes_terminal(const char *path) {
     if (!isatty(STDOUT_FILENO)) return false;
     if (strcmp(path, "-") == 0) return true;
