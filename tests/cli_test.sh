@@ -719,6 +719,28 @@ has "and the check" "$tmp/err" "check B: largest error"
 expect "run of a file with a func, --out B=-" 0 "$tilec" run "$rs" --in A="$tmp/a.bin" --out B=/dev/stdout
 same "through /dev/stdout too" "$tmp/out" "$tmp/b.bin"
 
+# output that is lost is a failure: every command checks the final flush of standard output
+full() { # NAME CMD... : CMD with standard output on /dev/full exits 1 and says why
+    local name=$1
+    shift
+    "$@" >/dev/full 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name > /dev/full: exit $rc, wanted 1"; fi
+    has "$name > /dev/full says why" "$tmp/err" "No space left on device"
+}
+full "explain" "$tilec" explain "$rs"
+full "run" "$tilec" run "$rs" --backend sim --check
+full "reduce" "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim --check
+full "reduce --out -" "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in "$tmp/x6.bin" --out -
+full "--help" "$tilec" --help
+full "--version" "$tilec" --version
+full "run --help" "$tilec" run --help
+full "fmt" "$tilec" fmt "$rs"
+full "emit -o -" "$tilec" emit "$rs" --target cuda -o -
+if [ "$(grep -c . "$tmp/err")" -eq 1 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: a lost write is reported once:"; cat "$tmp/err"; fi
+expect "check prints nothing, so /dev/full loses nothing" 0 sh -c '"$1" check "$2" >/dev/full' sh "$tilec" "$rs"
+
 # TILEC_DUMP_SOURCE: the source each compile hands to NVRTC, in DIR
 if ldconfig -p | grep -q libnvrtc; then
     mkdir "$tmp/dump"

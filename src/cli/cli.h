@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 3 };
 
@@ -84,6 +85,13 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
  * O_EXCL | O_NOFOLLOW, keeping its mode; a FIFO, a device or the file standard output or
  * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
 int write_output(const char *path, const void *data, size_t len);
+
+/* Set when write_output has reported a failed write of standard output, so that main's
+ * final check of standard output (main.c) does not report it again. */
+extern bool stdout_reported;
+/* fflush(f), for a line the user should see before a long step or before diagnostics on
+ * standard error; a failure of standard output is kept for main's final check. */
+void flush_output(FILE *f);
 
 /* True when paths a and b are one string, or name one existing file (the same device and
  * inode: through a symlink or a hard link too). */

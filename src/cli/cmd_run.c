@@ -51,7 +51,7 @@ int cmd_explain(int argc, char **argv) {
         char *text = NULL;
         tilec_status st = tilec_explain(prog, &t, dump, &text);
         if (text) fputs(text, stdout);
-        fflush(stdout);
+        flush_output(stdout);
         if (st != TILEC_OK) fputs(tilec_diag_text(ctx), stderr);
         rc = st == TILEC_OK ? EXIT_OK : st == TILEC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_BAD_INPUT;
         tilec_free(text);
@@ -190,7 +190,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
     if (rc == EXIT_OK) {
         fprintf(report, "%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
                tilec_kernel_name(k), e->where, t->warp_size ? t->warp_size : 32, info.grid, info.threads);
-        fflush(report);
+        flush_output(report);
         tilec_status st = e->device ? run_on_device(ctx, prog, k, args, bytes, np) : tilec_simulate(prog, tilec_kernel_name(k), t, args);
         if (st != TILEC_OK) {
             if (!e->device) fputs(tilec_diag_text(ctx), stderr); /* run_on_device printed its own */

@@ -94,6 +94,7 @@ static bool write_all(int fd, const void *data, size_t len) {
 static int write_stream(FILE *f, const char *path, const void *data, size_t len) {
     if (fflush(f) == 0 && fwrite(data, 1, len, f) == len && fflush(f) == 0) return EXIT_OK;
     fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
+    if (f == stdout) stdout_reported = true; /* main's final check does not say it again */
     return EXIT_BAD_INPUT;
 }
 

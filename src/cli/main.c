@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,7 +376,31 @@ static void print_help(FILE *f) {
                "file (FIFOs and devices are written directly). Documentation: docs/cli.md.\n");
 }
 
-int main(int argc, char **argv) {
+/* The one place every command's standard output is finished: the final flush and close
+ * are checked, so output that was lost (a full disk, /dev/full, a closed pipe's EIO) is a
+ * failure with a message, never exit 0. A failure write_output already reported
+ * (stdout_reported) is not reported twice. */
+bool stdout_reported;
+static int stdout_errno; /* why the first failed flush_output of standard output failed */
+
+void flush_output(FILE *f) {
+    if (fflush(f) != 0 && f == stdout && !stdout_errno) stdout_errno = errno;
+}
+
+static int finish(int rc) {
+    errno = 0;
+    int err = fflush(stdout) != 0 ? errno : stdout_errno;
+    bool lost = err != 0 || ferror(stdout);
+    if (fclose(stdout) != 0) {
+        if (!err) err = errno;
+        lost = true;
+    }
+    if (lost && !stdout_reported)
+        fprintf(stderr, "tilec: cannot write standard output: %s\n", err ? strerror(err) : "a write failed; the output is incomplete");
+    return lost && rc == EXIT_OK ? EXIT_BAD_INPUT : rc;
+}
+
+static int run_command(int argc, char **argv) {
     if (argc < 2) {
         print_help(stderr);
         return EXIT_USAGE;
@@ -393,3 +418,5 @@ int main(int argc, char **argv) {
     }
     return usage_error(NULL, "unknown command '%s'", argv[1]);
 }
+
+int main(int argc, char **argv) { return finish(run_command(argc, argv)); }
