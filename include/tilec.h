@@ -78,6 +78,12 @@ extern "C" {
     X(U32, "u32", 4, 0, I64)                                                               \
     X(I64, "i64", 8, 0, I64)
 
+/* X(SUFFIX, name) — numpy's (and torch's) name of each dtype, which the tilec command
+ * (--dtype float32) and the Python package take as well as tilec's own */
+#define TILEC_DTYPE_NUMPY_LIST(X)                                                          \
+    X(F16, "float16") X(BF16, "bfloat16") X(F32, "float32") X(F64, "float64")             \
+    X(I32, "int32") X(U32, "uint32") X(I64, "int64")
+
 /* X(SUFFIX, name) — where a buffer lives */
 #define TILEC_SPACE_LIST(X) X(GLOBAL, "global") X(SHARED, "shared") X(LOCAL, "local")
 

@@ -309,6 +309,20 @@ has "an empty sum is 0" "$tmp/out" "a reduced extent is 0"
 expect "max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 4x0 --repeat 1
 has "is an error" "$tmp/err" "max over an empty axis has no value"
 expect "reduce without --shape" 2 "$tilec" reduce --op sum --dtype f32
+has "names the missing option" "$tmp/err" "tilec reduce: --shape is required"
+expect "reduce with --op only" 2 "$tilec" reduce --op sum
+has "names both missing options" "$tmp/err" "tilec reduce: --dtype and --shape are required"
+expect "reduce --dtype float32 (numpy's name)" 0 "$tilec" reduce --op sum --dtype float32 --shape 4x8 --backend sim --check
+has "is f32" "$tmp/out" "check: largest error"
+expect "reduce --dtype bfloat16 --out-dtype float32" 0 "$tilec" reduce --op max --dtype bfloat16 --out-dtype float32 --shape 4x8 --backend sim --check --out "$tmp/bf.bin"
+has "widens to f32: 4 floats" <(stat -c %s "$tmp/bf.bin") "16"
+expect "reduce --index-dtype int32" 0 "$tilec" reduce --op argmax --dtype int32 --shape 4x8 --backend sim --index-dtype int32 --check --out2 "$tmp/idx.bin"
+has "writes 4 int32 indices" <(stat -c %s "$tmp/idx.bin") "16"
+for dt in float16 float64 uint32 int64; do
+    expect "reduce --dtype $dt" 0 "$tilec" reduce --op min --dtype "$dt" --shape 3x5 --backend sim --check
+done
+expect "reduce --dtype float8" 2 "$tilec" reduce --op sum --dtype float8 --shape 4
+has "lists both spellings" "$tmp/err" "--dtype must be f16 (float16), bf16 (bfloat16), f32 (float32), f64 (float64), i32 (int32), u32 (uint32) or i64 (int64), not 'float8'"
 expect "reduce with a bad axis" 1 "$tilec" reduce --op sum --dtype f32 --shape 4x4 --axes 5
 has "the axis is explained" "$tmp/err" "axis 5 is out of range for rank 2"
 if ! ldconfig -p | grep -q 'libcuda.so.1 '; then

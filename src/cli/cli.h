@@ -68,6 +68,13 @@ const char *join_names(char *buf, size_t n, const char *const *names, int count)
 /* A backend by its name (tilec_backend_name); gpu_only: cuda or hip. */
 int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only, tilec_backend *out);
 
+/* A dtype by tilec's name (f32) or numpy's (float32, from TILEC_DTYPE_NUMPY_LIST), among
+ * the dtypes whose bit (1u << dtype) is in allowed; the message lists them both ways. */
+int parse_dtype(const char *cmd, const char *opt, const char *v, unsigned allowed, tilec_dtype *out);
+/* numpy's name of a dtype ("float32"); NULL out of range. */
+const char *numpy_dtype_name(tilec_dtype d);
+#define ALL_DTYPES ((1u << TILEC_DTYPE_COUNT) - 1)
+
 /* ---- files (io.c) ----------------------------------------------------------------------
  * Every file the CLI reads goes through read_input, every file it writes through
  * write_output. */

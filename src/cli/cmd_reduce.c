@@ -76,7 +76,18 @@ int cmd_reduce(int argc, char **argv) {
     reduce_opts o = {0};
     int bad = reduce_options(argc, argv, &o);
     if (bad) return bad;
-    if (!o.op || !o.dtype || !o.shape) return usage_error("reduce", "%s--op, --dtype and --shape are required", "");
+    if (!o.op || !o.dtype || !o.shape) { /* name the missing ones */
+        const char *missing[3];
+        int n = 0;
+        if (!o.op) missing[n++] = "--op";
+        if (!o.dtype) missing[n++] = "--dtype";
+        if (!o.shape) missing[n++] = "--shape";
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s%s%s%s%s %s required (e.g. --op sum --dtype f32 --shape 4096x1024)", missing[0],
+                 n == 3 ? ", " : n == 2 ? " and " : "", n > 1 ? missing[1] : "", n == 3 ? " and " : "",
+                 n == 3 ? missing[2] : "", n == 1 ? "is" : "are");
+        return usage_error("reduce", "%s", msg);
+    }
     tilec_reduce_desc d = {.op = TILEC_OP_COUNT, .dtype = TILEC_DTYPE_COUNT, .naxes = 1, .axes = {-1}};
     for (int t = 0; t < TILEC_OP_COUNT; t++)
         if (!strcmp(o.op, tilec_op_name((tilec_op)t))) d.op = (tilec_op)t;
@@ -87,14 +98,16 @@ int cmd_reduce(int argc, char **argv) {
         snprintf(msg, sizeof msg, "--op must be %s, not '%.100s'", join_names(ops, sizeof ops, names, TILEC_OP_COUNT), o.op);
         return usage_error("reduce", "%s", msg);
     }
-    for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
-        if (!strcmp(o.dtype, tilec_dtype_name((tilec_dtype)t))) d.dtype = (tilec_dtype)t;
-    if (d.dtype == TILEC_DTYPE_COUNT)
-        return usage_error("reduce", "--dtype must be f16, bf16, f32, f64, i32, u32 or i64, not '%s'", o.dtype);
+    int rc;
+    if ((rc = parse_dtype("reduce", "--dtype", o.dtype, ALL_DTYPES, &d.dtype))) return rc;
     tilec_dtype out_dt = d.dtype, wide = tilec_dtype_wide(d.dtype);
     if (o.out_dtype) {
-        d.widen = wide != d.dtype && !strcmp(o.out_dtype, tilec_dtype_name(wide));
-        if (!d.widen && strcmp(o.out_dtype, tilec_dtype_name(d.dtype))) {
+        tilec_dtype asked = TILEC_DTYPE_COUNT; /* f64 or float64 */
+        for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
+            if (!strcmp(o.out_dtype, tilec_dtype_name((tilec_dtype)t)) || !strcmp(o.out_dtype, numpy_dtype_name((tilec_dtype)t)))
+                asked = (tilec_dtype)t;
+        d.widen = wide != d.dtype && asked == wide;
+        if (!d.widen && asked != d.dtype) {
             if (wide != d.dtype)
                 fprintf(stderr, "tilec reduce: --out-dtype %s for input dtype %s: give %s, or %s (the wider result)\n",
                         o.out_dtype, tilec_dtype_name(d.dtype), tilec_dtype_name(d.dtype), tilec_dtype_name(wide));
@@ -112,9 +125,9 @@ int cmd_reduce(int argc, char **argv) {
     if (o.index_dtype && tilec_op_second_dtype(d.op, d.dtype) != TILEC_I64)
         return usage_error("reduce", "--index-dtype is for argmax and argmin: %s's second output is in the input's dtype", o.op);
     if (o.index_dtype) {
-        if (strcmp(o.index_dtype, "i64") && strcmp(o.index_dtype, "i32"))
-            return usage_error("reduce", "--index-dtype must be i64 or i32, not '%s'", o.index_dtype);
-        d.index_i32 = !strcmp(o.index_dtype, "i32");
+        tilec_dtype it;
+        if ((rc = parse_dtype("reduce", "--index-dtype", o.index_dtype, 1u << TILEC_I64 | 1u << TILEC_I32, &it))) return rc;
+        d.index_i32 = it == TILEC_I32;
     }
     if (o.nan) {
         d.nan = TILEC_NAN_COUNT;
@@ -122,7 +135,7 @@ int cmd_reduce(int argc, char **argv) {
             if (!strcmp(o.nan, tilec_nan_name((tilec_nan)t))) d.nan = (tilec_nan)t;
         if (d.nan == TILEC_NAN_COUNT) return usage_error("reduce", "--nan must be propagate or ignore, not '%s'", o.nan);
     }
-    int n, rc;
+    int n;
     int64_t correction;
     if (o.correction && !tilec_op_takes_correction(d.op))
         return usage_error("reduce", "--correction is for var and std, not %s", o.op);
