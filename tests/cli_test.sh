@@ -514,6 +514,14 @@ expect "run --in of a file too big" 1 "$tilec" run "$rs" --in A="$tmp/k.bin"
 has "says the file's size" "$tmp/err" "'$tmp/k.bin' has 1000 bytes, but A is f32[4, 8]: 128 bytes"
 expect "reduce --repeat 0" 0 red6
 has "times the first call only" "$tmp/out" "first call"
+# the simulator runs once unless --repeat is given, and says so before a long simulation
+expect "reduce on the simulator without --repeat" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim
+if grep -q "per call" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: the simulator was timed by default:"; cat "$tmp/out"; else pass=$((pass + 1)); fi
+empty "a short simulation says nothing more" "$tmp/err"
+expect "reduce --repeat 1" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim --repeat 1
+has "one call is one call" "$tmp/out" "per call over 1 call, "
+expect "a long simulation" 0 "$tilec" reduce --op max --dtype bf16 --shape 8388608 --backend sim
+has "says what it is doing" "$tmp/err" "tilec reduce: simulating bf16[8388608] (8388608 elements) on the CPU"
 # the simulator's work budget and memory bounds
 printf 'kernel k(A: f32[4] global) threads=1024 grid=2147483647 {\n  shared S: f32[1024]\n  cta.fill(S, 1)\n}\n' >"$tmp/days.tile"
 expect "a grid that would run for days stops at once" 1 timeout 20 "$tilec" run "$tmp/days.tile"

@@ -21,6 +21,9 @@ static double now_s(void) {
 }
 
 enum { MAX_REPEAT = 1000000 };
+/* Input elements from which a simulated call takes long enough (about a second here) that
+ * the command says what it is doing first. */
+enum { LONG_SIMULATION = 1 << 23 };
 
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
@@ -170,7 +173,7 @@ int cmd_reduce(int argc, char **argv) {
     d.accumulate = o.accumulate;
     tilec_backend backend = TILEC_BACKEND_AUTO;
     if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, false, &backend))) return rc;
-    int64_t repeat = 10;
+    int64_t repeat = -1; /* not given: 10 timed calls on a GPU, none on the simulator */
     if (o.repeat && (rc = parse_int("reduce", "--repeat", o.repeat, 0, MAX_REPEAT, &repeat))) return rc;
     uint64_t seed = 1;
     if (o.seed && (rc = parse_uint("reduce", "--seed", o.seed, UINT64_MAX, &seed))) return rc;
@@ -256,7 +259,10 @@ int cmd_reduce(int argc, char **argv) {
     if (d.accumulate && !o.out_init) fill_random(out_dt, h_before, out_n, &seed);
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
     tilec_set_sim_budget(ctx, budget);
-    if ((st = tilec_runtime_open(ctx, backend, 0))) goto failed;
+    tilec_target where;
+    if ((st = tilec_runtime_open(ctx, backend, 0)) || (st = tilec_runtime_target(ctx, &where))) goto failed;
+    bool sim = where.backend == TILEC_BACKEND_SIM;
+    if (repeat < 0) repeat = sim ? 0 : 10; /* timing the simulator measures the CPU, slowly */
     if ((st = tilec_mem_alloc(ctx, in_bytes, &d_in)) || (st = tilec_mem_alloc(ctx, out_bytes, &d_out)) ||
         (st = tilec_mem_upload(ctx, d_in, h_in, in_bytes)) || (st = tilec_mem_upload(ctx, d_out, h_before, out_bytes)) ||
         (two && (st = tilec_mem_alloc(ctx, out2_bytes ? out2_bytes : 1, &d_out2))))
@@ -275,6 +281,13 @@ int cmd_reduce(int argc, char **argv) {
     tilec_free(plan);
     /* the first call is the one --out writes and --check compares; the timed ones
      * (accumulating calls would keep adding) follow and change neither */
+    if (sim && in_n >= LONG_SIMULATION) { /* say what takes the time before it does */
+        flush_output(report);
+        fprintf(stderr, "tilec reduce: simulating %s (%" PRId64 " elements) on the CPU, every thread of every CTA in turn: "
+                        "this takes a while%s (--backend cuda or hip runs it on a GPU)\n",
+                in_dims, in_n, repeat > 0 ? ", then as long again for each --repeat call" : "");
+        flush_output(stderr);
+    }
     double t0 = now_s();
     void *at = (char *)d_in + (size_t)origin * es; /* element [0, ..., 0] */
     if ((st = tilec_reduce(ctx, &d, at, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
@@ -305,8 +318,8 @@ int cmd_reduce(int argc, char **argv) {
     if (!st) st = tilec_synchronize(ctx);
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;
-    fprintf(report, "first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " calls, %.3f GB/s\n",
-           first * 1e3, each * 1e3, repeat, (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
+    fprintf(report, "first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " call%s, %.3f GB/s\n",
+           first * 1e3, each * 1e3, repeat, repeat == 1 ? "" : "s", (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
     goto done;
 failed:
     fputs(tilec_diag_text(ctx), stderr);
