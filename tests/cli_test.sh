@@ -68,11 +68,11 @@ help_lists() { # CMD OPTION... : each OPTION is at the start of an option line o
 help_lists check --warp-size
 help_lists fmt -o --in-place --check
 help_lists explain --target --arch --warp-size --dump
-help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --sim-budget
+help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --specials --sim-budget
 help_lists emit --target --arch --warp-size -o
 help_lists compile --target --arch --warp-size -o
 help_lists reduce --op --dtype --shape --axes --strides --out-dtype --nan --in --out --out2 --index-dtype --correction \
-    --accumulate --out-init --backend --check --repeat --seed --explain --sim-budget
+    --accumulate --out-init --backend --check --specials --repeat --seed --explain --sim-budget
 expect "check --warp-size 48" 2 "$tilec" check --warp-size 48 "$root/examples/row_sum.tile"
 
 for f in "$root"/examples/*.tile; do
@@ -335,6 +335,43 @@ has "the grid is chosen by tilec" "$tmp/out" "kernel total on sim (warp size 32)
 printf 'kernel total(A: f32[10] global, B: f32[1] global) threads=32 grid=4 {\n  grid.sum(B, A, axes=(0))\n}\n' >"$tmp/grid2.tile"
 expect "a grid statement with grid=" 1 "$tilec" check "$tmp/grid2.tile"
 has "is refused with a reason" "$tmp/err" "a grid statement must be the only statement of a kernel without grid="
+
+# --specials: the random data gets NaN, infinities, signed zeros, subnormals (integer
+# extremes for integers), and --check must still hold on it; numpy is the oracle
+py=/usr/bin/python3
+if $py -c 'import numpy' 2>/dev/null; then
+    expect "run --specials a nan=ignore func" 0 "$tilec" run "$root/examples/tile_row_max.tile" --backend sim --specials --check \
+        --out src="$tmp/sp_src.bin" --out dst="$tmp/sp_dst.bin"
+    has "and checks it" "$tmp/out" "check dst: exact, largest error 0: ok"
+    expect "numpy: the data has NaN, inf and -0, and dst is its nanmax" 0 $py - "$tmp/sp_src.bin" "$tmp/sp_dst.bin" <<'PY'
+import sys, warnings, numpy as np
+x = np.fromfile(sys.argv[1], "<f4").reshape(64, 128)
+y = np.fromfile(sys.argv[2], "<f4")
+assert np.isnan(x).sum() > 8 and np.isposinf(x).any() and np.isneginf(x).any(), "no specials"
+assert (np.signbit(x) & (x == 0)).any() and ((x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)).any()
+assert np.isnan(x).any(axis=1).sum() > 8, "few rows with a NaN"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    want = np.nanmax(x, axis=1)
+assert np.array_equal(y, want, equal_nan=True), (y, want)
+PY
+    for ignore in propagate ignore; do
+        expect "reduce max --nan $ignore --specials" 0 "$tilec" reduce --op max --dtype f32 --shape 64x100 --nan $ignore --specials --backend sim --check --out "$tmp/sp_$ignore.bin"
+        has "checks" "$tmp/out" "check: exact, largest error 0: ok"
+    done
+    expect "numpy: the data had NaN (propagate's rows), ignore skipped them" 0 $py - "$tmp/sp_propagate.bin" "$tmp/sp_ignore.bin" <<'PY'
+import sys, numpy as np
+p, i = (np.fromfile(f, "<f4") for f in sys.argv[1:])
+assert np.isnan(p).sum() > 16 and not np.isnan(i).any(), (p, i)
+keep = ~np.isnan(p)
+assert np.array_equal(p[keep], i[keep])
+assert np.isposinf(i).any()
+PY
+    expect "reduce sum i32 --specials (integer extremes wrap)" 0 "$tilec" reduce --op sum --dtype i32 --shape 16x64 --specials --backend sim --check
+    has "checks exactly" "$tmp/out" "check: exact, largest error 0: ok"
+else
+    echo "skipped: no numpy for /usr/bin/python3, so --specials is not compared with it"
+fi
 
 # ---- issue 11: sizes, bounded reading, safe writing, strict numbers -----------------------
 # is NAME WHAT PATH : PATH is a symlink (-L), FIFO (-p), character device (-c) or regular file (-f)

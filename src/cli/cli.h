@@ -126,8 +126,11 @@ void print_warnings(const tilec_ctx *ctx);
  * allocated, so no product overflows. */
 int64_t tensor_elements(const int64_t *shape, int rank);
 /* n random elements of dtype dt from a seeded stream that is the same everywhere: floats
- * uniform in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. */
-void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed);
+ * uniform in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. With specials, one
+ * element in 32 (the same data otherwise) is a special value instead: for floats NaN,
+ * +inf, -inf, +0, -0, the smallest subnormal or minus the largest; for integers the
+ * dtype's least and greatest value, 0 or -1. */
+void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed, bool specials);
 
 int cmd_check(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);

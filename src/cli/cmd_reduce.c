@@ -29,7 +29,7 @@ enum { LONG_SIMULATION = 1 << 23 };
 typedef struct reduce_opts {
     const char *op, *dtype, *out_dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget,
         *out2, *index_dtype, *correction;
-    bool check, explain, accumulate;
+    bool check, explain, accumulate, specials;
 } reduce_opts;
 
 /* Reads the command line into o. */
@@ -45,7 +45,7 @@ static int reduce_options(int argc, char **argv, reduce_opts *o) {
         {"--out2", NULL, OPT_VALUE, .value = &o->out2}, {"--index-dtype", NULL, OPT_VALUE, .value = &o->index_dtype},
         {"--correction", NULL, OPT_VALUE, .value = &o->correction},
         {"--check", NULL, OPT_FLAG, .flag = &o->check}, {"--explain", NULL, OPT_FLAG, .flag = &o->explain},
-        {"--accumulate", NULL, OPT_FLAG, .flag = &o->accumulate},
+        {"--accumulate", NULL, OPT_FLAG, .flag = &o->accumulate}, {"--specials", NULL, OPT_FLAG, .flag = &o->specials},
     };
     int n;
     return parse_options("reduce", argc, argv, specs, sizeof specs / sizeof specs[0], NULL, 0, &n);
@@ -255,8 +255,8 @@ int cmd_reduce(int argc, char **argv) {
         rc = EXIT_BAD_INPUT;
         goto done;
     }
-    if (!o.in) fill_random(d.dtype, h_in, span, &seed);
-    if (d.accumulate && !o.out_init) fill_random(out_dt, h_before, out_n, &seed);
+    if (!o.in) fill_random(d.dtype, h_in, span, &seed, o.specials);
+    if (d.accumulate && !o.out_init) fill_random(out_dt, h_before, out_n, &seed, o.specials);
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
     tilec_set_sim_budget(ctx, budget);
     tilec_target where;

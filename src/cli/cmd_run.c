@@ -136,7 +136,8 @@ static tilec_status run_on_device(tilec_ctx *ctx, tilec_program *prog, tilec_ker
 
 /* Runs one kernel: buffers, inputs, the run, outputs, check. */
 static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, const engine *e,
-                      named_path *ins, int nin, named_path *outs, int nout, uint64_t *seed, bool check, FILE *report) {
+                      named_path *ins, int nin, named_path *outs, int nout, uint64_t *seed, bool specials, bool check,
+                      FILE *report) {
     const tilec_target *t = &e->t;
     size_t np = tilec_kernel_param_count(k);
     void **args = calloc(np + 1, sizeof *args), **before = calloc(np + 1, sizeof *before);
@@ -177,7 +178,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 break;
             }
         } else if ((args[i] = malloc(bytes[i] ? bytes[i] : 1))) {
-            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed);
+            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed, specials);
         }
         before[i] = malloc(bytes[i] ? bytes[i] : 1);
         if (!args[i] || !before[i]) {
@@ -335,13 +336,14 @@ int cmd_run(int argc, char **argv) {
     named_path ins[MAX_FILES], outs[MAX_FILES];
     int nin = 0, nout = 0, rc = EXIT_OK;
     uint64_t seed = 1;
-    bool check = false;
+    bool check = false, specials = false;
     named_list in_list = {ins, &nin}, out_list = {outs, &nout};
     const opt_spec specs[] = {
         {"--backend", NULL, OPT_VALUE, .value = &o.backend},
         {"--arch", NULL, OPT_VALUE, .value = &o.arch},
         {"--warp-size", NULL, OPT_VALUE, .value = &o.warp_size},
         {"--check", NULL, OPT_FLAG, .flag = &check},
+        {"--specials", NULL, OPT_FLAG, .flag = &specials},
         {"--in", NULL, OPT_REPEAT, .each = named_option, .arg = &in_list},
         {"--out", NULL, OPT_REPEAT, .each = named_option, .arg = &out_list},
         {"--kernel", NULL, OPT_VALUE, .value = &only},
@@ -389,7 +391,7 @@ int cmd_run(int argc, char **argv) {
             if (only) rc = EXIT_BAD_INPUT;
             continue;
         }
-        rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, check, report);
+        rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, specials, check, report);
     }
     if (rc == EXIT_OK && !ran) {
         fprintf(stderr, "tilec run: %s has no kernel or func named '%s'\n", file, only);

@@ -82,9 +82,42 @@ static uint64_t next_random(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed) {
+/* The special values --specials mixes in, as bit patterns of each dtype: NaN, +inf, -inf,
+ * +0, -0, the smallest subnormal and minus the largest one for floats; the extremes, 0
+ * and -1 for integers. */
+static const uint64_t f16_specials[] = {0x7e00, 0x7c00, 0xfc00, 0x0000, 0x8000, 0x0001, 0x83ff};
+static const uint64_t bf16_specials[] = {0x7fc0, 0x7f80, 0xff80, 0x0000, 0x8000, 0x0001, 0x807f};
+static const uint64_t f32_specials[] = {0x7fc00000, 0x7f800000, 0xff800000, 0x00000000, 0x80000000, 0x00000001, 0x807fffff};
+static const uint64_t f64_specials[] = {0x7ff8000000000000, 0x7ff0000000000000, 0xfff0000000000000, 0,
+                                        0x8000000000000000, 1, 0x800fffffffffffff};
+static const uint64_t i32_specials[] = {0x80000000, 0x7fffffff, 0, 0xffffffff};
+static const uint64_t u32_specials[] = {0, 0xffffffff};
+static const uint64_t i64_specials[] = {0x8000000000000000, 0x7fffffffffffffff, 0, 0xffffffffffffffff};
+
+void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed, bool specials) {
+    const uint64_t *table = NULL;
+    size_t nspecial = 0;
+#define TABLE(t) (table = t, nspecial = sizeof t / sizeof t[0])
+    switch (dt) {
+    case TILEC_F16: TABLE(f16_specials); break;
+    case TILEC_BF16: TABLE(bf16_specials); break;
+    case TILEC_F32: TABLE(f32_specials); break;
+    case TILEC_F64: TABLE(f64_specials); break;
+    case TILEC_I32: TABLE(i32_specials); break;
+    case TILEC_U32: TABLE(u32_specials); break;
+    default: TABLE(i64_specials); break;
+    }
+#undef TABLE
+    size_t es = tilec_dtype_size(dt);
     for (int64_t i = 0; i < n; i++) {
         uint64_t r = next_random(seed);
+        if (specials && (r & 31) == 0) { /* one element in 32: a special value, the rest as without */
+            uint64_t bits = table[(r >> 5) % nspecial];
+            unsigned char le[8];
+            for (size_t b = 0; b < 8; b++) le[b] = (unsigned char)(bits >> (8 * b)); /* little-endian */
+            memcpy(p + es * (size_t)i, le, es);
+            continue;
+        }
         double f = (double)(r >> 11) * 0x1p-53 * 2.0 - 1.0; /* [-1, 1) */
         int64_t v = (int64_t)(r % 201) - 100;               /* [-100, 100] */
         uint16_t h;
@@ -256,6 +289,10 @@ static const command commands[] = {
      "  --seed=N           the random data's seed, 0 to 2^64-1 (default 1)\n"
      "  --check            compare every written parameter with a CPU reference computed in\n"
      "                     double precision, print the largest error, exit 1 on a mismatch\n"
+     "  --specials         make one random element in 32 a special value: NaN, +-inf, +-0 or a\n"
+     "                     subnormal (integers: the dtype's extremes, 0 or -1), so that --check\n"
+     "                     tries them (nan=ignore, say); off by default, as a NaN or an inf in a\n"
+     "                     row makes its sum NaN or inf, which would hide a wrong sum\n"
      "  --sim-budget=N     stop each kernel after N thread-steps; 0 or absent: $TILEC_SIM_BUDGET,\n"
      "                     else 3x10^10 (a few minutes); 'unlimited': no budget\n",
      cmd_run},
@@ -332,6 +369,7 @@ static const command commands[] = {
      "  --out-init=FILE   the output before the call (needs --accumulate)\n"
      "  --backend=auto|cuda|hip|sim  auto (default): a usable GPU, else the simulator\n"
      "  --check           compare the first call's result with the reference; exit 1 on a mismatch\n"
+     "  --specials        random data with special values, one element in 32, as for 'tilec run'\n"
      "  --repeat=N        timed calls after the first, 0 to 1000000 (default: 10 on a GPU, 0 on\n"
      "                    the simulator, whose time is the CPU's)\n"
      "  --seed=N          the random data's seed, 0 to 2^64-1 (default 1)\n"
