@@ -369,8 +369,107 @@ assert np.isposinf(i).any()
 PY
     expect "reduce sum i32 --specials (integer extremes wrap)" 0 "$tilec" reduce --op sum --dtype i32 --shape 16x64 --specials --backend sim --check
     has "checks exactly" "$tmp/out" "check: exact, largest error 0: ok"
+
+    # .npy files for --in and --out, against numpy: written by np.save, read by np.load
+    $py - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+x = rng.standard_normal((6, 50)).astype(np.float32)
+x[1, 3] = np.nan; x[2, :] = np.nan; x[4, 7] = -np.inf
+np.save(d + "/x.npy", x)
+np.save(d + "/x64.npy", x.astype(np.float64))
+np.lib.format.write_array(open(d + "/x_v2.npy", "wb"), x, version=(2, 0))
+np.save(d + "/xF.npy", np.asfortranarray(x))
+np.save(d + "/xBE.npy", x.astype(">f4"))
+np.save(d + "/xflat.npy", x.ravel())
+np.save(d + "/i.npy", rng.integers(-1000, 1000, (7, 9), dtype=np.int32))
+np.save(d + "/u16.npy", (x.view(np.uint32) >> 16).astype(np.uint16))  # bf16 patterns
+np.save(d + "/A.npy", rng.standard_normal((4, 8)).astype(np.float32))
+raw = open(d + "/x.npy", "rb").read()
+open(d + "/short.npy", "wb").write(raw[:-4])
+open(d + "/long.npy", "wb").write(raw + b"\0\0\0\0")
+open(d + "/magic.npy", "wb").write(b"\x93NUMPX" + raw[6:])
+h = raw[10:raw.index(b"\n") + 1]
+bad = b"{'descr': '<f4', 'fortran_order': False, 'shape': (6, 50), 'x': 1}"
+bad = bad + b" " * (len(h) - len(bad) - 1) + b"\n"
+open(d + "/key.npy", "wb").write(raw[:10] + bad + raw[10 + len(h):])
+PY
+    oracle() { # NAME PYTHON : the python code, with d (the temporary directory) and np, asserts
+        expect "$1" 0 $py -c "import sys, warnings, numpy as np; warnings.simplefilter('ignore'); d = sys.argv[1]; $2" "$tmp"
+    }
+    expect "reduce --in x.npy (dtype and shape from the file) --out y.npy" 0 "$tilec" reduce --op sum --in "$tmp/x.npy" --backend sim --check --out "$tmp/y.npy"
+    has "takes f32[6, 50] from the file" "$tmp/out" "view: 6 50 (reduced)"
+    oracle "y.npy is numpy's sum, float32 of shape (6,)" "x = np.load(d + '/x.npy'); y = np.load(d + '/y.npy'); assert y.dtype == np.float32 and y.shape == (6,); assert np.allclose(y, x.sum(axis=1), rtol=1e-5, atol=1e-5, equal_nan=True), (y, x.sum(axis=1))"
+    expect "reduce --in x.npy with --dtype float32 --shape 6x50" 0 "$tilec" reduce --op max --dtype float32 --shape 6x50 --nan ignore --in "$tmp/x.npy" --backend sim --check --out "$tmp/m.npy"
+    oracle "max nan=ignore is numpy's nanmax" "x = np.load(d + '/x.npy'); y = np.load(d + '/m.npy'); assert np.array_equal(y, np.nanmax(x, axis=1), equal_nan=True), y"
+    expect "reduce a .npy of version 2.0 over axis 0" 0 "$tilec" reduce --op min --in "$tmp/x_v2.npy" --axes 0 --backend sim --check --out "$tmp/c.npy"
+    oracle "min over axis 0 is numpy's" "x = np.load(d + '/x.npy'); y = np.load(d + '/c.npy'); assert y.shape == (50,) and np.array_equal(y, x.min(axis=0), equal_nan=True)"
+    expect "reduce every axis to a 0-d .npy" 0 "$tilec" reduce --op sum --in "$tmp/i.npy" --axes 0,1 --backend sim --check --out "$tmp/s.npy"
+    oracle "a 0-d int32 array, numpy's sum" "x = np.load(d + '/i.npy'); y = np.load(d + '/s.npy'); assert y.shape == () and y.dtype == np.int32 and y == x.sum(dtype=np.int32)"
+    expect "reduce argmax --out2 idx.npy" 0 "$tilec" reduce --op argmax --in "$tmp/i.npy" --backend sim --check --out "$tmp/v.npy" --out2 "$tmp/idx.npy"
+    oracle "values and int64 indices are numpy's" "x = np.load(d + '/i.npy'); v = np.load(d + '/v.npy'); i = np.load(d + '/idx.npy'); assert i.dtype == np.int64 and (i == x.argmax(axis=1)).all() and (v == x.max(axis=1)).all()"
+    expect "reduce --out-dtype float64 to .npy" 0 "$tilec" reduce --op sum --in "$tmp/i.npy" --out-dtype int64 --backend sim --out "$tmp/w.npy"
+    oracle "is an int64 array" "y = np.load(d + '/w.npy'); assert y.dtype == np.int64 and y.shape == (7,)"
+    expect "reduce bf16 from uint16 patterns" 0 "$tilec" reduce --op max --dtype bf16 --in "$tmp/u16.npy" --backend sim --check --out "$tmp/b.npy"
+    oracle "bf16 is written as uint16 patterns" "x = np.load(d + '/x.npy'); b = np.load(d + '/b.npy'); assert b.dtype == np.uint16 and b.shape == (6,); f = (b.astype(np.uint32) << 16).view(np.float32); u = (np.load(d + '/u16.npy').astype(np.uint32) << 16).view(np.float32); assert np.array_equal(f, u.max(axis=1), equal_nan=True)"
+    expect "reduce a strided view of a 1-d .npy (its memory)" 0 "$tilec" reduce --op max --dtype f32 --shape 50x6 --strides 1,50 --in "$tmp/xflat.npy" --backend sim --check --out "$tmp/t.npy"
+    oracle "the view is x.T" "x = np.load(d + '/x.npy'); y = np.load(d + '/t.npy'); assert y.shape == (50,) and np.array_equal(y, x.T.max(axis=1), equal_nan=True)"
+    expect "run --in A=A.npy --out B=B.npy" 0 "$tilec" run "$rs" --backend sim --in A="$tmp/A.npy" --out B="$tmp/B.npy" --check
+    oracle "B is numpy's row sums" "a = np.load(d + '/A.npy'); b = np.load(d + '/B.npy'); assert b.shape == (4,) and np.allclose(b, a.sum(axis=1), rtol=1e-6, atol=1e-6)"
+    # strict: what tilec does not read is refused, saying why
+    expect "a Fortran-order .npy" 1 "$tilec" reduce --op sum --in "$tmp/xF.npy" --backend sim
+    has "is refused" "$tmp/err" "in Fortran order"
+    expect "a Fortran-order .npy with --dtype" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xF.npy" --backend sim
+    has "is refused, saying how" "$tmp/err" "is in Fortran (column-major) order; tilec reads row-major: save np.ascontiguousarray(x) instead"
+    expect "a big-endian .npy" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xBE.npy" --backend sim
+    has "is refused" "$tmp/err" "holds big-endian elements ('>f4'); tilec reads little-endian: save x.astype('<f4') instead"
+    expect "a .npy of another dtype" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/x64.npy" --backend sim
+    has "names both" "$tmp/err" "--in '$tmp/x64.npy' holds float64[6, 50], but the input is float32[6, 50]: save x.astype('float32')"
+    expect "a .npy of another shape" 1 "$tilec" reduce --op sum --dtype f32 --shape 50x6 --in "$tmp/x.npy" --backend sim
+    has "names both" "$tmp/err" "holds float32[6, 50], but the input is float32[50, 6]: give an array of that shape"
+    expect "run --in of another shape" 1 "$tilec" run "$rs" --backend sim --in A="$tmp/x.npy"
+    has "names the parameter" "$tmp/err" "holds float32[6, 50], but parameter A is float32[4, 8]"
+    expect "a truncated .npy" 1 "$tilec" reduce --op sum --in "$tmp/short.npy" --backend sim
+    has "is refused" "$tmp/err" "has 1196 bytes of data after its header, but f32[6, 50] is 1200 bytes"
+    expect "a .npy with bytes after its data" 1 "$tilec" reduce --op sum --in "$tmp/long.npy" --backend sim
+    has "is refused" "$tmp/err" "has more than 1200 bytes of data after its header"
+    expect "a .npy without the magic" 1 "$tilec" reduce --op sum --in "$tmp/magic.npy" --backend sim
+    has "is refused" "$tmp/err" "is not a .npy file tilec reads: it does not start with numpy's magic"
+    expect "a .npy header with another key" 1 "$tilec" reduce --op sum --in "$tmp/key.npy" --backend sim
+    has "is refused" "$tmp/err" "its header has the key 'x'"
+    expect "a uint16 .npy without --dtype bf16" 1 "$tilec" reduce --op max --in "$tmp/u16.npy" --backend sim
+    has "says how to read it" "$tmp/err" "give --dtype bf16 to read its 16-bit patterns as bf16"
+    $py - "$tmp" <<'PY'
+import sys, struct
+d = sys.argv[1]
+def npy(name, header, data=b"\0" * 24, version=1, hlen=None):
+    h = header.encode() + b"\n"
+    n = len(h) if hlen is None else hlen
+    pre = b"\x93NUMPY" + bytes([version, 0]) + (struct.pack("<H", n) if version == 1 else struct.pack("<I", n))
+    open("%s/%s.npy" % (d, name), "wb").write(pre + h + data)
+npy("h_int", "{'descr': '<f4', 'fortran_order': False, 'shape': (6), }")
+npy("h_rank9", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 6), }")
+npy("h_huge", "{'descr': '<f4', 'fortran_order': False, 'shape': (281474976710657,), }")
+npy("h_nokey", "{'descr': '<f4', 'shape': (6,), }")
+npy("h_twice", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,), }")
+npy("h_struct", "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }")
+npy("h_long", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", version=2, hlen=100000)
+npy("h_v9", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", version=9)
+npy("h_ok", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }")
+PY
+    for c in "h_int:'shape' is not a tuple of integers" "h_rank9:'shape' has more than 8 extents" \
+             "h_huge:extents from 0 to 2^48" "h_nokey:its header lacks 'fortran_order'" "h_twice:its header gives 'descr' twice" \
+             "h_struct:'descr' is not a simple dtype string" "h_long:a header of 100000 bytes; tilec reads headers of at most 65536" \
+             "h_v9:format version 9.0"; do
+        expect "a .npy header: ${c%%:*}" 1 "$tilec" reduce --op sum --in "$tmp/${c%%:*}.npy" --backend sim
+        has "says why" "$tmp/err" "${c#*:}"
+    done
+    expect "a hand-written .npy header" 0 "$tilec" reduce --op sum --in "$tmp/h_ok.npy" --backend sim
+    expect "/dev/zero as a .npy" 1 timeout 60 sh -c 'ln -s /dev/zero "$1/zero.npy" && exec "$2" reduce --op sum --in "$1/zero.npy" --backend sim' sh "$tmp" "$tilec"
+    has "is refused" "$tmp/err" "is not a .npy file tilec reads"
 else
-    echo "skipped: no numpy for /usr/bin/python3, so --specials is not compared with it"
+    echo "skipped: no numpy for /usr/bin/python3, so --specials and .npy files are not compared with it"
 fi
 
 # ---- issue 11: sizes, bounded reading, safe writing, strict numbers -----------------------

@@ -112,6 +112,51 @@ bool writes_stdout(const char *path);
  * a terminal: binary output (a CUBIN, a tensor) is refused there. */
 bool writes_terminal(const char *path);
 
+/* ---- .npy files (npy.c; read and written through io.c) ----------------------------------
+ * numpy's format, versions 1.0, 2.0 and 3.0: the header is parsed strictly (a dict of
+ * 'descr', 'fortran_order' and 'shape', nothing else, at most NPY_MAX_HEADER bytes), the
+ * data must be exactly what it declares. */
+enum { NPY_MAX_HEADER = 65536, NPY_HEADER_ROOM = 512 };
+
+typedef struct npy_header {
+    tilec_dtype dtype; /* from descr; TILEC_DTYPE_COUNT when tilec has no such dtype */
+    char descr[32];    /* as written: "<f4" */
+    bool fortran_order;
+    int rank;
+    int64_t shape[TILEC_MAX_RANK];
+    size_t data_offset; /* where the elements start */
+} npy_header;
+
+/* PATH ends in ".npy": --in reads it as .npy, --out writes one. */
+bool is_npy_path(const char *path);
+/* The descr tilec writes for dt ("<f4"; bf16: its 16-bit patterns as "<u2"). */
+const char *npy_descr(tilec_dtype dt);
+/* Parses the preamble and header at buf[0 .. len); EXIT_OK, or EXIT_BAD_INPUT with a
+ * message naming path. */
+int npy_parse(const char *path, const unsigned char *buf, size_t len, npy_header *h);
+/* EXIT_OK when the header is dt (bf16 also from uint16 patterns) and exactly shape, in C
+ * order and little-endian; otherwise a message that says what the file holds and what
+ * `what` (the input, A) is, and EXIT_BAD_INPUT. */
+int npy_expect(const char *opt, const char *path, const npy_header *h, tilec_dtype dt, const int64_t *shape, int rank,
+               const char *what);
+/* The header of a .npy (version 1.0) of dt and shape into out (n bytes, NPY_HEADER_ROOM
+ * is enough): its length, a multiple of 64; 0 when it does not fit. */
+size_t npy_format_header(char *out, size_t n, tilec_dtype dt, const int64_t *shape, int rank);
+
+/* Opens PATH and reads its preamble and header into h, and no byte more: *fd is left at
+ * the data. EXIT_OK, or EXIT_BAD_INPUT with a message (the file is closed then). */
+int npy_open(const char *opt, const char *path, npy_header *h, int *fd);
+/* Reads exactly bytes of data from fd (npy_open's), which must end there, and closes it;
+ * NULL with a message that names dims (what the data should be) otherwise. */
+unsigned char *npy_read_data(const char *opt, const char *path, int fd, size_t bytes, const char *dims);
+/* Reads PATH, a .npy that must hold exactly dt and shape (bytes of data): npy_open,
+ * npy_expect and npy_read_data. NULL with a message. */
+unsigned char *read_npy_tensor(const char *opt, const char *path, tilec_dtype dt, const int64_t *shape, int rank,
+                               size_t bytes, const char *what, const char *dims);
+/* Writes a tensor of dt and shape to PATH through write_output: a .npy when PATH ends in
+ * ".npy", else the raw bytes. */
+int write_tensor(const char *path, tilec_dtype dt, const int64_t *shape, int rank, const void *data, size_t len);
+
 /* A .tile source through read_input, bounded by TILEC_MAX_SOURCE; NULL with a message. */
 char *read_source(const char *path, size_t *len);
 /* Parses FILE (and verifies it for warp_size when verify is set); prints diagnostics. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec t;
@@ -61,7 +62,9 @@ static const char *tensor_text(tilec_dtype dt, const int64_t *shape, int rank, c
 
 /* Reads exactly `bytes` bytes of PATH, the content of `what` (the input, the output): a
  * file of another size is an error that names both sizes. */
-static unsigned char *read_tensor(const char *opt, const char *path, const char *what, const char *dims, size_t bytes) {
+static unsigned char *read_tensor(const char *opt, const char *path, const char *what, const char *dims, size_t bytes,
+                                  tilec_dtype dt, const int64_t *shape, int rank) {
+    if (is_npy_path(path)) return read_npy_tensor(opt, path, dt, shape, rank, bytes, what, dims);
     size_t len;
     int64_t size;
     char *data = read_input(path, bytes, &len, &size);
@@ -79,6 +82,36 @@ int cmd_reduce(int argc, char **argv) {
     reduce_opts o = {0};
     int bad = reduce_options(argc, argv, &o);
     if (bad) return bad;
+    /* a .npy input says its dtype and shape: --dtype and --shape may be left out */
+    char npy_dtype[16], npy_shape[TILEC_MAX_RANK * 17 + 1];
+    if (o.in && is_npy_path(o.in) && (!o.dtype || !o.shape)) {
+        if (o.strides && !o.shape)
+            return usage_error("reduce", "%s--strides needs --shape: a .npy --in then holds the memory the view reaches", "");
+        npy_header h;
+        int fd;
+        if (npy_open("--in", o.in, &h, &fd)) return EXIT_BAD_INPUT;
+        close(fd); /* read again below, with the dtype and shape checked */
+        if (!o.dtype) {
+            if (h.dtype == TILEC_DTYPE_COUNT || !strcmp(h.descr, "<u2") || h.descr[0] == '>' || h.fortran_order) {
+                fprintf(stderr, "tilec reduce: --in '%s' holds dtype '%s'%s, which tilec does not reduce%s\n", o.in, h.descr,
+                        h.fortran_order ? " in Fortran order" : "",
+                        !strcmp(h.descr, "<u2") ? " (give --dtype bf16 to read its 16-bit patterns as bf16)" : "");
+                return EXIT_BAD_INPUT;
+            }
+            snprintf(npy_dtype, sizeof npy_dtype, "%s", tilec_dtype_name(h.dtype));
+            o.dtype = npy_dtype;
+        }
+        if (!o.shape) {
+            if (h.rank == 0) {
+                fprintf(stderr, "tilec reduce: --in '%s' holds one number (shape ()); give --shape 1 to reduce it\n", o.in);
+                return EXIT_BAD_INPUT;
+            }
+            size_t at = 0;
+            for (int k = 0; k < h.rank; k++)
+                at += (size_t)snprintf(npy_shape + at, sizeof npy_shape - at, "%s%" PRId64, k ? "x" : "", h.shape[k]);
+            o.shape = npy_shape;
+        }
+    }
     if (!o.op || !o.dtype || !o.shape) { /* name the missing ones */
         const char *missing[3];
         int n = 0;
@@ -245,8 +278,12 @@ int cmd_reduce(int argc, char **argv) {
     tilec_status st = TILEC_OK;
     tilec_ctx *ctx = NULL;
     void *d_in = NULL, *d_out = NULL, *d_out2 = NULL;
-    unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes) : malloc(in_bytes + 1);
-    unsigned char *h_before = o.out_init ? read_tensor("--out-init", o.out_init, "the output", out_dims, out_bytes)
+    int64_t mem_shape[1] = {span}; /* what a strided --in holds: the memory the view reaches */
+    unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes, d.dtype,
+                                             d.strides ? mem_shape : d.shape, d.strides ? 1 : d.rank)
+                               : malloc(in_bytes + 1);
+    unsigned char *h_before = o.out_init ? read_tensor("--out-init", o.out_init, "the output", out_dims, out_bytes, out_dt,
+                                                       kept, nkept)
                                          : calloc(1, out_bytes + 1);
     unsigned char *h_out = calloc(1, out_bytes + 1), *h_out2 = calloc(1, out2_bytes + 1);
     if (!h_in || !h_before || !h_out || !h_out2) {
@@ -294,8 +331,9 @@ int cmd_reduce(int argc, char **argv) {
     double first = now_s() - t0;
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes)) || (two && (st = tilec_mem_download(ctx, h_out2, d_out2, out2_bytes))))
         goto failed;
-    if (o.out && write_output(o.out, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
-    if (o.out2 && write_output(o.out2, h_out2, out2_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    tilec_dtype out2_dt = d.index_i32 ? TILEC_I32 : tilec_op_second_dtype(d.op, out_dt);
+    if (o.out && write_tensor(o.out, out_dt, kept, nkept, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    if (o.out2 && write_tensor(o.out2, out2_dt, kept, nkept, h_out2, out2_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
     if (o.check) {
         tilec_check_result r;
         tilec_reduce_desc host = d; /* the indices as downloaded */

@@ -165,7 +165,15 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         const char *path = NULL;
         for (int j = 0; j < nin; j++)
             if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) { path = ins[j].path; ins[j].used = true; }
-        if (path) { /* exactly the parameter's bytes: reading stops one byte past them */
+        int64_t shape[TILEC_MAX_RANK];
+        int rank = tilec_buffer_rank(b);
+        for (int d = 0; d < rank; d++) shape[d] = tilec_buffer_extent(b, d);
+        if (path && is_npy_path(path)) { /* numpy's file: its dtype and shape must be the parameter's */
+            char dims[128], what[160];
+            snprintf(what, sizeof what, "parameter %s", tilec_buffer_name(b));
+            if (!(args[i] = read_npy_tensor("--in", path, tilec_buffer_dtype(b), shape, rank, bytes[i], what,
+                                            dims_text(b, dims, sizeof dims)))) { rc = EXIT_BAD_INPUT; break; }
+        } else if (path) { /* exactly the parameter's bytes: reading stops one byte past them */
             size_t len;
             int64_t size;
             if (!(args[i] = read_input(path, bytes[i], &len, &size))) { rc = EXIT_BAD_INPUT; break; }
@@ -203,7 +211,10 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         for (int j = 0; j < nout; j++)
             if (strcmp(outs[j].name, tilec_buffer_name(b)) == 0) {
                 outs[j].used = true;
-                if (write_output(outs[j].path, args[i], bytes[i]) != EXIT_OK) rc = EXIT_BAD_INPUT;
+                int64_t shape[TILEC_MAX_RANK];
+                for (int d = 0; d < tilec_buffer_rank(b); d++) shape[d] = tilec_buffer_extent(b, d);
+                if (write_tensor(outs[j].path, tilec_buffer_dtype(b), shape, tilec_buffer_rank(b), args[i], bytes[i]) != EXIT_OK)
+                    rc = EXIT_BAD_INPUT;
             }
     }
     if (rc == EXIT_OK && check) {
