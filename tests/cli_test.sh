@@ -67,7 +67,7 @@ help_lists() { # CMD OPTION... : each OPTION is at the start of an option line o
 }
 help_lists check --warp-size
 help_lists fmt -o --in-place --check
-help_lists explain --target --arch --warp-size --dump
+help_lists explain --target --arch --warp-size --dump --verbose
 help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --specials --sim-budget
 help_lists emit --target --arch --warp-size -o
 help_lists compile --target --arch --warp-size -o
@@ -125,7 +125,11 @@ expect "fmt -i on stdin" 2 "$tilec" fmt -i -
 for f in "$root"/examples/*.tile; do
     n=$(basename "$f")
     expect "explain $n" 0 "$tilec" explain "$f"
-    has "explain $n marks a winner" "$tmp/out" "    * "
+    has "explain $n names each statement's variant" "$tmp/out" ") -> "
+    if grep -q "priority.*rejected\|target_scope" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: explain $n (short) prints the table"; else pass=$((pass + 1)); fi
+    expect "explain --verbose $n" 0 "$tilec" explain "$f" --verbose
+    has "explain --verbose $n marks a winner" "$tmp/out" "    * "
+    has "explain --verbose $n shows every check" "$tmp/out" "target_scope     ok"
     expect "explain --target hip $n" 0 "$tilec" explain "$f" --target hip --arch gfx1100
     expect "explain --dump=loop $n" 0 "$tilec" explain "$f" --dump=loop --target sim --warp-size 64
     has "explain --dump=loop $n prints loop IR" "$tmp/out" "warp_size=64"
@@ -137,7 +141,26 @@ done
 printf 'kernel k(A: f32[2, 64] global, B: f32[2] global) threads=80 {\n  cta.sum(B, A, variant=cta_tree)\n}\n' >"$tmp/forced.tile"
 expect "explain with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile"
 has "the table says why" "$tmp/err" "several_warps    no: threads=80 is not a multiple of the warp size (32)"
-has "explain still prints the table on stdout" "$tmp/out" "cta_tree    priority 20  rejected"
+has "the short form names the statement" "$tmp/out" "cta.sum(B, A, axes=(-1), variant=cta_tree) -> no variant (the error says why)"
+expect "explain --verbose with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile" --verbose
+has "explain --verbose still prints the table on stdout" "$tmp/out" "cta_tree    priority 20  rejected"
+# the short form: the variant, the one reason it won, what it does; the table with --verbose
+expect "explain row_sum" 0 "$tilec" explain "$root/examples/row_sum.tile"
+has "names the variant" "$tmp/out" "  line 9: cta.sum(Bs, As, axes=(-1)) -> shared"
+has "and why it won" "$tmp/out" "    why: cta_tree (priority 20) does not apply: an instance has 32 threads, fewer than two warps of 32"
+has "and what it does" "$tmp/out" "    how: 4 outputs of 8 elements; a group of 8 lanes folds each output, exchanging values with shuffles"
+has "a copy is one line" "$tmp/out" "  line 7: cta.copy(As, A) -> copy"
+if [ "$(wc -l <"$tmp/out")" -eq 8 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: explain row_sum is not 8 lines:"; cat "$tmp/out"; fi
+expect "explain -v row_sum" 0 "$tilec" explain "$root/examples/row_sum.tile" -v
+has "lists local_smem too" "$tmp/out" "      local_smem  priority 25  rejected"
+has "and every check" "$tmp/out" "        several_warps    no: an instance has 32 threads, fewer than two warps of 32"
+printf 'kernel total(A: f32[100000] global, B: f32[1] global) threads=256 {\n  grid.sum(B, A, axes=(0))\n}\n' >"$tmp/gridsum.tile"
+expect "explain a grid statement" 0 "$tilec" explain "$tmp/gridsum.tile"
+has "says the launch in plain words" "$tmp/out" "    how: 1 output of 100000 elements; a grid of 13 CTAs of 256 threads; an output's elements are spread over several CTAs, whose partial results are then folded, always in the same order, so every run gives the same bits"
+has "and why rows" "$tmp/out" "    why: grid_cols (priority 20) does not apply: the innermost dim in memory is reduced (a row layout)"
+expect "reduce --explain of an argmax" 0 "$tilec" reduce --op argmax --dtype f32 --shape 8x1000 --backend sim --explain
+if grep -q "groups of 32 lanes" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: a grid argmax's table names CTA lane groups:"; grep lanes "$tmp/out"; else pass=$((pass + 1)); fi
+has "its plan says the lanes" "$tmp/out" "plan: "
 expect "explain with a bad arch" 2 "$tilec" explain "$tmp/forced.tile" --target cuda --arch gfx90a
 expect "explain warpgroup on hip" 1 "$tilec" explain /dev/stdin --target hip <<'TILE'
 kernel k(A: f32[2, 4, 64] global, B: f32[2, 4] global) threads=256 {
@@ -887,6 +910,7 @@ full() { # NAME CMD... : CMD with standard output on /dev/full exits 1 and says 
     has "$name > /dev/full says why" "$tmp/err" "No space left on device"
 }
 full "explain" "$tilec" explain "$rs"
+full "explain --verbose" "$tilec" explain "$rs" --verbose
 full "run" "$tilec" run "$rs" --backend sim --check
 full "reduce" "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim --check
 full "reduce --out -" "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in "$tmp/x6.bin" --out -

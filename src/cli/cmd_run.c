@@ -26,15 +26,16 @@ static int target_of(const char *cmd, const char *flag, const target_opts *o, ti
 
 int cmd_explain(int argc, char **argv) {
     const char *file = NULL, *dump_what = NULL;
-    bool dump = false;
+    bool dump = false, verbose = false;
     target_opts o = {0};
     const opt_spec specs[] = {
         {"--target", NULL, OPT_VALUE, .value = &o.backend},
         {"--arch", NULL, OPT_VALUE, .value = &o.arch},
         {"--warp-size", NULL, OPT_VALUE, .value = &o.warp_size},
         {"--dump", NULL, OPT_VALUE, .value = &dump_what},
+        {"--verbose", "-v", OPT_FLAG, .flag = &verbose},
     };
-    int nfiles, r = parse_options("explain", argc, argv, specs, 4, &file, 1, &nfiles);
+    int nfiles, r = parse_options("explain", argc, argv, specs, sizeof specs / sizeof specs[0], &file, 1, &nfiles);
     if (r) return r;
     if (dump_what && strcmp(dump_what, "loop") != 0) return usage_error("explain", "--dump takes 'loop', not '%s'", dump_what);
     dump = dump_what != NULL;
@@ -49,9 +50,10 @@ int cmd_explain(int argc, char **argv) {
     int rc = EXIT_BAD_INPUT;
     if (prog) {
         char *text = NULL;
-        tilec_status st = tilec_explain(prog, &t, dump, &text);
+        unsigned flags = (verbose ? 0 : TILEC_EXPLAIN_SHORT) | (dump ? TILEC_EXPLAIN_LOOP : 0);
+        tilec_status st = tilec_explain(prog, &t, flags, &text);
         if (text) fputs(text, stdout);
-        flush_output(stdout);
+        flush_output(stdout); /* the text before the diagnostics, on a terminal */
         if (st != TILEC_OK) fputs(tilec_diag_text(ctx), stderr);
         rc = st == TILEC_OK ? EXIT_OK : st == TILEC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_BAD_INPUT;
         tilec_free(text);

@@ -255,14 +255,18 @@ static const command commands[] = {
     {"explain", "show how each tile statement is lowered, and why",
      "Usage: tilec explain [OPTIONS] FILE\n"
      "\n"
-     "For every tile statement of every kernel and func: the variants tried in priority\n"
-     "order, each predicate's verdict (ok, or why not) and the one chosen (*). Exits 1 when\n"
-     "a statement has no variant, after printing the table.\n"
+     "For every tile statement of every kernel and func: the variant that lowers it and,\n"
+     "for a reduction, the one reason it won (why:) and what it does in plain words (how:;\n"
+     "for a grid statement, its launch). --verbose prints the whole table instead: the\n"
+     "variants tried in priority order, each predicate's verdict (ok, or why not) and the\n"
+     "one chosen (*). Exits 1 when a statement has no variant (the error has its table).\n"
+     "The target is cuda sm_90 unless --target or --arch says otherwise.\n"
      "\n"
      "Options:\n"
      "  --target=cuda|hip|sim  the target (default cuda)\n"
      "  --arch=A        sm_XX for cuda (default sm_90), gfxNNN for hip (default gfx90a)\n"
      "  --warp-size=32|64  by default cuda 32, hip gfx9 64 and gfx10 or later 32, sim 32\n"
+     "  -v, --verbose   every variant and every predicate's verdict, not only the winner\n"
      "  --dump=loop     also print the lowered loop IR of each kernel\n",
      cmd_explain},
     {"run", "run kernels on a GPU or the simulator, optionally checked against a CPU reference",
