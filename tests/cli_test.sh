@@ -679,8 +679,9 @@ if grep -q "per call" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: the simul
 empty "a short simulation says nothing more" "$tmp/err"
 expect "reduce --repeat 1" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim --repeat 1
 has "one call is one call" "$tmp/out" "per call over 1 call, "
-expect "a long simulation" 0 "$tilec" reduce --op max --dtype bf16 --shape 8388608 --backend sim
-has "says what it is doing" "$tmp/err" "tilec reduce: simulating bf16[8388608] (8388608 elements) on the CPU"
+# (--sim-budget stops it at once: the line comes before the simulation)
+expect "a long simulation" 1 "$tilec" reduce --op max --dtype bf16 --shape 8388608 --backend sim --sim-budget 1000
+has "says what it is doing first" "$tmp/err" "tilec reduce: simulating bf16[8388608] (8388608 elements) on the CPU"
 # the simulator's work budget and memory bounds
 printf 'kernel k(A: f32[4] global) threads=1024 grid=2147483647 {\n  shared S: f32[1024]\n  cta.fill(S, 1)\n}\n' >"$tmp/days.tile"
 expect "a grid that would run for days stops at once" 1 timeout 20 "$tilec" run "$tmp/days.tile"
