@@ -92,7 +92,7 @@ int cmd_reduce(int argc, char **argv) {
         if (npy_open("--in", o.in, &h, &fd)) return EXIT_BAD_INPUT;
         close(fd); /* read again below, with the dtype and shape checked */
         if (!o.dtype) {
-            if (h.dtype == TILEC_DTYPE_COUNT || !strcmp(h.descr, "<u2") || h.descr[0] == '>' || h.fortran_order) {
+            if (h.dtype == TILEC_DTYPE_COUNT || h.descr[0] == '>' || h.fortran_order) {
                 fprintf(stderr, "tilec reduce: --in '%s' holds dtype '%s'%s, which tilec does not reduce%s\n", o.in, h.descr,
                         h.fortran_order ? " in Fortran order" : "",
                         !strcmp(h.descr, "<u2") ? " (give --dtype bf16 to read its 16-bit patterns as bf16)" : "");

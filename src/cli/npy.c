@@ -198,8 +198,9 @@ int npy_parse(const char *path, const unsigned char *buf, size_t len, npy_header
         goto bad;
     }
     for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
-        if (!strcmp(descr, descr_of[t])) h->dtype = (tilec_dtype)t;
-    /* one more spelling of bf16: a void of 2 bytes, as ml_dtypes' bfloat16 saves */
+        if (t != TILEC_BF16 && !strcmp(descr, descr_of[t])) h->dtype = (tilec_dtype)t;
+    /* bf16 as ml_dtypes' bfloat16 saves it: a void of 2 bytes (uint16, "<u2", is uint16:
+     * bf16 only where a bf16 is asked for, npy_expect) */
     if (!strcmp(descr, "<V2") || !strcmp(descr, "|V2")) h->dtype = TILEC_BF16;
     return EXIT_OK;
 bad:
@@ -209,7 +210,8 @@ bad:
 
 /* "float32[3, 5]" */
 static const char *npy_text(tilec_dtype dt, const char *descr, const int64_t *shape, int rank, char *buf, size_t n) {
-    size_t at = (size_t)snprintf(buf, n, "%s[", dt < TILEC_DTYPE_COUNT ? numpy_dtype_name(dt) : descr);
+    size_t at = (size_t)snprintf(buf, n, "%s[", dt < TILEC_DTYPE_COUNT ? numpy_dtype_name(dt)
+                                                : !strcmp(descr, "<u2") ? "uint16" : descr);
     for (int k = 0; k < rank && at < n; k++) at += (size_t)snprintf(buf + at, n - at, "%s%" PRId64, k ? ", " : "", shape[k]);
     if (at < n) snprintf(buf + at, n - at, "]");
     return buf;
@@ -230,13 +232,14 @@ int npy_expect(const char *opt, const char *path, const npy_header *h, tilec_dty
                         "x.astype('<%s') instead\n", opt, path, h->descr, h->descr + 1);
         return EXIT_BAD_INPUT;
     }
-    if (h->dtype == TILEC_DTYPE_COUNT) {
+    /* bf16 is read from its 16-bit patterns: a uint16 array (or ml_dtypes' void of 2) */
+    bool patterns = dt == TILEC_BF16 && !strcmp(h->descr, "<u2");
+    if (h->dtype == TILEC_DTYPE_COUNT && !patterns) {
         fprintf(stderr, "tilec: %s '%s' holds dtype '%s', which tilec does not reduce; %s is %s: save x.astype('%s')\n", opt,
                 path, h->descr, what, want, numpy_dtype_name(dt) && dt != TILEC_BF16 ? numpy_dtype_name(dt) : "uint16");
         return EXIT_BAD_INPUT;
     }
-    /* bf16 is read from its 16-bit patterns: a uint16 array (or ml_dtypes' void of 2) */
-    bool same_dtype = h->dtype == dt || (dt == TILEC_BF16 && !strcmp(h->descr, "<u2"));
+    bool same_dtype = h->dtype == dt || patterns;
     bool same_shape = h->rank == rank;
     for (int k = 0; same_shape && k < rank; k++) same_shape = h->shape[k] == shape[k];
     if (!same_dtype || !same_shape) {
