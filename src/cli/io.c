@@ -15,7 +15,12 @@
  * A target that is not a regular file (a FIFO, a terminal, /dev/null, /dev/full) and a
  * file standard output or standard error already has open (/dev/stdout, `> FILE`) are
  * written directly, with no temporary: renaming over them would replace the device or
- * the file the shell opened. "-" is standard output.
+ * the file the shell opened. "-" is standard output. write_tensor is write_output with
+ * a .npy header before the data when the name ends in ".npy" (one write, no copy).
+ *
+ * A .npy input is read by npy_open (the preamble and the header it announces, at most
+ * NPY_MAX_HEADER bytes, and nothing more until its dtype and shape are checked) and
+ * npy_read_data (exactly the declared data, and one byte to see that the file ends).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cli.h"
