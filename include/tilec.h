@@ -78,6 +78,12 @@ extern "C" {
     X(U32, "u32", 4, 0, I64)                                                               \
     X(I64, "i64", 8, 0, I64)
 
+/* X(SUFFIX, name) — numpy's (and torch's) name of each dtype, which the tilec command
+ * (--dtype float32) and the Python package take as well as tilec's own */
+#define TILEC_DTYPE_NUMPY_LIST(X)                                                          \
+    X(F16, "float16") X(BF16, "bfloat16") X(F32, "float32") X(F64, "float64")             \
+    X(I32, "int32") X(U32, "uint32") X(I64, "int64")
+
 /* X(SUFFIX, name) — where a buffer lives */
 #define TILEC_SPACE_LIST(X) X(GLOBAL, "global") X(SHARED, "shared") X(LOCAL, "local")
 
@@ -389,13 +395,20 @@ typedef struct tilec_target {
     int warp_size;    /* 0: from the arch (CUDA 32; HIP gfx9 64, gfx10 and later 32; sim 32) */
 } tilec_target;
 
+/* tilec_explain's flags (0: the full table, as `tilec explain --verbose` prints it) */
+#define TILEC_EXPLAIN_LOOP 1u  /* the lowered loop IR after each kernel (what `true` asked for) */
+#define TILEC_EXPLAIN_SHORT 2u /* per statement only the variant that lowers it, the one reason
+                                  it won and what it does (a grid statement: its launch), as
+                                  `tilec explain` prints it */
+
 /* For every tile statement of every kernel and func: each variant tried, each predicate's
- * verdict and the winner, as text (free with tilec_free). With dump_loop, the lowered loop
- * IR follows each kernel. The program is verified first, for the target's warp size
- * (TILEC_ERR_VERIFY). Fails with TILEC_ERR_DISPATCH (and the same table in the
+ * verdict and the winner, as text (free with tilec_free); with TILEC_EXPLAIN_SHORT the
+ * short form instead. With TILEC_EXPLAIN_LOOP, the lowered loop IR follows each kernel.
+ * Other bits: TILEC_ERR_INVALID_ARG. The program is verified first, for the target's warp
+ * size (TILEC_ERR_VERIFY). Fails with TILEC_ERR_DISPATCH (and the full table in the
  * diagnostics) when a statement has no variant; the text is still returned then. */
 TILEC_API tilec_status tilec_explain(tilec_program *prog, const tilec_target *target,
-                                     bool dump_loop, char **text);
+                                     unsigned flags, char **text);
 
 /* Runs kernel `name` (NULL: the program's only kernel) on the simulator for its whole
  * grid. A func runs as a one-CTA kernel: its shared parameters start with the given

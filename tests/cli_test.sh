@@ -29,6 +29,11 @@ has() {
     if grep -qF -- "$3" "$2"; then pass=$((pass + 1)); else
         fail=$((fail + 1)); echo "FAIL: $1: '$3' not in $2:"; sed 's/^/  | /' "$2" | head -20; fi
 }
+# same NAME A B : the files are byte for byte the same
+same() {
+    if cmp -s "$2" "$3"; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: $1: $2 and $3 differ"; od -An -tx1 "$2" | head -3; od -An -tx1 "$3" | head -3; fi
+}
 empty() {
     if [ ! -s "$2" ]; then pass=$((pass + 1)); else
         fail=$((fail + 1)); echo "FAIL: $1: $2 is not empty:"; sed 's/^/  | /' "$2" | head -20; fi
@@ -62,12 +67,12 @@ help_lists() { # CMD OPTION... : each OPTION is at the start of an option line o
 }
 help_lists check --warp-size
 help_lists fmt -o --in-place --check
-help_lists explain --target --arch --warp-size --dump
-help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --sim-budget
+help_lists explain --target --arch --warp-size --dump --verbose
+help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --specials --sim-budget
 help_lists emit --target --arch --warp-size -o
 help_lists compile --target --arch --warp-size -o
 help_lists reduce --op --dtype --shape --axes --strides --out-dtype --nan --in --out --out2 --index-dtype --correction \
-    --accumulate --out-init --backend --check --repeat --seed --explain --sim-budget
+    --accumulate --out-init --backend --check --specials --repeat --seed --explain --sim-budget
 expect "check --warp-size 48" 2 "$tilec" check --warp-size 48 "$root/examples/row_sum.tile"
 
 for f in "$root"/examples/*.tile; do
@@ -120,7 +125,11 @@ expect "fmt -i on stdin" 2 "$tilec" fmt -i -
 for f in "$root"/examples/*.tile; do
     n=$(basename "$f")
     expect "explain $n" 0 "$tilec" explain "$f"
-    has "explain $n marks a winner" "$tmp/out" "    * "
+    has "explain $n names each statement's variant" "$tmp/out" ") -> "
+    if grep -q "priority.*rejected\|target_scope" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: explain $n (short) prints the table"; else pass=$((pass + 1)); fi
+    expect "explain --verbose $n" 0 "$tilec" explain "$f" --verbose
+    has "explain --verbose $n marks a winner" "$tmp/out" "    * "
+    has "explain --verbose $n shows every check" "$tmp/out" "target_scope     ok"
     expect "explain --target hip $n" 0 "$tilec" explain "$f" --target hip --arch gfx1100
     expect "explain --dump=loop $n" 0 "$tilec" explain "$f" --dump=loop --target sim --warp-size 64
     has "explain --dump=loop $n prints loop IR" "$tmp/out" "warp_size=64"
@@ -132,7 +141,26 @@ done
 printf 'kernel k(A: f32[2, 64] global, B: f32[2] global) threads=80 {\n  cta.sum(B, A, variant=cta_tree)\n}\n' >"$tmp/forced.tile"
 expect "explain with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile"
 has "the table says why" "$tmp/err" "several_warps    no: threads=80 is not a multiple of the warp size (32)"
-has "explain still prints the table on stdout" "$tmp/out" "cta_tree    priority 20  rejected"
+has "the short form names the statement" "$tmp/out" "cta.sum(B, A, axes=(-1), variant=cta_tree) -> no variant (the error says why)"
+expect "explain --verbose with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile" --verbose
+has "explain --verbose still prints the table on stdout" "$tmp/out" "cta_tree    priority 20  rejected"
+# the short form: the variant, the one reason it won, what it does; the table with --verbose
+expect "explain row_sum" 0 "$tilec" explain "$root/examples/row_sum.tile"
+has "names the variant" "$tmp/out" "  line 9: cta.sum(Bs, As, axes=(-1)) -> shared"
+has "and why it won" "$tmp/out" "    why: cta_tree (priority 20) does not apply: an instance has 32 threads, fewer than two warps of 32"
+has "and what it does" "$tmp/out" "    how: 4 outputs of 8 elements; a group of 8 lanes folds each output, exchanging values with shuffles"
+has "a copy is one line" "$tmp/out" "  line 7: cta.copy(As, A) -> copy"
+if [ "$(wc -l <"$tmp/out")" -eq 8 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: explain row_sum is not 8 lines:"; cat "$tmp/out"; fi
+expect "explain -v row_sum" 0 "$tilec" explain "$root/examples/row_sum.tile" -v
+has "lists local_smem too" "$tmp/out" "      local_smem  priority 25  rejected"
+has "and every check" "$tmp/out" "        several_warps    no: an instance has 32 threads, fewer than two warps of 32"
+printf 'kernel total(A: f32[100000] global, B: f32[1] global) threads=256 {\n  grid.sum(B, A, axes=(0))\n}\n' >"$tmp/gridsum.tile"
+expect "explain a grid statement" 0 "$tilec" explain "$tmp/gridsum.tile"
+has "says the launch in plain words" "$tmp/out" "    how: 1 output of 100000 elements; a grid of 13 CTAs of 256 threads; an output's elements are spread over several CTAs, whose partial results are then folded, always in the same order, so every run gives the same bits"
+has "and why rows" "$tmp/out" "    why: grid_cols (priority 20) does not apply: the innermost dim in memory is reduced (a row layout)"
+expect "reduce --explain of an argmax" 0 "$tilec" reduce --op argmax --dtype f32 --shape 8x1000 --backend sim --explain
+if grep -q "groups of 32 lanes" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: a grid argmax's table names CTA lane groups:"; grep lanes "$tmp/out"; else pass=$((pass + 1)); fi
+has "its plan says the lanes" "$tmp/out" "plan: "
 expect "explain with a bad arch" 2 "$tilec" explain "$tmp/forced.tile" --target cuda --arch gfx90a
 expect "explain warpgroup on hip" 1 "$tilec" explain /dev/stdin --target hip <<'TILE'
 kernel k(A: f32[2, 4, 64] global, B: f32[2, 4] global) threads=256 {
@@ -190,6 +218,7 @@ has "the simulator names the line" "$tmp/err" "uninit.tile:6:7: error: simulator
 
 # emit and compile
 cp "$root/examples/row_sum.tile" "$tmp/rs.tile"
+rs_src="$root/examples/row_sum.tile"
 expect "emit --target cuda" 0 "$tilec" emit "$tmp/rs.tile" --target cuda
 has "emit writes FILE.cu" "$tmp/rs.cu" "extern \"C\" __global__ void __launch_bounds__(32) row_sum("
 expect "emit --target hip" 0 "$tilec" emit "$tmp/rs.tile" --target hip --arch gfx1030
@@ -201,6 +230,37 @@ expect "emit --target sim" 2 "$tilec" emit "$tmp/rs.tile" --target sim
 expect "compile without --arch" 2 "$tilec" compile "$tmp/rs.tile" --target cuda
 expect "emit of a bad program" 1 "$tilec" emit "$tmp/race.tile" --target cuda
 has "emit verifies first" "$tmp/err" "missing barrier"
+# the default output is FILE with .cu, .hip, .cubin or .co in place of its extension: when
+# that is the input itself (by name, or the same file through a symlink or a hard link),
+# nothing is written and the user is told to give -o
+cp "$rs_src" "$tmp/prog.cu"
+cp "$tmp/prog.cu" "$tmp/prog.cu.orig"
+expect "emit prog.cu --target cuda" 2 "$tilec" emit "$tmp/prog.cu" --target cuda
+has "says the output would be the input" "$tmp/err" "tilec emit: the output would be '$tmp/prog.cu', the input itself; give -o OUT to write the source elsewhere"
+same "and leaves the input as it was" "$tmp/prog.cu" "$tmp/prog.cu.orig"
+cp "$rs_src" "$tmp/prog.hip"
+expect "emit prog.hip --target hip" 2 "$tilec" emit "$tmp/prog.hip" --target hip
+same "leaves prog.hip as it was" "$tmp/prog.hip" "$tmp/prog.cu.orig"
+cp "$rs_src" "$tmp/k.cubin"
+expect "compile k.cubin" 2 "$tilec" compile "$tmp/k.cubin" --target cuda --arch sm_90
+has "says so for compile" "$tmp/err" "tilec compile: the output would be '$tmp/k.cubin', the input itself; give -o OUT"
+same "leaves k.cubin as it was" "$tmp/k.cubin" "$tmp/prog.cu.orig"
+cp "$rs_src" "$tmp/k.co"
+expect "compile k.co" 2 "$tilec" compile "$tmp/k.co" --target hip --arch gfx90a
+same "leaves k.co as it was" "$tmp/k.co" "$tmp/prog.cu.orig"
+cp "$rs_src" "$tmp/real2.tile"
+cp "$rs_src" "$tmp/via2.tile"
+ln -s via2.tile "$tmp/via2.cu"
+expect "emit FILE whose FILE.cu is a symlink to FILE" 2 "$tilec" emit "$tmp/via2.tile" --target cuda
+has "is the same file" "$tmp/err" "the input itself"
+same "and FILE is untouched" "$tmp/via2.tile" "$tmp/prog.cu.orig"
+ln "$tmp/real2.tile" "$tmp/real2.cu"
+expect "emit FILE whose FILE.cu is a hard link to it" 2 "$tilec" emit "$tmp/real2.tile" --target cuda
+expect "emit -o naming the input" 2 "$tilec" emit "$tmp/real2.tile" --target cuda -o "$tmp/real2.tile"
+has "is refused too" "$tmp/err" "tilec emit: -o '$tmp/real2.tile' is the input itself; give -o another file"
+same "which is untouched" "$tmp/real2.tile" "$tmp/prog.cu.orig"
+expect "emit prog.cu -o another file" 0 "$tilec" emit "$tmp/prog.cu" --target cuda -o "$tmp/prog-out.cu"
+has "writes it" "$tmp/prog-out.cu" "Generated by tilec"
 if ldconfig -p | grep -q libnvrtc; then
     expect "compile --target cuda" 0 "$tilec" compile "$tmp/rs.tile" --target cuda --arch sm_80
     if [ "$(head -c 4 "$tmp/rs.cubin" | od -An -c | tr -d ' ')" = '177ELF' ]; then pass=$((pass + 1)); else
@@ -272,6 +332,20 @@ has "an empty sum is 0" "$tmp/out" "a reduced extent is 0"
 expect "max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 4x0 --repeat 1
 has "is an error" "$tmp/err" "max over an empty axis has no value"
 expect "reduce without --shape" 2 "$tilec" reduce --op sum --dtype f32
+has "names the missing option" "$tmp/err" "tilec reduce: --shape is required"
+expect "reduce with --op only" 2 "$tilec" reduce --op sum
+has "names both missing options" "$tmp/err" "tilec reduce: --dtype and --shape are required"
+expect "reduce --dtype float32 (numpy's name)" 0 "$tilec" reduce --op sum --dtype float32 --shape 4x8 --backend sim --check
+has "is f32" "$tmp/out" "check: largest error"
+expect "reduce --dtype bfloat16 --out-dtype float32" 0 "$tilec" reduce --op max --dtype bfloat16 --out-dtype float32 --shape 4x8 --backend sim --check --out "$tmp/bf.bin"
+has "widens to f32: 4 floats" <(stat -c %s "$tmp/bf.bin") "16"
+expect "reduce --index-dtype int32" 0 "$tilec" reduce --op argmax --dtype int32 --shape 4x8 --backend sim --index-dtype int32 --check --out2 "$tmp/idx.bin"
+has "writes 4 int32 indices" <(stat -c %s "$tmp/idx.bin") "16"
+for dt in float16 float64 uint32 int64; do
+    expect "reduce --dtype $dt" 0 "$tilec" reduce --op min --dtype "$dt" --shape 3x5 --backend sim --check
+done
+expect "reduce --dtype float8" 2 "$tilec" reduce --op sum --dtype float8 --shape 4
+has "lists both spellings" "$tmp/err" "--dtype must be f16 (float16), bf16 (bfloat16), f32 (float32), f64 (float64), i32 (int32), u32 (uint32) or i64 (int64), not 'float8'"
 expect "reduce with a bad axis" 1 "$tilec" reduce --op sum --dtype f32 --shape 4x4 --axes 5
 has "the axis is explained" "$tmp/err" "axis 5 is out of range for rank 2"
 if ! ldconfig -p | grep -q 'libcuda.so.1 '; then
@@ -285,12 +359,143 @@ printf 'kernel total(A: f32[10] global, B: f32[1] global) threads=32 grid=4 {\n 
 expect "a grid statement with grid=" 1 "$tilec" check "$tmp/grid2.tile"
 has "is refused with a reason" "$tmp/err" "a grid statement must be the only statement of a kernel without grid="
 
+# --specials: the random data gets NaN, infinities, signed zeros, subnormals (integer
+# extremes for integers), and --check must still hold on it; numpy is the oracle
+py=/usr/bin/python3
+if $py -c 'import numpy' 2>/dev/null; then
+    expect "run --specials a nan=ignore func" 0 "$tilec" run "$root/examples/tile_row_max.tile" --backend sim --specials --check \
+        --out src="$tmp/sp_src.bin" --out dst="$tmp/sp_dst.bin"
+    has "and checks it" "$tmp/out" "check dst: exact, largest error 0: ok"
+    expect "numpy: the data has NaN, inf and -0, and dst is its nanmax" 0 $py - "$tmp/sp_src.bin" "$tmp/sp_dst.bin" <<'PY'
+import sys, warnings, numpy as np
+x = np.fromfile(sys.argv[1], "<f4").reshape(64, 128)
+y = np.fromfile(sys.argv[2], "<f4")
+assert np.isnan(x).sum() > 8 and np.isposinf(x).any() and np.isneginf(x).any(), "no specials"
+assert (np.signbit(x) & (x == 0)).any() and ((x != 0) & (np.abs(x) < np.finfo(np.float32).tiny)).any()
+assert np.isnan(x).any(axis=1).sum() > 8, "few rows with a NaN"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    want = np.nanmax(x, axis=1)
+assert np.array_equal(y, want, equal_nan=True), (y, want)
+PY
+    for ignore in propagate ignore; do
+        expect "reduce max --nan $ignore --specials" 0 "$tilec" reduce --op max --dtype f32 --shape 64x100 --nan $ignore --specials --backend sim --check --out "$tmp/sp_$ignore.bin"
+        has "checks" "$tmp/out" "check: exact, largest error 0: ok"
+    done
+    expect "numpy: the data had NaN (propagate's rows), ignore skipped them" 0 $py - "$tmp/sp_propagate.bin" "$tmp/sp_ignore.bin" <<'PY'
+import sys, numpy as np
+p, i = (np.fromfile(f, "<f4") for f in sys.argv[1:])
+assert np.isnan(p).sum() > 16 and not np.isnan(i).any(), (p, i)
+keep = ~np.isnan(p)
+assert np.array_equal(p[keep], i[keep])
+assert np.isposinf(i).any()
+PY
+    expect "reduce sum i32 --specials (integer extremes wrap)" 0 "$tilec" reduce --op sum --dtype i32 --shape 16x64 --specials --backend sim --check
+    has "checks exactly" "$tmp/out" "check: exact, largest error 0: ok"
+
+    # .npy files for --in and --out, against numpy: written by np.save, read by np.load
+    $py - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+x = rng.standard_normal((6, 50)).astype(np.float32)
+x[1, 3] = np.nan; x[2, :] = np.nan; x[4, 7] = -np.inf
+np.save(d + "/x.npy", x)
+np.save(d + "/x64.npy", x.astype(np.float64))
+np.lib.format.write_array(open(d + "/x_v2.npy", "wb"), x, version=(2, 0))
+np.save(d + "/xF.npy", np.asfortranarray(x))
+np.save(d + "/xBE.npy", x.astype(">f4"))
+np.save(d + "/xflat.npy", x.ravel())
+np.save(d + "/i.npy", rng.integers(-1000, 1000, (7, 9), dtype=np.int32))
+np.save(d + "/u16.npy", (x.view(np.uint32) >> 16).astype(np.uint16))  # bf16 patterns
+np.save(d + "/A.npy", rng.standard_normal((4, 8)).astype(np.float32))
+raw = open(d + "/x.npy", "rb").read()
+open(d + "/short.npy", "wb").write(raw[:-4])
+open(d + "/long.npy", "wb").write(raw + b"\0\0\0\0")
+open(d + "/magic.npy", "wb").write(b"\x93NUMPX" + raw[6:])
+h = raw[10:raw.index(b"\n") + 1]
+bad = b"{'descr': '<f4', 'fortran_order': False, 'shape': (6, 50), 'x': 1}"
+bad = bad + b" " * (len(h) - len(bad) - 1) + b"\n"
+open(d + "/key.npy", "wb").write(raw[:10] + bad + raw[10 + len(h):])
+PY
+    oracle() { # NAME PYTHON : the python code, with d (the temporary directory) and np, asserts
+        expect "$1" 0 $py -c "import sys, warnings, numpy as np; warnings.simplefilter('ignore'); d = sys.argv[1]; $2" "$tmp"
+    }
+    expect "reduce --in x.npy (dtype and shape from the file) --out y.npy" 0 "$tilec" reduce --op sum --in "$tmp/x.npy" --backend sim --check --out "$tmp/y.npy"
+    has "takes f32[6, 50] from the file" "$tmp/out" "view: 6 50 (reduced)"
+    oracle "y.npy is numpy's sum, float32 of shape (6,)" "x = np.load(d + '/x.npy'); y = np.load(d + '/y.npy'); assert y.dtype == np.float32 and y.shape == (6,); assert np.allclose(y, x.sum(axis=1), rtol=1e-5, atol=1e-5, equal_nan=True), (y, x.sum(axis=1))"
+    expect "reduce --in x.npy with --dtype float32 --shape 6x50" 0 "$tilec" reduce --op max --dtype float32 --shape 6x50 --nan ignore --in "$tmp/x.npy" --backend sim --check --out "$tmp/m.npy"
+    oracle "max nan=ignore is numpy's nanmax" "x = np.load(d + '/x.npy'); y = np.load(d + '/m.npy'); assert np.array_equal(y, np.nanmax(x, axis=1), equal_nan=True), y"
+    expect "reduce a .npy of version 2.0 over axis 0" 0 "$tilec" reduce --op min --in "$tmp/x_v2.npy" --axes 0 --backend sim --check --out "$tmp/c.npy"
+    oracle "min over axis 0 is numpy's" "x = np.load(d + '/x.npy'); y = np.load(d + '/c.npy'); assert y.shape == (50,) and np.array_equal(y, x.min(axis=0), equal_nan=True)"
+    expect "reduce every axis to a 0-d .npy" 0 "$tilec" reduce --op sum --in "$tmp/i.npy" --axes 0,1 --backend sim --check --out "$tmp/s.npy"
+    oracle "a 0-d int32 array, numpy's sum" "x = np.load(d + '/i.npy'); y = np.load(d + '/s.npy'); assert y.shape == () and y.dtype == np.int32 and y == x.sum(dtype=np.int32)"
+    expect "reduce argmax --out2 idx.npy" 0 "$tilec" reduce --op argmax --in "$tmp/i.npy" --backend sim --check --out "$tmp/v.npy" --out2 "$tmp/idx.npy"
+    oracle "values and int64 indices are numpy's" "x = np.load(d + '/i.npy'); v = np.load(d + '/v.npy'); i = np.load(d + '/idx.npy'); assert i.dtype == np.int64 and (i == x.argmax(axis=1)).all() and (v == x.max(axis=1)).all()"
+    expect "reduce --out-dtype float64 to .npy" 0 "$tilec" reduce --op sum --in "$tmp/i.npy" --out-dtype int64 --backend sim --out "$tmp/w.npy"
+    oracle "is an int64 array" "y = np.load(d + '/w.npy'); assert y.dtype == np.int64 and y.shape == (7,)"
+    expect "reduce bf16 from uint16 patterns" 0 "$tilec" reduce --op max --dtype bf16 --in "$tmp/u16.npy" --backend sim --check --out "$tmp/b.npy"
+    oracle "bf16 is written as uint16 patterns" "x = np.load(d + '/x.npy'); b = np.load(d + '/b.npy'); assert b.dtype == np.uint16 and b.shape == (6,); f = (b.astype(np.uint32) << 16).view(np.float32); u = (np.load(d + '/u16.npy').astype(np.uint32) << 16).view(np.float32); assert np.array_equal(f, u.max(axis=1), equal_nan=True)"
+    expect "reduce a strided view of a 1-d .npy (its memory)" 0 "$tilec" reduce --op max --dtype f32 --shape 50x6 --strides 1,50 --in "$tmp/xflat.npy" --backend sim --check --out "$tmp/t.npy"
+    oracle "the view is x.T" "x = np.load(d + '/x.npy'); y = np.load(d + '/t.npy'); assert y.shape == (50,) and np.array_equal(y, x.T.max(axis=1), equal_nan=True)"
+    expect "run --in A=A.npy --out B=B.npy" 0 "$tilec" run "$rs" --backend sim --in A="$tmp/A.npy" --out B="$tmp/B.npy" --check
+    oracle "B is numpy's row sums" "a = np.load(d + '/A.npy'); b = np.load(d + '/B.npy'); assert b.shape == (4,) and np.allclose(b, a.sum(axis=1), rtol=1e-6, atol=1e-6)"
+    # strict: what tilec does not read is refused, saying why
+    expect "a Fortran-order .npy" 1 "$tilec" reduce --op sum --in "$tmp/xF.npy" --backend sim
+    has "is refused" "$tmp/err" "in Fortran order"
+    expect "a Fortran-order .npy with --dtype" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xF.npy" --backend sim
+    has "is refused, saying how" "$tmp/err" "is in Fortran (column-major) order; tilec reads row-major: save np.ascontiguousarray(x) instead"
+    expect "a big-endian .npy" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xBE.npy" --backend sim
+    has "is refused" "$tmp/err" "holds big-endian elements ('>f4'); tilec reads little-endian: save x.astype('<f4') instead"
+    expect "a .npy of another dtype" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/x64.npy" --backend sim
+    has "names both" "$tmp/err" "--in '$tmp/x64.npy' holds float64[6, 50], but the input is float32[6, 50]: save x.astype('float32')"
+    expect "a .npy of another shape" 1 "$tilec" reduce --op sum --dtype f32 --shape 50x6 --in "$tmp/x.npy" --backend sim
+    has "names both" "$tmp/err" "holds float32[6, 50], but the input is float32[50, 6]: give an array of that shape"
+    expect "run --in of another shape" 1 "$tilec" run "$rs" --backend sim --in A="$tmp/x.npy"
+    has "names the parameter" "$tmp/err" "holds float32[6, 50], but parameter A is float32[4, 8]"
+    expect "a truncated .npy" 1 "$tilec" reduce --op sum --in "$tmp/short.npy" --backend sim
+    has "is refused" "$tmp/err" "has 1196 bytes of data after its header, but f32[6, 50] is 1200 bytes"
+    expect "a .npy with bytes after its data" 1 "$tilec" reduce --op sum --in "$tmp/long.npy" --backend sim
+    has "is refused" "$tmp/err" "has more than 1200 bytes of data after its header"
+    expect "a .npy without the magic" 1 "$tilec" reduce --op sum --in "$tmp/magic.npy" --backend sim
+    has "is refused" "$tmp/err" "is not a .npy file tilec reads: it does not start with numpy's magic"
+    expect "a .npy header with another key" 1 "$tilec" reduce --op sum --in "$tmp/key.npy" --backend sim
+    has "is refused" "$tmp/err" "its header has the key 'x'"
+    expect "a uint16 .npy without --dtype bf16" 1 "$tilec" reduce --op max --in "$tmp/u16.npy" --backend sim
+    has "says how to read it" "$tmp/err" "give --dtype bf16 to read its 16-bit patterns as bf16"
+    $py - "$tmp" <<'PY'
+import sys, struct
+d = sys.argv[1]
+def npy(name, header, data=b"\0" * 24, version=1, hlen=None):
+    h = header.encode() + b"\n"
+    n = len(h) if hlen is None else hlen
+    pre = b"\x93NUMPY" + bytes([version, 0]) + (struct.pack("<H", n) if version == 1 else struct.pack("<I", n))
+    open("%s/%s.npy" % (d, name), "wb").write(pre + h + data)
+npy("h_int", "{'descr': '<f4', 'fortran_order': False, 'shape': (6), }")
+npy("h_rank9", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 6), }")
+npy("h_huge", "{'descr': '<f4', 'fortran_order': False, 'shape': (281474976710657,), }")
+npy("h_nokey", "{'descr': '<f4', 'shape': (6,), }")
+npy("h_twice", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,), }")
+npy("h_struct", "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }")
+npy("h_long", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", version=2, hlen=100000)
+npy("h_v9", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }", version=9)
+npy("h_ok", "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), }")
+PY
+    for c in "h_int:'shape' is not a tuple of integers" "h_rank9:'shape' has more than 8 extents" \
+             "h_huge:extents from 0 to 2^48" "h_nokey:its header lacks 'fortran_order'" "h_twice:its header gives 'descr' twice" \
+             "h_struct:'descr' is not a simple dtype string" "h_long:a header of 100000 bytes; tilec reads headers of at most 65536" \
+             "h_v9:format version 9.0"; do
+        expect "a .npy header: ${c%%:*}" 1 "$tilec" reduce --op sum --in "$tmp/${c%%:*}.npy" --backend sim
+        has "says why" "$tmp/err" "${c#*:}"
+    done
+    expect "a hand-written .npy header" 0 "$tilec" reduce --op sum --in "$tmp/h_ok.npy" --backend sim
+    expect "/dev/zero as a .npy" 1 timeout 60 sh -c 'ln -s /dev/zero "$1/zero.npy" && exec "$2" reduce --op sum --in "$1/zero.npy" --backend sim' sh "$tmp" "$tilec"
+    has "is refused" "$tmp/err" "is not a .npy file tilec reads"
+else
+    echo "skipped: no numpy for /usr/bin/python3, so --specials and .npy files are not compared with it"
+fi
+
 # ---- issue 11: sizes, bounded reading, safe writing, strict numbers -----------------------
-# same NAME A B : the files are byte for byte the same
-same() {
-    if cmp -s "$2" "$3"; then pass=$((pass + 1)); else
-        fail=$((fail + 1)); echo "FAIL: $1: $2 and $3 differ"; od -An -tx1 "$2" | head -3; od -An -tx1 "$3" | head -3; fi
-}
 # is NAME WHAT PATH : PATH is a symlink (-L), FIFO (-p), character device (-c) or regular file (-f)
 is() {
     if [ "$2" "$3" ] && { [ "$2" = -L ] || [ ! -L "$3" ]; }; then pass=$((pass + 1)); else
@@ -468,6 +673,15 @@ expect "run --in of a file too big" 1 "$tilec" run "$rs" --in A="$tmp/k.bin"
 has "says the file's size" "$tmp/err" "'$tmp/k.bin' has 1000 bytes, but A is f32[4, 8]: 128 bytes"
 expect "reduce --repeat 0" 0 red6
 has "times the first call only" "$tmp/out" "first call"
+# the simulator runs once unless --repeat is given, and says so before a long simulation
+expect "reduce on the simulator without --repeat" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim
+if grep -q "per call" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: the simulator was timed by default:"; cat "$tmp/out"; else pass=$((pass + 1)); fi
+empty "a short simulation says nothing more" "$tmp/err"
+expect "reduce --repeat 1" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim --repeat 1
+has "one call is one call" "$tmp/out" "per call over 1 call, "
+# (--sim-budget stops it at once: the line comes before the simulation)
+expect "a long simulation" 1 "$tilec" reduce --op max --dtype bf16 --shape 8388608 --backend sim --sim-budget 1000
+has "says what it is doing first" "$tmp/err" "tilec reduce: simulating bf16[8388608] (8388608 elements) on the CPU"
 # the simulator's work budget and memory bounds
 printf 'kernel k(A: f32[4] global) threads=1024 grid=2147483647 {\n  shared S: f32[1024]\n  cta.fill(S, 1)\n}\n' >"$tmp/days.tile"
 expect "a grid that would run for days stops at once" 1 timeout 20 "$tilec" run "$tmp/days.tile"
@@ -669,7 +883,46 @@ tty_expect "emit -o - to a terminal (text)" 0 "$tilec" emit "$rs" --target cuda 
 has "is written" "$tmp/out" "__global__"
 tty_expect "fmt to a terminal (text)" 0 "$tilec" fmt "$rs"
 has "is written" "$tmp/out" "kernel row_sum"
-expect "reduce --out - to a pipe" 0 "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --repeat 0 --in "$tmp/x6.bin" --out -
+# raw bytes on standard output are all that is there: the report goes to standard error
+expect "reduce --out - to a pipe" 0 "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --repeat 2 --in "$tmp/x6.bin" --out - --check
+same "standard output holds exactly the 8 bytes of the result" "$tmp/out" "$tmp/sum6.bin"
+has "the report is on standard error" "$tmp/err" "check: exact, largest error 0: ok"
+has "the timing too" "$tmp/err" "per call over 2 calls"
+has "and the backend" "$tmp/err" "backend sim"
+expect "reduce --out /dev/stdout > FILE" 0 sh -c '"$1" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in "$2" --out /dev/stdout --check >"$3"' sh "$tilec" "$tmp/x6.bin" "$tmp/stdout.bin"
+same "the file holds exactly the result" "$tmp/stdout.bin" "$tmp/sum6.bin"
+expect "reduce --out2 - (argmax's indices)" 0 "$tilec" reduce --op argmax --dtype i32 --shape 2x3 --backend sim --in "$tmp/x6.bin" --out2 - --index-dtype i32 --check
+le32 2 2 >"$tmp/am_want.bin"
+same "standard output holds the indices alone" "$tmp/out" "$tmp/am_want.bin"
+expect "run --out B=- to a pipe" 0 "$tilec" run "$rs" --backend sim --in A="$tmp/a.bin" --out B=- --check
+same "standard output holds exactly B's 16 bytes" "$tmp/out" "$tmp/b.bin"
+has "the kernel line is on standard error" "$tmp/err" "kernel row_sum on sim (warp size 32)"
+has "and the check" "$tmp/err" "check B: largest error"
+expect "run of a file with a func, --out B=-" 0 "$tilec" run "$rs" --in A="$tmp/a.bin" --out B=/dev/stdout
+same "through /dev/stdout too" "$tmp/out" "$tmp/b.bin"
+
+# output that is lost is a failure: every command checks the final flush of standard output
+full() { # NAME CMD... : CMD with standard output on /dev/full exits 1 and says why
+    local name=$1
+    shift
+    "$@" >/dev/full 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name > /dev/full: exit $rc, wanted 1"; fi
+    has "$name > /dev/full says why" "$tmp/err" "No space left on device"
+}
+full "explain" "$tilec" explain "$rs"
+full "explain --verbose" "$tilec" explain "$rs" --verbose
+full "run" "$tilec" run "$rs" --backend sim --check
+full "reduce" "$tilec" reduce --op sum --dtype f32 --shape 4x8 --backend sim --check
+full "reduce --out -" "$tilec" reduce --op sum --dtype i32 --shape 2x3 --backend sim --in "$tmp/x6.bin" --out -
+full "--help" "$tilec" --help
+full "--version" "$tilec" --version
+full "run --help" "$tilec" run --help
+full "fmt" "$tilec" fmt "$rs"
+full "emit -o -" "$tilec" emit "$rs" --target cuda -o -
+if [ "$(grep -c . "$tmp/err")" -eq 1 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: a lost write is reported once:"; cat "$tmp/err"; fi
+expect "check prints nothing, so /dev/full loses nothing" 0 sh -c '"$1" check "$2" >/dev/full' sh "$tilec" "$rs"
 
 # TILEC_DUMP_SOURCE: the source each compile hands to NVRTC, in DIR
 if ldconfig -p | grep -q libnvrtc; then

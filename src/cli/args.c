@@ -238,3 +238,37 @@ int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only
             join_names(list, sizeof list, names, n), v, cmd);
     return EXIT_USAGE;
 }
+
+/* numpy's names, indexed by dtype, from the public list (tilec.h) */
+static const char *const numpy_names[TILEC_DTYPE_COUNT] = {
+#define X(s, n) [TILEC_##s] = n,
+    TILEC_DTYPE_NUMPY_LIST(X)
+#undef X
+};
+
+const char *numpy_dtype_name(tilec_dtype d) { return (int)d >= 0 && d < TILEC_DTYPE_COUNT ? numpy_names[d] : NULL; }
+
+int parse_dtype(const char *cmd, const char *opt, const char *v, unsigned allowed, tilec_dtype *out) {
+    for (int t = 0; t < TILEC_DTYPE_COUNT; t++) {
+        if (!(allowed & (1u << t))) continue;
+        if (!strcmp(v, tilec_dtype_name((tilec_dtype)t)) || (numpy_names[t] && !strcmp(v, numpy_names[t]))) {
+            *out = (tilec_dtype)t;
+            return EXIT_OK;
+        }
+    }
+    char list[256];
+    size_t at = 0;
+    list[0] = '\0';
+    int n = 0, count = 0;
+    for (int t = 0; t < TILEC_DTYPE_COUNT; t++) count += (allowed >> t) & 1;
+    for (int t = 0; t < TILEC_DTYPE_COUNT && at < sizeof list; t++) {
+        if (!(allowed & (1u << t))) continue;
+        int w = snprintf(list + at, sizeof list - at, "%s%s (%s)", n == 0 ? "" : n == count - 1 ? " or " : ", ",
+                         tilec_dtype_name((tilec_dtype)t), numpy_names[t]);
+        if (w < 0) break;
+        at += (size_t)w;
+        n++;
+    }
+    fprintf(stderr, "tilec %s: %s must be %s, not '%.100s'\nTry 'tilec %s --help'.\n", cmd, opt, list, v, cmd);
+    return EXIT_USAGE;
+}

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2, EXIT_UNAVAILABLE = 3 };
 
@@ -67,6 +68,13 @@ const char *join_names(char *buf, size_t n, const char *const *names, int count)
 /* A backend by its name (tilec_backend_name); gpu_only: cuda or hip. */
 int parse_backend(const char *cmd, const char *opt, const char *v, bool gpu_only, tilec_backend *out);
 
+/* A dtype by tilec's name (f32) or numpy's (float32, from TILEC_DTYPE_NUMPY_LIST), among
+ * the dtypes whose bit (1u << dtype) is in allowed; the message lists them both ways. */
+int parse_dtype(const char *cmd, const char *opt, const char *v, unsigned allowed, tilec_dtype *out);
+/* numpy's name of a dtype ("float32"); NULL out of range. */
+const char *numpy_dtype_name(tilec_dtype d);
+#define ALL_DTYPES ((1u << TILEC_DTYPE_COUNT) - 1)
+
 /* ---- files (io.c) ----------------------------------------------------------------------
  * Every file the CLI reads goes through read_input, every file it writes through
  * write_output. */
@@ -85,9 +93,69 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
  * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
 int write_output(const char *path, const void *data, size_t len);
 
+/* Set when write_output has reported a failed write of standard output, so that main's
+ * final check of standard output (main.c) does not report it again. */
+extern bool stdout_reported;
+/* fflush(f), for a line the user should see before a long step or before diagnostics on
+ * standard error; a failure of standard output is kept for main's final check. */
+void flush_output(FILE *f);
+
+/* True when paths a and b are one string, or name one existing file (the same device and
+ * inode: through a symlink or a hard link too). */
+bool same_file_path(const char *a, const char *b);
+
+/* True when PATH is "-" or the file standard output has open (/dev/stdout, `> FILE`):
+ * raw bytes go there, so the command's report goes to standard error instead. */
+bool writes_stdout(const char *path);
+
 /* True when writing PATH ("-" or the file standard output has open) would put bytes on
  * a terminal: binary output (a CUBIN, a tensor) is refused there. */
 bool writes_terminal(const char *path);
+
+/* ---- .npy files (npy.c; read and written through io.c) ----------------------------------
+ * numpy's format, versions 1.0, 2.0 and 3.0: the header is parsed strictly (a dict of
+ * 'descr', 'fortran_order' and 'shape', nothing else, at most NPY_MAX_HEADER bytes), the
+ * data must be exactly what it declares. */
+enum { NPY_MAX_HEADER = 65536, NPY_HEADER_ROOM = 512 };
+
+typedef struct npy_header {
+    tilec_dtype dtype; /* from descr; TILEC_DTYPE_COUNT when tilec has no such dtype */
+    char descr[32];    /* as written: "<f4" */
+    bool fortran_order;
+    int rank;
+    int64_t shape[TILEC_MAX_RANK];
+    size_t data_offset; /* where the elements start */
+} npy_header;
+
+/* PATH ends in ".npy": --in reads it as .npy, --out writes one. */
+bool is_npy_path(const char *path);
+/* The descr tilec writes for dt ("<f4"; bf16: its 16-bit patterns as "<u2"). */
+const char *npy_descr(tilec_dtype dt);
+/* Parses the preamble and header at buf[0 .. len); EXIT_OK, or EXIT_BAD_INPUT with a
+ * message naming path. */
+int npy_parse(const char *path, const unsigned char *buf, size_t len, npy_header *h);
+/* EXIT_OK when the header is dt (bf16 also from uint16 patterns) and exactly shape, in C
+ * order and little-endian; otherwise a message that says what the file holds and what
+ * `what` (the input, A) is, and EXIT_BAD_INPUT. */
+int npy_expect(const char *opt, const char *path, const npy_header *h, tilec_dtype dt, const int64_t *shape, int rank,
+               const char *what);
+/* The header of a .npy (version 1.0) of dt and shape into out (n bytes, NPY_HEADER_ROOM
+ * is enough): its length, a multiple of 64; 0 when it does not fit. */
+size_t npy_format_header(char *out, size_t n, tilec_dtype dt, const int64_t *shape, int rank);
+
+/* Opens PATH and reads its preamble and header into h, and no byte more: *fd is left at
+ * the data. EXIT_OK, or EXIT_BAD_INPUT with a message (the file is closed then). */
+int npy_open(const char *opt, const char *path, npy_header *h, int *fd);
+/* Reads exactly bytes of data from fd (npy_open's), which must end there, and closes it;
+ * NULL with a message that names dims (what the data should be) otherwise. */
+unsigned char *npy_read_data(const char *opt, const char *path, int fd, size_t bytes, const char *dims);
+/* Reads PATH, a .npy that must hold exactly dt and shape (bytes of data): npy_open,
+ * npy_expect and npy_read_data. NULL with a message. */
+unsigned char *read_npy_tensor(const char *opt, const char *path, tilec_dtype dt, const int64_t *shape, int rank,
+                               size_t bytes, const char *what, const char *dims);
+/* Writes a tensor of dt and shape to PATH through write_output: a .npy when PATH ends in
+ * ".npy", else the raw bytes. */
+int write_tensor(const char *path, tilec_dtype dt, const int64_t *shape, int rank, const void *data, size_t len);
 
 /* A .tile source through read_input, bounded by TILEC_MAX_SOURCE; NULL with a message. */
 char *read_source(const char *path, size_t *len);
@@ -103,8 +171,11 @@ void print_warnings(const tilec_ctx *ctx);
  * allocated, so no product overflows. */
 int64_t tensor_elements(const int64_t *shape, int rank);
 /* n random elements of dtype dt from a seeded stream that is the same everywhere: floats
- * uniform in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. */
-void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed);
+ * uniform in [-1, 1), signed integers in [-100, 100], u32 in [0, 100]. With specials, one
+ * element in 32 (the same data otherwise) is a special value instead: for floats NaN,
+ * +inf, -inf, +0, -0, the smallest subnormal or minus the largest; for integers the
+ * dtype's least and greatest value, 0 or -1. */
+void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed, bool specials);
 
 int cmd_check(int argc, char **argv);
 int cmd_fmt(int argc, char **argv);

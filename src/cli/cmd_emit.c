@@ -58,8 +58,24 @@ static int run(int argc, char **argv, bool compile) {
                         "output (> FILE)\n", t.backend == TILEC_BACKEND_HIP ? "code object" : "CUBIN");
         return EXIT_USAGE;
     }
+    /* the default output is FILE with the target's extension in place of its own: never
+     * the input itself (prog.cu --target cuda, k.cubin, or a FILE.cu that is a link to
+     * FILE), whose source would be replaced; nor an -o that names the input */
+    const char *ext = tilec_backend_file_extension(t.backend, compile);
+    char *path = out || strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
+    if (!out && strcmp(file, "-") != 0 && !path) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
+    if (path && same_file_path(path, file)) {
+        fprintf(stderr, "tilec %s: the output would be '%s', the input itself; give -o OUT to write the %s elsewhere\n",
+                cmd, path, compile ? "binary" : "source");
+        free(path);
+        return EXIT_USAGE;
+    }
+    if (out && strcmp(out, "-") != 0 && strcmp(file, "-") != 0 && same_file_path(out, file)) {
+        fprintf(stderr, "tilec %s: -o '%s' is the input itself; give -o another file\n", cmd, out);
+        return EXIT_USAGE;
+    }
     tilec_ctx *ctx;
-    if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
+    if (tilec_open(&ctx) != TILEC_OK) { free(path); return EXIT_BAD_INPUT; }
     tilec_program *prog = load(ctx, file, false, 0);
     rc = EXIT_BAD_INPUT;
     if (prog) {
@@ -71,15 +87,13 @@ static int run(int argc, char **argv, bool compile) {
             rc = exit_for(st);
         } else {
             print_warnings(ctx);
-            const char *ext = tilec_backend_file_extension(t.backend, compile);
-            char *path = out ? NULL : strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
             rc = write_output(out ? out : path ? path : "-", data, n);
-            free(path);
         }
         tilec_free(data);
     }
     tilec_program_free(prog);
     tilec_close(ctx);
+    free(path);
     return rc;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void) {
     struct timespec t;
@@ -21,12 +22,15 @@ static double now_s(void) {
 }
 
 enum { MAX_REPEAT = 1000000 };
+/* Input elements from which a simulated call takes long enough (about a second here) that
+ * the command says what it is doing first. */
+enum { LONG_SIMULATION = 1 << 23 };
 
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
     const char *op, *dtype, *out_dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget,
         *out2, *index_dtype, *correction;
-    bool check, explain, accumulate;
+    bool check, explain, accumulate, specials;
 } reduce_opts;
 
 /* Reads the command line into o. */
@@ -42,7 +46,7 @@ static int reduce_options(int argc, char **argv, reduce_opts *o) {
         {"--out2", NULL, OPT_VALUE, .value = &o->out2}, {"--index-dtype", NULL, OPT_VALUE, .value = &o->index_dtype},
         {"--correction", NULL, OPT_VALUE, .value = &o->correction},
         {"--check", NULL, OPT_FLAG, .flag = &o->check}, {"--explain", NULL, OPT_FLAG, .flag = &o->explain},
-        {"--accumulate", NULL, OPT_FLAG, .flag = &o->accumulate},
+        {"--accumulate", NULL, OPT_FLAG, .flag = &o->accumulate}, {"--specials", NULL, OPT_FLAG, .flag = &o->specials},
     };
     int n;
     return parse_options("reduce", argc, argv, specs, sizeof specs / sizeof specs[0], NULL, 0, &n);
@@ -58,7 +62,9 @@ static const char *tensor_text(tilec_dtype dt, const int64_t *shape, int rank, c
 
 /* Reads exactly `bytes` bytes of PATH, the content of `what` (the input, the output): a
  * file of another size is an error that names both sizes. */
-static unsigned char *read_tensor(const char *opt, const char *path, const char *what, const char *dims, size_t bytes) {
+static unsigned char *read_tensor(const char *opt, const char *path, const char *what, const char *dims, size_t bytes,
+                                  tilec_dtype dt, const int64_t *shape, int rank) {
+    if (is_npy_path(path)) return read_npy_tensor(opt, path, dt, shape, rank, bytes, what, dims);
     size_t len;
     int64_t size;
     char *data = read_input(path, bytes, &len, &size);
@@ -76,7 +82,48 @@ int cmd_reduce(int argc, char **argv) {
     reduce_opts o = {0};
     int bad = reduce_options(argc, argv, &o);
     if (bad) return bad;
-    if (!o.op || !o.dtype || !o.shape) return usage_error("reduce", "%s--op, --dtype and --shape are required", "");
+    /* a .npy input says its dtype and shape: --dtype and --shape may be left out */
+    char npy_dtype[16], npy_shape[TILEC_MAX_RANK * 17 + 1];
+    if (o.in && is_npy_path(o.in) && (!o.dtype || !o.shape)) {
+        if (o.strides && !o.shape)
+            return usage_error("reduce", "%s--strides needs --shape: a .npy --in then holds the memory the view reaches", "");
+        npy_header h;
+        int fd;
+        if (npy_open("--in", o.in, &h, &fd)) return EXIT_BAD_INPUT;
+        close(fd); /* read again below, with the dtype and shape checked */
+        if (!o.dtype) {
+            if (h.dtype == TILEC_DTYPE_COUNT || h.descr[0] == '>' || h.fortran_order) {
+                fprintf(stderr, "tilec reduce: --in '%s' holds dtype '%s'%s, which tilec does not reduce%s\n", o.in, h.descr,
+                        h.fortran_order ? " in Fortran order" : "",
+                        !strcmp(h.descr, "<u2") ? " (give --dtype bf16 to read its 16-bit patterns as bf16)" : "");
+                return EXIT_BAD_INPUT;
+            }
+            snprintf(npy_dtype, sizeof npy_dtype, "%s", tilec_dtype_name(h.dtype));
+            o.dtype = npy_dtype;
+        }
+        if (!o.shape) {
+            if (h.rank == 0) {
+                fprintf(stderr, "tilec reduce: --in '%s' holds one number (shape ()); give --shape 1 to reduce it\n", o.in);
+                return EXIT_BAD_INPUT;
+            }
+            size_t at = 0;
+            for (int k = 0; k < h.rank; k++)
+                at += (size_t)snprintf(npy_shape + at, sizeof npy_shape - at, "%s%" PRId64, k ? "x" : "", h.shape[k]);
+            o.shape = npy_shape;
+        }
+    }
+    if (!o.op || !o.dtype || !o.shape) { /* name the missing ones */
+        const char *missing[3];
+        int n = 0;
+        if (!o.op) missing[n++] = "--op";
+        if (!o.dtype) missing[n++] = "--dtype";
+        if (!o.shape) missing[n++] = "--shape";
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s%s%s%s%s %s required (e.g. --op sum --dtype f32 --shape 4096x1024)", missing[0],
+                 n == 3 ? ", " : n == 2 ? " and " : "", n > 1 ? missing[1] : "", n == 3 ? " and " : "",
+                 n == 3 ? missing[2] : "", n == 1 ? "is" : "are");
+        return usage_error("reduce", "%s", msg);
+    }
     tilec_reduce_desc d = {.op = TILEC_OP_COUNT, .dtype = TILEC_DTYPE_COUNT, .naxes = 1, .axes = {-1}};
     for (int t = 0; t < TILEC_OP_COUNT; t++)
         if (!strcmp(o.op, tilec_op_name((tilec_op)t))) d.op = (tilec_op)t;
@@ -87,14 +134,16 @@ int cmd_reduce(int argc, char **argv) {
         snprintf(msg, sizeof msg, "--op must be %s, not '%.100s'", join_names(ops, sizeof ops, names, TILEC_OP_COUNT), o.op);
         return usage_error("reduce", "%s", msg);
     }
-    for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
-        if (!strcmp(o.dtype, tilec_dtype_name((tilec_dtype)t))) d.dtype = (tilec_dtype)t;
-    if (d.dtype == TILEC_DTYPE_COUNT)
-        return usage_error("reduce", "--dtype must be f16, bf16, f32, f64, i32, u32 or i64, not '%s'", o.dtype);
+    int rc;
+    if ((rc = parse_dtype("reduce", "--dtype", o.dtype, ALL_DTYPES, &d.dtype))) return rc;
     tilec_dtype out_dt = d.dtype, wide = tilec_dtype_wide(d.dtype);
     if (o.out_dtype) {
-        d.widen = wide != d.dtype && !strcmp(o.out_dtype, tilec_dtype_name(wide));
-        if (!d.widen && strcmp(o.out_dtype, tilec_dtype_name(d.dtype))) {
+        tilec_dtype asked = TILEC_DTYPE_COUNT; /* f64 or float64 */
+        for (int t = 0; t < TILEC_DTYPE_COUNT; t++)
+            if (!strcmp(o.out_dtype, tilec_dtype_name((tilec_dtype)t)) || !strcmp(o.out_dtype, numpy_dtype_name((tilec_dtype)t)))
+                asked = (tilec_dtype)t;
+        d.widen = wide != d.dtype && asked == wide;
+        if (!d.widen && asked != d.dtype) {
             if (wide != d.dtype)
                 fprintf(stderr, "tilec reduce: --out-dtype %s for input dtype %s: give %s, or %s (the wider result)\n",
                         o.out_dtype, tilec_dtype_name(d.dtype), tilec_dtype_name(d.dtype), tilec_dtype_name(wide));
@@ -112,9 +161,9 @@ int cmd_reduce(int argc, char **argv) {
     if (o.index_dtype && tilec_op_second_dtype(d.op, d.dtype) != TILEC_I64)
         return usage_error("reduce", "--index-dtype is for argmax and argmin: %s's second output is in the input's dtype", o.op);
     if (o.index_dtype) {
-        if (strcmp(o.index_dtype, "i64") && strcmp(o.index_dtype, "i32"))
-            return usage_error("reduce", "--index-dtype must be i64 or i32, not '%s'", o.index_dtype);
-        d.index_i32 = !strcmp(o.index_dtype, "i32");
+        tilec_dtype it;
+        if ((rc = parse_dtype("reduce", "--index-dtype", o.index_dtype, 1u << TILEC_I64 | 1u << TILEC_I32, &it))) return rc;
+        d.index_i32 = it == TILEC_I32;
     }
     if (o.nan) {
         d.nan = TILEC_NAN_COUNT;
@@ -122,7 +171,7 @@ int cmd_reduce(int argc, char **argv) {
             if (!strcmp(o.nan, tilec_nan_name((tilec_nan)t))) d.nan = (tilec_nan)t;
         if (d.nan == TILEC_NAN_COUNT) return usage_error("reduce", "--nan must be propagate or ignore, not '%s'", o.nan);
     }
-    int n, rc;
+    int n;
     int64_t correction;
     if (o.correction && !tilec_op_takes_correction(d.op))
         return usage_error("reduce", "--correction is for var and std, not %s", o.op);
@@ -157,7 +206,7 @@ int cmd_reduce(int argc, char **argv) {
     d.accumulate = o.accumulate;
     tilec_backend backend = TILEC_BACKEND_AUTO;
     if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, false, &backend))) return rc;
-    int64_t repeat = 10;
+    int64_t repeat = -1; /* not given: 10 timed calls on a GPU, none on the simulator */
     if (o.repeat && (rc = parse_int("reduce", "--repeat", o.repeat, 0, MAX_REPEAT, &repeat))) return rc;
     uint64_t seed = 1;
     if (o.seed && (rc = parse_uint("reduce", "--seed", o.seed, UINT64_MAX, &seed))) return rc;
@@ -170,6 +219,8 @@ int cmd_reduce(int argc, char **argv) {
                             "standard output (> FILE)\n", binary[k][0], binary[k][0]);
             return EXIT_USAGE;
         }
+    /* raw bytes on standard output are all that goes there: the report goes to stderr */
+    FILE *report = (o.out && writes_stdout(o.out)) || (o.out2 && writes_stdout(o.out2)) ? stderr : stdout;
     if (o.out_init && !o.accumulate)
         return usage_error("reduce", "%s--out-init gives the output before an accumulating call: it needs --accumulate", "");
     if (o.out && o.accumulate && !o.out_init)
@@ -227,8 +278,12 @@ int cmd_reduce(int argc, char **argv) {
     tilec_status st = TILEC_OK;
     tilec_ctx *ctx = NULL;
     void *d_in = NULL, *d_out = NULL, *d_out2 = NULL;
-    unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes) : malloc(in_bytes + 1);
-    unsigned char *h_before = o.out_init ? read_tensor("--out-init", o.out_init, "the output", out_dims, out_bytes)
+    int64_t mem_shape[1] = {span}; /* what a strided --in holds: the memory the view reaches */
+    unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes, d.dtype,
+                                             d.strides ? mem_shape : d.shape, d.strides ? 1 : d.rank)
+                               : malloc(in_bytes + 1);
+    unsigned char *h_before = o.out_init ? read_tensor("--out-init", o.out_init, "the output", out_dims, out_bytes, out_dt,
+                                                       kept, nkept)
                                          : calloc(1, out_bytes + 1);
     unsigned char *h_out = calloc(1, out_bytes + 1), *h_out2 = calloc(1, out2_bytes + 1);
     if (!h_in || !h_before || !h_out || !h_out2) {
@@ -237,11 +292,14 @@ int cmd_reduce(int argc, char **argv) {
         rc = EXIT_BAD_INPUT;
         goto done;
     }
-    if (!o.in) fill_random(d.dtype, h_in, span, &seed);
-    if (d.accumulate && !o.out_init) fill_random(out_dt, h_before, out_n, &seed);
+    if (!o.in) fill_random(d.dtype, h_in, span, &seed, o.specials);
+    if (d.accumulate && !o.out_init) fill_random(out_dt, h_before, out_n, &seed, o.specials);
     if (tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec reduce: out of memory\n"); rc = EXIT_BAD_INPUT; goto done; }
     tilec_set_sim_budget(ctx, budget);
-    if ((st = tilec_runtime_open(ctx, backend, 0))) goto failed;
+    tilec_target where;
+    if ((st = tilec_runtime_open(ctx, backend, 0)) || (st = tilec_runtime_target(ctx, &where))) goto failed;
+    bool sim = where.backend == TILEC_BACKEND_SIM;
+    if (repeat < 0) repeat = sim ? 0 : 10; /* timing the simulator measures the CPU, slowly */
     if ((st = tilec_mem_alloc(ctx, in_bytes, &d_in)) || (st = tilec_mem_alloc(ctx, out_bytes, &d_out)) ||
         (st = tilec_mem_upload(ctx, d_in, h_in, in_bytes)) || (st = tilec_mem_upload(ctx, d_out, h_before, out_bytes)) ||
         (two && (st = tilec_mem_alloc(ctx, out2_bytes ? out2_bytes : 1, &d_out2))))
@@ -250,39 +308,47 @@ int cmd_reduce(int argc, char **argv) {
     char *plan = NULL;
     if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
     print_warnings(ctx); /* the plan is compiled here: TILEC_DUMP_SOURCE's */
-    if (o.explain) fputs(plan, stdout);
+    if (o.explain) fputs(plan, report);
     else { /* the short form: backend, view and variant lines */
         for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
             if (!strncmp(line, "backend", 7) || !strncmp(line, "view", 4) || !strncmp(line, "variant", 7) ||
                 !strncmp(line, "the output", 10) || !strncmp(line, "a reduced", 9))
-                printf("%s\n", line);
+                fprintf(report, "%s\n", line);
     }
     tilec_free(plan);
     /* the first call is the one --out writes and --check compares; the timed ones
      * (accumulating calls would keep adding) follow and change neither */
+    if (sim && in_n >= LONG_SIMULATION) { /* say what takes the time before it does */
+        flush_output(report);
+        fprintf(stderr, "tilec reduce: simulating %s (%" PRId64 " elements) on the CPU, every thread of every CTA in turn: "
+                        "this takes a while%s (--backend cuda or hip runs it on a GPU)\n",
+                in_dims, in_n, repeat > 0 ? ", then as long again for each --repeat call" : "");
+        flush_output(stderr);
+    }
     double t0 = now_s();
     void *at = (char *)d_in + (size_t)origin * es; /* element [0, ..., 0] */
     if ((st = tilec_reduce(ctx, &d, at, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
     double first = now_s() - t0;
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes)) || (two && (st = tilec_mem_download(ctx, h_out2, d_out2, out2_bytes))))
         goto failed;
-    if (o.out && write_output(o.out, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
-    if (o.out2 && write_output(o.out2, h_out2, out2_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    tilec_dtype out2_dt = d.index_i32 ? TILEC_I32 : tilec_op_second_dtype(d.op, out_dt);
+    if (o.out && write_tensor(o.out, out_dt, kept, nkept, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    if (o.out2 && write_tensor(o.out2, out2_dt, kept, nkept, h_out2, out2_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
     if (o.check) {
         tilec_check_result r;
         tilec_reduce_desc host = d; /* the indices as downloaded */
         host.out2 = two ? h_out2 : NULL;
         if ((st = tilec_reduce_check(ctx, &host, h_in + (size_t)origin * es, h_before, h_out, &r))) goto failed;
-        if (r.exact) printf("check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
-        else printf("check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
+        if (r.exact) fprintf(report, "check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
+        else fprintf(report, "check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
         if (!r.ok) {
-            printf("  %" PRId64 " elements of %s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches,
+            fprintf(report, "  %" PRId64 " elements of %s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches,
                    r.param && !strcmp(r.param, "out2") ? "the indices" : "the output", r.first_bad, r.got, r.want);
             rc = EXIT_BAD_INPUT;
         }
     }
     if (repeat == 0) {
-        printf("first call %.3f ms (planning and compiling included)\n", first * 1e3);
+        fprintf(report, "first call %.3f ms (planning and compiling included)\n", first * 1e3);
         goto done;
     }
     t0 = now_s();
@@ -290,8 +356,8 @@ int cmd_reduce(int argc, char **argv) {
     if (!st) st = tilec_synchronize(ctx);
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;
-    printf("first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " calls, %.3f GB/s\n",
-           first * 1e3, each * 1e3, repeat, (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
+    fprintf(report, "first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " call%s, %.3f GB/s\n",
+           first * 1e3, each * 1e3, repeat, repeat == 1 ? "" : "s", (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
     goto done;
 failed:
     fputs(tilec_diag_text(ctx), stderr);

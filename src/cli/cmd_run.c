@@ -26,15 +26,16 @@ static int target_of(const char *cmd, const char *flag, const target_opts *o, ti
 
 int cmd_explain(int argc, char **argv) {
     const char *file = NULL, *dump_what = NULL;
-    bool dump = false;
+    bool dump = false, verbose = false;
     target_opts o = {0};
     const opt_spec specs[] = {
         {"--target", NULL, OPT_VALUE, .value = &o.backend},
         {"--arch", NULL, OPT_VALUE, .value = &o.arch},
         {"--warp-size", NULL, OPT_VALUE, .value = &o.warp_size},
         {"--dump", NULL, OPT_VALUE, .value = &dump_what},
+        {"--verbose", "-v", OPT_FLAG, .flag = &verbose},
     };
-    int nfiles, r = parse_options("explain", argc, argv, specs, 4, &file, 1, &nfiles);
+    int nfiles, r = parse_options("explain", argc, argv, specs, sizeof specs / sizeof specs[0], &file, 1, &nfiles);
     if (r) return r;
     if (dump_what && strcmp(dump_what, "loop") != 0) return usage_error("explain", "--dump takes 'loop', not '%s'", dump_what);
     dump = dump_what != NULL;
@@ -49,9 +50,10 @@ int cmd_explain(int argc, char **argv) {
     int rc = EXIT_BAD_INPUT;
     if (prog) {
         char *text = NULL;
-        tilec_status st = tilec_explain(prog, &t, dump, &text);
+        unsigned flags = (verbose ? 0 : TILEC_EXPLAIN_SHORT) | (dump ? TILEC_EXPLAIN_LOOP : 0);
+        tilec_status st = tilec_explain(prog, &t, flags, &text);
         if (text) fputs(text, stdout);
-        fflush(stdout);
+        flush_output(stdout); /* the text before the diagnostics, on a terminal */
         if (st != TILEC_OK) fputs(tilec_diag_text(ctx), stderr);
         rc = st == TILEC_OK ? EXIT_OK : st == TILEC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_BAD_INPUT;
         tilec_free(text);
@@ -136,7 +138,8 @@ static tilec_status run_on_device(tilec_ctx *ctx, tilec_program *prog, tilec_ker
 
 /* Runs one kernel: buffers, inputs, the run, outputs, check. */
 static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, const engine *e,
-                      named_path *ins, int nin, named_path *outs, int nout, uint64_t *seed, bool check) {
+                      named_path *ins, int nin, named_path *outs, int nout, uint64_t *seed, bool specials, bool check,
+                      FILE *report) {
     const tilec_target *t = &e->t;
     size_t np = tilec_kernel_param_count(k);
     void **args = calloc(np + 1, sizeof *args), **before = calloc(np + 1, sizeof *before);
@@ -164,7 +167,15 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         const char *path = NULL;
         for (int j = 0; j < nin; j++)
             if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) { path = ins[j].path; ins[j].used = true; }
-        if (path) { /* exactly the parameter's bytes: reading stops one byte past them */
+        int64_t shape[TILEC_MAX_RANK];
+        int rank = tilec_buffer_rank(b);
+        for (int d = 0; d < rank; d++) shape[d] = tilec_buffer_extent(b, d);
+        if (path && is_npy_path(path)) { /* numpy's file: its dtype and shape must be the parameter's */
+            char dims[128], what[160];
+            snprintf(what, sizeof what, "parameter %s", tilec_buffer_name(b));
+            if (!(args[i] = read_npy_tensor("--in", path, tilec_buffer_dtype(b), shape, rank, bytes[i], what,
+                                            dims_text(b, dims, sizeof dims)))) { rc = EXIT_BAD_INPUT; break; }
+        } else if (path) { /* exactly the parameter's bytes: reading stops one byte past them */
             size_t len;
             int64_t size;
             if (!(args[i] = read_input(path, bytes[i], &len, &size))) { rc = EXIT_BAD_INPUT; break; }
@@ -177,7 +188,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 break;
             }
         } else if ((args[i] = malloc(bytes[i] ? bytes[i] : 1))) {
-            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed);
+            fill_random(tilec_buffer_dtype(b), args[i], elems_of(b), seed, specials);
         }
         before[i] = malloc(bytes[i] ? bytes[i] : 1);
         if (!args[i] || !before[i]) {
@@ -188,9 +199,9 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         memcpy(before[i], args[i], bytes[i]);
     }
     if (rc == EXIT_OK) {
-        printf("%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
+        fprintf(report, "%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
                tilec_kernel_name(k), e->where, t->warp_size ? t->warp_size : 32, info.grid, info.threads);
-        fflush(stdout);
+        flush_output(report);
         tilec_status st = e->device ? run_on_device(ctx, prog, k, args, bytes, np) : tilec_simulate(prog, tilec_kernel_name(k), t, args);
         if (st != TILEC_OK) {
             if (!e->device) fputs(tilec_diag_text(ctx), stderr); /* run_on_device printed its own */
@@ -202,7 +213,10 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         for (int j = 0; j < nout; j++)
             if (strcmp(outs[j].name, tilec_buffer_name(b)) == 0) {
                 outs[j].used = true;
-                if (write_output(outs[j].path, args[i], bytes[i]) != EXIT_OK) rc = EXIT_BAD_INPUT;
+                int64_t shape[TILEC_MAX_RANK];
+                for (int d = 0; d < tilec_buffer_rank(b); d++) shape[d] = tilec_buffer_extent(b, d);
+                if (write_tensor(outs[j].path, tilec_buffer_dtype(b), shape, tilec_buffer_rank(b), args[i], bytes[i]) != EXIT_OK)
+                    rc = EXIT_BAD_INPUT;
             }
     }
     if (rc == EXIT_OK && check) {
@@ -215,16 +229,16 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         }
         for (size_t i = 0; i < n; i++) {
             const tilec_check_result *r = &res[i];
-            if (r->exact) printf("  check %s: exact, largest error %g: %s\n", r->param, r->max_error, r->ok ? "ok" : "MISMATCH");
-            else printf("  check %s: largest error %.3g of the magnitude (tolerance %g): %s\n", r->param, r->max_error,
+            if (r->exact) fprintf(report, "  check %s: exact, largest error %g: %s\n", r->param, r->max_error, r->ok ? "ok" : "MISMATCH");
+            else fprintf(report, "  check %s: largest error %.3g of the magnitude (tolerance %g): %s\n", r->param, r->max_error,
                         r->tolerance, r->ok ? "ok" : "MISMATCH");
             if (!r->ok) {
-                printf("    %" PRId64 " element%s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r->mismatches,
+                fprintf(report, "    %" PRId64 " element%s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r->mismatches,
                        r->mismatches == 1 ? "" : "s", r->first_bad, r->got, r->want);
                 rc = EXIT_BAD_INPUT;
             }
         }
-        if (n == 0 && rc == EXIT_OK) printf("  check: the kernel writes no parameter\n");
+        if (n == 0 && rc == EXIT_OK) fprintf(report, "  check: the kernel writes no parameter\n");
         /* on a GPU, the format promises the simulator's bits for the same variant
          * (docs/codegen.md): the same input simulated, every written parameter compared */
         if (rc == EXIT_OK && n > 0 && t->backend != TILEC_BACKEND_SIM) {
@@ -245,9 +259,9 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 if (!written) continue;
                 int64_t first = -1;
                 bool same = same_bits(tilec_buffer_dtype(b), args[i], sim[i], elems_of(b), &first);
-                printf("  check %s: the simulator's bits: %s\n", tilec_buffer_name(b), same ? "same" : "DIFFERENT");
+                fprintf(report, "  check %s: the simulator's bits: %s\n", tilec_buffer_name(b), same ? "same" : "DIFFERENT");
                 if (!same) {
-                    printf("    the first differing element is [%" PRId64 "]\n", first);
+                    fprintf(report, "    the first differing element is [%" PRId64 "]\n", first);
                     rc = EXIT_BAD_INPUT;
                 }
             }
@@ -335,13 +349,14 @@ int cmd_run(int argc, char **argv) {
     named_path ins[MAX_FILES], outs[MAX_FILES];
     int nin = 0, nout = 0, rc = EXIT_OK;
     uint64_t seed = 1;
-    bool check = false;
+    bool check = false, specials = false;
     named_list in_list = {ins, &nin}, out_list = {outs, &nout};
     const opt_spec specs[] = {
         {"--backend", NULL, OPT_VALUE, .value = &o.backend},
         {"--arch", NULL, OPT_VALUE, .value = &o.arch},
         {"--warp-size", NULL, OPT_VALUE, .value = &o.warp_size},
         {"--check", NULL, OPT_FLAG, .flag = &check},
+        {"--specials", NULL, OPT_FLAG, .flag = &specials},
         {"--in", NULL, OPT_REPEAT, .each = named_option, .arg = &in_list},
         {"--out", NULL, OPT_REPEAT, .each = named_option, .arg = &out_list},
         {"--kernel", NULL, OPT_VALUE, .value = &only},
@@ -357,6 +372,10 @@ int cmd_run(int argc, char **argv) {
                             "standard output (> FILE)\n", outs[j].name, outs[j].name);
             rc = EXIT_USAGE;
         }
+    /* raw bytes on standard output are all that goes there: the report goes to stderr */
+    FILE *report = stdout;
+    for (int j = 0; j < nout; j++)
+        if (writes_stdout(outs[j].path)) report = stderr;
     tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
     if (rc == EXIT_OK) rc = target_of("run", "--backend", &o, &t);
     if (rc == EXIT_OK && seed_text) rc = parse_uint("run", "--seed", seed_text, UINT64_MAX, &seed);
@@ -380,12 +399,12 @@ int cmd_run(int argc, char **argv) {
         bool is_func = tilec_kernel_is_func(k), gpu = dev.device && dev.t.backend != TILEC_BACKEND_SIM;
         ran = true;
         if (is_func && gpu) { /* named with --kernel: an error; else a note, and the kernels run */
-            fprintf(only ? stderr : stdout, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
+            fprintf(only ? stderr : report, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
                     "(--backend sim simulates it as a one-CTA kernel)\n", only ? "tilec run: " : "", tilec_kernel_name(k), where);
             if (only) rc = EXIT_BAD_INPUT;
             continue;
         }
-        rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, check);
+        rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, specials, check, report);
     }
     if (rc == EXIT_OK && !ran) {
         fprintf(stderr, "tilec run: %s has no kernel or func named '%s'\n", file, only);

@@ -15,7 +15,12 @@
  * A target that is not a regular file (a FIFO, a terminal, /dev/null, /dev/full) and a
  * file standard output or standard error already has open (/dev/stdout, `> FILE`) are
  * written directly, with no temporary: renaming over them would replace the device or
- * the file the shell opened. "-" is standard output.
+ * the file the shell opened. "-" is standard output. write_tensor is write_output with
+ * a .npy header before the data when the name ends in ".npy" (one write, no copy).
+ *
+ * A .npy input is read by npy_open (the preamble and the header it announces, at most
+ * NPY_MAX_HEADER bytes, and nothing more until its dtype and shape are checked) and
+ * npy_read_data (exactly the declared data, and one byte to see that the file ends).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cli.h"
@@ -37,6 +42,32 @@
 
 /* ---- reading -------------------------------------------------------------------------- */
 
+/* Reads fd until its end or want bytes, whichever comes first, into a malloc'd buffer
+ * grown as bytes come (a short file costs little, whatever want is): *n bytes. NULL only
+ * when memory runs out or the buffer cannot be had at all; *err is the errno of a failed
+ * read (the buffer then holds what came before). */
+static char *read_fd(int fd, size_t want, size_t *n, int *err) {
+    size_t cap = want < (1u << 16) ? want : (1u << 16);
+    char *buf = malloc(cap ? cap : 1);
+    *n = 0;
+    *err = buf ? 0 : ENOMEM;
+    while (buf && *n < want) {
+        if (*n == cap) {
+            size_t bigger = cap > want / 2 ? want : cap * 2;
+            char *grown = realloc(buf, bigger);
+            if (!grown) { *err = ENOMEM; break; }
+            buf = grown;
+            cap = bigger;
+        }
+        ssize_t got = read(fd, buf + *n, cap - *n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) { *err = errno; break; }
+        if (got == 0) break;
+        *n += (size_t)got;
+    }
+    return buf;
+}
+
 char *read_input(const char *path, size_t limit, size_t *len, int64_t *size) {
     bool is_stdin = strcmp(path, "-") == 0;
     int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -45,24 +76,9 @@ char *read_input(const char *path, size_t limit, size_t *len, int64_t *size) {
         return NULL;
     }
     /* room for limit + 1 bytes at most, grown as bytes come: a short file costs little */
-    size_t want = limit < SIZE_MAX ? limit + 1 : limit;
-    size_t cap = want < (1u << 16) ? want : (1u << 16), n = 0;
-    char *buf = malloc(cap ? cap : 1);
-    int err = buf ? 0 : ENOMEM;
-    while (buf && n < want) {
-        if (n == cap) {
-            size_t bigger = cap > want / 2 ? want : cap * 2;
-            char *grown = realloc(buf, bigger);
-            if (!grown) { err = ENOMEM; break; }
-            buf = grown;
-            cap = bigger;
-        }
-        ssize_t got = read(fd, buf + n, cap - n);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) { err = errno; break; }
-        if (got == 0) break;
-        n += (size_t)got;
-    }
+    size_t n;
+    int err;
+    char *buf = read_fd(fd, limit < SIZE_MAX ? limit + 1 : limit, &n, &err);
     struct stat st;
     /* past the limit, only a regular file can say by how much */
     bool known = n <= limit || (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uintmax_t)st.st_size > limit);
@@ -77,9 +93,96 @@ char *read_input(const char *path, size_t limit, size_t *len, int64_t *size) {
     return buf;
 }
 
+/* ---- .npy files ---------------------------------------------------------------------------- */
+
+/* Reads up to n bytes of fd into buf: the count read, or -1 with errno. */
+static ssize_t read_upto(int fd, unsigned char *buf, size_t n) {
+    size_t at = 0;
+    while (at < n) {
+        ssize_t got = read(fd, buf + at, n - at);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return -1;
+        if (got == 0) break;
+        at += (size_t)got;
+    }
+    return (ssize_t)at;
+}
+
+int npy_open(const char *opt, const char *path, npy_header *h, int *fd_out) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        fprintf(stderr, "tilec: %s: cannot read '%s': %s\n", opt, path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    /* the preamble (10 bytes; 12 from version 2.0), then the header it announces, at most
+     * NPY_MAX_HEADER bytes, and not a byte of the data */
+    unsigned char *buf = malloc(12 + NPY_MAX_HEADER);
+    ssize_t n = buf ? read_upto(fd, buf, 10) : -1;
+    if (n == 10 && memcmp(buf, "\x93NUMPY", 6) == 0 && buf[6] >= 2) {
+        ssize_t more = read_upto(fd, buf + 10, 2);
+        n = more < 0 ? -1 : n + more;
+    }
+    if (n >= 10) {
+        uint64_t hlen = (uint64_t)buf[8] | (uint64_t)buf[9] << 8;
+        if (n == 12) hlen |= (uint64_t)buf[10] << 16 | (uint64_t)buf[11] << 24;
+        if (hlen <= NPY_MAX_HEADER) { /* longer: npy_parse says so */
+            ssize_t more = read_upto(fd, buf + n, (size_t)hlen);
+            n = more < 0 ? -1 : n + more;
+        }
+    }
+    int rc = EXIT_BAD_INPUT;
+    if (n < 0) fprintf(stderr, "tilec: %s: cannot read '%s': %s\n", opt, path, buf ? strerror(errno) : "out of memory");
+    else rc = npy_parse(path, buf, (size_t)n, h);
+    free(buf);
+    if (rc) close(fd);
+    else *fd_out = fd;
+    return rc;
+}
+
+unsigned char *npy_read_data(const char *opt, const char *path, int fd, size_t bytes, const char *dims) {
+    size_t n;
+    int err;
+    char *data = read_fd(fd, bytes < SIZE_MAX ? bytes + 1 : bytes, &n, &err); /* one byte more: the file's end */
+    close(fd);
+    if (!data || err) {
+        fprintf(stderr, "tilec: %s: cannot read '%s': %s\n", opt, path, strerror(err ? err : ENOMEM));
+        free(data);
+        return NULL;
+    }
+    if (n != bytes) {
+        char have[48];
+        fprintf(stderr, "tilec: %s '%s' has %s bytes of data after its header, but %s is %zu bytes\n", opt, path,
+                size_text(n > bytes ? -1 : (int64_t)n, bytes, have, sizeof have), dims, bytes);
+        free(data);
+        return NULL;
+    }
+    return (unsigned char *)data;
+}
+
+unsigned char *read_npy_tensor(const char *opt, const char *path, tilec_dtype dt, const int64_t *shape, int rank,
+                               size_t bytes, const char *what, const char *dims) {
+    npy_header h;
+    int fd;
+    if (npy_open(opt, path, &h, &fd)) return NULL;
+    if (npy_expect(opt, path, &h, dt, shape, rank, what)) {
+        close(fd);
+        return NULL;
+    }
+    return npy_read_data(opt, path, fd, bytes, dims);
+}
+
 /* ---- writing -------------------------------------------------------------------------- */
 
-static bool write_all(int fd, const void *data, size_t len) {
+/* What is written: a head (a .npy header; may be empty) and the data after it, so that
+ * neither is copied to join them. */
+typedef struct out_bytes {
+    const void *head;
+    size_t head_len;
+    const void *data;
+    size_t len;
+} out_bytes;
+
+static bool write_piece(int fd, const void *data, size_t len) {
     const char *p = data;
     while (len) {
         ssize_t put = write(fd, p, len);
@@ -91,9 +194,16 @@ static bool write_all(int fd, const void *data, size_t len) {
     return true;
 }
 
-static int write_stream(FILE *f, const char *path, const void *data, size_t len) {
-    if (fflush(f) == 0 && fwrite(data, 1, len, f) == len && fflush(f) == 0) return EXIT_OK;
+static bool write_all(int fd, const out_bytes *b) {
+    return write_piece(fd, b->head, b->head_len) && write_piece(fd, b->data, b->len);
+}
+
+static int write_stream(FILE *f, const char *path, const out_bytes *b) {
+    if (fflush(f) == 0 && fwrite(b->head, 1, b->head_len, f) == b->head_len && fwrite(b->data, 1, b->len, f) == b->len &&
+        fflush(f) == 0)
+        return EXIT_OK;
     fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
+    if (f == stdout) stdout_reported = true; /* main's final check does not say it again */
     return EXIT_BAD_INPUT;
 }
 
@@ -119,9 +229,9 @@ static void random_suffix(char out[17]) {
 }
 
 /* Writes a non-regular file (FIFO, device) in place: no temporary, no truncation. */
-static int write_special(const char *path, const void *data, size_t len) {
+static int write_special(const char *path, const out_bytes *b) {
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    bool ok = fd >= 0 && write_all(fd, data, len);
+    bool ok = fd >= 0 && write_all(fd, b);
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
     if (ok) return EXIT_OK;
@@ -135,11 +245,11 @@ static int write_special(const char *path, const void *data, size_t len) {
 /* An existing file in a directory where no temporary can be made (one we may not write):
  * truncated and written in place, as a shell's `>` would (not atomic, but nothing else is
  * possible there). */
-static int rewrite_in_place(const char *path, const char *target, const void *data, size_t len) {
+static int rewrite_in_place(const char *path, const char *target, const out_bytes *b) {
     int fd = open(target, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
     const char *step = "open";
     bool ok = fd >= 0;
-    if (ok) { step = "write"; ok = write_all(fd, data, len); }
+    if (ok) { step = "write"; ok = write_all(fd, b); }
     if (ok) { step = "sync"; ok = fsync(fd) == 0; }
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) { step = "close"; ok = false; err = errno; }
@@ -151,7 +261,7 @@ static int rewrite_in_place(const char *path, const char *target, const void *da
     return EXIT_OK;
 }
 
-static int replace_file(const char *path, const char *target, const struct stat *old, const void *data, size_t len) {
+static int replace_file(const char *path, const char *target, const struct stat *old, const out_bytes *b) {
     /* a file we may not write is not ours to replace (as fopen, cp and editors refuse) */
     if (old && faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) != 0) {
         fprintf(stderr, "tilec: cannot write '%s': %s; make it writable (chmod u+w) or write elsewhere\n", path,
@@ -178,7 +288,7 @@ static int replace_file(const char *path, const char *target, const struct stat 
     }
     if (fd < 0 && old && errno == EACCES) { /* a directory we may not add to: the file itself, in place */
         free(tmp);
-        return rewrite_in_place(path, target, data, len);
+        return rewrite_in_place(path, target, b);
     }
     if (fd < 0) {
         err = errno;
@@ -188,7 +298,7 @@ static int replace_file(const char *path, const char *target, const struct stat 
         return EXIT_BAD_INPUT;
     }
     const char *step = "write";
-    bool ok = write_all(fd, data, len);
+    bool ok = write_all(fd, b);
     if (ok && old) {
         /* the owner first (it clears set-id bits), then the mode; a different owner is kept
          * where we may (as root), and the file becomes ours where we may not */
@@ -220,8 +330,8 @@ static int replace_file(const char *path, const char *target, const struct stat 
     return EXIT_OK;
 }
 
-int write_output(const char *path, const void *data, size_t len) {
-    if (strcmp(path, "-") == 0) return write_stream(stdout, path, data, len);
+static int write_bytes(const char *path, const out_bytes *b) {
+    if (strcmp(path, "-") == 0) return write_stream(stdout, path, b);
     if (!*path) { fprintf(stderr, "tilec: cannot write '': an empty path\n"); return EXIT_BAD_INPUT; }
     struct stat st, lst;
     bool exists = stat(path, &st) == 0;
@@ -229,21 +339,21 @@ int write_output(const char *path, const void *data, size_t len) {
         fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    if (exists && same_file(STDOUT_FILENO, &st)) return write_stream(stdout, path, data, len);
-    if (exists && same_file(STDERR_FILENO, &st)) return write_stream(stderr, path, data, len);
+    if (exists && same_file(STDOUT_FILENO, &st)) return write_stream(stdout, path, b);
+    if (exists && same_file(STDERR_FILENO, &st)) return write_stream(stderr, path, b);
     if (exists && S_ISDIR(st.st_mode)) {
         fprintf(stderr, "tilec: cannot write '%s': it is a directory\n", path);
         return EXIT_BAD_INPUT;
     }
-    if (exists && !S_ISREG(st.st_mode)) return write_special(path, data, len);
+    if (exists && !S_ISREG(st.st_mode)) return write_special(path, b);
     if (lstat(path, &lst) != 0) { /* gone since stat: write it as a new file */
         if (errno != ENOENT) {
             fprintf(stderr, "tilec: cannot write '%s': %s\n", path, strerror(errno));
             return EXIT_BAD_INPUT;
         }
-        return replace_file(path, path, NULL, data, len);
+        return replace_file(path, path, NULL, b);
     }
-    if (!S_ISLNK(lst.st_mode)) return replace_file(path, path, exists ? &st : NULL, data, len);
+    if (!S_ISLNK(lst.st_mode)) return replace_file(path, path, exists ? &st : NULL, b);
     /* a symlink: write the file it leads to, and keep the link */
     if (!exists) {
         fprintf(stderr, "tilec: cannot write '%s': it is a symlink to a file that does not exist; name the file "
@@ -255,9 +365,37 @@ int write_output(const char *path, const void *data, size_t len) {
         fprintf(stderr, "tilec: cannot write '%s': cannot resolve the symlink: %s\n", path, strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    int rc = replace_file(path, real, &st, data, len);
+    int rc = replace_file(path, real, &st, b);
     free(real);
     return rc;
+}
+
+int write_output(const char *path, const void *data, size_t len) {
+    out_bytes b = {"", 0, data, len};
+    return write_bytes(path, &b);
+}
+
+int write_tensor(const char *path, tilec_dtype dt, const int64_t *shape, int rank, const void *data, size_t len) {
+    char head[NPY_HEADER_ROOM];
+    out_bytes b = {"", 0, data, len};
+    if (is_npy_path(path) && !(b.head_len = npy_format_header(head, sizeof head, dt, shape, rank))) {
+        fprintf(stderr, "tilec: cannot write '%s': the .npy header does not fit\n", path); /* cannot happen: rank <= 8 */
+        return EXIT_BAD_INPUT;
+    }
+    b.head = head;
+    return write_bytes(path, &b);
+}
+
+bool same_file_path(const char *a, const char *b) {
+    if (strcmp(a, b) == 0) return true;
+    struct stat sa, sb; /* stat follows symlinks: a link to the file is the file */
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+bool writes_stdout(const char *path) {
+    if (strcmp(path, "-") == 0) return true;
+    struct stat st;
+    return stat(path, &st) == 0 && same_file(STDOUT_FILENO, &st);
 }
 
 bool writes_terminal(const char *path) {

@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,9 +82,42 @@ static uint64_t next_random(uint64_t *s) {
     return z ^ (z >> 31);
 }
 
-void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed) {
+/* The special values --specials mixes in, as bit patterns of each dtype: NaN, +inf, -inf,
+ * +0, -0, the smallest subnormal and minus the largest one for floats; the extremes, 0
+ * and -1 for integers. */
+static const uint64_t f16_specials[] = {0x7e00, 0x7c00, 0xfc00, 0x0000, 0x8000, 0x0001, 0x83ff};
+static const uint64_t bf16_specials[] = {0x7fc0, 0x7f80, 0xff80, 0x0000, 0x8000, 0x0001, 0x807f};
+static const uint64_t f32_specials[] = {0x7fc00000, 0x7f800000, 0xff800000, 0x00000000, 0x80000000, 0x00000001, 0x807fffff};
+static const uint64_t f64_specials[] = {0x7ff8000000000000, 0x7ff0000000000000, 0xfff0000000000000, 0,
+                                        0x8000000000000000, 1, 0x800fffffffffffff};
+static const uint64_t i32_specials[] = {0x80000000, 0x7fffffff, 0, 0xffffffff};
+static const uint64_t u32_specials[] = {0, 0xffffffff};
+static const uint64_t i64_specials[] = {0x8000000000000000, 0x7fffffffffffffff, 0, 0xffffffffffffffff};
+
+void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed, bool specials) {
+    const uint64_t *table = NULL;
+    size_t nspecial = 0;
+#define TABLE(t) (table = t, nspecial = sizeof t / sizeof t[0])
+    switch (dt) {
+    case TILEC_F16: TABLE(f16_specials); break;
+    case TILEC_BF16: TABLE(bf16_specials); break;
+    case TILEC_F32: TABLE(f32_specials); break;
+    case TILEC_F64: TABLE(f64_specials); break;
+    case TILEC_I32: TABLE(i32_specials); break;
+    case TILEC_U32: TABLE(u32_specials); break;
+    default: TABLE(i64_specials); break;
+    }
+#undef TABLE
+    size_t es = tilec_dtype_size(dt);
     for (int64_t i = 0; i < n; i++) {
         uint64_t r = next_random(seed);
+        if (specials && (r & 31) == 0) { /* one element in 32: a special value, the rest as without */
+            uint64_t bits = table[(r >> 5) % nspecial];
+            unsigned char le[8];
+            for (size_t b = 0; b < 8; b++) le[b] = (unsigned char)(bits >> (8 * b)); /* little-endian */
+            memcpy(p + es * (size_t)i, le, es);
+            continue;
+        }
         double f = (double)(r >> 11) * 0x1p-53 * 2.0 - 1.0; /* [-1, 1) */
         int64_t v = (int64_t)(r % 201) - 100;               /* [-100, 100] */
         uint16_t h;
@@ -221,14 +255,18 @@ static const command commands[] = {
     {"explain", "show how each tile statement is lowered, and why",
      "Usage: tilec explain [OPTIONS] FILE\n"
      "\n"
-     "For every tile statement of every kernel and func: the variants tried in priority\n"
-     "order, each predicate's verdict (ok, or why not) and the one chosen (*). Exits 1 when\n"
-     "a statement has no variant, after printing the table.\n"
+     "For every tile statement of every kernel and func: the variant that lowers it and,\n"
+     "for a reduction, the one reason it won (why:) and what it does in plain words (how:;\n"
+     "for a grid statement, its launch). --verbose prints the whole table instead: the\n"
+     "variants tried in priority order, each predicate's verdict (ok, or why not) and the\n"
+     "one chosen (*). Exits 1 when a statement has no variant (the error has its table).\n"
+     "The target is cuda sm_90 unless --target or --arch says otherwise.\n"
      "\n"
      "Options:\n"
      "  --target=cuda|hip|sim  the target (default cuda)\n"
      "  --arch=A        sm_XX for cuda (default sm_90), gfxNNN for hip (default gfx90a)\n"
      "  --warp-size=32|64  by default cuda 32, hip gfx9 64 and gfx10 or later 32, sim 32\n"
+     "  -v, --verbose   every variant and every predicate's verdict, not only the winner\n"
      "  --dump=loop     also print the lowered loop IR of each kernel\n",
      cmd_explain},
     {"run", "run kernels on a GPU or the simulator, optionally checked against a CPU reference",
@@ -238,9 +276,10 @@ static const command commands[] = {
      "with --in is filled from a generator seeded with --seed: floats uniform in [-1, 1),\n"
      "signed integers in [-100, 100], u32 in [0, 100]. Files are raw little-endian, dense\n"
      "row-major, in the parameter's dtype (16-bit patterns for f16 and bf16); a file of the\n"
-     "wrong size is an error. A func runs as a one-CTA kernel: shared parameters start with\n"
-     "their --in content, local parameters give every thread that content, and --out writes\n"
-     "thread 0's.\n"
+     "wrong size is an error. A file whose name ends in .npy is numpy's format instead (its\n"
+     "dtype and shape must be the parameter's; bf16 as uint16 patterns), and --out writes\n"
+     "one. A func runs as a one-CTA kernel: shared parameters start with their --in\n"
+     "content, local parameters give every thread that content, and --out writes thread 0's.\n"
      "\n"
      "Options:\n"
      "  --backend=auto|sim|cuda|hip  auto (default): a usable GPU, else sim; on a GPU each\n"
@@ -255,6 +294,10 @@ static const command commands[] = {
      "  --seed=N           the random data's seed, 0 to 2^64-1 (default 1)\n"
      "  --check            compare every written parameter with a CPU reference computed in\n"
      "                     double precision, print the largest error, exit 1 on a mismatch\n"
+     "  --specials         make one random element in 32 a special value: NaN, +-inf, +-0 or a\n"
+     "                     subnormal (integers: the dtype's extremes, 0 or -1), so that --check\n"
+     "                     tries them (nan=ignore, say); off by default, as a NaN or an inf in a\n"
+     "                     row makes its sum NaN or inf, which would hide a wrong sum\n"
      "  --sim-budget=N     stop each kernel after N thread-steps; 0 or absent: $TILEC_SIM_BUDGET,\n"
      "                     else 3x10^10 (a few minutes); 'unlimited': no budget\n",
      cmd_run},
@@ -262,9 +305,10 @@ static const command commands[] = {
      "Usage: tilec emit [OPTIONS] --target=cuda|hip FILE\n"
      "\n"
      "Verifies FILE, lowers every kernel and func for the target and writes self-contained\n"
-     "source (no #include): FILE with the extension .cu or .hip, or OUT. Kernels are\n"
-     "extern \"C\" __global__ functions; funcs are extern \"C\" __device__ functions to call\n"
-     "from your own kernels (docs/codegen.md).\n"
+     "source (no #include): FILE with the extension .cu or .hip, or OUT. When that default\n"
+     "is FILE itself (prog.cu --target cuda), or OUT names FILE, nothing is written (exit\n"
+     "2): give -o another file. Kernels are extern \"C\" __global__ functions; funcs are\n"
+     "extern \"C\" __device__ functions to call from your own kernels (docs/codegen.md).\n"
      "\n"
      "Options:\n"
      "  --target=cuda|hip  the target (required)\n"
@@ -276,10 +320,10 @@ static const command commands[] = {
      "Usage: tilec compile [OPTIONS] --target=cuda|hip --arch=A FILE\n"
      "\n"
      "Emits FILE's source and compiles it with NVRTC to a CUBIN for sm_XX (FILE.cubin), or\n"
-     "with hiprtc to a code object for gfxNNN (FILE.co). Exits 3 when the compiler is not\n"
-     "installed or does not know the arch, saying what was looked for; 1 with the\n"
-     "compiler's log when it fails. A binary is never written to a terminal: give -o FILE\n"
-     "or redirect standard output.\n"
+     "with hiprtc to a code object for gfxNNN (FILE.co; never FILE itself, as for emit).\n"
+     "Exits 3 when the compiler is not installed or does not know the arch, saying what\n"
+     "was looked for; 1 with the compiler's log when it fails. A binary is never written\n"
+     "to a terminal: give -o FILE or redirect standard output.\n"
      "\n"
      "Options:\n"
      "  --target=cuda|hip  the target (required)\n"
@@ -293,15 +337,18 @@ static const command commands[] = {
      "\n"
      "Reduces a tensor over --axes with tilec_reduce, on a GPU when one is usable\n"
      "(--backend auto) or the simulator. Prints the backend, the merged view and the\n"
-     "variant chosen (--explain: the whole plan), then the first call's time and the time\n"
-     "and bandwidth (input + output bytes) of --repeat more calls. Extents are 0 to 2^48 and\n"
-     "multiply (those other than 0) to 2^48 at most.\n"
+     "variant chosen (--explain: the whole plan), then the first call's time and, on a GPU,\n"
+     "the time and bandwidth (input + output bytes) of --repeat more calls. A simulation of\n"
+     "millions of elements takes seconds: a line on standard error says so first. Extents\n"
+     "are 0 to 2^48 and multiply (those other than 0) to 2^48 at most.\n"
      "\n"
      "Options:\n"
      "  --op={ops}\n"
      "                    the reduction (required)\n"
      "  --dtype=f16|bf16|f32|f64|i32|u32|i64\n"
-     "                    the input's dtype (required)\n"
+     "                    the input's dtype (required); numpy's names too: float16, bfloat16,\n"
+     "                    float32, float64, int32, uint32, int64 (here and in --out-dtype and\n"
+     "                    --index-dtype)\n"
      "  --shape=AxB...    the extents, e.g. 4096x1024 (required)\n"
      "  --axes=A,B...     the axes to reduce, -8 to 7, negative from the end (default -1)\n"
      "  --strides=S,...   the input is a strided view: an element stride per dim (any sign, 0\n"
@@ -313,9 +360,12 @@ static const command commands[] = {
      "  --in=FILE         the input: raw little-endian, dense row-major, in the dtype (16-bit\n"
      "                    patterns for f16 and bf16), exactly the tensor's size (with --strides:\n"
      "                    the memory the view reaches, from its lowest element); without it,\n"
-     "                    random data from --seed (floats in [-1, 1), integers in [-100, 100])\n"
+     "                    random data from --seed (floats in [-1, 1), integers in [-100, 100]).\n"
+     "                    FILE.npy: numpy's format, which gives --dtype and --shape when they\n"
+     "                    are left out (C order, little-endian; bf16 from uint16 patterns)\n"
      "  --out=FILE        write the first call's result (the kept extents, row-major, in the\n"
-     "                    output's dtype); for argmax and argmin, the values; never to a terminal\n"
+     "                    output's dtype); for argmax and argmin, the values; never to a terminal.\n"
+     "                    FILE.npy (and --out2, --out-init): numpy's format, of the output's shape\n"
      "  --out2=FILE       argmax, argmin: write the indices (the flat offset in the reduced\n"
      "                    dims, row-major), in --index-dtype; aminmax: the maxima (--out holds\n"
      "                    the minima)\n"
@@ -327,7 +377,9 @@ static const command commands[] = {
      "  --out-init=FILE   the output before the call (needs --accumulate)\n"
      "  --backend=auto|cuda|hip|sim  auto (default): a usable GPU, else the simulator\n"
      "  --check           compare the first call's result with the reference; exit 1 on a mismatch\n"
-     "  --repeat=N        timed calls after the first, 0 to 1000000 (default 10)\n"
+     "  --specials        random data with special values, one element in 32, as for 'tilec run'\n"
+     "  --repeat=N        timed calls after the first, 0 to 1000000 (default: 10 on a GPU, 0 on\n"
+     "                    the simulator, whose time is the CPU's)\n"
      "  --seed=N          the random data's seed, 0 to 2^64-1 (default 1)\n"
      "  --explain         print the whole plan: the program, the variant, every predicate\n"
      "  --sim-budget=N    bounds each call on the simulator as for 'tilec run'\n",
@@ -374,7 +426,31 @@ static void print_help(FILE *f) {
                "file (FIFOs and devices are written directly). Documentation: docs/cli.md.\n");
 }
 
-int main(int argc, char **argv) {
+/* The one place every command's standard output is finished: the final flush and close
+ * are checked, so output that was lost (a full disk, /dev/full, a closed pipe's EIO) is a
+ * failure with a message, never exit 0. A failure write_output already reported
+ * (stdout_reported) is not reported twice. */
+bool stdout_reported;
+static int stdout_errno; /* why the first failed flush_output of standard output failed */
+
+void flush_output(FILE *f) {
+    if (fflush(f) != 0 && f == stdout && !stdout_errno) stdout_errno = errno;
+}
+
+static int finish(int rc) {
+    errno = 0;
+    int err = fflush(stdout) != 0 ? errno : stdout_errno;
+    bool lost = err != 0 || ferror(stdout);
+    if (fclose(stdout) != 0) {
+        if (!err) err = errno;
+        lost = true;
+    }
+    if (lost && !stdout_reported)
+        fprintf(stderr, "tilec: cannot write standard output: %s\n", err ? strerror(err) : "a write failed; the output is incomplete");
+    return lost && rc == EXIT_OK ? EXIT_BAD_INPUT : rc;
+}
+
+static int run_command(int argc, char **argv) {
     if (argc < 2) {
         print_help(stderr);
         return EXIT_USAGE;
@@ -392,3 +468,5 @@ int main(int argc, char **argv) {
     }
     return usage_error(NULL, "unknown command '%s'", argv[1]);
 }
+
+int main(int argc, char **argv) { return finish(run_command(argc, argv)); }

@@ -148,8 +148,9 @@ void dsp_print_report(ir_str *s, const dsp_query *q, const dsp_report *rep, int 
 /* Reports a failed dispatch as a diagnostic at the statement. */
 void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *rep);
 
-/* tilec_explain for a resolved target (the JIT explains a plan for its device). */
-tilec_status dsp_explain(tilec_program *prog, const dsp_target *t, bool dump_loop, char **text);
+/* tilec_explain for a resolved target (the JIT explains a plan for its device); flags as
+ * tilec_explain's (TILEC_EXPLAIN_LOOP, TILEC_EXPLAIN_SHORT). */
+tilec_status dsp_explain(tilec_program *prog, const dsp_target *t, unsigned flags, char **text);
 
 /* Lowers a whole verified kernel; k->variants says what each statement became. NULL when
  * a statement has no variant (diagnostics say which; *why = TILEC_ERR_DISPATCH) or memory

@@ -1,23 +1,128 @@
 /*
- * explain.c — tilec_explain: the dispatch verdicts of every tile statement, and the
- * lowered loop IR on request.
+ * explain.c — tilec_explain: how every tile statement is lowered, and why. The short form
+ * (TILEC_EXPLAIN_SHORT; `tilec explain`): per statement the variant that lowers it, the
+ * one reason it won and, for reductions, what it does in plain words (for a grid
+ * statement, the launch). The full form (`tilec explain --verbose`): every variant tried
+ * and every predicate's verdict. Either way the lowered loop IR on request.
  */
 #include "dispatch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-tilec_status tilec_explain(tilec_program *prog, const tilec_target *target, bool dump_loop, char **text) {
+tilec_status tilec_explain(tilec_program *prog, const tilec_target *target, unsigned flags, char **text) {
     if (!prog || !text) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
     *text = NULL;
+    if (flags & ~(unsigned)(TILEC_EXPLAIN_LOOP | TILEC_EXPLAIN_SHORT)) {
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "tilec_explain: flags 0x%x has bits other than "
+                                                             "TILEC_EXPLAIN_LOOP and TILEC_EXPLAIN_SHORT", flags);
+        return TILEC_ERR_INVALID_ARG;
+    }
     dsp_target t;
     tilec_status st = dsp_target_resolve_diag(prog->ctx, target, &t);
-    return st != TILEC_OK ? st : dsp_explain(prog, &t, dump_loop, text);
+    return st != TILEC_OK ? st : dsp_explain(prog, &t, flags, text);
 }
 
-/* The verdicts of every statement of k, into s; false when one has no variant (reported). */
-static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, const tilec_kernel *k) {
+/* "1 output" / "4 outputs" */
+static const char *plural(long long n) { return n == 1 ? "" : "s"; }
+
+/* The first predicate a rejected variant failed (-1: none; it declined). */
+static int first_failed(const dsp_verdict *v) {
+    for (int p = 0; p < v->npreds; p++)
+        if (!v->pred_ok[p]) return p;
+    return -1;
+}
+
+/* Why the chosen variant (report entry `won`, or the variant `lowered` when lowering took
+ * another because the chosen one declined) won: the nearest variant before it in
+ * priority order that did not apply, and its first reason. */
+static void why_line(ir_str *s, const dsp_query *q, const dsp_report *rep, const char *lowered) {
+    const ir_stmt *st = q->st;
+    int won = rep->chosen;
+    if (st->kind == IR_REDUCE && st->variant) {
+        ir_str_printf(s, "    why: forced with variant=%s\n", st->variant);
+        return;
+    }
+    if (lowered && strcmp(lowered, rep->v[won].c->variant) != 0) {
+        ir_str_printf(s, "    why: %s applies, but declined when lowered (its shared slots would pass the shared memory "
+                         "the target gives)\n", rep->v[won].c->variant);
+        return;
+    }
+    /* a variant for other operands (registers, when these are in shared memory: its
+     * 'storage' check fails first) is no rival worth naming */
+    for (int i = won - 1; i >= 0; i--) {
+        const dsp_verdict *v = &rep->v[i];
+        int p = first_failed(v);
+        if (p >= 0 && !strcmp(v->c->preds[p].name, "storage")) continue;
+        ir_str_printf(s, "    why: %s (priority %d) does not apply: %s\n", v->c->variant, v->c->priority,
+                      p >= 0 ? v->reasons[p] : v->declined_why);
+        return;
+    }
+    /* a rival of the same priority after it (ties go by name) that does not apply */
+    for (int i = won + 1; i < rep->n && rep->v[i].c->priority == rep->v[won].c->priority; i++) {
+        int p = first_failed(&rep->v[i]);
+        if (p < 0) continue;
+        ir_str_printf(s, "    why: %s (the same priority) does not apply: %s\n", rep->v[i].c->variant, rep->v[i].reasons[p]);
+        return;
+    }
+    if (rep->n > 1)
+        ir_str_printf(s, "    why: it comes first (priority %d) of the variants for these operands, and all its checks "
+                         "hold\n", rep->v[won].c->priority);
+}
+
+/* What the variant does to the statement's outputs, in plain words; k is the lowered
+ * kernel (its launch), or NULL. */
+static void how_line(ir_str *s, const dsp_query *q, const char *variant, const lp_kernel *k) {
+    long long outs = q->spatial_len, elems = q->red_len;
+    ir_str_printf(s, "    how: %lld output%s of %lld element%s", outs, plural(outs), elems, plural(elems));
+    const ir_stmt *st = q->st;
+    bool regs = st->src.buf->space == TILEC_SPACE_LOCAL;
+    if (q->opkind == DSP_GRID_REDUCE) {
+        if (!k) {
+            ir_str_printf(s, "\n");
+            return;
+        }
+        /* what the launch is, and whether outputs span CTAs (their partial results then go
+         * through global scratch the launcher allocates); the layout in detail is the
+         * plan TILEC_JIT_LOG and `tilec reduce --explain` print */
+        bool partials = false;
+        for (int i = 0; i < k->nbufs; i++) partials |= k->bufs[i]->space == TILEC_SPACE_GLOBAL && !k->bufs[i]->tile;
+        long long grid = k->grid;
+        ir_str_printf(s, "; a grid of %lld CTA%s of %d threads; %s, always in the same order, so every run gives "
+                         "the same bits\n", grid, plural(grid), k->threads,
+                      partials ? "an output's elements are spread over several CTAs, whose partial results are then folded"
+                               : "each output is folded inside one CTA");
+        return;
+    }
+    if (!strcmp(variant, "shared") && q->group == 1)
+        ir_str_printf(s, "; one lane folds each output");
+    else if (!strcmp(variant, "shared"))
+        ir_str_printf(s, "; a group of %d lanes folds each output, exchanging values with shuffles", q->group);
+    else if (!strcmp(variant, "cta_tree"))
+        ir_str_printf(s, "; all %d warps fold each output together (a butterfly in each warp, then one warp folds the "
+                         "warps' results)", q->inst_size / q->ws);
+    else if (!strcmp(variant, "sequential"))
+        ir_str_printf(s, "; one thread folds each output, element after element");
+    else if (!strcmp(variant, "smem_tree"))
+        ir_str_printf(s, "; a halving tree in shared memory, a barrier per level");
+    else if (!strcmp(variant, "local") && st->exec.scope == TILEC_SCOPE_THREAD)
+        ir_str_printf(s, "; each thread folds its own registers");
+    else if (!strcmp(variant, "local"))
+        ir_str_printf(s, "%s; each thread folds its registers, then a butterfly across the warp's lanes",
+                      regs ? " from each lane" : "");
+    else if (!strcmp(variant, "local_smem"))
+        ir_str_printf(s, "%s; the lanes' partial results meet in shared slots, which every lane folds",
+                      regs ? " from each lane" : "");
+    ir_str_printf(s, "\n");
+}
+
+/* The statements of kernel k, into s: the full table, or (short) one line and the why and
+ * how of each; lowered (may be NULL) is the kernel as lowered. False when a statement has
+ * no variant (reported as a diagnostic). */
+static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, const tilec_kernel *k, bool brief,
+                           const lp_kernel *lowered) {
     bool ok = true;
     ir_str_printf(s, "%s %s (target %s %s, warp size %d, threads=%d)\n", k->is_func ? "func" : "kernel", k->name,
                   tilec_backend_name(t->backend), t->arch, t->warp_size, k->threads);
@@ -31,51 +136,82 @@ static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, 
         if (st->pos.line) ir_str_printf(s, "  line %d: ", st->pos.line);
         else ir_str_printf(s, "  statement %d: ", st->index + 1);
         ir_print_stmt(s, st);
-        bool lanes = st->kind == IR_REDUCE && st->src.buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD;
-        if (st->kind == IR_REDUCE)
-            ir_str_printf(s, "\n    %lld output%s of %lld element%s%s; groups of %d lane%s", (long long)q.spatial_len,
-                          q.spatial_len == 1 ? "" : "s", (long long)q.red_len, q.red_len == 1 ? "" : "s",
-                          lanes ? " from each lane" : "", q.group, q.group == 1 ? "" : "s");
-        ir_str_printf(s, "\n");
-        dsp_print_report(s, &q, &rep, 4);
         if (rep.outcome != DSP_FOUND) {
+            if (brief) ir_str_printf(s, " -> no variant (the error says why)\n");
+            else {
+                ir_str_printf(s, "\n");
+                dsp_print_report(s, &q, &rep, 4);
+            }
             dsp_report_error(prog, &q, &rep);
             ok = false;
+            continue;
         }
+        const char *variant = lowered && lowered->variants[j] ? lowered->variants[j] : rep.v[rep.chosen].c->variant;
+        if (brief) {
+            ir_str_printf(s, " -> %s\n", variant);
+            if (st->kind == IR_REDUCE) {
+                why_line(s, &q, &rep, lowered ? lowered->variants[j] : NULL);
+                how_line(s, &q, variant, lowered);
+            }
+            continue;
+        }
+        bool lanes = st->kind == IR_REDUCE && st->src.buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD;
+        if (st->kind == IR_REDUCE) {
+            ir_str_printf(s, "\n    %lld output%s of %lld element%s%s", (long long)q.spatial_len, plural(q.spatial_len),
+                          (long long)q.red_len, plural(q.red_len), lanes ? " from each lane" : "");
+            /* a grid variant picks its own lanes (its plan says how many): the CTA-scope
+             * groups would only mislead */
+            if (q.opkind != DSP_GRID_REDUCE) ir_str_printf(s, "; groups of %d lane%s", q.group, plural(q.group));
+        }
+        ir_str_printf(s, "\n");
+        dsp_print_report(s, &q, &rep, 4);
     }
     return ok;
 }
 
-tilec_status dsp_explain(tilec_program *prog, const dsp_target *target, bool dump_loop, char **text) {
+tilec_status dsp_explain(tilec_program *prog, const dsp_target *target, unsigned flags, char **text) {
     const dsp_target t = *target;
+    bool brief = flags & TILEC_EXPLAIN_SHORT, dump_loop = flags & TILEC_EXPLAIN_LOOP;
     *text = NULL;
     tilec_status vs = dsp_verify(prog, &t);
     if (vs != TILEC_OK) return vs;
-    /* the verdicts of each kernel, then (--dump=loop, when every statement has a variant)
-     * the pipeline's loop IR after each kernel's verdicts */
-    ir_str *parts = calloc((size_t)prog->nkernels + 1, sizeof *parts);
-    if (!parts) return TILEC_ERR_NOMEM;
+    /* the short form and --dump=loop need the lowered kernels (the short form: the variant
+     * each statement really got, and a grid statement's launch); a dispatch that fails is
+     * reported once, by the table of verdicts, not again by the lowering */
     bool failed = false, oom = false;
-    for (int i = 0; i < prog->nkernels; i++) failed |= !explain_kernel(&parts[i], prog, &t, prog->kernels[i]);
     lp_kernel **ks = NULL;
-    if (dump_loop && !failed) {
-        tilec_status st = dsp_lower_program(prog, &t, NULL, &ks);
-        oom = st == TILEC_ERR_NOMEM;
-        failed = st != TILEC_OK;
+    if (brief || dump_loop) {
+        for (int i = 0; i < prog->nkernels && !failed; i++) {
+            const tilec_kernel *k = prog->kernels[i];
+            for (int j = 0; j < k->nstmts && !failed; j++) {
+                const ir_stmt *st = k->stmts[j];
+                if (st->kind == IR_ALLOC) continue;
+                dsp_query q;
+                dsp_query_init(&q, &t, k, st);
+                dsp_report rep;
+                dsp_dispatch(&q, NULL, &rep);
+                failed = rep.outcome != DSP_FOUND;
+            }
+        }
+        if (!failed) {
+            tilec_status st = dsp_lower_program(prog, &t, NULL, &ks);
+            oom = st == TILEC_ERR_NOMEM;
+            if (st != TILEC_OK) ks = NULL;
+            failed = st != TILEC_OK;
+        }
     }
+    /* the verdicts of each kernel, then (--dump=loop) its loop IR */
     ir_str s = {0};
+    bool bad = false;
     for (int i = 0; i < prog->nkernels; i++) {
         if (i) ir_str_printf(&s, "\n");
-        if (parts[i].data) ir_str_put(&s, parts[i].data, parts[i].len);
-        oom |= parts[i].oom;
-        if (ks) {
+        bad |= !explain_kernel(&s, prog, &t, prog->kernels[i], brief, ks ? ks[i] : NULL);
+        if (ks && dump_loop) {
             ir_str_printf(&s, "\n");
             lp_print_kernel(&s, ks[i]);
         }
-        ir_str_free(&parts[i]);
     }
-    free(parts);
     if (s.oom || oom) { ir_str_free(&s); return TILEC_ERR_NOMEM; }
     *text = s.data;
-    return failed ? TILEC_ERR_DISPATCH : TILEC_OK;
+    return failed || bad ? TILEC_ERR_DISPATCH : TILEC_OK;
 }

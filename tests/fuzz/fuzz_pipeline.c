@@ -1,6 +1,6 @@
 /*
  * fuzz_pipeline.c — libFuzzer over the whole compile path of untrusted `.tile` text:
- * parse → verify (warp 32 and 64) → format → dispatch / lower (explain with the loop IR)
+ * parse → verify (warp 32 and 64) → format → dispatch / lower (explain with the loop IR, and short)
  * → emit CUDA and HIP (wave32 and wave64). Every call must return a status, never crash,
  * leak or hang; and what it can check it does: the canonical text parses again to the
  * same text (fmt(fmt(x)) == fmt(x)). Built and run by scripts/fuzz.
@@ -42,7 +42,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             tilec_verify_options vo = {targets[i].warp_size};
             if (tilec_verify(p, &vo) != TILEC_OK) continue;
             char *out = NULL;
-            tilec_explain(p, &targets[i], true, &out);
+            tilec_explain(p, &targets[i], TILEC_EXPLAIN_LOOP, &out); /* the full table */
+            tilec_free(out);
+            out = NULL;
+            tilec_explain(p, &targets[i], TILEC_EXPLAIN_SHORT, &out); /* the short form, as `tilec explain` */
             tilec_free(out);
             out = NULL;
             tilec_emit(p, &targets[i], &out, NULL);

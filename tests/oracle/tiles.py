@@ -387,7 +387,7 @@ def settle_variants(tilec, tf):
     another reason (a generated program that does not verify is a bug here or in tilec)."""
     for attempt in range(2):
         tf.write()
-        rc, out, err = run_tilec(tilec, ["explain", tf.path, "--target", "sim", "--warp-size", str(tf.ws)])
+        rc, out, err = run_tilec(tilec, ["explain", "--verbose", tf.path, "--target", "sim", "--warp-size", str(tf.ws)])
         chosen = parse_explain(out)
         rejected = []
         for k in tf.kernels:
