@@ -366,6 +366,11 @@ def test_run_kernel_refusals():
 def test_target_names_and_defaults():
     assert "target cuda sm_90" in tilec.explain(ROW_SUM)  # the CLI's default, not sim's
     assert "target sim" in tilec.explain(ROW_SUM, "sim")
+    # the CLI's forms: short by default, the whole table with verbose (tilec explain --verbose)
+    short, full = tilec.explain(ROW_SUM, "sim"), tilec.explain(ROW_SUM, "sim", verbose=True)
+    assert "why:" in short and "why:" not in full and len(full) > len(short)
+    assert "loop kernel" in tilec.explain(ROW_SUM, "sim", dump_loop=True)
+    assert "loop kernel" not in short
     with pytest.warns(DeprecationWarning, match="backend= is now target="):
         assert "target sim" in tilec.explain(ROW_SUM, backend="sim")
     with pytest.raises(TypeError, match="not both"):

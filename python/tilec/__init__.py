@@ -134,7 +134,7 @@ for _name, _res, _args in [
         ("tilec_buffer_dtype", _c_int, (_vp,)),
         ("tilec_buffer_rank", _c_int, (_vp,)),
         ("tilec_buffer_extent", _c_i64, (_vp, _c_int)),
-        ("tilec_explain", _c_int, (_vp, _vp, _ctypes.c_bool, _PP)),
+        ("tilec_explain", _c_int, (_vp, _vp, _ctypes.c_uint, _PP)),
         ("tilec_emit", _c_int, (_vp, _vp, _PP, _ctypes.POINTER(_c_size))),
         ("tilec_compile", _c_int, (_vp, _vp, _PP, _ctypes.POINTER(_c_size)))]:
     _bind(_name, _res, *_args)
@@ -1182,15 +1182,18 @@ def compile(text, target=None, arch=None, warp_size=0, file="<text>", *, backend
 
 
 def explain(text, target=None, arch=None, warp_size=0, dump_loop=False, file="<text>", *,
-            backend=None):
-    """For every tile statement: each variant tried, each predicate's verdict, the winner
-    (str for str text, bytes for bytes). target: "cuda" (None, the CLI's default), "hip" or
+            verbose=False, backend=None):
+    """Which variant lowers every tile statement, the one reason it won and what it does, as
+    `tilec explain` prints it; verbose=True: each variant tried and each predicate's verdict
+    (`tilec explain --verbose`); dump_loop=True adds the lowered loop IR (`--dump=loop`).
+    str for str text, bytes for bytes. target: "cuda" (None, the CLI's default), "hip" or
     "sim"; backend= is its old, deprecated name."""
     t = _target(target, backend, arch, warp_size, "explain")
+    flags = (1 if dump_loop else 0) | (0 if verbose else 2)  # TILEC_EXPLAIN_LOOP, _SHORT
 
     def run(ctx, prog):
         p = _vp()
-        st = _lib.tilec_explain(prog, _ctypes.byref(t), bool(dump_loop), _ctypes.byref(p))
+        st = _lib.tilec_explain(prog, _ctypes.byref(t), flags, _ctypes.byref(p))
         data = _ctypes.string_at(p) if p.value else b""
         _lib.tilec_free(p)  # the table comes back on a dispatch failure too
         ctx.check(st, "explaining %s" % file, data.decode("utf-8", "replace"))
