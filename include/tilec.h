@@ -205,7 +205,8 @@ typedef struct tilec_ctx tilec_ctx;
 
 /* Opens a context. *out is NULL on failure. Close it with tilec_close. */
 TILEC_API tilec_status tilec_open(tilec_ctx **out);
-/* Frees the context and everything it still owns. NULL is allowed. */
+/* Frees the context and everything it still owns (on the simulator, the device memory
+ * the caller did not free too). NULL is allowed. */
 TILEC_API void tilec_close(tilec_ctx *ctx);
 
 typedef enum tilec_severity { TILEC_SEV_ERROR, TILEC_SEV_NOTE, TILEC_SEV_WARNING } tilec_severity;
@@ -517,6 +518,10 @@ TILEC_API tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr)
  * out (or already freed) is TILEC_ERR_INVALID_ARG on the simulator, the driver's error
  * on a GPU; nothing is freed. */
 TILEC_API tilec_status tilec_mem_free(tilec_ctx *ctx, void *ptr);
+/* Copies bytes from the host to device memory (upload) or back (download). On the
+ * simulator, which knows its blocks, the device side must lie inside one block of the
+ * context and a host side that meets a block must fit in it: else TILEC_ERR_INVALID_ARG
+ * and nothing is copied (a GPU's copy fails likewise). */
 TILEC_API tilec_status tilec_mem_upload(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);
 TILEC_API tilec_status tilec_mem_download(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);
 /* Waits for everything launched so far. */
@@ -560,7 +565,9 @@ typedef struct tilec_reduce_desc {
  * on every run. 16-bit floats accumulate in f32 (a norm2 of bf16 or f32 in f64); integer
  * sums and products wrap. Over an empty axis a sum, sumsq or norm2 gives 0, a prod 1 and a
  * mean NaN; max, min, argmax and argmin over one are errors. argmax and argmin write the
- * values to out and the indices to desc->out2 (docs/runtime.md, "Two outputs"). */
+ * values to out and the indices to desc->out2 (docs/runtime.md, "Two outputs"). On the
+ * simulator, a reduction whose view has more elements than the work budget has steps is
+ * TILEC_ERR_BUDGET before it is planned (tilec_set_sim_budget). */
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
 /* Everything tilec_reduce(ctx, desc, in, out) does but the launch: plan, generate, compile

@@ -8,8 +8,9 @@
 #include <stdlib.h>
 
 tilec_status tilec_explain(tilec_program *prog, const tilec_target *target, bool dump_loop, char **text) {
-    if (!prog || !text) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!text) return ir_bad(prog->ctx, "tilec_explain: text is NULL; pass where the text goes");
     *text = NULL;
     dsp_target t;
     tilec_status st = dsp_target_resolve_diag(prog->ctx, target, &t);

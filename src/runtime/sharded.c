@@ -93,8 +93,9 @@ static tilec_status fail(tilec_ctx *ctx, tilec_status st, const char *fmt, ...) 
 }
 
 tilec_status tilec_comm_unique_id(tilec_ctx *ctx, tilec_comm_id *out) {
-    if (!ctx || !out) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!out) return fail(ctx, TILEC_ERR_INVALID_ARG, "tilec_comm_unique_id: out is NULL; pass where the id goes");
     rt_nccl lib;
     tilec_status st = rt_nccl_open(ctx, &lib);
     if (st != TILEC_OK) return st;
@@ -108,9 +109,10 @@ tilec_status tilec_comm_unique_id(tilec_ctx *ctx, tilec_comm_id *out) {
 }
 
 tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_comm_id *id, tilec_comm **out) {
-    if (!ctx || !out) return TILEC_ERR_INVALID_ARG;
-    *out = NULL;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!out) return fail(ctx, TILEC_ERR_INVALID_ARG, "tilec_comm_init: out is NULL; pass where the group goes");
+    *out = NULL;
     if (!id) return fail(ctx, TILEC_ERR_INVALID_ARG, "no group id: make one with tilec_comm_unique_id on one rank");
     if (nranks < 1 || nranks > MAX_RANKS)
         return fail(ctx, TILEC_ERR_INVALID_ARG, "%d ranks: a group has 1 to %d", nranks, MAX_RANKS);
