@@ -654,9 +654,11 @@ TILEC_API int tilec_comm_size(const tilec_comm *comm);
  * cut along dim `shard_dim` (of the local descriptor, negative from the end) in rank
  * order: rank 0 holds the first extent of that dim, rank 1 the next, and so on; every
  * other extent, the op, dtype, axes and options must be the same on every rank (else
- * every rank returns TILEC_ERR_INVALID_ARG). `out` (and local->out2) get the whole
- * reduction, in device memory, on every rank, with the same bits on every rank and on
- * every run. Every op is taken: a kept shard_dim gathers the ranks' slices; a reduced one
+ * every rank returns TILEC_ERR_INVALID_ARG; a NULL correction is the same as 1). `out`
+ * (and local->out2) get the whole reduction, in device memory, on every rank, with the
+ * same bits on every rank and on every run; they are checked as tilec_reduce checks its
+ * outputs (apart from the input; within their blocks on the simulator), and one rank's
+ * bad output fails every rank. Every op is taken: a kept shard_dim gathers the ranks' slices; a reduced one
  * folds the ranks' partial states in rank order (docs/runtime.md says which, and when the
  * bits are also those of one context reducing the whole tensor). accumulate is not taken. A rank whose own part fails (a bad
  * descriptor, a budget) still takes part, so every rank returns an error; a failing NCCL
