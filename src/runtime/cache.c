@@ -336,7 +336,7 @@ static void remove_orphan(rt_cache *c, int dfd, const char *name, const struct s
 }
 
 typedef struct file_age {
-    char name[128];
+    char name[69]; /* "<sha256>.tcb": 64 + 4 characters */
     struct timespec mtime; /* last written or hit */
     off_t size;
 } file_age;
@@ -389,7 +389,7 @@ static void evict(rt_cache *c) {
             if (!bigger) break;
             all = bigger;
         }
-        snprintf(all[n].name, sizeof all[n].name, "%s", e->d_name);
+        memcpy(all[n].name, e->d_name, sizeof all[n].name); /* an entry's name: 68 characters and the NUL */
         all[n].mtime = st.st_mtim;
         all[n++].size = st.st_size;
         total += (uint64_t)st.st_size;
