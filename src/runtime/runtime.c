@@ -105,6 +105,13 @@ tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *st
     bool track = s && !s->pinned; /* a pinned set's launches may be captured: no event after them */
     if (track) s->armed = false;  /* until an event follows this launch */
     st = r->be->launch(r, p, args, nargs, s ? s->buf : NULL, stream);
+    if (st != TILEC_OK && s) {
+        /* a simulation stopped part way (its budget, an error found) left the counters and
+         * partials where it stopped, which the next launch would start from: zeroed again,
+         * on the stream (a GPU launch that failed ran nothing; zeroing changes nothing) */
+        for (int i = 0; i < p->info.nscratch; i++) r->be->zero(r, s->buf[i], p->info.scratch_bytes[i], stream);
+        return st;
+    }
     if (st == TILEC_OK && track && (st = r->be->record(r, &s->done, stream)) == TILEC_OK) s->armed = true;
     return st;
 }
