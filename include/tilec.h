@@ -211,7 +211,8 @@ typedef struct tilec_ctx tilec_ctx;
 
 /* Opens a context. *out is NULL on failure. Close it with tilec_close. */
 TILEC_API tilec_status tilec_open(tilec_ctx **out);
-/* Frees the context and everything it still owns. NULL is allowed. */
+/* Frees the context and everything it still owns (on the simulator, the device memory
+ * the caller did not free too). NULL is allowed. */
 TILEC_API void tilec_close(tilec_ctx *ctx);
 
 typedef enum tilec_severity { TILEC_SEV_ERROR, TILEC_SEV_NOTE, TILEC_SEV_WARNING } tilec_severity;
@@ -530,6 +531,10 @@ TILEC_API tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr)
  * out (or already freed) is TILEC_ERR_INVALID_ARG on the simulator, the driver's error
  * on a GPU; nothing is freed. */
 TILEC_API tilec_status tilec_mem_free(tilec_ctx *ctx, void *ptr);
+/* Copies bytes from the host to device memory (upload) or back (download). On the
+ * simulator, which knows its blocks, the device side must lie inside one block of the
+ * context and a host side that meets a block must fit in it: else TILEC_ERR_INVALID_ARG
+ * and nothing is copied (a GPU's copy fails likewise). */
 TILEC_API tilec_status tilec_mem_upload(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);
 TILEC_API tilec_status tilec_mem_download(tilec_ctx *ctx, void *dst, const void *src, size_t bytes);
 /* Waits for everything launched so far. */
@@ -573,7 +578,9 @@ typedef struct tilec_reduce_desc {
  * on every run. 16-bit floats accumulate in f32 (a norm2 of bf16 or f32 in f64); integer
  * sums and products wrap. Over an empty axis a sum, sumsq or norm2 gives 0, a prod 1 and a
  * mean NaN; max, min, argmax and argmin over one are errors. argmax and argmin write the
- * values to out and the indices to desc->out2 (docs/runtime.md, "Two outputs"). */
+ * values to out and the indices to desc->out2 (docs/runtime.md, "Two outputs"). On the
+ * simulator, a reduction whose view has more elements than the work budget has steps is
+ * TILEC_ERR_BUDGET before it is planned (tilec_set_sim_budget). */
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
 /* Everything tilec_reduce(ctx, desc, in, out) does but the launch: plan, generate, compile
@@ -660,9 +667,11 @@ TILEC_API int tilec_comm_size(const tilec_comm *comm);
  * cut along dim `shard_dim` (of the local descriptor, negative from the end) in rank
  * order: rank 0 holds the first extent of that dim, rank 1 the next, and so on; every
  * other extent, the op, dtype, axes and options must be the same on every rank (else
- * every rank returns TILEC_ERR_INVALID_ARG). `out` (and local->out2) get the whole
- * reduction, in device memory, on every rank, with the same bits on every rank and on
- * every run. Every op is taken: a kept shard_dim gathers the ranks' slices; a reduced one
+ * every rank returns TILEC_ERR_INVALID_ARG; a NULL correction is the same as 1). `out`
+ * (and local->out2) get the whole reduction, in device memory, on every rank, with the
+ * same bits on every rank and on every run; they are checked as tilec_reduce checks its
+ * outputs (apart from the input; within their blocks on the simulator), and one rank's
+ * bad output fails every rank. Every op is taken: a kept shard_dim gathers the ranks' slices; a reduced one
  * folds the ranks' partial states in rank order (docs/runtime.md says which, and when the
  * bits are also those of one context reducing the whole tensor). accumulate is not taken. A rank whose own part fails (a bad
  * descriptor, a budget) still takes part, so every rank returns an error; a failing NCCL

@@ -9,8 +9,21 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "support.h"
+
+/* Built with AddressSanitizer (gcc and clang): its leak check at exit is the leak test. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
 
 static const char *first_message(tilec_ctx *ctx) {
     tilec_diag d;
@@ -213,6 +226,9 @@ static void test_null_arguments(void **state) {
     tilec_ctx *ctx;
     tilec_open(&ctx);
     assert_int_equal(tilec_parse(ctx, "f", NULL, 5, &p), TILEC_ERR_INVALID_ARG);
+    assert_null(p);
+    assert_string_equal(first_message(ctx), "tilec_parse: text is NULL with a length of 5 bytes");
+    tilec_diag_clear(ctx);
     assert_int_equal(tilec_verify(NULL, NULL), TILEC_ERR_INVALID_ARG);
     char *text;
     assert_int_equal(tilec_format(NULL, &text, NULL), TILEC_ERR_INVALID_ARG);
@@ -272,8 +288,256 @@ static void test_names_and_statuses(void **state) {
     assert_string_equal(tilec_version(), TILEC_VERSION_STRING);
 }
 
+static tilec_ctx *sim_ctx(void) {
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    assert_int_equal(tilec_runtime_open(ctx, TILEC_BACKEND_SIM, 0), TILEC_OK);
+    return ctx;
+}
+
+static void expect_message(tilec_ctx *ctx, const char *want) {
+    if (!strstr(first_message(ctx), want)) fail_msg("message '%s' lacks '%s'", first_message(ctx), want);
+}
+
+/* The simulator knows every block it gave out: an upload or a download that would copy
+ * past a block's end, start before it, or touch memory in no block is refused, as a GPU's
+ * copy fails, and nothing is copied. 1 MiB into a 4 KiB block used to overflow the heap. */
+static void test_sim_copies_stay_in_blocks(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    size_t big = 1 << 20;
+    unsigned char *host = calloc(1, big), *back = malloc(big);
+    memset(host, 7, 4096);
+    unsigned char *dev;
+    assert_int_equal(tilec_mem_alloc(ctx, 4096, (void **)&dev), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, dev, host, big), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: 1048576 bytes from byte 0 of an allocation of 4096 bytes "
+                                            "reach 1044480 bytes past its end; copy at most 4096 bytes there; nothing was copied");
+    assert_int_equal(tilec_mem_download(ctx, back, dev, big), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: 1048576 bytes from byte 0 of an allocation of 4096 bytes "
+                                            "reach 1044480 bytes past its end; copy at most 4096 bytes there; nothing was copied");
+    /* a pointer inside the block, with a size past its end */
+    assert_int_equal(tilec_mem_upload(ctx, dev + 4000, host, 200), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: 200 bytes from byte 4000 of an allocation of 4096 bytes "
+                                            "reach 104 bytes past its end; copy at most 96 bytes there; nothing was copied");
+    assert_int_equal(tilec_mem_download(ctx, back, dev + 4095, 2), TILEC_ERR_INVALID_ARG);
+    /* what fits is copied */
+    assert_int_equal(tilec_mem_upload(ctx, dev, host, 4096), TILEC_OK);
+    assert_int_equal(tilec_diag_count(ctx), 0);
+    assert_int_equal(tilec_mem_upload(ctx, dev + 4000, host, 96), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, back, dev, 4096), TILEC_OK);
+    assert_memory_equal(back, host, 4096);
+    /* an address in no block: the host's own memory given as the device side */
+    assert_int_equal(tilec_mem_download(ctx, back, host, 16), TILEC_ERR_INVALID_ARG);
+    expect_message(ctx, "tilec_mem_download: the source ");
+    expect_message(ctx, " (16 bytes) is not in memory this context allocated (tilec_mem_alloc), or it was freed; "
+                        "nothing was copied");
+    assert_int_equal(tilec_mem_upload(ctx, host, back, 16), TILEC_ERR_INVALID_ARG);
+    expect_message(ctx, "tilec_mem_upload: the destination ");
+    /* the host side may be a block too (device memory is host memory here): within it */
+    unsigned char *other;
+    assert_int_equal(tilec_mem_alloc(ctx, 64, (void **)&other), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, other, dev, 128), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: the host destination reaches 64 bytes past the end of an "
+                                            "allocation of 64 bytes; check its shape, strides and pointer");
+    assert_int_equal(tilec_mem_download(ctx, other, dev, 64), TILEC_OK);
+    /* a freed block is no block */
+    assert_int_equal(tilec_mem_free(ctx, dev), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, dev, host, 16), TILEC_ERR_INVALID_ARG);
+    expect_message(ctx, "is not in memory this context allocated (tilec_mem_alloc), or it was freed");
+    /* NULL with bytes to copy; none to copy is no copy */
+    assert_int_equal(tilec_mem_upload(ctx, NULL, host, 16), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: the destination is NULL, with 16 bytes to copy");
+    assert_int_equal(tilec_mem_download(ctx, back, NULL, 16), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: the source is NULL, with 16 bytes to copy");
+    assert_int_equal(tilec_mem_upload(ctx, NULL, NULL, 0), TILEC_OK);
+    assert_int_equal(tilec_mem_free(ctx, other), TILEC_OK);
+    free(host);
+    free(back);
+    tilec_close(ctx);
+}
+
+/* Bytes the C library's allocator has handed out and not had back (its arenas and its
+ * mmap'd chunks); -1 where that cannot be read. */
+static long long heap_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)) && !defined(ASAN)
+    struct mallinfo2 m = mallinfo2();
+    return (long long)(m.uordblks + m.hblkhd);
+#else
+    return -1;
+#endif
+}
+
+/* tilec_close frees the simulator's blocks the caller left allocated (it used to leak
+ * them): the heap is back where it was (glibc's count), and under AddressSanitizer its
+ * leak check at exit finds nothing. */
+static void test_close_frees_blocks(void **state) {
+    (void)state;
+    for (int round = 0; round < 2; round++) { /* the first warms the allocator up */
+        long long before = heap_in_use();
+        tilec_ctx *ctx = sim_ctx();
+        void *p;
+        for (int i = 0; i < 4; i++) assert_int_equal(tilec_mem_alloc(ctx, (size_t)(1 << 20) + (size_t)i * 4096, &p), TILEC_OK);
+        assert_int_equal(tilec_mem_alloc(ctx, 100, &p), TILEC_OK);
+        tilec_close(ctx);
+        long long after = heap_in_use();
+        if (round == 1 && before >= 0 && after - before > 4096)
+            fail_msg("%lld bytes still allocated after tilec_close", after - before);
+    }
+}
+
+/* A reduction whose view has more elements than the simulator's budget has steps cannot
+ * finish (each element read is a step): refused at once, saying the work, the budget and
+ * how to raise it. A broadcast of 2^40 elements used to run for minutes (138 s) before it
+ * stopped at the budget. */
+static void test_budget_refused_up_front(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    float *in, *out;
+    assert_int_equal(tilec_mem_alloc(ctx, 4, (void **)&in), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 4, (void **)&out), TILEC_OK);
+    static const int64_t zero[2] = {0, 0};
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {1 << 20, 1 << 20}, .naxes = 2,
+                           .axes = {0, 1}, .strides = zero};
+    assert_int_equal(tilec_set_sim_budget(ctx, 1000000000), TILEC_OK);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_BUDGET);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_true(t1.tv_sec - t0.tv_sec < 10);
+    assert_string_equal(first_message(ctx), "simulating kernel 'tilec_reduce' takes more than 1000000000 thread-steps, its "
+                        "budget: it reads 1099511627776 elements, a thread-step each at least; raise the budget "
+                        "(tilec_set_sim_budget, TILEC_SIM_BUDGET=N in the environment, or --sim-budget N of tilec run and "
+                        "tilec reduce) or run a smaller program");
+    /* a view within the budget runs: 2^16 broadcast elements of 1.5 */
+    float x = 1.5f, y = 0;
+    assert_int_equal(tilec_mem_upload(ctx, in, &x, 4), TILEC_OK);
+    d.shape[0] = d.shape[1] = 1 << 8;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &y, out, 4), TILEC_OK);
+    assert_true(y == 98304.0f);
+    /* max drops reduced broadcast dims from its view: one element is read */
+    d.op = TILEC_OP_MAX;
+    d.shape[0] = d.shape[1] = 1 << 20;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &y, out, 4), TILEC_OK);
+    assert_true(y == 1.5f);
+    tilec_mem_free(ctx, in);
+    tilec_mem_free(ctx, out);
+    tilec_close(ctx);
+}
+
+static const char ROW_SUM[] = "kernel row_sum(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+                              "  shared As: f32[4, 8]\n  cta.copy(As, A)\n  cta.sync()\n  cta.sum(B, As)\n}\n";
+
+/* A failing call of each kind after another call failed: the diagnostics are the second
+ * call's own (tilec.h: cleared when a call starts), never the first's; each says what is
+ * wrong with its argument. Argument checks used to return before the clearing. */
+static tilec_status second_failure(int i, tilec_ctx *ctx, tilec_program *p, const char **want) {
+    static const tilec_target cuda = {TILEC_BACKEND_CUDA, "sm_90", 32};
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {8}, .naxes = 1, .axes = {0}};
+    size_t n;
+    char *text;
+    void *bin;
+    void *dev = NULL;
+    tilec_program *q;
+    tilec_kernel *k;
+    tilec_check_result r;
+    switch (i) {
+    case 0: *want = "tilec_mem_upload: the source is NULL, with 16 bytes to copy";
+        assert_int_equal(tilec_mem_alloc(ctx, 16, &dev), TILEC_OK); /* and a successful call in between */
+        return tilec_mem_upload(ctx, dev, NULL, 16);
+    case 1: *want = "tilec_simulate: args is NULL; give one host buffer per parameter of the kernel";
+        return tilec_simulate(p, NULL, NULL, NULL);
+    case 2: *want = "tilec_mem_alloc: ptr is NULL; pass where the block's address goes";
+        return tilec_mem_alloc(ctx, 16, NULL);
+    case 3: *want = "tilec_parse: out is NULL; pass where the program goes";
+        return tilec_parse(ctx, "f", "", 0, NULL);
+    case 4: *want = "tilec_parse: text is NULL with a length of 5 bytes";
+        return tilec_parse(ctx, "f", NULL, 5, &q);
+    case 5: *want = "tilec_format: text is NULL; pass where the text goes";
+        return tilec_format(p, NULL, &n);
+    case 6: *want = "tilec_emit: source is NULL; pass where the source goes";
+        return tilec_emit(p, &cuda, NULL, &n);
+    case 7: *want = "tilec_compile: size is NULL; pass where the binary and its size go";
+        return tilec_compile(p, &cuda, &bin, NULL);
+    case 8: *want = "tilec_launch_info_get: info is NULL; pass where the launch info goes";
+        return tilec_launch_info_get(p, &cuda, NULL, NULL);
+    case 9: *want = "tilec_explain: text is NULL; pass where the text goes";
+        return tilec_explain(p, &cuda, false, NULL);
+    case 10: *want = "tilec_reduce_check: result is NULL; pass where the result goes";
+        return tilec_reduce_check(ctx, &d, NULL, NULL, NULL, NULL);
+    case 11: *want = "tilec_reduce_explain: text is NULL; pass where the text goes";
+        return tilec_reduce_explain(ctx, &d, NULL);
+    case 12: *want = "tilec_runtime_target: out is NULL; pass where the target goes";
+        return tilec_runtime_target(ctx, NULL);
+    case 13: *want = "device -1 is negative: devices are numbered from 0";
+        return tilec_runtime_open(ctx, TILEC_BACKEND_SIM, -1);
+    case 14: *want = "tilec_kernel_new: out is NULL; pass where the kernel goes";
+        return tilec_kernel_new(p, "other", false, 32, 1, NULL);
+    case 15: *want = "tilec_check needs inputs, outputs, results and count";
+        return tilec_check(p, NULL, NULL, NULL, NULL, &r, &n);
+    case 16: *want = "tilec_program_new: out is NULL; pass where the program goes";
+        return tilec_program_new(ctx, NULL);
+    case 17: *want = "tilec_kernel_param: out is NULL; pass where the buffer goes";
+        k = tilec_program_kernel(p, 0);
+        return tilec_kernel_param(k, "C", TILEC_F32, 1, d.shape, TILEC_SPACE_GLOBAL, NULL);
+    case 18: *want = "tilec_comm_init: out is NULL; pass where the group goes";
+        return tilec_comm_init(ctx, 1, 0, NULL, NULL);
+    case 19: *want = "no reduction descriptor";
+        return tilec_reduce(ctx, NULL, NULL, NULL);
+    case 20: *want = "tilec_mem_download: the destination is NULL, with 8 bytes to copy";
+        return tilec_mem_download(ctx, NULL, &d, 8);
+    default: *want = NULL;
+        (void)text;
+        return TILEC_OK;
+    }
+}
+
+static void test_diagnostics_are_the_calls_own(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "k.tile", ROW_SUM, strlen(ROW_SUM), &p), TILEC_OK);
+    tilec_reduce_desc bad = {.op = (tilec_op)99, .dtype = TILEC_F32, .rank = 1, .shape = {8}, .naxes = 1};
+    const char *want;
+    int cases = 0;
+    for (int i = 0;; i++) {
+        assert_int_equal(tilec_reduce(ctx, &bad, NULL, NULL), TILEC_ERR_INVALID_ARG); /* the first failure */
+        assert_string_equal(first_message(ctx), "op 99 is not a tilec_op");
+        tilec_status st = second_failure(i, ctx, p, &want);
+        if (!want) break;
+        cases++;
+        if (st == TILEC_OK) fail_msg("case %d succeeded", i);
+        if (tilec_diag_count(ctx) == 0 || strstr(tilec_diag_text(ctx), "op 99"))
+            fail_msg("case %d: the diagnostics are not the call's own:\n%s", i, tilec_diag_text(ctx));
+        if (strcmp(first_message(ctx), want) != 0) fail_msg("case %d: '%s', not '%s'", i, first_message(ctx), want);
+    }
+    assert_int_equal(cases, 21);
+    /* a call that succeeds after a failure leaves none */
+    char *text = NULL;
+    tilec_target t;
+    assert_int_equal(tilec_reduce(ctx, &bad, NULL, NULL), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_mem_free(ctx, NULL), TILEC_OK);
+    assert_int_equal(tilec_diag_count(ctx), 0);
+    assert_int_equal(tilec_reduce(ctx, &bad, NULL, NULL), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_runtime_target(ctx, &t), TILEC_OK);
+    assert_int_equal(tilec_diag_count(ctx), 0);
+    assert_int_equal(tilec_reduce(ctx, &bad, NULL, NULL), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_format(p, &text, NULL), TILEC_OK);
+    assert_int_equal(tilec_diag_count(ctx), 0);
+    assert_string_equal(tilec_diag_text(ctx), "");
+    tilec_free(text);
+    tilec_program_free(p);
+    tilec_close(ctx); /* the block of case 0 too */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sim_copies_stay_in_blocks),
+        cmocka_unit_test(test_close_frees_blocks),
+        cmocka_unit_test(test_budget_refused_up_front),
+        cmocka_unit_test(test_diagnostics_are_the_calls_own),
         cmocka_unit_test(test_builder_matches_text),
         cmocka_unit_test(test_built_ir_diagnostics),
         cmocka_unit_test(test_builder_rejects_bad_arguments),

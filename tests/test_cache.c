@@ -396,6 +396,53 @@ static int count_files(const char *d, const char *part) {
     return n;
 }
 
+/* Eviction removes only files of the names tilec writes: a user's own files in the
+ * directory (a notes.tcb, names near an entry's, a temporary's with another tail), old and
+ * large enough to be the first evicted were they entries, stay; tilec's entries go. It
+ * used to delete any *.tcb. */
+static void test_eviction_spares_other_files(void **state) {
+    (void)state;
+    const char *hex = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    char names[5][80];
+    snprintf(names[0], sizeof names[0], "notes.tcb");
+    snprintf(names[1], sizeof names[1], "%.63s.tcb", hex);                      /* 63 digits */
+    snprintf(names[2], sizeof names[2], "%.63sA.tcb", hex);                     /* not lowercase */
+    snprintf(names[3], sizeof names[3], "%s.tcb.bak", hex);
+    snprintf(names[4], sizeof names[4], "%s.tmp.mine", hex);                   /* not <pid>.<n> */
+    struct timespec old[2] = {{time(NULL) - 7200, 0}, {time(NULL) - 7200, 0}};
+    char path[800];
+    static char big[1000];
+    memset(big, 'u', sizeof big);
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        assert_true(fd >= 0);
+        assert_true(write(fd, big, sizeof big) == (ssize_t)sizeof big);
+        close(fd);
+        assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+    }
+    setenv("TILEC_CACHE_MAX_BYTES", "300", 1); /* room for three entries of ~90 bytes */
+    rt_cache c;
+    cache_open(&c);
+    fake f = {"payload-of-thirty-two-bytes-xx", 0, NULL};
+    char key[32];
+    for (int i = 0; i < 5; i++) {
+        snprintf(key, sizeof key, "key %d", i);
+        free(get(&c, key, 1, &f));
+        usleep(20000); /* distinct modification times */
+    }
+    cache_close(&c);
+    unsetenv("TILEC_CACHE_MAX_BYTES");
+    struct stat st;
+    for (int i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (stat(path, &st) != 0 || st.st_size != (off_t)sizeof big) fail_msg("the user's %s was removed", names[i]);
+    }
+    /* tilec's own entries were evicted down to the cap: 3 of ~90 bytes at most */
+    int n = count_files(dir, "^[0-9a-f]\\{64\\}\\.tcb$");
+    assert_true(n >= 1 && n <= 3);
+}
+
 /* A directory other users may write (0777, 0770, 0722) is not trusted, also in ro mode
  * (which security.md recommends for such a directory), nor one of another owner: memory
  * only, one note, nothing read or written there. */
@@ -472,6 +519,31 @@ static void test_directory_symlink(void **state) {
     fake f = {"x", 0, NULL};
     free(get(&c, "k", 1, &f));
     assert_int_equal(count_files(real, ".tcb$"), 0);
+    cache_close(&c);
+    /* nor when the path ends in a slash or "/." (which resolve through the link: O_NOFOLLOW
+     * alone looks at the last component); the note names the link */
+    const char *tails[] = {"/", "//", "/.", "/./", "/././/"};
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        char given[700];
+        snprintf(given, sizeof given, "%s%s", link, tails[i]);
+        setenv("TILEC_CACHE_DIR", given, 1);
+        cache_open(&c);
+        if (c.mode != CACHE_OFF || !noted(&c, "is a symbolic link", "memory only"))
+            fail_msg("TILEC_CACHE_DIR=%s: mode %d, %d notes", given, (int)c.mode, c.nnotes);
+        assert_true(noted(&c, link, NULL));
+        free(get(&c, "k", 1, &f));
+        assert_int_equal(count_files(real, ".tcb$"), 0);
+        cache_close(&c);
+    }
+    /* the real directory with a trailing slash is used */
+    char slashed[700];
+    snprintf(slashed, sizeof slashed, "%s/./", real);
+    setenv("TILEC_CACHE_DIR", slashed, 1);
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_RW);
+    assert_string_equal(c.dir, real);
+    free(get(&c, "k", 1, &f));
+    assert_int_equal(count_files(real, ".tcb$"), 1);
     cache_close(&c);
 }
 
@@ -942,6 +1014,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_symlink_not_followed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_and_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eviction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_eviction_spares_other_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_threads_build_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_processes_share, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),

@@ -912,9 +912,15 @@ static void test_sim_budget(void **state) {
     static float in[100000];
     float out = 0;
     for (int i = 0; i < 100000; i++) in[i] = (float)(i % 3);
+    /* fewer steps than elements: refused before it is planned */
     assert_int_equal(tilec_set_sim_budget(ctx, 10000), TILEC_OK);
     assert_int_equal(tilec_reduce(ctx, &d, in, &out), TILEC_ERR_BUDGET);
-    if (!strstr(tilec_diag_text(ctx), "the simulation stopped after 10000 thread-steps (its budget)"))
+    if (!strstr(tilec_diag_text(ctx), "takes more than 10000 thread-steps, its budget: it reads 100000 elements"))
+        fail_msg("no budget message:\n%s", tilec_diag_text(ctx));
+    /* more steps than elements, fewer than the run takes: stopped on the way */
+    assert_int_equal(tilec_set_sim_budget(ctx, 200000), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, in, &out), TILEC_ERR_BUDGET);
+    if (!strstr(tilec_diag_text(ctx), "the simulation stopped after 200000 thread-steps (its budget)"))
         fail_msg("no budget message:\n%s", tilec_diag_text(ctx));
     assert_int_equal(tilec_set_sim_budget(ctx, 0), TILEC_OK);
     assert_int_equal(tilec_reduce(ctx, &d, in, &out), TILEC_OK);

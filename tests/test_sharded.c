@@ -38,6 +38,8 @@ typedef struct job {
     int64_t ext[MAXR];            /* each rank's extent of sd */
     const unsigned char *data;    /* the whole tensor, dense */
     int bad_rank;                 /* this rank's descriptor has another dtype (-1: none) */
+    int small_rank;               /* this rank's output holds one shard's part only (-1: none) */
+    bool out_is_in;               /* every rank passes its input as the output */
     size_t b1, b2;                /* bytes of the whole output and its second output */
     unsigned char *res[MAXR];     /* what each rank got: the output, then the second */
     tilec_status st[MAXR];
@@ -57,6 +59,7 @@ static const int64_t *job_correction;  /* var and std's */
 static bool job_index_i32;
 static bool job_transposed; /* each rank's shard of a rank-2 tensor held column-major (a strided view) */
 static void *job_stream;    /* the calls' stream (on the simulator, any handle) */
+static bool job_correction_null_on_even; /* even ranks pass correction NULL, odd ones job_correction */
 
 static size_t second_size(const tilec_reduce_desc *d) {
     if (tilec_op_outputs(d->op) < 2) return 0;
@@ -91,6 +94,7 @@ static void *rank_main(void *p) {
     for (int q = 0; q < r; q++) off += j->ext[q];
     d.shape[j->sd] = j->ext[r];
     if (r == j->bad_rank) d.dtype = d.dtype == TILEC_F32 ? TILEC_I32 : TILEC_F32;
+    if (job_correction_null_on_even && r % 2 == 0) d.correction = NULL;
     size_t lbytes = (size_t)(outer * j->ext[r] * inner) * es;
     unsigned char *local = malloc(lbytes ? lbytes : 1);
     for (int64_t o = 0; o < outer; o++)
@@ -116,11 +120,13 @@ static void *rank_main(void *p) {
     if (st == TILEC_OK) st = tilec_comm_init(ctx, j->nranks, r, &j->id, &comm);
     if (st == TILEC_OK) st = tilec_mem_alloc(ctx, lbytes ? lbytes : 1, &in);
     if (st == TILEC_OK) st = tilec_mem_upload(ctx, in, local, lbytes);
-    if (st == TILEC_OK) st = tilec_mem_alloc(ctx, j->b1 ? j->b1 : 1, &out);
+    size_t b1 = r == j->small_rank ? (size_t)kept_elems(&d, j->sd, j->ext[r]) * j->b1 / (size_t)kept_elems(&j->whole, j->sd, total)
+                                   : j->b1;
+    if (st == TILEC_OK) st = tilec_mem_alloc(ctx, b1 ? b1 : 1, &out);
     if (st == TILEC_OK && j->b2) st = tilec_mem_alloc(ctx, j->b2, &out2);
     if (st == TILEC_OK) {
         d.out2 = out2;
-        st = tilec_reduce_sharded(ctx, comm, &d, j->sd, in, out);
+        st = tilec_reduce_sharded(ctx, comm, &d, j->sd, in, j->out_is_in ? in : out);
         if (st != TILEC_OK) note(j, r, ctx);
     } else {
         note(j, r, ctx);
@@ -128,7 +134,7 @@ static void *rank_main(void *p) {
     free(local);
     local = NULL;
     j->res[r] = calloc(1, j->b1 + j->b2 + 1);
-    if (st == TILEC_OK) st = tilec_mem_download(ctx, j->res[r], out, j->b1);
+    if (st == TILEC_OK) st = tilec_mem_download(ctx, j->res[r], j->out_is_in ? in : out, j->b1);
     if (st == TILEC_OK && j->b2) st = tilec_mem_download(ctx, j->res[r] + j->b1, out2, j->b2);
     j->st[r] = st;
     tilec_comm_free(comm);
@@ -284,6 +290,7 @@ static void one(tilec_op op, tilec_dtype dt, const shape_case *s, int n, int how
     memset(&j, 0, sizeof j);
     j.nranks = n;
     j.bad_rank = -1;
+    j.small_rank = -1;
     j.whole = (tilec_reduce_desc){.op = op, .dtype = dt, .rank = s->rank, .naxes = s->naxes, .widen = widen,
                                   .correction = job_correction, .index_i32 = job_index_i32};
     int64_t elems = 1;
@@ -409,6 +416,7 @@ static void test_int_oracle(void **state) {
             memset(&j, 0, sizeof j);
             j.nranks = n;
             j.bad_rank = -1;
+            j.small_rank = -1;
             j.whole = (tilec_reduce_desc){.op = op ? TILEC_OP_MAX : TILEC_OP_SUM, .dtype = TILEC_I32, .rank = 2,
                                           .shape = {ROWS, COLS}, .naxes = 1, .axes = {1}};
             j.sd = 1;
@@ -466,6 +474,7 @@ static void test_special_values(void **state) {
         memset(&j, 0, sizeof j);
         j.nranks = 3;
         j.bad_rank = -1;
+        j.small_rank = -1;
         j.whole = (tilec_reduce_desc){.op = cases[k].op, .dtype = TILEC_F32, .rank = 2, .shape = {R, C}, .naxes = 1, .axes = {1}};
         j.sd = 1;
         cut(C, 3, 0, j.ext);
@@ -515,6 +524,7 @@ static job sum_job(int n) {
     memset(&j, 0, sizeof j);
     j.nranks = n;
     j.bad_rank = -1;
+    j.small_rank = -1;
     j.whole = (tilec_reduce_desc){.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {4, 12}, .naxes = 1, .axes = {1}};
     j.sd = 1;
     cut(12, n, 0, j.ext);
@@ -569,6 +579,34 @@ static void test_failures(void **state) {
     j.whole.correction = &minus;
     expect_all_fail(&j, 5, "rank 0 of 2: correction -1 is negative");
     free_job(&j);
+    /* a kept shard_dim: rank 0's output holds its own slice only (8 bytes), where the whole
+     * output (16 bytes) goes: every rank fails, and none writes (it used to write past the
+     * block) */
+    j = sum_job(2);
+    j.sd = 0;
+    cut(4, 2, 0, j.ext);
+    j.small_rank = 0;
+    expect_all_fail(&j, 5, NULL);
+    assert_string_equal(j.msg[0], "rank 0 of 2: the output (the whole tensor's reduction: 16 bytes) reaches 8 bytes past "
+                                  "the end of an allocation of 8 bytes; check its shape, strides and pointer");
+    assert_string_equal(j.msg[1], "rank 0 of 2 failed (TILEC_ERR_INVALID_ARG): no rank has a result");
+    for (int r = 0; r < 2; r++) assert_int_equal(j.st[r], TILEC_ERR_INVALID_ARG);
+    free_job(&j);
+    /* the input given as the output: refused as tilec_reduce refuses it (it used to
+     * overwrite the input), along a reduced and a kept shard_dim */
+    for (int kept = 0; kept < 2; kept++) {
+        j = sum_job(2);
+        if (kept) j.sd = 0, cut(4, 2, 0, j.ext);
+        j.out_is_in = true;
+        expect_all_fail(&j, 5, NULL);
+        for (int r = 0; r < 2; r++) {
+            char want[100];
+            snprintf(want, sizeof want, "rank %d of 2: the input and the output overlap; reduce into another buffer", r);
+            assert_string_equal(j.msg[r], want);
+            assert_int_equal(j.st[r], TILEC_ERR_INVALID_ARG);
+        }
+        free_job(&j);
+    }
     /* and the group works again afterwards */
     j = sum_job(2);
     run_job(&j);
@@ -644,6 +682,24 @@ static void test_bad_arguments(void **state) {
     tilec_diag dg;
     assert_int_equal(tilec_diag_get(ctx, 0, &dg), TILEC_OK);
     assert_string_equal(dg.message, "rank 0 of 1: argmax has two outputs: give local->out2 for the second");
+    /* the outputs against the input, as tilec_reduce checks them */
+    void *out2;
+    assert_int_equal(tilec_mem_alloc(ctx, 8, &out2), TILEC_OK);
+    d.out2 = in;
+    assert_int_equal(tilec_reduce_sharded(ctx, c, &d, 0, in, out), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_diag_get(ctx, 0, &dg), TILEC_OK);
+    assert_string_equal(dg.message, "rank 0 of 1: out2 overlaps the input; give the second output a buffer of its own");
+    d.out2 = out2;
+    assert_int_equal(tilec_reduce_sharded(ctx, c, &d, 0, in, (char *)in + 12), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_diag_get(ctx, 0, &dg), TILEC_OK);
+    assert_string_equal(dg.message, "rank 0 of 1: the input and the output overlap; reduce into another buffer");
+    assert_int_equal(tilec_reduce_sharded(ctx, c, &d, 0, in, (char *)out + 14), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_diag_get(ctx, 0, &dg), TILEC_OK);
+    assert_string_equal(dg.message, "rank 0 of 1: the output (the whole tensor's reduction: 4 bytes) reaches 2 bytes past the "
+                                    "end of an allocation of 16 bytes; check its shape, strides and pointer");
+    assert_int_equal(tilec_reduce_sharded(ctx, c, &d, 0, in, out), TILEC_OK);
+    d.out2 = NULL;
+    tilec_mem_free(ctx, out2);
     d.op = TILEC_OP_SUM;
     assert_int_equal(tilec_reduce_sharded(ctx, c, &d, -1, in, out), TILEC_OK);
     tilec_comm_free(c);
@@ -651,6 +707,18 @@ static void test_bad_arguments(void **state) {
     tilec_mem_free(ctx, out);
     tilec_mem_free(ctx, in);
     tilec_close(ctx);
+}
+
+/* var and std's correction given as NULL on some ranks and as a pointer to 1 on others:
+ * the same divisor (NULL means 1), so the ranks agree (they used to be refused as
+ * different) and the result is the whole tensor's with correction 1. */
+static void test_correction_null_is_one(void **state) {
+    (void)state;
+    static const int64_t one_ = 1;
+    job_correction = &one_;
+    job_correction_null_on_even = true;
+    one(TILEC_OP_VAR, TILEC_F32, &SHAPES[1], 3, 1, false);
+    one(TILEC_OP_STD, TILEC_F64, &SHAPES[4], 2, 0, false);
 }
 
 /* Each test starts with no planted failure and NVLS off, whatever the last one left. */
@@ -665,6 +733,7 @@ static int clean(void **state) {
     job_index_i32 = false;
     job_transposed = false;
     job_stream = NULL;
+    job_correction_null_on_even = false;
     return 0;
 }
 
@@ -674,7 +743,7 @@ int main(void) {
         cmocka_unit_test_setup(test_bad_arguments, clean), cmocka_unit_test_setup(test_nccl_missing, clean),
         cmocka_unit_test_setup(test_nvls_required, clean), cmocka_unit_test_setup(test_failures, clean),
         cmocka_unit_test_setup(test_int_oracle, clean),    cmocka_unit_test_setup(test_special_values, clean),    cmocka_unit_test_setup(test_kept_every_op, clean),
-        cmocka_unit_test_setup(test_boundaries, clean),
+        cmocka_unit_test_setup(test_boundaries, clean),    cmocka_unit_test_setup(test_correction_null_is_one, clean),
         cmocka_unit_test_setup(test_every_op, clean),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

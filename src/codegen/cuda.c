@@ -8,9 +8,9 @@
 #include "codegen.h"
 
 static void prelude(ir_str *s) {
-    ir_str_printf(s, "static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {\n"
+    ir_str_printf(s, "static __device__ __forceinline__ __attribute__((unused)) float tl_f16_to_f32(tl_u16 h) {\n"
                      "  float f; asm(\"cvt.f32.f16 %%0, %%1;\" : \"=f\"(f) : \"h\"(h)); return f;\n}\n"
-                     "static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
                      "  tl_u16 h; asm(\"cvt.rn.f16.f32 %%0, %%1;\" : \"=h\"(h) : \"f\"(x)); return h;\n}\n");
     ir_str_printf(s, "/* IEEE round-to-nearest products, quotients and roots: never fused, never approximated,\n"
                      "   whatever --fmad says (--use_fast_math also flushes subnormals to zero: not for this file) */\n"
@@ -27,7 +27,7 @@ static void prelude(ir_str *s) {
     static const struct { const char *name, *insn; } hw[] = {
         {"max", "max.NaN"}, {"maxnum", "max"}, {"min", "min.NaN"}, {"minnum", "min"}};
     for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++)
-        ir_str_printf(s, "static __device__ __forceinline__ float tl_%s_f32(float a, float b) {\n"
+        ir_str_printf(s, "static __device__ __forceinline__ __attribute__((unused)) float tl_%s_f32(float a, float b) {\n"
                          "  float r; asm(\"%s.f32 %%0, %%1, %%2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r;\n}\n",
                       hw[i].name, hw[i].insn);
     ir_str_printf(s, "#endif\n");
@@ -36,11 +36,13 @@ static void prelude(ir_str *s) {
 static void kernel_setup(ir_str *s, const lp_kernel *k) {
     int rem = k->threads % 32;
     if (rem == 0) {
-        ir_str_printf(s, "  const unsigned tl_mask = 0xffffffffu;  /* every warp is whole */\n");
+        ir_str_printf(s, "  const unsigned tl_mask = 0xffffffffu;  /* every warp is whole */\n"
+                         "  (void)tl_mask;  /* a kernel without shuffles or warp barriers does not read it */\n");
         return;
     }
     ir_str_printf(s, "  /* the lanes of this warp: the last of %d threads has %d */\n"
-                     "  const unsigned tl_mask = tl_warp == %d ? 0x%08xu : 0xffffffffu;\n",
+                     "  const unsigned tl_mask = tl_warp == %d ? 0x%08xu : 0xffffffffu;\n"
+                     "  (void)tl_mask;  /* a kernel without shuffles or warp barriers does not read it */\n",
                   k->threads, rem, k->threads / 32, (1u << rem) - 1u);
 }
 

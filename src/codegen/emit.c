@@ -162,6 +162,29 @@ static void operands(ir_str *s, const lp_kernel *k, const char *open, const lp_e
     ir_str_printf(s, "%s", close);
 }
 
+/* Whether e prints as "(a OP b)" with C's own operator: not a pair's addition, a max or
+ * min, a rounded float product or quotient (helpers), nor a wrapping integer operation
+ * (casts through unsigned). */
+static bool plain_binary(const lp_expr *e) {
+    if (e->kind != LX_BINARY || e->type == LP_F64X2) return false;
+    bool rn = lp_is_float(e->type) && (e->op == LO_MUL || e->op == LO_DIV);
+    if (e->op == LO_MAX || e->op == LO_MIN || rn) return false;
+    return !((e->wraps || e->op == LO_SHL) && (e->type == LP_I32 || e->type == LP_I64));
+}
+
+/* The condition of an if: a plain binary operation without its outer parentheses, so the
+ * statement reads `if (a == b)`, not `if ((a == b))`, which clang (hipcc) warns about
+ * (-Wparentheses-equality). */
+static void condition(ir_str *s, const lp_kernel *k, const lp_expr *e) {
+    if (!plain_binary(e)) {
+        expr(s, k, e);
+        return;
+    }
+    expr(s, k, e->a);
+    ir_str_printf(s, " %s ", binary_text[e->op]);
+    expr(s, k, e->b);
+}
+
 static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     char name[48];
     switch (e->kind) {
@@ -269,7 +292,7 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
         return;
     case LS_IF:
         ir_str_printf(s, "if (");
-        expr(s, k, st->a);
+        condition(s, k, st->a);
         ir_str_printf(s, ") {\n");
         block(s, t, k, &st->body, depth + 1);
         if (st->orelse.n) {
@@ -280,9 +303,13 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
         return;
     case LS_FOR:
         ir_str_printf(s, "for (");
-        reg_name(s, k, st->reg);
-        ir_str_printf(s, " = ");
-        expr(s, k, st->a);
+        /* a loop that goes on from where its register is starts `for (;`: `i = i` is clang's
+         * -Wself-assign */
+        if (st->a->kind != LX_REG || st->a->reg != st->reg) {
+            reg_name(s, k, st->reg);
+            ir_str_printf(s, " = ");
+            expr(s, k, st->a);
+        }
         ir_str_printf(s, "; ");
         reg_name(s, k, st->reg);
         ir_str_printf(s, " < ");
@@ -450,10 +477,12 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
 }
 
 /* The helpers every target shares; the target's prelude has defined tl_f16_to_f32 and
- * tl_f32_to_f16 before. */
+ * tl_f32_to_f16 before. Every helper is __attribute__((unused)): a kernel calls only some,
+ * and nvcc (#177-D, "declared but never referenced") and clang (-Wunused-function) would
+ * warn about the rest in the user's own builds (tests/codegen_warnings.sh). */
 static const char common_prelude[] =
-    "static __device__ __forceinline__ float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }\n"
-    "static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */\n"
+    "static __device__ __forceinline__ __attribute__((unused)) float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }\n"
+    "static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */\n"
     "  unsigned u = __float_as_uint(x);\n"
     "  if ((u & 0x7fffffffu) > 0x7f800000u) return (tl_u16)((u >> 16) | 0x40u);  /* NaN stays NaN */\n"
     "  return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
@@ -464,13 +493,13 @@ static const char common_prelude[] =
     "   decides, and as selects, not branches, so a loop of them stays straight-line code\n"
     "   (CUDA from sm_80 on has f32 max and min with these rules in hardware). */\n"
     "#define TL_MINMAX(T, tag, band, bor)                                                        \\\n"
-    "  static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \\\n"
+    "  static __device__ __forceinline__ __attribute__((unused)) T tl_max_##tag(T a, T b) { \\\n"
     "    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \\\n"
-    "  static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \\\n"
+    "  static __device__ __forceinline__ __attribute__((unused)) T tl_maxnum_##tag(T a, T b) { \\\n"
     "    T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? a : r; return a != a ? b : r; } \\\n"
-    "  static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \\\n"
+    "  static __device__ __forceinline__ __attribute__((unused)) T tl_min_##tag(T a, T b) { \\\n"
     "    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \\\n"
-    "  static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \\\n"
+    "  static __device__ __forceinline__ __attribute__((unused)) T tl_minnum_##tag(T a, T b) { \\\n"
     "    T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? a : r; return a != a ? b : r; }\n"
     "#define TL_AND_F32(a, b) __uint_as_float(__float_as_uint(a) & __float_as_uint(b))\n"
     "#define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))\n"
@@ -481,8 +510,8 @@ static const char common_prelude[] =
     "#endif\n"
     "TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)\n"
     "#define TL_MINMAX_INT(T, tag)                                                               \\\n"
-    "  static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \\\n"
-    "  static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }\n"
+    "  static __device__ __forceinline__ __attribute__((unused)) T tl_max_##tag(T a, T b) { return a > b ? a : b; } \\\n"
+    "  static __device__ __forceinline__ __attribute__((unused)) T tl_min_##tag(T a, T b) { return a < b ? a : b; }\n"
     "TL_MINMAX_INT(int, i32)\n"
     "TL_MINMAX_INT(unsigned, u32)\n"
     "TL_MINMAX_INT(long long, i64)\n"
@@ -499,8 +528,8 @@ static const char common_prelude[] =
     "typedef struct __attribute__((aligned(16))) { long long e[2]; } tl_i64x2;\n"
     "typedef struct __attribute__((aligned(16))) { tl_u16 e[8]; } tl_u16x8;\n"
     "/* a pair of f64s (var's two sums), added part by part */\n"
-    "static __device__ __forceinline__ tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }\n"
-    "static __device__ __forceinline__ tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {\n"
+    "static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }\n"
+    "static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {\n"
     "  return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);\n}\n";
 
 static const cg_target *const targets[TILEC_BACKEND_COUNT] = {[TILEC_BACKEND_CUDA] = &cg_cuda, [TILEC_BACKEND_HIP] = &cg_hip};

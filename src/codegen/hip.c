@@ -8,22 +8,22 @@
 #include "codegen.h"
 
 static void prelude(ir_str *s) {
-    ir_str_printf(s, "static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {\n"
+    ir_str_printf(s, "static __device__ __forceinline__ __attribute__((unused)) float tl_f16_to_f32(tl_u16 h) {\n"
                      "  union { tl_u16 u; _Float16 f; } c; c.u = h; return (float)c.f;\n}\n"
-                     "static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_f16(float x) {  /* nearest even */\n"
                      "  union { tl_u16 u; _Float16 f; } c; c.f = (_Float16)x; return c.u;\n}\n"
                      "/* IEEE round-to-nearest products, quotients and roots (HIP's defaults), none fused\n"
                      "   into an add: the JIT compiles with -ffp-contract=off, as this file should be */\n"
                      "#pragma clang fp contract(off)\n"
-                     "static __device__ __forceinline__ float tl_mul_f32(float a, float b) { return a * b; }\n"
-                     "static __device__ __forceinline__ double tl_mul_f64(double a, double b) { return a * b; }\n"
-                     "static __device__ __forceinline__ float tl_div_f32(float a, float b) { return a / b; }\n"
-                     "static __device__ __forceinline__ double tl_div_f64(double a, double b) { return a / b; }\n"
-                     "static __device__ __forceinline__ float tl_sqrt_f32(float a) { return sqrtf(a); }\n"
-                     "static __device__ __forceinline__ double tl_sqrt_f64(double a) { return sqrt(a); }\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) float tl_mul_f32(float a, float b) { return a * b; }\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) double tl_mul_f64(double a, double b) { return a * b; }\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) float tl_div_f32(float a, float b) { return a / b; }\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) double tl_div_f64(double a, double b) { return a / b; }\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) float tl_sqrt_f32(float a) { return sqrtf(a); }\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) double tl_sqrt_f64(double a) { return sqrt(a); }\n"
                      "/* fused where the lowering says so (LX_FMA), rounded once */\n"
-                     "static __device__ __forceinline__ float tl_fma_f32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }\n"
-                     "static __device__ __forceinline__ double tl_fma_f64(double a, double b, double c) { return __builtin_fma(a, b, c); }\n");
+                     "static __device__ __forceinline__ __attribute__((unused)) float tl_fma_f32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) double tl_fma_f64(double a, double b, double c) { return __builtin_fma(a, b, c); }\n");
 }
 
 static void kernel_setup(ir_str *s, const lp_kernel *k) {

@@ -12,13 +12,13 @@
 #include <string.h>
 
 tilec_status tilec_explain(tilec_program *prog, const tilec_target *target, unsigned flags, char **text) {
-    if (!prog || !text) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!text) return ir_bad(prog->ctx, "tilec_explain: text is NULL; pass where the text goes");
     *text = NULL;
     if (flags & ~(unsigned)(TILEC_EXPLAIN_LOOP | TILEC_EXPLAIN_SHORT)) {
-        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "tilec_explain: flags 0x%x has bits other than "
-                                                             "TILEC_EXPLAIN_LOOP and TILEC_EXPLAIN_SHORT", flags);
-        return TILEC_ERR_INVALID_ARG;
+        return ir_bad(prog->ctx, "tilec_explain: flags 0x%x has bits other than "
+                                 "TILEC_EXPLAIN_LOOP and TILEC_EXPLAIN_SHORT", flags);
     }
     dsp_target t;
     tilec_status st = dsp_target_resolve_diag(prog->ctx, target, &t);

@@ -21,16 +21,20 @@ static tilec_status BAD(tilec_ctx *ctx, const char *fmt, ...) {
 }
 
 tilec_status tilec_program_new(tilec_ctx *ctx, tilec_program **out) {
-    if (!ctx || !out) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!out) return BAD(ctx, "tilec_program_new: out is NULL; pass where the program goes");
     *out = ir_program_new(ctx, "<api>", NULL, 0);
     return *out ? TILEC_OK : TILEC_ERR_NOMEM;
 }
 
 tilec_status tilec_parse(tilec_ctx *ctx, const char *file, const char *text, size_t len,
                          tilec_program **out) {
-    if (!ctx || !out || (!text && len)) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!out) return BAD(ctx, "tilec_parse: out is NULL; pass where the program goes");
+    *out = NULL;
+    if (!text && len) return BAD(ctx, "tilec_parse: text is NULL with a length of %zu bytes", len);
     if (len > TILEC_MAX_SOURCE) {
         *out = NULL;
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s: %zu bytes of .tile text; tilec reads at most %u MiB",
@@ -46,9 +50,10 @@ static bool name_taken(const tilec_kernel *k, const char *name) {
 
 tilec_status tilec_kernel_new(tilec_program *prog, const char *name, bool is_func, int threads,
                               int64_t grid, tilec_kernel **out) {
-    if (!prog || !out) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     tilec_ctx *ctx = prog->ctx;
     ir_begin(ctx);
+    if (!out) return BAD(ctx, "tilec_kernel_new: out is NULL; pass where the kernel goes");
     *out = NULL;
     if (!name || !ir_name_ok(name, strlen(name)))
         return BAD(ctx, "kernel name '%.80s' is not a name ([A-Za-z_][A-Za-z0-9_]*, at most %d "
@@ -112,8 +117,9 @@ static tilec_buffer *new_buffer(tilec_kernel *k, const char *name, tilec_dtype d
 
 tilec_status tilec_kernel_param(tilec_kernel *k, const char *name, tilec_dtype dtype, int rank,
                                 const int64_t *shape, tilec_space space, tilec_buffer **out) {
-    if (!k || !out) return TILEC_ERR_INVALID_ARG;
+    if (!k) return TILEC_ERR_INVALID_ARG;
     ir_begin(k->prog->ctx);
+    if (!out) return BAD(k->prog->ctx, "tilec_kernel_param: out is NULL; pass where the buffer goes");
     tilec_status st;
     tilec_buffer *b = new_buffer(k, name, dtype, rank, shape, NULL, space, &st);
     if (!b) return st;
@@ -125,9 +131,10 @@ tilec_status tilec_kernel_param(tilec_kernel *k, const char *name, tilec_dtype d
 tilec_status tilec_kernel_alloc(tilec_kernel *k, const char *name, tilec_space space,
                                 tilec_dtype dtype, int rank, const int64_t *shape,
                                 const int64_t *strides, tilec_buffer **out) {
-    if (!k || !out) return TILEC_ERR_INVALID_ARG;
+    if (!k) return TILEC_ERR_INVALID_ARG;
     tilec_ctx *ctx = k->prog->ctx;
     ir_begin(ctx);
+    if (!out) return BAD(ctx, "tilec_kernel_alloc: out is NULL; pass where the buffer goes");
     if (space != TILEC_SPACE_SHARED && space != TILEC_SPACE_LOCAL)
         return BAD(ctx, "'%s': only shared and local buffers are allocated; global buffers are "
                         "kernel parameters", name ? name : "(null)");

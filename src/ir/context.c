@@ -82,6 +82,14 @@ void tilec_diag_clear(tilec_ctx *ctx) {
 
 void ir_begin(tilec_ctx *ctx) { tilec_diag_clear(ctx); }
 
+tilec_status ir_bad(tilec_ctx *ctx, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    ir_diag_vadd(ctx, NULL, TILEC_SEV_ERROR, 0, 0, fmt, ap);
+    va_end(ap);
+    return TILEC_ERR_INVALID_ARG;
+}
+
 void tilec_close(tilec_ctx *ctx) {
     if (!ctx) return;
     if (ctx->runtime && ctx->runtime_free) ctx->runtime_free(ctx->runtime);

@@ -314,7 +314,12 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size); /* false:
 int ir_scope_size(tilec_scope s, int threads, int warp_size);
 int ir_scope_count(tilec_scope s, int threads, int warp_size);
 
-/* Clears the diagnostics at the start of a public call. */
+/* Clears the diagnostics at the start of a public call: every entry point calls it as
+ * soon as it has found its context, before checking any other argument, so that a call
+ * never reports the previous call's messages (tilec.h). */
 void ir_begin(tilec_ctx *ctx);
+/* An error diagnostic (no position) of a call's bad argument, saying what is wrong and how
+ * to call it; returns TILEC_ERR_INVALID_ARG, for `return ir_bad(...)`. */
+tilec_status ir_bad(tilec_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* TILEC_IR_H */

@@ -33,7 +33,7 @@ typedef struct parser {
 } parser;
 
 static const char *const statement_words[] = {"shared", "local", "cta", "warpgroup", "warp",
-                                              "thread"};
+                                              "thread", "grid"};
 #define OP_WORD(s, n) n,
 static const char *const op_words[] = {"copy", "fill", "sync", TILEC_OP_LIST(OP_WORD)};
 #undef OP_WORD
@@ -483,7 +483,7 @@ static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
 /* stmt := alloc | exec '.copy' '(' region ',' region ')' | exec '.fill' '(' region ',' number ')'
  *       | exec '.sync' '(' ')' | exec '.' OP '(' region ',' [region ','] region {',' kwarg} ')'
  *         (OP: TILEC_OP_LIST; the second destination for an op with two results)
- * exec := ('cta' | 'warpgroup' | 'warp' | 'thread') [ '[' INT ']' ] */
+ * exec := ('cta' | 'warpgroup' | 'warp' | 'thread' | 'grid') [ '[' INT ']' ] */
 static void parse_stmt(parser *ps) {
     tok first = ps->t;
     ir_trivia tv = take_leading(ps);
@@ -495,7 +495,7 @@ static void parse_stmt(parser *ps) {
             fail_at(ps, first.line, first.col,
                     "global buffers are kernel parameters; allocate only shared or local buffers");
         fail_unknown(ps, &first, "statement", statement_words, COUNT(statement_words),
-                     "shared, local, or a scope (cta, warpgroup, warp, thread)");
+                     "shared, local, or a scope (cta, warpgroup, warp, thread, grid)");
     }
     int index = ps->k->nstmts;
     ir_stmt *st = ir_stmt_add(ps->k, is_alloc ? IR_ALLOC : IR_SYNC);
@@ -525,6 +525,11 @@ static void parse_stmt(parser *ps) {
         else if (tok_is(&op, "fill")) st->kind = IR_FILL;
         else if (tok_is(&op, "sync")) st->kind = IR_SYNC;
         else {
+            /* numpy's nanmax, nanargmin...: a comparing op with nan=ignore */
+            int plain = op.n > 3 && strncmp(op.s, "nan", 3) == 0 ? ir_lookup_op(op.s + 3, op.n - 3) : -1;
+            if (plain >= 0 && ir_op((tilec_op)plain)->compares)
+                fail_at(ps, op.line, op.col, "unknown operation '%.*s'; to skip NaNs, write %.*s.%s(..., nan=ignore)",
+                        (int)op.n, op.s, (int)first.n, first.s, tilec_op_name((tilec_op)plain));
             snprintf(text, sizeof text, "copy, fill, sync, %s", ir_op_names(ops, sizeof ops, " or "));
             fail_unknown(ps, &op, "operation", op_words, COUNT(op_words), text);
         }

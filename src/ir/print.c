@@ -164,8 +164,9 @@ void ir_print_program(ir_str *s, const tilec_program *p) {
 }
 
 tilec_status tilec_format(tilec_program *prog, char **text, size_t *len) {
-    if (!prog || !text) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!text) return ir_bad(prog->ctx, "tilec_format: text is NULL; pass where the text goes");
     *text = NULL;
     ir_str s = {0};
     ir_print_program(&s, prog);

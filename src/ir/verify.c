@@ -349,6 +349,20 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     if (ir_op(st->op)->key != IR_KEY_NONE) check_keyed(v, st, keep);
 }
 
+/* In a kernel of several CTAs, a whole global buffer (no index) whose first extent is the
+ * grid, holding the other side of a copy once per CTA, is most likely one CTA's slice
+ * without its index: "; in a kernel of grid=8 each CTA copies its own slice: A[cta_id]",
+ * else "". */
+static void cta_slice_hint(const verifier *v, const ir_region *whole, int64_t n_whole, int64_t n_other, char *buf,
+                           size_t size) {
+    int64_t grid = v->k->grid;
+    buf[0] = '\0';
+    if (grid > 1 && whole->nindex == 0 && whole->buf->space == TILEC_SPACE_GLOBAL && whole->buf->shape[0] == grid &&
+        n_other > 0 && n_whole / grid == n_other)
+        snprintf(buf, size, "; in a kernel of grid=%lld each CTA copies its own slice: %s[cta_id]", (long long)grid,
+                 whole->buf->name);
+}
+
 static void check_copy(verifier *v, const ir_stmt *st) {
     const ir_region *dst = &st->dst, *src = &st->src;
     if (dst->buf->dtype != src->buf->dtype)
@@ -356,9 +370,12 @@ static void check_copy(verifier *v, const ir_stmt *st) {
             dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name,
             tilec_dtype_name(src->buf->dtype));
     int64_t nd = ir_region_elems(dst), ns = ir_region_elems(src);
+    char hint[TILEC_MAX_NAME + 80];
+    if (ns > nd) cta_slice_hint(v, src, ns, nd, hint, sizeof hint);
+    else cta_slice_hint(v, dst, nd, ns, hint, sizeof hint);
     if (nd != ns)
-        err(v, dst->pos, "copy: destination '%s' has %lld elements but source '%s' has %lld",
-            dst->buf->name, (long long)nd, src->buf->name, (long long)ns);
+        err(v, dst->pos, "copy: destination '%s' has %lld elements but source '%s' has %lld%s",
+            dst->buf->name, (long long)nd, src->buf->name, (long long)ns, hint);
     if (may_overlap(dst, src))
         err(v, dst->pos, "copy: destination and source overlap in '%s'", dst->buf->name);
     if (st->exec.scope == TILEC_SCOPE_WARP && src->buf->space == TILEC_SPACE_LOCAL &&

@@ -49,8 +49,9 @@ static tilec_status emit(tilec_program *p, const tilec_target *target, dsp_targe
 }
 
 tilec_status tilec_emit(tilec_program *prog, const tilec_target *target, char **source, size_t *len) {
-    if (!prog || !source) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!source) return ir_bad(prog->ctx, "tilec_emit: source is NULL; pass where the source goes");
     *source = NULL;
     ir_str s = {0};
     dsp_target t;
@@ -62,8 +63,10 @@ tilec_status tilec_emit(tilec_program *prog, const tilec_target *target, char **
 }
 
 tilec_status tilec_compile(tilec_program *prog, const tilec_target *target, void **binary, size_t *size) {
-    if (!prog || !binary || !size) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!binary || !size)
+        return ir_bad(prog->ctx, "tilec_compile: %s is NULL; pass where the binary and its size go", !binary ? "binary" : "size");
     *binary = NULL;
     *size = 0;
     ir_str s = {0};
@@ -90,8 +93,9 @@ tilec_status tilec_compile(tilec_program *prog, const tilec_target *target, void
 
 tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *target, const char *name,
                                    tilec_launch_info *info) {
-    if (!prog || !info) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!info) return ir_bad(prog->ctx, "tilec_launch_info_get: info is NULL; pass where the launch info goes");
     const tilec_kernel *k = ir_find_kernel(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG;
     dsp_target t;
@@ -131,8 +135,9 @@ tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *lk, tilec_launch_in
 }
 
 tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_target *target, void *const *args) {
-    if (!prog || !args) return TILEC_ERR_INVALID_ARG;
+    if (!prog) return TILEC_ERR_INVALID_ARG;
     ir_begin(prog->ctx);
+    if (!args) return ir_bad(prog->ctx, "tilec_simulate: args is NULL; give one host buffer per parameter of the kernel");
     const tilec_kernel *k = ir_find_kernel(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG;
     if (target && target->backend != TILEC_BACKEND_SIM) {

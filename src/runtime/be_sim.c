@@ -52,8 +52,12 @@ static tilec_status sim_open(rt *r, int device) {
     return TILEC_OK;
 }
 
+/* Frees the blocks still allocated too: tilec_close frees everything the context owns,
+ * the device memory the caller did not free included (as a GPU context's destruction
+ * does). */
 static void sim_close(rt *r) {
     sim_dev *d = r->dev;
+    for (size_t i = 0; d && i < d->n; i++) free((void *)d->blocks[i].base);
     if (d) free(d->blocks);
     free(d);
     r->dev = NULL;

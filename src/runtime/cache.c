@@ -3,7 +3,10 @@
  *
  * Files in the directory: <sha256>.tcb (entries), <sha256>.lock (held while one is
  * built), temporary <sha256>.tmp.<pid>.<n> files (locked by their writer, renamed into
- * place). The directory is opened once (O_DIRECTORY | O_NOFOLLOW) and checked with
+ * place). Eviction removes files of these names only (sha256: 64 lowercase hex digits):
+ * anything else in the directory, a user's notes.tcb included, is left alone. The
+ * directory's path loses trailing slashes and "/." first, so that its last component is
+ * the directory itself. It is opened once (O_DIRECTORY | O_NOFOLLOW) and checked with
  * fstat on that descriptor; every file after is opened with openat relative to it, with
  * O_NOFOLLOW, and checked with fstat on its own descriptor, so nothing is checked under
  * one name and used under another. Anything that is not a regular file of the user (or
@@ -145,6 +148,22 @@ static void open_dir(rt_cache *c) {
     }
 }
 
+/* Drops trailing slashes and trailing "/." components (keeping a lone "/" or "."): the
+ * path's last component is then the directory itself, which O_NOFOLLOW refuses when it is
+ * a symbolic link. "/link/" or "/link/." would name the directory the link points to and
+ * resolve through it, so O_NOFOLLOW, which looks at the last component only, would not
+ * see it. */
+static void normalise_dir(char *dir) {
+    size_t n = strlen(dir);
+    for (;;) {
+        if (n > 1 && dir[n - 1] == '/') n--;
+        else if (n > 2 && dir[n - 1] == '.' && dir[n - 2] == '/') n -= 2;
+        else if (n == 2 && dir[0] == '/' && dir[1] == '.') n = 1;
+        else break;
+        dir[n] = '\0';
+    }
+}
+
 void cache_open(rt_cache *c) {
     memset(c, 0, sizeof *c);
     c->dirfd = -1;
@@ -166,6 +185,7 @@ void cache_open(rt_cache *c) {
         c->mode = CACHE_OFF;
         return;
     }
+    normalise_dir(c->dir);
     open_dir(c);
 }
 
@@ -267,6 +287,14 @@ static bool is_hex64(const char *s) {
     return true;
 }
 
+/* Whether s is "<pid>.<n>", the tail of a temporary's name after "<sha256>.tmp." (store). */
+static bool is_tmp_tail(const char *s) {
+    size_t pid = strspn(s, "0123456789");
+    if (!pid || s[pid] != '.') return false;
+    size_t serial = strspn(s + pid + 1, "0123456789");
+    return serial && !s[pid + 1 + serial];
+}
+
 /* Writes an entry through a temporary file, synced, then renamed into place. The writer
  * holds a lock on its temporary until it is renamed, so eviction can tell a live
  * writer's file from one a killed process left. */
@@ -308,7 +336,7 @@ static void remove_orphan(rt_cache *c, int dfd, const char *name, const struct s
 }
 
 typedef struct file_age {
-    char name[128];
+    char name[69]; /* "<sha256>.tcb": 64 + 4 characters */
     struct timespec mtime; /* last written or hit */
     off_t size;
 } file_age;
@@ -337,8 +365,9 @@ static void evict(rt_cache *c) {
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        bool tmp = len > 69 && is_hex64(e->d_name) && strncmp(e->d_name + 64, ".tmp.", 5) == 0;
-        bool entry = len >= 5 && len < sizeof all->name && strcmp(e->d_name + len - 4, ".tcb") == 0;
+        bool tmp = len > 69 && is_hex64(e->d_name) && strncmp(e->d_name + 64, ".tmp.", 5) == 0 && is_tmp_tail(e->d_name + 69);
+        /* only names tilec writes: another file that ends in .tcb (a user's own) is not an entry */
+        bool entry = len == 68 && is_hex64(e->d_name) && strcmp(e->d_name + 64, ".tcb") == 0;
         bool lock = len == 69 && is_hex64(e->d_name) && strcmp(e->d_name + 64, ".lock") == 0;
         if (!tmp && !entry && !lock) continue;
         struct stat st;
@@ -360,7 +389,7 @@ static void evict(rt_cache *c) {
             if (!bigger) break;
             all = bigger;
         }
-        snprintf(all[n].name, sizeof all[n].name, "%s", e->d_name);
+        memcpy(all[n].name, e->d_name, sizeof all[n].name); /* an entry's name: 68 characters and the NUL */
         all[n].mtime = st.st_mtim;
         all[n++].size = st.st_size;
         total += (uint64_t)st.st_size;

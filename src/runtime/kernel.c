@@ -130,8 +130,9 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
 }
 
 tilec_status tilec_runtime_target(tilec_ctx *ctx, tilec_target *out) {
-    if (!ctx || !out) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!out) return rt_bad(ctx, "tilec_runtime_target: out is NULL; pass where the target goes");
     rt *r;
     tilec_status st = rt_get(ctx, &r);
     if (st != TILEC_OK) return st;

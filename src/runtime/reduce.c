@@ -12,6 +12,7 @@
  * scratch is kept per (plan, stream) by the launch (runtime.c).
  */
 #include "runtime.h"
+#include "sim.h"
 #include "../ir/numeric.h"
 
 #include <math.h>
@@ -281,6 +282,61 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     return TILEC_OK;
 }
 
+/* Whether [a, a + n) and [b, b + m) share a byte. */
+static bool meet(uintptr_t a, size_t n, uintptr_t b, size_t m) { return n && m && a < b + m && b < a + n; }
+
+tilec_status rt_outputs_apart(tilec_ctx *ctx, uintptr_t in, size_t in_bytes, uintptr_t out, size_t out_bytes,
+                              uintptr_t out2, size_t out2_bytes) {
+    if (meet(in, in_bytes, out, out_bytes)) return rt_bad(ctx, "the input and the output overlap; reduce into another buffer");
+    if (meet(out2, out2_bytes, in, in_bytes) || meet(out2, out2_bytes, out, out_bytes))
+        return rt_bad(ctx, "out2 overlaps the %s; give the second output a buffer of its own",
+                      meet(out2, out2_bytes, in, in_bytes) ? "input" : "output");
+    return TILEC_OK;
+}
+
+bool rt_input_range(const tilec_reduce_desc *d, const void *in, uintptr_t *lo, size_t *bytes) {
+    int64_t n = 1, low = 0, high = 0, span;
+    *lo = (uintptr_t)in;
+    *bytes = 0;
+    if (d->rank < 1 || d->rank > TILEC_MAX_RANK || (unsigned)d->dtype >= TILEC_DTYPE_COUNT) return false;
+    for (int i = 0; i < d->rank; i++)
+        if (d->shape[i] < 0 || __builtin_mul_overflow(n, d->shape[i], &n)) return false;
+    if (n == 0 || !in) return true;
+    if (!d->strides) span = n;
+    else {
+        for (int i = 0; i < d->rank; i++) {
+            int64_t reach;
+            if (__builtin_mul_overflow(d->shape[i] - 1, d->strides[i], &reach) ||
+                __builtin_add_overflow(reach < 0 ? low : high, reach, reach < 0 ? &low : &high))
+                return false;
+        }
+        if (__builtin_sub_overflow(high, low, &span) || span >= TILEC_MAX_ELEMENTS) return false;
+        span++;
+    }
+    size_t es = tilec_dtype_size(d->dtype);
+    if ((uint64_t)span > SIZE_MAX / es || (uintptr_t)(-low) * es > (uintptr_t)in) return false;
+    *lo = (uintptr_t)in - (uintptr_t)(-low) * es;
+    *bytes = (size_t)span * es;
+    return true;
+}
+
+/* On the simulator: a reduction reads every element of its view (extent-1 dims and, for
+ * max and min, reduced broadcast dims are gone from it), and each read is a thread-step
+ * at least (docs/simulator.md#budget), so a view of more elements than the budget has
+ * steps cannot finish. It is refused before it is planned or run: a broadcast of 2^40
+ * elements would run for minutes before it stopped at the budget. */
+static tilec_status within_budget(tilec_ctx *ctx, const view *v) {
+    uint64_t budget, reads = 1;
+    if (!sim_budget(ctx, &budget)) return TILEC_ERR_INVALID_ARG;
+    for (int i = 0; i < v->rank; i++) reads *= (uint64_t)v->shape[i]; /* at most 2^48 (plan_view) */
+    if (reads <= budget) return TILEC_OK;
+    ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                "simulating kernel 'tilec_reduce' takes more than %llu thread-steps, its budget: it reads %llu elements, "
+                "a thread-step each at least; " SIM_RAISE_BUDGET,
+                (unsigned long long)budget, (unsigned long long)reads);
+    return TILEC_ERR_BUDGET;
+}
+
 /* tilec_reduce, or (out NULL, prepare) all of it but the launch. */
 static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out, bool prepare) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
@@ -302,13 +358,9 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
     size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * tilec_dtype_size(out_dtype(d));
     if (in && v.origin && a > (uintptr_t)in)
         return rt_bad(ctx, "the strides reach below address 0 from the input pointer");
-    if (in_bytes && out_bytes && a < b + out_bytes && b < a + in_bytes)
-        return rt_bad(ctx, "the input and the output overlap; reduce into another buffer");
     uintptr_t c = (uintptr_t)d->out2;
     size_t out2_bytes = two && d->out2 ? (size_t)v.out_elems * tilec_dtype_size(out2_dtype(d)) : 0;
-    if (out2_bytes && ((in_bytes && a < c + out2_bytes && c < a + in_bytes) || (out_bytes && b < c + out2_bytes && c < b + out_bytes)))
-        return rt_bad(ctx, "out2 overlaps the %s; give the second output a buffer of its own",
-                   in_bytes && a < c + out2_bytes && c < a + in_bytes ? "input" : "output");
+    if ((st = rt_outputs_apart(ctx, a, in_bytes, b, out_bytes, c, out2_bytes)) != TILEC_OK) return st;
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
     if (in && (st = rt_within(r, "the input view", a, in_bytes)) != TILEC_OK) return st;
@@ -329,6 +381,7 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
         free(host);
         return st;
     }
+    if (!prepare && r->be->kind == TILEC_BACKEND_SIM && (st = within_budget(ctx, &v)) != TILEC_OK) return st;
     rt_plan *p;
     if ((st = get_plan(r, d, &v, a % 16 != 0, &p)) != TILEC_OK) return st;
     if (prepare) return rt_prepare(r, p, d->stream);
@@ -346,8 +399,9 @@ tilec_status tilec_reduce_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d, co
 
 tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, const void *out_before,
                                 const void *out_after, tilec_check_result *result) {
-    if (!ctx || !result) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!result) return rt_bad(ctx, "tilec_reduce_check: result is NULL; pass where the result goes");
     if (!d) return rt_bad(ctx, "no reduction descriptor");
     view v;
     tilec_status st = plan_view(ctx, d, &v);
@@ -390,8 +444,9 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
 }
 
 tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, char **text) {
-    if (!ctx || !text) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!text) return rt_bad(ctx, "tilec_reduce_explain: text is NULL; pass where the text goes");
     *text = NULL;
     if (!d) return rt_bad(ctx, "no reduction descriptor");
     view v;

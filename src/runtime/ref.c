@@ -30,6 +30,10 @@ enum { MAY_PINF = 1, MAY_NINF = 2, MAY_NAN = 4,
                        normal range: orders disagree beyond any relative tolerance, so any value
                        of the product's sign up to the magnitude in mag is right */ };
 
+/* A value of the reference. It goes to and from functions by pointer, never by value: a
+ * union holding a long double passed or returned by value makes GCC print an ABI note
+ * (-Wpsabi, "the ABI of passing union with 'long double' has changed in GCC 4.4") in
+ * every build of this file, a Meson subproject's included. */
 typedef struct rval {
     union {
         long double f; /* float dtypes */
@@ -108,15 +112,16 @@ static int64_t flat_offset(const ref *R, const ir_region *r, int64_t flat, int f
 static bool is_float(const tilec_buffer *b) { return ir_dtype_is_float(b->dtype); }
 
 /* Stores v into element e of b, rounded or wrapped to its dtype. */
-static void put(const tilec_buffer *b, rval *e, rval v) {
+static void put(const tilec_buffer *b, rval *e, const rval *v) {
     lp_type t = lp_type_of(b->dtype);
-    if (is_float(b)) e->f = num_round(t, (double)v.f);
+    rval w = *v; /* v may be e */
+    if (is_float(b)) e->f = num_round(t, (double)w.f);
     else {
-        uint64_t u = (uint64_t)v.i;
+        uint64_t u = (uint64_t)w.i;
         e->i = t == LP_I32 ? (int32_t)(uint32_t)u : t == LP_U32 ? (int64_t)(uint32_t)u : (int64_t)u;
     }
-    e->mag = v.mag;
-    e->may = v.may;
+    e->mag = w.mag;
+    e->may = w.may;
 }
 
 /* The threads of each instance a statement runs: calls fn(first, count) for each. */
@@ -144,46 +149,48 @@ static void copy_fill(ref *R, const ir_stmt *st, int first, int count) {
             if (st->kind == IR_COPY) v = *at(R, st->src.buf, flat_offset(R, &st->src, e, first), t);
             else if (is_float(st->dst.buf)) v.f = st->fill.typed; /* rounded once, from the text */
             else v.i = st->fill.i; /* the exact integer, as verified */
-            put(st->dst.buf, at(R, st->dst.buf, flat_offset(R, &st->dst, e, first), t), v);
+            put(st->dst.buf, at(R, st->dst.buf, flat_offset(R, &st->dst, e, first), t), &v);
         }
 }
 
 /* The reference's value of each combine of the op table (src/ir/ops.c), on its wide
  * values: floats in long double (max and min by the format's NaN and ±0 rules), integers
  * in 64 bits (a sum wraps as the accumulation type does once stored). */
-static void ref_add(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
+static void ref_add(rval *r, const rval *a, const rval *b, bool flt, tilec_nan nan) {
     (void)nan;
-    if (flt) r->f = a.f + b.f;
-    else r->i = (int64_t)((uint64_t)a.i + (uint64_t)b.i);
+    if (flt) r->f = a->f + b->f;
+    else r->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i);
 }
-static void ref_max(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
-    if (flt) r->f = num_fmax((double)a.f, (double)b.f, nan);
-    else r->i = a.i > b.i ? a.i : b.i;
+static void ref_max(rval *r, const rval *a, const rval *b, bool flt, tilec_nan nan) {
+    if (flt) r->f = num_fmax((double)a->f, (double)b->f, nan);
+    else r->i = a->i > b->i ? a->i : b->i;
 }
-static void ref_min(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
-    if (flt) r->f = num_fmin((double)a.f, (double)b.f, nan);
-    else r->i = a.i < b.i ? a.i : b.i;
+static void ref_min(rval *r, const rval *a, const rval *b, bool flt, tilec_nan nan) {
+    if (flt) r->f = num_fmin((double)a->f, (double)b->f, nan);
+    else r->i = a->i < b->i ? a->i : b->i;
 }
-static void ref_mul(rval *r, rval a, rval b, bool flt, tilec_nan nan) {
+static void ref_mul(rval *r, const rval *a, const rval *b, bool flt, tilec_nan nan) {
     (void)nan;
-    if (flt) r->f = a.f * b.f;
-    else r->i = (int64_t)((uint64_t)a.i * (uint64_t)b.i);
+    if (flt) r->f = a->f * b->f;
+    else r->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i);
 }
-static void (*const ref_combine[LO_OP_COUNT])(rval *, rval, rval, bool, tilec_nan) = {
+static void (*const ref_combine[LO_OP_COUNT])(rval *, const rval *, const rval *, bool, tilec_nan) = {
     [LO_ADD] = ref_add, [LO_MUL] = ref_mul, [LO_MAX] = ref_max, [LO_MIN] = ref_min};
 
-static rval combine(const ir_stmt *st, bool flt, rval a, rval b) {
+/* *out = op(a, b); out may be a or b. */
+static void combine(const ir_stmt *st, bool flt, const rval *a, const rval *b, rval *out) {
     rval r = {0};
     const ir_op_info *op = ir_op(st->op);
     ref_combine[op->combine](&r, a, b, flt, st->nan); /* every op runs through here in test_sim and test_jit */
     /* the callers added each operand's own magnitude to a sum's; a product's bound is
      * set once its factors are known (prod_bound) */
-    r.mag = op->error == IR_ERROR_SUM ? a.mag + b.mag : a.mag > b.mag ? a.mag : b.mag;
-    r.may = a.may | b.may;
-    return r;
+    r.mag = op->error == IR_ERROR_SUM ? a->mag + b->mag : a->mag > b->mag ? a->mag : b->mag;
+    r.may = a->may | b->may;
+    *out = r;
 }
 
-static rval identity(const ir_stmt *st, const tilec_buffer *b) {
+/* The op's identity in b's dtype, into *out. */
+static void identity(const ir_stmt *st, const tilec_buffer *b, rval *out) {
     rval r = {0};
     bool flt = is_float(b);
     int64_t lowest = b->dtype == TILEC_I32 ? INT32_MIN : b->dtype == TILEC_U32 ? 0 : INT64_MIN;
@@ -191,7 +198,8 @@ static rval identity(const ir_stmt *st, const tilec_buffer *b) {
     switch (ir_op(st->op)->identity) {
     case IR_IDENTITY_ZERO: /* -0.0 for floats: a sum of nothing but -0.0 is -0.0 */
         if (flt) r.f = -0.0L;
-        return r;
+        *out = r;
+        return;
     case IR_IDENTITY_LOWEST:
         if (flt) r.f = -INFINITY;
         else r.i = lowest;
@@ -203,11 +211,12 @@ static rval identity(const ir_stmt *st, const tilec_buffer *b) {
     case IR_IDENTITY_ONE:
         if (flt) r.f = 1;
         else r.i = 1;
-        return r;
+        *out = r;
+        return;
     }
     /* under nan=ignore NaN loses to every number: it is a comparing op's identity */
     if (flt && st->nan == TILEC_NAN_IGNORE) r.f = NAN;
-    return r;
+    *out = r;
 }
 
 /* A term of a float sum: its magnitude joins the error scale, and its sign's total. */
@@ -228,13 +237,13 @@ static long double tolerance_of(const tilec_buffer *b) {
  * infinite term every order ends at that infinity, or at NaN where the other sign can
  * overflow; with none, at the value, either infinity whose sign can overflow, or NaN where
  * both can. */
-static unsigned sum_overflows(const tilec_buffer *b, lp_type acc, const long double *terms, rval sum) {
+static unsigned sum_overflows(const tilec_buffer *b, lp_type acc, const long double *terms, const rval *sum) {
     /* the halfway points between the largest finite value and 2^(emax+1) */
     long double limit = acc == LP_F64 ? 0x1.fffffffffffff8p1023L : 0x1.ffffffp127L;
     long double slack = tolerance_of(b) * (terms[0] + terms[1]);
     bool up = terms[0] >= limit - slack, down = terms[1] >= limit - slack;
-    if (isnan(sum.f)) return 0;
-    if (isinf(sum.f)) return (sum.f > 0 ? down : up) ? MAY_NAN : 0;
+    if (isnan(sum->f)) return 0;
+    if (isinf(sum->f)) return (sum->f > 0 ? down : up) ? MAY_NAN : 0;
     return (up ? MAY_PINF : 0) | (down ? MAY_NINF : 0) | (up && down ? MAY_NAN : 0);
 }
 
@@ -248,8 +257,8 @@ static unsigned store_edge(const tilec_buffer *b, long double v, long double sla
     return 0;
 }
 
-static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double *terms, rval sum) {
-    return sum_overflows(b, acc, terms, sum) | store_edge(b, sum.f, tolerance_of(b) * (terms[0] + terms[1]));
+static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double *terms, const rval *sum) {
+    return sum_overflows(b, acc, terms, sum) | store_edge(b, sum->f, tolerance_of(b) * (terms[0] + terms[1]));
 }
 
 /* The element as the fold takes it (ops.c's lift). A square is rounded once in the
@@ -258,22 +267,21 @@ static unsigned overflows(const tilec_buffer *b, lp_type acc, const long double 
  * double product; below the type's normal range that rounding is no longer relative, so it
  * is modelled, not bounded. The error scale grows with the element's own. Integer squares
  * wrap as the accumulation type does once stored. */
-static rval lift(const ir_stmt *st, bool flt, rval x) {
+static void lift(const ir_stmt *st, bool flt, rval *x) {
     switch (ir_op(st->op)->lift) {
     case IR_LIFT_NONE:
     case IR_LIFT_KEY: /* reduce_keyed's */
-    case IR_LIFT_SHIFT: return x; /* reduce_var's */
+    case IR_LIFT_SHIFT: return; /* reduce_var's */
     case IR_LIFT_SQUARE:
         if (!flt) {
-            x.i = (int64_t)((uint64_t)x.i * (uint64_t)x.i);
-            return x;
+            x->i = (int64_t)((uint64_t)x->i * (uint64_t)x->i);
+            return;
         }
-        x.mag = (double)(2 * fabsl(x.f) * x.mag);
-        double v = (double)x.f, sq = v * v;
-        x.f = num_round(lp_op_accum_type(st->op, st->dst.buf->dtype), sq);
-        return x;
+        x->mag = (double)(2 * fabsl(x->f) * x->mag);
+        double v = (double)x->f, sq = v * v;
+        x->f = num_round(lp_op_accum_type(st->op, st->dst.buf->dtype), sq);
+        return;
     }
-    return x; /* not reached: the switch covers ir_lift (-Wswitch) */
 }
 
 /* The folded value of n elements as the op's result (ops.c's finish): a mean divides it
@@ -312,15 +320,15 @@ typedef struct factors {
     bool inf, zero, inexact_zero;
 } factors;
 
-static void add_factor(factors *f, rval x) {
+static void add_factor(factors *f, const rval *x) {
     f->n++;
-    long double m = fabsl(x.f);
+    long double m = fabsl(x->f);
     if (m > 1 && isfinite(m)) f->big *= m;
     else if (m < 1 && m > 0) f->small *= m;
     f->inf |= isinf(m);
     f->zero |= m == 0;
-    f->inexact_zero |= m == 0 && x.mag > 0;
-    if (m > 0 && isfinite(m)) f->rel += x.mag / (double)m;
+    f->inexact_zero |= m == 0 && x->mag > 0;
+    if (m > 0 && isfinite(m)) f->rel += x->mag / (double)m;
 }
 
 /* The product's error scale. Where no order of the factors leaves the accumulation type's
@@ -362,13 +370,13 @@ static void prod_bound(const tilec_buffer *dst, const factors *f, rval *v) {
 /* accum: dst = op(old, r), r the slice's reduction with what its own additions can give
  * (may_r); the one addition of old can itself overflow, and an infinity r may reach meets
  * old's. */
-static unsigned fold_old(const tilec_buffer *b, rval old, unsigned may_r, rval v) {
+static unsigned fold_old(const tilec_buffer *b, const rval *old, unsigned may_r, const rval *v) {
     unsigned may = may_r & MAY_NAN;
-    if (may_r & MAY_PINF) may |= old.f == -INFINITY ? MAY_NAN : MAY_PINF;
-    if (may_r & MAY_NINF) may |= old.f == INFINITY ? MAY_NAN : MAY_NINF;
+    if (may_r & MAY_PINF) may |= old->f == -INFINITY ? MAY_NAN : MAY_PINF;
+    if (may_r & MAY_NINF) may |= old->f == INFINITY ? MAY_NAN : MAY_NINF;
     long double two[2] = {0, 0};
-    two[v.f < 0] = fabsl(v.f); /* the addition's result, near a threshold or not */
-    if (isfinite(v.f)) may |= overflows(b, lp_accum_type(b->dtype), two, v);
+    two[v->f < 0] = fabsl(v->f); /* the addition's result, near a threshold or not */
+    if (isfinite(v->f)) may |= overflows(b, lp_accum_type(b->dtype), two, v);
     return may;
 }
 
@@ -378,15 +386,15 @@ static unsigned fold_old(const tilec_buffer *b, rval old, unsigned may_r, rval v
  * (argmin) in max's and min's order, where -0 is below +0. Under nan=propagate the first
  * NaN is the answer; under nan=ignore a NaN is never better than a number, and the first
  * element stands where every one is NaN. */
-static bool ref_better(const ir_stmt *st, bool flt, rval x, rval best) {
+static bool ref_better(const ir_stmt *st, bool flt, const rval *x, const rval *best) {
     bool max = ir_op(st->op)->combine == LO_MAX;
-    if (!flt) return max ? x.i > best.i : x.i < best.i;
-    bool xn = isnan(x.f), bn = isnan(best.f);
+    if (!flt) return max ? x->i > best->i : x->i < best->i;
+    bool xn = isnan(x->f), bn = isnan(best->f);
     if (st->nan == TILEC_NAN_PROPAGATE && (xn || bn)) return xn && !bn;
     if (xn || bn) return bn && !xn;
-    if (x.f == best.f) /* only a zero's sign can tell them apart */
-        return max ? signbit(best.f) && !signbit(x.f) : signbit(x.f) && !signbit(best.f);
-    return max ? x.f > best.f : x.f < best.f;
+    if (x->f == best->f) /* only a zero's sign can tell them apart */
+        return max ? signbit(best->f) && !signbit(x->f) : signbit(x->f) && !signbit(best->f);
+    return max ? x->f > best->f : x->f < best->f;
 }
 
 /* One output's slice for the ops reduced from their definitions (below): its source
@@ -406,15 +414,15 @@ typedef struct slice {
  * source, in lane order, else the first. */
 static int slice_lanes(const slice *sl) { return sl->st->src.buf->space == TILEC_SPACE_LOCAL ? sl->count : 1; }
 
-static rval slice_elem(const slice *sl, int t, int64_t r) {
+static const rval *slice_elem(const slice *sl, int t, int64_t r) {
     int64_t rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
     unflatten(r, sl->rdims, sl->nr, rc);
     for (int d = 0, j = 0; d < sl->rank; d++) c[d] = sl->red[d] ? rc[j++] : sl->c0[d];
-    return *at(sl->R, sl->st->src.buf, offset(sl->R, &sl->st->src, c, sl->first), t);
+    return at(sl->R, sl->st->src.buf, offset(sl->R, &sl->st->src, c, sl->first), t);
 }
 
 /* v into the slice's output of region dst, in every lane of a local destination. */
-static void slice_put(const slice *sl, const ir_region *dst, rval v) {
+static void slice_put(const slice *sl, const ir_region *dst, const rval *v) {
     int64_t off = flat_offset(sl->R, dst, sl->s, sl->first);
     for (int t = sl->first; t < sl->first + (dst->buf->space == TILEC_SPACE_LOCAL ? sl->count : 1); t++)
         put(dst->buf, at(sl->R, dst->buf, off, t), v);
@@ -430,13 +438,13 @@ static void reduce_keyed(const slice *sl) {
     int64_t where = 0;
     for (int t = sl->first; t < sl->first + slice_lanes(sl); t++)
         for (int64_t r = 0; r < sl->rlen; r++) {
-            rval x = slice_elem(sl, t, r);
+            rval x = *slice_elem(sl, t, r);
             bool start = t == sl->first && r == 0;
             if (pair) {
                 if (start) lo = hi = x;
-                ref_min(&lo, lo, x, flt, st->nan);
-                ref_max(&hi, hi, x, flt, st->nan);
-            } else if (start || ref_better(st, flt, x, best)) {
+                ref_min(&lo, &lo, &x, flt, st->nan);
+                ref_max(&hi, &hi, &x, flt, st->nan);
+            } else if (start || ref_better(st, flt, &x, &best)) {
                 best = x;
                 where = r;
             }
@@ -447,8 +455,8 @@ static void reduce_keyed(const slice *sl) {
         index = hi;
     }
     best.mag = index.mag = 0;
-    slice_put(sl, &st->dst, best);
-    slice_put(sl, &st->dst2, index);
+    slice_put(sl, &st->dst, &best);
+    slice_put(sl, &st->dst2, &index);
 }
 
 /* logsumexp from its definition, ln(sum of exp(x)), in long double with the largest
@@ -462,7 +470,7 @@ static void reduce_lse(const slice *sl) {
     for (int pass = 0; pass < 2; pass++) /* the maximum, then the sum relative to it */
         for (int t = sl->first; t < sl->first + slice_lanes(sl); t++)
             for (int64_t r = 0; r < sl->rlen; r++) {
-                long double x = slice_elem(sl, t, r).f;
+                long double x = slice_elem(sl, t, r)->f;
                 if (pass == 0) {
                     nan |= isnan(x);
                     if (x > m) m = x;
@@ -474,7 +482,7 @@ static void reduce_lse(const slice *sl) {
     rval v = {.f = nan ? NAN : isfinite(m) ? m + logl(sum) : m};
     if (isfinite(v.f)) v.mag = (double)(1 + fabsl(v.f));
     v.may = store_edge(b, v.f, tolerance_of(b) * v.mag);
-    slice_put(sl, &sl->st->dst, v);
+    slice_put(sl, &sl->st->dst, &v);
 }
 
 /* var and std from their definitions, M2 / max(n - c, 0) with M2 the sum of (x - mean)^2,
@@ -490,7 +498,7 @@ static void reduce_var(const slice *sl) {
     for (int pass = 0; pass < 2; pass++)
         for (int t = sl->first; t < sl->first + slice_lanes(sl); t++)
             for (int64_t r = 0; r < sl->rlen; r++) {
-                long double x = slice_elem(sl, t, r).f;
+                long double x = slice_elem(sl, t, r)->f;
                 if (pass == 0) {
                     bad |= !isfinite(x);
                     sum += x;
@@ -510,7 +518,7 @@ static void reduce_var(const slice *sl) {
     rval out = {.f = bad ? NAN : v};
     if (isfinite(out.f)) out.mag = (double)(fabsl(out.f) + err / tolerance_of(b));
     out.may = store_edge(b, out.f, tolerance_of(b) * out.mag);
-    slice_put(sl, &sl->st->dst, out);
+    slice_put(sl, &sl->st->dst, &out);
 }
 
 static void reduce(ref *R, const ir_stmt *st, int first, int count) {
@@ -540,7 +548,8 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             else reduce_keyed(&sl);
             continue;
         }
-        rval acc = identity(st, st->src.buf);
+        rval acc;
+        identity(st, st->src.buf, &acc);
         long double terms[2] = {0, 0}; /* a float sum's positive and negative finite terms */
         factors fac = {0, 1, 1, 0, false, false, false};        /* a float product's */
         bool prod = ir_op(st->op)->error == IR_ERROR_PROD && flt;
@@ -548,10 +557,11 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             for (int64_t r = 0; r < rlen; r++) {
                 unflatten(r, rdims, nr, rc);
                 for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
-                rval x = lift(st, flt, *at(R, st->src.buf, offset(R, &st->src, c, first), t));
+                rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
+                lift(st, flt, &x);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) add_term(&x, terms);
-                if (prod) add_factor(&fac, x);
-                acc = combine(st, flt, acc, x);
+                if (prod) add_factor(&fac, &x);
+                combine(st, flt, &acc, &x, &acc);
             }
         int64_t off = flat_offset(R, &st->dst, s, first);
         for (int t = first; t < first + (dst_lanes ? count : 1); t++) {
@@ -561,21 +571,21 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             lp_type acc_t = lp_op_accum_type(st->op, st->dst.buf->dtype);
             bool finishes = ir_op(st->op)->finish != IR_FINISH_NONE; /* its store edge is the result's */
             unsigned may_r = ir_op(st->op)->error != IR_ERROR_SUM || !flt ? 0
-                             : finishes ? sum_overflows(st->dst.buf, acc_t, terms, acc)
-                                        : overflows(st->dst.buf, acc_t, terms, acc);
+                             : finishes ? sum_overflows(st->dst.buf, acc_t, terms, &acc)
+                                        : overflows(st->dst.buf, acc_t, terms, &acc);
             factors all = fac;
             if (st->accum) {
                 rval old = *d;
-                if (prod) add_factor(&all, old);
+                if (prod) add_factor(&all, &old);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) old.mag += (double)fabsl(old.f);
-                v = combine(st, flt, old, acc);
-                if (ir_op(st->op)->error == IR_ERROR_SUM && flt) v.may |= fold_old(st->dst.buf, old, may_r, v);
+                combine(st, flt, &old, &acc, &v);
+                if (ir_op(st->op)->error == IR_ERROR_SUM && flt) v.may |= fold_old(st->dst.buf, &old, may_r, &v);
             } else {
                 v.may |= may_r;
             }
             if (prod) prod_bound(st->dst.buf, &all, &v);
             if (flt) finish(st, (int64_t)contributors * rlen, &v);
-            put(st->dst.buf, d, v);
+            put(st->dst.buf, d, &v);
         }
     }
 }

@@ -231,7 +231,10 @@ static tilec_status check_arch(tilec_ctx *ctx, tilec_backend b, rtc_lib *L, cons
         }
         if (!amd_knows(arch)) {
             ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0,
-                        "%s does not know %s; it compiles for: %s. A newer ROCm knows more archs.",
+                        "%s does not know %s; it compiles for: %s. A newer ROCm knows more archs: set "
+                        "TILEC_HIPRTC_PATH to its hiprtc (libhiprtc.so, or ROCm 5's libamdhip64.so.5); on Debian 12, "
+                        "tilec's scripts/with-rocm-root runs a program with Debian 13's ROCm 5.7, which knows gfx942 "
+                        "and gfx1100 (docs/runtime.md)",
                         L->version, arch, amd_isas);
             return TILEC_ERR_UNAVAILABLE;
         }

@@ -105,6 +105,13 @@ tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *st
     bool track = s && !s->pinned; /* a pinned set's launches may be captured: no event after them */
     if (track) s->armed = false;  /* until an event follows this launch */
     st = r->be->launch(r, p, args, nargs, s ? s->buf : NULL, stream);
+    if (st != TILEC_OK && s) {
+        /* a simulation stopped part way (its budget, an error found) left the counters and
+         * partials where it stopped, which the next launch would start from: zeroed again,
+         * on the stream (a GPU launch that failed ran nothing; zeroing changes nothing) */
+        for (int i = 0; i < p->info.nscratch; i++) r->be->zero(r, s->buf[i], p->info.scratch_bytes[i], stream);
+        return st;
+    }
     if (st == TILEC_OK && track && (st = r->be->record(r, &s->done, stream)) == TILEC_OK) s->armed = true;
     return st;
 }
@@ -235,8 +242,9 @@ tilec_status rt_binary(rt *r, const tilec_program *prog, lp_kernel *const *kerne
 }
 
 tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int device) {
-    if (!ctx || device < 0) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (device < 0) return rt_bad(ctx, "device %d is negative: devices are numbered from 0", device);
     if (ctx->runtime) {
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "the runtime of this context is already open (on %s)",
                     ((rt *)ctx->runtime)->be->name);
@@ -302,9 +310,50 @@ tilec_status rt_within(rt *r, const char *what, uintptr_t lo, size_t n) {
 
 /* ---- memory -------------------------------------------------------------------------- */
 
-tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr) {
-    if (!ctx || !ptr) return TILEC_ERR_INVALID_ARG;
+/* On a backend that knows its allocations (the simulator): device bytes [lo, lo + n) of a
+ * copy lie inside one block this context allocated; else TILEC_ERR_INVALID_ARG saying
+ * where they fall, as a GPU's copy would fail rather than write past a block. */
+static tilec_status rt_inside(rt *r, const char *call, const char *what, uintptr_t lo, size_t n) {
+    uintptr_t base;
+    size_t size;
+    if (!n || !r->be->extent) return TILEC_OK;
+    if (!r->be->extent(r, lo, n, &base, &size))
+        return rt_bad(r->ctx, "%s: the %s %p (%zu bytes) is not in memory this context allocated (tilec_mem_alloc), or "
+                      "it was freed; nothing was copied", call, what, (void *)lo, n);
+    if (lo < base)
+        return rt_bad(r->ctx, "%s: the %s starts %zu bytes before an allocation of %zu bytes; nothing was copied", call,
+                      what, (size_t)(base - lo), size);
+    size_t at = (size_t)(lo - base);
+    if (at > size || n > size - at)
+        return rt_bad(r->ctx, "%s: %zu bytes from byte %zu of an allocation of %zu bytes reach %zu bytes past its end; "
+                      "copy at most %zu bytes there; nothing was copied", call, n, at, size, at + n - size,
+                      at < size ? size - at : 0);
+    return TILEC_OK;
+}
+
+/* A copy between the host and device memory: the device side within one of the
+ * context's blocks (where the backend knows them), the host side within any block it
+ * meets (on the simulator host memory may be a block too). */
+static tilec_status copy(tilec_ctx *ctx, const char *call, void *dst, const void *src, size_t bytes, bool up) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (bytes && (!dst || !src))
+        return rt_bad(ctx, "%s: the %s is NULL, with %zu bytes to copy", call, !dst ? "destination" : "source", bytes);
+    rt *r;
+    tilec_status st = rt_get(ctx, &r);
+    if (st != TILEC_OK || !bytes) return st;
+    const void *dev = up ? dst : src, *host = up ? src : dst;
+    if ((st = rt_inside(r, call, up ? "destination" : "source", (uintptr_t)dev, bytes)) != TILEC_OK) return st;
+    char what[64];
+    snprintf(what, sizeof what, "%s: the host %s", call, up ? "source" : "destination");
+    if ((st = rt_within(r, what, (uintptr_t)host, bytes)) != TILEC_OK) return st;
+    return up ? r->be->upload(r, dst, src, bytes) : r->be->download(r, dst, src, bytes);
+}
+
+tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    if (!ptr) return rt_bad(ctx, "tilec_mem_alloc: ptr is NULL; pass where the block's address goes");
     *ptr = NULL;
     rt *r;
     tilec_status st = rt_get(ctx, &r);
@@ -313,27 +362,19 @@ tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr) {
 
 tilec_status tilec_mem_free(tilec_ctx *ctx, void *ptr) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
-    if (!ptr) return TILEC_OK;
     ir_begin(ctx);
+    if (!ptr) return TILEC_OK;
     rt *r;
     tilec_status st = rt_get(ctx, &r);
     return st == TILEC_OK ? r->be->release(r, ptr) : st;
 }
 
 tilec_status tilec_mem_upload(tilec_ctx *ctx, void *dst, const void *src, size_t bytes) {
-    if (!ctx || ((!dst || !src) && bytes)) return TILEC_ERR_INVALID_ARG;
-    ir_begin(ctx);
-    rt *r;
-    tilec_status st = rt_get(ctx, &r);
-    return st == TILEC_OK && bytes ? r->be->upload(r, dst, src, bytes) : st;
+    return copy(ctx, "tilec_mem_upload", dst, src, bytes, true);
 }
 
 tilec_status tilec_mem_download(tilec_ctx *ctx, void *dst, const void *src, size_t bytes) {
-    if (!ctx || ((!dst || !src) && bytes)) return TILEC_ERR_INVALID_ARG;
-    ir_begin(ctx);
-    rt *r;
-    tilec_status st = rt_get(ctx, &r);
-    return st == TILEC_OK && bytes ? r->be->download(r, dst, src, bytes) : st;
+    return copy(ctx, "tilec_mem_download", dst, src, bytes, false);
 }
 
 tilec_status tilec_synchronize(tilec_ctx *ctx) {

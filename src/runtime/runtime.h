@@ -118,6 +118,17 @@ tilec_status rt_binary(rt *r, const tilec_program *prog, lp_kernel *const *kerne
  * TILEC_ERR_INVALID_ARG with a diagnostic saying how far it reaches out. */
 tilec_status rt_within(rt *r, const char *what, uintptr_t lo, size_t n);
 
+/* A reduction's outputs apart from its input and from each other (bytes [in, in +
+ * in_bytes), [out, out + out_bytes), [out2, out2 + out2_bytes); 0 bytes meet nothing):
+ * else TILEC_ERR_INVALID_ARG with tilec_reduce's diagnostic ("the input and the output
+ * overlap; ..."). */
+tilec_status rt_outputs_apart(tilec_ctx *ctx, uintptr_t in, size_t in_bytes, uintptr_t out, size_t out_bytes,
+                              uintptr_t out2, size_t out2_bytes);
+/* The bytes the input of d at `in` reaches, from its lowest element (*bytes 0 for an empty
+ * tensor or a NULL in); false when the descriptor cannot be a valid one (tilec_reduce
+ * refuses it). */
+bool rt_input_range(const tilec_reduce_desc *d, const void *in, uintptr_t *lo, size_t *bytes);
+
 /* How to launch a lowered kernel: its symbol, block, grid, dynamic shared memory and
  * global scratch. TILEC_ERR_INTERNAL when it needs more scratch than the struct holds. */
 tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_info *info);

@@ -93,8 +93,9 @@ static tilec_status fail(tilec_ctx *ctx, tilec_status st, const char *fmt, ...) 
 }
 
 tilec_status tilec_comm_unique_id(tilec_ctx *ctx, tilec_comm_id *out) {
-    if (!ctx || !out) return TILEC_ERR_INVALID_ARG;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!out) return fail(ctx, TILEC_ERR_INVALID_ARG, "tilec_comm_unique_id: out is NULL; pass where the id goes");
     rt_nccl lib;
     tilec_status st = rt_nccl_open(ctx, &lib);
     if (st != TILEC_OK) return st;
@@ -108,9 +109,10 @@ tilec_status tilec_comm_unique_id(tilec_ctx *ctx, tilec_comm_id *out) {
 }
 
 tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_comm_id *id, tilec_comm **out) {
-    if (!ctx || !out) return TILEC_ERR_INVALID_ARG;
-    *out = NULL;
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
+    if (!out) return fail(ctx, TILEC_ERR_INVALID_ARG, "tilec_comm_init: out is NULL; pass where the group goes");
+    *out = NULL;
     if (!id) return fail(ctx, TILEC_ERR_INVALID_ARG, "no group id: make one with tilec_comm_unique_id on one rank");
     if (nranks < 1 || nranks > MAX_RANKS)
         return fail(ctx, TILEC_ERR_INVALID_ARG, "%d ranks: a group has 1 to %d", nranks, MAX_RANKS);
@@ -537,6 +539,25 @@ static const char *mismatch(const sh_head *a, const sh_head *b, int sd) {
     return NULL;
 }
 
+/* The whole reduction's outputs (b1 and b2 bytes) against this rank's input and the blocks
+ * they meet, as tilec_reduce checks its own: apart from the input and from each other,
+ * and within the allocation each meets (on the simulator, which knows them). *r gets the
+ * runtime. */
+static tilec_status check_outputs(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, const void *out, size_t b1,
+                                  size_t b2, rt **r) {
+    uintptr_t lo;
+    size_t in_bytes;
+    if (!rt_input_range(d, in, &lo, &in_bytes)) in_bytes = 0; /* the local reduction said why */
+    tilec_status st = rt_outputs_apart(ctx, lo, in_bytes, (uintptr_t)out, b1, (uintptr_t)d->out2, b2);
+    if (st == TILEC_OK) st = rt_get(ctx, r);
+    char what[128];
+    snprintf(what, sizeof what, "the output (the whole tensor's reduction: %zu bytes)", b1);
+    if (st == TILEC_OK) st = rt_within(*r, what, (uintptr_t)out, b1);
+    snprintf(what, sizeof what, "out2 (the whole tensor's: %zu bytes)", b2);
+    if (st == TILEC_OK && b2) st = rt_within(*r, what, (uintptr_t)d->out2, b2);
+    return st;
+}
+
 tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_reduce_desc *d, int shard_dim,
                                   const void *in, void *out) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
@@ -560,7 +581,8 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
     h->status = st;
     if (d) {
         h->op = d->op, h->dtype = d->dtype, h->rank = d->rank, h->nan = d->nan, h->widen = d->widen;
-        h->index_i32 = d->index_i32, h->correction = d->correction ? *d->correction : -1, h->shard_dim = L.sd;
+        /* a NULL correction means 1 (Bessel's): ranks giving NULL and a pointer to 1 agree */
+        h->index_i32 = d->index_i32, h->correction = d->correction ? *d->correction : 1, h->shard_dim = L.sd;
         for (int i = 0; i < d->rank && i < TILEC_MAX_RANK; i++) h->shape[i] = d->shape[i];
     }
     int n = comm->nranks;
@@ -631,9 +653,20 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
                   tilec_op_name(d->op), L.sd);
         goto done;
     }
-    mine = calloc(1, slot ? slot : 1);
-    all = calloc((size_t)n, slot ? slot : 1);
+    /* the outputs, now that the whole output's size is known, checked as tilec_reduce checks
+     * its own; every rank's verdict travels after its partial (the slot's last 8 bytes), so
+     * a rank's bad output fails every rank, and none writes */
     size_t b1 = (size_t)whole * tilec_dtype_size(L.odt), b2 = (size_t)whole * L.ies;
+    ir_begin(ctx);
+    rt *r = NULL;
+    tilec_status ost = check_outputs(ctx, d, in, out, b1, b2, &r);
+    char omsg[sizeof L.msg] = "";
+    tilec_diag odg;
+    if (ost != TILEC_OK && tilec_diag_get(ctx, 0, &odg) == TILEC_OK) snprintf(omsg, sizeof omsg, "%s", odg.message);
+    size_t pay = (slot + 7) & ~(size_t)7;
+    slot = pay + sizeof(int64_t);
+    mine = calloc(1, slot);
+    all = calloc((size_t)n, slot);
     res = calloc(1, b1 + b2 ? b1 + b2 : 1);
     leaves = calloc((size_t)n, sizeof *leaves);
     ileaves = calloc((size_t)n, sizeof *ileaves);
@@ -642,12 +675,27 @@ tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_
         goto done;
     }
     memcpy(mine, L.part, (size_t)h->payload);
+    int64_t verdict = ost;
+    memcpy(mine + pay, &verdict, sizeof verdict);
     if ((st = gather(comm, mine, slot, all, d->stream)) != TILEC_OK) goto done;
+    for (int q = 0; q < n && bad < 0; q++) {
+        memcpy(&verdict, all + slot * (size_t)q + pay, sizeof verdict);
+        if (verdict != TILEC_OK) bad = q;
+    }
+    if (bad >= 0) {
+        ir_begin(ctx);
+        if (ost != TILEC_OK) st = fail(ctx, ost, "rank %d of %d: %s", comm->rank, n, omsg[0] ? omsg : tilec_status_message(ost));
+        else
+            st = fail(ctx, (tilec_status)verdict, "rank %d of %d failed (%s): no rank has a result", bad, n,
+                      tilec_status_name((tilec_status)verdict));
+        goto done;
+    }
     if (L.reduced) fold_reduced(d, &L, heads, n, all, slot, res, leaves, ileaves);
     else place_kept(d, &L, heads, n, all, slot, res);
     ir_begin(ctx);
-    if (b1) st = tilec_mem_upload(ctx, out, res, b1);
-    if (st == TILEC_OK && b2) st = tilec_mem_upload(ctx, d->out2, res + b1, b2);
+    /* the backend's copy: the outputs were checked above as tilec_reduce checks them */
+    if (b1) st = r->be->upload(r, out, res, b1);
+    if (st == TILEC_OK && b2) st = r->be->upload(r, d->out2, res + b1, b2);
 done:
     free(leaves);
     free(ileaves);

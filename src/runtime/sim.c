@@ -95,10 +95,7 @@ typedef struct sim {
     bool failed, over_budget;
 } sim;
 
-/* How to raise the budget, for the messages. */
-#define RAISE_BUDGET                                                                            \
-    "raise the budget (tilec_set_sim_budget, TILEC_SIM_BUDGET=N in the environment, or "       \
-    "--sim-budget N of tilec run and tilec reduce) or run a smaller program"
+#define RAISE_BUDGET SIM_RAISE_BUDGET
 
 /* ---- flattening ------------------------------------------------------------------------ */
 
@@ -713,9 +710,7 @@ static void run_cta(sim *S) {
 
 /* ---- setup --------------------------------------------------------------------------------------- */
 
-/* The run's budget: the context's, else TILEC_SIM_BUDGET from the environment, else the
- * default. False, with a diagnostic, when the environment's value is not a count. */
-static bool budget_of(tilec_ctx *ctx, uint64_t *out) {
+bool sim_budget(tilec_ctx *ctx, uint64_t *out) {
     *out = TILEC_SIM_BUDGET_DEFAULT;
     if (ctx->sim_budget) {
         *out = ctx->sim_budget;
@@ -822,7 +817,7 @@ tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args) {
 tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *args, void *const *scratch) {
     sim S = {.p = p, .k = k, .ws = k->warp_size, .threads = k->threads, .args = args};
     uint64_t cta_cost;
-    if (!budget_of(p->ctx, &S.budget)) return TILEC_ERR_INVALID_ARG;
+    if (!sim_budget(p->ctx, &S.budget)) return TILEC_ERR_INVALID_ARG;
     if (!within_bounds(p, k, S.budget, &cta_cost)) return TILEC_ERR_BUDGET;
     S.nwarps = (k->threads + S.ws - 1) / S.ws;
     const ir_stmt *origin = NULL;

@@ -20,4 +20,14 @@ tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args);
  * next launch a wrong answer here as on a GPU. scratch NULL: sim_run. */
 tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *args, void *const *scratch);
 
+/* The work budget of a run in ctx, in thread-steps: the context's (tilec_set_sim_budget),
+ * else TILEC_SIM_BUDGET from the environment, else the default. False, with a diagnostic,
+ * when the environment's value is not a count. */
+bool sim_budget(tilec_ctx *ctx, uint64_t *out);
+
+/* How to raise the budget, for the messages that stop at it. */
+#define SIM_RAISE_BUDGET                                                                        \
+    "raise the budget (tilec_set_sim_budget, TILEC_SIM_BUDGET=N in the environment, or "       \
+    "--sim-budget N of tilec run and tilec reduce) or run a smaller program"
+
 #endif

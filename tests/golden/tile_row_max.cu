@@ -2,10 +2,10 @@
 // Self-contained: no include directives. Kernels are extern "C".
 
 typedef unsigned short tl_u16;  /* f16 and bf16 are stored as their bits */
-static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {
+static __device__ __forceinline__ __attribute__((unused)) float tl_f16_to_f32(tl_u16 h) {
   float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
 }
-static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
+static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
   tl_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); return h;
 }
 /* IEEE round-to-nearest products, quotients and roots: never fused, never approximated,
@@ -21,21 +21,21 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest ev
 #define tl_fma_f64 __fma_rn
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #define TL_F32_MINMAX 1
-static __device__ __forceinline__ float tl_max_f32(float a, float b) {
+static __device__ __forceinline__ __attribute__((unused)) float tl_max_f32(float a, float b) {
   float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
 }
-static __device__ __forceinline__ float tl_maxnum_f32(float a, float b) {
+static __device__ __forceinline__ __attribute__((unused)) float tl_maxnum_f32(float a, float b) {
   float r; asm("max.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
 }
-static __device__ __forceinline__ float tl_min_f32(float a, float b) {
+static __device__ __forceinline__ __attribute__((unused)) float tl_min_f32(float a, float b) {
   float r; asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
 }
-static __device__ __forceinline__ float tl_minnum_f32(float a, float b) {
+static __device__ __forceinline__ __attribute__((unused)) float tl_minnum_f32(float a, float b) {
   float r; asm("min.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
 }
 #endif
-static __device__ __forceinline__ float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }
-static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */
+static __device__ __forceinline__ __attribute__((unused)) float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }
+static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */
   unsigned u = __float_as_uint(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (tl_u16)((u >> 16) | 0x40u);  /* NaN stays NaN */
   return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
@@ -46,13 +46,13 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
    decides, and as selects, not branches, so a loop of them stays straight-line code
    (CUDA from sm_80 on has f32 max and min with these rules in hardware). */
 #define TL_MINMAX(T, tag, band, bor)                                                        \
-  static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_max_##tag(T a, T b) { \
     T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
-  static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_maxnum_##tag(T a, T b) { \
     T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? a : r; return a != a ? b : r; } \
-  static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_min_##tag(T a, T b) { \
     T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
-  static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_minnum_##tag(T a, T b) { \
     T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? a : r; return a != a ? b : r; }
 #define TL_AND_F32(a, b) __uint_as_float(__float_as_uint(a) & __float_as_uint(b))
 #define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))
@@ -63,8 +63,8 @@ TL_MINMAX(float, f32, TL_AND_F32, TL_OR_F32)
 #endif
 TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 #define TL_MINMAX_INT(T, tag)                                                               \
-  static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \
-  static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }
+  static __device__ __forceinline__ __attribute__((unused)) T tl_max_##tag(T a, T b) { return a > b ? a : b; } \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_min_##tag(T a, T b) { return a < b ? a : b; }
 TL_MINMAX_INT(int, i32)
 TL_MINMAX_INT(unsigned, u32)
 TL_MINMAX_INT(long long, i64)
@@ -81,8 +81,8 @@ typedef struct __attribute__((aligned(16))) { unsigned e[4]; } tl_u32x4;
 typedef struct __attribute__((aligned(16))) { long long e[2]; } tl_i64x2;
 typedef struct __attribute__((aligned(16))) { tl_u16 e[8]; } tl_u16x8;
 /* a pair of f64s (var's two sums), added part by part */
-static __device__ __forceinline__ tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }
-static __device__ __forceinline__ tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {
+static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }
+static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {
   return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);
 }
 
@@ -95,6 +95,7 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   const int tl_lane = tl_tid % 32;
   const int tl_warp = tl_tid / 32;
   const unsigned tl_mask = 0xffffffffu;  /* every warp is whole */
+  (void)tl_mask;  /* a kernel without shuffles or warp barriers does not read it */
   int tl_lane0;
   int tl_grp1;
   int tl_s2;
@@ -179,16 +180,16 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
     tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
     tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 16, 32);
     tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
-    if ((tl_lane0 == 0)) {
+    if (tl_lane0 == 0) {
       dst[tl_s2] = tl_acc7;
     }
-    if ((tl_lane0 == 0)) {
+    if (tl_lane0 == 0) {
       dst[tl_s3] = tl_acc8;
     }
-    if ((tl_lane0 == 0)) {
+    if (tl_lane0 == 0) {
       dst[tl_s4] = tl_acc9;
     }
-    if ((tl_lane0 == 0)) {
+    if (tl_lane0 == 0) {
       dst[tl_s5] = tl_acc10;
     }
   }

@@ -2,26 +2,26 @@
 // Self-contained: no include directives. Kernels are extern "C".
 
 typedef unsigned short tl_u16;  /* f16 and bf16 are stored as their bits */
-static __device__ __forceinline__ float tl_f16_to_f32(tl_u16 h) {
+static __device__ __forceinline__ __attribute__((unused)) float tl_f16_to_f32(tl_u16 h) {
   union { tl_u16 u; _Float16 f; } c; c.u = h; return (float)c.f;
 }
-static __device__ __forceinline__ tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
+static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_f16(float x) {  /* nearest even */
   union { tl_u16 u; _Float16 f; } c; c.f = (_Float16)x; return c.u;
 }
 /* IEEE round-to-nearest products, quotients and roots (HIP's defaults), none fused
    into an add: the JIT compiles with -ffp-contract=off, as this file should be */
 #pragma clang fp contract(off)
-static __device__ __forceinline__ float tl_mul_f32(float a, float b) { return a * b; }
-static __device__ __forceinline__ double tl_mul_f64(double a, double b) { return a * b; }
-static __device__ __forceinline__ float tl_div_f32(float a, float b) { return a / b; }
-static __device__ __forceinline__ double tl_div_f64(double a, double b) { return a / b; }
-static __device__ __forceinline__ float tl_sqrt_f32(float a) { return sqrtf(a); }
-static __device__ __forceinline__ double tl_sqrt_f64(double a) { return sqrt(a); }
+static __device__ __forceinline__ __attribute__((unused)) float tl_mul_f32(float a, float b) { return a * b; }
+static __device__ __forceinline__ __attribute__((unused)) double tl_mul_f64(double a, double b) { return a * b; }
+static __device__ __forceinline__ __attribute__((unused)) float tl_div_f32(float a, float b) { return a / b; }
+static __device__ __forceinline__ __attribute__((unused)) double tl_div_f64(double a, double b) { return a / b; }
+static __device__ __forceinline__ __attribute__((unused)) float tl_sqrt_f32(float a) { return sqrtf(a); }
+static __device__ __forceinline__ __attribute__((unused)) double tl_sqrt_f64(double a) { return sqrt(a); }
 /* fused where the lowering says so (LX_FMA), rounded once */
-static __device__ __forceinline__ float tl_fma_f32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
-static __device__ __forceinline__ double tl_fma_f64(double a, double b, double c) { return __builtin_fma(a, b, c); }
-static __device__ __forceinline__ float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }
-static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */
+static __device__ __forceinline__ __attribute__((unused)) float tl_fma_f32(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+static __device__ __forceinline__ __attribute__((unused)) double tl_fma_f64(double a, double b, double c) { return __builtin_fma(a, b, c); }
+static __device__ __forceinline__ __attribute__((unused)) float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }
+static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */
   unsigned u = __float_as_uint(x);
   if ((u & 0x7fffffffu) > 0x7f800000u) return (tl_u16)((u >> 16) | 0x40u);  /* NaN stays NaN */
   return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
@@ -32,13 +32,13 @@ static __device__ __forceinline__ tl_u16 tl_f32_to_bf16(float x) {  /* round to 
    decides, and as selects, not branches, so a loop of them stays straight-line code
    (CUDA from sm_80 on has f32 max and min with these rules in hardware). */
 #define TL_MINMAX(T, tag, band, bor)                                                        \
-  static __device__ __forceinline__ T tl_max_##tag(T a, T b) {                              \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_max_##tag(T a, T b) { \
     T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
-  static __device__ __forceinline__ T tl_maxnum_##tag(T a, T b) {                           \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_maxnum_##tag(T a, T b) { \
     T r = a > b ? a : b; r = a == b ? band(a, b) : r; r = b != b ? a : r; return a != a ? b : r; } \
-  static __device__ __forceinline__ T tl_min_##tag(T a, T b) {                              \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_min_##tag(T a, T b) { \
     T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? b : r; return a != a ? a : r; } \
-  static __device__ __forceinline__ T tl_minnum_##tag(T a, T b) {                           \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_minnum_##tag(T a, T b) { \
     T r = a < b ? a : b; r = a == b ? bor(a, b) : r; r = b != b ? a : r; return a != a ? b : r; }
 #define TL_AND_F32(a, b) __uint_as_float(__float_as_uint(a) & __float_as_uint(b))
 #define TL_OR_F32(a, b) __uint_as_float(__float_as_uint(a) | __float_as_uint(b))
@@ -49,8 +49,8 @@ TL_MINMAX(float, f32, TL_AND_F32, TL_OR_F32)
 #endif
 TL_MINMAX(double, f64, TL_AND_F64, TL_OR_F64)
 #define TL_MINMAX_INT(T, tag)                                                               \
-  static __device__ __forceinline__ T tl_max_##tag(T a, T b) { return a > b ? a : b; }      \
-  static __device__ __forceinline__ T tl_min_##tag(T a, T b) { return a < b ? a : b; }
+  static __device__ __forceinline__ __attribute__((unused)) T tl_max_##tag(T a, T b) { return a > b ? a : b; } \
+  static __device__ __forceinline__ __attribute__((unused)) T tl_min_##tag(T a, T b) { return a < b ? a : b; }
 TL_MINMAX_INT(int, i32)
 TL_MINMAX_INT(unsigned, u32)
 TL_MINMAX_INT(long long, i64)
@@ -67,8 +67,8 @@ typedef struct __attribute__((aligned(16))) { unsigned e[4]; } tl_u32x4;
 typedef struct __attribute__((aligned(16))) { long long e[2]; } tl_i64x2;
 typedef struct __attribute__((aligned(16))) { tl_u16 e[8]; } tl_u16x8;
 /* a pair of f64s (var's two sums), added part by part */
-static __device__ __forceinline__ tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }
-static __device__ __forceinline__ tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {
+static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_pair(double a, double b) { tl_f64x2 r; r.e[0] = a; r.e[1] = b; return r; }
+static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_add_f64x2(tl_f64x2 a, tl_f64x2 b) {
   return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);
 }
 
@@ -186,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
       *(tl_f32x4 *)&As[((tl_e0 + 384) * 4)] = tl_v;
     }
   }
-  for (tl_e0 = tl_e0; tl_e0 < 528; tl_e0 += 128) {
+  for (; tl_e0 < 528; tl_e0 += 128) {
     {
       tl_f32x4 tl_v = *(const tl_f32x4 *)&A[(tl_e0 * 4)];
       tl_v1 = tl_v.e[0];
@@ -281,16 +281,16 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
     tl_acc28 = (tl_acc28 + tl_t36);
     tl_t36 = __shfl_xor(tl_acc28, 32, 64);
     tl_acc28 = (tl_acc28 + tl_t36);
-    if ((tl_lane18 == 0)) {
+    if (tl_lane18 == 0) {
       Bs[((tl_warp * 16) + tl_s20)] = tl_acc25;
     }
-    if ((tl_lane18 == 0)) {
+    if (tl_lane18 == 0) {
       Bs[((tl_warp * 16) + tl_s21)] = tl_acc26;
     }
-    if ((tl_lane18 == 0)) {
+    if (tl_lane18 == 0) {
       Bs[((tl_warp * 16) + tl_s22)] = tl_acc27;
     }
-    if ((tl_lane18 == 0)) {
+    if (tl_lane18 == 0) {
       Bs[((tl_warp * 16) + tl_s23)] = tl_acc28;
     }
   }

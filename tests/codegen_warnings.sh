@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# tests/codegen_warnings.sh TILEC SOURCE_ROOT — what `tilec emit` writes compiles without a
+# single warning in a user's own build: every examples/*.tile and four grid kernels (the
+# JIT's whole-tensor reductions: rows, columns, argmax's pair, var), emitted for CUDA sm_90
+# and compiled with `nvcc -c -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror` (the
+# device front end's diagnostics and the host compiler's), and for HIP gfx90a with
+# `hipcc -Wall -Wextra -Werror` (clang: device and host). No GPU is needed.
+#
+# The emitted source is written for NVRTC and hiprtc, which need no include; hipcc gets
+# `-include hip/hip_runtime.h` (nvcc includes the CUDA runtime itself). A compiler that is
+# not installed, or cannot build a two-line kernel here, is skipped with the reason; when
+# both are, the test is skipped (exit 77). NVCC and HIPCC override the compilers' paths.
+set -uo pipefail
+tilec=$1
+root=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+hipcc=${HIPCC:-$(command -v hipcc || true)}
+nvcc_flags=(-c -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror)
+hipcc_flags=(--offload-arch=gfx90a -Wall -Wextra -Werror -include hip/hip_runtime.h -c)
+
+# the grid kernels (the .tile programs tilec_reduce builds, in text)
+cat >"$tmp/grid_rows.tile" <<'EOF'
+kernel grid_rows(A: f32[64, 100000] global, B: f32[64] global) threads=256 {
+  grid.sum(B, A, axes=(1))
+}
+EOF
+cat >"$tmp/grid_cols.tile" <<'EOF'
+kernel grid_cols(A: f16[8192, 512] global, B: f32[512] global) threads=256 {
+  grid.max(B, A, axes=(0), nan=ignore)
+}
+EOF
+cat >"$tmp/grid_argmax.tile" <<'EOF'
+kernel grid_argmax(A: bf16[16, 300000] global, V: bf16[16] global, I: i64[16] global) threads=256 {
+  grid.argmax(V, I, A, axes=(1))
+}
+EOF
+cat >"$tmp/grid_var.tile" <<'EOF'
+kernel grid_var(A: f32[1000000] global, B: f32[1] global) threads=256 {
+  grid.var(B, A, axes=(0))
+}
+EOF
+printf 'extern "C" __global__ void probe(float *a) { a[0] = 1.0f; }\n' >"$tmp/probe.cu"
+cp "$tmp/probe.cu" "$tmp/probe.hip"
+
+# usable COMPILER FLAGS... FILE: whether it builds FILE (its output in $tmp/probe.log)
+usable() {
+    "$@" -o "$tmp/probe.o" >"$tmp/probe.log" 2>&1
+}
+targets=()
+if [ ! -x "$nvcc" ]; then
+    echo "skip cuda: $nvcc not found (set NVCC to an nvcc)"
+elif ! usable "$nvcc" "${nvcc_flags[@]}" "$tmp/probe.cu"; then
+    echo "skip cuda: $nvcc cannot build a two-line kernel here:"
+    sed 's/^/  /' "$tmp/probe.log" | head -20
+else
+    targets+=(cuda)
+fi
+if [ -z "$hipcc" ] || [ ! -x "$hipcc" ]; then
+    echo "skip hip: hipcc not found (Debian's hipcc package; or set HIPCC)"
+elif ! usable "$hipcc" "${hipcc_flags[@]}" "$tmp/probe.hip"; then
+    echo "skip hip: $hipcc cannot build a two-line kernel here (the HIP headers?):"
+    sed 's/^/  /' "$tmp/probe.log" | head -20
+else
+    targets+=(hip)
+fi
+if [ ${#targets[@]} -eq 0 ]; then
+    echo "codegen warnings: neither nvcc nor hipcc can compile here; skipped"
+    exit 77
+fi
+
+failed=0
+compiled=0
+for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile; do
+    name=$(basename "$tile" .tile)
+    for target in "${targets[@]}"; do
+        if [ "$target" = cuda ]; then
+            src=$tmp/$name.cu
+            cmd=("$nvcc" "${nvcc_flags[@]}" "$src")
+            arch=sm_90
+        else
+            src=$tmp/$name.hip
+            cmd=("$hipcc" "${hipcc_flags[@]}" "$src")
+            arch=gfx90a
+        fi
+        if ! "$tilec" emit "$tile" --target "$target" --arch "$arch" -o "$src" 2>"$tmp/emit.log"; then
+            echo "FAIL $name ($target): tilec emit failed:"
+            cat "$tmp/emit.log"
+            failed=1
+            continue
+        fi
+        "${cmd[@]}" -o "$tmp/$name.$target.o" >"$tmp/cc.log" 2>&1
+        rc=$?
+        compiled=$((compiled + 1))
+        # -Werror makes every warning an error; a "warning" that still gets through fails too
+        if [ $rc -ne 0 ] || grep -qi 'warning' "$tmp/cc.log"; then
+            echo "FAIL $name ($target, exit $rc): ${cmd[*]}"
+            sed 's/^/  /' "$tmp/cc.log" | head -40
+            failed=1
+        else
+            echo "ok   $name ($target)"
+        fi
+    done
+done
+echo "codegen warnings: $compiled compiles (${targets[*]}), $([ $failed = 0 ] && echo 'no warning' || echo 'some FAILED')"
+exit $failed
