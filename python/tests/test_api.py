@@ -207,6 +207,18 @@ def test_torch_names_and_dtype_spellings():
         tilec.reduce(y, "sum", 1, dim=1)
     with pytest.raises(TypeError, match="keepdims or keepdim"):
         tilec.sum(y, axis=1, keepdims=True, keepdim=True)
+    # keepdims as numpy takes it: bools and integers; a str, None or a float is a TypeError
+    # (a truth value made keepdims="no" keep the axis)
+    for k in (True, 1, np.bool_(True), np.int64(1)):
+        assert tilec.sum(y, axis=1, keepdims=k).shape == y.sum(axis=1, keepdims=True).shape == (2, 1, 4)
+    assert tilec.sum(y, axis=1, keepdims=0).shape == (2, 4)
+    for k in ("no", None, 2.0):
+        with pytest.raises(TypeError):
+            y.sum(axis=1, keepdims=k)
+        with pytest.raises(TypeError, match="keepdims must be True or False"):
+            tilec.sum(y, axis=1, keepdims=k)
+    with pytest.raises(TypeError, match="keepdims must be"):
+        tilec.var_mean(y, axis=1, keepdims="yes")
     # the CLI's names (f32, bf16, i32...) and numpy's, both
     h = np.full(5000, 1.0, np.float16)
     assert tilec.sum(h, dtype="f32") == 5000.0 and tilec.sum(h, dtype="float32") == 5000.0

@@ -15,6 +15,7 @@ tables (tilec_op_name, tilec_dtype_name, ...), so a row added to them is here to
 import builtins as _builtins
 import ctypes as _ctypes
 import os as _os
+import operator as _operator
 import sys as _sys
 import threading as _threading
 import warnings as _warnings
@@ -442,7 +443,19 @@ def _names(axis, keepdims, dim, keepdim):
         if keepdims is not False:
             raise TypeError("tilec: give keepdims or keepdim (torch's name for it), not both")
         keepdims = keepdim
-    return axis, keepdims
+    return axis, _flag(keepdims, "keepdims")
+
+
+def _flag(v, name):
+    """A yes/no argument as numpy takes it: a bool, numpy's bool or an integer (its
+    __index__); a str, None or a float is a TypeError, as numpy raises, not a truth value."""
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        return bool(v)
+    try:
+        return bool(_operator.index(v))
+    except TypeError:
+        raise TypeError("tilec: %s must be True or False, not %s" % (name, type(v).__name__)) \
+            from None
 
 
 class _Plan:
@@ -704,7 +717,7 @@ def _reduce_host(x, reqs, out, backend):
                     ctx.call(_lib.tilec_mem_download, "downloading the output", r.ctypes.data,
                              d, r.nbytes)
     if warn:
-        _warn_simulator("numpy arrays are reduced")
+        _warn_simulator("host arrays (numpy, torch CPU tensors) are reduced")
     for i, g in enumerate(slots):
         if g is not None:
             g[...] = results[i]
