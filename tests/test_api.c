@@ -228,6 +228,8 @@ static void test_null_arguments(void **state) {
     assert_int_equal(tilec_parse(ctx, "f", NULL, 5, &p), TILEC_ERR_INVALID_ARG);
     assert_null(p);
     assert_string_equal(first_message(ctx), "tilec_parse: text is NULL with a length of 5 bytes");
+    assert_int_equal(tilec_parse(ctx, "f", NULL, 1, &p), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_parse: text is NULL with a length of 1 byte");
     tilec_diag_clear(ctx);
     assert_int_equal(tilec_verify(NULL, NULL), TILEC_ERR_INVALID_ARG);
     char *text;
@@ -321,6 +323,36 @@ static void test_sim_copies_stay_in_blocks(void **state) {
     assert_string_equal(first_message(ctx), "tilec_mem_upload: 200 bytes from byte 4000 of an allocation of 4096 bytes "
                                             "reach 104 bytes past its end; copy at most 96 bytes there; nothing was copied");
     assert_int_equal(tilec_mem_download(ctx, back, dev + 4095, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: 2 bytes from byte 4095 of an allocation of 4096 bytes "
+                                            "reach 1 byte past its end; copy at most 1 byte there; nothing was copied");
+    /* a size whose end passes the address space: past the block, not "in no block" (the
+     * end's sum wrapped, and the block was not found) */
+    assert_int_equal(tilec_mem_upload(ctx, dev, host, SIZE_MAX), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: 18446744073709551615 bytes from byte 0 of an allocation of "
+                                            "4096 bytes reach 18446744073709547519 bytes past its end; copy at most 4096 "
+                                            "bytes there; nothing was copied");
+    assert_int_equal(tilec_mem_download(ctx, back, dev + 4000, SIZE_MAX - 100), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: 18446744073709551515 bytes from byte 4000 of an allocation "
+                                            "of 4096 bytes reach 18446744073709551419 bytes past its end; copy at most 96 "
+                                            "bytes there; nothing was copied");
+    /* one byte is a byte */
+    unsigned char *one;
+    assert_int_equal(tilec_mem_alloc(ctx, 1, (void **)&one), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, one, host, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: 2 bytes from byte 0 of an allocation of 1 byte reach 1 byte "
+                                            "past its end; copy at most 1 byte there; nothing was copied");
+    assert_int_equal(tilec_mem_upload(ctx, dev - 1, host, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: the destination starts 1 byte before an allocation of 4096 "
+                                            "bytes; nothing was copied");
+    assert_int_equal(tilec_mem_upload(ctx, NULL, host, 1), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: the destination is NULL, with 1 byte to copy");
+    assert_int_equal(tilec_mem_download(ctx, back, host, 1), TILEC_ERR_INVALID_ARG);
+    expect_message(ctx, " (1 byte) is not in memory this context allocated (tilec_mem_alloc), or it was freed; "
+                        "nothing was copied");
+    assert_int_equal(tilec_mem_download(ctx, one, dev, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: the host destination reaches 1 byte past the end of an "
+                                            "allocation of 1 byte; check its shape, strides and pointer");
+    assert_int_equal(tilec_mem_free(ctx, one), TILEC_OK);
     /* what fits is copied */
     assert_int_equal(tilec_mem_upload(ctx, dev, host, 4096), TILEC_OK);
     assert_int_equal(tilec_diag_count(ctx), 0);
