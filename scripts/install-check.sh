@@ -3,7 +3,8 @@
 # examples/embed.c and examples/jit_sum.c against it as a user of the installed library
 # would: with `pkg-config --cflags --libs tilec`, and with CMake (examples/cmake:
 # find_package(tilec) and tilec::tilec); then runs them (jit_sum on a GPU when one is
-# usable, else on the simulator). Checks that the CLI, its bash completion and (where
+# usable, else on the simulator). Checks that the installed tilec starts with no
+# LD_LIBRARY_PATH (its RUNPATH names the install's libdir), and that the CLI, its bash completion and (where
 # help2man is installed) its man page were installed too, and that the Python package went
 # where /usr/bin/python3 looks under the prefix; imports it from there and reduces with it.
 set -euo pipefail
@@ -26,13 +27,52 @@ LD_LIBRARY_PATH=$libdir "$root/embed"
 cc -std=c11 -Wall -Wextra -Werror examples/jit_sum.c $(pkg-config --cflags --libs tilec) -lm -o "$root/jit_sum"
 LD_LIBRARY_PATH=$libdir "$root/jit_sum"
 
+prefix=$(meson introspect "$build" --buildoptions |
+    /usr/bin/python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+
+# The installed executables start with no LD_LIBRARY_PATH and no ldconfig (Meson 1.0 runs
+# none after installing): each names the install's library directory in its RUNPATH, and
+# the installed tilec runs from the final prefix. The install went to $root (DESTDIR),
+# while the RUNPATH names the prefix, so the run happens where the prefix is the staged
+# tree: in a mount namespace with $root$prefix bound over $prefix and the loader's cache
+# emptied (so a libtilec that ldconfig found earlier cannot stand in). Where namespaces are
+# not allowed, the RUNPATH entries are looked up under $root instead, through
+# LD_LIBRARY_PATH: the library must be where the RUNPATH says.
+final_libdir=${libdir#"$root"}
+case "$final_libdir" in
+/lib|/lib64|/usr/lib|/usr/lib64|/lib/*-linux-*|/usr/lib/*-linux-*) system_libdir=1 ;; # the loader searches these
+*) system_libdir= ;;
+esac
+for exe in "$root$prefix"/bin/*; do
+    readelf -h "$exe" >/dev/null 2>&1 || continue # a script
+    runpath=$(readelf -d "$exe" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+    case ":$runpath:" in
+    *":$final_libdir:"*) ;;
+    *) [ -n "$system_libdir" ] ||
+        { echo "install check: the installed ${exe#"$root"} has RUNPATH '$runpath', not $final_libdir, where" \
+               "libtilec went: it fails with 'error while loading shared libraries' until ldconfig runs" >&2; exit 1; } ;;
+    esac
+done
+if [ -z "$system_libdir" ] && [ -d "$prefix" ] && unshare -rm true 2>/dev/null; then
+    how="from $prefix in a mount namespace, with no LD_LIBRARY_PATH and no loader cache"
+    version=$(env -u LD_LIBRARY_PATH unshare -rm sh -c 'mount --bind "$1" "$2" && { [ ! -e /etc/ld.so.cache ] ||
+        mount --bind /dev/null /etc/ld.so.cache; } && exec "$2/bin/tilec" --version' sh "$root$prefix" "$prefix") || version=
+else
+    how="from $root$prefix, with LD_LIBRARY_PATH set to its RUNPATH (or the system libdir) under $root"
+    runpath=$(readelf -d "$root$prefix/bin/tilec" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+    [ -z "$system_libdir" ] || runpath=$final_libdir # found there without one
+    version=$(LD_LIBRARY_PATH=$(echo "$runpath" | sed "s|^/|$root/|; s|:/|:$root/|g") "$root$prefix/bin/tilec" --version) || version=
+fi
+case "$version" in
+tilec\ *) ;;
+*) echo "install check: the installed tilec does not start ($how)" >&2; exit 1 ;;
+esac
+
 # CMake: find_package(tilec 0.2) through the installed tilecConfig.cmake
 if ! command -v cmake >/dev/null; then
     echo "install check: cmake not found; install it (scripts/setup.sh, or apt-get install cmake)" >&2
     exit 1
 fi
-prefix=$(meson introspect "$build" --buildoptions |
-    /usr/bin/python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
 test -f "$(find "$root$prefix" -path '*/cmake/tilec/tilecConfig.cmake' | head -1)" ||
     { echo "install check: tilecConfig.cmake was not installed under $prefix (is cmake found when $build is configured?)" >&2; exit 1; }
 cmake -S examples/cmake -B "$root/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$root$prefix" >"$root/cmake.log" 2>&1 ||
@@ -74,4 +114,4 @@ assert tilec.library_path == sys.argv[1], (tilec.library_path, sys.argv[1])
 got = tilec.sum(numpy.array([3, -7, 2**31 - 1], dtype=numpy.int64), backend="sim")
 assert got == 2**31 - 5, got
 ' "$libdir/libtilec.so" "$root$pydir")
-echo "install check: header, library, pkg-config file, CMake package, Python package, tilec, its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran; the Python package reduced"
+echo "install check: header, library, pkg-config file, CMake package, Python package, tilec (which starts: its RUNPATH), its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran; the Python package reduced"

@@ -228,6 +228,8 @@ static void test_null_arguments(void **state) {
     assert_int_equal(tilec_parse(ctx, "f", NULL, 5, &p), TILEC_ERR_INVALID_ARG);
     assert_null(p);
     assert_string_equal(first_message(ctx), "tilec_parse: text is NULL with a length of 5 bytes");
+    assert_int_equal(tilec_parse(ctx, "f", NULL, 1, &p), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_parse: text is NULL with a length of 1 byte");
     tilec_diag_clear(ctx);
     assert_int_equal(tilec_verify(NULL, NULL), TILEC_ERR_INVALID_ARG);
     char *text;
@@ -321,6 +323,36 @@ static void test_sim_copies_stay_in_blocks(void **state) {
     assert_string_equal(first_message(ctx), "tilec_mem_upload: 200 bytes from byte 4000 of an allocation of 4096 bytes "
                                             "reach 104 bytes past its end; copy at most 96 bytes there; nothing was copied");
     assert_int_equal(tilec_mem_download(ctx, back, dev + 4095, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: 2 bytes from byte 4095 of an allocation of 4096 bytes "
+                                            "reach 1 byte past its end; copy at most 1 byte there; nothing was copied");
+    /* a size whose end passes the address space: past the block, not "in no block" (the
+     * end's sum wrapped, and the block was not found) */
+    assert_int_equal(tilec_mem_upload(ctx, dev, host, SIZE_MAX), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: 18446744073709551615 bytes from byte 0 of an allocation of "
+                                            "4096 bytes reach 18446744073709547519 bytes past its end; copy at most 4096 "
+                                            "bytes there; nothing was copied");
+    assert_int_equal(tilec_mem_download(ctx, back, dev + 4000, SIZE_MAX - 100), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: 18446744073709551515 bytes from byte 4000 of an allocation "
+                                            "of 4096 bytes reach 18446744073709551419 bytes past its end; copy at most 96 "
+                                            "bytes there; nothing was copied");
+    /* one byte is a byte */
+    unsigned char *one;
+    assert_int_equal(tilec_mem_alloc(ctx, 1, (void **)&one), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, one, host, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: 2 bytes from byte 0 of an allocation of 1 byte reach 1 byte "
+                                            "past its end; copy at most 1 byte there; nothing was copied");
+    assert_int_equal(tilec_mem_upload(ctx, dev - 1, host, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: the destination starts 1 byte before an allocation of 4096 "
+                                            "bytes; nothing was copied");
+    assert_int_equal(tilec_mem_upload(ctx, NULL, host, 1), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_upload: the destination is NULL, with 1 byte to copy");
+    assert_int_equal(tilec_mem_download(ctx, back, host, 1), TILEC_ERR_INVALID_ARG);
+    expect_message(ctx, " (1 byte) is not in memory this context allocated (tilec_mem_alloc), or it was freed; "
+                        "nothing was copied");
+    assert_int_equal(tilec_mem_download(ctx, one, dev, 2), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "tilec_mem_download: the host destination reaches 1 byte past the end of an "
+                                            "allocation of 1 byte; check its shape, strides and pointer");
+    assert_int_equal(tilec_mem_free(ctx, one), TILEC_OK);
     /* what fits is copied */
     assert_int_equal(tilec_mem_upload(ctx, dev, host, 4096), TILEC_OK);
     assert_int_equal(tilec_diag_count(ctx), 0);
@@ -386,10 +418,29 @@ static void test_close_frees_blocks(void **state) {
     }
 }
 
-/* A reduction whose view has more elements than the simulator's budget has steps cannot
- * finish (each element read is a step): refused at once, saying the work, the budget and
- * how to raise it. A broadcast of 2^40 elements used to run for minutes (138 s) before it
- * stopped at the budget. */
+/* The budget's message for a reduction refused up front: reads, variant, rate and floor
+ * come back through the pointers; false when the message is not that one. */
+static bool refused_up_front(tilec_ctx *ctx, unsigned long long budget, unsigned long long *reads,
+                             unsigned long long *rate, unsigned long long *floor) {
+    const char *m = first_message(ctx), *raise = "; raise the budget (tilec_set_sim_budget, TILEC_SIM_BUDGET=N in the "
+                                                 "environment, or --sim-budget N of tilec run and tilec reduce) or run a "
+                                                 "smaller program";
+    unsigned long long b = 0;
+    int end = 0;
+    if (sscanf(m, "simulating kernel 'tilec_reduce' takes more than %llu thread-steps, its budget: it reads %llu "
+                  "elements, and its loop IR (variant grid_rows) spends %llu thread-steps a read at least, %llu in all%n",
+               &b, reads, rate, floor, &end) != 4 || b != budget)
+        return false;
+    return strcmp(m + end, raise) == 0;
+}
+
+/* A reduction on the simulator that must take more thread-steps than the budget cannot
+ * finish: refused at once, saying the work, the budget and how to raise it. A broadcast of
+ * 2^40 elements used to run for minutes (138 s) before it stopped at the budget; the
+ * refusal then counted a step a read, while the loop IR spends 26 to 44 on each, so a
+ * broadcast of 2^34 ran 4 to 5 minutes at the default budget before it stopped, and one of
+ * 9x10^7 under a budget of 10^8 ran to the budget (the simulation stopped in CTA 3 of 125).
+ * The floor counts only steps a run cannot skip: a run within the budget is never refused. */
 static void test_budget_refused_up_front(void **state) {
     (void)state;
     tilec_ctx *ctx = sim_ctx();
@@ -399,19 +450,61 @@ static void test_budget_refused_up_front(void **state) {
     static const int64_t zero[2] = {0, 0};
     tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {1 << 20, 1 << 20}, .naxes = 2,
                            .axes = {0, 1}, .strides = zero};
+    unsigned long long reads, rate, floor;
     assert_int_equal(tilec_set_sim_budget(ctx, 1000000000), TILEC_OK);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_BUDGET);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     assert_true(t1.tv_sec - t0.tv_sec < 10);
-    assert_string_equal(first_message(ctx), "simulating kernel 'tilec_reduce' takes more than 1000000000 thread-steps, its "
-                        "budget: it reads 1099511627776 elements, a thread-step each at least; raise the budget "
-                        "(tilec_set_sim_budget, TILEC_SIM_BUDGET=N in the environment, or --sim-budget N of tilec run and "
-                        "tilec reduce) or run a smaller program");
-    /* a view within the budget runs: 2^16 broadcast elements of 1.5 */
+    if (!refused_up_front(ctx, 1000000000, &reads, &rate, &floor)) fail_msg("not refused up front: %s", first_message(ctx));
+    assert_true(reads == 1ull << 40);
+    assert_true(rate >= 10 && floor >= rate * reads / 2); /* a load, a bounds check and a fold a read at least */
+    /* 2^34 elements at the default budget (3x10^10), and 9x10^7 under 10^8: refused at once */
+    assert_int_equal(tilec_set_sim_budget(ctx, 0), TILEC_OK);
+    d.rank = 1, d.naxes = 1, d.shape[0] = 1ll << 34;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_BUDGET);
+    if (!refused_up_front(ctx, 30000000000ull, &reads, &rate, &floor)) fail_msg("not refused up front: %s", first_message(ctx));
+    assert_true(reads == 1ull << 34 && floor > 30000000000ull);
+    assert_int_equal(tilec_set_sim_budget(ctx, 100000000), TILEC_OK);
+    d.shape[0] = 90000000;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_BUDGET);
+    if (!refused_up_front(ctx, 100000000, &reads, &rate, &floor)) fail_msg("not refused up front: %s", first_message(ctx));
+    assert_true(reads == 90000000 && floor > 100000000);
+    /* A broadcast of 20000 elements: the fewest steps it finishes in (found by bisection,
+     * the run stopping at every budget below) is a budget it is not refused at, and runs to
+     * the end; twice the elements at that budget are refused up front. */
     float x = 1.5f, y = 0;
     assert_int_equal(tilec_mem_upload(ctx, in, &x, 4), TILEC_OK);
+    d.shape[0] = 20000;
+    uint64_t lo = 1, hi = 100000000; /* it stops at lo - 1 and finishes at hi */
+    assert_int_equal(tilec_set_sim_budget(ctx, hi), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        assert_int_equal(tilec_set_sim_budget(ctx, mid), TILEC_OK);
+        tilec_status st = tilec_reduce(ctx, &d, in, out);
+        if (st == TILEC_OK) hi = mid;
+        else {
+            assert_int_equal(st, TILEC_ERR_BUDGET);
+            lo = mid + 1;
+        }
+    }
+    assert_int_equal(tilec_set_sim_budget(ctx, hi), TILEC_OK);
+    y = 0;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, &y, out, 4), TILEC_OK);
+    assert_true(y == 30000.0f);
+    assert_int_equal(tilec_set_sim_budget(ctx, hi - 1), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_BUDGET); /* stopped in the run, or refused */
+    assert_int_equal(tilec_set_sim_budget(ctx, hi), TILEC_OK);
+    d.shape[0] = 40000;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_BUDGET);
+    if (!refused_up_front(ctx, hi, &reads, &rate, &floor)) fail_msg("not refused up front: %s", first_message(ctx));
+    assert_true(floor > hi);
+    /* a view within the budget runs: 2^16 broadcast elements of 1.5 */
+    assert_int_equal(tilec_set_sim_budget(ctx, 1000000000), TILEC_OK);
+    d.rank = 2, d.naxes = 2;
     d.shape[0] = d.shape[1] = 1 << 8;
     assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
     assert_int_equal(tilec_mem_download(ctx, &y, out, 4), TILEC_OK);

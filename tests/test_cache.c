@@ -547,6 +547,53 @@ static void test_directory_symlink(void **state) {
     cache_close(&c);
 }
 
+/* A path with a ".." component is not used: "LINK/x/.." resolved through the link to its
+ * target (the cache made x there and wrote its entries beside it), where the link itself
+ * is refused. Memory only, with a note that says why and what to give instead. */
+static void test_directory_dotdot(void **state) {
+    (void)state;
+    char real[600], link[600], given[700], made[700];
+    snprintf(real, sizeof real, "%s/real", dir);
+    snprintf(link, sizeof link, "%s/link", dir);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink(real, link), 0);
+    snprintf(made, sizeof made, "%s/x", real);
+    fake f = {"x", 0, NULL};
+    rt_cache c;
+    const char *forms[] = {"%s/x/..", "%s/x/../", "%s/x/../.", "%s/x/../x", "%s/../link", "%s//x//..//"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        snprintf(given, sizeof given, forms[i], link);
+        setenv("TILEC_CACHE_DIR", given, 1);
+        cache_open(&c);
+        if (c.mode != CACHE_OFF || !noted(&c, "has a '..' component", "memory only") ||
+            !noted(&c, "set TILEC_CACHE_DIR to the directory's path without '..'", NULL))
+            fail_msg("TILEC_CACHE_DIR=%s: mode %d, %d notes: %s", given, (int)c.mode, c.nnotes, c.nnotes ? c.notes[0] : "");
+        free(get(&c, "k", 1, &f));
+        cache_close(&c);
+        struct stat st;
+        if (stat(made, &st) == 0) fail_msg("TILEC_CACHE_DIR=%s made %s through the link", given, made);
+        assert_int_equal(count_files(real, ".tcb$"), 0);
+        assert_int_equal(count_files(dir, ".tcb$"), 0);
+    }
+    /* XDG_CACHE_HOME's path likewise, and its note names that variable */
+    unsetenv("TILEC_CACHE_DIR");
+    snprintf(given, sizeof given, "%s/x/..", link);
+    setenv("XDG_CACHE_HOME", given, 1);
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_OFF);
+    assert_true(noted(&c, "has a '..' component", "set XDG_CACHE_HOME to"));
+    cache_close(&c);
+    unsetenv("XDG_CACHE_HOME");
+    /* names that only begin with two dots are names: used */
+    snprintf(given, sizeof given, "%s/..x/...", real);
+    setenv("TILEC_CACHE_DIR", given, 1);
+    cache_open(&c);
+    assert_int_equal(c.mode, CACHE_RW);
+    free(get(&c, "k", 1, &f));
+    cache_close(&c);
+    assert_int_equal(count_files(given, ".tcb$"), 1);
+}
+
 /* An entry that others may write, or that belongs to someone else, is rejected and
  * rebuilt (rw) or just not loaded (ro). */
 static void test_untrusted_entries(void **state) {
@@ -1020,6 +1067,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_directory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_directory_symlink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directory_dotdot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_untrusted_entries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dir_is_a_file, setup, teardown),
         cmocka_unit_test(test_parse_u64),

@@ -34,7 +34,7 @@ tilec_status tilec_parse(tilec_ctx *ctx, const char *file, const char *text, siz
     ir_begin(ctx);
     if (!out) return BAD(ctx, "tilec_parse: out is NULL; pass where the program goes");
     *out = NULL;
-    if (!text && len) return BAD(ctx, "tilec_parse: text is NULL with a length of %zu bytes", len);
+    if (!text && len) return BAD(ctx, "tilec_parse: text is NULL with a length of %zu byte%s", len, len == 1 ? "" : "s");
     if (len > TILEC_MAX_SOURCE) {
         *out = NULL;
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s: %zu bytes of .tile text; tilec reads at most %u MiB",

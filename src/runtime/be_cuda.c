@@ -183,7 +183,7 @@ static tilec_status cuda_alloc(rt *r, size_t n, void **p) {
     CUresult res = d->mem_alloc(&ptr, n);
     leave(r);
     if (res) {
-        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "cuMemAlloc of %zu bytes failed: %s", n, why(d, res));
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "cuMemAlloc of %zu byte%s failed: %s", n, n == 1 ? "" : "s", why(d, res));
         return TILEC_ERR_NOMEM;
     }
     *p = (void *)(uintptr_t)ptr;

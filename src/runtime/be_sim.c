@@ -91,12 +91,14 @@ static tilec_status sim_release(rt *r, void *p) {
     return TILEC_ERR_INVALID_ARG;
 }
 
-/* The first block whose reserved bytes meet [lo, lo + n). */
+/* The first block whose reserved bytes meet [lo, lo + n); an end past the address space
+ * is its last address (lo + n used to wrap, and a block it ran past was not found). */
 static bool sim_extent(rt *r, uintptr_t lo, size_t n, uintptr_t *base, size_t *size) {
     const sim_dev *d = r->dev;
+    uintptr_t end = n > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + n;
     for (size_t i = 0; i < d->n; i++) {
         const sim_block *b = &d->blocks[i];
-        if (lo < b->base + b->reserved && b->base < lo + n) {
+        if (lo < b->base + b->reserved && b->base < end) {
             *base = b->base, *size = b->size;
             return true;
         }

@@ -6,7 +6,8 @@
  * place). Eviction removes files of these names only (sha256: 64 lowercase hex digits):
  * anything else in the directory, a user's notes.tcb included, is left alone. The
  * directory's path loses trailing slashes and "/." first, so that its last component is
- * the directory itself. It is opened once (O_DIRECTORY | O_NOFOLLOW) and checked with
+ * the directory itself; a path with a ".." component is not used (memory only: it would
+ * resolve through a symbolic link before it). It is opened once (O_DIRECTORY | O_NOFOLLOW) and checked with
  * fstat on that descriptor; every file after is opened with openat relative to it, with
  * O_NOFOLLOW, and checked with fstat on its own descriptor, so nothing is checked under
  * one name and used under another. Anything that is not a regular file of the user (or
@@ -164,6 +165,19 @@ static void normalise_dir(char *dir) {
     }
 }
 
+/* Whether a component of the path is "..": "/link/x/.." resolves through the symbolic
+ * link /link to its target's parent (and the cache's mkdir would create x there), which
+ * O_NOFOLLOW, looking at the last component only, would not see. */
+static bool has_dotdot(const char *dir) {
+    for (const char *p = dir; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.') return true;
+        p += n;
+        p += strspn(p, "/");
+    }
+    return false;
+}
+
 void cache_open(rt_cache *c) {
     memset(c, 0, sizeof *c);
     c->dirfd = -1;
@@ -186,6 +200,14 @@ void cache_open(rt_cache *c) {
         return;
     }
     normalise_dir(c->dir);
+    if (has_dotdot(c->dir)) {
+        const char *from = dir && *dir ? "TILEC_CACHE_DIR" : xdg && *xdg ? "XDG_CACHE_HOME" : "HOME";
+        note(c, "the kernel cache %.200s has a '..' component, which tilec does not follow (it would resolve through "
+             "any symbolic link before it): %s; set %s to the directory's path without '..' (realpath prints it)",
+             c->dir, memory_only, from);
+        c->mode = CACHE_OFF;
+        return;
+    }
     open_dir(c);
 }
 

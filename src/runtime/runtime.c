@@ -294,17 +294,31 @@ tilec_status rt_get(tilec_ctx *ctx, rt **out) {
     return TILEC_OK;
 }
 
+/* "s" unless n is 1: "%zu byte%s" */
+static const char *plural(size_t n) { return n == 1 ? "" : "s"; }
+
+/* Bytes [lo, lo + n) reach past base + size by this much (0: not past), without
+ * wrapping; SIZE_MAX where that is more than a size_t holds. */
+static size_t past_end(uintptr_t lo, size_t n, uintptr_t base, size_t size) {
+    uintptr_t end = base + size; /* a block's end is an address */
+    if (lo >= end) return n > SIZE_MAX - (size_t)(lo - end) ? SIZE_MAX : (size_t)(lo - end) + n;
+    size_t room = (size_t)(end - lo);
+    return n > room ? n - room : 0;
+}
+
 tilec_status rt_within(rt *r, const char *what, uintptr_t lo, size_t n) {
     uintptr_t base;
     size_t size;
     if (!n || !r->be->extent || !r->be->extent(r, lo, n, &base, &size)) return TILEC_OK;
-    size_t before = lo < base ? (size_t)(base - lo) : 0, past = lo + n > base + size ? (size_t)(lo + n - base - size) : 0;
+    size_t before = lo < base ? (size_t)(base - lo) : 0, past = past_end(lo, n, base, size);
     if (before && past)
-        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s reaches %zu bytes before the start and %zu past the end of an "
-                    "allocation of %zu bytes; check its shape, strides and pointer", what, before, past, size);
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s reaches %zu byte%s before the start and %zu past the end of an "
+                    "allocation of %zu byte%s; check its shape, strides and pointer", what, before, plural(before), past,
+                    size, plural(size));
     else if (before || past)
-        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s reaches %zu bytes %s of an allocation of %zu bytes; check its "
-                    "shape, strides and pointer", what, before ? before : past, before ? "before the start" : "past the end", size);
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s reaches %zu byte%s %s of an allocation of %zu byte%s; check its "
+                    "shape, strides and pointer", what, before ? before : past, plural(before ? before : past),
+                    before ? "before the start" : "past the end", size, plural(size));
     return before || past ? TILEC_ERR_INVALID_ARG : TILEC_OK;
 }
 
@@ -318,16 +332,16 @@ static tilec_status rt_inside(rt *r, const char *call, const char *what, uintptr
     size_t size;
     if (!n || !r->be->extent) return TILEC_OK;
     if (!r->be->extent(r, lo, n, &base, &size))
-        return rt_bad(r->ctx, "%s: the %s %p (%zu bytes) is not in memory this context allocated (tilec_mem_alloc), or "
-                      "it was freed; nothing was copied", call, what, (void *)lo, n);
+        return rt_bad(r->ctx, "%s: the %s %p (%zu byte%s) is not in memory this context allocated (tilec_mem_alloc), or "
+                      "it was freed; nothing was copied", call, what, (void *)lo, n, plural(n));
     if (lo < base)
-        return rt_bad(r->ctx, "%s: the %s starts %zu bytes before an allocation of %zu bytes; nothing was copied", call,
-                      what, (size_t)(base - lo), size);
-    size_t at = (size_t)(lo - base);
-    if (at > size || n > size - at)
-        return rt_bad(r->ctx, "%s: %zu bytes from byte %zu of an allocation of %zu bytes reach %zu bytes past its end; "
-                      "copy at most %zu bytes there; nothing was copied", call, n, at, size, at + n - size,
-                      at < size ? size - at : 0);
+        return rt_bad(r->ctx, "%s: the %s starts %zu byte%s before an allocation of %zu byte%s; nothing was copied", call,
+                      what, (size_t)(base - lo), plural((size_t)(base - lo)), size, plural(size));
+    size_t at = (size_t)(lo - base), past = past_end(lo, n, base, size), room = at < size ? size - at : 0;
+    if (past)
+        return rt_bad(r->ctx, "%s: %zu byte%s from byte %zu of an allocation of %zu byte%s reach %zu byte%s past its end; "
+                      "copy at most %zu byte%s there; nothing was copied", call, n, plural(n), at, size, plural(size),
+                      past, plural(past), room, plural(room));
     return TILEC_OK;
 }
 
@@ -338,7 +352,8 @@ static tilec_status copy(tilec_ctx *ctx, const char *call, void *dst, const void
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
     if (bytes && (!dst || !src))
-        return rt_bad(ctx, "%s: the %s is NULL, with %zu bytes to copy", call, !dst ? "destination" : "source", bytes);
+        return rt_bad(ctx, "%s: the %s is NULL, with %zu byte%s to copy", call, !dst ? "destination" : "source", bytes,
+                      plural(bytes));
     rt *r;
     tilec_status st = rt_get(ctx, &r);
     if (st != TILEC_OK || !bytes) return st;

@@ -751,11 +751,24 @@ static void mib(char *buf, size_t n, uint64_t bytes) {
     else snprintf(buf, n, "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
 }
 
+/* The thread-steps of starting one CTA: one per thread and per shared and local element
+ * it clears. */
+static uint64_t cta_start_cost(const lp_kernel *k) {
+    uint64_t local_elems = 0, shared_elems = 0, cost = 0;
+    for (int i = 0; i < k->nbufs; i++) {
+        if (k->bufs[i]->space == TILEC_SPACE_SHARED) add_mul(&shared_elems, (uint64_t)k->bufs[i]->elems, 1);
+        else if (k->bufs[i]->space != TILEC_SPACE_GLOBAL) add_mul(&local_elems, (uint64_t)k->bufs[i]->elems, 1);
+    }
+    add_mul(&cost, (uint64_t)k->threads, local_elems < UINT64_MAX ? 1 + local_elems : UINT64_MAX);
+    add_mul(&cost, shared_elems, 1);
+    return cost;
+}
+
 /* Adds up what a run allocates, and what starting each CTA costs in steps; false with a
  * diagnostic at the kernel when the memory is above TILEC_SIM_MAX_MEMORY or starting the
  * grid's CTAs alone is above the budget. */
 static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget, uint64_t *cta_cost) {
-    uint64_t shared = 0, local = 0, local_elems = 0, scratch = 0, threads = (uint64_t)k->threads, shared_elems = 0;
+    uint64_t shared = 0, local = 0, local_elems = 0, scratch = 0, threads = (uint64_t)k->threads;
     for (int i = 0; i < k->nbufs; i++) {
         const lp_buf *b = k->bufs[i];
         uint64_t elems = (uint64_t)b->elems, bytes = 0;
@@ -765,7 +778,6 @@ static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget,
         } else if (b->space == TILEC_SPACE_SHARED) {
             add_mul(&shared, bytes, 1);
             add_mul(&shared, elems, sizeof(shadow));
-            add_mul(&shared_elems, elems, 1);
         } else {
             add_mul(&local, bytes < UINT64_MAX - 7 ? (bytes + 7) & ~(uint64_t)7 : UINT64_MAX, 1);
             add_mul(&local_elems, elems, 1);
@@ -793,9 +805,7 @@ static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget,
                     (size_t)TILEC_SIM_MAX_MEMORY >> 20);
         return false;
     }
-    *cta_cost = 0;
-    add_mul(cta_cost, threads, 1 + local_elems);
-    add_mul(cta_cost, shared_elems, 1);
+    *cta_cost = cta_start_cost(k);
     uint64_t need = 0;
     add_mul(&need, (uint64_t)k->grid, *cta_cost);
     if (need > budget) {
@@ -807,6 +817,125 @@ static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget,
                     k->grid == 1 ? "" : "s", k->threads, k->threads == 1 ? "" : "s", (unsigned long long)need);
         return false;
     }
+    return true;
+}
+
+/* ---- a floor of the work ------------------------------------------------------------------- */
+
+/* A lower bound of a complete run's thread-steps when it must load `reads` elements of one
+ * buffer, from its loop IR and the costs run_warp charges (cost_of). For a rate r, a lane
+ * that runs a block along some path spends its instructions' costs and loads some elements;
+ * floor_of(block, r) is the least, over the block's paths, of (steps - r x loads), counting
+ * only instructions every lane on the path executes: an IF's condition and the branch taken
+ * (its ELSE and ENDIF, a step each, are left out), a FOR's start and its first TEST. A
+ * loop's every iteration (TEST, body, STEP) must spend at least r a load, or r is too high
+ * (infeasible: a lane could load without bound for less); then a lane that runs the kernel
+ * once spends at least r x its loads + floor_of(body, r), and a run of G CTAs of T threads
+ * at least G x (starting a CTA) + r x reads + G x T x floor_of(body, r). That is concave in
+ * r (a minimum of lines, plus a line), and the best r is searched for. */
+__extension__ typedef __int128 wide;
+
+typedef struct floor_walk {
+    const lp_buf *in;
+    int64_t r;
+    bool infeasible;
+    int64_t loads; /* loads of `in` seen */
+} floor_walk;
+
+static int64_t loads_of(floor_walk *f, const lp_expr *e) {
+    if (!e) return 0;
+    int64_t n = e->kind == LX_LOAD && e->buf == f->in;
+    n += loads_of(f, e->a) + loads_of(f, e->b) + loads_of(f, e->c);
+    f->loads += e->kind == LX_LOAD && e->buf == f->in;
+    return n;
+}
+
+/* steps - r x loads of one instruction */
+static wide net(floor_walk *f, ins_kind kind, const lp_stmt *st, int64_t loads) {
+    return (wide)cost_of(kind, st) - (wide)f->r * loads;
+}
+
+static wide floor_of(floor_walk *f, const lp_block *b) {
+    wide sum = 0;
+    for (int i = 0; i < b->n && !f->infeasible; i++) {
+        const lp_stmt *st = b->items[i];
+        switch (st->kind) {
+        case LS_OP: break;
+        case LS_ASSIGN: sum += net(f, SI_ASSIGN, st, loads_of(f, st->a)); break;
+        case LS_STORE: sum += net(f, SI_STORE, st, loads_of(f, st->a) + loads_of(f, st->b)); break;
+        case LS_ATOMIC_ADD: {
+            int64_t own = st->buf == f->in;
+            f->loads += own;
+            sum += net(f, SI_ATOMIC, st, own + loads_of(f, st->a) + loads_of(f, st->b));
+            break;
+        }
+        case LS_VLOAD: {
+            int64_t own = st->buf == f->in ? st->vec : 0;
+            f->loads += own;
+            sum += net(f, SI_VLOAD, st, own + loads_of(f, st->a));
+            break;
+        }
+        case LS_VSTORE: sum += net(f, SI_VSTORE, st, loads_of(f, st->a)); break;
+        case LS_SHFL: sum += net(f, SI_SHFL, st, 0); break;
+        case LS_BARRIER: sum += net(f, SI_BARRIER, st, 0); break;
+        case LS_FENCE: sum += net(f, SI_FENCE, st, 0); break;
+        case LS_IF: {
+            sum += net(f, SI_IF, st, loads_of(f, st->a));
+            wide yes = floor_of(f, &st->body), no = floor_of(f, &st->orelse);
+            sum += yes < no ? yes : no;
+            break;
+        }
+        case LS_FOR: {
+            wide test = net(f, SI_TEST, st, loads_of(f, st->b));
+            wide iteration = test + floor_of(f, &st->body) + net(f, SI_STEP, st, loads_of(f, st->step));
+            if (iteration < 0) f->infeasible = true;
+            sum += net(f, SI_FOR, st, loads_of(f, st->a)) + test; /* no iteration: the least */
+            break;
+        }
+        }
+    }
+    return sum;
+}
+
+enum { RATE_MAX = 1 << 20 };
+
+/* The floor at rate r; false when r is infeasible. */
+static bool floor_at(const lp_kernel *k, const lp_buf *in, uint64_t reads, int64_t r, wide *out, int64_t *loads) {
+    floor_walk f = {.in = in, .r = r};
+    wide lane = floor_of(&f, &k->body);
+    if (loads) *loads = f.loads;
+    if (f.infeasible) return false;
+    *out = (wide)k->grid * (wide)cta_start_cost(k) + (wide)r * (wide)reads + (wide)k->grid * k->threads * lane;
+    return true;
+}
+
+bool sim_work_floor(const lp_kernel *k, int param, uint64_t reads, uint64_t *at_least, uint64_t *rate) {
+    const lp_buf *in = NULL;
+    for (int i = 0; i < k->nbufs && !in; i++)
+        if (k->bufs[i]->param == param && k->bufs[i]->space == TILEC_SPACE_GLOBAL) in = k->bufs[i];
+    wide w;
+    int64_t loads = 0;
+    /* no load of the buffer: nothing to count by (and no rate is too high) */
+    if (!in || !floor_at(k, in, reads, 1, &w, &loads) || loads == 0) return false;
+    int64_t lo = 1, hi = RATE_MAX; /* the highest feasible rate: lo feasible, above hi not */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo + 1) / 2;
+        if (floor_at(k, in, reads, mid, &w, NULL)) lo = mid;
+        else hi = mid - 1;
+    }
+    /* the best rate in [1, lo]: the first whose next does not raise the floor (concave) */
+    int64_t a = 1, b = lo;
+    while (a < b) {
+        int64_t mid = a + (b - a) / 2;
+        wide here = 0, next = 0;
+        floor_at(k, in, reads, mid, &here, NULL);
+        floor_at(k, in, reads, mid + 1, &next, NULL);
+        if (next > here) a = mid + 1;
+        else b = mid;
+    }
+    floor_at(k, in, reads, a, &w, NULL);
+    *rate = (uint64_t)a;
+    *at_least = w <= 0 ? 0 : w >= (wide)UINT64_MAX ? UINT64_MAX : (uint64_t)w;
     return true;
 }
 

@@ -20,6 +20,13 @@ tilec_status sim_run(tilec_program *p, const lp_kernel *k, void *const *args);
  * next launch a wrong answer here as on a GPU. scratch NULL: sim_run. */
 tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *args, void *const *scratch);
 
+/* A lower bound of the thread-steps a complete run of k takes (the count its budget is
+ * held to), given that it loads at least `reads` elements of its global parameter `param`
+ * (a reduction's input: every element of its view): from its loop IR, the least each load
+ * costs in the loops that make it, and what a lane spends outside them. *rate: the steps an
+ * element the bound counts. False when k loads nothing of `param` (no bound). */
+bool sim_work_floor(const lp_kernel *k, int param, uint64_t reads, uint64_t *at_least, uint64_t *rate);
+
 /* The work budget of a run in ctx, in thread-steps: the context's (tilec_set_sim_budget),
  * else TILEC_SIM_BUDGET from the environment, else the default. False, with a diagnostic,
  * when the environment's value is not a count. */
