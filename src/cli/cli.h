@@ -100,9 +100,24 @@ extern bool stdout_reported;
  * standard error; a failure of standard output is kept for main's final check. */
 void flush_output(FILE *f);
 
-/* True when paths a and b are one string, or name one existing file (the same device and
- * inode: through a symlink or a hard link too). */
-bool same_file_path(const char *a, const char *b);
+/* True when writing OUT would replace the content of the file OTHER names: OUT is OTHER's
+ * name, or one existing file with it (the same device and inode: through a symlink or a
+ * hard link too), and it is a regular file or does not exist yet. "-" (standard input or
+ * output) is never such a file, nor is a device, a FIFO, or the file standard output or
+ * error has open: those take one write after another and are never replaced. */
+bool overwrites(const char *out, const char *other);
+
+/* A file a command names: its option ("--out", "-o", "FILE"), the parameter for run's
+ * "--out NAME=PATH" (else NULL), and the path. */
+typedef struct named_file {
+    const char *opt, *name, *path;
+} named_file;
+
+/* The one check of what a command will write, made before anything is read or written:
+ * no output may overwrite an input (what was read would be lost: "write the output
+ * elsewhere"), nor another output (the second write would replace the first), by
+ * overwrites(). EXIT_OK, or EXIT_USAGE with a message that names both. */
+int check_outputs(const char *cmd, const named_file *outs, int nout, const named_file *ins, int nin);
 
 /* True when PATH is "-" or the file standard output has open (/dev/stdout, `> FILE`):
  * raw bytes go there, so the command's report goes to standard error instead. */

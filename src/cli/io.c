@@ -18,6 +18,11 @@
  * the file the shell opened. "-" is standard output. write_tensor is write_output with
  * a .npy header before the data when the name ends in ".npy" (one write, no copy).
  *
+ * check_outputs is the one check, before a command reads anything, that none of its
+ * outputs is one of its inputs or another output (overwrites: by name, or device and
+ * inode): a regular file is replaced by the write, so what was read, or written first,
+ * would be lost.
+ *
  * A .npy input is read by npy_open (the preamble and the header it announces, at most
  * NPY_MAX_HEADER bytes, and nothing more until its dtype and shape are checked) and
  * npy_read_data (exactly the declared data, and one byte to see that the file ends).
@@ -386,10 +391,80 @@ int write_tensor(const char *path, tilec_dtype dt, const int64_t *shape, int ran
     return write_bytes(path, &b);
 }
 
-bool same_file_path(const char *a, const char *b) {
-    if (strcmp(a, b) == 0) return true;
-    struct stat sa, sb; /* stat follows symlinks: a link to the file is the file */
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+/* The absolute name PATH stands for, whether or not it exists: realpath's, or for a name
+ * not there yet, its directory's real name and its last name, where a symlink to nothing
+ * (which the first write would create) is followed to the name it leads to. malloc'd;
+ * NULL when it cannot be told (a directory that does not exist, a loop). */
+static char *canonical_name(const char *path, int depth) {
+    char *real = realpath(path, NULL);
+    if (real || errno != ENOENT || depth > 40) return real;
+    const char *slash = strrchr(path, '/');
+    struct stat st;
+    char link[PATH_MAX];
+    ssize_t n;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (n = readlink(path, link, sizeof link - 1)) > 0) {
+        link[n] = '\0'; /* a relative link is relative to the directory that holds it */
+        size_t dir_len = link[0] == '/' || !slash ? 0 : (size_t)(slash - path) + 1;
+        char *next = malloc(dir_len + (size_t)n + 1);
+        if (!next) return NULL;
+        memcpy(next, path, dir_len);
+        memcpy(next + dir_len, link, (size_t)n + 1);
+        char *r = canonical_name(next, depth + 1);
+        free(next);
+        return r;
+    }
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    char *dir_real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!dir_real) return NULL;
+    size_t len = strlen(dir_real);
+    char *out = malloc(len + strlen(base) + 2);
+    if (out) sprintf(out, "%s%s%s", dir_real, len && dir_real[len - 1] == '/' ? "" : "/", base);
+    free(dir_real);
+    return out;
+}
+
+bool overwrites(const char *out, const char *other) {
+    if (strcmp(out, "-") == 0 || strcmp(other, "-") == 0) return false;
+    struct stat so, sx; /* stat follows symlinks: a link to the file is the file */
+    bool exists = stat(out, &so) == 0;
+    /* written in turn, as write_bytes does, never replaced */
+    if (exists && (!S_ISREG(so.st_mode) || same_file(STDOUT_FILENO, &so) || same_file(STDERR_FILENO, &so))) return false;
+    if (strcmp(out, other) == 0) return true;
+    if (exists) return stat(other, &sx) == 0 && so.st_dev == sx.st_dev && so.st_ino == sx.st_ino;
+    /* not there yet (two outputs): one name once resolved ("./s.bin", a symlink to it) */
+    char *a = canonical_name(out, 0), *b = a ? canonical_name(other, 0) : NULL;
+    bool same = a && b && strcmp(a, b) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
+/* "--out B='v.tile'", "FILE 'v.tile'" into buf, for check_outputs' messages */
+static const char *file_text(const named_file *f, char *buf, size_t n) {
+    if (f->name) snprintf(buf, n, "%s %s='%s'", f->opt, f->name, f->path);
+    else snprintf(buf, n, "%s '%s'", f->opt, f->path);
+    return buf;
+}
+
+int check_outputs(const char *cmd, const named_file *outs, int nout, const named_file *ins, int nin) {
+    char a[PATH_MAX + 160], b[PATH_MAX + 160];
+    for (int i = 0; i < nout; i++) {
+        for (int j = 0; j < nin; j++)
+            if (ins[j].path && overwrites(outs[i].path, ins[j].path)) {
+                fprintf(stderr, "tilec %s: %s would overwrite the input %s (the same file), which is read first; write "
+                                "the output elsewhere\n", cmd, file_text(&outs[i], a, sizeof a), file_text(&ins[j], b, sizeof b));
+                return EXIT_USAGE;
+            }
+        for (int j = 0; j < i; j++)
+            if (overwrites(outs[i].path, outs[j].path)) {
+                fprintf(stderr, "tilec %s: %s and %s are the same file: the second write would replace the first; give "
+                                "each output its own file\n", cmd, file_text(&outs[j], a, sizeof a), file_text(&outs[i], b, sizeof b));
+                return EXIT_USAGE;
+            }
+    }
+    return EXIT_OK;
 }
 
 bool writes_stdout(const char *path) {
