@@ -997,5 +997,42 @@ expect "reduce --out F --out2 G" 0 "$tilec" "${red[@]}" --op argmax --in "$tmp/o
 le32 3 6 >"$tmp/ow/want.bin"
 same "writes the values" "$tmp/ow/s.bin" "$tmp/ow/want.bin"
 
+# binary output is never written to a terminal, by whatever name: the destination itself is
+# asked (/dev/tty, not only standard output); util-linux `script` runs the command on a
+# pseudo-terminal whose bytes it copies to its standard output
+if command -v script >/dev/null && script -qec true /dev/null </dev/null >/dev/null 2>&1; then
+    in_script() { # NAME WANT_RC CMD... : CMD on a pseudo-terminal, everything it shows in $tmp/tty
+        local name=$1 want=$2 line
+        shift 2
+        line=$(printf '%q ' "$@")
+        script -qec "$line" /dev/null </dev/null >"$tmp/tty" 2>&1
+        local rc=$?
+        if [ "$rc" -eq "$want" ]; then pass=$((pass + 1)); else
+            fail=$((fail + 1)); echo "FAIL: $name: exit $rc, wanted $want"; sed 's/^/  | /' "$tmp/tty" | head -5; fi
+    }
+    no_binary() { # NAME : no NUL byte reached the terminal
+        if [ "$(tr -dc '\000' <"$tmp/tty" | wc -c)" -eq 0 ]; then pass=$((pass + 1)); else
+            fail=$((fail + 1)); echo "FAIL: $1: raw bytes reached the terminal:"; od -c "$tmp/tty" | head -5; fi
+    }
+    in_script "reduce --out /dev/tty" 2 "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out /dev/tty
+    has "is refused" "$tmp/tty" "tilec reduce: will not write --out's raw tensor bytes to a terminal"
+    no_binary "reduce --out /dev/tty"
+    in_script "reduce --out2 /dev/tty" 2 "$tilec" "${red[@]}" --op argmax --in "$tmp/ow/x6.bin" --out2 /dev/tty
+    no_binary "reduce --out2 /dev/tty"
+    in_script "run --out B=/dev/tty" 2 "$tilec" run "$rs" --backend sim --in A="$tmp/a.bin" --out B=/dev/tty
+    has "is refused" "$tmp/tty" "tilec run: will not write --out B's raw bytes to a terminal"
+    no_binary "run --out B=/dev/tty"
+    in_script "compile -o /dev/tty" 2 "$tilec" compile "$rs" --target cuda --arch sm_90 -o /dev/tty
+    has "is refused" "$tmp/tty" "tilec compile: will not write a CUBIN (binary) to a terminal"
+    ln -s /dev/tty "$tmp/ow/tty-link"
+    in_script "reduce --out a symlink to /dev/tty" 2 "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out "$tmp/ow/tty-link"
+    no_binary "reduce --out a symlink to /dev/tty"
+    in_script "emit -o /dev/tty (text)" 0 "$tilec" emit "$rs" --target cuda -o /dev/tty
+    has "is written" "$tmp/tty" "__global__"
+    in_script "reduce --out /dev/null on a terminal" 0 "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out /dev/null
+else
+    echo "skipped: no util-linux script here to give a pseudo-terminal, so --out /dev/tty is not tried"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -90,8 +90,10 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
 /* Writes len bytes to PATH ("-": standard output) safely: a regular file (or the file a
  * symlink leads to) is replaced atomically through a temporary beside it created with
  * O_EXCL | O_NOFOLLOW, keeping its mode; a FIFO, a device or the file standard output or
- * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
-int write_output(const char *path, const void *data, size_t len);
+ * error has open is written directly. Binary bytes (a CUBIN, a tensor) are never written
+ * to a terminal: the descriptor opened is asked (isatty) before any byte goes to it, and
+ * a terminal is EXIT_USAGE with a message. EXIT_OK, or EXIT_BAD_INPUT with a message. */
+int write_output(const char *path, const void *data, size_t len, bool binary);
 
 /* Set when write_output has reported a failed write of standard output, so that main's
  * final check of standard output (main.c) does not report it again. */
@@ -123,8 +125,10 @@ int check_outputs(const char *cmd, const named_file *outs, int nout, const named
  * raw bytes go there, so the command's report goes to standard error instead. */
 bool writes_stdout(const char *path);
 
-/* True when writing PATH ("-" or the file standard output has open) would put bytes on
- * a terminal: binary output (a CUBIN, a tensor) is refused there. */
+/* True when writing PATH would put bytes on a terminal: "-" or the file standard output
+ * has open when that is one, or a character device that is one (/dev/tty, opened to ask).
+ * The commands ask before they work, to stop early; write_output asks the descriptor it
+ * writes, which is the guarantee. */
 bool writes_terminal(const char *path);
 
 /* ---- .npy files (npy.c; read and written through io.c) ----------------------------------

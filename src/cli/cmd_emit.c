@@ -85,7 +85,7 @@ static int run(int argc, char **argv, bool compile) {
             rc = exit_for(st);
         } else {
             print_warnings(ctx);
-            rc = write_output(out ? out : path ? path : "-", data, n);
+            rc = write_output(out ? out : path ? path : "-", data, n, compile);
         }
         tilec_free(data);
     }

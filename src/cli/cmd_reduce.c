@@ -339,8 +339,8 @@ int cmd_reduce(int argc, char **argv) {
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes)) || (two && (st = tilec_mem_download(ctx, h_out2, d_out2, out2_bytes))))
         goto failed;
     tilec_dtype out2_dt = d.index_i32 ? TILEC_I32 : tilec_op_second_dtype(d.op, out_dt);
-    if (o.out && write_tensor(o.out, out_dt, kept, nkept, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
-    if (o.out2 && write_tensor(o.out2, out2_dt, kept, nkept, h_out2, out2_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    if (o.out && (rc = write_tensor(o.out, out_dt, kept, nkept, h_out, out_bytes)) != EXIT_OK) goto done;
+    if (o.out2 && (rc = write_tensor(o.out2, out2_dt, kept, nkept, h_out2, out2_bytes)) != EXIT_OK) goto done;
     if (o.check) {
         tilec_check_result r;
         tilec_reduce_desc host = d; /* the indices as downloaded */

@@ -215,8 +215,8 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 outs[j].used = true;
                 int64_t shape[TILEC_MAX_RANK];
                 for (int d = 0; d < tilec_buffer_rank(b); d++) shape[d] = tilec_buffer_extent(b, d);
-                if (write_tensor(outs[j].path, tilec_buffer_dtype(b), shape, tilec_buffer_rank(b), args[i], bytes[i]) != EXIT_OK)
-                    rc = EXIT_BAD_INPUT;
+                int w = write_tensor(outs[j].path, tilec_buffer_dtype(b), shape, tilec_buffer_rank(b), args[i], bytes[i]);
+                if (w != EXIT_OK) rc = w;
             }
     }
     if (rc == EXIT_OK && check) {

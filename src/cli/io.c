@@ -185,7 +185,17 @@ typedef struct out_bytes {
     size_t head_len;
     const void *data;
     size_t len;
+    bool binary; /* a CUBIN, a tensor: never to a terminal */
 } out_bytes;
+
+/* Refuses binary bytes for descriptor fd, which PATH opened, when it is a terminal: the
+ * check of the destination itself, whatever name led there (-, /dev/tty, /dev/pts/N). */
+static bool refuse_terminal(int fd, const char *path, const out_bytes *b) {
+    if (!b->binary || !isatty(fd)) return false;
+    fprintf(stderr, "tilec: will not write binary output to '%s', a terminal; write it to a file, or redirect standard "
+                    "output (> FILE) and write '-'\n", path);
+    return true;
+}
 
 static bool write_piece(int fd, const void *data, size_t len) {
     const char *p = data;
@@ -204,6 +214,7 @@ static bool write_all(int fd, const out_bytes *b) {
 }
 
 static int write_stream(FILE *f, const char *path, const out_bytes *b) {
+    if (refuse_terminal(fileno(f), path, b)) return EXIT_USAGE;
     if (fflush(f) == 0 && fwrite(b->head, 1, b->head_len, f) == b->head_len && fwrite(b->data, 1, b->len, f) == b->len &&
         fflush(f) == 0)
         return EXIT_OK;
@@ -236,6 +247,10 @@ static void random_suffix(char out[17]) {
 /* Writes a non-regular file (FIFO, device) in place: no temporary, no truncation. */
 static int write_special(const char *path, const out_bytes *b) {
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0 && refuse_terminal(fd, path, b)) {
+        close(fd);
+        return EXIT_USAGE;
+    }
     bool ok = fd >= 0 && write_all(fd, b);
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
@@ -375,14 +390,14 @@ static int write_bytes(const char *path, const out_bytes *b) {
     return rc;
 }
 
-int write_output(const char *path, const void *data, size_t len) {
-    out_bytes b = {"", 0, data, len};
+int write_output(const char *path, const void *data, size_t len, bool binary) {
+    out_bytes b = {"", 0, data, len, binary};
     return write_bytes(path, &b);
 }
 
 int write_tensor(const char *path, tilec_dtype dt, const int64_t *shape, int rank, const void *data, size_t len) {
     char head[NPY_HEADER_ROOM];
-    out_bytes b = {"", 0, data, len};
+    out_bytes b = {"", 0, data, len, true};
     if (is_npy_path(path) && !(b.head_len = npy_format_header(head, sizeof head, dt, shape, rank))) {
         fprintf(stderr, "tilec: cannot write '%s': the .npy header does not fit\n", path); /* cannot happen: rank <= 8 */
         return EXIT_BAD_INPUT;
@@ -474,10 +489,14 @@ bool writes_stdout(const char *path) {
 }
 
 bool writes_terminal(const char *path) {
-    if (!isatty(STDOUT_FILENO)) return false;
-    if (strcmp(path, "-") == 0) return true;
-    struct stat st; /* -o /dev/stdout, or the terminal's own name */
-    return stat(path, &st) == 0 && same_file(STDOUT_FILENO, &st);
+    if (strcmp(path, "-") == 0) return isatty(STDOUT_FILENO);
+    struct stat st; /* only a character device can be a terminal: /dev/stdout, /dev/tty, /dev/pts/N */
+    if (stat(path, &st) != 0 || !S_ISCHR(st.st_mode)) return false;
+    if (same_file(STDOUT_FILENO, &st)) return isatty(STDOUT_FILENO);
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC); /* asked, as write_special will ask it */
+    bool tty = fd >= 0 && isatty(fd);
+    if (fd >= 0) close(fd);
+    return tty;
 }
 
 const char *size_text(int64_t size, size_t limit, char *buf, size_t n) {

@@ -184,7 +184,7 @@ static int fmt_one(tilec_ctx *ctx, const char *file, const char *out, bool in_pl
     } else if (in_place && n == len && memcmp(text, orig, n) == 0) {
         rc = EXIT_OK; /* already canonical: the file is left as it is */
     } else {
-        rc = write_output(in_place ? file : out ? out : "-", text, n);
+        rc = write_output(in_place ? file : out ? out : "-", text, n, false);
     }
     tilec_free(text);
     tilec_program_free(prog);
@@ -329,8 +329,8 @@ static const command commands[] = {
      "  --target=cuda|hip  the target (required)\n"
      "  --arch=A        sm_XX for cuda, gfxNNN for hip (required)\n"
      "  --warp-size=32|64  64 asks for wave64 on HIP\n"
-     "  -o OUT          write to OUT (\"-\": standard output, not a terminal) instead of\n"
-     "                  FILE.cubin or FILE.co\n",
+     "  -o OUT          write to OUT (\"-\": standard output) instead of FILE.cubin or\n"
+     "                  FILE.co; never a terminal (-, /dev/tty)\n",
      cmd_compile},
     {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
      "Usage: tilec reduce --op=OP --dtype=D --shape=AxB... [OPTIONS]\n"
