@@ -1034,5 +1034,12 @@ else
     echo "skipped: no util-linux script here to give a pseudo-terminal, so --out /dev/tty is not tried"
 fi
 
+# a write of standard output that fails part way (a help or a table longer than stdio's
+# buffer) says why, as every other path does, not only that a write failed
+for cmd in check fmt explain run emit compile reduce; do full "$cmd --help" "$tilec" "$cmd" --help; done
+cat "$root"/examples/*.tile >"$tmp/ow/all.tile"
+full "explain --verbose of every example (7 KB)" "$tilec" explain "$tmp/ow/all.tile" --verbose
+full "reduce --explain" "$tilec" reduce --op argmax --dtype f32 --shape 8x1000 --backend sim --explain --repeat 0
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -101,6 +101,11 @@ extern bool stdout_reported;
 /* fflush(f), for a line the user should see before a long step or before diagnostics on
  * standard error; a failure of standard output is kept for main's final check. */
 void flush_output(FILE *f);
+/* fprintf for everything the commands print as their result (help, explain's text, run's
+ * and reduce's report): when a write of standard output fails, here or in a flush it
+ * causes, its errno is kept for main's final check, which says why ("No space left on
+ * device"), whatever stdio does with the buffer afterwards. */
+int out_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* True when writing OUT would replace the content of the file OTHER names: OUT is OTHER's
  * name, or one existing file with it (the same device and inode: through a symlink or a

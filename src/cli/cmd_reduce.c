@@ -315,12 +315,12 @@ int cmd_reduce(int argc, char **argv) {
     char *plan = NULL;
     if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
     print_warnings(ctx); /* the plan is compiled here: TILEC_DUMP_SOURCE's */
-    if (o.explain) fputs(plan, report);
+    if (o.explain) out_printf(report, "%s", plan);
     else { /* the short form: backend, view and variant lines */
         for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
             if (!strncmp(line, "backend", 7) || !strncmp(line, "view", 4) || !strncmp(line, "variant", 7) ||
                 !strncmp(line, "the output", 10) || !strncmp(line, "a reduced", 9))
-                fprintf(report, "%s\n", line);
+                out_printf(report, "%s\n", line);
     }
     tilec_free(plan);
     /* the first call is the one --out writes and --check compares; the timed ones
@@ -346,16 +346,16 @@ int cmd_reduce(int argc, char **argv) {
         tilec_reduce_desc host = d; /* the indices as downloaded */
         host.out2 = two ? h_out2 : NULL;
         if ((st = tilec_reduce_check(ctx, &host, h_in + (size_t)origin * es, h_before, h_out, &r))) goto failed;
-        if (r.exact) fprintf(report, "check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
-        else fprintf(report, "check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
+        if (r.exact) out_printf(report, "check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
+        else out_printf(report, "check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
         if (!r.ok) {
-            fprintf(report, "  %" PRId64 " elements of %s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches,
+            out_printf(report, "  %" PRId64 " elements of %s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches,
                    r.param && !strcmp(r.param, "out2") ? "the indices" : "the output", r.first_bad, r.got, r.want);
             rc = EXIT_BAD_INPUT;
         }
     }
     if (repeat == 0) {
-        fprintf(report, "first call %.3f ms (planning and compiling included)\n", first * 1e3);
+        out_printf(report, "first call %.3f ms (planning and compiling included)\n", first * 1e3);
         goto done;
     }
     t0 = now_s();
@@ -363,7 +363,7 @@ int cmd_reduce(int argc, char **argv) {
     if (!st) st = tilec_synchronize(ctx);
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;
-    fprintf(report, "first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " call%s, %.3f GB/s\n",
+    out_printf(report, "first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " call%s, %.3f GB/s\n",
            first * 1e3, each * 1e3, repeat, repeat == 1 ? "" : "s", (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
     goto done;
 failed:

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,25 +402,25 @@ static const char common_help[] =
  * they share. */
 static void print_usage(const char *u) {
     const char *at = strstr(u, "{ops}");
-    if (!at) fputs(u, stdout);
+    if (!at) out_printf(stdout, "%s", u);
     else {
-        printf("%.*s", (int)(at - u), u);
-        for (int o = 0; o < TILEC_OP_COUNT; o++) printf("%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
-        fputs(at + strlen("{ops}"), stdout);
+        out_printf(stdout, "%.*s", (int)(at - u), u);
+        for (int o = 0; o < TILEC_OP_COUNT; o++) out_printf(stdout, "%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
+        out_printf(stdout, "%s", at + strlen("{ops}"));
     }
-    fputs(common_help, stdout);
+    out_printf(stdout, "%s", common_help);
 }
 
 static void print_help(FILE *f) {
-    fprintf(f, "Usage: tilec COMMAND [OPTIONS] [FILE...]\n"
+    out_printf(f, "Usage: tilec COMMAND [OPTIONS] [FILE...]\n"
                "  or:  tilec COMMAND --help\n"
                "  or:  tilec --version | --help\n"
                "\n"
                "tilec compiles tile reductions (sum, max, min, prod, ... over tiles in shared\n"
                "memory or registers) to CUDA and HIP. Commands:\n\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
+        out_printf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    out_printf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
                "3 backend or compiler not available. Options that take a value take it once, as\n"
                "--opt=VALUE or --opt VALUE; \"--\" ends the options; numbers are whole decimal\n"
                "integers in the option's range. Output files are replaced through a temporary\n"
@@ -435,6 +436,17 @@ static int stdout_errno; /* why the first failed flush_output of standard output
 
 void flush_output(FILE *f) {
     if (fflush(f) != 0 && f == stdout && !stdout_errno) stdout_errno = errno;
+}
+
+int out_printf(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    errno = 0;
+    int n = vfprintf(f, fmt, ap);
+    va_end(ap);
+    /* stdio drops the buffer of a failed write, and errno is soon another call's: keep it */
+    if (n < 0 && f == stdout && !stdout_errno) stdout_errno = errno ? errno : EIO;
+    return n;
 }
 
 static int finish(int rc) {
@@ -457,7 +469,7 @@ static int run_command(int argc, char **argv) {
     }
     if (is_help(argv[1])) { print_help(stdout); return EXIT_OK; }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("tilec %s\n", tilec_version());
+        out_printf(stdout, "tilec %s\n", tilec_version());
         return EXIT_OK;
     }
     for (size_t i = 0; i < NCOMMANDS; i++) {
