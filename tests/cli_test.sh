@@ -1041,5 +1041,17 @@ cat "$root"/examples/*.tile >"$tmp/ow/all.tile"
 full "explain --verbose of every example (7 KB)" "$tilec" explain "$tmp/ow/all.tile" --verbose
 full "reduce --explain" "$tilec" reduce --op argmax --dtype f32 --shape 8x1000 --backend sim --explain --repeat 0
 
+# a standard output closed before tilec started (>&-) that is given nothing is no failure
+# (closing it again fails with EBADF: coreutils' close_stdout allows it); output written
+# to it is lost, and that still fails, as /dev/full does above
+expect "check ok.tile >&-" 0 sh -c '"$1" check "$2" >&-' sh "$tilec" "$rs"
+empty "says nothing" "$tmp/err"
+expect "fmt -o OUT ok.tile >&-" 0 sh -c '"$1" fmt -o "$2" "$3" >&-' sh "$tilec" "$tmp/ow/closed.tile" "$rs"
+same "writes OUT" "$tmp/ow/closed.tile" "$rs"
+expect "explain ok.tile >&- (its text is lost)" 1 sh -c '"$1" explain "$2" >&-' sh "$tilec" "$rs"
+has "says why" "$tmp/err" "tilec: cannot write standard output: Bad file descriptor"
+expect "reduce --out - >&-" 1 sh -c '"$1" reduce --op sum --dtype f32 --shape 4 --backend sim --out - >&-' sh "$tilec"
+has "says why" "$tmp/err" "tilec: cannot write '-': Bad file descriptor"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -429,7 +429,8 @@ static void print_help(FILE *f) {
 
 /* The one place every command's standard output is finished: the final flush and close
  * are checked, so output that was lost (a full disk, /dev/full, a closed pipe's EIO) is a
- * failure with a message, never exit 0. A failure write_output already reported
+ * failure with a message, never exit 0; a closed standard output that was given nothing
+ * is not. A failure write_output already reported
  * (stdout_reported) is not reported twice. */
 bool stdout_reported;
 static int stdout_errno; /* why the first failed flush_output of standard output failed */
@@ -453,7 +454,10 @@ static int finish(int rc) {
     errno = 0;
     int err = fflush(stdout) != 0 ? errno : stdout_errno;
     bool lost = err != 0 || ferror(stdout);
-    if (fclose(stdout) != 0) {
+    /* a standard output closed before tilec started (>&-) that was given nothing loses
+     * nothing: closing it again fails with EBADF, which is no error then (as coreutils'
+     * close_stdout); anything written to it failed above */
+    if (fclose(stdout) != 0 && (lost || errno != EBADF)) {
         if (!err) err = errno;
         lost = true;
     }
