@@ -1053,5 +1053,14 @@ has "says why" "$tmp/err" "tilec: cannot write standard output: Bad file descrip
 expect "reduce --out - >&-" 1 sh -c '"$1" reduce --op sum --dtype f32 --shape 4 --backend sim --out - >&-' sh "$tilec"
 has "says why" "$tmp/err" "tilec: cannot write '-': Bad file descriptor"
 
+# a bandwidth is a GPU's: timed calls on the simulator say their time, and that it is the
+# CPU's (run.sh's own line: reduce --check --repeat 3, on the simulator here)
+expect "reduce --repeat 3 on the simulator" 0 "$tilec" reduce --op sum --dtype f32 --shape 1024x1000 --backend sim --check --repeat 3
+has "says the time of the timed calls" "$tmp/out" "per call over 3 calls, simulated on the CPU (no bandwidth)"
+if grep -q "GB/s" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: reduce on the simulator prints a bandwidth:"; cat "$tmp/out"
+else pass=$((pass + 1)); fi
+"$tilec" reduce --help >"$tmp/help"
+has "the help says so" "$tmp/help" "simulator's time is the CPU's, so it has none"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -333,15 +333,16 @@ static const command commands[] = {
      "  -o OUT          write to OUT (\"-\": standard output) instead of FILE.cubin or\n"
      "                  FILE.co; never a terminal (-, /dev/tty)\n",
      cmd_compile},
-    {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
+    {"reduce", "a JIT reduction of random data or a file: plan, time, GPU bandwidth",
      "Usage: tilec reduce --op=OP --dtype=D --shape=AxB... [OPTIONS]\n"
      "\n"
      "Reduces a tensor over --axes with tilec_reduce, on a GPU when one is usable\n"
      "(--backend auto) or the simulator. Prints the backend, the merged view and the\n"
-     "variant chosen (--explain: the whole plan), then the first call's time and, on a GPU,\n"
-     "the time and bandwidth (input + output bytes) of --repeat more calls. A simulation of\n"
-     "millions of elements takes seconds: a line on standard error says so first. Extents\n"
-     "are 0 to 2^48 and multiply (those other than 0) to 2^48 at most.\n"
+     "variant chosen (--explain: the whole plan), then the first call's time and the time\n"
+     "of --repeat more calls, with, on a GPU, their bandwidth (input + output bytes); the\n"
+     "simulator's time is the CPU's, so it has none. A simulation of millions of elements\n"
+     "takes seconds: a line on standard error says so first. Extents are 0 to 2^48 and\n"
+     "multiply (those other than 0) to 2^48 at most.\n"
      "\n"
      "Options:\n"
      "  --op={ops}\n"
