@@ -1062,5 +1062,26 @@ else pass=$((pass + 1)); fi
 "$tilec" reduce --help >"$tmp/help"
 has "the help says so" "$tmp/help" "simulator's time is the CPU's, so it has none"
 
+# each --help points an installed user to the man page (an install has no docs/); "the
+# worst of them" only where many FILEs are taken; the -h line lines up with the options
+"$tilec" --help >"$tmp/help"
+has "tilec --help names the man page" "$tmp/help" "Documentation: man tilec, and"
+has "and where docs/ is" "$tmp/help" "docs/cli.md in tilec's source tree."
+for cmd in check fmt explain run emit compile reduce; do
+    "$tilec" "$cmd" --help >"$tmp/help"
+    has "$cmd --help names the man page" "$tmp/help" "Documentation: man tilec, and"
+    has "$cmd --help says where docs/ is" "$tmp/help" "docs/cli.md in tilec's source tree."
+    case $cmd in check | fmt) want=1 ;; *) want=0 ;; esac
+    if [ "$(grep -c "worst of them" "$tmp/help")" -eq "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: $cmd --help says 'the worst of them' $(grep -c "worst of them" "$tmp/help") times, wanted $want"; fi
+    # the column of the -h line's text, and the one most other option lines use
+    cols=$(awk '/^  -/ && match($0, /^  [^ ]+( [^ ]+)?  +/) {
+            if ($0 ~ /^  -h, --help/) h = RLENGTH + 1; else n[RLENGTH + 1]++ }
+        END { for (c in n) if (n[c] > m || (n[c] == m && c + 0 < b)) { m = n[c]; b = c + 0 }; print h, b }' "$tmp/help")
+    if [ "${cols% *}" = "${cols#* }" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); echo "FAIL: $cmd --help: the -h line's text starts at column ${cols% *}, the options' at ${cols#* }:"
+        grep -- '^  -' "$tmp/help" | tail -3; fi
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

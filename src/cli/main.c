@@ -233,7 +233,8 @@ static const command commands[] = {
      "Parses and verifies each FILE (\"-\" reads standard input) against every rule of the\n"
      ".tile format: shapes, axes, dtypes, ids, scopes and barriers. Prints nothing and exits\n"
      "0 when every program is valid; otherwise prints each error as FILE:LINE:COL with the\n"
-     "source line and a caret, goes on with the next FILE, and exits 1.\n"
+     "source line and a caret, goes on with the next FILE, and exits 1. With many FILEs the\n"
+     "exit status is the worst of them.\n"
      "\n"
      "Options:\n"
      "  --warp-size=32|64  count warps as that many threads (default 32)\n",
@@ -390,14 +391,33 @@ static const command commands[] = {
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 /* What every command's options have in common, after its own list. */
+/* (After each command's own options, the -h line, lined up with them.) The paragraph
+ * is the same for every command: scripts/man-page prints it once. An installed tilec
+ * has its man page, not the source tree's docs/. */
 static const char common_help[] =
-    "  -h, --help      show this help and exit\n"
     "\n"
     "An option that takes a value takes it as --opt=VALUE or --opt VALUE (-o OUT or -oOUT),\n"
     "once; \"--\" ends the options, so a FILE may start with '-'. Numbers are whole decimal\n"
-    "integers in the option's range. Exit status: 0 success, 1 bad input or a failed check\n"
-    "(with many FILEs, the worst of them), 2 bad usage, 3 backend or compiler not\n"
-    "available. Documentation: docs/cli.md.\n";
+    "integers in the option's range. Exit status: 0 success, 1 bad input or a failed check,\n"
+    "2 bad usage, 3 backend or compiler not available. Documentation: man tilec, and\n"
+    "docs/cli.md in tilec's source tree.\n";
+
+/* The column at which the descriptions of usage u's options start: the one most of its
+ * option lines ("  --opt=V   what") use (the lowest of a tie), so that the -h line lines
+ * up with them. */
+static int option_column(const char *u) {
+    int count[64] = {0}, best = 18;
+    const char *line = strstr(u, "\nOptions:\n");
+    while (line && (line = strchr(line, '\n')) && *++line) {
+        const char *end = strchr(line, '\n'), *gap = strstr(line + 2, "  ");
+        if (strncmp(line, "  -", 3) != 0 || !end || !gap || gap > end) continue;
+        while (*gap == ' ') gap++;
+        if (gap < end && gap - line < 64) count[gap - line]++;
+    }
+    for (int c = 0; c < 64; c++)
+        if (count[c] > count[best]) best = c;
+    return best;
+}
 
 /* A command's usage, with {ops} spelled out from the op table (sum|max|...), then what
  * they share. */
@@ -409,6 +429,8 @@ static void print_usage(const char *u) {
         for (int o = 0; o < TILEC_OP_COUNT; o++) out_printf(stdout, "%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
         out_printf(stdout, "%s", at + strlen("{ops}"));
     }
+    int col = option_column(u);
+    out_printf(stdout, "  %-*s%s", col > 14 ? col - 2 : 12, "-h, --help", "show this help and exit\n");
     out_printf(stdout, "%s", common_help);
 }
 
@@ -425,7 +447,8 @@ static void print_help(FILE *f) {
                "3 backend or compiler not available. Options that take a value take it once, as\n"
                "--opt=VALUE or --opt VALUE; \"--\" ends the options; numbers are whole decimal\n"
                "integers in the option's range. Output files are replaced through a temporary\n"
-               "file (FIFOs and devices are written directly). Documentation: docs/cli.md.\n");
+               "file (FIFOs and devices are written directly). Documentation: man tilec, and\n"
+               "docs/cli.md in tilec's source tree.\n");
 }
 
 /* The one place every command's standard output is finished: the final flush and close
