@@ -157,7 +157,11 @@ has "and every check" "$tmp/out" "        several_warps    no: an instance has 3
 printf 'kernel total(A: f32[100000] global, B: f32[1] global) threads=256 {\n  grid.sum(B, A, axes=(0))\n}\n' >"$tmp/gridsum.tile"
 expect "explain a grid statement" 0 "$tilec" explain "$tmp/gridsum.tile"
 has "says the launch in plain words" "$tmp/out" "    how: 1 output of 100000 elements; a grid of 13 CTAs of 256 threads; an output's elements are spread over several CTAs, whose partial results are then folded, always in the same order, so every run gives the same bits"
-has "and why rows" "$tmp/out" "    why: grid_cols (priority 20) does not apply: the innermost dim in memory is reduced (a row layout)"
+has "and why rows" "$tmp/out" "    why: grid_cols (tried first at the same priority 20) does not apply: the innermost dim in memory is reduced (a row layout)"
+# the mirror case: the rival of the same priority comes after the winner, and is said to
+printf 'kernel t(A: f32[1000, 64] global, B: f32[64] global) threads=256 {\n  grid.sum(B, A, axes=(0))\n}\n' >"$tmp/gridcols.tile"
+expect "explain a column grid statement" 0 "$tilec" explain "$tmp/gridcols.tile"
+has "and why columns, saying the priority the same way" "$tmp/out" "    why: grid_rows (tried after it at the same priority 20) does not apply: the innermost dim in memory is kept (a column layout)"
 expect "reduce --explain of an argmax" 0 "$tilec" reduce --op argmax --dtype f32 --shape 8x1000 --backend sim --explain
 if grep -q "groups of 32 lanes" "$tmp/out"; then fail=$((fail + 1)); echo "FAIL: a grid argmax's table names CTA lane groups:"; grep lanes "$tmp/out"; else pass=$((pass + 1)); fi
 has "its plan says the lanes" "$tmp/out" "plan: "
