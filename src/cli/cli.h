@@ -115,15 +115,18 @@ int out_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3
 bool overwrites(const char *out, const char *other);
 
 /* A file a command names: its option ("--out", "-o", "FILE"), the parameter for run's
- * "--out NAME=PATH" (else NULL), and the path. */
+ * "--out NAME=PATH" (else NULL), the path, and the tensor it holds (run: the parameter;
+ * reduce: "out" for --out-init and --out), or NULL. */
 typedef struct named_file {
-    const char *opt, *name, *path;
+    const char *opt, *name, *path, *tensor;
 } named_file;
 
 /* The one check of what a command will write, made before anything is read or written:
  * no output may overwrite an input (what was read would be lost: "write the output
  * elsewhere"), nor another output (the second write would replace the first), by
- * overwrites(). EXIT_OK, or EXIT_USAGE with a message that names both. */
+ * overwrites(). An output may be the input of its own tensor (run --in V=F --out V=F,
+ * reduce --accumulate --out-init F --out F): its new content replaces the content read,
+ * an update in place. EXIT_OK, or EXIT_USAGE with a message that names both. */
 int check_outputs(const char *cmd, const named_file *outs, int nout, const named_file *ins, int nin);
 
 /* True when PATH is "-" or the file standard output has open (/dev/stdout, `> FILE`):

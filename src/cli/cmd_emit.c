@@ -70,7 +70,7 @@ static int run(int argc, char **argv, bool compile) {
         free(path);
         return EXIT_USAGE;
     }
-    const named_file in = {"FILE", NULL, file}, o = {"-o", NULL, out};
+    const named_file in = {"FILE", NULL, file, NULL}, o = {"-o", NULL, out, NULL};
     if (out && (rc = check_outputs(cmd, &o, 1, &in, 1))) return rc;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { free(path); return EXIT_BAD_INPUT; }

@@ -222,9 +222,10 @@ int cmd_reduce(int argc, char **argv) {
     /* no output overwrites an input, nor the other output */
     named_file outs[2];
     int nout = 0;
-    if (o.out) outs[nout++] = (named_file){"--out", NULL, o.out};
-    if (o.out2) outs[nout++] = (named_file){"--out2", NULL, o.out2};
-    const named_file ins[2] = {{"--in", NULL, o.in}, {"--out-init", NULL, o.out_init}}; /* a NULL path: not given */
+    if (o.out) outs[nout++] = (named_file){"--out", NULL, o.out, "out"};
+    if (o.out2) outs[nout++] = (named_file){"--out2", NULL, o.out2, "out2"};
+    /* a NULL path: not given; --out may be --out-init's file (accumulating in place) */
+    const named_file ins[2] = {{"--in", NULL, o.in, "in"}, {"--out-init", NULL, o.out_init, "out"}};
     if ((rc = check_outputs("reduce", outs, nout, ins, 2))) return rc;
     /* raw bytes on standard output are all that goes there: the report goes to stderr */
     FILE *report = (o.out && writes_stdout(o.out)) || (o.out2 && writes_stdout(o.out2)) ? stderr : stdout;

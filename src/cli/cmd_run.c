@@ -366,10 +366,10 @@ int cmd_run(int argc, char **argv) {
     int nfiles;
     rc = parse_options("run", argc, argv, specs, sizeof specs / sizeof specs[0], &file, 1, &nfiles);
     if (rc == EXIT_OK && !file) rc = usage_error("run", "%sno FILE given", "");
-    if (rc == EXIT_OK) { /* no --out overwrites FILE, an --in file or another --out */
-        named_file read[MAX_FILES + 1] = {{"FILE", NULL, file}}, written[MAX_FILES];
-        for (int j = 0; j < nin; j++) read[j + 1] = (named_file){"--in", ins[j].name, ins[j].path};
-        for (int j = 0; j < nout; j++) written[j] = (named_file){"--out", outs[j].name, outs[j].path};
+    if (rc == EXIT_OK) { /* no --out overwrites FILE, another parameter's --in file or another --out */
+        named_file read[MAX_FILES + 1] = {{"FILE", NULL, file, NULL}}, written[MAX_FILES];
+        for (int j = 0; j < nin; j++) read[j + 1] = (named_file){"--in", ins[j].name, ins[j].path, ins[j].name};
+        for (int j = 0; j < nout; j++) written[j] = (named_file){"--out", outs[j].name, outs[j].path, outs[j].name};
         rc = check_outputs("run", written, nout, read, nin + 1);
     }
     for (int j = 0; rc == EXIT_OK && j < nout; j++)

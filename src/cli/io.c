@@ -21,7 +21,7 @@
  * check_outputs is the one check, before a command reads anything, that none of its
  * outputs is one of its inputs or another output (overwrites: by name, or device and
  * inode): a regular file is replaced by the write, so what was read, or written first,
- * would be lost.
+ * would be lost. (An output that is its own tensor's input is an update in place.)
  *
  * A .npy input is read by npy_open (the preamble and the header it announces, at most
  * NPY_MAX_HEADER bytes, and nothing more until its dtype and shape are checked) and
@@ -467,7 +467,8 @@ int check_outputs(const char *cmd, const named_file *outs, int nout, const named
     char a[PATH_MAX + 160], b[PATH_MAX + 160];
     for (int i = 0; i < nout; i++) {
         for (int j = 0; j < nin; j++)
-            if (ins[j].path && overwrites(outs[i].path, ins[j].path)) {
+            if (ins[j].path && !(outs[i].tensor && ins[j].tensor && !strcmp(outs[i].tensor, ins[j].tensor)) &&
+                overwrites(outs[i].path, ins[j].path)) {
                 fprintf(stderr, "tilec %s: %s would overwrite the input %s (the same file), which is read first; write "
                                 "the output elsewhere\n", cmd, file_text(&outs[i], a, sizeof a), file_text(&ins[j], b, sizeof b));
                 return EXIT_USAGE;
