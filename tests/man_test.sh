@@ -64,6 +64,8 @@ ok "ENVIRONMENT of $page names variables src/ does not read: $(echo $extra)" "$(
 named=$(grep -oE 'docs/[A-Za-z0-9_\\-]+\.md' "$page" | wc -l)
 said=$(grep -oE "docs/[A-Za-z0-9_\\\\-]+\\.md in tilec's source tree" "$page" | wc -l)
 ok "$page names docs/ paths $named times, $said of them said to be in the source tree" "$([ "$named" -eq "$said" ]; echo $?)"
+twice=$(grep -c "source tree in tilec's source tree" "$page")
+ok "$page says 'in tilec's source tree' twice in a row $twice times (the help already says it)" "$([ "$twice" -eq 0 ]; echo $?)"
 
 # EXAMPLES: each command line runs (in a copy of the examples, writing there what it would
 # write in /tmp; exit 3, a compiler not installed here, is a skip)

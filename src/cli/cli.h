@@ -90,8 +90,10 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
 /* Writes len bytes to PATH ("-": standard output) safely: a regular file (or the file a
  * symlink leads to) is replaced atomically through a temporary beside it created with
  * O_EXCL | O_NOFOLLOW, keeping its mode; a FIFO, a device or the file standard output or
- * error has open is written directly. EXIT_OK, or EXIT_BAD_INPUT with a message. */
-int write_output(const char *path, const void *data, size_t len);
+ * error has open is written directly. Binary bytes (a CUBIN, a tensor) are never written
+ * to a terminal: the descriptor opened is asked (isatty) before any byte goes to it, and
+ * a terminal is EXIT_USAGE with a message. EXIT_OK, or EXIT_BAD_INPUT with a message. */
+int write_output(const char *path, const void *data, size_t len, bool binary);
 
 /* Set when write_output has reported a failed write of standard output, so that main's
  * final check of standard output (main.c) does not report it again. */
@@ -99,17 +101,42 @@ extern bool stdout_reported;
 /* fflush(f), for a line the user should see before a long step or before diagnostics on
  * standard error; a failure of standard output is kept for main's final check. */
 void flush_output(FILE *f);
+/* fprintf for everything the commands print as their result (help, explain's text, run's
+ * and reduce's report): when a write of standard output fails, here or in a flush it
+ * causes, its errno is kept for main's final check, which says why ("No space left on
+ * device"), whatever stdio does with the buffer afterwards. */
+int out_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* True when paths a and b are one string, or name one existing file (the same device and
- * inode: through a symlink or a hard link too). */
-bool same_file_path(const char *a, const char *b);
+/* True when writing OUT would replace the content of the file OTHER names: OUT is OTHER's
+ * name, or one existing file with it (the same device and inode: through a symlink or a
+ * hard link too), and it is a regular file or does not exist yet. "-" (standard input or
+ * output) is never such a file, nor is a device, a FIFO, or the file standard output or
+ * error has open: those take one write after another and are never replaced. */
+bool overwrites(const char *out, const char *other);
+
+/* A file a command names: its option ("--out", "-o", "FILE"), the parameter for run's
+ * "--out NAME=PATH" (else NULL), the path, and the tensor it holds (run: the parameter;
+ * reduce: "out" for --out-init and --out), or NULL. */
+typedef struct named_file {
+    const char *opt, *name, *path, *tensor;
+} named_file;
+
+/* The one check of what a command will write, made before anything is read or written:
+ * no output may overwrite an input (what was read would be lost: "write the output
+ * elsewhere"), nor another output (the second write would replace the first), by
+ * overwrites(). An output may be the input of its own tensor (run --in V=F --out V=F,
+ * reduce --accumulate --out-init F --out F): its new content replaces the content read,
+ * an update in place. EXIT_OK, or EXIT_USAGE with a message that names both. */
+int check_outputs(const char *cmd, const named_file *outs, int nout, const named_file *ins, int nin);
 
 /* True when PATH is "-" or the file standard output has open (/dev/stdout, `> FILE`):
  * raw bytes go there, so the command's report goes to standard error instead. */
 bool writes_stdout(const char *path);
 
-/* True when writing PATH ("-" or the file standard output has open) would put bytes on
- * a terminal: binary output (a CUBIN, a tensor) is refused there. */
+/* True when writing PATH would put bytes on a terminal: "-" or the file standard output
+ * has open when that is one, or a character device that is one (/dev/tty, opened to ask).
+ * The commands ask before they work, to stop early; write_output asks the descriptor it
+ * writes, which is the guarantee. */
 bool writes_terminal(const char *path);
 
 /* ---- .npy files (npy.c; read and written through io.c) ----------------------------------

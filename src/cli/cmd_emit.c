@@ -64,16 +64,14 @@ static int run(int argc, char **argv, bool compile) {
     const char *ext = tilec_backend_file_extension(t.backend, compile);
     char *path = out || strcmp(file, "-") == 0 ? NULL : with_extension(file, ext);
     if (!out && strcmp(file, "-") != 0 && !path) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
-    if (path && same_file_path(path, file)) {
+    if (path && overwrites(path, file)) {
         fprintf(stderr, "tilec %s: the output would be '%s', the input itself; give -o OUT to write the %s elsewhere\n",
                 cmd, path, compile ? "binary" : "source");
         free(path);
         return EXIT_USAGE;
     }
-    if (out && strcmp(out, "-") != 0 && strcmp(file, "-") != 0 && same_file_path(out, file)) {
-        fprintf(stderr, "tilec %s: -o '%s' is the input itself; give -o another file\n", cmd, out);
-        return EXIT_USAGE;
-    }
+    const named_file in = {"FILE", NULL, file, NULL}, o = {"-o", NULL, out, NULL};
+    if (out && (rc = check_outputs(cmd, &o, 1, &in, 1))) return rc;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { free(path); return EXIT_BAD_INPUT; }
     tilec_program *prog = load(ctx, file, false, 0);
@@ -87,7 +85,7 @@ static int run(int argc, char **argv, bool compile) {
             rc = exit_for(st);
         } else {
             print_warnings(ctx);
-            rc = write_output(out ? out : path ? path : "-", data, n);
+            rc = write_output(out ? out : path ? path : "-", data, n, compile);
         }
         tilec_free(data);
     }

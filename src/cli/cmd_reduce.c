@@ -1,8 +1,8 @@
 /*
  * cmd_reduce.c — `tilec reduce`: a JIT reduction of random data or of a file (--in)
  * through the same public API a host program uses (tilec_runtime_open, tilec_mem_*,
- * tilec_reduce), with its plan, its time and its effective bandwidth (input + output bytes
- * over the time of one call). --out writes the first call's result, the one --check
+ * tilec_reduce), with its plan, its time and, on a GPU, its effective bandwidth (input +
+ * output bytes over the time of one call). --out writes the first call's result, the one --check
  * compares; the timed calls that follow change neither.
  */
 #include "cli.h"
@@ -219,6 +219,14 @@ int cmd_reduce(int argc, char **argv) {
                             "standard output (> FILE)\n", binary[k][0], binary[k][0]);
             return EXIT_USAGE;
         }
+    /* no output overwrites an input, nor the other output */
+    named_file outs[2];
+    int nout = 0;
+    if (o.out) outs[nout++] = (named_file){"--out", NULL, o.out, "out"};
+    if (o.out2) outs[nout++] = (named_file){"--out2", NULL, o.out2, "out2"};
+    /* a NULL path: not given; --out may be --out-init's file (accumulating in place) */
+    const named_file ins[2] = {{"--in", NULL, o.in, "in"}, {"--out-init", NULL, o.out_init, "out"}};
+    if ((rc = check_outputs("reduce", outs, nout, ins, 2))) return rc;
     /* raw bytes on standard output are all that goes there: the report goes to stderr */
     FILE *report = (o.out && writes_stdout(o.out)) || (o.out2 && writes_stdout(o.out2)) ? stderr : stdout;
     if (o.out_init && !o.accumulate)
@@ -308,12 +316,12 @@ int cmd_reduce(int argc, char **argv) {
     char *plan = NULL;
     if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
     print_warnings(ctx); /* the plan is compiled here: TILEC_DUMP_SOURCE's */
-    if (o.explain) fputs(plan, report);
+    if (o.explain) out_printf(report, "%s", plan);
     else { /* the short form: backend, view and variant lines */
         for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
             if (!strncmp(line, "backend", 7) || !strncmp(line, "view", 4) || !strncmp(line, "variant", 7) ||
                 !strncmp(line, "the output", 10) || !strncmp(line, "a reduced", 9))
-                fprintf(report, "%s\n", line);
+                out_printf(report, "%s\n", line);
     }
     tilec_free(plan);
     /* the first call is the one --out writes and --check compares; the timed ones
@@ -332,23 +340,23 @@ int cmd_reduce(int argc, char **argv) {
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes)) || (two && (st = tilec_mem_download(ctx, h_out2, d_out2, out2_bytes))))
         goto failed;
     tilec_dtype out2_dt = d.index_i32 ? TILEC_I32 : tilec_op_second_dtype(d.op, out_dt);
-    if (o.out && write_tensor(o.out, out_dt, kept, nkept, h_out, out_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
-    if (o.out2 && write_tensor(o.out2, out2_dt, kept, nkept, h_out2, out2_bytes) != EXIT_OK) { rc = EXIT_BAD_INPUT; goto done; }
+    if (o.out && (rc = write_tensor(o.out, out_dt, kept, nkept, h_out, out_bytes)) != EXIT_OK) goto done;
+    if (o.out2 && (rc = write_tensor(o.out2, out2_dt, kept, nkept, h_out2, out2_bytes)) != EXIT_OK) goto done;
     if (o.check) {
         tilec_check_result r;
         tilec_reduce_desc host = d; /* the indices as downloaded */
         host.out2 = two ? h_out2 : NULL;
         if ((st = tilec_reduce_check(ctx, &host, h_in + (size_t)origin * es, h_before, h_out, &r))) goto failed;
-        if (r.exact) fprintf(report, "check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
-        else fprintf(report, "check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
+        if (r.exact) out_printf(report, "check: exact, largest error %g: %s\n", r.max_error, r.ok ? "ok" : "MISMATCH");
+        else out_printf(report, "check: largest error %.3g of the magnitude (tolerance %g): %s\n", r.max_error, r.tolerance, r.ok ? "ok" : "MISMATCH");
         if (!r.ok) {
-            fprintf(report, "  %" PRId64 " elements of %s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches,
+            out_printf(report, "  %" PRId64 " elements of %s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r.mismatches,
                    r.param && !strcmp(r.param, "out2") ? "the indices" : "the output", r.first_bad, r.got, r.want);
             rc = EXIT_BAD_INPUT;
         }
     }
     if (repeat == 0) {
-        fprintf(report, "first call %.3f ms (planning and compiling included)\n", first * 1e3);
+        out_printf(report, "first call %.3f ms (planning and compiling included)\n", first * 1e3);
         goto done;
     }
     t0 = now_s();
@@ -356,8 +364,11 @@ int cmd_reduce(int argc, char **argv) {
     if (!st) st = tilec_synchronize(ctx);
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;
-    fprintf(report, "first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " call%s, %.3f GB/s\n",
-           first * 1e3, each * 1e3, repeat, repeat == 1 ? "" : "s", (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
+    out_printf(report, "first call %.3f ms (planning and compiling included); then %.3f ms per call over %" PRId64 " call%s",
+               first * 1e3, each * 1e3, repeat, repeat == 1 ? "" : "s");
+    /* a bandwidth is the GPU's; the simulator's time is the CPU's, which says nothing of it */
+    if (sim) out_printf(report, ", simulated on the CPU (no bandwidth)\n");
+    else out_printf(report, ", %.3f GB/s\n", (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
     goto done;
 failed:
     fputs(tilec_diag_text(ctx), stderr);

@@ -52,7 +52,7 @@ int cmd_explain(int argc, char **argv) {
         char *text = NULL;
         unsigned flags = (verbose ? 0 : TILEC_EXPLAIN_SHORT) | (dump ? TILEC_EXPLAIN_LOOP : 0);
         tilec_status st = tilec_explain(prog, &t, flags, &text);
-        if (text) fputs(text, stdout);
+        if (text) out_printf(stdout, "%s", text);
         flush_output(stdout); /* the text before the diagnostics, on a terminal */
         if (st != TILEC_OK) fputs(tilec_diag_text(ctx), stderr);
         rc = st == TILEC_OK ? EXIT_OK : st == TILEC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_BAD_INPUT;
@@ -199,7 +199,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         memcpy(before[i], args[i], bytes[i]);
     }
     if (rc == EXIT_OK) {
-        fprintf(report, "%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
+        out_printf(report, "%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
                tilec_kernel_name(k), e->where, t->warp_size ? t->warp_size : 32, info.grid, info.threads);
         flush_output(report);
         tilec_status st = e->device ? run_on_device(ctx, prog, k, args, bytes, np) : tilec_simulate(prog, tilec_kernel_name(k), t, args);
@@ -215,8 +215,8 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 outs[j].used = true;
                 int64_t shape[TILEC_MAX_RANK];
                 for (int d = 0; d < tilec_buffer_rank(b); d++) shape[d] = tilec_buffer_extent(b, d);
-                if (write_tensor(outs[j].path, tilec_buffer_dtype(b), shape, tilec_buffer_rank(b), args[i], bytes[i]) != EXIT_OK)
-                    rc = EXIT_BAD_INPUT;
+                int w = write_tensor(outs[j].path, tilec_buffer_dtype(b), shape, tilec_buffer_rank(b), args[i], bytes[i]);
+                if (w != EXIT_OK) rc = w;
             }
     }
     if (rc == EXIT_OK && check) {
@@ -229,16 +229,16 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         }
         for (size_t i = 0; i < n; i++) {
             const tilec_check_result *r = &res[i];
-            if (r->exact) fprintf(report, "  check %s: exact, largest error %g: %s\n", r->param, r->max_error, r->ok ? "ok" : "MISMATCH");
-            else fprintf(report, "  check %s: largest error %.3g of the magnitude (tolerance %g): %s\n", r->param, r->max_error,
+            if (r->exact) out_printf(report, "  check %s: exact, largest error %g: %s\n", r->param, r->max_error, r->ok ? "ok" : "MISMATCH");
+            else out_printf(report, "  check %s: largest error %.3g of the magnitude (tolerance %g): %s\n", r->param, r->max_error,
                         r->tolerance, r->ok ? "ok" : "MISMATCH");
             if (!r->ok) {
-                fprintf(report, "    %" PRId64 " element%s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r->mismatches,
+                out_printf(report, "    %" PRId64 " element%s differ; the first is [%" PRId64 "]: got %.9g, want %.9g\n", r->mismatches,
                        r->mismatches == 1 ? "" : "s", r->first_bad, r->got, r->want);
                 rc = EXIT_BAD_INPUT;
             }
         }
-        if (n == 0 && rc == EXIT_OK) fprintf(report, "  check: the kernel writes no parameter\n");
+        if (n == 0 && rc == EXIT_OK) out_printf(report, "  check: the kernel writes no parameter\n");
         /* on a GPU, the format promises the simulator's bits for the same variant
          * (docs/codegen.md): the same input simulated, every written parameter compared */
         if (rc == EXIT_OK && n > 0 && t->backend != TILEC_BACKEND_SIM) {
@@ -259,9 +259,9 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
                 if (!written) continue;
                 int64_t first = -1;
                 bool same = same_bits(tilec_buffer_dtype(b), args[i], sim[i], elems_of(b), &first);
-                fprintf(report, "  check %s: the simulator's bits: %s\n", tilec_buffer_name(b), same ? "same" : "DIFFERENT");
+                out_printf(report, "  check %s: the simulator's bits: %s\n", tilec_buffer_name(b), same ? "same" : "DIFFERENT");
                 if (!same) {
-                    fprintf(report, "    the first differing element is [%" PRId64 "]\n", first);
+                    out_printf(report, "    the first differing element is [%" PRId64 "]\n", first);
                     rc = EXIT_BAD_INPUT;
                 }
             }
@@ -366,6 +366,12 @@ int cmd_run(int argc, char **argv) {
     int nfiles;
     rc = parse_options("run", argc, argv, specs, sizeof specs / sizeof specs[0], &file, 1, &nfiles);
     if (rc == EXIT_OK && !file) rc = usage_error("run", "%sno FILE given", "");
+    if (rc == EXIT_OK) { /* no --out overwrites FILE, another parameter's --in file or another --out */
+        named_file read[MAX_FILES + 1] = {{"FILE", NULL, file, NULL}}, written[MAX_FILES];
+        for (int j = 0; j < nin; j++) read[j + 1] = (named_file){"--in", ins[j].name, ins[j].path, ins[j].name};
+        for (int j = 0; j < nout; j++) written[j] = (named_file){"--out", outs[j].name, outs[j].path, outs[j].name};
+        rc = check_outputs("run", written, nout, read, nin + 1);
+    }
     for (int j = 0; rc == EXIT_OK && j < nout; j++)
         if (writes_terminal(outs[j].path)) {
             fprintf(stderr, "tilec run: will not write --out %s's raw bytes to a terminal; use --out %s=FILE or redirect "
@@ -399,7 +405,7 @@ int cmd_run(int argc, char **argv) {
         bool is_func = tilec_kernel_is_func(k), gpu = dev.device && dev.t.backend != TILEC_BACKEND_SIM;
         ran = true;
         if (is_func && gpu) { /* named with --kernel: an error; else a note, and the kernels run */
-            fprintf(only ? stderr : report, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
+            out_printf(only ? stderr : report, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
                     "(--backend sim simulates it as a one-CTA kernel)\n", only ? "tilec run: " : "", tilec_kernel_name(k), where);
             if (only) rc = EXIT_BAD_INPUT;
             continue;

@@ -18,6 +18,11 @@
  * the file the shell opened. "-" is standard output. write_tensor is write_output with
  * a .npy header before the data when the name ends in ".npy" (one write, no copy).
  *
+ * check_outputs is the one check, before a command reads anything, that none of its
+ * outputs is one of its inputs or another output (overwrites: by name, or device and
+ * inode): a regular file is replaced by the write, so what was read, or written first,
+ * would be lost. (An output that is its own tensor's input is an update in place.)
+ *
  * A .npy input is read by npy_open (the preamble and the header it announces, at most
  * NPY_MAX_HEADER bytes, and nothing more until its dtype and shape are checked) and
  * npy_read_data (exactly the declared data, and one byte to see that the file ends).
@@ -180,7 +185,17 @@ typedef struct out_bytes {
     size_t head_len;
     const void *data;
     size_t len;
+    bool binary; /* a CUBIN, a tensor: never to a terminal */
 } out_bytes;
+
+/* Refuses binary bytes for descriptor fd, which PATH opened, when it is a terminal: the
+ * check of the destination itself, whatever name led there (-, /dev/tty, /dev/pts/N). */
+static bool refuse_terminal(int fd, const char *path, const out_bytes *b) {
+    if (!b->binary || !isatty(fd)) return false;
+    fprintf(stderr, "tilec: will not write binary output to '%s', a terminal; write it to a file, or redirect standard "
+                    "output (> FILE) and write '-'\n", path);
+    return true;
+}
 
 static bool write_piece(int fd, const void *data, size_t len) {
     const char *p = data;
@@ -199,6 +214,7 @@ static bool write_all(int fd, const out_bytes *b) {
 }
 
 static int write_stream(FILE *f, const char *path, const out_bytes *b) {
+    if (refuse_terminal(fileno(f), path, b)) return EXIT_USAGE;
     if (fflush(f) == 0 && fwrite(b->head, 1, b->head_len, f) == b->head_len && fwrite(b->data, 1, b->len, f) == b->len &&
         fflush(f) == 0)
         return EXIT_OK;
@@ -231,6 +247,10 @@ static void random_suffix(char out[17]) {
 /* Writes a non-regular file (FIFO, device) in place: no temporary, no truncation. */
 static int write_special(const char *path, const out_bytes *b) {
     int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0 && refuse_terminal(fd, path, b)) {
+        close(fd);
+        return EXIT_USAGE;
+    }
     bool ok = fd >= 0 && write_all(fd, b);
     int err = errno;
     if (fd >= 0 && close(fd) != 0 && ok) { ok = false; err = errno; }
@@ -370,14 +390,14 @@ static int write_bytes(const char *path, const out_bytes *b) {
     return rc;
 }
 
-int write_output(const char *path, const void *data, size_t len) {
-    out_bytes b = {"", 0, data, len};
+int write_output(const char *path, const void *data, size_t len, bool binary) {
+    out_bytes b = {"", 0, data, len, binary};
     return write_bytes(path, &b);
 }
 
 int write_tensor(const char *path, tilec_dtype dt, const int64_t *shape, int rank, const void *data, size_t len) {
     char head[NPY_HEADER_ROOM];
-    out_bytes b = {"", 0, data, len};
+    out_bytes b = {"", 0, data, len, true};
     if (is_npy_path(path) && !(b.head_len = npy_format_header(head, sizeof head, dt, shape, rank))) {
         fprintf(stderr, "tilec: cannot write '%s': the .npy header does not fit\n", path); /* cannot happen: rank <= 8 */
         return EXIT_BAD_INPUT;
@@ -386,10 +406,81 @@ int write_tensor(const char *path, tilec_dtype dt, const int64_t *shape, int ran
     return write_bytes(path, &b);
 }
 
-bool same_file_path(const char *a, const char *b) {
-    if (strcmp(a, b) == 0) return true;
-    struct stat sa, sb; /* stat follows symlinks: a link to the file is the file */
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+/* The absolute name PATH stands for, whether or not it exists: realpath's, or for a name
+ * not there yet, its directory's real name and its last name, where a symlink to nothing
+ * (which the first write would create) is followed to the name it leads to. malloc'd;
+ * NULL when it cannot be told (a directory that does not exist, a loop). */
+static char *canonical_name(const char *path, int depth) {
+    char *real = realpath(path, NULL);
+    if (real || errno != ENOENT || depth > 40) return real;
+    const char *slash = strrchr(path, '/');
+    struct stat st;
+    char link[PATH_MAX];
+    ssize_t n;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (n = readlink(path, link, sizeof link - 1)) > 0) {
+        link[n] = '\0'; /* a relative link is relative to the directory that holds it */
+        size_t dir_len = link[0] == '/' || !slash ? 0 : (size_t)(slash - path) + 1;
+        char *next = malloc(dir_len + (size_t)n + 1);
+        if (!next) return NULL;
+        memcpy(next, path, dir_len);
+        memcpy(next + dir_len, link, (size_t)n + 1);
+        char *r = canonical_name(next, depth + 1);
+        free(next);
+        return r;
+    }
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    char *dir_real = dir ? realpath(dir, NULL) : NULL;
+    free(dir);
+    if (!dir_real) return NULL;
+    size_t len = strlen(dir_real);
+    char *out = malloc(len + strlen(base) + 2);
+    if (out) sprintf(out, "%s%s%s", dir_real, len && dir_real[len - 1] == '/' ? "" : "/", base);
+    free(dir_real);
+    return out;
+}
+
+bool overwrites(const char *out, const char *other) {
+    if (strcmp(out, "-") == 0 || strcmp(other, "-") == 0) return false;
+    struct stat so, sx; /* stat follows symlinks: a link to the file is the file */
+    bool exists = stat(out, &so) == 0;
+    /* written in turn, as write_bytes does, never replaced */
+    if (exists && (!S_ISREG(so.st_mode) || same_file(STDOUT_FILENO, &so) || same_file(STDERR_FILENO, &so))) return false;
+    if (strcmp(out, other) == 0) return true;
+    if (exists) return stat(other, &sx) == 0 && so.st_dev == sx.st_dev && so.st_ino == sx.st_ino;
+    /* not there yet (two outputs): one name once resolved ("./s.bin", a symlink to it) */
+    char *a = canonical_name(out, 0), *b = a ? canonical_name(other, 0) : NULL;
+    bool same = a && b && strcmp(a, b) == 0;
+    free(a);
+    free(b);
+    return same;
+}
+
+/* "--out B='v.tile'", "FILE 'v.tile'" into buf, for check_outputs' messages */
+static const char *file_text(const named_file *f, char *buf, size_t n) {
+    if (f->name) snprintf(buf, n, "%s %s='%s'", f->opt, f->name, f->path);
+    else snprintf(buf, n, "%s '%s'", f->opt, f->path);
+    return buf;
+}
+
+int check_outputs(const char *cmd, const named_file *outs, int nout, const named_file *ins, int nin) {
+    char a[PATH_MAX + 160], b[PATH_MAX + 160];
+    for (int i = 0; i < nout; i++) {
+        for (int j = 0; j < nin; j++)
+            if (ins[j].path && !(outs[i].tensor && ins[j].tensor && !strcmp(outs[i].tensor, ins[j].tensor)) &&
+                overwrites(outs[i].path, ins[j].path)) {
+                fprintf(stderr, "tilec %s: %s would overwrite the input %s (the same file), which is read first; write "
+                                "the output elsewhere\n", cmd, file_text(&outs[i], a, sizeof a), file_text(&ins[j], b, sizeof b));
+                return EXIT_USAGE;
+            }
+        for (int j = 0; j < i; j++)
+            if (overwrites(outs[i].path, outs[j].path)) {
+                fprintf(stderr, "tilec %s: %s and %s are the same file: the second write would replace the first; give "
+                                "each output its own file\n", cmd, file_text(&outs[j], a, sizeof a), file_text(&outs[i], b, sizeof b));
+                return EXIT_USAGE;
+            }
+    }
+    return EXIT_OK;
 }
 
 bool writes_stdout(const char *path) {
@@ -399,10 +490,14 @@ bool writes_stdout(const char *path) {
 }
 
 bool writes_terminal(const char *path) {
-    if (!isatty(STDOUT_FILENO)) return false;
-    if (strcmp(path, "-") == 0) return true;
-    struct stat st; /* -o /dev/stdout, or the terminal's own name */
-    return stat(path, &st) == 0 && same_file(STDOUT_FILENO, &st);
+    if (strcmp(path, "-") == 0) return isatty(STDOUT_FILENO);
+    struct stat st; /* only a character device can be a terminal: /dev/stdout, /dev/tty, /dev/pts/N */
+    if (stat(path, &st) != 0 || !S_ISCHR(st.st_mode)) return false;
+    if (same_file(STDOUT_FILENO, &st)) return isatty(STDOUT_FILENO);
+    int fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC); /* asked, as write_special will ask it */
+    bool tty = fd >= 0 && isatty(fd);
+    if (fd >= 0) close(fd);
+    return tty;
 }
 
 const char *size_text(int64_t size, size_t limit, char *buf, size_t n) {

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,7 @@ static int fmt_one(tilec_ctx *ctx, const char *file, const char *out, bool in_pl
     } else if (in_place && n == len && memcmp(text, orig, n) == 0) {
         rc = EXIT_OK; /* already canonical: the file is left as it is */
     } else {
-        rc = write_output(in_place ? file : out ? out : "-", text, n);
+        rc = write_output(in_place ? file : out ? out : "-", text, n, false);
     }
     tilec_free(text);
     tilec_program_free(prog);
@@ -232,7 +233,8 @@ static const command commands[] = {
      "Parses and verifies each FILE (\"-\" reads standard input) against every rule of the\n"
      ".tile format: shapes, axes, dtypes, ids, scopes and barriers. Prints nothing and exits\n"
      "0 when every program is valid; otherwise prints each error as FILE:LINE:COL with the\n"
-     "source line and a caret, goes on with the next FILE, and exits 1.\n"
+     "source line and a caret, goes on with the next FILE, and exits 1. With many FILEs the\n"
+     "exit status is the worst of them.\n"
      "\n"
      "Options:\n"
      "  --warp-size=32|64  count warps as that many threads (default 32)\n",
@@ -329,18 +331,19 @@ static const command commands[] = {
      "  --target=cuda|hip  the target (required)\n"
      "  --arch=A        sm_XX for cuda, gfxNNN for hip (required)\n"
      "  --warp-size=32|64  64 asks for wave64 on HIP\n"
-     "  -o OUT          write to OUT (\"-\": standard output, not a terminal) instead of\n"
-     "                  FILE.cubin or FILE.co\n",
+     "  -o OUT          write to OUT (\"-\": standard output) instead of FILE.cubin or\n"
+     "                  FILE.co; never a terminal (-, /dev/tty)\n",
      cmd_compile},
-    {"reduce", "a JIT reduction of random data or a file: plan, time, bandwidth",
+    {"reduce", "a JIT reduction of random data or a file: plan, time, GPU bandwidth",
      "Usage: tilec reduce --op=OP --dtype=D --shape=AxB... [OPTIONS]\n"
      "\n"
      "Reduces a tensor over --axes with tilec_reduce, on a GPU when one is usable\n"
      "(--backend auto) or the simulator. Prints the backend, the merged view and the\n"
-     "variant chosen (--explain: the whole plan), then the first call's time and, on a GPU,\n"
-     "the time and bandwidth (input + output bytes) of --repeat more calls. A simulation of\n"
-     "millions of elements takes seconds: a line on standard error says so first. Extents\n"
-     "are 0 to 2^48 and multiply (those other than 0) to 2^48 at most.\n"
+     "variant chosen (--explain: the whole plan), then the first call's time and the time\n"
+     "of --repeat more calls, with, on a GPU, their bandwidth (input + output bytes); the\n"
+     "simulator's time is the CPU's, so it has none. A simulation of millions of elements\n"
+     "takes seconds: a line on standard error says so first. Extents are 0 to 2^48 and\n"
+     "multiply (those other than 0) to 2^48 at most.\n"
      "\n"
      "Options:\n"
      "  --op={ops}\n"
@@ -388,47 +391,70 @@ static const command commands[] = {
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
 /* What every command's options have in common, after its own list. */
+/* (After each command's own options, the -h line, lined up with them.) The paragraph
+ * is the same for every command: scripts/man-page prints it once. An installed tilec
+ * has its man page, not the source tree's docs/. */
 static const char common_help[] =
-    "  -h, --help      show this help and exit\n"
     "\n"
     "An option that takes a value takes it as --opt=VALUE or --opt VALUE (-o OUT or -oOUT),\n"
     "once; \"--\" ends the options, so a FILE may start with '-'. Numbers are whole decimal\n"
-    "integers in the option's range. Exit status: 0 success, 1 bad input or a failed check\n"
-    "(with many FILEs, the worst of them), 2 bad usage, 3 backend or compiler not\n"
-    "available. Documentation: docs/cli.md.\n";
+    "integers in the option's range. Exit status: 0 success, 1 bad input or a failed check,\n"
+    "2 bad usage, 3 backend or compiler not available. Documentation: man tilec, and\n"
+    "docs/cli.md in tilec's source tree.\n";
+
+/* The column at which the descriptions of usage u's options start: the one most of its
+ * option lines ("  --opt=V   what") use (the lowest of a tie), so that the -h line lines
+ * up with them. */
+static int option_column(const char *u) {
+    int count[64] = {0}, best = 18;
+    const char *line = strstr(u, "\nOptions:\n");
+    while (line && (line = strchr(line, '\n')) && *++line) {
+        const char *end = strchr(line, '\n'), *gap = strstr(line + 2, "  ");
+        if (strncmp(line, "  -", 3) != 0 || !end || !gap || gap > end) continue;
+        while (*gap == ' ') gap++;
+        if (gap < end && gap - line < 64) count[gap - line]++;
+    }
+    for (int c = 0; c < 64; c++)
+        if (count[c] > count[best]) best = c;
+    return best;
+}
 
 /* A command's usage, with {ops} spelled out from the op table (sum|max|...), then what
  * they share. */
 static void print_usage(const char *u) {
     const char *at = strstr(u, "{ops}");
-    if (!at) fputs(u, stdout);
+    if (!at) out_printf(stdout, "%s", u);
     else {
-        printf("%.*s", (int)(at - u), u);
-        for (int o = 0; o < TILEC_OP_COUNT; o++) printf("%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
-        fputs(at + strlen("{ops}"), stdout);
+        out_printf(stdout, "%.*s", (int)(at - u), u);
+        for (int o = 0; o < TILEC_OP_COUNT; o++) out_printf(stdout, "%s%s", o ? "|" : "", tilec_op_name((tilec_op)o));
+        out_printf(stdout, "%s", at + strlen("{ops}"));
     }
-    fputs(common_help, stdout);
+    int col = option_column(u);
+    out_printf(stdout, "  %-*s%s", col > 14 ? col - 2 : 12, "-h, --help", "show this help and exit\n");
+    out_printf(stdout, "%s", common_help);
 }
 
 static void print_help(FILE *f) {
-    fprintf(f, "Usage: tilec COMMAND [OPTIONS] [FILE...]\n"
+    out_printf(f, "Usage: tilec COMMAND [OPTIONS] [FILE...]\n"
                "  or:  tilec COMMAND --help\n"
                "  or:  tilec --version | --help\n"
                "\n"
                "tilec compiles tile reductions (sum, max, min, prod, ... over tiles in shared\n"
                "memory or registers) to CUDA and HIP. Commands:\n\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
+        out_printf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    out_printf(f, "\nExit codes: 0 success, 1 bad input or failed check, 2 bad usage,\n"
                "3 backend or compiler not available. Options that take a value take it once, as\n"
                "--opt=VALUE or --opt VALUE; \"--\" ends the options; numbers are whole decimal\n"
                "integers in the option's range. Output files are replaced through a temporary\n"
-               "file (FIFOs and devices are written directly). Documentation: docs/cli.md.\n");
+               "file (FIFOs and devices are written directly). Documentation: man tilec, and\n"
+               "docs/cli.md in tilec's source tree.\n");
 }
 
 /* The one place every command's standard output is finished: the final flush and close
  * are checked, so output that was lost (a full disk, /dev/full, a closed pipe's EIO) is a
- * failure with a message, never exit 0. A failure write_output already reported
+ * failure with a message, never exit 0; a closed standard output that was given nothing
+ * is not. A failure write_output already reported
  * (stdout_reported) is not reported twice. */
 bool stdout_reported;
 static int stdout_errno; /* why the first failed flush_output of standard output failed */
@@ -437,11 +463,25 @@ void flush_output(FILE *f) {
     if (fflush(f) != 0 && f == stdout && !stdout_errno) stdout_errno = errno;
 }
 
+int out_printf(FILE *f, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    errno = 0;
+    int n = vfprintf(f, fmt, ap);
+    va_end(ap);
+    /* stdio drops the buffer of a failed write, and errno is soon another call's: keep it */
+    if (n < 0 && f == stdout && !stdout_errno) stdout_errno = errno ? errno : EIO;
+    return n;
+}
+
 static int finish(int rc) {
     errno = 0;
     int err = fflush(stdout) != 0 ? errno : stdout_errno;
     bool lost = err != 0 || ferror(stdout);
-    if (fclose(stdout) != 0) {
+    /* a standard output closed before tilec started (>&-) that was given nothing loses
+     * nothing: closing it again fails with EBADF, which is no error then (as coreutils'
+     * close_stdout); anything written to it failed above */
+    if (fclose(stdout) != 0 && (lost || errno != EBADF)) {
         if (!err) err = errno;
         lost = true;
     }
@@ -457,7 +497,7 @@ static int run_command(int argc, char **argv) {
     }
     if (is_help(argv[1])) { print_help(stdout); return EXIT_OK; }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("tilec %s\n", tilec_version());
+        out_printf(stdout, "tilec %s\n", tilec_version());
         return EXIT_OK;
     }
     for (size_t i = 0; i < NCOMMANDS; i++) {

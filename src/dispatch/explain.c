@@ -56,15 +56,22 @@ static void why_line(ir_str *s, const dsp_query *q, const dsp_report *rep, const
         const dsp_verdict *v = &rep->v[i];
         int p = first_failed(v);
         if (p >= 0 && !strcmp(v->c->preds[p].name, "storage")) continue;
-        ir_str_printf(s, "    why: %s (priority %d) does not apply: %s\n", v->c->variant, v->c->priority,
-                      p >= 0 ? v->reasons[p] : v->declined_why);
+        /* a rival of the winner's own priority (ties go by name) is said to be one, either
+         * way round: "tried first at the same priority 20", "tried after it at ..." */
+        if (v->c->priority == rep->v[won].c->priority)
+            ir_str_printf(s, "    why: %s (tried first at the same priority %d) does not apply: %s\n", v->c->variant,
+                          v->c->priority, p >= 0 ? v->reasons[p] : v->declined_why);
+        else
+            ir_str_printf(s, "    why: %s (priority %d) does not apply: %s\n", v->c->variant, v->c->priority,
+                          p >= 0 ? v->reasons[p] : v->declined_why);
         return;
     }
-    /* a rival of the same priority after it (ties go by name) that does not apply */
+    /* a rival of the same priority after it that does not apply */
     for (int i = won + 1; i < rep->n && rep->v[i].c->priority == rep->v[won].c->priority; i++) {
         int p = first_failed(&rep->v[i]);
         if (p < 0) continue;
-        ir_str_printf(s, "    why: %s (the same priority) does not apply: %s\n", rep->v[i].c->variant, rep->v[i].reasons[p]);
+        ir_str_printf(s, "    why: %s (tried after it at the same priority %d) does not apply: %s\n", rep->v[i].c->variant,
+                      rep->v[i].c->priority, rep->v[i].reasons[p]);
         return;
     }
     if (rep->n > 1)
