@@ -53,23 +53,23 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
                               void *stream) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (!prog) return rt_bad(ctx, "tilec_run_kernel: no program");
+    if (!prog) return ir_bad(ctx, "tilec_run_kernel: no program");
     if (prog->ctx != ctx)
-        return rt_bad(ctx, "tilec_run_kernel: the program belongs to another context; run it on the context it was "
+        return ir_bad(ctx, "tilec_run_kernel: the program belongs to another context; run it on the context it was "
                         "parsed or built in (its runtime holds the device memory)");
     const tilec_kernel *k = ir_find_kernel(prog, name); /* says why not */
     if (!k) return TILEC_ERR_INVALID_ARG;
     if (k->is_func)
-        return rt_bad(ctx, "'%s' is a func: a func is called from a kernel's code, not launched; launch a kernel "
+        return ir_bad(ctx, "'%s' is a func: a func is called from a kernel's code, not launched; launch a kernel "
                         "(tilec_simulate runs a func on the simulator as a one-CTA kernel)", k->name);
     if (nargs != (size_t)k->nparams)
-        return rt_bad(ctx, "kernel '%s' takes %d parameter%s, not %zu: one device pointer per parameter, in order", k->name,
+        return ir_bad(ctx, "kernel '%s' takes %d parameter%s, not %zu: one device pointer per parameter, in order", k->name,
                    k->nparams, k->nparams == 1 ? "" : "s", nargs);
-    if (nargs && !args) return rt_bad(ctx, "tilec_run_kernel: args is NULL; kernel '%s' takes %zu parameters", k->name, nargs);
+    if (nargs && !args) return ir_bad(ctx, "tilec_run_kernel: args is NULL; kernel '%s' takes %zu parameters", k->name, nargs);
     char d[128], what[TILEC_MAX_NAME + 160];
     for (size_t i = 0; i < nargs; i++)
         if (!args[i])
-            return rt_bad(ctx, "parameter %zu of kernel '%s', %s: %s, is NULL; give it device memory of %lld bytes "
+            return ir_bad(ctx, "parameter %zu of kernel '%s', %s: %s, is NULL; give it device memory of %lld bytes "
                             "(tilec_mem_alloc)", i, k->name, k->params[i]->name, dims(k->params[i], d, sizeof d),
                        (long long)((size_t)k->params[i]->span * tilec_dtype_size(k->params[i]->dtype)));
     rt *r;
@@ -103,7 +103,7 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
             snprintf(p->key, sizeof p->key, "%s", key);
             st = rt_launch_info(ctx, lk, &p->info);
             if (st == TILEC_OK && (p->info.grid < 1 || p->info.grid > INT32_MAX))
-                st = rt_bad(ctx, "kernel '%s' launches %lld CTAs; a launch takes 1 to 2^31 - 1", k->name, (long long)p->info.grid);
+                st = ir_bad(ctx, "kernel '%s' launches %lld CTAs; a launch takes 1 to 2^31 - 1", k->name, (long long)p->info.grid);
             void *bin = NULL;
             size_t n = 0;
             if (st == TILEC_OK && gpu) st = rt_binary(r, prog, ks, &bin, &n);
@@ -132,7 +132,7 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
 tilec_status tilec_runtime_target(tilec_ctx *ctx, tilec_target *out) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (!out) return rt_bad(ctx, "tilec_runtime_target: out is NULL; pass where the target goes");
+    if (!out) return ir_bad(ctx, "tilec_runtime_target: out is NULL; pass where the target goes");
     rt *r;
     tilec_status st = rt_get(ctx, &r);
     if (st != TILEC_OK) return st;

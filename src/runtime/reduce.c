@@ -55,7 +55,7 @@ static tilec_status strided_view(tilec_ctx *ctx, const tilec_reduce_desc *d, con
         int64_t e = d->shape[i], st = d->strides[i], reach;
         if (__builtin_mul_overflow(e - 1, st, &reach) || __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi) ||
             hi - lo >= TILEC_MAX_ELEMENTS)
-            return rt_bad(ctx, "the strides reach more than 2^48 elements (dimension %d: extent %lld, stride %lld)", i,
+            return ir_bad(ctx, "the strides reach more than 2^48 elements (dimension %d: extent %lld, stride %lld)", i,
                        (long long)e, (long long)st);
         if (e == 1 || (red[i] && st == 0 && ir_op(d->op)->idempotent)) continue;
         v->shape[v->rank] = e;
@@ -76,46 +76,46 @@ static tilec_status strided_view(tilec_ctx *ctx, const tilec_reduce_desc *d, con
 
 /* Checks the descriptor and builds the merged view. */
 static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *v) {
-    if ((unsigned)d->op >= TILEC_OP_COUNT) return rt_bad(ctx, "op %d is not a tilec_op", (int)d->op);
-    if ((unsigned)d->dtype >= TILEC_DTYPE_COUNT) return rt_bad(ctx, "dtype %d is not a tilec_dtype", (int)d->dtype);
-    if ((unsigned)d->nan >= TILEC_NAN_COUNT) return rt_bad(ctx, "nan policy %d is not a tilec_nan", (int)d->nan);
+    if ((unsigned)d->op >= TILEC_OP_COUNT) return ir_bad(ctx, "op %d is not a tilec_op", (int)d->op);
+    if ((unsigned)d->dtype >= TILEC_DTYPE_COUNT) return ir_bad(ctx, "dtype %d is not a tilec_dtype", (int)d->dtype);
+    if ((unsigned)d->nan >= TILEC_NAN_COUNT) return ir_bad(ctx, "nan policy %d is not a tilec_nan", (int)d->nan);
     bool flt = ir_dtype_is_float(d->dtype);
     const ir_op_info *op = ir_op(d->op);
     if (op->floats_only && !flt)
-        return rt_bad(ctx, "%s is defined for float dtypes, not %s: convert the input to %s first (sum and "
+        return ir_bad(ctx, "%s is defined for float dtypes, not %s: convert the input to %s first (sum and "
                         "sumsq take integers)",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype), tilec_op_supports(d->op, TILEC_F64, false) ? "f32 or f64" : "f32");
     if (op->finish != IR_FINISH_NONE && d->accumulate)
-        return rt_bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
+        return ir_bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
                         "reduce into another buffer and add", tilec_op_name(d->op));
     if (d->nan == TILEC_NAN_IGNORE && (!ir_op(d->op)->compares || !flt))
-        return rt_bad(ctx, "nan policy ignore applies to the ops that compare (max, min, argmax, argmin, aminmax) of "
+        return ir_bad(ctx, "nan policy ignore applies to the ops that compare (max, min, argmax, argmin, aminmax) of "
                         "float dtypes only (a sum with a NaN is NaN; integers have none), not to %s %s",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype));
     char names[64];
     if (op->key != IR_KEY_NONE && tilec_dtype_size(d->dtype) > 4)
-        return rt_bad(ctx, "%s takes values of at most 32 bits (%s), not %s", tilec_op_name(d->op),
+        return ir_bad(ctx, "%s takes values of at most 32 bits (%s), not %s", tilec_op_name(d->op),
                    ir_op_dtype_names(d->op, names, sizeof names), tilec_dtype_name(d->dtype));
     if (!op->second && (d->out2 || d->index_i32))
-        return rt_bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
+        return ir_bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
     if (d->correction && !tilec_op_takes_correction(d->op))
-        return rt_bad(ctx, "correction is for var and std; leave it NULL for %s", tilec_op_name(d->op));
+        return ir_bad(ctx, "correction is for var and std; leave it NULL for %s", tilec_op_name(d->op));
     if (d->correction && *d->correction < 0)
-        return rt_bad(ctx, "correction %lld is negative: give 0 (the population variance, numpy's default) or more "
+        return ir_bad(ctx, "correction %lld is negative: give 0 (the population variance, numpy's default) or more "
                         "(NULL: 1, Bessel's)", (long long)*d->correction);
     if (op->key != IR_KEY_INDEX && d->index_i32)
-        return rt_bad(ctx, "index_i32 is for argmax and argmin; %s's second output is its %s, in the output's dtype",
+        return ir_bad(ctx, "index_i32 is for argmax and argmin; %s's second output is its %s, in the output's dtype",
                    tilec_op_name(d->op), op->second);
     if (d->rank < 1 || d->rank > TILEC_MAX_RANK)
-        return rt_bad(ctx, "rank %d is out of range: a tensor has 1 to %d dimensions", d->rank, TILEC_MAX_RANK);
+        return ir_bad(ctx, "rank %d is out of range: a tensor has 1 to %d dimensions", d->rank, TILEC_MAX_RANK);
     if (d->naxes < 1 || d->naxes > d->rank)
-        return rt_bad(ctx, "%d axes for a tensor of rank %d: give 1 to %d", d->naxes, d->rank, d->rank);
+        return ir_bad(ctx, "%d axes for a tensor of rank %d: give 1 to %d", d->naxes, d->rank, d->rank);
     bool red[TILEC_MAX_RANK] = {0};
     for (int i = 0; i < d->naxes; i++) {
         int a = d->axes[i] < 0 ? d->axes[i] + d->rank : d->axes[i];
         if (a < 0 || a >= d->rank)
-            return rt_bad(ctx, "axis %d is out of range for rank %d (axes %d to %d)", d->axes[i], d->rank, -d->rank, d->rank - 1);
-        if (red[a]) return rt_bad(ctx, "axis %d is given twice", a);
+            return ir_bad(ctx, "axis %d is out of range for rank %d (axes %d to %d)", d->axes[i], d->rank, -d->rank, d->rank - 1);
+        if (red[a]) return ir_bad(ctx, "axis %d is given twice", a);
         red[a] = true;
     }
     *v = (view){.in_elems = 1, .out_elems = 1};
@@ -123,13 +123,13 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     int64_t span = 1; /* the product of the extents other than 0: bounds every product below */
     for (int i = 0; i < d->rank; i++) {
         int64_t e = d->shape[i];
-        if (e < 0) return rt_bad(ctx, "extent %lld of dimension %d is negative", (long long)e, i);
+        if (e < 0) return ir_bad(ctx, "extent %lld of dimension %d is negative", (long long)e, i);
         if (__builtin_mul_overflow(v->in_elems, e, &v->in_elems))
-            return rt_bad(ctx, "the tensor has more than 2^63-1 elements");
+            return ir_bad(ctx, "the tensor has more than 2^63-1 elements");
         if (__builtin_mul_overflow(span, e ? e : 1, &span))
-            return rt_bad(ctx, "the extents other than 0 multiply to more than 2^63-1");
+            return ir_bad(ctx, "the extents other than 0 multiply to more than 2^63-1");
         if (span > TILEC_MAX_ELEMENTS)
-            return rt_bad(ctx, "the extents other than 0 multiply to %lld; tilec reduces tensors of up to 2^48 elements",
+            return ir_bad(ctx, "the extents other than 0 multiply to %lld; tilec reduces tensors of up to 2^48 elements",
                        (long long)span);
         if (!red[i]) v->out_elems *= e;
         else if (e == 0) reduced_empty = true;
@@ -148,10 +148,10 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
     }
     v->empty_axis = v->out_elems > 0 && reduced_empty;
     if (op->key == IR_KEY_INDEX && v->out_elems > 0 && v->in_elems / v->out_elems >= INT32_MAX)
-        return rt_bad(ctx, "%s reduces %lld elements per output; a slice holds at most 2^31 - 2 (its indices fit an i32)", tilec_op_name(d->op),
+        return ir_bad(ctx, "%s reduces %lld elements per output; a slice holds at most 2^31 - 2 (its indices fit an i32)", tilec_op_name(d->op),
                    (long long)(v->in_elems / v->out_elems));
     if (v->empty_axis && ir_op(d->op)->empty == IR_EMPTY_ERROR)
-        return rt_bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
+        return ir_bad(ctx, "%s over an empty axis has no value: a reduced extent is 0", tilec_op_name(d->op));
     v->span = v->in_elems;
     return d->strides && v->in_elems > 0 ? strided_view(ctx, d, red, v) : TILEC_OK;
 }
@@ -287,9 +287,9 @@ static bool meet(uintptr_t a, size_t n, uintptr_t b, size_t m) { return n && m &
 
 tilec_status rt_outputs_apart(tilec_ctx *ctx, uintptr_t in, size_t in_bytes, uintptr_t out, size_t out_bytes,
                               uintptr_t out2, size_t out2_bytes) {
-    if (meet(in, in_bytes, out, out_bytes)) return rt_bad(ctx, "the input and the output overlap; reduce into another buffer");
+    if (meet(in, in_bytes, out, out_bytes)) return ir_bad(ctx, "the input and the output overlap; reduce into another buffer");
     if (meet(out2, out2_bytes, in, in_bytes) || meet(out2, out2_bytes, out, out_bytes))
-        return rt_bad(ctx, "out2 overlaps the %s; give the second output a buffer of its own",
+        return ir_bad(ctx, "out2 overlaps the %s; give the second output a buffer of its own",
                       meet(out2, out2_bytes, in, in_bytes) ? "input" : "output");
     return TILEC_OK;
 }
@@ -344,23 +344,23 @@ static tilec_status within_budget(tilec_ctx *ctx, const view *v, const rt_plan *
 static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *in, void *out, bool prepare) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (!d) return rt_bad(ctx, "no reduction descriptor");
+    if (!d) return ir_bad(ctx, "no reduction descriptor");
     view v;
     tilec_status st = plan_view(ctx, d, &v);
     if (st != TILEC_OK) return st;
     size_t es = tilec_dtype_size(d->dtype);
     bool two = ir_op(d->op)->second != NULL;
     if (v.out_elems > 0 && ((!out && !prepare) || (!in && v.in_elems > 0)))
-        return rt_bad(ctx, "%s is NULL", !in ? "the input" : "the output");
+        return ir_bad(ctx, "%s is NULL", !in ? "the input" : "the output");
     if (v.out_elems > 0 && two && !d->out2 && !prepare)
-        return rt_bad(ctx, "%s has two outputs: out2 is NULL; give it an %s buffer of the output's shape for its %s",
+        return ir_bad(ctx, "%s has two outputs: out2 is NULL; give it an %s buffer of the output's shape for its %s",
                    tilec_op_name(d->op), tilec_dtype_name(out2_dtype(d)), ir_op(d->op)->second);
     /* the input's memory: what its strides reach, from the lowest element */
     const char *low = in ? (const char *)in - (size_t)v.origin * es : NULL;
     uintptr_t a = (uintptr_t)low, b = (uintptr_t)out;
     size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * tilec_dtype_size(out_dtype(d));
     if (in && v.origin && a > (uintptr_t)in)
-        return rt_bad(ctx, "the strides reach below address 0 from the input pointer");
+        return ir_bad(ctx, "the strides reach below address 0 from the input pointer");
     uintptr_t c = (uintptr_t)d->out2;
     size_t out2_bytes = two && d->out2 ? (size_t)v.out_elems * tilec_dtype_size(out2_dtype(d)) : 0;
     if ((st = rt_outputs_apart(ctx, a, in_bytes, b, out_bytes, c, out2_bytes)) != TILEC_OK) return st;
@@ -404,8 +404,8 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
                                 const void *out_after, tilec_check_result *result) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (!result) return rt_bad(ctx, "tilec_reduce_check: result is NULL; pass where the result goes");
-    if (!d) return rt_bad(ctx, "no reduction descriptor");
+    if (!result) return ir_bad(ctx, "tilec_reduce_check: result is NULL; pass where the result goes");
+    if (!d) return ir_bad(ctx, "no reduction descriptor");
     view v;
     tilec_status st = plan_view(ctx, d, &v);
     if (st != TILEC_OK) return st;
@@ -414,7 +414,7 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
     if (v.out_elems == 0) return TILEC_OK;
     if (!d->accumulate && !out_before) out_before = out_after; /* read only when accumulating */
     if (!in || !out_before || !out_after)
-        return rt_bad(ctx, "tilec_reduce_check needs the input, the output after the call and, when accumulating, before it");
+        return ir_bad(ctx, "tilec_reduce_check needs the input, the output after the call and, when accumulating, before it");
     if (v.empty_axis) { /* the op's identity, or unchanged when accumulating */
         unsigned char *value = d->accumulate ? NULL : empty_value(d, v.out_elems);
         if (!d->accumulate && !value) return TILEC_ERR_NOMEM;
@@ -429,7 +429,7 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
         return TILEC_OK;
     }
     bool two = ir_op(d->op)->second != NULL;
-    if (two && !d->out2) return rt_bad(ctx, "tilec_reduce_check of %s needs out2, the indices after the call", tilec_op_name(d->op));
+    if (two && !d->out2) return ir_bad(ctx, "tilec_reduce_check of %s needs out2, the indices after the call", tilec_op_name(d->op));
     tilec_program *p;
     if ((st = build(ctx, d, &v, &p)) != TILEC_OK) return st;
     const void *low = (const char *)in - (size_t)v.origin * es; /* the view's lowest element */
@@ -449,9 +449,9 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
 tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, char **text) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (!text) return rt_bad(ctx, "tilec_reduce_explain: text is NULL; pass where the text goes");
+    if (!text) return ir_bad(ctx, "tilec_reduce_explain: text is NULL; pass where the text goes");
     *text = NULL;
-    if (!d) return rt_bad(ctx, "no reduction descriptor");
+    if (!d) return ir_bad(ctx, "no reduction descriptor");
     view v;
     tilec_status st = plan_view(ctx, d, &v);
     rt *r = NULL;

@@ -147,14 +147,6 @@ static void rt_free(void *p) {
     free(r);
 }
 
-tilec_status rt_bad(tilec_ctx *ctx, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    ir_diag_vadd(ctx, NULL, TILEC_SEV_ERROR, 0, 0, fmt, ap);
-    va_end(ap);
-    return TILEC_ERR_INVALID_ARG;
-}
-
 void rt_log(const rt *r, const char *fmt, ...) {
     if (!r->log) return;
     va_list ap;
@@ -244,7 +236,7 @@ tilec_status rt_binary(rt *r, const tilec_program *prog, lp_kernel *const *kerne
 tilec_status tilec_runtime_open(tilec_ctx *ctx, tilec_backend backend, int device) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (device < 0) return rt_bad(ctx, "device %d is negative: devices are numbered from 0", device);
+    if (device < 0) return ir_bad(ctx, "device %d is negative: devices are numbered from 0", device);
     if (ctx->runtime) {
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "the runtime of this context is already open (on %s)",
                     ((rt *)ctx->runtime)->be->name);
@@ -332,14 +324,14 @@ static tilec_status rt_inside(rt *r, const char *call, const char *what, uintptr
     size_t size;
     if (!n || !r->be->extent) return TILEC_OK;
     if (!r->be->extent(r, lo, n, &base, &size))
-        return rt_bad(r->ctx, "%s: the %s %p (%zu byte%s) is not in memory this context allocated (tilec_mem_alloc), or "
+        return ir_bad(r->ctx, "%s: the %s %p (%zu byte%s) is not in memory this context allocated (tilec_mem_alloc), or "
                       "it was freed; nothing was copied", call, what, (void *)lo, n, plural(n));
     if (lo < base)
-        return rt_bad(r->ctx, "%s: the %s starts %zu byte%s before an allocation of %zu byte%s; nothing was copied", call,
+        return ir_bad(r->ctx, "%s: the %s starts %zu byte%s before an allocation of %zu byte%s; nothing was copied", call,
                       what, (size_t)(base - lo), plural((size_t)(base - lo)), size, plural(size));
     size_t at = (size_t)(lo - base), past = past_end(lo, n, base, size), room = at < size ? size - at : 0;
     if (past)
-        return rt_bad(r->ctx, "%s: %zu byte%s from byte %zu of an allocation of %zu byte%s reach %zu byte%s past its end; "
+        return ir_bad(r->ctx, "%s: %zu byte%s from byte %zu of an allocation of %zu byte%s reach %zu byte%s past its end; "
                       "copy at most %zu byte%s there; nothing was copied", call, n, plural(n), at, size, plural(size),
                       past, plural(past), room, plural(room));
     return TILEC_OK;
@@ -352,7 +344,7 @@ static tilec_status copy(tilec_ctx *ctx, const char *call, void *dst, const void
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
     if (bytes && (!dst || !src))
-        return rt_bad(ctx, "%s: the %s is NULL, with %zu byte%s to copy", call, !dst ? "destination" : "source", bytes,
+        return ir_bad(ctx, "%s: the %s is NULL, with %zu byte%s to copy", call, !dst ? "destination" : "source", bytes,
                       plural(bytes));
     rt *r;
     tilec_status st = rt_get(ctx, &r);
@@ -368,7 +360,7 @@ static tilec_status copy(tilec_ctx *ctx, const char *call, void *dst, const void
 tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
-    if (!ptr) return rt_bad(ctx, "tilec_mem_alloc: ptr is NULL; pass where the block's address goes");
+    if (!ptr) return ir_bad(ctx, "tilec_mem_alloc: ptr is NULL; pass where the block's address goes");
     *ptr = NULL;
     rt *r;
     tilec_status st = rt_get(ctx, &r);

@@ -145,7 +145,5 @@ tilec_status rt_get(tilec_ctx *ctx, rt **out);
 /* A line to stderr when TILEC_JIT_LOG=1 (the only output of the library, and only on
  * request). */
 void rt_log(const rt *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* An error diagnostic of a call's bad argument; returns TILEC_ERR_INVALID_ARG. */
-tilec_status rt_bad(tilec_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
