@@ -579,8 +579,9 @@ typedef struct tilec_reduce_desc {
  * sums and products wrap. Over an empty axis a sum, sumsq or norm2 gives 0, a prod 1 and a
  * mean NaN; max, min, argmax and argmin over one are errors. argmax and argmin write the
  * values to out and the indices to desc->out2 (docs/runtime.md, "Two outputs"). On the
- * simulator, a reduction whose view has more elements than the work budget has steps is
- * TILEC_ERR_BUDGET before it is planned (tilec_set_sim_budget). */
+ * simulator, a reduction whose planned kernel must take more thread-steps than the work
+ * budget allows (a lower bound from its loop IR: the steps each element's read costs at
+ * least) is TILEC_ERR_BUDGET before it runs (tilec_set_sim_budget). */
 TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in, void *out);
 
 /* Everything tilec_reduce(ctx, desc, in, out) does but the launch: plan, generate, compile

@@ -993,6 +993,15 @@ red=(reduce --dtype i32 --shape 2x3 --backend sim --repeat 0)
 expect "reduce --in F --out F" 2 "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out "$tmp/ow/x6.bin"
 has "is refused: write elsewhere" "$tmp/err" "tilec reduce: --out '$tmp/ow/x6.bin' would overwrite the input --in '$tmp/ow/x6.bin' (the same file), which is read first; write the output elsewhere"
 same "and the input is as it was" "$tmp/ow/x6.bin" "$tmp/ow/x6.orig"
+# an input read from standard input ("-") is the file standard input has open: `< F` and
+# `--out F` lose F as `--in F --out F` would (the "-" was not compared with anything)
+expect "reduce --in - --out F < F" 2 sh -c 'exec "$@" <"$0"' "$tmp/ow/x6.bin" "$tilec" "${red[@]}" --op sum --in - --out "$tmp/ow/x6.bin"
+has "is refused as --in F is" "$tmp/err" "tilec reduce: --out '$tmp/ow/x6.bin' would overwrite the input --in '-' (the same file)"
+same "and the input is as it was" "$tmp/ow/x6.bin" "$tmp/ow/x6.orig"
+expect "reduce --in - --out G < F (another file)" 0 sh -c 'exec "$@" <"$0"' "$tmp/ow/x6.bin" "$tilec" "${red[@]}" --op sum --in - --out "$tmp/ow/x6-sum.bin"
+cp "$rs" "$tmp/ow/stdin.tile"
+expect "run - --out B=FILE < FILE" 2 sh -c 'exec "$@" <"$0"' "$tmp/ow/stdin.tile" "$tilec" run - --backend sim --out B="$tmp/ow/stdin.tile"
+same "the program read from standard input is untouched" "$tmp/ow/stdin.tile" "$rs"
 expect "reduce --in F --out2 F" 2 "$tilec" "${red[@]}" --op argmax --in "$tmp/ow/x6.bin" --out2 "$tmp/ow/x6.bin"
 le32 10 20 >"$tmp/ow/init.bin"
 expect "reduce --out-init F --out2 F" 2 "$tilec" "${red[@]}" --op aminmax --accumulate --in "$tmp/ow/x6.bin" --out-init "$tmp/ow/init.bin" --out2 "$tmp/ow/init.bin"

@@ -219,6 +219,14 @@ def test_torch_names_and_dtype_spellings():
             tilec.sum(y, axis=1, keepdims=k)
     with pytest.raises(TypeError, match="keepdims must be"):
         tilec.var_mean(y, axis=1, keepdims="yes")
+    # keepdims given as False (or 0, np.False_) is still given: keepdim beside it is refused,
+    # and keepdim's own errors name keepdim
+    for k in (False, 0, np.False_):
+        with pytest.raises(TypeError, match="keepdims or keepdim"):
+            tilec.sum(y, axis=1, keepdims=k, keepdim=True)
+    with pytest.raises(TypeError, match="keepdim must be True or False"):
+        tilec.sum(y, axis=1, keepdim="no")
+    assert tilec.sum(y, axis=1, keepdims=np.False_).shape == (2, 4)
     # the CLI's names (f32, bf16, i32...) and numpy's, both
     h = np.full(5000, 1.0, np.float16)
     assert tilec.sum(h, dtype="f32") == 5000.0 and tilec.sum(h, dtype="float32") == 5000.0

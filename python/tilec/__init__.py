@@ -433,6 +433,16 @@ def _op_index(op):
     return OPS.index(op)
 
 
+class _Default:
+    """keepdims left out (so keepdim= may stand in for it); shown as its meaning, False."""
+
+    def __repr__(self):
+        return "False"
+
+
+_UNSET = _Default()
+
+
 def _names(axis, keepdims, dim, keepdim):
     """torch's dim= and keepdim= as aliases of axis= and keepdims=."""
     if dim is not None:
@@ -440,10 +450,10 @@ def _names(axis, keepdims, dim, keepdim):
             raise TypeError("tilec: give axis or dim (torch's name for it), not both")
         axis = dim
     if keepdim is not None:
-        if keepdims is not False:
+        if keepdims is not _UNSET:
             raise TypeError("tilec: give keepdims or keepdim (torch's name for it), not both")
-        keepdims = keepdim
-    return axis, _flag(keepdims, "keepdims")
+        return axis, _flag(keepdim, "keepdim")
+    return axis, _flag(False if keepdims is _UNSET else keepdims, "keepdims")
 
 
 def _flag(v, name):
@@ -972,7 +982,7 @@ def _dispatch(x, reqs, out, backend):
     return _reduce_host(x, reqs, out, backend)
 
 
-def reduce(x, op="sum", axis=None, keepdims=False, dtype=None, nan="propagate", out=None,
+def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate", out=None,
            correction=None, index_dtype=None, *, dim=None, keepdim=None, backend=None):
     """Reduces x with op over axis (None: every axis; an int or a tuple, negative from the
     end; dim= is torch's name for it, keepdim= for keepdims). numpy arrays (and torch CPU
@@ -1011,7 +1021,7 @@ def _moments(name, op, x, axis, keepdims, dim, keepdim, dtype, out, backend, kw)
                          ("mean", axis, keepdims, dtype, "propagate", None, None)], out, backend)
 
 
-def var_mean(x, axis=None, *, keepdims=False, dtype=None, out=None, dim=None, keepdim=None,
+def var_mean(x, axis=None, *, keepdims=_UNSET, dtype=None, out=None, dim=None, keepdim=None,
              backend=None, **kw):
     """(var, mean) of x over axis, as torch.var_mean: correction=1 by default (torch's;
     ddof= is numpy's name for it). Two reductions of one copy of x (a host array is copied
@@ -1019,7 +1029,7 @@ def var_mean(x, axis=None, *, keepdims=False, dtype=None, out=None, dim=None, ke
     return _moments("var_mean", "var", x, axis, keepdims, dim, keepdim, dtype, out, backend, kw)
 
 
-def std_mean(x, axis=None, *, keepdims=False, dtype=None, out=None, dim=None, keepdim=None,
+def std_mean(x, axis=None, *, keepdims=_UNSET, dtype=None, out=None, dim=None, keepdim=None,
              backend=None, **kw):
     """(std, mean) of x over axis, as torch.std_mean: correction=1 by default (torch's;
     ddof= is numpy's name for it). out: (std, mean)."""
@@ -1057,7 +1067,7 @@ def _spelling(op, nan):
     name = ("nan" if nan == "ignore" else "") + op
     corrects = bool(_lib.tilec_op_takes_correction(OPS.index(op)))
 
-    def f(x, axis=None, *, dtype=None, out=None, keepdims=False, **kw):
+    def f(x, axis=None, *, dtype=None, out=None, keepdims=_UNSET, **kw):
         if "nan" in kw and nan == "ignore":
             raise TypeError("tilec.%s takes no nan=: it ignores NaN (tilec.%s propagates it)"
                             % (name, op))

@@ -463,12 +463,19 @@ static const char *file_text(const named_file *f, char *buf, size_t n) {
     return buf;
 }
 
+/* Whether writing out would replace the file standard input reads (an input given as "-"):
+ * `--in - --out F < F` loses F as `--in F --out F` would. */
+static bool overwrites_stdin(const char *out) {
+    struct stat so;
+    return strcmp(out, "-") != 0 && stat(out, &so) == 0 && S_ISREG(so.st_mode) && same_file(STDIN_FILENO, &so);
+}
+
 int check_outputs(const char *cmd, const named_file *outs, int nout, const named_file *ins, int nin) {
     char a[PATH_MAX + 160], b[PATH_MAX + 160];
     for (int i = 0; i < nout; i++) {
         for (int j = 0; j < nin; j++)
             if (ins[j].path && !(outs[i].tensor && ins[j].tensor && !strcmp(outs[i].tensor, ins[j].tensor)) &&
-                overwrites(outs[i].path, ins[j].path)) {
+                (strcmp(ins[j].path, "-") == 0 ? overwrites_stdin(outs[i].path) : overwrites(outs[i].path, ins[j].path))) {
                 fprintf(stderr, "tilec %s: %s would overwrite the input %s (the same file), which is read first; write "
                                 "the output elsewhere\n", cmd, file_text(&outs[i], a, sizeof a), file_text(&ins[j], b, sizeof b));
                 return EXIT_USAGE;
