@@ -249,6 +249,11 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         expr(s, k, e->a);
         ir_str_printf(s, ")");
         return;
+    case LX_ALIGNED: /* a uniform test of a pointer the caller passed */
+        ir_str_printf(s, "((unsigned long long)(const void *)");
+        buf_name(s, e->buf);
+        ir_str_printf(s, " %% %lldull == 0)", (long long)e->i);
+        return;
     }
 }
 

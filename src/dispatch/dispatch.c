@@ -12,7 +12,7 @@
 static const dsp_case *const registry[] = {
     &dsp_case_cta_tree, &dsp_case_local, &dsp_case_local_smem, &dsp_case_sequential, &dsp_case_shared,
     &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
-    &dsp_case_grid_rows, &dsp_case_grid_cols,
+    &dsp_case_grid_rows, &dsp_case_grid_cols, &dsp_case_rows, &dsp_case_cols,
 };
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
 _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");

@@ -49,6 +49,43 @@ dsp_opkind dsp_opkind_of(const ir_stmt *st);
 /* What a statement is, for messages: "sum", "grid max", "copy" (into buf, n bytes). */
 const char *dsp_stmt_what(const ir_stmt *st, char *buf, size_t n);
 
+/* ---- the in-kernel cost model (cost.c) ----------------------------------------------------
+ *
+ * A candidate lowering of a reduction inside a CTA, warpgroup or warp (variants `rows` and
+ * `cols`) and its estimated cost. The model counts, from the source's real layout, the
+ * shared-memory wavefronts of every warp-wide load (32 banks of 4 bytes), the shuffles,
+ * the combines, the longest dependent chain and the barriers, and turns them into cycles
+ * with constants measured on an H200 (docs/dispatch.md#the-cost-model). */
+typedef enum dsp_orient {
+    DSP_ALONG_REDUCED, /* `rows`: the lanes of a group run along the reduced elements of an output */
+    DSP_ALONG_KEPT,    /* `cols`: neighbouring threads take neighbouring outputs */
+} dsp_orient;
+
+typedef struct dsp_tile_plan {
+    dsp_orient orient;
+    int lanes;    /* rows: lanes per output (a power of two up to the warp), or the instance's
+                     threads (> a warp: a butterfly per warp, then shared slots) */
+    int vec;      /* elements a load reads (1, 2, 4, 8: at most 16 bytes) */
+    int accs;     /* independent accumulators a lane (1, 2, 4) */
+    int inflight; /* rows: outputs a group works on at once */
+    int slices;   /* cols: threads an output's elements are split over (their partial results
+                     meet in shared slots) */
+    /* what the model counted, for one instance, all its warps */
+    int64_t loads;      /* warp-wide load instructions */
+    int64_t wavefronts; /* their shared-memory wavefronts (global: 128-byte transfers) */
+    int64_t shuffles;   /* warp-wide shuffles */
+    int64_t combines;   /* warp-wide fold instructions */
+    int64_t chain;      /* the longest dependent chain, cycles */
+    int barriers;
+    double cycles1, cycles4; /* the estimates: one instance per multiprocessor, and four */
+} dsp_tile_plan;
+
+/* The measured constants (cycles; docs/dispatch.md gives them with the run). */
+typedef struct dsp_cost_consts {
+    double lds_latency, shfl_latency, add_latency, barrier, wavefront, shuffle, issue;
+} dsp_cost_consts;
+extern const dsp_cost_consts dsp_costs;
+
 /* Facts about one statement that predicates and lowerings read. */
 typedef struct dsp_query {
     const dsp_target *target;
@@ -68,7 +105,24 @@ typedef struct dsp_query {
     int64_t red_len;          /* elements folded into one output */
     int64_t spatial_len;      /* outputs */
     int group;                /* lanes per output for shuffle trees (power of two) */
+    /* the cost model's cheapest plan of each family (cost.c), for a reduction inside a
+       CTA, warpgroup or warp whose operands are shared or global */
+    bool has_plan[2];
+    dsp_tile_plan plan[2]; /* by dsp_orient */
 } dsp_query;
+
+
+enum { DSP_MAX_PLANS = 160 };
+/* Every candidate of the statement (shared or global source, not thread scope), cheapest
+ * first; with orient >= 0 only that family. Returns how many. */
+int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max);
+/* The cheapest plan of a family (orient), false when it has none. */
+bool dsp_tile_best(const dsp_query *q, dsp_orient orient, dsp_tile_plan *out);
+/* The plan as a few words: "8 lanes an output, 16-byte loads, 2 accumulators". */
+void dsp_plan_text(const dsp_query *q, const dsp_tile_plan *p, char *buf, size_t n);
+/* Whether a load of vec elements is aligned and inside one run for every output (rows:
+ * along the reduced elements; cols: along neighbouring outputs). */
+bool dsp_vec_ok(const dsp_query *q, dsp_orient orient, int vec);
 
 void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, const ir_stmt *st);
 
@@ -117,7 +171,7 @@ size_t dsp_registry(const dsp_case *const **cases);
 
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
-    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols;
+    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols, dsp_case_rows, dsp_case_cols;
 
 /* ---- the verdicts of one dispatch ------------------------------------------------------ */
 
@@ -225,6 +279,14 @@ lp_type dsp_index_type(int64_t bound, int64_t step);
 /* The largest stride of a loop over the lanes or threads of an instance: a constant
  * stride's value, else the CTA's threads or the warp size, whichever is larger. */
 int64_t dsp_lane_step(const dsp_lower *l, const lp_expr *stride);
+
+/* `rows` and `cols` (v_rows.c): whether the model puts family o first (a forced variant
+ * needs only a plan of its family); and the lowering of plan p by emit, into l->into, with a
+ * test of a func parameter's alignment when p loads several elements at once (the other
+ * path loads the same elements one at a time, so the fold order and the bits are the same). */
+bool dsp_pred_cheapest(const dsp_query *q, dsp_orient o, char *why, size_t n);
+void dsp_emit_checked(dsp_lower *l, const dsp_tile_plan *p,
+                      void (*emit)(dsp_lower *, lp_block *, const dsp_tile_plan *, bool scalar));
 
 /* Predicates several variants share. */
 bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n);

@@ -47,6 +47,13 @@ void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, co
     if (g > q->ws) g = q->ws;
     if (g > pow2_dividing(sizes)) g = pow2_dividing(sizes);
     q->group = (int)g;
+    /* the cost model's cheapest plan of each family */
+    dsp_tile_plan plans[DSP_MAX_PLANS];
+    int n = dsp_tile_plans(q, -1, plans, DSP_MAX_PLANS);
+    for (int i = n - 1; i >= 0; i--) {
+        q->has_plan[plans[i].orient] = true;
+        q->plan[plans[i].orient] = plans[i];
+    }
 }
 
 /* ---- shared memory ---- */

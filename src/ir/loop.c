@@ -183,6 +183,12 @@ lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i) {
     return e;
 }
 
+lp_expr *lp_aligned(lp_kernel *k, const lp_buf *b, int bytes) {
+    lp_expr *e = expr(k, LX_ALIGNED, LP_BOOL);
+    if (e != &placeholder_expr) { e->buf = b; e->i = bytes; }
+    return e;
+}
+
 lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a) {
     if (a->type == t) return a;
     lp_expr *e = expr(k, LX_CAST, t);
@@ -382,6 +388,9 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         ir_str_printf(s, "bits_%s(", lp_type_name(e->type));
         lp_print_expr(s, k, e->a);
         ir_str_printf(s, ")");
+        return;
+    case LX_ALIGNED:
+        ir_str_printf(s, "aligned(%s, %lld)", e->buf->name, (long long)e->i);
         return;
     }
 }

@@ -147,7 +147,10 @@ typedef enum lp_expr_kind {
     LX_FMA,    /* a * b + c of floats, rounded once (IEEE fusedMultiplyAdd): only where a
                   lowering asks for it; products are otherwise never fused */
     LX_PAIR,   /* the f64x2 (a, b) of two f64s */
-    LX_PART    /* part i (0 or 1) of the f64x2 a, an f64 */
+    LX_PART,   /* part i (0 or 1) of the f64x2 a, an f64 */
+    LX_ALIGNED /* bool: whether buf's first element is at an address that is a multiple of i
+                  bytes (a func's parameter, whose address the caller chooses; the simulator's
+                  buffers always are) */
 } lp_expr_kind;
 
 typedef struct lp_buf lp_buf;
@@ -262,6 +265,7 @@ lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32 *
 lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c); /* LX_FMA: floats of one type */
 lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b);             /* LX_PAIR: f64, f64 -> f64x2 */
 lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i);               /* LX_PART: f64x2 -> f64 */
+lp_expr *lp_aligned(lp_kernel *k, const lp_buf *b, int bytes);      /* LX_ALIGNED */
 
 /* Statements are appended to `into`; the returned statement's blocks can be filled. */
 lp_stmt *lp_assign(lp_kernel *k, lp_block *into, int reg, lp_expr *a);

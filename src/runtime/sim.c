@@ -415,6 +415,7 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         v.p[1] = eval(S, e->b, tid, origin).f;
         return v;
     case LX_PART: v.f = eval(S, e->a, tid, origin).p[e->i]; return v;
+    case LX_ALIGNED: v.i = 1; return v; /* the simulator's buffers start at element 0 of their own storage */
     case LX_CAST: return cast(e->type, e->a->type, eval(S, e->a, tid, origin));
     case LX_LOAD: return load(S, e->buf, eval(S, e->a, tid, origin).i, tid, origin);
     case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes */
