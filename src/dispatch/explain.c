@@ -110,7 +110,13 @@ static void how_line(ir_str *s, const dsp_query *q, const char *variant, const l
     else if (!strcmp(variant, "cta_tree"))
         ir_str_printf(s, "; all %d warps fold each output together (a butterfly in each warp, then one warp folds the "
                          "warps' results)", q->inst_size / q->ws);
-    else if (!strcmp(variant, "sequential"))
+    else if ((!strcmp(variant, "rows") || !strcmp(variant, "cols")) && q->has_plan[variant[0] == 'c']) {
+        const dsp_tile_plan *p = &q->plan[variant[0] == 'c'];
+        char plan[160];
+        dsp_plan_text(q, p, plan, sizeof plan);
+        ir_str_printf(s, "; %s; the cost model's estimate: %.0f cycles alone, %.0f with four to a multiprocessor",
+                      plan, p->cycles1, p->cycles4);
+    } else if (!strcmp(variant, "sequential"))
         ir_str_printf(s, "; one thread folds each output, element after element");
     else if (!strcmp(variant, "smem_tree"))
         ir_str_printf(s, "; a halving tree in shared memory, a barrier per level");
@@ -123,6 +129,26 @@ static void how_line(ir_str *s, const dsp_query *q, const char *variant, const l
         ir_str_printf(s, "%s; the lanes' partial results meet in shared slots, which every lane folds",
                       regs ? " from each lane" : "");
     ir_str_printf(s, "\n");
+}
+
+/* The cost model's candidates (cost.c), cheapest first: the best few of each family. */
+static void plans_table(ir_str *s, const dsp_query *q) {
+    dsp_tile_plan *all = malloc(DSP_MAX_PLANS * sizeof *all);
+    if (!all) { s->oom = true; return; }
+    int n = dsp_tile_plans(q, -1, all, DSP_MAX_PLANS);
+    ir_str_printf(s, "    cost model (cycles alone / four to a multiprocessor; counts for one instance):\n");
+    int shown[2] = {0, 0};
+    for (int i = 0; i < n; i++) {
+        const dsp_tile_plan *p = &all[i];
+        if (shown[p->orient]++ >= 4) continue;
+        char text[160];
+        dsp_plan_text(q, p, text, sizeof text);
+        ir_str_printf(s, "    %s %-4s %6.0f / %-6.0f %s; %lld loads, %lld wavefronts, %lld shuffles, chain %lld, %d barrier%s\n",
+                      i == 0 ? "*" : " ", p->orient == DSP_ALONG_KEPT ? "cols" : "rows", p->cycles1, p->cycles4, text,
+                      (long long)p->loads, (long long)p->wavefronts, (long long)p->shuffles, (long long)p->chain,
+                      p->barriers, plural(p->barriers));
+    }
+    free(all);
 }
 
 /* The statements of kernel k, into s: the full table, or (short) one line and the why and
@@ -172,6 +198,7 @@ static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, 
         }
         ir_str_printf(s, "\n");
         dsp_print_report(s, &q, &rep, 4);
+        if (q.has_plan[0] || q.has_plan[1]) plans_table(s, &q);
     }
     return ok;
 }

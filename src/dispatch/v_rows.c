@@ -197,9 +197,9 @@ bool dsp_pred_cheapest(const dsp_query *q, dsp_orient o, char *why, size_t n) {
     if (q->st->variant || !q->has_plan[other]) return true;
     double mine = q->plan[o].cycles1 + q->plan[o].cycles4, theirs = q->plan[other].cycles1 + q->plan[other].cycles4;
     if (mine < theirs || (mine == theirs && o == DSP_ALONG_REDUCED)) return true;
-    snprintf(why, n, "the cost model puts %s first: about %.0f + %.0f cycles (one and four per multiprocessor) against "
-                     "%.0f + %.0f", name[other], q->plan[other].cycles1, q->plan[other].cycles4, q->plan[o].cycles1,
-             q->plan[o].cycles4);
+    snprintf(why, n, "the cost model puts %s first: %s about %.0f + %.0f cycles (alone, and four to a multiprocessor), "
+                     "%s %.0f + %.0f", name[other], name[other], q->plan[other].cycles1, q->plan[other].cycles4, name[o],
+             q->plan[o].cycles1, q->plan[o].cycles4);
     return false;
 }
 
