@@ -688,6 +688,7 @@ void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
         if (width > 1) lse_xor_tree(l, into, acc, width);
         return;
     }
+    if (width < 2) return; /* one lane: nothing to exchange (and no register left unused) */
     int other = lp_reg_new(k, k->regs[acc].type, "t");
     for (int m = 1; m < width; m <<= 1) {
         lp_shfl(k, into, other, acc, m, width);

@@ -26,7 +26,8 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
     int L = p->lanes, V = p->vec, A = p->accs;
-    int64_t stride = (int64_t)L * V * A;
+    int U = A > V ? A / V : 1; /* chunks a turn of the loop: a multiple of A elements */
+    int64_t stride = (int64_t)L * V * U;
     lp_type it = dsp_index_type(q->red_len, stride);
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
     lp_type et = src->type;
@@ -38,7 +39,7 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
     bool exact = q->red_len % stride == 0;
     int x = lp_reg_new(k, et, "x");
     for (int j = 1; j < V; j++) lp_reg_new(k, et, "x");
-    for (int a = 0; a < A; a++) {
+    for (int a = 0; a < U; a++) {
         lp_expr *at = a ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)a * L * V)) : lp_reg(k, e);
         lp_block *b = &loop->body;
         if (a > 0 && !exact) b = &lp_if(k, b, lp_binary(k, LO_LT, at, lp_int(k, it, q->red_len)))->body;
