@@ -86,10 +86,11 @@ static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_add_f64x2(
   return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);
 }
 
-// kernel row_max: threads=256 grid=1024 warp_size=32 shared_bytes=33280
+// kernel row_max: threads=256 grid=1024 warp_size=32 shared_bytes=34048
 extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restrict__ A, float *__restrict__ B) {
   __shared__ __attribute__((aligned(16))) float As[8255];
   __shared__ __attribute__((aligned(16))) float Bs[64];
+  __shared__ __attribute__((aligned(16))) float tl_cols_slots4[192];
   const int tl_tid = (int)threadIdx.x;
   const int tl_cta = (int)blockIdx.x;
   const int tl_lane = tl_tid % 32;
@@ -97,30 +98,21 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   const unsigned tl_mask = 0xffffffffu;  /* every warp is whole */
   (void)tl_mask;  /* a kernel without shuffles or warp barriers does not read it */
   int tl_e0;
-  int tl_lane1;
-  int tl_grp2;
-  int tl_s3;
-  int tl_s4;
-  int tl_s5;
-  int tl_s6;
-  int tl_step7;
-  float tl_acc8;
-  float tl_acc9;
-  float tl_acc10;
-  float tl_acc11;
-  int tl_r12;
-  int tl_r13;
-  int tl_r14;
-  int tl_r15;
-  float tl_t16;
-  float tl_t17;
-  float tl_t18;
-  float tl_t19;
-  int tl_e20;
-  float tl_v21;
-  float tl_v22;
-  float tl_v23;
-  float tl_v24;
+  float tl_acc1;
+  int tl_g2;
+  int tl_slice3;
+  int tl_base4;
+  int tl_o5;
+  int tl_e6;
+  float tl_x7;
+  int tl_slot8;
+  int tl_col9;
+  int tl_so10;
+  int tl_e11;
+  float tl_v12;
+  float tl_v13;
+  float tl_v14;
+  float tl_v15;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 7: cta.copy(As, A[cta_id])  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8192; tl_e0 += 256) {
@@ -128,102 +120,50 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   }
   // line 8: cta.sync()  [barrier]
   __syncthreads();
-  // line 9: cta.max(Bs, As, axes=(1))  [shared]
-  tl_lane1 = (tl_tid % 32);
-  tl_grp2 = (tl_tid / 32);
-  for (tl_step7 = 0; tl_step7 < 2; tl_step7 += 1) {
-    tl_s3 = ((((tl_step7 * 4) + 0) * 8) + tl_grp2);
-    tl_acc8 = __int_as_float((int)0xff800000u);
-    for (tl_r12 = tl_lane1; tl_r12 < 128; tl_r12 += 32) {
-      tl_acc8 = tl_max_f32(tl_acc8, As[((tl_s3 * 129) + tl_r12)]);
+  // line 9: cta.max(Bs, As, axes=(1))  [cols]
+  tl_g2 = (tl_tid % 64);
+  tl_slice3 = (tl_tid / 64);
+  tl_base4 = (0 * 192);
+  tl_acc1 = __int_as_float((int)0xff800000u);
+  if (tl_slice3 < 4) {
+    tl_o5 = tl_g2;
+    for (tl_e6 = tl_slice3; tl_e6 < 128; tl_e6 += 4) {
+      tl_x7 = As[((tl_o5 * 129) + tl_e6)];
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x7);
     }
-    tl_s4 = ((((tl_step7 * 4) + 1) * 8) + tl_grp2);
-    tl_acc9 = __int_as_float((int)0xff800000u);
-    for (tl_r13 = tl_lane1; tl_r13 < 128; tl_r13 += 32) {
-      tl_acc9 = tl_max_f32(tl_acc9, As[((tl_s4 * 129) + tl_r13)]);
+    if (0 < tl_slice3) {
+      tl_slot8 = ((tl_base4 + ((tl_slice3 - 1) * 64)) + (tl_g2 * 1));
+      tl_cols_slots4[tl_slot8] = tl_acc1;
     }
-    tl_s5 = ((((tl_step7 * 4) + 2) * 8) + tl_grp2);
-    tl_acc10 = __int_as_float((int)0xff800000u);
-    for (tl_r14 = tl_lane1; tl_r14 < 128; tl_r14 += 32) {
-      tl_acc10 = tl_max_f32(tl_acc10, As[((tl_s5 * 129) + tl_r14)]);
-    }
-    tl_s6 = ((((tl_step7 * 4) + 3) * 8) + tl_grp2);
-    tl_acc11 = __int_as_float((int)0xff800000u);
-    for (tl_r15 = tl_lane1; tl_r15 < 128; tl_r15 += 32) {
-      tl_acc11 = tl_max_f32(tl_acc11, As[((tl_s6 * 129) + tl_r15)]);
-    }
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 32);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 32);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 32);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 8, 32);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 16, 32);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 32);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 32);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 32);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 8, 32);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 16, 32);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 32);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 32);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 32);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 8, 32);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 16, 32);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 1, 32);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 2, 32);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 4, 32);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 8, 32);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor_sync(tl_mask, tl_acc11, 16, 32);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    if (tl_lane1 == 0) {
-      Bs[tl_s3] = tl_acc8;
-    }
-    if (tl_lane1 == 0) {
-      Bs[tl_s4] = tl_acc9;
-    }
-    if (tl_lane1 == 0) {
-      Bs[tl_s5] = tl_acc10;
-    }
-    if (tl_lane1 == 0) {
-      Bs[tl_s6] = tl_acc11;
-    }
+  }
+  __syncthreads();
+  if (tl_slice3 == 0) {
+    tl_col9 = (tl_base4 + (tl_g2 * 1));
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col9 + 0)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col9 + 64)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col9 + 128)]);
+    tl_so10 = (tl_g2 * 1);
+    Bs[tl_so10] = tl_acc1;
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
   __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
-  for (tl_e20 = tl_tid; tl_e20 < 16; tl_e20 += 256) {
+  for (tl_e11 = tl_tid; tl_e11 < 16; tl_e11 += 256) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e20 * 4)];
-      tl_v21 = tl_v.e[0];
-      tl_v22 = tl_v.e[1];
-      tl_v23 = tl_v.e[2];
-      tl_v24 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e11 * 4)];
+      tl_v12 = tl_v.e[0];
+      tl_v13 = tl_v.e[1];
+      tl_v14 = tl_v.e[2];
+      tl_v15 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v21;
-      tl_v.e[1] = tl_v22;
-      tl_v.e[2] = tl_v23;
-      tl_v.e[3] = tl_v24;
-      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e20 * 4))] = tl_v;
+      tl_v.e[0] = tl_v12;
+      tl_v.e[1] = tl_v13;
+      tl_v.e[2] = tl_v14;
+      tl_v.e[3] = tl_v15;
+      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e11 * 4))] = tl_v;
     }
   }
 }

@@ -72,39 +72,34 @@ static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_add_f64x2(
   return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);
 }
 
-// kernel row_max: threads=256 grid=1024 warp_size=64 shared_bytes=33280
+// kernel row_max: threads=256 grid=1024 warp_size=64 shared_bytes=33536
 extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restrict__ A, float *__restrict__ B) {
   __shared__ __attribute__((aligned(16))) float As[8255];
   __shared__ __attribute__((aligned(16))) float Bs[64];
+  __shared__ __attribute__((aligned(16))) float tl_cols_slots4[64];
   const int tl_tid = (int)threadIdx.x;
   const int tl_cta = (int)blockIdx.x;
   const int tl_lane = tl_tid % 64;
   const int tl_warp = tl_tid / 64;
   int tl_e0;
-  int tl_lane1;
-  int tl_grp2;
-  int tl_s3;
-  int tl_s4;
-  int tl_s5;
-  int tl_s6;
-  int tl_step7;
-  float tl_acc8;
-  float tl_acc9;
-  float tl_acc10;
-  float tl_acc11;
-  int tl_r12;
-  int tl_r13;
-  int tl_r14;
-  int tl_r15;
-  float tl_t16;
-  float tl_t17;
-  float tl_t18;
-  float tl_t19;
-  int tl_e20;
-  float tl_v21;
-  float tl_v22;
-  float tl_v23;
-  float tl_v24;
+  float tl_acc1;
+  float tl_acc2;
+  float tl_acc3;
+  float tl_acc4;
+  int tl_g5;
+  int tl_slice6;
+  int tl_base7;
+  int tl_o8;
+  int tl_e9;
+  float tl_x10;
+  int tl_slot11;
+  int tl_col12;
+  int tl_so13;
+  int tl_e14;
+  float tl_v15;
+  float tl_v16;
+  float tl_v17;
+  float tl_v18;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 7: cta.copy(As, A[cta_id])  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8192; tl_e0 += 256) {
@@ -112,110 +107,60 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   }
   // line 8: cta.sync()  [barrier]
   __syncthreads();
-  // line 9: cta.max(Bs, As, axes=(1))  [shared]
-  tl_lane1 = (tl_tid % 64);
-  tl_grp2 = (tl_tid / 64);
-  for (tl_step7 = 0; tl_step7 < 4; tl_step7 += 1) {
-    tl_s3 = ((((tl_step7 * 4) + 0) * 4) + tl_grp2);
-    tl_acc8 = __int_as_float((int)0xff800000u);
-    for (tl_r12 = tl_lane1; tl_r12 < 128; tl_r12 += 64) {
-      tl_acc8 = tl_max_f32(tl_acc8, As[((tl_s3 * 129) + tl_r12)]);
+  // line 9: cta.max(Bs, As, axes=(1))  [cols]
+  tl_g5 = (tl_tid % 64);
+  tl_slice6 = (tl_tid / 64);
+  tl_base7 = (0 * 64);
+  tl_acc1 = __int_as_float((int)0xff800000u);
+  tl_acc2 = __int_as_float((int)0xff800000u);
+  tl_acc3 = __int_as_float((int)0xff800000u);
+  tl_acc4 = __int_as_float((int)0xff800000u);
+  if (tl_slice6 < 2) {
+    tl_o8 = tl_g5;
+    for (tl_e9 = tl_slice6; tl_e9 < 128; tl_e9 += 8) {
+      tl_x10 = As[((tl_o8 * 129) + tl_e9)];
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x10);
+      tl_x10 = As[((tl_o8 * 129) + (tl_e9 + 2))];
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x10);
+      tl_x10 = As[((tl_o8 * 129) + (tl_e9 + 4))];
+      tl_acc3 = tl_max_f32(tl_acc3, tl_x10);
+      tl_x10 = As[((tl_o8 * 129) + (tl_e9 + 6))];
+      tl_acc4 = tl_max_f32(tl_acc4, tl_x10);
     }
-    tl_s4 = ((((tl_step7 * 4) + 1) * 4) + tl_grp2);
-    tl_acc9 = __int_as_float((int)0xff800000u);
-    for (tl_r13 = tl_lane1; tl_r13 < 128; tl_r13 += 64) {
-      tl_acc9 = tl_max_f32(tl_acc9, As[((tl_s4 * 129) + tl_r13)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_acc3);
+    tl_acc2 = tl_max_f32(tl_acc2, tl_acc4);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_acc2);
+    if (0 < tl_slice6) {
+      tl_slot11 = ((tl_base7 + ((tl_slice6 - 1) * 64)) + (tl_g5 * 1));
+      tl_cols_slots4[tl_slot11] = tl_acc1;
     }
-    tl_s5 = ((((tl_step7 * 4) + 2) * 4) + tl_grp2);
-    tl_acc10 = __int_as_float((int)0xff800000u);
-    for (tl_r14 = tl_lane1; tl_r14 < 128; tl_r14 += 64) {
-      tl_acc10 = tl_max_f32(tl_acc10, As[((tl_s5 * 129) + tl_r14)]);
-    }
-    tl_s6 = ((((tl_step7 * 4) + 3) * 4) + tl_grp2);
-    tl_acc11 = __int_as_float((int)0xff800000u);
-    for (tl_r15 = tl_lane1; tl_r15 < 128; tl_r15 += 64) {
-      tl_acc11 = tl_max_f32(tl_acc11, As[((tl_s6 * 129) + tl_r15)]);
-    }
-    tl_t16 = __shfl_xor(tl_acc8, 1, 64);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor(tl_acc8, 2, 64);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor(tl_acc8, 4, 64);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor(tl_acc8, 8, 64);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor(tl_acc8, 16, 64);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor(tl_acc8, 32, 64);
-    tl_acc8 = tl_max_f32(tl_acc8, tl_t16);
-    tl_t17 = __shfl_xor(tl_acc9, 1, 64);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor(tl_acc9, 2, 64);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor(tl_acc9, 4, 64);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor(tl_acc9, 8, 64);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor(tl_acc9, 16, 64);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor(tl_acc9, 32, 64);
-    tl_acc9 = tl_max_f32(tl_acc9, tl_t17);
-    tl_t18 = __shfl_xor(tl_acc10, 1, 64);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor(tl_acc10, 2, 64);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor(tl_acc10, 4, 64);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor(tl_acc10, 8, 64);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor(tl_acc10, 16, 64);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor(tl_acc10, 32, 64);
-    tl_acc10 = tl_max_f32(tl_acc10, tl_t18);
-    tl_t19 = __shfl_xor(tl_acc11, 1, 64);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor(tl_acc11, 2, 64);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor(tl_acc11, 4, 64);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor(tl_acc11, 8, 64);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor(tl_acc11, 16, 64);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    tl_t19 = __shfl_xor(tl_acc11, 32, 64);
-    tl_acc11 = tl_max_f32(tl_acc11, tl_t19);
-    if (tl_lane1 == 0) {
-      Bs[tl_s3] = tl_acc8;
-    }
-    if (tl_lane1 == 0) {
-      Bs[tl_s4] = tl_acc9;
-    }
-    if (tl_lane1 == 0) {
-      Bs[tl_s5] = tl_acc10;
-    }
-    if (tl_lane1 == 0) {
-      Bs[tl_s6] = tl_acc11;
-    }
+  }
+  __syncthreads();
+  if (tl_slice6 == 0) {
+    tl_col12 = (tl_base7 + (tl_g5 * 1));
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col12 + 0)]);
+    tl_so13 = (tl_g5 * 1);
+    Bs[tl_so13] = tl_acc1;
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
   __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
-  for (tl_e20 = tl_tid; tl_e20 < 16; tl_e20 += 256) {
+  for (tl_e14 = tl_tid; tl_e14 < 16; tl_e14 += 256) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e20 * 4)];
-      tl_v21 = tl_v.e[0];
-      tl_v22 = tl_v.e[1];
-      tl_v23 = tl_v.e[2];
-      tl_v24 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e14 * 4)];
+      tl_v15 = tl_v.e[0];
+      tl_v16 = tl_v.e[1];
+      tl_v17 = tl_v.e[2];
+      tl_v18 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v21;
-      tl_v.e[1] = tl_v22;
-      tl_v.e[2] = tl_v23;
-      tl_v.e[3] = tl_v24;
-      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e20 * 4))] = tl_v;
+      tl_v.e[0] = tl_v15;
+      tl_v.e[1] = tl_v16;
+      tl_v.e[2] = tl_v17;
+      tl_v.e[3] = tl_v18;
+      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e14 * 4))] = tl_v;
     }
   }
 }

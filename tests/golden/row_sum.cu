@@ -103,17 +103,24 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
   float tl_v4;
   int tl_lane5;
   int tl_grp6;
-  int tl_s7;
-  float tl_acc8;
-  int tl_r9;
-  float tl_t10;
-  int tl_e11;
-  float tl_v12;
-  float tl_v13;
-  float tl_v14;
-  float tl_v15;
+  int tl_turn7;
+  int tl_s8;
+  float tl_acc9;
+  float tl_acc10;
+  float tl_acc11;
+  float tl_acc12;
+  int tl_e13;
+  float tl_x14;
+  float tl_x15;
+  float tl_x16;
+  float tl_x17;
+  int tl_e18;
+  float tl_v19;
+  float tl_v20;
+  float tl_v21;
+  float tl_v22;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
-  // line 7: cta.copy(As, A)  [copy]
+  // line 8: cta.copy(As, A)  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8; tl_e0 += 32) {
     {
       tl_f32x4 tl_v = *(const tl_f32x4 *)&A[(tl_e0 * 4)];
@@ -131,44 +138,58 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
       *(tl_f32x4 *)&As[(tl_e0 * 4)] = tl_v;
     }
   }
-  // line 8: cta.sync()  [barrier]
+  // line 9: cta.sync()  [barrier]
   __syncthreads();
-  // line 9: cta.sum(Bs, As, axes=(-1))  [shared]
-  tl_lane5 = (tl_tid % 8);
-  tl_grp6 = (tl_tid / 8);
-  tl_s7 = tl_grp6;
-  tl_acc8 = -0.0f;
-  for (tl_r9 = tl_lane5; tl_r9 < 8; tl_r9 += 8) {
-    tl_acc8 = (tl_acc8 + As[((tl_s7 * 8) + tl_r9)]);
+  // line 10: cta.sum(Bs, As, axes=(-1))  [rows]
+  tl_lane5 = 0;
+  tl_grp6 = tl_tid;
+  for (tl_turn7 = 0; tl_turn7 < 4; tl_turn7 += 32) {
+    tl_s8 = (tl_turn7 + tl_grp6);
+    tl_acc9 = -0.0f;
+    tl_acc10 = -0.0f;
+    tl_acc11 = -0.0f;
+    tl_acc12 = -0.0f;
+    if (tl_s8 < 4) {
+      for (tl_e13 = (tl_lane5 * 4); tl_e13 < 8; tl_e13 += 4) {
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&As[((tl_s8 * 8) + tl_e13)];
+          tl_x14 = tl_v.e[0];
+          tl_x15 = tl_v.e[1];
+          tl_x16 = tl_v.e[2];
+          tl_x17 = tl_v.e[3];
+        }
+        tl_acc9 = (tl_acc9 + tl_x14);
+        tl_acc10 = (tl_acc10 + tl_x15);
+        tl_acc11 = (tl_acc11 + tl_x16);
+        tl_acc12 = (tl_acc12 + tl_x17);
+      }
+      tl_acc9 = (tl_acc9 + tl_acc11);
+      tl_acc10 = (tl_acc10 + tl_acc12);
+      tl_acc9 = (tl_acc9 + tl_acc10);
+    }
+    if ((tl_s8 < 4) && (tl_lane5 == 0)) {
+      Bs[tl_s8] = tl_acc9;
+    }
   }
-  tl_t10 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 8);
-  tl_acc8 = (tl_acc8 + tl_t10);
-  tl_t10 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 8);
-  tl_acc8 = (tl_acc8 + tl_t10);
-  tl_t10 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 8);
-  tl_acc8 = (tl_acc8 + tl_t10);
-  if (tl_lane5 == 0) {
-    Bs[tl_s7] = tl_acc8;
-  }
   __syncthreads();
-  // line 10: cta.sync()  [barrier]
+  // line 11: cta.sync()  [barrier]
   __syncthreads();
-  // line 11: cta.copy(B, Bs)  [copy]
-  for (tl_e11 = tl_tid; tl_e11 < 1; tl_e11 += 32) {
+  // line 12: cta.copy(B, Bs)  [copy]
+  for (tl_e18 = tl_tid; tl_e18 < 1; tl_e18 += 32) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e11 * 4)];
-      tl_v12 = tl_v.e[0];
-      tl_v13 = tl_v.e[1];
-      tl_v14 = tl_v.e[2];
-      tl_v15 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e18 * 4)];
+      tl_v19 = tl_v.e[0];
+      tl_v20 = tl_v.e[1];
+      tl_v21 = tl_v.e[2];
+      tl_v22 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v12;
-      tl_v.e[1] = tl_v13;
-      tl_v.e[2] = tl_v14;
-      tl_v.e[3] = tl_v15;
-      *(tl_f32x4 *)&B[(tl_e11 * 4)] = tl_v;
+      tl_v.e[0] = tl_v19;
+      tl_v.e[1] = tl_v20;
+      tl_v.e[2] = tl_v21;
+      tl_v.e[3] = tl_v22;
+      *(tl_f32x4 *)&B[(tl_e18 * 4)] = tl_v;
     }
   }
 }

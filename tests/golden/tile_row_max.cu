@@ -98,99 +98,265 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   (void)tl_mask;  /* a kernel without shuffles or warp barriers does not read it */
   int tl_lane0;
   int tl_grp1;
-  int tl_s2;
+  int tl_turn2;
   int tl_s3;
   int tl_s4;
   int tl_s5;
-  int tl_step6;
+  int tl_s6;
   float tl_acc7;
   float tl_acc8;
   float tl_acc9;
   float tl_acc10;
-  int tl_r11;
-  int tl_r12;
-  int tl_r13;
-  int tl_r14;
-  float tl_t15;
-  float tl_t16;
-  float tl_t17;
-  float tl_t18;
+  int tl_e11;
+  float tl_x12;
+  float tl_x13;
+  float tl_x14;
+  float tl_x15;
+  int tl_e16;
+  float tl_x17;
+  float tl_x18;
+  float tl_x19;
+  float tl_x20;
+  int tl_e21;
+  float tl_x22;
+  float tl_x23;
+  float tl_x24;
+  float tl_x25;
+  int tl_e26;
+  float tl_x27;
+  float tl_x28;
+  float tl_x29;
+  float tl_x30;
+  float tl_t31;
+  float tl_t32;
+  float tl_t33;
+  float tl_t34;
+  int tl_lane35;
+  int tl_grp36;
+  int tl_turn37;
+  int tl_s38;
+  int tl_s39;
+  int tl_s40;
+  int tl_s41;
+  float tl_acc42;
+  float tl_acc43;
+  float tl_acc44;
+  float tl_acc45;
+  int tl_e46;
+  float tl_x47;
+  float tl_x48;
+  float tl_x49;
+  float tl_x50;
+  int tl_e51;
+  float tl_x52;
+  float tl_x53;
+  float tl_x54;
+  float tl_x55;
+  int tl_e56;
+  float tl_x57;
+  float tl_x58;
+  float tl_x59;
+  float tl_x60;
+  int tl_e61;
+  float tl_x62;
+  float tl_x63;
+  float tl_x64;
+  float tl_x65;
+  float tl_t66;
+  float tl_t67;
+  float tl_t68;
+  float tl_t69;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
-  // line 4: cta.max(dst, src, axes=(-1), nan=ignore)  [shared]
-  tl_lane0 = (tl_tid % 32);
-  tl_grp1 = (tl_tid / 32);
-  for (tl_step6 = 0; tl_step6 < 4; tl_step6 += 1) {
-    tl_s2 = ((((tl_step6 * 4) + 0) * 4) + tl_grp1);
-    tl_acc7 = __int_as_float(0x7fc00000);
-    for (tl_r11 = tl_lane0; tl_r11 < 128; tl_r11 += 32) {
-      tl_acc7 = tl_maxnum_f32(tl_acc7, src[((tl_s2 * 128) + tl_r11)]);
+  // line 4: cta.max(dst, src, axes=(-1), nan=ignore)  [rows]
+  if (((unsigned long long)(const void *)src % 16ull == 0)) {
+    tl_lane0 = (tl_tid % 8);
+    tl_grp1 = (tl_tid / 8);
+    for (tl_turn2 = 0; tl_turn2 < 64; tl_turn2 += 64) {
+      tl_s3 = (tl_turn2 + tl_grp1);
+      tl_acc7 = __int_as_float(0x7fc00000);
+      for (tl_e11 = (tl_lane0 * 4); tl_e11 < 128; tl_e11 += 32) {
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + tl_e11)];
+          tl_x12 = tl_v.e[0];
+          tl_x13 = tl_v.e[1];
+          tl_x14 = tl_v.e[2];
+          tl_x15 = tl_v.e[3];
+        }
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x12);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x13);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x14);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x15);
+      }
+      tl_s4 = ((tl_turn2 + tl_grp1) + (16 * 1));
+      tl_acc8 = __int_as_float(0x7fc00000);
+      for (tl_e16 = (tl_lane0 * 4); tl_e16 < 128; tl_e16 += 32) {
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + tl_e16)];
+          tl_x17 = tl_v.e[0];
+          tl_x18 = tl_v.e[1];
+          tl_x19 = tl_v.e[2];
+          tl_x20 = tl_v.e[3];
+        }
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x17);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x18);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x19);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x20);
+      }
+      tl_s5 = ((tl_turn2 + tl_grp1) + (16 * 2));
+      tl_acc9 = __int_as_float(0x7fc00000);
+      for (tl_e21 = (tl_lane0 * 4); tl_e21 < 128; tl_e21 += 32) {
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + tl_e21)];
+          tl_x22 = tl_v.e[0];
+          tl_x23 = tl_v.e[1];
+          tl_x24 = tl_v.e[2];
+          tl_x25 = tl_v.e[3];
+        }
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x22);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x23);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x24);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x25);
+      }
+      tl_s6 = ((tl_turn2 + tl_grp1) + (16 * 3));
+      tl_acc10 = __int_as_float(0x7fc00000);
+      for (tl_e26 = (tl_lane0 * 4); tl_e26 < 128; tl_e26 += 32) {
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + tl_e26)];
+          tl_x27 = tl_v.e[0];
+          tl_x28 = tl_v.e[1];
+          tl_x29 = tl_v.e[2];
+          tl_x30 = tl_v.e[3];
+        }
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x27);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x28);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x29);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x30);
+      }
+      tl_t31 = __shfl_xor_sync(tl_mask, tl_acc7, 1, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
+      tl_t31 = __shfl_xor_sync(tl_mask, tl_acc7, 2, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
+      tl_t31 = __shfl_xor_sync(tl_mask, tl_acc7, 4, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
+      tl_t32 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
+      tl_t32 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
+      tl_t32 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
+      tl_t33 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
+      tl_t33 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
+      tl_t33 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
+      tl_t34 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
+      tl_t34 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
+      tl_t34 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
+      if (tl_lane0 == 0) {
+        dst[tl_s3] = tl_acc7;
+      }
+      if (tl_lane0 == 0) {
+        dst[tl_s4] = tl_acc8;
+      }
+      if (tl_lane0 == 0) {
+        dst[tl_s5] = tl_acc9;
+      }
+      if (tl_lane0 == 0) {
+        dst[tl_s6] = tl_acc10;
+      }
     }
-    tl_s3 = ((((tl_step6 * 4) + 1) * 4) + tl_grp1);
-    tl_acc8 = __int_as_float(0x7fc00000);
-    for (tl_r12 = tl_lane0; tl_r12 < 128; tl_r12 += 32) {
-      tl_acc8 = tl_maxnum_f32(tl_acc8, src[((tl_s3 * 128) + tl_r12)]);
-    }
-    tl_s4 = ((((tl_step6 * 4) + 2) * 4) + tl_grp1);
-    tl_acc9 = __int_as_float(0x7fc00000);
-    for (tl_r13 = tl_lane0; tl_r13 < 128; tl_r13 += 32) {
-      tl_acc9 = tl_maxnum_f32(tl_acc9, src[((tl_s4 * 128) + tl_r13)]);
-    }
-    tl_s5 = ((((tl_step6 * 4) + 3) * 4) + tl_grp1);
-    tl_acc10 = __int_as_float(0x7fc00000);
-    for (tl_r14 = tl_lane0; tl_r14 < 128; tl_r14 += 32) {
-      tl_acc10 = tl_maxnum_f32(tl_acc10, src[((tl_s5 * 128) + tl_r14)]);
-    }
-    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 1, 32);
-    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
-    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 2, 32);
-    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
-    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 4, 32);
-    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
-    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 8, 32);
-    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
-    tl_t15 = __shfl_xor_sync(tl_mask, tl_acc7, 16, 32);
-    tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t15);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 32);
-    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 32);
-    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 32);
-    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 8, 32);
-    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
-    tl_t16 = __shfl_xor_sync(tl_mask, tl_acc8, 16, 32);
-    tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t16);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 32);
-    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 32);
-    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 32);
-    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 8, 32);
-    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
-    tl_t17 = __shfl_xor_sync(tl_mask, tl_acc9, 16, 32);
-    tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t17);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 32);
-    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 32);
-    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 32);
-    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 8, 32);
-    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
-    tl_t18 = __shfl_xor_sync(tl_mask, tl_acc10, 16, 32);
-    tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t18);
-    if (tl_lane0 == 0) {
-      dst[tl_s2] = tl_acc7;
-    }
-    if (tl_lane0 == 0) {
-      dst[tl_s3] = tl_acc8;
-    }
-    if (tl_lane0 == 0) {
-      dst[tl_s4] = tl_acc9;
-    }
-    if (tl_lane0 == 0) {
-      dst[tl_s5] = tl_acc10;
+  } else {
+    tl_lane35 = (tl_tid % 8);
+    tl_grp36 = (tl_tid / 8);
+    for (tl_turn37 = 0; tl_turn37 < 64; tl_turn37 += 64) {
+      tl_s38 = (tl_turn37 + tl_grp36);
+      tl_acc42 = __int_as_float(0x7fc00000);
+      for (tl_e46 = (tl_lane35 * 4); tl_e46 < 128; tl_e46 += 32) {
+        tl_x47 = src[((tl_s38 * 128) + tl_e46)];
+        tl_x48 = src[(((tl_s38 * 128) + tl_e46) + 1)];
+        tl_x49 = src[(((tl_s38 * 128) + tl_e46) + 2)];
+        tl_x50 = src[(((tl_s38 * 128) + tl_e46) + 3)];
+        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x47);
+        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x48);
+        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x49);
+        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x50);
+      }
+      tl_s39 = ((tl_turn37 + tl_grp36) + (16 * 1));
+      tl_acc43 = __int_as_float(0x7fc00000);
+      for (tl_e51 = (tl_lane35 * 4); tl_e51 < 128; tl_e51 += 32) {
+        tl_x52 = src[((tl_s39 * 128) + tl_e51)];
+        tl_x53 = src[(((tl_s39 * 128) + tl_e51) + 1)];
+        tl_x54 = src[(((tl_s39 * 128) + tl_e51) + 2)];
+        tl_x55 = src[(((tl_s39 * 128) + tl_e51) + 3)];
+        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x52);
+        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x53);
+        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x54);
+        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x55);
+      }
+      tl_s40 = ((tl_turn37 + tl_grp36) + (16 * 2));
+      tl_acc44 = __int_as_float(0x7fc00000);
+      for (tl_e56 = (tl_lane35 * 4); tl_e56 < 128; tl_e56 += 32) {
+        tl_x57 = src[((tl_s40 * 128) + tl_e56)];
+        tl_x58 = src[(((tl_s40 * 128) + tl_e56) + 1)];
+        tl_x59 = src[(((tl_s40 * 128) + tl_e56) + 2)];
+        tl_x60 = src[(((tl_s40 * 128) + tl_e56) + 3)];
+        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x57);
+        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x58);
+        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x59);
+        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x60);
+      }
+      tl_s41 = ((tl_turn37 + tl_grp36) + (16 * 3));
+      tl_acc45 = __int_as_float(0x7fc00000);
+      for (tl_e61 = (tl_lane35 * 4); tl_e61 < 128; tl_e61 += 32) {
+        tl_x62 = src[((tl_s41 * 128) + tl_e61)];
+        tl_x63 = src[(((tl_s41 * 128) + tl_e61) + 1)];
+        tl_x64 = src[(((tl_s41 * 128) + tl_e61) + 2)];
+        tl_x65 = src[(((tl_s41 * 128) + tl_e61) + 3)];
+        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x62);
+        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x63);
+        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x64);
+        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x65);
+      }
+      tl_t66 = __shfl_xor_sync(tl_mask, tl_acc42, 1, 8);
+      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
+      tl_t66 = __shfl_xor_sync(tl_mask, tl_acc42, 2, 8);
+      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
+      tl_t66 = __shfl_xor_sync(tl_mask, tl_acc42, 4, 8);
+      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
+      tl_t67 = __shfl_xor_sync(tl_mask, tl_acc43, 1, 8);
+      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
+      tl_t67 = __shfl_xor_sync(tl_mask, tl_acc43, 2, 8);
+      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
+      tl_t67 = __shfl_xor_sync(tl_mask, tl_acc43, 4, 8);
+      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
+      tl_t68 = __shfl_xor_sync(tl_mask, tl_acc44, 1, 8);
+      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
+      tl_t68 = __shfl_xor_sync(tl_mask, tl_acc44, 2, 8);
+      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
+      tl_t68 = __shfl_xor_sync(tl_mask, tl_acc44, 4, 8);
+      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
+      tl_t69 = __shfl_xor_sync(tl_mask, tl_acc45, 1, 8);
+      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
+      tl_t69 = __shfl_xor_sync(tl_mask, tl_acc45, 2, 8);
+      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
+      tl_t69 = __shfl_xor_sync(tl_mask, tl_acc45, 4, 8);
+      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
+      if (tl_lane35 == 0) {
+        dst[tl_s38] = tl_acc42;
+      }
+      if (tl_lane35 == 0) {
+        dst[tl_s39] = tl_acc43;
+      }
+      if (tl_lane35 == 0) {
+        dst[tl_s40] = tl_acc44;
+      }
+      if (tl_lane35 == 0) {
+        dst[tl_s41] = tl_acc45;
+      }
     }
   }
   __syncthreads();

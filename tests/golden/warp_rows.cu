@@ -116,28 +116,19 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   int tl_e17;
   int tl_lane18;
   int tl_grp19;
-  int tl_s20;
+  int tl_turn20;
   int tl_s21;
-  int tl_s22;
-  int tl_s23;
-  int tl_step24;
+  float tl_acc22;
+  float tl_acc23;
+  float tl_acc24;
   float tl_acc25;
-  float tl_acc26;
-  float tl_acc27;
-  float tl_acc28;
-  int tl_r29;
-  int tl_r30;
-  int tl_r31;
-  int tl_r32;
-  float tl_t33;
-  float tl_t34;
-  float tl_t35;
-  float tl_t36;
-  int tl_e37;
-  float tl_v38;
-  float tl_v39;
-  float tl_v40;
-  float tl_v41;
+  int tl_e26;
+  float tl_x27;
+  int tl_e28;
+  float tl_v29;
+  float tl_v30;
+  float tl_v31;
+  float tl_v32;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 9: cta.copy(As, A)  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 144; tl_e0 += 512) {
@@ -225,102 +216,59 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   }
   // line 11: cta.sync()  [barrier]
   __syncthreads();
-  // line 12: warp.sum(Bs[warp_id], As[warp_id], axes=(-1))  [shared]
-  tl_lane18 = (tl_lane % 32);
-  tl_grp19 = (tl_lane / 32);
-  for (tl_step24 = 0; tl_step24 < 4; tl_step24 += 1) {
-    tl_s20 = ((((tl_step24 * 4) + 0) * 1) + tl_grp19);
+  // line 12: warp.sum(Bs[warp_id], As[warp_id], axes=(-1))  [rows]
+  tl_lane18 = 0;
+  tl_grp19 = tl_lane;
+  for (tl_turn20 = 0; tl_turn20 < 16; tl_turn20 += 32) {
+    tl_s21 = (tl_turn20 + tl_grp19);
+    tl_acc22 = -0.0f;
+    tl_acc23 = -0.0f;
+    tl_acc24 = -0.0f;
     tl_acc25 = -0.0f;
-    for (tl_r29 = tl_lane18; tl_r29 < 33; tl_r29 += 32) {
-      tl_acc25 = (tl_acc25 + As[((tl_warp * 528) + ((tl_s20 * 33) + tl_r29))]);
+    if (tl_s21 < 16) {
+      for (tl_e26 = tl_lane18; tl_e26 < 33; tl_e26 += 4) {
+        tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + tl_e26))];
+        tl_acc22 = (tl_acc22 + tl_x27);
+        if ((tl_e26 + 1) < 33) {
+          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 1)))];
+          tl_acc23 = (tl_acc23 + tl_x27);
+        }
+        if ((tl_e26 + 2) < 33) {
+          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 2)))];
+          tl_acc24 = (tl_acc24 + tl_x27);
+        }
+        if ((tl_e26 + 3) < 33) {
+          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 3)))];
+          tl_acc25 = (tl_acc25 + tl_x27);
+        }
+      }
+      tl_acc22 = (tl_acc22 + tl_acc24);
+      tl_acc23 = (tl_acc23 + tl_acc25);
+      tl_acc22 = (tl_acc22 + tl_acc23);
     }
-    tl_s21 = ((((tl_step24 * 4) + 1) * 1) + tl_grp19);
-    tl_acc26 = -0.0f;
-    for (tl_r30 = tl_lane18; tl_r30 < 33; tl_r30 += 32) {
-      tl_acc26 = (tl_acc26 + As[((tl_warp * 528) + ((tl_s21 * 33) + tl_r30))]);
-    }
-    tl_s22 = ((((tl_step24 * 4) + 2) * 1) + tl_grp19);
-    tl_acc27 = -0.0f;
-    for (tl_r31 = tl_lane18; tl_r31 < 33; tl_r31 += 32) {
-      tl_acc27 = (tl_acc27 + As[((tl_warp * 528) + ((tl_s22 * 33) + tl_r31))]);
-    }
-    tl_s23 = ((((tl_step24 * 4) + 3) * 1) + tl_grp19);
-    tl_acc28 = -0.0f;
-    for (tl_r32 = tl_lane18; tl_r32 < 33; tl_r32 += 32) {
-      tl_acc28 = (tl_acc28 + As[((tl_warp * 528) + ((tl_s23 * 33) + tl_r32))]);
-    }
-    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 1, 32);
-    tl_acc25 = (tl_acc25 + tl_t33);
-    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 2, 32);
-    tl_acc25 = (tl_acc25 + tl_t33);
-    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 4, 32);
-    tl_acc25 = (tl_acc25 + tl_t33);
-    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 8, 32);
-    tl_acc25 = (tl_acc25 + tl_t33);
-    tl_t33 = __shfl_xor_sync(tl_mask, tl_acc25, 16, 32);
-    tl_acc25 = (tl_acc25 + tl_t33);
-    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 1, 32);
-    tl_acc26 = (tl_acc26 + tl_t34);
-    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 2, 32);
-    tl_acc26 = (tl_acc26 + tl_t34);
-    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 4, 32);
-    tl_acc26 = (tl_acc26 + tl_t34);
-    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 8, 32);
-    tl_acc26 = (tl_acc26 + tl_t34);
-    tl_t34 = __shfl_xor_sync(tl_mask, tl_acc26, 16, 32);
-    tl_acc26 = (tl_acc26 + tl_t34);
-    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 1, 32);
-    tl_acc27 = (tl_acc27 + tl_t35);
-    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 2, 32);
-    tl_acc27 = (tl_acc27 + tl_t35);
-    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 4, 32);
-    tl_acc27 = (tl_acc27 + tl_t35);
-    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 8, 32);
-    tl_acc27 = (tl_acc27 + tl_t35);
-    tl_t35 = __shfl_xor_sync(tl_mask, tl_acc27, 16, 32);
-    tl_acc27 = (tl_acc27 + tl_t35);
-    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 1, 32);
-    tl_acc28 = (tl_acc28 + tl_t36);
-    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 2, 32);
-    tl_acc28 = (tl_acc28 + tl_t36);
-    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 4, 32);
-    tl_acc28 = (tl_acc28 + tl_t36);
-    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 8, 32);
-    tl_acc28 = (tl_acc28 + tl_t36);
-    tl_t36 = __shfl_xor_sync(tl_mask, tl_acc28, 16, 32);
-    tl_acc28 = (tl_acc28 + tl_t36);
-    if (tl_lane18 == 0) {
-      Bs[((tl_warp * 16) + tl_s20)] = tl_acc25;
-    }
-    if (tl_lane18 == 0) {
-      Bs[((tl_warp * 16) + tl_s21)] = tl_acc26;
-    }
-    if (tl_lane18 == 0) {
-      Bs[((tl_warp * 16) + tl_s22)] = tl_acc27;
-    }
-    if (tl_lane18 == 0) {
-      Bs[((tl_warp * 16) + tl_s23)] = tl_acc28;
+    if ((tl_s21 < 16) && (tl_lane18 == 0)) {
+      Bs[((tl_warp * 16) + tl_s21)] = tl_acc22;
     }
   }
   __syncwarp(tl_mask);
   // line 13: cta.sync()  [barrier]
   __syncthreads();
   // line 14: cta.copy(B, Bs)  [copy]
-  for (tl_e37 = tl_tid; tl_e37 < 16; tl_e37 += 128) {
+  for (tl_e28 = tl_tid; tl_e28 < 16; tl_e28 += 128) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e37 * 4)];
-      tl_v38 = tl_v.e[0];
-      tl_v39 = tl_v.e[1];
-      tl_v40 = tl_v.e[2];
-      tl_v41 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e28 * 4)];
+      tl_v29 = tl_v.e[0];
+      tl_v30 = tl_v.e[1];
+      tl_v31 = tl_v.e[2];
+      tl_v32 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v38;
-      tl_v.e[1] = tl_v39;
-      tl_v.e[2] = tl_v40;
-      tl_v.e[3] = tl_v41;
-      *(tl_f32x4 *)&B[(tl_e37 * 4)] = tl_v;
+      tl_v.e[0] = tl_v29;
+      tl_v.e[1] = tl_v30;
+      tl_v.e[2] = tl_v31;
+      tl_v.e[3] = tl_v32;
+      *(tl_f32x4 *)&B[(tl_e28 * 4)] = tl_v;
     }
   }
 }
