@@ -1,7 +1,9 @@
 // bench.cu — tilec on one GPU, in one process and one run, against the copy ceiling, CUB
 // and the seed's kernels; every target of docs/performance.md as a ratio next to its goal.
 //
-//   bench [--quick] [--only SECTION] [--csv FILE] [--md FILE]
+//   bench [--quick] [--only SECTION] [--tile-variants V1,V2,...] [--csv FILE] [--md FILE]
+//                            (--tile-variants: also time those tilec variants, forced, in
+//                             the tile matrix where they apply; never counted as peers)
 //   bench --jit-child        (run by bench itself: a new process's first call, from the
 //                             disk cache the parent filled)
 //   bench --tile-sources DIR [--arch sm_XY]   (no GPU: writes the tile matrix's NVRTC
@@ -51,6 +53,7 @@
 static tilec_ctx *ctx;
 static FILE *csv;
 static bool quick;
+static std::vector<std::string> tile_variants; // --tile-variants a,b: also time these forced
 static char arch[16];
 static double copy_tbs;                      // the ceiling, measured first
 static std::map<std::string, double> f32_tbs; // tilec's f32 bandwidth by shape, for the 16-bit goals
@@ -846,6 +849,7 @@ static const char *op_name[2] = {"sum", "max"};
 
 struct Impl {
     std::string name, kernel;
+    bool forced = false; // tilec with variant=: reported, never a peer
     double cyc[2] = {0, 0}; // 1/SM, 4/SM (median over CTAs, a tile)
     bool ok[2] = {false, false};
     int fit = 0; // CTAs a multiprocessor that fit
@@ -864,15 +868,28 @@ static int es_of(int dt) { return dt == 0 ? 4 : 2; }
 
 // a .tile func: tilec's own choice (no variant=); the padded tile is a [r, s] buffer of
 // which the reduction reads the first c columns: the layout strides=(s, 1) gives
-static std::string tile_func(const TileRun &t) {
+static std::string tile_func(const TileRun &t, const std::string &variant = "", const std::string &suffix = "") {
     char b[512];
     bool pad = t.s != t.c;
     std::snprintf(b, sizeof b,
-                  "func %s(dst: %s[%d] shared, src: %s[%d, %d] shared) threads=%d {\n  %s.%s(dst, src%s, axes=(%s))\n}\n",
-                  t.func.c_str(), dt_name[t.dt], t.rows ? t.r : t.c, dt_name[t.dt], t.r, t.s, t.threads,
+                  "func %s%s(dst: %s[%d] shared, src: %s[%d, %d] shared) threads=%d {\n  %s.%s(dst, src%s, axes=(%s)%s%s)\n}\n",
+                  t.func.c_str(), suffix.c_str(), dt_name[t.dt], t.rows ? t.r : t.c, dt_name[t.dt], t.r, t.s, t.threads,
                   t.warp ? "warp" : "cta", op_name[t.op], pad ? (std::string("[:, 0:") + std::to_string(t.c) + "]").c_str() : "",
-                  t.rows ? "-1" : "0");
+                  t.rows ? "-1" : "0", variant.empty() ? "" : ", variant=", variant.c_str());
     return b;
+}
+
+// whether a func lowers for this GPU (a forced variant may not apply)
+static bool lowers(const std::string &text) {
+    std::string why;
+    tilec_program *p = parse(text, &why);
+    if (!p) return false;
+    tilec_target t = {TILEC_BACKEND_CUDA, arch, 32};
+    char *src = nullptr;
+    tilec_status st = tilec_emit(p, &t, &src, nullptr);
+    tilec_free(src);
+    tilec_program_free(p);
+    return st == TILEC_OK;
 }
 
 static std::string harness(const TileRun &t, const std::string &kname, const std::string &call) {
@@ -1046,6 +1063,17 @@ static void tile_sources(std::vector<TileRun> &runs, std::vector<std::string> &s
                         t.impls.push_back(mine);
                         harnesses += harness(t, mine.kernel, t.func + "(res, tile)");
                         add_peers(t, harnesses);
+                        for (size_t v = 0; v < tile_variants.size(); v++) { // --tile-variants: forced, where they apply
+                            std::string sfx = "_v" + std::to_string(v), text = tile_func(t, tile_variants[v], sfx);
+                            if (!lowers(text)) continue;
+                            funcs += text;
+                            Impl f;
+                            f.name = "tilec variant=" + tile_variants[v];
+                            f.forced = true;
+                            f.kernel = "k" + std::to_string(t.id) + "_" + std::to_string(t.impls.size());
+                            harnesses += harness(t, f.kernel, t.func + sfx + "(res, tile)");
+                            t.impls.push_back(f);
+                        }
                         runs.push_back(t);
                     }
                 }
@@ -1134,7 +1162,11 @@ static void bench_tile_matrix() {
         std::vector<char> got((size_t)4 * sms * nout * es);
         for (auto &im : t.impls) {
             cudaKernel_t k = mods[t.group].kernel(im.kernel.c_str());
-            CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&im.fit, (const void *)k, t.threads, 0));
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&im.fit, (const void *)k, t.threads, 0) != cudaSuccess) {
+                cudaGetLastError(); // a runtime that does not take a library's kernel here: assume 4 and say so
+                im.fit = 4;
+                std::printf("  tile %-34s %-40s occupancy not known: 4/SM assumed\n", t.label.c_str(), im.name.c_str());
+            }
             for (int occ = 0; occ < 2; occ++) {
                 int per = occ == 0 ? 1 : std::min(4, im.fit);
                 if (per < 1) continue;
@@ -1169,7 +1201,7 @@ static void bench_tile_matrix() {
         const Impl *best[2] = {nullptr, nullptr};
         for (int occ = 0; occ < 2; occ++)
             for (size_t i = 1; i < t.impls.size(); i++)
-                if (t.impls[i].ok[occ] && (!best[occ] || t.impls[i].cyc[occ] < best[occ]->cyc[occ])) best[occ] = &t.impls[i];
+                if (!t.impls[i].forced && t.impls[i].ok[occ] && (!best[occ] || t.impls[i].cyc[occ] < best[occ]->cyc[occ])) best[occ] = &t.impls[i];
         double ratio[2] = {0, 0};
         for (int occ = 0; occ < 2; occ++)
             if (me.ok[occ] && best[occ] && me.cyc[occ] > 0) {
@@ -1177,11 +1209,15 @@ static void bench_tile_matrix() {
                 logs_ratio.push_back(std::log(ratio[occ]));
             }
         auto cyc_s = [](const Impl *im, int occ) { return im && im->ok[occ] ? fmt("%.0f", im->cyc[occ]) : std::string("-"); };
-        std::string peer = !best[0] ? "-" : best[1] && best[1] != best[0] ? best[0]->name + " | " + best[1]->name : best[0]->name;
+        std::string peer = !best[0] ? "-" : best[1] && best[1] != best[0] ? best[0]->name + " / " + best[1]->name : best[0]->name;
         std::printf("  tile %-34s %-22s tilec %6s %6s%s  best peer %6s %6s  ratio %5.2f %5.2f  %s%s\n", t.label.c_str(),
                     ("[" + t.variant + "]").c_str(), cyc_s(&me, 0).c_str(), cyc_s(&me, 1).c_str(),
                     me.fit < 4 ? fmt(" (%g/SM fit)", me.fit).c_str() : "", cyc_s(best[0], 0).c_str(), cyc_s(best[1], 1).c_str(),
                     ratio[0], ratio[1], peer.c_str(), me.ok[0] && me.ok[1] ? "" : "  tilec WRONG");
+        for (auto &f : t.impls)
+            if (f.forced)
+                std::printf("  tile %-34s %-22s tilec %6s %6s  (forced)\n", t.label.c_str(), f.name.substr(6).c_str(),
+                            cyc_s(&f, 0).c_str(), cyc_s(&f, 1).c_str());
         if (csv)
             std::fprintf(csv, "tile-ratio,%s,best peer / tilec,,%.4f,1/SM\ntile-ratio,%s,best peer / tilec,,%.4f,4/SM\n",
                          t.label.c_str(), ratio[0], t.label.c_str(), ratio[1]);
@@ -1463,10 +1499,18 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--jit-child")) return jit_child();
         else if (!std::strcmp(argv[i], "--arch") && i + 1 < argc) std::snprintf(arch, sizeof arch, "%s", argv[++i]);
         else if (!std::strcmp(argv[i], "--tile-sources") && i + 1 < argc) tile_dir = argv[++i];
+        else if (!std::strcmp(argv[i], "--tile-variants") && i + 1 < argc) {
+            std::string list = argv[++i];
+            for (size_t a = 0, b; a <= list.size(); a = b + 1) {
+                b = list.find(',', a);
+                if (b == std::string::npos) b = list.size();
+                if (b > a) tile_variants.push_back(list.substr(a, b - a));
+            }
+        }
         else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = std::fopen(argv[++i], "w");
         else if (!std::strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|seed] [--csv FILE] [--md FILE]\n"
+            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|seed] [--tile-variants V1,V2] [--csv FILE] [--md FILE]\n"
                                  "       bench --tile-sources DIR [--arch sm_XY]\n");
             return 2;
         }
