@@ -830,6 +830,28 @@ __device__ __forceinline__ void pb_cols(pb_s<DT> *res, const pb_s<DT> *tile) {
   PB_SYNC(CTA);
 }
 
+// Columns as a naive user would write them with row tools: a logical warp of L lanes a
+// column, a lane folding every L-th element down it, then cub::WarpReduce.
+template <int DT, int OP, int R, int C, int S, int T, int L, bool CTA>
+__device__ __forceinline__ void pb_cols_warp(pb_s<DT> *res, const pb_s<DT> *tile) {
+  constexpr int G = T / L;
+  constexpr int N = (R + L - 1) / L;
+  const int g = threadIdx.x / L, lane = threadIdx.x % L;
+  typedef cub::WarpReduce<float, L> WR;
+  __shared__ typename WR::TempStorage ts[G];
+  for (int c = g; c < C; c += G) {
+    float acc = pb_id<OP>();
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      int r = i * L + lane;
+      if (N * L == R || r < R) acc = pb_op<OP>(acc, pb_t<DT>::f(tile[r * S + c]));
+    }
+    float v = OP == 0 ? WR(ts[g]).Sum(acc) : WR(ts[g]).Reduce(acc, pb_fn<OP>());
+    if (lane == 0) res[c] = pb_t<DT>::st(v);
+  }
+  PB_SYNC(CTA);
+}
+
 // The harness: CTA b loads tile b % 16 (a tile of SPAN elements) into shared memory, poisons
 // the outputs with NaN, then calls the reduction `reps` times between two clock64() reads.
 #define PB_PRE(DT, SPAN, NOUT, T)                                                                  \
@@ -944,6 +966,9 @@ static void add_peers(TileRun &t, std::string &src) {
         for (auto &w : widths)
             add("column loop, " + w.second,
                 "pb_cols<" + std::string(args) + ", " + std::to_string(w.first) + ", " + cta + ">(res, tile)");
+        int L = std::min(32, t.r); // the naive one: row tools down a column, a lane per row element
+        add("WarpReduce<" + std::to_string(L) + "> down a column, " + std::to_string(es) + "-byte",
+            "pb_cols_warp<" + std::string(args) + ", " + std::to_string(L) + ", " + cta + ">(res, tile)");
     }
 }
 
