@@ -1194,7 +1194,10 @@ static void bench_tile_matrix() {
             }
             for (int occ = 0; occ < 2; occ++) {
                 int per = occ == 0 ? 1 : std::min(4, im.fit);
-                if (per < 1) continue;
+                if (im.fit < 1) { // not even one CTA fits: nothing to launch, never the best
+                    std::printf("  tile %-34s %-40s does not fit a multiprocessor\n", t.label.c_str(), im.name.c_str());
+                    break;
+                }
                 int ctas = per * sms;
                 void *args[] = {&d_in, &d_out, &d_cyc, &reps};
                 CUDA(cudaMemset(d_out, 0xff, (size_t)ctas * nout * es));
