@@ -1,9 +1,13 @@
 // bench.cu — tilec on one GPU, in one process and one run, against the copy ceiling, CUB
 // and the seed's kernels; every target of docs/performance.md as a ratio next to its goal.
 //
-//   bench [--quick] [--only SECTION] [--csv FILE] [--md FILE]
+//   bench [--quick] [--only SECTION] [--tile-variants V1,V2,...] [--csv FILE] [--md FILE]
+//                            (--tile-variants: also time those tilec variants, forced, in
+//                             the tile matrix where they apply; never counted as peers)
 //   bench --jit-child        (run by bench itself: a new process's first call, from the
 //                             disk cache the parent filled)
+//   bench --tile-sources DIR [--arch sm_XY]   (no GPU: writes the tile matrix's NVRTC
+//                             sources, tilec's funcs and the peers, into DIR)
 //
 // Every case is checked against a double-precision CPU reference before it is timed and
 // run twice more to see that it gives the same bits. Timing is CUDA events around batches
@@ -13,10 +17,12 @@
 //
 // Sections: the copy ceiling; whole arrays (sum, max, min, 2^16 to 2^30) against CUB
 // DeviceReduce; rows against CUB DeviceSegmentedReduce (fixed-size segments); columns;
-// f16 and bf16; tiles (tilec funcs called from a clock64 harness: cycles per tile of
-// `shared`, `cta_tree` and the seed's `smem_tree`; kernels that stream tiles global ->
-// shared -> reduce; seed 000's two kernels as tilec programs, multi-pass as in the seed);
-// the JIT's latencies. Then the targets table. A progress line per case goes to stderr.
+// f16 and bf16; tiles (clock64 constants for a cost model; tilec funcs, its own choice,
+// beside CUB WarpReduce / BlockReduce and hand-written loops on the same tiles in one
+// clock64 harness that NVRTC compiles with them, at 1 and 4 CTAs a multiprocessor; kernels
+// that stream tiles global -> shared -> reduce); seed 000's two kernels as tilec
+// programs, multi-pass as in the seed; the JIT's latencies. Then the targets table. A
+// progress line per case goes to stderr.
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include <nvrtc.h>
@@ -28,6 +34,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <time.h>
 #include <unistd.h>
 #include <vector>
@@ -46,6 +53,7 @@
 static tilec_ctx *ctx;
 static FILE *csv;
 static bool quick;
+static std::vector<std::string> tile_variants; // --tile-variants a,b: also time these forced
 static char arch[16];
 static double copy_tbs;                      // the ceiling, measured first
 static std::map<std::string, double> f32_tbs; // tilec's f32 bandwidth by shape, for the 16-bit goals
@@ -352,6 +360,18 @@ static void bench_16() {
 }
 
 // ---- tiles -----------------------------------------------------------------------------
+//
+// Three parts, run in this order by `--only tiles`:
+//   constants  clock64 microbenchmarks of the numbers a cost model needs (latencies of
+//              dependent shared loads, shuffles, adds; barriers; shared-memory and shuffle
+//              throughput with 4 CTAs a multiprocessor)
+//   tile       a tile in shared memory, loaded once, reduced `reps` times between two
+//              clock64() reads: tilec's own choice (a `func` emitted by tilec_emit) beside
+//              peers written as a user would (CUB WarpReduce / BlockReduce, hand-written
+//              loops), every one checked against a double-precision reference, at one and
+//              at four CTAs a multiprocessor
+//   stream     kernels that stream tiles global -> shared -> reduce -> global, a tile a CTA,
+//              beside the copy ceiling
 
 struct Module {
     cudaLibrary_t lib = nullptr;
@@ -362,25 +382,38 @@ struct Module {
     }
 };
 
-// NVRTC, for the GPU's own sm_XY: tilec's emitted source plus a harness of ours.
-static Module nvrtc_module(const std::string &src) {
+// Where NVRTC finds CUB (CUDA_HOME, else CUDA_PATH, else /usr/local/cuda).
+static std::string cuda_home() {
+    const char *h = std::getenv("CUDA_HOME");
+    if (!h || !*h) h = std::getenv("CUDA_PATH");
+    return h && *h ? h : "/usr/local/cuda";
+}
+
+// NVRTC, for the GPU's own sm_XY, with CUB on the include path: a cubin, or empty with
+// the log. Touches no CUDA state, so several run at once on threads of their own.
+static std::vector<char> nvrtc_cubin(const std::string &src, std::string *log) {
     nvrtcProgram p;
     nvrtcCreateProgram(&p, src.c_str(), "tiles.cu", 0, nullptr, nullptr);
     std::string opt = std::string("--gpu-architecture=") + arch;
-    const char *opts[] = {opt.c_str(), "--std=c++17", "-default-device"};
-    if (nvrtcCompileProgram(p, 3, opts) != NVRTC_SUCCESS) {
+    std::string inc1 = "-I" + cuda_home() + "/include/cccl", inc2 = "-I" + cuda_home() + "/include";
+    const char *opts[] = {opt.c_str(), "--std=c++17", "-default-device", inc1.c_str(), inc2.c_str()};
+    std::vector<char> cubin;
+    if (nvrtcCompileProgram(p, 5, opts) != NVRTC_SUCCESS) {
         size_t n;
         nvrtcGetProgramLogSize(p, &n);
-        std::string log(n, '\0');
-        nvrtcGetProgramLog(p, &log[0]);
-        std::fprintf(stderr, "NVRTC failed:\n%s\n", log.c_str());
-        std::exit(1);
+        log->assign(n, '\0');
+        nvrtcGetProgramLog(p, &(*log)[0]);
+    } else {
+        size_t n;
+        nvrtcGetCUBINSize(p, &n);
+        cubin.resize(n);
+        nvrtcGetCUBIN(p, cubin.data());
     }
-    size_t n;
-    nvrtcGetCUBINSize(p, &n);
-    std::vector<char> cubin(n);
-    nvrtcGetCUBIN(p, cubin.data());
     nvrtcDestroyProgram(&p);
+    return cubin;
+}
+
+static Module load_cubin(const std::vector<char> &cubin) {
     Module m;
     CUDA(cudaLibraryLoadData(&m.lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     return m;
@@ -394,24 +427,6 @@ static tilec_program *parse(const std::string &text, std::string *why) {
         return nullptr;
     }
     return p;
-}
-
-// Whether the program lowers for this GPU (a forced variant may not apply); else the
-// first failed predicate's reason.
-static bool lowers(const std::string &text, std::string *why) {
-    tilec_program *p = parse(text, why);
-    if (!p) return false;
-    tilec_target t = {TILEC_BACKEND_CUDA, arch, 32};
-    char *src = nullptr;
-    tilec_status st = tilec_emit(p, &t, &src, nullptr);
-    if (st != TILEC_OK) {
-        std::string d = tilec_diag_text(ctx);
-        size_t at = d.find(" no: ");
-        *why = at == std::string::npos ? d.substr(0, d.find('\n')) : d.substr(at + 5, d.find('\n', at) - at - 5);
-    }
-    tilec_free(src);
-    tilec_program_free(p);
-    return st == TILEC_OK;
 }
 
 static Module tilec_module(const std::string &text) {
@@ -436,57 +451,838 @@ static void launch(cudaKernel_t k, long long grid, int threads, void **args) {
     CUDA(cudaLaunchKernel((const void *)k, dim3((unsigned)grid), dim3((unsigned)threads), args, 0, 0));
 }
 
-struct TileCase {
-    int r, c, threads;
-    std::string variant, name; // variant "" = tilec's own choice
-};
-
-static std::string tile_func(const TileCase &t) {
-    char b[256];
-    std::snprintf(b, sizeof b, "func %s(dst: f32[%d] shared, src: f32[%d, %d] shared) threads=%d {\n  cta.sum(dst, src, axes=(-1)%s%s)\n}\n",
-                  t.name.c_str(), t.r, t.r, t.c, t.threads, t.variant.empty() ? "" : ", variant=", t.variant.c_str());
-    return b;
-}
-
-// The harness: a CTA loads its tile into shared memory, then calls the func `reps` times
-// between two clock64() reads; cycles per tile = the difference / reps.
-static std::string tile_harness(const TileCase &t) {
-    char b[1024];
-    std::snprintf(b, sizeof b,
-                  "extern \"C\" __global__ void __launch_bounds__(%d) cyc_%s(const float *in, float *out, long long *cyc, int reps) {\n"
-                  "  __shared__ __attribute__((aligned(16))) float tile[%d];\n"
-                  "  __shared__ float res[%d];\n"
-                  "  for (int i = threadIdx.x; i < %d; i += %d) tile[i] = in[(long long)blockIdx.x * %d + i];\n"
-                  "  __syncthreads();\n"
-                  "  long long t0 = clock64();\n"
-                  "  for (int k = 0; k < reps; k++) %s(res, tile);\n"
-                  "  long long t1 = clock64();\n"
-                  "  for (int i = threadIdx.x; i < %d; i += %d) out[blockIdx.x * %d + i] = res[i];\n"
-                  "  if (threadIdx.x == 0) cyc[blockIdx.x] = t1 - t0;\n"
-                  "}\n",
-                  t.threads, t.name.c_str(), t.r * t.c, t.r, t.r * t.c, t.threads, t.r * t.c, t.name.c_str(), t.r,
-                  t.threads, t.r);
-    return b;
-}
-
-static std::string stream_kernel(const TileCase &t, long long grid) {
-    char b[512];
-    std::snprintf(b, sizeof b,
-                  "kernel s_%s(A: f32[%lld, %d, %d] global, B: f32[%lld, %d] global) threads=%d grid=%lld {\n"
-                  "  shared As: f32[%d, %d]\n  shared Bs: f32[%d]\n  cta.copy(As, A[cta_id])\n  cta.sync()\n"
-                  "  cta.sum(Bs, As, axes=(-1)%s%s)\n  cta.sync()\n  cta.copy(B[cta_id], Bs)\n}\n",
-                  t.name.c_str(), grid, t.r, t.c, grid, t.r, t.threads, grid, t.r, t.c, t.r,
-                  t.variant.empty() ? "" : ", variant=", t.variant.c_str());
-    return b;
-}
-
 static std::vector<float> random_floats(size_t n, uint64_t seed) {
     std::vector<float> h(n);
     for (auto &x : h) x = (float)draw(&seed);
     return h;
 }
 
-// rows of an r x c tile (or of many), in double, and whether got matches them
+static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// ---- constants: what a cost model needs, measured with clock64 --------------------------
+
+enum { CHAIN = 1024 };
+
+// a dependent chain of 4-byte shared loads: each load's value is the next one's byte offset
+__global__ void c_lds4_chain(long long *cyc, int *sink) {
+    __shared__ __align__(16) int s[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = ((i + 33) & 1023) * 4;
+    __syncthreads();
+    if (threadIdx.x) return;
+    int j = 0;
+    const char *b = (const char *)s;
+    long long t0 = clock64();
+#pragma unroll 16
+    for (int k = 0; k < CHAIN; k++) j = *(const int *)(b + j);
+    long long t1 = clock64();
+    cyc[0] = t1 - t0;
+    sink[0] = j;
+}
+
+// the same with 16-byte loads (the offset in the vector's first word)
+__global__ void c_lds16_chain(long long *cyc, int *sink) {
+    __shared__ __align__(16) int4 s[1024];
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) s[i] = make_int4(((i + 33) & 1023) * 16, i, i, i);
+    __syncthreads();
+    if (threadIdx.x) return;
+    int j = 0;
+    const char *b = (const char *)s;
+    long long t0 = clock64();
+#pragma unroll 16
+    for (int k = 0; k < CHAIN; k++) {
+        int4 v = *(const int4 *)(b + j);
+        j = v.x;
+    }
+    long long t1 = clock64();
+    cyc[0] = t1 - t0;
+    sink[0] = j;
+}
+
+// a dependent chain of __shfl_xor_sync (one full warp)
+__global__ void c_shfl_chain(long long *cyc, int *sink) {
+    float x = (float)threadIdx.x;
+    long long t0 = clock64();
+#pragma unroll 4
+    for (int k = 0; k < CHAIN / 4; k++) {
+        x = __shfl_xor_sync(0xffffffffu, x, 1);
+        x = __shfl_xor_sync(0xffffffffu, x, 2);
+        x = __shfl_xor_sync(0xffffffffu, x, 4);
+        x = __shfl_xor_sync(0xffffffffu, x, 8);
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) cyc[0] = t1 - t0;
+    if (x == 12345.f) sink[0] = 1;
+}
+
+// a dependent chain of f32 adds (y is not known to the compiler: nothing folds)
+__global__ void c_fadd_chain(long long *cyc, int *sink, float y) {
+    float x = (float)threadIdx.x;
+    long long t0 = clock64();
+#pragma unroll 16
+    for (int k = 0; k < CHAIN; k++) x = x + y;
+    long long t1 = clock64();
+    if (threadIdx.x == 0) cyc[0] = t1 - t0;
+    if (x == 12345.f) sink[0] = 1;
+}
+
+// __syncthreads() back to back: the cost of one barrier with blockDim.x / 32 warps
+__global__ void c_sync(long long *cyc) {
+    __syncthreads();
+    long long t0 = clock64();
+#pragma unroll 16
+    for (int k = 0; k < CHAIN; k++) __syncthreads();
+    long long t1 = clock64();
+    if (threadIdx.x == 0) cyc[0] = t1 - t0;
+}
+
+// shared-memory throughput: every warp of the CTA reads conflict-free rows of W bytes a
+// lane (a 4-byte warp load is one 128-byte wavefront, a 16-byte one four), 8 independent
+// loads an iteration; the CTA's time is read after a barrier that waits for all warps
+template <int W> __global__ void c_lds_tp(long long *cyc, int *sink, int iters) {
+    __shared__ __align__(16) int s[8192]; // 32 KB: 4 CTAs fit a multiprocessor
+    for (int i = threadIdx.x; i < 8192; i += blockDim.x) s[i] = i * 7;
+    __syncthreads();
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned acc = 0;
+    long long t0 = clock64();
+    for (int k = 0; k < iters; k++) {
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            int row = (k * 8 + u + w) & (W == 4 ? 255 : 63); // 256 rows of 128 B, or 64 of 512 B
+            if constexpr (W == 4) acc ^= (unsigned)s[row * 32 + lane];
+            else {
+                int4 v = ((const int4 *)s)[row * 32 + lane];
+                acc ^= (unsigned)(v.x ^ v.y ^ v.z ^ v.w);
+            }
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (threadIdx.x == 0) cyc[blockIdx.x] = t1 - t0;
+    if (acc == 0x9e3779b9u) sink[0] = (int)acc;
+}
+
+// shuffle throughput: 8 independent chains a thread, every warp of the CTA
+__global__ void c_shfl_tp(long long *cyc, int *sink, int iters) {
+    float a[8];
+    for (int u = 0; u < 8; u++) a[u] = (float)(threadIdx.x + u);
+    __syncthreads();
+    long long t0 = clock64();
+    for (int k = 0; k < iters; k++) {
+#pragma unroll
+        for (int u = 0; u < 8; u++) a[u] = __shfl_xor_sync(0xffffffffu, a[u], 1 + (u & 3));
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (threadIdx.x == 0) cyc[blockIdx.x] = t1 - t0;
+    float t = 0;
+    for (int u = 0; u < 8; u++) t += a[u];
+    if (t == 12345.f) sink[0] = 1;
+}
+
+static std::map<std::string, double> constants; // by name, for the docs
+
+static void constant(const char *name, double value, const char *what) {
+    constants[name] = value;
+    std::printf("  constant %-28s %8.2f cycles   %s\n", name, value, what);
+    if (csv) std::fprintf(csv, "constant,%s,,,%.3f,cycles\n", name, value);
+    std::fflush(stdout);
+}
+
+static void bench_constants() {
+    progress("tile constants");
+    int sms = 0;
+    CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    long long *d_cyc;
+    int *d_sink;
+    CUDA(cudaMalloc(&d_cyc, 4 * sms * 8));
+    CUDA(cudaMalloc(&d_sink, 4));
+    auto one = [&](auto fn) { // the smallest of 5 runs of a single-CTA kernel, cycles a step
+        long long best = -1;
+        for (int k = 0; k < 5; k++) {
+            fn();
+            CUDA(cudaDeviceSynchronize());
+            long long c;
+            CUDA(cudaMemcpy(&c, d_cyc, 8, cudaMemcpyDeviceToHost));
+            if (best < 0 || c < best) best = c;
+        }
+        return (double)best / CHAIN;
+    };
+    constant("lds4_latency", one([&] { c_lds4_chain<<<1, 32>>>(d_cyc, d_sink); }), "a dependent 4-byte shared load");
+    constant("lds16_latency", one([&] { c_lds16_chain<<<1, 32>>>(d_cyc, d_sink); }), "a dependent 16-byte shared load");
+    constant("shfl_latency", one([&] { c_shfl_chain<<<1, 32>>>(d_cyc, d_sink); }), "a dependent __shfl_xor_sync");
+    constant("fadd_latency", one([&] { c_fadd_chain<<<1, 32>>>(d_cyc, d_sink, 1.0f); }), "a dependent f32 add");
+    constant("sync_4warps", one([&] { c_sync<<<1, 128>>>(d_cyc); }), "a __syncthreads() of 4 warps, back to back");
+    constant("sync_8warps", one([&] { c_sync<<<1, 256>>>(d_cyc); }), "a __syncthreads() of 8 warps, back to back");
+    // throughputs: 4 CTAs of 8 warps a multiprocessor, all loading or shuffling at once
+    const int iters = 1024, ctas = 4 * sms;
+    auto many = [&](auto fn) { // the median CTA's cycles, of the best of 3 runs
+        double best = -1;
+        for (int k = 0; k < 3; k++) {
+            fn();
+            CUDA(cudaDeviceSynchronize());
+            std::vector<long long> c(ctas);
+            CUDA(cudaMemcpy(c.data(), d_cyc, ctas * 8, cudaMemcpyDeviceToHost));
+            std::sort(c.begin(), c.end());
+            if (best < 0 || c[ctas / 2] < best) best = (double)c[ctas / 2];
+        }
+        return best;
+    };
+    int fit = 0;
+    CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&fit, c_lds_tp<4>, 256, 0));
+    double per_sm = 4.0 * 8 * iters * 8; // warp loads (or shuffles) a multiprocessor
+    double c4 = many([&] { c_lds_tp<4><<<ctas, 256>>>(d_cyc, d_sink, iters); });
+    double c16 = many([&] { c_lds_tp<16><<<ctas, 256>>>(d_cyc, d_sink, iters); });
+    double cs = many([&] { c_shfl_tp<<<ctas, 256>>>(d_cyc, d_sink, iters); });
+    constant("lds4_cycles_per_wavefront", c4 / per_sm, "conflict-free 4-byte warp loads, 4 CTAs x 8 warps a SM");
+    constant("lds16_cycles_per_wavefront", c16 / (per_sm * 4), "conflict-free 16-byte warp loads (4 wavefronts each)");
+    constant("shfl_cycles_per_shuffle", cs / per_sm, "warp-wide __shfl_xor_sync, 4 CTAs x 8 warps a SM");
+    std::printf("  constant %-28s %8.2f per cycle a SM (the inverse)%s\n", "shfl_throughput", per_sm / cs,
+                fit < 4 ? "  (fewer than 4 CTAs fit: the throughputs are per CTA count that fit)" : "");
+    if (csv) std::fprintf(csv, "constant,shfl_throughput,,,%.3f,shuffles per cycle per SM\n", per_sm / cs);
+    CUDA(cudaFree(d_cyc));
+    CUDA(cudaFree(d_sink));
+}
+
+// ---- the tile matrix --------------------------------------------------------------------
+
+// The peers, compiled by NVRTC into the same modules as tilec's funcs and the harness: what
+// a user of CUB, or of a hand-written loop, would put in a kernel. Every one folds in f32
+// (16-bit data converted as it is read) and rounds once at the store; max is max.NaN as
+// tilec's (NaN propagates), sum a plain add.
+static const char *peer_prelude = R"PB(
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/block/block_reduce.cuh>
+typedef unsigned short pb_u16;
+template <int DT> struct pb_t;
+template <> struct pb_t<0> {
+  typedef float S;
+  static __device__ __forceinline__ float f(float x) { return x; }
+  static __device__ __forceinline__ float st(float x) { return x; }
+  static __device__ __forceinline__ float nan() { return __int_as_float(0x7fffffff); }
+};
+template <> struct pb_t<1> {
+  typedef pb_u16 S;
+  static __device__ __forceinline__ float f(unsigned h) { float r; asm("cvt.f32.f16 %0, %1;" : "=f"(r) : "h"((pb_u16)h)); return r; }
+  static __device__ __forceinline__ pb_u16 st(float x) { pb_u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x)); return h; }
+  static __device__ __forceinline__ pb_u16 nan() { return 0xffff; }
+};
+template <> struct pb_t<2> {
+  typedef pb_u16 S;
+  static __device__ __forceinline__ float f(unsigned h) { return __uint_as_float((h & 0xffffu) << 16); }
+  static __device__ __forceinline__ pb_u16 st(float x) { pb_u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x)); return h; }
+  static __device__ __forceinline__ pb_u16 nan() { return 0xffff; }
+};
+template <int DT> using pb_s = typename pb_t<DT>::S;
+template <int OP> __device__ __forceinline__ float pb_op(float a, float b) {
+  if constexpr (OP == 0) return a + b;
+  else { float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r; }
+}
+template <int OP> __device__ __forceinline__ float pb_id() { return OP == 0 ? 0.0f : __int_as_float(0xff800000); }
+template <int OP> struct pb_fn { __device__ __forceinline__ float operator()(float a, float b) const { return pb_op<OP>(a, b); } };
+#define PB_SYNC(CTA) do { if constexpr (CTA) __syncthreads(); else __syncwarp(); } while (0)
+
+// V consecutive elements at p (aligned to V elements: one load of 4 * V or 2 * V bytes), in f32
+template <int DT, int V> __device__ __forceinline__ void pb_unpack(const pb_s<DT> *p, float *x) {
+  if constexpr (DT == 0) {
+    if constexpr (V == 1) x[0] = p[0];
+    else if constexpr (V == 2) { float2 v = *(const float2 *)p; x[0] = v.x; x[1] = v.y; }
+    else { float4 v = *(const float4 *)p; x[0] = v.x; x[1] = v.y; x[2] = v.z; x[3] = v.w; }
+  } else if constexpr (V == 1) {
+    x[0] = pb_t<DT>::f(p[0]);
+  } else {
+    unsigned w[V / 2];
+    if constexpr (V == 2) w[0] = *(const unsigned *)p;
+    else if constexpr (V == 4) { uint2 v = *(const uint2 *)p; w[0] = v.x; w[1] = v.y; }
+    else { uint4 v = *(const uint4 *)p; w[0] = v.x; w[1] = v.y; w[2] = v.z; w[3] = v.w; }
+#pragma unroll
+    for (int i = 0; i < V / 2; i++) { x[2 * i] = pb_t<DT>::f(w[i] & 0xffffu); x[2 * i + 1] = pb_t<DT>::f(w[i] >> 16); }
+  }
+}
+template <int OP, int V> __device__ __forceinline__ float pb_tree(float *x) {
+#pragma unroll
+  for (int s = V / 2; s >= 1; s /= 2)
+#pragma unroll
+    for (int i = 0; i < s; i++) x[i] = pb_op<OP>(x[i], x[i + s]);
+  return x[0];
+}
+
+// Rows (the last axis) with logical warps of L lanes (L = 1: a lane a row, a plain loop;
+// else cub::WarpReduce<float, L>): T / L groups take rows in turn; a lane folds every
+// L-th vector of V elements of its row. When groups outnumber rows, each row is cut into
+// K slices, a group a slice, and the K partials meet in shared memory ("then warps").
+template <int DT, int OP, int R, int C, int S, int T, int L, int V, bool CTA>
+__device__ __forceinline__ void pb_rows_warp(pb_s<DT> *res, const pb_s<DT> *tile) {
+  constexpr int G = T / L;
+  constexpr int K0 = G > R ? G / R : 1;
+  constexpr int K = K0 * L * V > C ? (C / (L * V) > 0 ? C / (L * V) : 1) : K0; // a lane has a vector at least
+  constexpr int SL = C / K;
+  constexpr int N = (SL + L * V - 1) / (L * V);
+  const int g = threadIdx.x / L, lane = threadIdx.x % L;
+  __shared__ float part[K > 1 ? R * K : 1];
+  typedef cub::WarpReduce<float, (L > 1 ? L : 2)> WR;
+  __shared__ typename WR::TempStorage ts[L > 1 ? G : 1];
+  for (int r = K > 1 ? g / K : g; r < R; r += K > 1 ? R : G) {
+    const pb_s<DT> *p = tile + r * S + (K > 1 ? (g % K) * SL : 0);
+    float acc = pb_id<OP>();
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      int j = (i * L + lane) * V;
+      if (N * L * V == SL || j < SL) { float x[V]; pb_unpack<DT, V>(p + j, x); acc = pb_op<OP>(acc, pb_tree<OP, V>(x)); }
+    }
+    float v = acc;
+    if constexpr (L > 1) v = OP == 0 ? WR(ts[g]).Sum(acc) : WR(ts[g]).Reduce(acc, pb_fn<OP>());
+    if (lane == 0) {
+      if constexpr (K > 1) part[r * K + g % K] = v;
+      else res[r] = pb_t<DT>::st(v);
+    }
+  }
+  if constexpr (K > 1) {
+    PB_SYNC(CTA);
+    for (int r = threadIdx.x; r < R; r += T) {
+      float a = part[r * K];
+#pragma unroll
+      for (int k = 1; k < K; k++) a = pb_op<OP>(a, part[r * K + k]);
+      res[r] = pb_t<DT>::st(a);
+    }
+  }
+  PB_SYNC(CTA);
+}
+
+// Rows with cub::BlockReduce<float, T, ALGO>, an output at a time: every thread folds its
+// vectors of the row, the block reduces, thread 0 stores, a barrier frees the storage.
+template <int DT, int OP, int R, int C, int S, int T, int V, int ALG>
+__device__ __forceinline__ void pb_rows_block(pb_s<DT> *res, const pb_s<DT> *tile) {
+  typedef cub::BlockReduce<float, T, ALG == 0 ? cub::BLOCK_REDUCE_WARP_REDUCTIONS
+                                     : ALG == 1 ? cub::BLOCK_REDUCE_RAKING_COMMUTATIVE_ONLY : cub::BLOCK_REDUCE_RAKING> BR;
+  __shared__ typename BR::TempStorage ts;
+  constexpr int N = (C + T * V - 1) / (T * V);
+  for (int r = 0; r < R; r++) {
+    float acc = pb_id<OP>();
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      int j = (i * T + (int)threadIdx.x) * V;
+      if (N * T * V == C || j < C) { float x[V]; pb_unpack<DT, V>(tile + r * S + j, x); acc = pb_op<OP>(acc, pb_tree<OP, V>(x)); }
+    }
+    float v = OP == 0 ? BR(ts).Sum(acc) : BR(ts).Reduce(acc, pb_fn<OP>());
+    if (threadIdx.x == 0) res[r] = pb_t<DT>::st(v);
+    __syncthreads();
+  }
+}
+
+// Columns (axis 0), by hand: consecutive threads take consecutive groups of V columns and
+// fold down them in registers; when threads outnumber the groups, P row slices fold their
+// rows and meet in a shared [slice][column] buffer, then one pass folds the slices.
+template <int DT, int OP, int R, int C, int S, int T, int V, bool CTA>
+__device__ __forceinline__ void pb_cols(pb_s<DT> *res, const pb_s<DT> *tile) {
+  constexpr int CG = C / V;
+  constexpr int P0 = T > CG ? T / CG : 1;
+  constexpr int P = P0 > R ? R : P0;
+  constexpr int RS = R / P;
+  __shared__ float part[P > 1 ? P * C : 1];
+  if constexpr (T >= CG) {
+    const int cg = threadIdx.x % CG, p = threadIdx.x / CG;
+    if (p < P) {
+      float acc[V];
+#pragma unroll
+      for (int k = 0; k < V; k++) acc[k] = pb_id<OP>();
+#pragma unroll
+      for (int i = 0; i < RS; i++) {
+        float x[V];
+        pb_unpack<DT, V>(tile + (p * RS + i) * S + cg * V, x);
+#pragma unroll
+        for (int k = 0; k < V; k++) acc[k] = pb_op<OP>(acc[k], x[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < V; k++) {
+        if constexpr (P > 1) part[p * C + cg * V + k] = acc[k];
+        else res[cg * V + k] = pb_t<DT>::st(acc[k]);
+      }
+    }
+  } else {
+    for (int cg = threadIdx.x; cg < CG; cg += T) {
+      float acc[V];
+#pragma unroll
+      for (int k = 0; k < V; k++) acc[k] = pb_id<OP>();
+#pragma unroll
+      for (int r = 0; r < R; r++) {
+        float x[V];
+        pb_unpack<DT, V>(tile + r * S + cg * V, x);
+#pragma unroll
+        for (int k = 0; k < V; k++) acc[k] = pb_op<OP>(acc[k], x[k]);
+      }
+#pragma unroll
+      for (int k = 0; k < V; k++) res[cg * V + k] = pb_t<DT>::st(acc[k]);
+    }
+  }
+  if constexpr (P > 1) {
+    PB_SYNC(CTA);
+    for (int c = threadIdx.x; c < C; c += T) {
+      float a = part[c];
+#pragma unroll
+      for (int p = 1; p < P; p++) a = pb_op<OP>(a, part[p * C + c]);
+      res[c] = pb_t<DT>::st(a);
+    }
+  }
+  PB_SYNC(CTA);
+}
+
+// Columns as a naive user would write them with row tools: a logical warp of L lanes a
+// column, a lane folding every L-th element down it, then cub::WarpReduce.
+template <int DT, int OP, int R, int C, int S, int T, int L, bool CTA>
+__device__ __forceinline__ void pb_cols_warp(pb_s<DT> *res, const pb_s<DT> *tile) {
+  constexpr int G = T / L;
+  constexpr int N = (R + L - 1) / L;
+  const int g = threadIdx.x / L, lane = threadIdx.x % L;
+  typedef cub::WarpReduce<float, L> WR;
+  __shared__ typename WR::TempStorage ts[G];
+  for (int c = g; c < C; c += G) {
+    float acc = pb_id<OP>();
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+      int r = i * L + lane;
+      if (N * L == R || r < R) acc = pb_op<OP>(acc, pb_t<DT>::f(tile[r * S + c]));
+    }
+    float v = OP == 0 ? WR(ts[g]).Sum(acc) : WR(ts[g]).Reduce(acc, pb_fn<OP>());
+    if (lane == 0) res[c] = pb_t<DT>::st(v);
+  }
+  PB_SYNC(CTA);
+}
+
+// The harness: CTA b loads tile b % 16 (a tile of SPAN elements) into shared memory, poisons
+// the outputs with NaN, then calls the reduction `reps` times between two clock64() reads.
+#define PB_PRE(DT, SPAN, NOUT, T)                                                                  \
+  for (int i = threadIdx.x; i < SPAN; i += T) tile[i] = in[(long long)(blockIdx.x % 16) * SPAN + i]; \
+  for (int i = threadIdx.x; i < NOUT; i += T) res[i] = pb_t<DT>::nan();                            \
+  __syncthreads();                                                                                 \
+  long long t0 = clock64();
+#define PB_POST(NOUT, T)                                                                           \
+  long long t1 = clock64();                                                                        \
+  __syncthreads();                                                                                 \
+  for (int i = threadIdx.x; i < NOUT; i += T) out[(long long)blockIdx.x * NOUT + i] = res[i];      \
+  if (threadIdx.x == 0) cyc[blockIdx.x] = t1 - t0;
+)PB";
+
+static const char *dt_name[3] = {"f32", "f16", "bf16"};
+static const char *op_name[2] = {"sum", "max"};
+
+struct Impl {
+    std::string name, kernel;
+    bool forced = false; // tilec with variant=: reported, never a peer
+    double cyc[2] = {0, 0}; // 1/SM, 4/SM (median over CTAs, a tile)
+    bool ok[2] = {false, false};
+    int fit = 0; // CTAs a multiprocessor that fit
+};
+
+struct TileRun {
+    int dt, op;
+    bool rows, warp; // rows: axes=(-1); else columns, axes=(0); warp: warp scope
+    int r, c, s, threads;
+    int group, id;
+    std::string label, func, variant; // func: tilec's name
+    std::vector<Impl> impls;          // [0]: tilec
+};
+
+static int es_of(int dt) { return dt == 0 ? 4 : 2; }
+
+// a .tile func: tilec's own choice (no variant=); the padded tile is a [r, s] buffer of
+// which the reduction reads the first c columns: the layout strides=(s, 1) gives
+static std::string tile_func(const TileRun &t, const std::string &variant = "", const std::string &suffix = "") {
+    char b[512];
+    bool pad = t.s != t.c;
+    std::snprintf(b, sizeof b,
+                  "func %s%s(dst: %s[%d] shared, src: %s[%d, %d] shared) threads=%d {\n  %s.%s(dst, src%s, axes=(%s)%s%s)\n}\n",
+                  t.func.c_str(), suffix.c_str(), dt_name[t.dt], t.rows ? t.r : t.c, dt_name[t.dt], t.r, t.s, t.threads,
+                  t.warp ? "warp" : "cta", op_name[t.op], pad ? (std::string("[:, 0:") + std::to_string(t.c) + "]").c_str() : "",
+                  t.rows ? "-1" : "0", variant.empty() ? "" : ", variant=", variant.c_str());
+    return b;
+}
+
+// whether a func lowers for this GPU (a forced variant may not apply)
+static bool lowers(const std::string &text) {
+    std::string why;
+    tilec_program *p = parse(text, &why);
+    if (!p) return false;
+    tilec_target t = {TILEC_BACKEND_CUDA, arch, 32};
+    char *src = nullptr;
+    tilec_status st = tilec_emit(p, &t, &src, nullptr);
+    tilec_free(src);
+    tilec_program_free(p);
+    return st == TILEC_OK;
+}
+
+static std::string harness(const TileRun &t, const std::string &kname, const std::string &call) {
+    char b[1024];
+    const char *st = t.dt ? "pb_u16" : "float";
+    int span = t.r * t.s, nout = t.rows ? t.r : t.c;
+    std::snprintf(b, sizeof b,
+                  "extern \"C\" __global__ void __launch_bounds__(%d) %s(const %s *in, %s *out, long long *cyc, int reps) {\n"
+                  "  __shared__ __align__(16) %s tile[%d];\n  __shared__ __align__(16) %s res[%d];\n"
+                  "  PB_PRE(%d, %d, %d, %d)\n#pragma unroll 1\n  for (int k = 0; k < reps; k++) %s;\n  PB_POST(%d, %d)\n}\n",
+                  t.threads, kname.c_str(), st, st, st, span, st, nout, t.dt, span, nout, t.threads, call.c_str(), nout,
+                  t.threads);
+    return b;
+}
+
+// the peers of a case, each a kernel of the harness
+static void add_peers(TileRun &t, std::string &src) {
+    int es = es_of(t.dt), v4 = 4 / es, v16 = 16 / es;
+    auto fits = [&](int v) { return t.c % v == 0 && t.s % v == 0; };
+    char args[128];
+    std::snprintf(args, sizeof args, "%d, %d, %d, %d, %d, %d", t.dt, t.op, t.r, t.c, t.s, t.threads);
+    std::string cta = t.warp ? "false" : "true";
+    auto add = [&](const std::string &name, const std::string &call) {
+        Impl p;
+        p.name = name;
+        p.kernel = "k" + std::to_string(t.id) + "_" + std::to_string(t.impls.size());
+        src += harness(t, p.kernel, call);
+        t.impls.push_back(p);
+    };
+    // the load widths that apply: 4 and 16 bytes where the layout is aligned for them;
+    // 2-byte loads for 16-bit data whose rows are not 4-byte aligned
+    std::vector<std::pair<int, std::string>> widths;
+    if (fits(v4)) widths.push_back({v4, "4-byte"});
+    else widths.push_back({1, std::to_string(es) + "-byte"});
+    if (v16 != v4 && fits(v16)) widths.push_back({v16, "16-byte"});
+    if (t.rows) {
+        for (int L = 1; L <= 32 && L <= t.threads; L *= 2)
+            for (auto &w : widths) {
+                if (L * w.first > t.c) continue; // more lanes than vectors a row: not what a user writes
+                std::string name = L == 1 ? "1 lane a row, " + w.second : "WarpReduce<" + std::to_string(L) + ">, " + w.second;
+                add(name, "pb_rows_warp<" + std::string(args) + ", " + std::to_string(L) + ", " + std::to_string(w.first) +
+                              ", " + cta + ">(res, tile)");
+            }
+        if (!t.warp) {
+            static const char *algo[3] = {"WARP_REDUCTIONS", "RAKING_COMMUTATIVE_ONLY", "RAKING"};
+            int v = widths.back().first;
+            for (int a = 0; a < 3; a++)
+                add(std::string("BlockReduce ") + algo[a] + ", " + widths.back().second,
+                    "pb_rows_block<" + std::string(args) + ", " + std::to_string(v) + ", " + std::to_string(a) + ">(res, tile)");
+        }
+    } else {
+        for (auto &w : widths)
+            add("column loop, " + w.second,
+                "pb_cols<" + std::string(args) + ", " + std::to_string(w.first) + ", " + cta + ">(res, tile)");
+        int L = std::min(32, t.r); // the naive one: row tools down a column, a lane per row element
+        add("WarpReduce<" + std::to_string(L) + "> down a column, " + std::to_string(es) + "-byte",
+            "pb_cols_warp<" + std::string(args) + ", " + std::to_string(L) + ", " + cta + ">(res, tile)");
+    }
+}
+
+// the tilec variant named in the emitted source: the comment "// line N: ...  [variant]"
+// that opens the func's statement
+static std::string variant_of(const std::string &src, const std::string &func) {
+    size_t at = src.find("void " + func + "(");
+    if (at == std::string::npos) return "?";
+    at = src.find("// line ", at);
+    if (at == std::string::npos) return "?";
+    size_t eol = src.find('\n', at), open = src.rfind('[', eol), close = src.rfind(']', eol);
+    if (open == std::string::npos || open < at || close < open) return "?";
+    return src.substr(open + 1, close - open - 1);
+}
+
+// inputs of 16 tiles uniform in [-1, 1) (16-bit: rounded to the type), and their reference
+// in double: want[tile][output], mag (sum of magnitudes)
+struct TileData {
+    std::vector<uint16_t> h16;
+    std::vector<float> h32;
+    std::vector<double> x;             // the values, as the GPU sees them
+    std::vector<double> want, mag;     // 16 x nout
+};
+
+static TileData tile_data(const TileRun &t) {
+    TileData d;
+    size_t span = (size_t)t.r * t.s, n = 16 * span;
+    uint64_t seed = (uint64_t)t.r * 131 + t.c * 7 + t.s + t.dt * 1000003;
+    d.x.resize(n);
+    if (t.dt) d.h16.resize(n);
+    else d.h32.resize(n);
+    for (size_t i = 0; i < n; i++) {
+        double f = draw(&seed);
+        if (t.dt == 1) d.h16[i] = tilec_f16_from_double(f), d.x[i] = tilec_f16_to_double(d.h16[i]);
+        else if (t.dt == 2) d.h16[i] = tilec_bf16_from_double(f), d.x[i] = tilec_bf16_to_double(d.h16[i]);
+        else d.h32[i] = (float)f, d.x[i] = d.h32[i];
+    }
+    int nout = t.rows ? t.r : t.c;
+    d.want.assign(16 * nout, t.op == 0 ? 0.0 : -INFINITY);
+    d.mag.assign(16 * nout, 0.0);
+    for (int k = 0; k < 16; k++)
+        for (int i = 0; i < t.r; i++)
+            for (int j = 0; j < t.c; j++) {
+                double v = d.x[k * span + (size_t)i * t.s + j];
+                size_t o = (size_t)k * nout + (t.rows ? i : j);
+                if (t.op == 0) d.want[o] += v, d.mag[o] += std::fabs(v);
+                else d.want[o] = std::max(d.want[o], v);
+            }
+    return d;
+}
+
+// every output of every CTA against the reference of its tile: sums within 1e-5 of their
+// magnitude (f32 accumulation), plus, for 16-bit outputs, half an ulp of the type at the
+// result (rounded once); max exact
+static bool tile_check(const TileRun &t, const TileData &d, const void *got, int ctas) {
+    int nout = t.rows ? t.r : t.c;
+    double u = t.dt == 1 ? 0x1p-11 : t.dt == 2 ? 0x1p-8 : 0;
+    for (int b = 0; b < ctas; b++)
+        for (int o = 0; o < nout; o++) {
+            size_t i = (size_t)b * nout + o, w = (size_t)(b % 16) * nout + o;
+            double g = t.dt == 0 ? (double)((const float *)got)[i]
+                       : t.dt == 1 ? tilec_f16_to_double(((const uint16_t *)got)[i])
+                                   : tilec_bf16_to_double(((const uint16_t *)got)[i]);
+            double e = 1e-5 * d.mag[w], tol = t.op == 0 ? e + u * (std::fabs(d.want[w]) + e) + (t.dt == 1 ? 0x1p-25 : 0) : 0;
+            if (!(std::fabs(g - d.want[w]) <= tol)) {
+                std::fprintf(stderr, "    CTA %d output %d: got %.9g want %.9g\n", b, o, g, d.want[w]);
+                return false;
+            }
+        }
+    return true;
+}
+
+static std::string tile_label(const TileRun &t) {
+    char b[96];
+    std::snprintf(b, sizeof b, "%s %s %s %dx%d%s t%d%s", dt_name[t.dt], op_name[t.op], t.rows ? "rows" : "cols", t.r, t.c,
+                  t.s != t.c ? (" pad" + std::to_string(t.s)).c_str() : "", t.threads, t.warp ? " warp" : "");
+    return b;
+}
+
+// the matrix's cases, and a source (one NVRTC compile) per dtype, op and orientation:
+// tilec's funcs as tilec_emit gives them for `arch`, the peers, the harness kernels
+static void tile_sources(std::vector<TileRun> &runs, std::vector<std::string> &srcs) {
+    // {rows, columns, row stride, threads..., scope}
+    struct Shape { int r, c, s; std::vector<int> threads; bool warp, only16; };
+    const std::vector<Shape> shapes = {
+        {4, 8, 8, {32, 128}, false, false},      {32, 32, 32, {128, 256}, false, false},
+        {64, 64, 64, {128, 256}, false, false},  {64, 128, 128, {128, 256}, false, false},
+        {128, 64, 64, {128, 256}, false, false}, {128, 128, 128, {128, 256}, false, true},
+        {16, 256, 256, {128, 256}, false, false}, {256, 16, 16, {128, 256}, false, false},
+        {8, 512, 512, {128, 256}, false, false}, {4, 1024, 1024, {128, 256}, false, false},
+        {1, 4096, 4096, {128, 256}, false, false}, {64, 128, 129, {128, 256}, false, false},
+        {32, 32, 32, {32}, true, false}};
+    // a module (one NVRTC compile) per dtype, op and orientation
+    for (int dt = 0; dt < 3; dt++)
+        for (int op = 0; op < 2; op++)
+            for (int rows = 1; rows >= 0; rows--) {
+                int group = (int)srcs.size();
+                std::string funcs, harnesses;
+                for (auto &s : shapes) {
+                    if (s.only16 && dt == 0) continue; // 128x128 f32 is 64 KB: more than a static shared array
+                    if (!rows && s.r == 1) continue;   // columns of one row: a copy
+                    // --quick: every shape for f32 sum; the others only on four shapes
+                    if (quick && (dt || op) && !(s.r == 32 && s.c == 32) && !(s.r == 64 && s.c == 128 && s.s == 128) &&
+                        !(s.r == 128 && s.c == 64) && !(s.r == 128 && s.c == 128))
+                        continue;
+                    for (int th : s.threads) {
+                        TileRun t;
+                        t.dt = dt, t.op = op, t.rows = rows, t.warp = s.warp;
+                        t.r = s.r, t.c = s.c, t.s = s.s, t.threads = th;
+                        t.group = group, t.id = (int)runs.size();
+                        t.func = "tilec_t" + std::to_string(t.id);
+                        t.label = tile_label(t);
+                        funcs += tile_func(t);
+                        Impl mine;
+                        mine.name = "tilec";
+                        mine.kernel = "k" + std::to_string(t.id) + "_0";
+                        t.impls.push_back(mine);
+                        harnesses += harness(t, mine.kernel, t.func + "(res, tile)");
+                        add_peers(t, harnesses);
+                        for (size_t v = 0; v < tile_variants.size(); v++) { // --tile-variants: forced, where they apply
+                            std::string sfx = "_v" + std::to_string(v), text = tile_func(t, tile_variants[v], sfx);
+                            if (!lowers(text)) continue;
+                            funcs += text;
+                            Impl f;
+                            f.name = "tilec variant=" + tile_variants[v];
+                            f.forced = true;
+                            f.kernel = "k" + std::to_string(t.id) + "_" + std::to_string(t.impls.size());
+                            harnesses += harness(t, f.kernel, t.func + sfx + "(res, tile)");
+                            t.impls.push_back(f);
+                        }
+                        runs.push_back(t);
+                    }
+                }
+                // tilec's funcs of the module, emitted once for this GPU
+                std::string why;
+                tilec_program *p = parse(funcs, &why);
+                if (!p) {
+                    std::fprintf(stderr, "bench: %s", why.c_str());
+                    std::exit(1);
+                }
+                tilec_target tt = {TILEC_BACKEND_CUDA, arch, 32};
+                char *emitted = nullptr;
+                tilec_ok(tilec_emit(p, &tt, &emitted, nullptr), "tilec_emit");
+                for (auto &t : runs)
+                    if (t.group == group) t.variant = variant_of(emitted, t.func);
+                srcs.push_back(std::string(peer_prelude) + emitted + harnesses);
+                tilec_free(emitted);
+                tilec_program_free(p);
+            }
+}
+
+// bench --tile-sources DIR [--arch sm_XY]: writes the tile matrix's NVRTC sources (no GPU
+// needed), to read them or to compile them by hand
+static int write_tile_sources(const char *dir) {
+    tilec_open(&ctx);
+    std::vector<TileRun> runs;
+    std::vector<std::string> srcs;
+    tile_sources(runs, srcs);
+    for (size_t i = 0; i < srcs.size(); i++) {
+        std::string path = std::string(dir) + "/tiles" + std::to_string(i) + ".cu";
+        FILE *f = std::fopen(path.c_str(), "w");
+        if (!f) {
+            std::fprintf(stderr, "bench: cannot write %s\n", path.c_str());
+            return 1;
+        }
+        std::fputs(srcs[i].c_str(), f);
+        std::fclose(f);
+    }
+    for (auto &t : runs) std::printf("%-36s %-24s %zu peers\n", t.label.c_str(), t.variant.c_str(), t.impls.size() - 1);
+    tilec_close(ctx);
+    return 0;
+}
+
+static void bench_tile_matrix() {
+    int sms = 0;
+    CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    std::vector<TileRun> runs;
+    std::vector<std::string> srcs;
+    tile_sources(runs, srcs);
+    // NVRTC, the modules at once on threads of their own
+    progress("tile: compiling " + std::to_string(srcs.size()) + " modules of " + std::to_string(runs.size()) + " cases");
+    std::vector<std::vector<char>> cubins(srcs.size());
+    std::vector<std::string> logs(srcs.size());
+    {
+        std::vector<std::thread> pool;
+        for (size_t i = 0; i < srcs.size(); i++)
+            pool.emplace_back([&, i] { cubins[i] = nvrtc_cubin(srcs[i], &logs[i]); });
+        for (auto &th : pool) th.join();
+    }
+    std::vector<Module> mods;
+    for (size_t i = 0; i < srcs.size(); i++) {
+        if (cubins[i].empty()) {
+            std::fprintf(stderr, "NVRTC failed on tile module %zu:\n%s\n", i, logs[i].c_str());
+            std::exit(1);
+        }
+        mods.push_back(load_cubin(cubins[i]));
+    }
+    progress("tile: compiled");
+    std::printf("  tile: cycles a tile (median over CTAs); 1/SM: %d CTAs, 4/SM: %d; ratio = best peer / tilec (> 1: tilec ahead)\n",
+                sms, 4 * sms);
+    // run: every impl of a case, checked, at both occupancies
+    long long *d_cyc;
+    CUDA(cudaMalloc(&d_cyc, 4 * sms * 8));
+    std::vector<double> logs_ratio;
+    for (auto &t : runs) {
+        progress("tile " + t.label);
+        TileData d = tile_data(t);
+        int es = es_of(t.dt), nout = t.rows ? t.r : t.c;
+        size_t span = (size_t)t.r * t.s;
+        void *d_in, *d_out;
+        CUDA(cudaMalloc(&d_in, 16 * span * es));
+        CUDA(cudaMalloc(&d_out, (size_t)4 * sms * nout * es));
+        CUDA(cudaMemcpy(d_in, t.dt ? (const void *)d.h16.data() : (const void *)d.h32.data(), 16 * span * es,
+                        cudaMemcpyHostToDevice));
+        int reps = std::max(64, std::min(1024, (1 << 20) / (t.r * t.c)));
+        std::vector<char> got((size_t)4 * sms * nout * es);
+        for (auto &im : t.impls) {
+            cudaKernel_t k = mods[t.group].kernel(im.kernel.c_str());
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&im.fit, (const void *)k, t.threads, 0) != cudaSuccess) {
+                cudaGetLastError(); // a runtime that does not take a library's kernel here: assume 4 and say so
+                im.fit = 4;
+                std::printf("  tile %-34s %-40s occupancy not known: 4/SM assumed\n", t.label.c_str(), im.name.c_str());
+            }
+            for (int occ = 0; occ < 2; occ++) {
+                int per = occ == 0 ? 1 : std::min(4, im.fit);
+                if (im.fit < 1) { // not even one CTA fits: nothing to launch, never the best
+                    std::printf("  tile %-34s %-40s does not fit a multiprocessor\n", t.label.c_str(), im.name.c_str());
+                    break;
+                }
+                int ctas = per * sms;
+                void *args[] = {&d_in, &d_out, &d_cyc, &reps};
+                CUDA(cudaMemset(d_out, 0xff, (size_t)ctas * nout * es));
+                launch(k, ctas, t.threads, args); // warm-up
+                CUDA(cudaMemset(d_out, 0xff, (size_t)ctas * nout * es));
+                launch(k, ctas, t.threads, args);
+                CUDA(cudaDeviceSynchronize());
+                std::vector<long long> cyc(ctas);
+                CUDA(cudaMemcpy(got.data(), d_out, (size_t)ctas * nout * es, cudaMemcpyDeviceToHost));
+                CUDA(cudaMemcpy(cyc.data(), d_cyc, ctas * 8, cudaMemcpyDeviceToHost));
+                im.ok[occ] = tile_check(t, d, got.data(), ctas);
+                std::vector<double> per_tile;
+                for (long long c : cyc) per_tile.push_back((double)c / reps);
+                im.cyc[occ] = median(per_tile);
+                if (!im.ok[occ]) {
+                    cases_wrong++;
+                    std::printf("  tile %-34s %-40s WRONG (%s)\n", t.label.c_str(), im.name.c_str(), occ ? "4/SM" : "1/SM");
+                }
+                if (csv)
+                    std::fprintf(csv, "tile,%s,\"%s%s%s\",,%.1f,cycles %d/SM%s\n", t.label.c_str(), im.name.c_str(),
+                                 &im == &t.impls[0] ? " " : "", &im == &t.impls[0] ? ("[" + t.variant + "]").c_str() : "",
+                                 im.cyc[occ], per, im.ok[occ] ? "" : " WRONG");
+            }
+        }
+        CUDA(cudaFree(d_in));
+        CUDA(cudaFree(d_out));
+        // the line of the case, and its targets
+        const Impl &me = t.impls[0];
+        const Impl *best[2] = {nullptr, nullptr};
+        for (int occ = 0; occ < 2; occ++)
+            for (size_t i = 1; i < t.impls.size(); i++)
+                if (!t.impls[i].forced && t.impls[i].ok[occ] && (!best[occ] || t.impls[i].cyc[occ] < best[occ]->cyc[occ])) best[occ] = &t.impls[i];
+        double ratio[2] = {0, 0};
+        for (int occ = 0; occ < 2; occ++)
+            if (me.ok[occ] && best[occ] && me.cyc[occ] > 0) {
+                ratio[occ] = best[occ]->cyc[occ] / me.cyc[occ];
+                logs_ratio.push_back(std::log(ratio[occ]));
+            }
+        auto cyc_s = [](const Impl *im, int occ) { return im && im->ok[occ] ? fmt("%.0f", im->cyc[occ]) : std::string("-"); };
+        std::string peer = !best[0] ? "-" : best[1] && best[1] != best[0] ? best[0]->name + " / " + best[1]->name : best[0]->name;
+        std::printf("  tile %-34s %-22s tilec %6s %6s%s  best peer %6s %6s  ratio %5.2f %5.2f  %s%s\n", t.label.c_str(),
+                    ("[" + t.variant + "]").c_str(), cyc_s(&me, 0).c_str(), cyc_s(&me, 1).c_str(),
+                    me.fit < 4 ? fmt(" (%g/SM fit)", me.fit).c_str() : "", cyc_s(best[0], 0).c_str(), cyc_s(best[1], 1).c_str(),
+                    ratio[0], ratio[1], peer.c_str(), me.ok[0] && me.ok[1] ? "" : "  tilec WRONG");
+        for (auto &f : t.impls)
+            if (f.forced)
+                std::printf("  tile %-34s %-22s tilec %6s %6s  (forced)\n", t.label.c_str(), f.name.substr(6).c_str(),
+                            cyc_s(&f, 0).c_str(), cyc_s(&f, 1).c_str());
+        if (csv)
+            std::fprintf(csv, "tile-ratio,%s,best peer / tilec,,%.4f,1/SM\ntile-ratio,%s,best peer / tilec,,%.4f,4/SM\n",
+                         t.label.c_str(), ratio[0], t.label.c_str(), ratio[1]);
+        std::fflush(stdout);
+        target("tile " + t.label + " [" + t.variant + "], best peer / tilec at 1/SM, 4/SM", fmt("%.2f", ratio[0]) + fmt(", %.2f", ratio[1]),
+               ">= 1 at both", std::min(ratio[0], ratio[1]), peer);
+        double bytes = (double)t.r * t.c * es;
+        if (bytes >= 16384 && me.ok[1]) {
+            int per = std::min(4, me.fit);
+            double floor = bytes * per / 128.0;
+            target("tile " + t.label + ", cycles at 4/SM vs the shared-memory floor", fmt("%.0f", me.cyc[1]) + fmt(" (floor %.0f)", floor),
+                   fmt("<= %.0f", 1.3 * floor), 1.3 * floor / me.cyc[1], fmt("%.2fx the floor", me.cyc[1] / floor));
+        }
+    }
+    CUDA(cudaFree(d_cyc));
+    double gm = 0;
+    for (double l : logs_ratio) gm += l;
+    gm = logs_ratio.empty() ? 0 : std::exp(gm / logs_ratio.size());
+    std::printf("  tile: geometric mean of best peer / tilec over %zu case-occupancies: %.3f\n", logs_ratio.size(), gm);
+    target("tile matrix, geometric mean of best peer / tilec (both occupancies)", fmt("%.3f", gm), ">= 1.2", gm / 1.2,
+           std::to_string(logs_ratio.size()) + " case-occupancies");
+    for (auto &m : mods) CUDA(cudaLibraryUnload(m.lib));
+}
+
+// ---- streamed tiles ----------------------------------------------------------------------
+
+static std::string stream_kernel(const std::string &name, int r, int c, int threads, long long grid) {
+    char b[512];
+    std::snprintf(b, sizeof b,
+                  "kernel %s(A: f32[%lld, %d, %d] global, B: f32[%lld, %d] global) threads=%d grid=%lld {\n"
+                  "  shared As: f32[%d, %d]\n  shared Bs: f32[%d]\n  cta.copy(As, A[cta_id])\n  cta.sync()\n"
+                  "  cta.sum(Bs, As, axes=(-1))\n  cta.sync()\n  cta.copy(B[cta_id], Bs)\n}\n",
+                  name.c_str(), grid, r, c, grid, r, threads, grid, r, c, r);
+    return b;
+}
+
+// rows of many r x c tiles, in double, and whether got matches them
 static bool rows_match(const std::vector<float> &in, const std::vector<float> &got, long long nrows, int c) {
     for (long long i = 0; i < nrows; i++) {
         double want = 0, mag = 0;
@@ -499,121 +1295,57 @@ static bool rows_match(const std::vector<float> &in, const std::vector<float> &g
     return true;
 }
 
-static void bench_tiles() {
-    // the four tiles of the targets, then two of few long rows, where cta_tree applies
-    static const int shapes[][2] = {{4, 8}, {32, 32}, {64, 128}, {128, 64}, {1, 4096}, {4, 1024}};
-    const char *variants[] = {"shared", "cta_tree", "smem_tree"};
-    std::vector<TileCase> funcs;
-    std::string text, harness;
-    for (auto &s : shapes)
-        for (int threads : {128, 256})
-            for (const char *v : variants) {
-                TileCase t = {s[0], s[1], threads, v, ""};
-                t.name = std::string(v) + "_" + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "_t" + std::to_string(threads);
-                std::string why;
-                if (!lowers(tile_func(t), &why)) {
-                    std::printf("  %-8s %-26s %-22s does not apply: %s\n", "tile", t.name.c_str(), v, why.c_str());
-                    continue;
-                }
-                funcs.push_back(t);
-                text += tile_func(t);
-                harness += tile_harness(t);
-            }
-    // one program of every func that lowers, emitted once, compiled with the harness
-    std::string why;
-    tilec_program *p = parse(text, &why);
-    tilec_target tt = {TILEC_BACKEND_CUDA, arch, 32};
-    char *src = nullptr;
-    tilec_ok(tilec_emit(p, &tt, &src, nullptr), "tilec_emit");
-    Module m = nvrtc_module(std::string(src) + harness);
-    tilec_free(src);
-    tilec_program_free(p);
-    int sms = 0;
-    CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    std::map<std::string, double> cycles; // by name
-    for (auto &t : funcs) {
-        progress("tile cycles " + t.name);
-        int reps = 256, ctas = sms; // one CTA per multiprocessor: the latency of one tile
-        std::vector<float> h = random_floats((size_t)ctas * t.r * t.c, (uint64_t)t.r * 7 + t.c);
-        float *d_in, *d_out;
-        long long *d_cyc;
-        CUDA(cudaMalloc(&d_in, h.size() * 4));
-        CUDA(cudaMalloc(&d_out, (size_t)ctas * t.r * 4));
-        CUDA(cudaMalloc(&d_cyc, ctas * 8));
-        CUDA(cudaMemcpy(d_in, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-        CUDA(cudaMemset(d_out, 0xff, (size_t)ctas * t.r * 4));
-        void *args[] = {&d_in, &d_out, &d_cyc, &reps};
-        cudaKernel_t k = m.kernel(("cyc_" + t.name).c_str());
-        launch(k, ctas, t.threads, args); // warm-up
-        launch(k, ctas, t.threads, args);
-        CUDA(cudaDeviceSynchronize());
-        std::vector<float> got((size_t)ctas * t.r);
-        std::vector<long long> cyc(ctas);
-        CUDA(cudaMemcpy(got.data(), d_out, got.size() * 4, cudaMemcpyDeviceToHost));
-        CUDA(cudaMemcpy(cyc.data(), d_cyc, ctas * 8, cudaMemcpyDeviceToHost));
-        bool ok = rows_match(h, got, (long long)ctas * t.r, t.c);
-        cases_wrong += !ok;
-        std::sort(cyc.begin(), cyc.end());
-        double per_tile = (double)cyc[ctas / 2] / reps;
-        cycles[t.name] = per_tile;
-        std::printf("  %-8s %-26s %-22s %9.0f cycles per tile  %s\n", "tile", t.name.c_str(), t.variant.c_str(), per_tile,
-                    ok ? "checked" : "WRONG");
-        if (csv) std::fprintf(csv, "tile,%s,%s,,%.1f,cycles\n", t.name.c_str(), t.variant.c_str(), per_tile);
-        CUDA(cudaFree(d_in));
-        CUDA(cudaFree(d_out));
-        CUDA(cudaFree(d_cyc));
-    }
+// tiles global -> shared -> reduce -> global, a tile a CTA, tilec's own choice, f32 rows;
+// goals: >= 85% of the copy ceiling for tiles of 16 KB or more, >= 75% for 4 KB tiles
+static void bench_stream() {
+    static const int shapes[][2] = {{4, 8},    {32, 32},  {64, 64},  {64, 128}, {128, 64},
+                                    {16, 256}, {256, 16}, {8, 512},  {4, 1024}, {1, 4096}};
+    std::string text;
+    struct S { int r, c, threads; long long grid; std::string name; };
+    std::vector<S> cases;
     for (auto &s : shapes)
         for (int threads : {128, 256}) {
-            std::string tail = "_" + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "_t" + std::to_string(threads);
-            double seed = cycles.count("smem_tree" + tail) ? cycles["smem_tree" + tail] : 0;
-            for (const char *v : {"shared", "cta_tree"}) {
-                std::string name = v + tail;
-                if (!cycles.count(name) || seed == 0) continue;
-                target(std::string("tile ") + name.substr(0, name.rfind('_')) + " at " + std::to_string(threads) +
-                           " threads, cycles vs smem_tree",
-                       fmt("%.0f", cycles[name]), fmt("< %.0f", seed), seed / cycles[name]);
-            }
+            S c = {s[0], s[1], threads, (quick ? (64ll << 20) : (256ll << 20)) / (4ll * s[0] * s[1]), ""};
+            c.name = "s_" + std::to_string(c.r) + "x" + std::to_string(c.c) + "_t" + std::to_string(threads);
+            text += stream_kernel(c.name, c.r, c.c, c.threads, c.grid);
+            cases.push_back(c);
         }
-    // streaming kernels: tiles global -> shared -> reduce -> global, a tile per CTA, for
-    // the four tiles of the targets
-    for (int si = 0; si < 4; si++)
-        for (int threads : {128, 256})
-            for (const char *v : {"", "smem_tree"}) {
-                const int *s = shapes[si];
-                TileCase t = {s[0], s[1], threads, v, ""};
-                t.name = std::string(*v ? v : "auto") + "_" + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "_t" +
-                         std::to_string(threads);
-                long long grid = (quick ? (64ll << 20) : (256ll << 20)) / (4ll * t.r * t.c);
-                std::string text1 = stream_kernel(t, grid), why1;
-                if (!lowers(text1, &why1)) continue;
-                progress("tile stream " + t.name);
-                Module sm = tilec_module(text1);
-                size_t n = (size_t)grid * t.r * t.c;
-                std::vector<float> h = random_floats(n, 99 + t.r);
-                float *d_in, *d_out;
-                CUDA(cudaMalloc(&d_in, n * 4));
-                CUDA(cudaMalloc(&d_out, (size_t)grid * t.r * 4));
-                CUDA(cudaMemcpy(d_in, h.data(), n * 4, cudaMemcpyHostToDevice));
-                CUDA(cudaMemset(d_out, 0xff, (size_t)grid * t.r * 4));
-                void *args[] = {&d_in, &d_out};
-                cudaKernel_t k = sm.kernel(("s_" + t.name).c_str());
-                launch(k, grid, t.threads, args);
-                CUDA(cudaDeviceSynchronize());
-                std::vector<float> got((size_t)grid * t.r);
-                CUDA(cudaMemcpy(got.data(), d_out, got.size() * 4, cudaMemcpyDeviceToHost));
-                bool ok = rows_match(h, got, grid * t.r, t.c);
-                cases_wrong += !ok;
-                double ms = time_ms([&](int) { launch(k, grid, t.threads, args); }, 1);
-                double tbs = row("stream", t.name, *v ? v : "tilec's choice", ms, (double)(n + grid * t.r) * 4, ok ? "checked" : "WRONG");
-                if (!*v)
-                    target("stream " + t.name.substr(5) + ", share of the copy ceiling", fmt("%.0f%%", 100 * tbs / copy_tbs),
-                           ">= 80%", tbs / copy_tbs / 0.8, fmt("%.2f TB/s", tbs));
-                CUDA(cudaFree(d_in));
-                CUDA(cudaFree(d_out));
-                CUDA(cudaLibraryUnload(sm.lib));
-            }
-    CUDA(cudaLibraryUnload(m.lib));
+    progress("tile stream: compiling " + std::to_string(cases.size()) + " kernels");
+    Module sm = tilec_module(text); // one program, one compile
+    for (auto &c : cases) {
+        progress("tile stream " + c.name);
+        size_t n = (size_t)c.grid * c.r * c.c;
+        std::vector<float> h = random_floats(n, 99 + c.r);
+        float *d_in, *d_out;
+        CUDA(cudaMalloc(&d_in, n * 4));
+        CUDA(cudaMalloc(&d_out, (size_t)c.grid * c.r * 4));
+        CUDA(cudaMemcpy(d_in, h.data(), n * 4, cudaMemcpyHostToDevice));
+        CUDA(cudaMemset(d_out, 0xff, (size_t)c.grid * c.r * 4));
+        void *args[] = {&d_in, &d_out};
+        cudaKernel_t k = sm.kernel(c.name.c_str());
+        launch(k, c.grid, c.threads, args);
+        CUDA(cudaDeviceSynchronize());
+        std::vector<float> got((size_t)c.grid * c.r);
+        CUDA(cudaMemcpy(got.data(), d_out, got.size() * 4, cudaMemcpyDeviceToHost));
+        bool ok = rows_match(h, got, c.grid * c.r, c.c);
+        cases_wrong += !ok;
+        double ms = time_ms([&](int) { launch(k, c.grid, c.threads, args); }, 1);
+        double tbs = row("stream", "auto_" + c.name.substr(2), "tilec's choice", ms, (double)(n + c.grid * c.r) * 4, ok ? "checked" : "WRONG");
+        int bytes = 4 * c.r * c.c;
+        double goal = bytes >= 16384 ? 0.85 : bytes == 4096 ? 0.75 : 0;
+        if (goal > 0)
+            target("stream " + c.name.substr(2) + ", share of the copy ceiling", ok ? fmt("%.0f%%", 100 * tbs / copy_tbs) : "WRONG",
+                   fmt(">= %.0f%%", 100 * goal), ok ? tbs / copy_tbs / goal : 0, fmt("%.2f TB/s", tbs));
+        CUDA(cudaFree(d_in));
+        CUDA(cudaFree(d_out));
+    }
+    CUDA(cudaLibraryUnload(sm.lib));
+}
+
+static void bench_tiles() {
+    bench_constants();
+    bench_tile_matrix();
+    bench_stream();
 }
 
 // Seed 000's host loop: a CTA reduces 512 elements to one, relaunched on the partials
@@ -788,17 +1520,32 @@ static void report(const char *md_path, const cudaDeviceProp &prop, int driver) 
 }
 
 int main(int argc, char **argv) {
-    const char *md = nullptr, *only = nullptr;
+    const char *md = nullptr, *only = nullptr, *tile_dir = nullptr;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!std::strcmp(argv[i], "--jit-child")) return jit_child();
+        else if (!std::strcmp(argv[i], "--arch") && i + 1 < argc) std::snprintf(arch, sizeof arch, "%s", argv[++i]);
+        else if (!std::strcmp(argv[i], "--tile-sources") && i + 1 < argc) tile_dir = argv[++i];
+        else if (!std::strcmp(argv[i], "--tile-variants") && i + 1 < argc) {
+            std::string list = argv[++i];
+            for (size_t a = 0, b; a <= list.size(); a = b + 1) {
+                b = list.find(',', a);
+                if (b == std::string::npos) b = list.size();
+                if (b > a) tile_variants.push_back(list.substr(a, b - a));
+            }
+        }
         else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = std::fopen(argv[++i], "w");
         else if (!std::strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|seed] [--csv FILE] [--md FILE]\n");
+            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|seed] [--tile-variants V1,V2] [--csv FILE] [--md FILE]\n"
+                                 "       bench --tile-sources DIR [--arch sm_XY]\n");
             return 2;
         }
+    }
+    if (tile_dir) {
+        if (!arch[0]) std::snprintf(arch, sizeof arch, "sm_90");
+        return write_tile_sources(tile_dir);
     }
     t_start = now_s();
     if (csv) std::fprintf(csv, "group,case,impl,ms,value,unit\n");
