@@ -48,13 +48,21 @@ static const char *const row_sum =
     "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
     "  cta.sum(Bs, As, axes=(-1), accum=false)\n  cta.sync()\n  cta.copy(B, Bs)\n}\n";
 
-/* The seed demo: the shared variant, groups of 8 lanes, three xor steps 1, 2, 4 of width 8. */
+/* The same with the seed's lowering forced: the cost model now picks `rows` for it
+ * (test_model_choices), and the shape of the shared variant is still what these check. */
+static const char *const row_sum_shared =
+    "kernel row_sum(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+    "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
+    "  cta.sum(Bs, As, axes=(-1), accum=false, variant=shared)\n  cta.sync()\n  cta.copy(B, Bs)\n}\n";
+
+/* The seed demo forced to the shared variant: groups of 8 lanes, three xor steps 1, 2, 4
+ * of width 8. */
 static void test_seed_demo_shape(void **state) {
     (void)state;
     tilec_ctx *ctx;
     tilec_open(&ctx);
     tilec_program *p;
-    lp_kernel *k = lower(ctx, &p, row_sum, (tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, true);
+    lp_kernel *k = lower(ctx, &p, row_sum_shared, (tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, true);
     found ops = find(k, LS_OP);
     assert_int_equal(ops.n, 5);
     assert_string_equal(ops.items[2]->variant, "shared");
@@ -82,23 +90,40 @@ static void test_seed_demo_shape(void **state) {
     tilec_close(ctx);
 }
 
-/* Groups never straddle missing lanes: 48 threads take groups of 16, and it is correct. */
+/* Groups never straddle missing lanes: 48 threads take groups of 16 in the shared variant
+ * (forced), and of at most 16 in `rows` (the model's choice), and both are correct. */
 static void test_partial_groups_shrink(void **state) {
     (void)state;
-    const char *src = "kernel k(A: f32[5, 64] global, B: f32[5] global) threads=48 {\n"
-                      "  shared S: f32[5, 64]\n  shared R: f32[5]\n  cta.copy(S, A)\n  cta.sync()\n"
-                      "  cta.sum(R, S)\n  cta.copy(B, R)\n}\n";
-    tilec_ctx *ctx;
-    tilec_open(&ctx);
-    tilec_program *p;
-    lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
-    found sh = find(k, LS_SHFL);
-    assert_int_equal(sh.n, 8); /* 5 outputs, 3 groups: each takes two at once, 4 xor steps each */
-    for (int i = 0; i < 8; i++) assert_int_equal(sh.items[i]->width, 16);
-    tilec_program_free(p);
-    tilec_close(ctx);
-    sim_case_result r = run_on_sim(src, 32, 1, true, NULL);
-    assert_true(r.ok);
+    for (int forced = 1; forced >= 0; forced--) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "kernel k(A: f32[5, 64] global, B: f32[5] global) threads=48 {\n"
+                 "  shared S: f32[5, 64]\n  shared R: f32[5]\n  cta.copy(S, A)\n  cta.sync()\n"
+                 "  cta.sum(R, S%s)\n  cta.copy(B, R)\n}\n", forced ? ", variant=shared" : "");
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+        found ops = find(k, LS_OP);
+        assert_string_equal(ops.items[2]->variant, forced ? "shared" : "rows");
+        found sh = find(k, LS_SHFL);
+        if (forced) {
+            assert_int_equal(sh.n, 8); /* 5 outputs, 3 groups: each takes two at once, 4 xor steps each */
+            for (int i = 0; i < 8; i++) assert_int_equal(sh.items[i]->width, 16);
+        } else {
+            assert_true(sh.n > 0);
+            for (int i = 0; i < sh.n; i++) {
+                assert_true(sh.items[i]->width >= 2 && sh.items[i]->width <= 16);
+                assert_true(sh.items[i]->lane_mask < sh.items[i]->width);
+            }
+        }
+        tilec_program_free(p);
+        tilec_close(ctx);
+        for (int ws = 32; ws <= 64; ws *= 2) {
+            sim_case_result r = run_on_sim(src, ws, 1, true, NULL);
+            if (!r.ok) fail_msg("warp size %d: %s\n%s", ws, r.why, src);
+        }
+    }
 }
 
 /* ---- planted bugs: each detector must fire ------------------------------------------------ */
@@ -112,35 +137,42 @@ static char *simulate_err(tilec_ctx *ctx, tilec_program *p, const lp_kernel *k) 
     return (char *)tilec_diag_text(ctx);
 }
 
+/* Drops the barrier a reduction ends with: the last one at the kernel's top level, after
+ * the statement's loops (the one before the final copy of the programs below). */
 static void drop_barrier_after_reduce(lp_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        if (b->items[i]->kind == LS_BARRIER && i > 0 && b->items[i - 1]->kind == LS_IF) {
+    for (int i = b->n - 1; i > 0; i--)
+        if (b->items[i]->kind == LS_BARRIER && b->items[i - 1]->kind != LS_OP) {
             memmove(&b->items[i], &b->items[i + 1], (size_t)(b->n - i - 1) * sizeof b->items[0]);
             b->n--;
             return;
         }
-        drop_barrier_after_reduce(&b->items[i]->body);
-    }
 }
 
+/* The missing barrier between a reduction's stores and the copy that reads them, in the
+ * lowering the model picks (rows) and in the shared variant forced. */
 static void test_planted_missing_barrier(void **state) {
     (void)state;
-    tilec_ctx *ctx;
-    tilec_open(&ctx);
-    tilec_program *p;
-    const char *src = "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=64 {\n"
-                      "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
-                      "  cta.sum(Bs, As)\n  cta.copy(B, Bs)\n}\n";
-    lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
-    int before = k->body.n;
-    drop_barrier_after_reduce(&k->body);
-    assert_int_equal(k->body.n, before - 1);
-    char *msg = simulate_err(ctx, p, k);
-    assert_non_null(strstr(msg, "t.tile:7:7: error: simulator (warp size 32): CTA 0, thread "));
-    assert_non_null(strstr(msg, "reads Bs["));
-    assert_non_null(strstr(msg, "with no barrier between"));
-    tilec_program_free(p);
-    tilec_close(ctx);
+    for (int forced = 0; forced < 2; forced++) {
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        char src[512];
+        snprintf(src, sizeof src,
+                 "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=64 {\n"
+                 "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
+                 "  cta.sum(Bs, As%s)\n  cta.copy(B, Bs)\n}\n", forced ? ", variant=shared" : "");
+        lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+        assert_string_equal(find(k, LS_OP).items[2]->variant, forced ? "shared" : "rows");
+        int before = k->body.n;
+        drop_barrier_after_reduce(&k->body);
+        assert_int_equal(k->body.n, before - 1);
+        char *msg = simulate_err(ctx, p, k);
+        assert_non_null(strstr(msg, "t.tile:7:7: error: simulator (warp size 32): CTA 0, thread "));
+        assert_non_null(strstr(msg, "reads Bs["));
+        assert_non_null(strstr(msg, "with no barrier between"));
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
 }
 
 static void test_planted_wrong_width(void **state) {
@@ -148,27 +180,37 @@ static void test_planted_wrong_width(void **state) {
     tilec_ctx *ctx;
     tilec_open(&ctx);
     tilec_program *p;
-    lp_kernel *k = lower(ctx, &p, row_sum, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+    lp_kernel *k = lower(ctx, &p, row_sum_shared, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
     found sh = find(k, LS_SHFL);
+    assert_int_equal(sh.n, 3); /* (the model's rows plan has no shuffle here: a lane a row) */
     ((lp_stmt *)sh.items[2])->width = 4; /* mask 4 no longer stays inside its group */
     char *msg = simulate_err(ctx, p, k);
     assert_non_null(strstr(msg, "shuffle mask 4 leaves its group of width 4"));
     assert_non_null(strstr(msg, "t.tile:6:7: error:"));
     tilec_program_free(p);
     tilec_close(ctx);
-    /* a width wider than the lanes that exist: 48 threads, widened to 32 */
-    const char *src = "kernel k(A: f32[3, 64] global, B: f32[3] global) threads=48 {\n"
-                      "  shared S: f32[3, 64]\n  shared R: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
-                      "  cta.max(R, S)\n  cta.copy(B, R)\n}\n";
-    tilec_open(&ctx);
-    k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
-    sh = find(k, LS_SHFL);
-    ((lp_stmt *)sh.items[3])->width = 32;
-    ((lp_stmt *)sh.items[3])->lane_mask = 16;
-    msg = simulate_err(ctx, p, k);
-    assert_non_null(strstr(msg, "shuffle reads lane 16, which does not exist (the warp has 16 lanes)"));
-    tilec_program_free(p);
-    tilec_close(ctx);
+    /* a width wider than the lanes that exist: 48 threads, widened to 32, in the shared
+     * variant (forced) and in the rows plan the model picks (its last xor step) */
+    for (int forced = 1; forced >= 0; forced--) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "kernel k(A: f32[3, 64] global, B: f32[3] global) threads=48 {\n"
+                 "  shared S: f32[3, 64]\n  shared R: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
+                 "  cta.max(R, S%s)\n  cta.copy(B, R)\n}\n", forced ? ", variant=shared" : "");
+        tilec_open(&ctx);
+        k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+        assert_string_equal(find(k, LS_OP).items[2]->variant, forced ? "shared" : "rows");
+        sh = find(k, LS_SHFL);
+        assert_true(sh.n >= (forced ? 4 : 1));
+        lp_stmt *bad = (lp_stmt *)sh.items[forced ? 3 : sh.n - 1];
+        bad->width = 32;
+        bad->lane_mask = 16;
+        msg = simulate_err(ctx, p, k);
+        if (!strstr(msg, "shuffle reads lane 16, which does not exist (the warp has 16 lanes)"))
+            fail_msg("%s: %s", forced ? "shared" : "rows", msg);
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
 }
 
 static void test_planted_out_of_bounds(void **state) {
@@ -320,7 +362,7 @@ static void test_rejection_reasons(void **state) {
                    cuda, &st, &diag);
     assert_int_equal(st, TILEC_ERR_DISPATCH);
     assert_non_null(strstr(diag, "no variant named 'fast' is registered for sum on cuda; registered: local, local_smem, "
-                                 "cta_tree, shared, sequential, smem_tree"));
+                                 "cols, rows, cta_tree, shared, sequential, smem_tree"));
     free(text);
     free(diag);
     text = explain("kernel k(A: f32[2, 4, 64] global, B: f32[2, 4] global) threads=256 {\n"
@@ -346,7 +388,10 @@ static void test_rejection_reasons(void **state) {
     text = explain(row_sum, cuda, &st, &diag);
     assert_int_equal(st, TILEC_OK);
     assert_non_null(strstr(text, "  line 6: cta.sum(Bs, As, axes=(-1))\n    4 outputs of 8 elements; groups of 8 lanes\n"));
-    assert_non_null(strstr(text, "    * shared      priority 10  chosen\n"));
+    assert_non_null(strstr(text, "    * rows        priority 24  chosen\n"));
+    assert_non_null(strstr(text, "      cols        priority 24  rejected\n"));
+    assert_non_null(strstr(text, "        cheapest         no: the cost model puts rows first: about "));
+    assert_non_null(strstr(text, "      shared      priority 10  applies (a higher one won)\n"));
     assert_non_null(strstr(text, "        forced           no: chosen only when forced with variant=smem_tree (it needs a "
                                  "barrier per level)\n"));
     free(text);
