@@ -48,13 +48,21 @@ static const char *const row_sum =
     "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
     "  cta.sum(Bs, As, axes=(-1), accum=false)\n  cta.sync()\n  cta.copy(B, Bs)\n}\n";
 
-/* The seed demo: the shared variant, groups of 8 lanes, three xor steps 1, 2, 4 of width 8. */
+/* The same with the seed's lowering forced: the cost model now picks `rows` for it
+ * (test_model_choices), and the shape of the shared variant is still what these check. */
+static const char *const row_sum_shared =
+    "kernel row_sum(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+    "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
+    "  cta.sum(Bs, As, axes=(-1), accum=false, variant=shared)\n  cta.sync()\n  cta.copy(B, Bs)\n}\n";
+
+/* The seed demo forced to the shared variant: groups of 8 lanes, three xor steps 1, 2, 4
+ * of width 8. */
 static void test_seed_demo_shape(void **state) {
     (void)state;
     tilec_ctx *ctx;
     tilec_open(&ctx);
     tilec_program *p;
-    lp_kernel *k = lower(ctx, &p, row_sum, (tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, true);
+    lp_kernel *k = lower(ctx, &p, row_sum_shared, (tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, true);
     found ops = find(k, LS_OP);
     assert_int_equal(ops.n, 5);
     assert_string_equal(ops.items[2]->variant, "shared");
@@ -82,23 +90,40 @@ static void test_seed_demo_shape(void **state) {
     tilec_close(ctx);
 }
 
-/* Groups never straddle missing lanes: 48 threads take groups of 16, and it is correct. */
+/* Groups never straddle missing lanes: 48 threads take groups of 16 in the shared variant
+ * (forced), and of at most 16 in `rows` (the model's choice), and both are correct. */
 static void test_partial_groups_shrink(void **state) {
     (void)state;
-    const char *src = "kernel k(A: f32[5, 64] global, B: f32[5] global) threads=48 {\n"
-                      "  shared S: f32[5, 64]\n  shared R: f32[5]\n  cta.copy(S, A)\n  cta.sync()\n"
-                      "  cta.sum(R, S)\n  cta.copy(B, R)\n}\n";
-    tilec_ctx *ctx;
-    tilec_open(&ctx);
-    tilec_program *p;
-    lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
-    found sh = find(k, LS_SHFL);
-    assert_int_equal(sh.n, 8); /* 5 outputs, 3 groups: each takes two at once, 4 xor steps each */
-    for (int i = 0; i < 8; i++) assert_int_equal(sh.items[i]->width, 16);
-    tilec_program_free(p);
-    tilec_close(ctx);
-    sim_case_result r = run_on_sim(src, 32, 1, true, NULL);
-    assert_true(r.ok);
+    for (int forced = 1; forced >= 0; forced--) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "kernel k(A: f32[5, 64] global, B: f32[5] global) threads=48 {\n"
+                 "  shared S: f32[5, 64]\n  shared R: f32[5]\n  cta.copy(S, A)\n  cta.sync()\n"
+                 "  cta.sum(R, S%s)\n  cta.copy(B, R)\n}\n", forced ? ", variant=shared" : "");
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+        found ops = find(k, LS_OP);
+        assert_string_equal(ops.items[2]->variant, forced ? "shared" : "rows");
+        found sh = find(k, LS_SHFL);
+        if (forced) {
+            assert_int_equal(sh.n, 8); /* 5 outputs, 3 groups: each takes two at once, 4 xor steps each */
+            for (int i = 0; i < 8; i++) assert_int_equal(sh.items[i]->width, 16);
+        } else {
+            assert_true(sh.n > 0);
+            for (int i = 0; i < sh.n; i++) {
+                assert_true(sh.items[i]->width >= 2 && sh.items[i]->width <= 16);
+                assert_true(sh.items[i]->lane_mask < sh.items[i]->width);
+            }
+        }
+        tilec_program_free(p);
+        tilec_close(ctx);
+        for (int ws = 32; ws <= 64; ws *= 2) {
+            sim_case_result r = run_on_sim(src, ws, 1, true, NULL);
+            if (!r.ok) fail_msg("warp size %d: %s\n%s", ws, r.why, src);
+        }
+    }
 }
 
 /* ---- planted bugs: each detector must fire ------------------------------------------------ */
@@ -112,35 +137,42 @@ static char *simulate_err(tilec_ctx *ctx, tilec_program *p, const lp_kernel *k) 
     return (char *)tilec_diag_text(ctx);
 }
 
+/* Drops the barrier a reduction ends with: the last one at the kernel's top level, after
+ * the statement's loops (the one before the final copy of the programs below). */
 static void drop_barrier_after_reduce(lp_block *b) {
-    for (int i = 0; i < b->n; i++) {
-        if (b->items[i]->kind == LS_BARRIER && i > 0 && b->items[i - 1]->kind == LS_IF) {
+    for (int i = b->n - 1; i > 0; i--)
+        if (b->items[i]->kind == LS_BARRIER && b->items[i - 1]->kind != LS_OP) {
             memmove(&b->items[i], &b->items[i + 1], (size_t)(b->n - i - 1) * sizeof b->items[0]);
             b->n--;
             return;
         }
-        drop_barrier_after_reduce(&b->items[i]->body);
-    }
 }
 
+/* The missing barrier between a reduction's stores and the copy that reads them, in the
+ * lowering the model picks (rows) and in the shared variant forced. */
 static void test_planted_missing_barrier(void **state) {
     (void)state;
-    tilec_ctx *ctx;
-    tilec_open(&ctx);
-    tilec_program *p;
-    const char *src = "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=64 {\n"
-                      "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
-                      "  cta.sum(Bs, As)\n  cta.copy(B, Bs)\n}\n";
-    lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
-    int before = k->body.n;
-    drop_barrier_after_reduce(&k->body);
-    assert_int_equal(k->body.n, before - 1);
-    char *msg = simulate_err(ctx, p, k);
-    assert_non_null(strstr(msg, "t.tile:7:7: error: simulator (warp size 32): CTA 0, thread "));
-    assert_non_null(strstr(msg, "reads Bs["));
-    assert_non_null(strstr(msg, "with no barrier between"));
-    tilec_program_free(p);
-    tilec_close(ctx);
+    for (int forced = 0; forced < 2; forced++) {
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        char src[512];
+        snprintf(src, sizeof src,
+                 "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=64 {\n"
+                 "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
+                 "  cta.sum(Bs, As%s)\n  cta.copy(B, Bs)\n}\n", forced ? ", variant=shared" : "");
+        lp_kernel *k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+        assert_string_equal(find(k, LS_OP).items[2]->variant, forced ? "shared" : "rows");
+        int before = k->body.n;
+        drop_barrier_after_reduce(&k->body);
+        assert_int_equal(k->body.n, before - 1);
+        char *msg = simulate_err(ctx, p, k);
+        assert_non_null(strstr(msg, "t.tile:7:7: error: simulator (warp size 32): CTA 0, thread "));
+        assert_non_null(strstr(msg, "reads Bs["));
+        assert_non_null(strstr(msg, "with no barrier between"));
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
 }
 
 static void test_planted_wrong_width(void **state) {
@@ -148,27 +180,37 @@ static void test_planted_wrong_width(void **state) {
     tilec_ctx *ctx;
     tilec_open(&ctx);
     tilec_program *p;
-    lp_kernel *k = lower(ctx, &p, row_sum, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+    lp_kernel *k = lower(ctx, &p, row_sum_shared, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
     found sh = find(k, LS_SHFL);
+    assert_int_equal(sh.n, 3); /* (the model's rows plan has no shuffle here: a lane a row) */
     ((lp_stmt *)sh.items[2])->width = 4; /* mask 4 no longer stays inside its group */
     char *msg = simulate_err(ctx, p, k);
     assert_non_null(strstr(msg, "shuffle mask 4 leaves its group of width 4"));
     assert_non_null(strstr(msg, "t.tile:6:7: error:"));
     tilec_program_free(p);
     tilec_close(ctx);
-    /* a width wider than the lanes that exist: 48 threads, widened to 32 */
-    const char *src = "kernel k(A: f32[3, 64] global, B: f32[3] global) threads=48 {\n"
-                      "  shared S: f32[3, 64]\n  shared R: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
-                      "  cta.max(R, S)\n  cta.copy(B, R)\n}\n";
-    tilec_open(&ctx);
-    k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
-    sh = find(k, LS_SHFL);
-    ((lp_stmt *)sh.items[3])->width = 32;
-    ((lp_stmt *)sh.items[3])->lane_mask = 16;
-    msg = simulate_err(ctx, p, k);
-    assert_non_null(strstr(msg, "shuffle reads lane 16, which does not exist (the warp has 16 lanes)"));
-    tilec_program_free(p);
-    tilec_close(ctx);
+    /* a width wider than the lanes that exist: 48 threads, widened to 32, in the shared
+     * variant (forced) and in the rows plan the model picks (its last xor step) */
+    for (int forced = 1; forced >= 0; forced--) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "kernel k(A: f32[3, 64] global, B: f32[3] global) threads=48 {\n"
+                 "  shared S: f32[3, 64]\n  shared R: f32[3]\n  cta.copy(S, A)\n  cta.sync()\n"
+                 "  cta.max(R, S%s)\n  cta.copy(B, R)\n}\n", forced ? ", variant=shared" : "");
+        tilec_open(&ctx);
+        k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_SIM, NULL, 32}, true);
+        assert_string_equal(find(k, LS_OP).items[2]->variant, forced ? "shared" : "rows");
+        sh = find(k, LS_SHFL);
+        assert_true(sh.n >= (forced ? 4 : 1));
+        lp_stmt *bad = (lp_stmt *)sh.items[forced ? 3 : sh.n - 1];
+        bad->width = 32;
+        bad->lane_mask = 16;
+        msg = simulate_err(ctx, p, k);
+        if (!strstr(msg, "shuffle reads lane 16, which does not exist (the warp has 16 lanes)"))
+            fail_msg("%s: %s", forced ? "shared" : "rows", msg);
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
 }
 
 static void test_planted_out_of_bounds(void **state) {
@@ -320,7 +362,7 @@ static void test_rejection_reasons(void **state) {
                    cuda, &st, &diag);
     assert_int_equal(st, TILEC_ERR_DISPATCH);
     assert_non_null(strstr(diag, "no variant named 'fast' is registered for sum on cuda; registered: local, local_smem, "
-                                 "cta_tree, shared, sequential, smem_tree"));
+                                 "cols, rows, cta_tree, shared, sequential, smem_tree"));
     free(text);
     free(diag);
     text = explain("kernel k(A: f32[2, 4, 64] global, B: f32[2, 4] global) threads=256 {\n"
@@ -346,11 +388,262 @@ static void test_rejection_reasons(void **state) {
     text = explain(row_sum, cuda, &st, &diag);
     assert_int_equal(st, TILEC_OK);
     assert_non_null(strstr(text, "  line 6: cta.sum(Bs, As, axes=(-1))\n    4 outputs of 8 elements; groups of 8 lanes\n"));
-    assert_non_null(strstr(text, "    * shared      priority 10  chosen\n"));
+    assert_non_null(strstr(text, "    * rows        priority 24  chosen\n"));
+    assert_non_null(strstr(text, "      cols        priority 24  rejected\n"));
+    assert_non_null(strstr(text, "        cheapest         no: the cost model puts rows first: about "));
+    assert_non_null(strstr(text, "      shared      priority 10  applies (a higher one won)\n"));
     assert_non_null(strstr(text, "        forced           no: chosen only when forced with variant=smem_tree (it needs a "
                                  "barrier per level)\n"));
     free(text);
     free(diag);
+}
+
+/* ---- the cost model: its choices and its counts -------------------------------------------- */
+
+/* A program that copies A to a shared tile S (its layout given), reduces it over `axes` into
+ * R and copies R out; with ws 0 the CUDA default (32). */
+static void tile_prog(char *src, size_t n, const char *shape, const char *out, int threads, const char *strides,
+                      const char *op_args) {
+    snprintf(src, n,
+             "kernel k(A: f32[%s] global, B: f32[%s] global) threads=%d {\n"
+             "  shared S: f32[%s]%s\n  shared R: f32[%s]\n  cta.copy(S, A)\n  cta.sync()\n"
+             "  cta.sum(R, S, %s)\n  cta.sync()\n  cta.copy(B, R)\n}\n",
+             shape, out, threads, shape, strides, out, op_args);
+}
+
+/* What a lowering did with the reduction (the kernel's third statement). */
+typedef struct shape_seen {
+    char variant[32];
+    int src_vloads, src_vec; /* vector loads of S, and the widest */
+    int src_loads;           /* scalar loads of S */
+    int shfl, widest_shfl;
+    int barriers;
+} shape_seen;
+
+static void count_src_loads(const lp_expr *e, int *n) {
+    if (!e) return;
+    if (e->kind == LX_LOAD && strcmp(e->buf->name, "S") == 0) (*n)++;
+    count_src_loads(e->a, n);
+    count_src_loads(e->b, n);
+    count_src_loads(e->c, n);
+}
+
+static void see(const lp_stmt *st, int depth, void *arg) {
+    (void)depth;
+    shape_seen *v = arg;
+    if (st->kind == LS_VLOAD && strcmp(st->buf->name, "S") == 0) {
+        v->src_vloads++;
+        if (st->vec > v->src_vec) v->src_vec = st->vec;
+    }
+    if (st->kind == LS_ASSIGN) count_src_loads(st->a, &v->src_loads);
+    if (st->kind == LS_SHFL) {
+        v->shfl++;
+        if (st->width > v->widest_shfl) v->widest_shfl = st->width;
+    }
+    if (st->kind == LS_BARRIER) v->barriers++;
+}
+
+static shape_seen lowered_shape(const char *src, int ws) {
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    tilec_target t = {ws == 64 ? TILEC_BACKEND_HIP : TILEC_BACKEND_CUDA, ws == 64 ? "gfx90a" : "sm_90", 0};
+    lp_kernel *k = lower(ctx, &p, src, t, true);
+    shape_seen v = {0};
+    found ops = find(k, LS_OP);
+    assert_true(ops.n >= 3);
+    snprintf(v.variant, sizeof v.variant, "%s", ops.items[2]->variant);
+    /* only the statement's own part: between its marker and the next one */
+    const lp_block *b = &k->body;
+    int i = 0;
+    while (i < b->n && b->items[i] != ops.items[2]) i++;
+    for (i++; i < b->n && b->items[i]->kind != LS_OP; i++) {
+        see(b->items[i], 0, &v);
+        lp_visit(&b->items[i]->body, see, &v);
+        lp_visit(&b->items[i]->orelse, see, &v);
+    }
+    tilec_program_free(p);
+    tilec_close(ctx);
+    return v;
+}
+
+/* The lowering the model picks for the issue's tiles (f32), from the loop IR: a regression
+ * of the model's choice shows here before any benchmark runs. */
+static void test_model_choices(void **state) {
+    (void)state;
+    char src[1024];
+    for (int ws = 32; ws <= 64; ws *= 2) {
+        /* 32x32 rows at 128 threads: groups of fewer lanes than a warp (CUB's WarpReduce<4>
+         * class), 16-byte loads, a shorter butterfly */
+        tile_prog(src, sizeof src, "32, 32", "32", 128, "", "axes=(1)");
+        shape_seen v = lowered_shape(src, ws);
+        if (strcmp(v.variant, "rows") || v.src_vec != 4 || v.src_loads || v.shfl == 0 || v.widest_shfl >= 32)
+            fail_msg("ws %d: %s, vec %d, %d scalar loads, %d shuffles of width <= %d\n%s", ws, v.variant, v.src_vec,
+                     v.src_loads, v.shfl, v.widest_shfl, src);
+        /* 64x128 columns at 256 threads: at warp size 32 a thread a column group, 8-byte
+         * loads, slices meeting in shared slots (a barrier of the statement's own, besides
+         * the one after it). At 64 both families reach the shared-memory floor (32 KiB,
+         * 256 wavefronts) and the tie goes to rows with a lane an output: the same thread
+         * a column, no lanes down a column (no shuffle) */
+        tile_prog(src, sizeof src, "64, 128", "128", 256, "", "axes=(0)");
+        v = lowered_shape(src, ws);
+        bool cols_ok = ws == 32 ? !strcmp(v.variant, "cols") && v.src_vloads > 0 && v.barriers >= 2
+                                : !strcmp(v.variant, "cols") || !strcmp(v.variant, "rows");
+        if (!cols_ok || v.shfl)
+            fail_msg("ws %d: %s, %d vector loads, %d shuffles, %d barriers\n%s", ws, v.variant, v.src_vloads, v.shfl,
+                     v.barriers, src);
+        /* 32x32 columns at 128 threads: a thread a column, never lanes down a column */
+        tile_prog(src, sizeof src, "32, 32", "32", 128, "", "axes=(0)");
+        v = lowered_shape(src, ws);
+        if (strcmp(v.variant, "cols") || v.shfl) fail_msg("ws %d: %s, %d shuffles\n%s", ws, v.variant, v.shfl, src);
+        /* the padded 64x128 (strides=(129, 1)): rows start 129 floats apart, so no 8- or
+         * 16-byte load is aligned; whatever the choice, and forced either way, S is read
+         * an element at a time */
+        static const char *const forced[] = {"axes=(1)", "axes=(1), variant=rows", "axes=(1), variant=cols"};
+        for (size_t f = 0; f < 3; f++) {
+            tile_prog(src, sizeof src, "64, 128", "64", 256, " strides=(129, 1)", forced[f]);
+            v = lowered_shape(src, ws);
+            if (v.src_vloads || v.src_loads == 0 || !strcmp(v.variant, "shared"))
+                fail_msg("ws %d: %s, %d vector loads of S\n%s", ws, v.variant, v.src_vloads, src);
+        }
+        /* the same tile dense: rows with 16-byte loads */
+        tile_prog(src, sizeof src, "64, 128", "64", 256, "", "axes=(1)");
+        v = lowered_shape(src, ws);
+        if (strcmp(v.variant, "rows") || v.src_vec != 4 || v.src_loads)
+            fail_msg("ws %d: %s, vec %d\n%s", ws, v.variant, v.src_vec, src);
+        /* the seed's 4x8 demo at 32 threads: a lane a row, 16-byte loads, no shuffle */
+        tile_prog(src, sizeof src, "4, 8", "4", 32, "", "axes=(1)");
+        v = lowered_shape(src, ws);
+        if (strcmp(v.variant, "rows") || v.src_vec != 4 || v.shfl)
+            fail_msg("ws %d: %s, vec %d, %d shuffles\n%s", ws, v.variant, v.src_vec, v.shfl, src);
+    }
+}
+
+/* The query and every candidate of the reduction (statement 4, after two declarations) of src, at warp size ws. */
+static int plans_of(const char *src, int ws, int orient, dsp_tile_plan *out, tilec_program **pp, tilec_ctx **cp,
+                    dsp_query *q) {
+    tilec_open(cp);
+    assert_int_equal(tilec_parse(*cp, "t.tile", src, strlen(src), pp), TILEC_OK);
+    static dsp_target t;
+    char why[200];
+    tilec_target in = {ws == 64 ? TILEC_BACKEND_HIP : TILEC_BACKEND_CUDA, ws == 64 ? "gfx90a" : "sm_90", 0};
+    assert_true(dsp_target_resolve(&in, &t, why, sizeof why));
+    dsp_query_init(q, &t, (*pp)->kernels[0], (*pp)->kernels[0]->stmts[4]);
+    return dsp_tile_plans(q, orient, out, DSP_MAX_PLANS);
+}
+
+static const dsp_tile_plan *plan_with(const dsp_tile_plan *ps, int n, int lanes, int vec, int accs, int slices) {
+    for (int i = 0; i < n; i++)
+        if (ps[i].lanes == lanes && ps[i].vec == vec && ps[i].accs == accs && ps[i].slices == slices) return &ps[i];
+    fail_msg("no plan of %d lanes, vec %d, %d accumulators, %d slices among %d", lanes, vec, accs, slices, n);
+    return NULL;
+}
+
+/* The wavefronts the model counts, against counts worked out by hand from the layout
+ * (32 banks of 4 bytes; a 16-byte request served 8 lanes at a time): a dense f32 tile of
+ * 4 KiB read without conflicts is 32 wavefronts at either warp size; 32 lanes down one
+ * column of a 32-wide tile are 32 words of one bank each load; the padding of
+ * strides=(129, 1) turns that 32-way conflict into none. */
+static void test_model_wavefronts(void **state) {
+    (void)state;
+    static dsp_tile_plan ps[DSP_MAX_PLANS];
+    char src[1024];
+    tilec_program *p;
+    tilec_ctx *ctx;
+    dsp_query q;
+    for (int ws = 32; ws <= 64; ws *= 2) {
+        /* 32x32 rows, 128 threads, 8 lanes a row, 16-byte loads: a load of a warp is ws/8
+         * rows of 128 bytes, one wavefront each; 4 KiB in all */
+        tile_prog(src, sizeof src, "32, 32", "32", 128, "", "axes=(1)");
+        int n = plans_of(src, ws, DSP_ALONG_REDUCED, ps, &p, &ctx, &q);
+        const dsp_tile_plan *r = plan_with(ps, n, 8, 4, 1, 1);
+        assert_int_equal(r->wavefronts, 32);
+        assert_int_equal(r->loads, 32 * 32 / (ws * 4)); /* every lane loads once */
+        assert_int_equal(r->shuffles, (128 / ws) * 2 * 3); /* 2 turns of 3 xor steps per warp */
+        assert_true(r->cycles1 > 0 && r->cycles4 >= r->cycles1);
+        /* a lane a row, 4-byte loads: 32 lanes (the rest have no row) 32 words apart, all
+         * in one bank: each of the 1024 words a wavefront of its own */
+        r = plan_with(ps, n, 1, 1, 1, 1);
+        assert_int_equal(r->wavefronts, 32 * 32);
+        /* a padded row adds a word: the same plan is conflict-free, 32 words a wavefront */
+        tilec_program_free(p);
+        tilec_close(ctx);
+        tile_prog(src, sizeof src, "32, 32", "32", 128, " strides=(33, 1)", "axes=(1)");
+        n = plans_of(src, ws, DSP_ALONG_REDUCED, ps, &p, &ctx, &q);
+        r = plan_with(ps, n, 1, 1, 1, 1);
+        assert_int_equal(r->wavefronts, 32 * 32 / 32); /* 1024 words, 32 a wavefront */
+        assert_false(dsp_vec_ok(&q, DSP_ALONG_REDUCED, 2)); /* 33 floats a row: no 8-byte loads */
+        assert_true(dsp_vec_ok(&q, DSP_ALONG_REDUCED, 1));
+        tilec_program_free(p);
+        tilec_close(ctx);
+        /* 32x32 columns walked down by 32 lanes (the old lowering's order): each load is 32
+         * words of one bank */
+        tile_prog(src, sizeof src, "32, 32", "32", 128, "", "axes=(0)");
+        n = plans_of(src, ws, DSP_ALONG_REDUCED, ps, &p, &ctx, &q);
+        r = plan_with(ps, n, 32, 1, 1, 1);
+        assert_int_equal(r->wavefronts, r->loads * 32 * (ws / 32));
+        assert_false(dsp_vec_ok(&q, DSP_ALONG_REDUCED, 2)); /* the reduced axis is not contiguous */
+        tilec_program_free(p);
+        tilec_close(ctx);
+        n = plans_of(src, ws, DSP_ALONG_KEPT, ps, &p, &ctx, &q);
+        r = plan_with(ps, n, 1, 1, 1, 1); /* a thread a column: each load a row of 128 bytes */
+        assert_int_equal(r->wavefronts, 32 * 32 / 32);
+        assert_true(dsp_vec_ok(&q, DSP_ALONG_KEPT, 4));
+        tilec_program_free(p);
+        tilec_close(ctx);
+        /* 64x128 rows, cols plan with 4 slices (256 threads, every one busy): thread t reads
+         * output t mod 64 at rows t / 64, + 4, …: dense, 32 words of one bank a load;
+         * padded to 129, 32 banks */
+        for (int pad = 0; pad < 2; pad++) {
+            tile_prog(src, sizeof src, "64, 128", "64", 256, pad ? " strides=(129, 1)" : "", "axes=(1)");
+            n = plans_of(src, ws, DSP_ALONG_KEPT, ps, &p, &ctx, &q);
+            r = plan_with(ps, n, 1, 1, 1, 4);
+            assert_int_equal(r->loads, (256 / ws) * 32);
+            assert_int_equal(r->wavefronts, pad ? 64 * 128 / 32 : 64 * 128);
+            assert_int_equal(r->barriers, 1);
+            tilec_program_free(p);
+            tilec_close(ctx);
+        }
+    }
+    /* f16, 8 to a 16-byte load; f64, 2: the same 4 KiB of rows, 32 wavefronts */
+    static const char *const wide[] = {
+        "kernel k(A: f16[32, 64] global, B: f16[32] global) threads=128 {\n  shared S: f16[32, 64]\n"
+        "  shared R: f16[32]\n  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(1))\n  cta.copy(B, R)\n}\n",
+        "kernel k(A: f64[32, 16] global, B: f64[32] global) threads=128 {\n  shared S: f64[32, 16]\n"
+        "  shared R: f64[32]\n  cta.copy(S, A)\n  cta.sync()\n  cta.sum(R, S, axes=(1))\n  cta.copy(B, R)\n}\n",
+    };
+    for (int w = 0; w < 2; w++) {
+        int n = plans_of(wide[w], 32, DSP_ALONG_REDUCED, ps, &p, &ctx, &q);
+        const dsp_tile_plan *r = plan_with(ps, n, 8, w ? 2 : 8, 1, 1);
+        assert_int_equal(r->wavefronts, 32);
+        assert_false(dsp_vec_ok(&q, DSP_ALONG_REDUCED, w ? 4 : 16));
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
+}
+
+/* `tilec explain` gives the model's estimate: the short form's reason names the cycles of
+ * both families, and so does the verbose table's verdict of the one that lost. */
+static void test_explain_shows_cycles(void **state) {
+    (void)state;
+    char src[1024];
+    tile_prog(src, sizeof src, "32, 32", "32", 128, "", "axes=(1)");
+    tilec_target cuda = {TILEC_BACKEND_CUDA, NULL, 0};
+    for (unsigned flags = 0; flags <= TILEC_EXPLAIN_SHORT; flags += TILEC_EXPLAIN_SHORT) {
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        assert_int_equal(tilec_parse(ctx, "t.tile", src, strlen(src), &p), TILEC_OK);
+        char *text = NULL;
+        assert_int_equal(tilec_explain(p, &cuda, flags, &text), TILEC_OK);
+        const char *need = flags ? "line 6: cta.sum(R, S, axes=(1)) -> rows\n" : "    * rows        priority 24  chosen\n";
+        if (!strstr(text, need) || !strstr(text, "the cost model puts rows first: about ") ||
+            !strstr(text, " cycles (one and four per multiprocessor) against "))
+            fail_msg("flags %u:\n%s", flags, text);
+        tilec_free(text);
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
 }
 
 /* ---- element formats ------------------------------------------------------------------------------ */
@@ -614,6 +907,9 @@ int main(void) {
         cmocka_unit_test(test_planted_divergent_barrier),
         cmocka_unit_test(test_uninitialised_shared_read),
         cmocka_unit_test(test_rejection_reasons),
+        cmocka_unit_test(test_model_choices),
+        cmocka_unit_test(test_model_wavefronts),
+        cmocka_unit_test(test_explain_shows_cycles),
         cmocka_unit_test(test_numeric),
     };
     return cmocka_run_group_tests_name("lowering and simulator checks", tests, NULL, NULL);

@@ -902,10 +902,176 @@ static void test_every_registered_case(void **state) {
     tilec_close(ctx);
 }
 
+/* ---- rows and cols: every plan shape the cost model makes, forced, against the reference ---- */
+
+/* (scope, source shape, destination shape, axes of the instance's slice, threads, layout,
+ * the instance index of source and destination) */
+typedef struct rc_shape {
+    const char *scope, *shape, *out, *axes;
+    int threads;
+    const char *strides, *idx;
+} rc_shape;
+
+static const rc_shape rc_shapes[] = {
+    {"cta", "4, 8", "4", "1", 32, "", ""},               /* a lane a row, 16-byte loads */
+    {"cta", "32, 32", "32", "1", 128, "", ""},           /* groups of 8, several rows in flight */
+    {"cta", "64, 128", "128", "0", 256, "", ""},         /* columns: 8-byte loads, slices */
+    {"cta", "64, 128", "64", "1", 256, "", ""},          /* rows, accumulators */
+    {"cta", "64, 128", "64", "1", 256, " strides=(129, 1)", ""}, /* padded: no vector load */
+    {"cta", "64, 128", "128", "0", 256, " strides=(129, 1)", ""},
+    {"cta", "1, 4096", "1", "1", 256, "", ""},           /* the whole instance on one output */
+    {"cta", "3, 1000", "3", "1", 256, "", ""},           /* the tree, rows not a multiple of L*V*A */
+    {"cta", "1, 4096", "1", "1", 512, "", ""},           /* the tree at warp size 64 too (8 warps) */
+    {"cta", "7, 37", "7", "1", 96, "", ""},              /* tails */
+    {"cta", "16, 6", "16", "1", 64, "", ""},             /* 16-bit pairs */
+    {"cta", "128, 16", "128", "1", 128, "", ""},         /* many short rows */
+    {"cta", "8, 512", "8", "1", 256, "", ""},
+    {"cta", "40, 300", "300", "0", 128, "", ""},         /* more columns than threads, not a multiple */
+    {"cta", "16, 256", "256", "0", 32, "", ""},          /* 16-bit columns eight at a time */
+    {"cta", "33, 20", "20", "0", 48, "", ""},            /* a partial warp */
+    {"cta", "5, 64", "5", "1", 48, "", ""},
+    {"cta", "5, 3, 40", "5, 40", "1", 128, "", ""},      /* 3-D: the middle axis */
+    {"cta", "40, 6, 8", "6, 8", "0", 128, "", ""},       /* 3-D: the leading axis */
+    {"cta", "6, 16, 24", "6", "1, 2", 64, "", ""},       /* the two trailing axes, one block */
+    {"cta", "12, 8, 3", "8", "0, 2", 64, "", ""},        /* leading and trailing */
+    {"warp", "4, 6, 48", "4, 6", "1", 128, "", "[warp_id]"}, /* per-warp slices */
+    {"warp", "4, 40, 8", "4, 8", "0", 128, "", "[warp_id]"},
+    {"warpgroup", "2, 4, 300", "2, 4", "1", 256, "", "[warpgroup_id]"},
+    {"warpgroup", "2, 64, 32", "2, 32", "0", 256, "", "[warpgroup_id]"},
+    {"warp[1]", "7, 20", "7", "1", 96, "", ""},          /* one selected warp */
+    {"warp[1]", "20, 24", "24", "0", 96, "", ""},
+};
+
+/* The program of shape sh reducing with op (its name) on dtype dt, forced to variant v. */
+static void rc_program(char *src, size_t n, const rc_shape *sh, const char *dt, tilec_op op, const char *v) {
+    bool two = tilec_op_outputs(op) == 2;
+    const char *dt2 = two ? tilec_dtype_name(tilec_op_second_dtype(op, dtype_named(dt))) : "";
+    char ip[96] = "", idecl[96] = "", icopy_in[40] = "", icopy_out[40] = "", iarg[48] = "";
+    if (two) {
+        snprintf(ip, sizeof ip, ", I: %s[%s] global", dt2, sh->out);
+        snprintf(idecl, sizeof idecl, "  shared J: %s[%s]\n", dt2, sh->out);
+        snprintf(icopy_in, sizeof icopy_in, "  cta.copy(J, I)\n");
+        snprintf(icopy_out, sizeof icopy_out, "  cta.copy(I, J)\n");
+        snprintf(iarg, sizeof iarg, "J%s, ", sh->idx);
+    }
+    snprintf(src, n,
+             "kernel k(A: %s[%s] global, B: %s[%s] global%s) threads=%d {\n"
+             "  shared S: %s[%s]%s\n  shared R: %s[%s]\n%s"
+             "  cta.copy(S, A)\n  cta.copy(R, B)\n%s  cta.sync()\n"
+             "  %s.%s(R%s, %sS%s, axes=(%s), variant=%s)\n"
+             "  cta.sync()\n  cta.copy(B, R)\n%s}\n",
+             dt, sh->shape, dt, sh->out, ip, sh->threads, dt, sh->shape, sh->strides, dt, sh->out, idecl, icopy_in,
+             sh->scope, tilec_op_name(op), sh->idx, iarg, sh->idx, sh->axes, v, icopy_out);
+}
+
+/* What the lowering of src at warp size ws did, from its loop IR: bit 0..3 vector loads of
+ * S of 2, 4, 8 elements (bit 0: none), bit 4 the tree's slots, bit 5 the slices' slots,
+ * bit 6 a shuffle narrower than a warp, bit 7 a warp-wide one, bit 8 several accumulators
+ * met by a halving tree. */
+static unsigned rc_features(const char *src, int ws) {
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "rc.tile", src, strlen(src), &p), TILEC_OK);
+    tilec_target t = {TILEC_BACKEND_SIM, NULL, ws};
+    char *text = NULL;
+    if (tilec_explain(p, &t, TILEC_EXPLAIN_LOOP, &text) != TILEC_OK) fail_msg("%s\n%s", tilec_diag_text(ctx), src);
+    unsigned f = 0;
+    const char *loop = strstr(text, "loop kernel");
+    assert_non_null(loop);
+    bool vec = false;
+    for (const char *line = loop; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char l[512];
+        snprintf(l, sizeof l, "%.*s", (int)(len < sizeof l - 1 ? len : sizeof l - 1), line);
+        if (strstr(l, "= S[")) {
+            if (strstr(l, " .. +2]")) f |= 2u, vec = true;
+            if (strstr(l, " .. +4]")) f |= 4u, vec = true;
+            if (strstr(l, " .. +8]")) f |= 8u, vec = true;
+        }
+        if (strstr(l, "rows_slots")) f |= 16u;
+        if (strstr(l, "cols_slots")) f |= 32u;
+        const char *sh = strstr(l, "shfl_xor(");
+        if (sh) {
+            int w = atoi(strrchr(l, ',') + 1);
+            f |= w < ws ? 64u : 128u;
+        }
+        /* acc_i = (acc_i + acc_j): accumulators meeting */
+        int a1, a2, a3;
+        if (sscanf(l, " acc%d = (acc%d + acc%d)", &a1, &a2, &a3) == 3 && a1 == a2) f |= 256u;
+    }
+    if (!vec) f |= 1u;
+    tilec_free(text);
+    tilec_program_free(p);
+    tilec_close(ctx);
+    return f;
+}
+
+/* Every shape above forced to rows and to cols, at warp sizes 32 and 64, on f32, f16,
+ * bf16 and f64 with the ops in turn (and a sum always); then every op on every dtype it
+ * takes on a row tile and a column tile. Each result against the reference; the shapes
+ * must have made every feature happen (vector loads of each width, the whole-instance
+ * tree, slices, groups under a warp and whole warps, several accumulators), else the
+ * matrix has stopped testing what it is for. */
+static void test_rows_cols_matrix(void **state) {
+    (void)state;
+    static const char *const variants[] = {"rows", "cols"};
+    static const char *const fdt[] = {"f32", "f16", "bf16", "f64"};
+    static const char *const alldt[] = {"f32", "f16", "bf16", "f64", "i32", "u32", "i64"};
+    unsigned seen[2][2] = {{0}};
+    char src[2048];
+    int runs = 0;
+    for (int ws = 32; ws <= 64; ws *= 2)
+        for (size_t v = 0; v < COUNT(variants); v++) {
+            for (size_t i = 0; i < COUNT(rc_shapes); i++) {
+                const rc_shape *sh = &rc_shapes[i];
+                if (ws == 64 && !strcmp(sh->scope, "warpgroup")) continue; /* warpgroups need 32-lane warps */
+                for (size_t d = 0; d <= COUNT(fdt); d++) {
+                    const char *dt = d < COUNT(fdt) ? fdt[d] : "f32";
+                    tilec_op op = TILEC_OP_SUM;
+                    if (d < COUNT(fdt)) /* the ops in turn, skipping those the dtype lacks */
+                        for (int k = 0; k < TILEC_OP_COUNT; k++) {
+                            op = (tilec_op)((i * 5 + d * 3 + (size_t)k) % TILEC_OP_COUNT);
+                            if (tilec_op_supports(op, dtype_named(dt), false)) break;
+                        }
+                    if (!strcmp(dt, "f64") && !strcmp(sh->shape, "8, 512")) continue; /* fits, but slow */
+                    rc_program(src, sizeof src, sh, dt, op, variants[v]);
+                    sim_case_result r = run_on_sim(src, ws, 31 + i * 7 + d, true, NULL);
+                    expect_ok(&r, src, ws);
+                    seen[ws / 64][v] |= rc_features(src, ws);
+                    runs++;
+                }
+            }
+            /* every op on every dtype, rows of a 32x32 tile and columns of a 64x128 one */
+            for (int o = 0; o < TILEC_OP_COUNT; o++)
+                for (size_t d = 0; d < COUNT(alldt); d++) {
+                    if (!tilec_op_supports((tilec_op)o, dtype_named(alldt[d]), false)) continue;
+                    for (int s = 0; s < 2; s++) {
+                        rc_program(src, sizeof src, &rc_shapes[s ? 2 : 1], alldt[d], (tilec_op)o, variants[v]);
+                        sim_case_result r = run_on_sim(src, ws, 5 + (uint64_t)o * 11 + d, true, NULL);
+                        expect_ok(&r, src, ws);
+                        runs++;
+                    }
+                }
+        }
+    /* what each variant did, at each warp size */
+    for (int w = 0; w < 2; w++) {
+        unsigned rows = seen[w][0], cols = seen[w][1];
+        unsigned rows_need = 1u | 2u | 4u | 8u | 16u | 64u | 128u | 256u, cols_need = 1u | 2u | 4u | 8u | 32u | 256u;
+        if ((rows & rows_need) != rows_need || (cols & cols_need) != cols_need)
+            fail_msg("warp size %d: rows showed features 0x%x of 0x%x, cols 0x%x of 0x%x (rc_features)", 32 << w,
+                     rows, rows_need, cols, cols_need);
+        if (cols & (16u | 64u | 128u)) fail_msg("warp size %d: cols used a tree or shuffles (0x%x)", 32 << w, cols);
+    }
+    assert_true(runs > 500);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_finds_wrong_results),
         cmocka_unit_test(test_every_registered_case),
+        cmocka_unit_test(test_rows_cols_matrix),
         cmocka_unit_test(test_lengths_threads_variants),
         cmocka_unit_test(test_dtypes_ops_accum_nan),
         cmocka_unit_test(test_shapes_and_scopes),

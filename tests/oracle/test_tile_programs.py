@@ -72,3 +72,31 @@ def test_mean_of_integers(tilec, rng, tmp_path, repro, ws):
     problems, _ = run_cases(tilec, cs, ws, str(tmp_path), "mean")
     problems += not_applied(cs)
     fail_on(problems, repro)
+
+
+# rows and cols (the cost model's variants) forced on layouts that make their wide paths
+# happen: columns of [R, C] with C a multiple of 4 or 8 (vector loads of neighbouring
+# outputs, slices when threads outnumber the outputs), rows of a multiple of 4 or 8
+# elements (16-byte loads, groups under a warp), a row too long for one warp (the
+# whole-CTA tree), and lengths that leave tails
+ROWS_COLS = [("f32", 256, (64, 128), (0,)), ("f32", 128, (32, 32), (0,)), ("f16", 64, (24, 256), (0,)),
+             ("bf16", 128, (40, 64), (0,)), ("f64", 64, (16, 64), (0,)), ("f32", 96, (50, 36), (0,)),
+             ("f32", 128, (32, 32), (1,)), ("f16", 128, (64, 64), (1,)), ("bf16", 32, (4, 8), (1,)),
+             ("f64", 128, (32, 16), (1,)), ("f32", 512, (1, 4096), (1,)), ("f32", 256, (3, 1000), (1,)),
+             ("f16", 48, (5, 72), (1,)), ("i32", 128, (30, 64), (0,)), ("f32", 128, (4, 6, 32), (1,))]
+
+
+@pytest.mark.parametrize("ws", [32, 64])
+def test_rows_cols_layouts(tilec, rng, tmp_path, repro, ws):
+    cs = []
+    for d, threads, shp, axes in ROWS_COLS:
+        for variant in ("rows", "cols"):
+            for op in ("sum", "max"):
+                dt = nm.DTYPES[d]
+                c = Case(len(cs), "cta", dt, op, "propagate", False, variant, threads, ws, shp, axes)
+                c.src = data.values(rng, dt, c.src_shape, "normal" if dt.is_float else "full", axes)
+                c.init = data.values(rng, dt, c.out_shape, "normal" if dt.is_float else "full")
+                cs.append(c)
+    problems, _ = run_cases(tilec, cs, ws, str(tmp_path), "rowscols")
+    problems += not_applied(cs)
+    fail_on(problems, repro)

@@ -27,12 +27,12 @@ MAX_CASES_PER_KERNEL = 40
 # A forced variant that does not apply to a case's statement (tilec explain says so) is
 # dropped for that case, and the case runs with the dispatcher's choice.
 VARIANTS = {
-    "cta": [None, "shared", "cta_tree", "sequential", "smem_tree"],
-    "cta_view": [None, "shared", "sequential", "smem_tree"],
-    "cta_grid": [None, "shared", "cta_tree", "sequential", "smem_tree"],
-    "warp": [None, "shared", "sequential", "smem_tree"],
-    "warp_sel": [None, "shared", "sequential", "smem_tree"],
-    "warpgroup": [None, "shared", "cta_tree", "sequential", "smem_tree"],
+    "cta": [None, "rows", "cols", "shared", "cta_tree", "sequential", "smem_tree"],
+    "cta_view": [None, "rows", "cols", "shared", "sequential", "smem_tree"],
+    "cta_grid": [None, "rows", "cols", "shared", "cta_tree", "sequential", "smem_tree"],
+    "warp": [None, "rows", "cols", "shared", "sequential", "smem_tree"],
+    "warp_sel": [None, "rows", "cols", "shared", "sequential", "smem_tree"],
+    "warpgroup": [None, "rows", "cols", "shared", "cta_tree", "sequential", "smem_tree"],
     "thread": [None, "sequential"],
     "thread_local": [None, "local", "sequential"],
     "warp_localsrc": [None, "local", "local_smem"],
