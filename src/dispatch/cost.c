@@ -29,14 +29,28 @@
 /* Measured on an H200 by `scripts/bench-gpu --only tiles` (its "constant" lines;
  * docs/dispatch.md#the-cost-model). */
 const dsp_cost_consts dsp_costs = {
-    .lds_latency = 30,  /* a dependent 4-byte shared load */
+    .lds_latency = 23,  /* a dependent 4- or 16-byte shared load */
     .shfl_latency = 24, /* a dependent shfl.sync.bfly */
-    .add_latency = 4,   /* a dependent f32 add */
-    .barrier = 30,      /* a barrier of 4 to 8 warps, once all arrive */
-    .wavefront = 1,     /* cycles a wavefront holds a multiprocessor's shared memory */
-    .shuffle = 1,       /* cycles a warp-wide shuffle holds it */
+    .add_latency = 4.5, /* a dependent f32 add */
+    .barrier = 25,      /* a barrier of 4 to 8 warps (21 and 29), back to back */
+    .wavefront = 0.87,  /* cycles a wavefront holds a multiprocessor's shared memory (16-byte loads) */
+    .request = 1.4,     /* and the least a warp-wide load holds it (a 4-byte load's one wavefront) */
+    .shuffle = 0.8,     /* cycles a warp-wide shuffle holds it */
     .issue = 0.25,      /* cycles a warp instruction costs a multiprocessor (4 schedulers) */
 };
+
+int dsp_batch(int64_t count, int per, int accs, int budget) {
+    int best = 0;
+    for (int64_t b = 1; b <= count && b * per <= budget; b++)
+        if (count % b == 0 && ((b * per) % accs == 0 || b == count)) best = (int)b;
+    return best;
+}
+
+/* What a request holds the shared-memory pipe: its wavefronts, at least a request's. */
+static double request_cycles(int64_t wf) {
+    double c = (double)wf * dsp_costs.wavefront;
+    return c > dsp_costs.request ? c : dsp_costs.request;
+}
 
 enum { SAMPLE = 96 }; /* requests whose wavefronts are counted exactly */
 
@@ -218,6 +232,7 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p) {
     int nw = (T + ws - 1) / ws, w = V * v->esize;
     int64_t total = (int64_t)nw * steps * cpl, every = total > SAMPLE ? total / SAMPLE : 1;
     int64_t sampled = 0, wf = 0, addr[64];
+    double pipe = 0;
     for (int64_t idx = 0; idx < total; idx += every) {
         int64_t wi = idx / (steps * cpl), st = idx / cpl % steps, ci = idx % cpl;
         for (int i = 0; i < ws; i++) {
@@ -226,11 +241,14 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p) {
             int64_t s = st * groups + grp, ch = ci * L + lane;
             addr[i] = t < T && s < S && ch < nch ? offset(v, s, ch * V) * v->esize : -1;
         }
-        wf += request_wavefronts(addr, ws, w, v->global);
+        int64_t one = request_wavefronts(addr, ws, w, v->global);
+        wf += one;
+        pipe += request_cycles(one);
         sampled++;
     }
     p->loads = total;
     p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
+    pipe = sampled ? pipe * (double)total / (double)sampled : 0;
     int words = acc_words(q);
     int64_t per_lane = cpl * V; /* elements a lane folds per output */
     int bfly = log2i(tree ? ws : L);
@@ -239,22 +257,24 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p) {
     int64_t fold_chain = (per_lane + A - 1) / A + log2i(A);
     int R = p->inflight;
     int64_t turns = (steps + R - 1) / R;
-    double avg_wf = p->loads ? (double)p->wavefronts / (double)p->loads : 1;
-    double per_turn = c->lds_latency + (double)R * (double)cpl * avg_wf * c->wavefront +
-                      (double)(fold_chain * c->add_latency > R * per_lane ? fold_chain * c->add_latency : R * per_lane) +
+    double avg = p->loads ? pipe / (double)p->loads : c->request; /* a request's cycles */
+    int64_t waits = p->batch > 0 ? cpl / p->batch : cpl; /* load latencies a lane waits out, a turn */
+    double fold = (double)fold_chain * c->add_latency;
+    if (fold < (double)(R * per_lane)) fold = (double)(R * per_lane);
+    double per_turn = (double)waits * c->lds_latency + (double)R * (double)cpl * avg + fold +
                       bfly * (c->shfl_latency + c->add_latency);
-    double mio = (double)p->wavefronts * c->wavefront + (double)p->shuffles * c->shuffle;
+    double mio = pipe + (double)p->shuffles * c->shuffle;
     p->barriers = 0;
     if (tree) { /* a slot per warp, a barrier, a warp folds the slots */
-        int fold = log2i(nw);
-        per_turn += c->lds_latency + c->barrier + fold * (c->shfl_latency + c->add_latency);
+        int steps2 = log2i(nw);
+        per_turn += c->lds_latency + c->barrier + steps2 * (c->shfl_latency + c->add_latency);
         p->barriers = (int)(2 * turns - 1);
-        p->shuffles += S * fold * words;
-        mio += (double)(S * fold * words) * c->shuffle + 2.0 * (double)(S * nw * words) / 32;
-        instrs += S * (2 * fold + 4);
+        p->shuffles += S * steps2 * words;
+        mio += (double)(S * steps2 * words) * c->shuffle + 2.0 * (double)(S * nw * words) / 32;
+        instrs += S * (2 * steps2 + 4);
         per_turn += c->barrier;
     }
-    p->chain = (int64_t)(turns * per_turn);
+    p->chain = (int64_t)((double)turns * per_turn);
     p->combines = (int64_t)nw * steps * (per_lane + A - 1 + bfly);
     finish(q, p, mio, (double)instrs);
 }
@@ -268,6 +288,7 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p) {
     int nw = (T + ws - 1) / ws, w = V * v->esize;
     int64_t total = (int64_t)nw * steps * rpt, every = total > SAMPLE ? total / SAMPLE : 1;
     int64_t sampled = 0, wf = 0, addr[64];
+    double pipe = 0;
     for (int64_t idx = 0; idx < total; idx += every) {
         int64_t wi = idx / (steps * rpt), st = idx / rpt % steps, i = idx % rpt;
         for (int l = 0; l < ws; l++) {
@@ -275,20 +296,24 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p) {
             int64_t g = P > 1 ? t % G : t + st * T, sl = P > 1 ? t / G : 0, r = sl + P * i;
             addr[l] = t < T && g < G && sl < P && r < red ? offset(v, g * V, r) * v->esize : -1;
         }
-        wf += request_wavefronts(addr, ws, w, v->global);
+        int64_t one = request_wavefronts(addr, ws, w, v->global);
+        wf += one;
+        pipe += request_cycles(one);
         sampled++;
     }
     p->loads = total;
     p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
+    pipe = sampled ? pipe * (double)total / (double)sampled : 0;
     p->shuffles = 0;
     int words = acc_words(q);
     int64_t per_thread = rpt * V;
     int64_t instrs = (int64_t)nw * steps * (per_thread + 2 * rpt + (A - 1) * V + 2);
-    double avg_wf = p->loads ? (double)p->wavefronts / (double)p->loads : 1;
-    int64_t fold_chain = (rpt + A - 1) / A + log2i(A);
-    double chain = (double)steps * (c->lds_latency + (double)rpt * avg_wf * c->wavefront +
-                                    (double)(fold_chain * c->add_latency > per_thread ? fold_chain * c->add_latency : per_thread));
-    double mio = (double)p->wavefronts * c->wavefront;
+    double avg = p->loads ? pipe / (double)p->loads : c->request;
+    int64_t fold_chain = (rpt + A - 1) / A + log2i(A), waits = p->batch > 0 ? rpt / p->batch : rpt;
+    double fold = (double)fold_chain * c->add_latency;
+    if (fold < (double)per_thread) fold = (double)per_thread;
+    double chain = (double)steps * ((double)waits * c->lds_latency + (double)rpt * avg + fold);
+    double mio = pipe;
     p->barriers = P > 1;
     if (P > 1) { /* slices 1.. store, a barrier, slice 0 folds them in order */
         double slot_wf = 2.0 * (double)((P - 1) * S * words) / 32;
@@ -348,6 +373,7 @@ int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max) 
                     int64_t groups = L > ws ? 1 : T / L, steps = (S + groups - 1) / groups;
                     int kmax = L > ws ? (T / ws < 4 ? T / ws : 4) : 4;
                     p.inflight = (int)(steps < kmax ? steps : kmax);
+                    if (nch % L == 0) p.batch = dsp_batch(cpl, V, A, 32 / p.inflight > V ? 32 / p.inflight : V);
                     cost_rows(q, &v, &p);
                     out[n++] = p;
                 }
@@ -365,6 +391,7 @@ int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max) 
                     int A = accs[ai];
                     if (A > 1 && A > (red + P - 1) / P) continue;
                     dsp_tile_plan p = {.orient = DSP_ALONG_KEPT, .lanes = 1, .vec = V, .accs = A, .slices = P, .inflight = 1};
+                    if (red % P == 0) p.batch = dsp_batch(red / P, 1, A, 32 / V > 1 ? 32 / V : 1);
                     cost_cols(q, &v, &p);
                     out[n++] = p;
                 }
@@ -385,8 +412,10 @@ bool dsp_tile_best(const dsp_query *q, dsp_orient orient, dsp_tile_plan *out) {
 
 void dsp_plan_text(const dsp_query *q, const dsp_tile_plan *p, char *buf, size_t n) {
     int bytes = p->vec * (int)tilec_dtype_size(q->st->src.buf->dtype);
-    char acc[40] = "";
-    if (p->accs > 1) snprintf(acc, sizeof acc, ", %d accumulators", p->accs);
+    char acc[80] = "";
+    int m = 0;
+    if (p->batch > 1) m = snprintf(acc, sizeof acc, ", %d in flight", p->batch);
+    if (p->accs > 1) snprintf(acc + m, sizeof acc - (size_t)m, ", %d accumulators", p->accs);
     if (p->orient == DSP_ALONG_REDUCED && p->lanes > q->ws)
         snprintf(buf, n, "all %d threads an output (%d-byte loads%s, a butterfly a warp, then shared slots)", p->lanes,
                  bytes, acc);

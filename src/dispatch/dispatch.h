@@ -68,6 +68,8 @@ typedef struct dsp_tile_plan {
     int vec;      /* elements a load reads (1, 2, 4, 8: at most 16 bytes) */
     int accs;     /* independent accumulators a lane (1, 2, 4) */
     int inflight; /* rows: outputs a group works on at once */
+    int batch;    /* loads a lane issues before it folds them (every lane has the same count of
+                     loads, a multiple of it), or 0: one at a time, guarded */
     int slices;   /* cols: threads an output's elements are split over (their partial results
                      meet in shared slots) */
     /* what the model counted, for one instance, all its warps */
@@ -82,7 +84,7 @@ typedef struct dsp_tile_plan {
 
 /* The measured constants (cycles; docs/dispatch.md gives them with the run). */
 typedef struct dsp_cost_consts {
-    double lds_latency, shfl_latency, add_latency, barrier, wavefront, shuffle, issue;
+    double lds_latency, shfl_latency, add_latency, barrier, wavefront, request, shuffle, issue;
 } dsp_cost_consts;
 extern const dsp_cost_consts dsp_costs;
 
@@ -118,6 +120,10 @@ enum { DSP_MAX_PLANS = 160 };
 int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max);
 /* The cheapest plan of a family (orient), false when it has none. */
 bool dsp_tile_best(const dsp_query *q, dsp_orient orient, dsp_tile_plan *out);
+/* Loads a lane issues together: the largest divisor b of count (loads each lane makes) with
+ * b * per elements at most budget, whose elements fill the accs accumulators evenly (b * per
+ * a multiple of accs) unless b is all of them; 0 when none is. */
+int dsp_batch(int64_t count, int per, int accs, int budget);
 /* The plan as a few words: "8 lanes an output, 16-byte loads, 2 accumulators". */
 void dsp_plan_text(const dsp_query *q, const dsp_tile_plan *p, char *buf, size_t n);
 /* Whether a load of vec elements is aligned and inside one run for every output (rows:

@@ -35,23 +35,49 @@ static void fold_group(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, boo
         lp_expr *sj = j ? lp_binary(k, LO_ADD, lp_reg(k, out), lp_int(k, st, j)) : lp_reg(k, out);
         shift[j] = dsp_shift(l, into, dsp_reduce_src_offset(l, sj, lp_int(k, it, 0)));
     }
-    int e = lp_reg_new(k, it, "e");
-    lp_stmt *loop = lp_for(k, into, e, lp_cast(k, it, first), lp_int(k, it, q->red_len), lp_int(k, it, stride));
-    bool exact = q->red_len % stride == 0;
-    int x = lp_reg_new(k, src->type, "x");
-    for (int j = 1; j < V; j++) lp_reg_new(k, src->type, "x");
-    for (int a = 0; a < A; a++) {
-        lp_expr *r = a ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)a * P)) : lp_reg(k, e);
-        lp_block *b = &loop->body;
-        if (a > 0 && !exact) b = &lp_if(k, b, lp_binary(k, LO_LT, r, lp_int(k, it, q->red_len)))->body;
-        lp_expr *off = dsp_reduce_src_offset(l, lp_reg(k, out), r);
-        if (V > 1 && !scalar) lp_vload(k, b, x, V, src, off);
-        else
+    if (p->batch > 0) { /* every thread has the same rows: B loads in flight, then their folds */
+        int B = p->batch;
+        stride = (int64_t)P * B;
+        it = dsp_index_type(q->red_len, stride);
+        int e = lp_reg_new(k, it, "e");
+        lp_block *body = &lp_for(k, into, e, lp_cast(k, it, first), lp_int(k, it, q->red_len), lp_int(k, it, stride))->body;
+        int x = lp_reg_new(k, src->type, "x");
+        for (int j = 1; j < B * V; j++) lp_reg_new(k, src->type, "x");
+        lp_expr *rows[64];
+        for (int b = 0; b < B; b++) {
+            rows[b] = b ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)b * P)) : lp_reg(k, e);
+            lp_expr *off = dsp_reduce_src_offset(l, lp_reg(k, out), rows[b]);
+            if (V > 1 && !scalar) lp_vload(k, body, x + b * V, V, src, off);
+            else
+                for (int j = 0; j < V; j++)
+                    lp_assign(k, body, x + b * V + j,
+                              lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
+        }
+        for (int b = 0; b < B; b++)
+            for (int j = 0; j < V; j++) {
+                int a = (b % A) * V + j;
+                lp_expr *xv = dsp_element(l, lp_reg(k, x + b * V + j), rows[b], shift[j]);
+                lp_assign(k, body, acc + a, dsp_combine(l, body, lp_reg(k, acc + a), xv));
+            }
+    } else {
+        int e = lp_reg_new(k, it, "e");
+        lp_stmt *loop = lp_for(k, into, e, lp_cast(k, it, first), lp_int(k, it, q->red_len), lp_int(k, it, stride));
+        bool exact = q->red_len % stride == 0;
+        int x = lp_reg_new(k, src->type, "x");
+        for (int j = 1; j < V; j++) lp_reg_new(k, src->type, "x");
+        for (int a = 0; a < A; a++) {
+            lp_expr *r = a ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)a * P)) : lp_reg(k, e);
+            lp_block *b = &loop->body;
+            if (a > 0 && !exact) b = &lp_if(k, b, lp_binary(k, LO_LT, r, lp_int(k, it, q->red_len)))->body;
+            lp_expr *off = dsp_reduce_src_offset(l, lp_reg(k, out), r);
+            if (V > 1 && !scalar) lp_vload(k, b, x, V, src, off);
+            else
+                for (int j = 0; j < V; j++)
+                    lp_assign(k, b, x + j, lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
             for (int j = 0; j < V; j++)
-                lp_assign(k, b, x + j, lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
-        for (int j = 0; j < V; j++)
-            lp_assign(k, b, acc + a * V + j,
-                      dsp_combine(l, b, lp_reg(k, acc + a * V + j), dsp_element(l, lp_reg(k, x + j), r, shift[j])));
+                lp_assign(k, b, acc + a * V + j,
+                          dsp_combine(l, b, lp_reg(k, acc + a * V + j), dsp_element(l, lp_reg(k, x + j), r, shift[j])));
+        }
     }
     for (int h = A / 2; h >= 1; h /= 2)
         for (int i = 0; i < h; i++)

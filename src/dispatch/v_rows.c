@@ -26,6 +26,40 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
     int L = p->lanes, V = p->vec, A = p->accs;
+    if (p->batch > 0) { /* every lane has the same chunks: B loads in flight, then their folds */
+        int B = p->batch;
+        int64_t stride = (int64_t)L * V * B;
+        lp_type it = dsp_index_type(q->red_len, stride);
+        lp_buf *src = lp_buf_for(k, q->st->src.buf);
+        lp_expr *shift = dsp_shift(l, into, dsp_reduce_src_offset(l, s, lp_int(k, it, 0)));
+        int e = lp_reg_new(k, it, "e");
+        lp_expr *first = lp_cast(k, it, lane);
+        if (V > 1) first = lp_binary(k, LO_MUL, first, lp_int(k, it, V));
+        lp_block *body = &lp_for(k, into, e, first, lp_int(k, it, q->red_len), lp_int(k, it, stride))->body;
+        int x = lp_reg_new(k, src->type, "x");
+        for (int j = 1; j < B * V; j++) lp_reg_new(k, src->type, "x");
+        lp_expr *at[64];
+        for (int b = 0; b < B; b++) {
+            at[b] = b ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)b * L * V)) : lp_reg(k, e);
+            lp_expr *off = dsp_reduce_src_offset(l, s, at[b]);
+            if (V > 1 && !scalar) lp_vload(k, body, x + b * V, V, src, off);
+            else
+                for (int j = 0; j < V; j++)
+                    lp_assign(k, body, x + b * V + j,
+                              lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
+        }
+        for (int b = 0; b < B; b++)
+            for (int j = 0; j < V; j++) {
+                int ai = (b * V + j) % A;
+                lp_expr *idx = j ? lp_binary(k, LO_ADD, at[b], lp_int(k, it, j)) : at[b];
+                lp_expr *xv = dsp_element(l, lp_reg(k, x + b * V + j), idx, shift);
+                lp_assign(k, body, acc + ai, dsp_combine(l, body, lp_reg(k, acc + ai), xv));
+            }
+        for (int h = A / 2; h >= 1; h /= 2)
+            for (int i = 0; i < h; i++)
+                lp_assign(k, into, acc + i, dsp_combine(l, into, lp_reg(k, acc + i), lp_reg(k, acc + i + h)));
+        return;
+    }
     int U = A > V ? A / V : 1; /* chunks a turn of the loop: a multiple of A elements */
     int64_t stride = (int64_t)L * V * U;
     lp_type it = dsp_index_type(q->red_len, stride);
