@@ -191,14 +191,32 @@ static void test_matrix_compiles(void **state) {
     free(src);
 }
 
-/* The seed demo: exactly three shuffle-xor steps, masks 1, 2, 4, width 8; and the PTX
- * of a shared-variant kernel uses the butterfly shuffle. */
+/* The seed demo forced to the shared variant: exactly three shuffle-xor steps, masks 1,
+ * 2, 4, width 8; and the PTX of a shared-variant kernel uses the butterfly shuffle. Its
+ * own choice (rows) reads each row with 16-byte loads and needs no shuffle. */
 static void test_seed_demo_source_and_ptx(void **state) {
     (void)state;
     char *text = example("row_sum");
     tilec_ctx *ctx;
     tilec_open(&ctx);
     tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "row_sum.tile", text, strlen(text), &p), TILEC_OK);
+    char *own;
+    assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &own, NULL), TILEC_OK);
+    assert_non_null(strstr(own, "[rows]"));
+    assert_non_null(strstr(own, "tl_f32x4 tl_v = *(const tl_f32x4 *)&As["));
+    assert_null(strstr(own, "__shfl_xor_sync("));
+    tilec_free(own);
+    tilec_program_free(p);
+    const char *call = "cta.sum(Bs, As, axes=(-1))";
+    char *at = strstr(text, call);
+    assert_non_null(at);
+    size_t n = strlen(text);
+    char *forced = malloc(n + 32);
+    assert_non_null(forced);
+    snprintf(forced, n + 32, "%.*scta.sum(Bs, As, axes=(-1), variant=shared)%s", (int)(at - text), text, at + strlen(call));
+    free(text);
+    text = forced;
     assert_int_equal(tilec_parse(ctx, "row_sum.tile", text, strlen(text), &p), TILEC_OK);
     char *src;
     assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &src, NULL), TILEC_OK);

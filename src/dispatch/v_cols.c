@@ -39,8 +39,11 @@ static void fold_group(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, boo
         int B = p->batch;
         stride = (int64_t)P * B;
         it = dsp_index_type(q->red_len, stride);
-        int e = lp_reg_new(k, it, "e");
-        lp_block *body = &lp_for(k, into, e, lp_cast(k, it, first), lp_int(k, it, q->red_len), lp_int(k, it, stride))->body;
+        int e = lp_reg_new(k, it, "e"), i = lp_reg_new(k, it, "i");
+        int64_t turns = q->red_len / P / B; /* the same for every thread: the compiler unrolls it */
+        lp_block *body = &lp_for(k, into, i, lp_int(k, it, 0), lp_int(k, it, turns), lp_int(k, it, 1))->body;
+        lp_expr *at0 = lp_cast(k, it, first);
+        lp_assign(k, body, e, turns == 1 ? at0 : lp_binary(k, LO_ADD, at0, lp_binary(k, LO_MUL, lp_reg(k, i), lp_int(k, it, stride))));
         int x = lp_reg_new(k, src->type, "x");
         for (int j = 1; j < B * V; j++) lp_reg_new(k, src->type, "x");
         lp_expr *rows[64];
@@ -98,7 +101,15 @@ static void emit_cols(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bool
     lp_expr *tid = lp_cast(k, gt, dsp_inst_tid(l));
     if (P == 1) { /* output groups t, t + T, … */
         int g = lp_reg_new(k, gt, "g");
-        lp_block *body = &lp_for(k, into, g, tid, lp_int(k, gt, G), lp_cast(k, gt, dsp_inst_size(l)))->body;
+        lp_expr *size = dsp_inst_size(l);
+        lp_block *body;
+        if (size->kind == LX_CONST && G % size->i == 0) { /* the same count for every thread */
+            int i = lp_reg_new(k, gt, "i");
+            body = &lp_for(k, into, i, lp_int(k, gt, 0), lp_int(k, gt, G / size->i), lp_int(k, gt, 1))->body;
+            lp_assign(k, body, g, lp_binary(k, LO_ADD, tid, lp_binary(k, LO_MUL, lp_reg(k, i), lp_int(k, gt, size->i))));
+        } else {
+            body = &lp_for(k, into, g, tid, lp_int(k, gt, G), lp_cast(k, gt, size))->body;
+        }
         for (int i = 0; i < V * A; i++) lp_assign(k, body, acc + i, dsp_identity(l));
         fold_group(l, body, p, scalar, acc, lp_reg(k, g), lp_int(k, gt, 0));
         int o = lp_reg_new(k, dsp_index_type(S, V), "so");

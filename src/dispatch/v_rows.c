@@ -32,10 +32,13 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         lp_type it = dsp_index_type(q->red_len, stride);
         lp_buf *src = lp_buf_for(k, q->st->src.buf);
         lp_expr *shift = dsp_shift(l, into, dsp_reduce_src_offset(l, s, lp_int(k, it, 0)));
-        int e = lp_reg_new(k, it, "e");
+        int e = lp_reg_new(k, it, "e"), i = lp_reg_new(k, it, "i");
         lp_expr *first = lp_cast(k, it, lane);
         if (V > 1) first = lp_binary(k, LO_MUL, first, lp_int(k, it, V));
-        lp_block *body = &lp_for(k, into, e, first, lp_int(k, it, q->red_len), lp_int(k, it, stride))->body;
+        /* a count the same for every lane, so the compiler unrolls it and overlaps the batches */
+        int64_t turns = q->red_len / V / L / B;
+        lp_block *body = &lp_for(k, into, i, lp_int(k, it, 0), lp_int(k, it, turns), lp_int(k, it, 1))->body;
+        lp_assign(k, body, e, turns == 1 ? first : lp_binary(k, LO_ADD, first, lp_binary(k, LO_MUL, lp_reg(k, i), lp_int(k, it, stride))));
         int x = lp_reg_new(k, src->type, "x");
         for (int j = 1; j < B * V; j++) lp_reg_new(k, src->type, "x");
         lp_expr *at[64];
@@ -56,8 +59,8 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
                 lp_assign(k, body, acc + ai, dsp_combine(l, body, lp_reg(k, acc + ai), xv));
             }
         for (int h = A / 2; h >= 1; h /= 2)
-            for (int i = 0; i < h; i++)
-                lp_assign(k, into, acc + i, dsp_combine(l, into, lp_reg(k, acc + i), lp_reg(k, acc + i + h)));
+            for (int m = 0; m < h; m++)
+                lp_assign(k, into, acc + m, dsp_combine(l, into, lp_reg(k, acc + m), lp_reg(k, acc + m + h)));
         return;
     }
     int U = A > V ? A / V : 1; /* chunks a turn of the loop: a multiple of A elements */

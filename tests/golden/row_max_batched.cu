@@ -104,15 +104,47 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   int tl_base4;
   int tl_o5;
   int tl_e6;
-  float tl_x7;
-  int tl_slot8;
-  int tl_col9;
-  int tl_so10;
-  int tl_e11;
-  float tl_v12;
-  float tl_v13;
-  float tl_v14;
-  float tl_v15;
+  int tl_i7;
+  float tl_x8;
+  float tl_x9;
+  float tl_x10;
+  float tl_x11;
+  float tl_x12;
+  float tl_x13;
+  float tl_x14;
+  float tl_x15;
+  float tl_x16;
+  float tl_x17;
+  float tl_x18;
+  float tl_x19;
+  float tl_x20;
+  float tl_x21;
+  float tl_x22;
+  float tl_x23;
+  float tl_x24;
+  float tl_x25;
+  float tl_x26;
+  float tl_x27;
+  float tl_x28;
+  float tl_x29;
+  float tl_x30;
+  float tl_x31;
+  float tl_x32;
+  float tl_x33;
+  float tl_x34;
+  float tl_x35;
+  float tl_x36;
+  float tl_x37;
+  float tl_x38;
+  float tl_x39;
+  int tl_slot40;
+  int tl_col41;
+  int tl_so42;
+  int tl_e43;
+  float tl_v44;
+  float tl_v45;
+  float tl_v46;
+  float tl_v47;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 7: cta.copy(As, A[cta_id])  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8192; tl_e0 += 256) {
@@ -127,43 +159,106 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   tl_acc1 = __int_as_float((int)0xff800000u);
   if (tl_slice3 < 4) {
     tl_o5 = tl_g2;
-    for (tl_e6 = tl_slice3; tl_e6 < 128; tl_e6 += 4) {
-      tl_x7 = As[((tl_o5 * 129) + tl_e6)];
-      tl_acc1 = tl_max_f32(tl_acc1, tl_x7);
+    for (tl_i7 = 0; tl_i7 < 1; tl_i7 += 1) {
+      tl_e6 = tl_slice3;
+      tl_x8 = As[((tl_o5 * 129) + tl_e6)];
+      tl_x9 = As[((tl_o5 * 129) + (tl_e6 + 4))];
+      tl_x10 = As[((tl_o5 * 129) + (tl_e6 + 8))];
+      tl_x11 = As[((tl_o5 * 129) + (tl_e6 + 12))];
+      tl_x12 = As[((tl_o5 * 129) + (tl_e6 + 16))];
+      tl_x13 = As[((tl_o5 * 129) + (tl_e6 + 20))];
+      tl_x14 = As[((tl_o5 * 129) + (tl_e6 + 24))];
+      tl_x15 = As[((tl_o5 * 129) + (tl_e6 + 28))];
+      tl_x16 = As[((tl_o5 * 129) + (tl_e6 + 32))];
+      tl_x17 = As[((tl_o5 * 129) + (tl_e6 + 36))];
+      tl_x18 = As[((tl_o5 * 129) + (tl_e6 + 40))];
+      tl_x19 = As[((tl_o5 * 129) + (tl_e6 + 44))];
+      tl_x20 = As[((tl_o5 * 129) + (tl_e6 + 48))];
+      tl_x21 = As[((tl_o5 * 129) + (tl_e6 + 52))];
+      tl_x22 = As[((tl_o5 * 129) + (tl_e6 + 56))];
+      tl_x23 = As[((tl_o5 * 129) + (tl_e6 + 60))];
+      tl_x24 = As[((tl_o5 * 129) + (tl_e6 + 64))];
+      tl_x25 = As[((tl_o5 * 129) + (tl_e6 + 68))];
+      tl_x26 = As[((tl_o5 * 129) + (tl_e6 + 72))];
+      tl_x27 = As[((tl_o5 * 129) + (tl_e6 + 76))];
+      tl_x28 = As[((tl_o5 * 129) + (tl_e6 + 80))];
+      tl_x29 = As[((tl_o5 * 129) + (tl_e6 + 84))];
+      tl_x30 = As[((tl_o5 * 129) + (tl_e6 + 88))];
+      tl_x31 = As[((tl_o5 * 129) + (tl_e6 + 92))];
+      tl_x32 = As[((tl_o5 * 129) + (tl_e6 + 96))];
+      tl_x33 = As[((tl_o5 * 129) + (tl_e6 + 100))];
+      tl_x34 = As[((tl_o5 * 129) + (tl_e6 + 104))];
+      tl_x35 = As[((tl_o5 * 129) + (tl_e6 + 108))];
+      tl_x36 = As[((tl_o5 * 129) + (tl_e6 + 112))];
+      tl_x37 = As[((tl_o5 * 129) + (tl_e6 + 116))];
+      tl_x38 = As[((tl_o5 * 129) + (tl_e6 + 120))];
+      tl_x39 = As[((tl_o5 * 129) + (tl_e6 + 124))];
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x8);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x9);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x10);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x11);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x12);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x13);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x14);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x15);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x16);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x17);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x18);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x19);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x20);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x21);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x22);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x23);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x24);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x25);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x26);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x27);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x28);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x29);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x30);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x31);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x32);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x33);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x34);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x35);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x36);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x37);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x38);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x39);
     }
     if (0 < tl_slice3) {
-      tl_slot8 = ((tl_base4 + ((tl_slice3 - 1) * 64)) + (tl_g2 * 1));
-      tl_cols_slots4[tl_slot8] = tl_acc1;
+      tl_slot40 = ((tl_base4 + ((tl_slice3 - 1) * 64)) + (tl_g2 * 1));
+      tl_cols_slots4[tl_slot40] = tl_acc1;
     }
   }
   __syncthreads();
   if (tl_slice3 == 0) {
-    tl_col9 = (tl_base4 + (tl_g2 * 1));
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col9 + 0)]);
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col9 + 64)]);
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col9 + 128)]);
-    tl_so10 = (tl_g2 * 1);
-    Bs[tl_so10] = tl_acc1;
+    tl_col41 = (tl_base4 + (tl_g2 * 1));
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col41 + 0)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col41 + 64)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col41 + 128)]);
+    tl_so42 = (tl_g2 * 1);
+    Bs[tl_so42] = tl_acc1;
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
   __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
-  for (tl_e11 = tl_tid; tl_e11 < 16; tl_e11 += 256) {
+  for (tl_e43 = tl_tid; tl_e43 < 16; tl_e43 += 256) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e11 * 4)];
-      tl_v12 = tl_v.e[0];
-      tl_v13 = tl_v.e[1];
-      tl_v14 = tl_v.e[2];
-      tl_v15 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e43 * 4)];
+      tl_v44 = tl_v.e[0];
+      tl_v45 = tl_v.e[1];
+      tl_v46 = tl_v.e[2];
+      tl_v47 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v12;
-      tl_v.e[1] = tl_v13;
-      tl_v.e[2] = tl_v14;
-      tl_v.e[3] = tl_v15;
-      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e11 * 4))] = tl_v;
+      tl_v.e[0] = tl_v44;
+      tl_v.e[1] = tl_v45;
+      tl_v.e[2] = tl_v46;
+      tl_v.e[3] = tl_v47;
+      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e43 * 4))] = tl_v;
     }
   }
 }

@@ -72,11 +72,11 @@ static __device__ __forceinline__ __attribute__((unused)) tl_f64x2 tl_add_f64x2(
   return tl_pair(a.e[0] + b.e[0], a.e[1] + b.e[1]);
 }
 
-// kernel row_max: threads=256 grid=1024 warp_size=64 shared_bytes=33536
+// kernel row_max: threads=256 grid=1024 warp_size=64 shared_bytes=34048
 extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restrict__ A, float *__restrict__ B) {
   __shared__ __attribute__((aligned(16))) float As[8255];
   __shared__ __attribute__((aligned(16))) float Bs[64];
-  __shared__ __attribute__((aligned(16))) float tl_cols_slots4[64];
+  __shared__ __attribute__((aligned(16))) float tl_cols_slots4[192];
   const int tl_tid = (int)threadIdx.x;
   const int tl_cta = (int)blockIdx.x;
   const int tl_lane = tl_tid % 64;
@@ -84,22 +84,52 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   int tl_e0;
   float tl_acc1;
   float tl_acc2;
-  float tl_acc3;
-  float tl_acc4;
-  int tl_g5;
-  int tl_slice6;
-  int tl_base7;
-  int tl_o8;
-  int tl_e9;
+  int tl_g3;
+  int tl_slice4;
+  int tl_base5;
+  int tl_o6;
+  int tl_e7;
+  int tl_i8;
+  float tl_x9;
   float tl_x10;
-  int tl_slot11;
-  int tl_col12;
-  int tl_so13;
-  int tl_e14;
-  float tl_v15;
-  float tl_v16;
-  float tl_v17;
-  float tl_v18;
+  float tl_x11;
+  float tl_x12;
+  float tl_x13;
+  float tl_x14;
+  float tl_x15;
+  float tl_x16;
+  float tl_x17;
+  float tl_x18;
+  float tl_x19;
+  float tl_x20;
+  float tl_x21;
+  float tl_x22;
+  float tl_x23;
+  float tl_x24;
+  float tl_x25;
+  float tl_x26;
+  float tl_x27;
+  float tl_x28;
+  float tl_x29;
+  float tl_x30;
+  float tl_x31;
+  float tl_x32;
+  float tl_x33;
+  float tl_x34;
+  float tl_x35;
+  float tl_x36;
+  float tl_x37;
+  float tl_x38;
+  float tl_x39;
+  float tl_x40;
+  int tl_slot41;
+  int tl_col42;
+  int tl_so43;
+  int tl_e44;
+  float tl_v45;
+  float tl_v46;
+  float tl_v47;
+  float tl_v48;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 7: cta.copy(As, A[cta_id])  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8192; tl_e0 += 256) {
@@ -108,59 +138,114 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   // line 8: cta.sync()  [barrier]
   __syncthreads();
   // line 9: cta.max(Bs, As, axes=(1))  [cols]
-  tl_g5 = (tl_tid % 64);
-  tl_slice6 = (tl_tid / 64);
-  tl_base7 = (0 * 64);
+  tl_g3 = (tl_tid % 64);
+  tl_slice4 = (tl_tid / 64);
+  tl_base5 = (0 * 192);
   tl_acc1 = __int_as_float((int)0xff800000u);
   tl_acc2 = __int_as_float((int)0xff800000u);
-  tl_acc3 = __int_as_float((int)0xff800000u);
-  tl_acc4 = __int_as_float((int)0xff800000u);
-  if (tl_slice6 < 2) {
-    tl_o8 = tl_g5;
-    for (tl_e9 = tl_slice6; tl_e9 < 128; tl_e9 += 8) {
-      tl_x10 = As[((tl_o8 * 129) + tl_e9)];
-      tl_acc1 = tl_max_f32(tl_acc1, tl_x10);
-      tl_x10 = As[((tl_o8 * 129) + (tl_e9 + 2))];
+  if (tl_slice4 < 4) {
+    tl_o6 = tl_g3;
+    for (tl_i8 = 0; tl_i8 < 1; tl_i8 += 1) {
+      tl_e7 = tl_slice4;
+      tl_x9 = As[((tl_o6 * 129) + tl_e7)];
+      tl_x10 = As[((tl_o6 * 129) + (tl_e7 + 4))];
+      tl_x11 = As[((tl_o6 * 129) + (tl_e7 + 8))];
+      tl_x12 = As[((tl_o6 * 129) + (tl_e7 + 12))];
+      tl_x13 = As[((tl_o6 * 129) + (tl_e7 + 16))];
+      tl_x14 = As[((tl_o6 * 129) + (tl_e7 + 20))];
+      tl_x15 = As[((tl_o6 * 129) + (tl_e7 + 24))];
+      tl_x16 = As[((tl_o6 * 129) + (tl_e7 + 28))];
+      tl_x17 = As[((tl_o6 * 129) + (tl_e7 + 32))];
+      tl_x18 = As[((tl_o6 * 129) + (tl_e7 + 36))];
+      tl_x19 = As[((tl_o6 * 129) + (tl_e7 + 40))];
+      tl_x20 = As[((tl_o6 * 129) + (tl_e7 + 44))];
+      tl_x21 = As[((tl_o6 * 129) + (tl_e7 + 48))];
+      tl_x22 = As[((tl_o6 * 129) + (tl_e7 + 52))];
+      tl_x23 = As[((tl_o6 * 129) + (tl_e7 + 56))];
+      tl_x24 = As[((tl_o6 * 129) + (tl_e7 + 60))];
+      tl_x25 = As[((tl_o6 * 129) + (tl_e7 + 64))];
+      tl_x26 = As[((tl_o6 * 129) + (tl_e7 + 68))];
+      tl_x27 = As[((tl_o6 * 129) + (tl_e7 + 72))];
+      tl_x28 = As[((tl_o6 * 129) + (tl_e7 + 76))];
+      tl_x29 = As[((tl_o6 * 129) + (tl_e7 + 80))];
+      tl_x30 = As[((tl_o6 * 129) + (tl_e7 + 84))];
+      tl_x31 = As[((tl_o6 * 129) + (tl_e7 + 88))];
+      tl_x32 = As[((tl_o6 * 129) + (tl_e7 + 92))];
+      tl_x33 = As[((tl_o6 * 129) + (tl_e7 + 96))];
+      tl_x34 = As[((tl_o6 * 129) + (tl_e7 + 100))];
+      tl_x35 = As[((tl_o6 * 129) + (tl_e7 + 104))];
+      tl_x36 = As[((tl_o6 * 129) + (tl_e7 + 108))];
+      tl_x37 = As[((tl_o6 * 129) + (tl_e7 + 112))];
+      tl_x38 = As[((tl_o6 * 129) + (tl_e7 + 116))];
+      tl_x39 = As[((tl_o6 * 129) + (tl_e7 + 120))];
+      tl_x40 = As[((tl_o6 * 129) + (tl_e7 + 124))];
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x9);
       tl_acc2 = tl_max_f32(tl_acc2, tl_x10);
-      tl_x10 = As[((tl_o8 * 129) + (tl_e9 + 4))];
-      tl_acc3 = tl_max_f32(tl_acc3, tl_x10);
-      tl_x10 = As[((tl_o8 * 129) + (tl_e9 + 6))];
-      tl_acc4 = tl_max_f32(tl_acc4, tl_x10);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x11);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x12);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x13);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x14);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x15);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x16);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x17);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x18);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x19);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x20);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x21);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x22);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x23);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x24);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x25);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x26);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x27);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x28);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x29);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x30);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x31);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x32);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x33);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x34);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x35);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x36);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x37);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x38);
+      tl_acc1 = tl_max_f32(tl_acc1, tl_x39);
+      tl_acc2 = tl_max_f32(tl_acc2, tl_x40);
     }
-    tl_acc1 = tl_max_f32(tl_acc1, tl_acc3);
-    tl_acc2 = tl_max_f32(tl_acc2, tl_acc4);
     tl_acc1 = tl_max_f32(tl_acc1, tl_acc2);
-    if (0 < tl_slice6) {
-      tl_slot11 = ((tl_base7 + ((tl_slice6 - 1) * 64)) + (tl_g5 * 1));
-      tl_cols_slots4[tl_slot11] = tl_acc1;
+    if (0 < tl_slice4) {
+      tl_slot41 = ((tl_base5 + ((tl_slice4 - 1) * 64)) + (tl_g3 * 1));
+      tl_cols_slots4[tl_slot41] = tl_acc1;
     }
   }
   __syncthreads();
-  if (tl_slice6 == 0) {
-    tl_col12 = (tl_base7 + (tl_g5 * 1));
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col12 + 0)]);
-    tl_so13 = (tl_g5 * 1);
-    Bs[tl_so13] = tl_acc1;
+  if (tl_slice4 == 0) {
+    tl_col42 = (tl_base5 + (tl_g3 * 1));
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 0)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 64)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 128)]);
+    tl_so43 = (tl_g3 * 1);
+    Bs[tl_so43] = tl_acc1;
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
   __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
-  for (tl_e14 = tl_tid; tl_e14 < 16; tl_e14 += 256) {
+  for (tl_e44 = tl_tid; tl_e44 < 16; tl_e44 += 256) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e14 * 4)];
-      tl_v15 = tl_v.e[0];
-      tl_v16 = tl_v.e[1];
-      tl_v17 = tl_v.e[2];
-      tl_v18 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e44 * 4)];
+      tl_v45 = tl_v.e[0];
+      tl_v46 = tl_v.e[1];
+      tl_v47 = tl_v.e[2];
+      tl_v48 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v15;
-      tl_v.e[1] = tl_v16;
-      tl_v.e[2] = tl_v17;
-      tl_v.e[3] = tl_v18;
-      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e14 * 4))] = tl_v;
+      tl_v.e[0] = tl_v45;
+      tl_v.e[1] = tl_v46;
+      tl_v.e[2] = tl_v47;
+      tl_v.e[3] = tl_v48;
+      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e44 * 4))] = tl_v;
     }
   }
 }

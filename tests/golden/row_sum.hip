@@ -94,15 +94,20 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
   float tl_acc11;
   float tl_acc12;
   int tl_e13;
-  float tl_x14;
+  int tl_i14;
   float tl_x15;
   float tl_x16;
   float tl_x17;
-  int tl_e18;
-  float tl_v19;
-  float tl_v20;
-  float tl_v21;
-  float tl_v22;
+  float tl_x18;
+  float tl_x19;
+  float tl_x20;
+  float tl_x21;
+  float tl_x22;
+  int tl_e23;
+  float tl_v24;
+  float tl_v25;
+  float tl_v26;
+  float tl_v27;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 8: cta.copy(As, A)  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8; tl_e0 += 32) {
@@ -134,18 +139,30 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
     tl_acc11 = -0.0f;
     tl_acc12 = -0.0f;
     if (tl_s8 < 4) {
-      for (tl_e13 = (tl_lane5 * 4); tl_e13 < 8; tl_e13 += 4) {
+      for (tl_i14 = 0; tl_i14 < 1; tl_i14 += 1) {
+        tl_e13 = (tl_lane5 * 4);
         {
           tl_f32x4 tl_v = *(const tl_f32x4 *)&As[((tl_s8 * 8) + tl_e13)];
-          tl_x14 = tl_v.e[0];
-          tl_x15 = tl_v.e[1];
-          tl_x16 = tl_v.e[2];
-          tl_x17 = tl_v.e[3];
+          tl_x15 = tl_v.e[0];
+          tl_x16 = tl_v.e[1];
+          tl_x17 = tl_v.e[2];
+          tl_x18 = tl_v.e[3];
         }
-        tl_acc9 = (tl_acc9 + tl_x14);
-        tl_acc10 = (tl_acc10 + tl_x15);
-        tl_acc11 = (tl_acc11 + tl_x16);
-        tl_acc12 = (tl_acc12 + tl_x17);
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&As[((tl_s8 * 8) + (tl_e13 + 4))];
+          tl_x19 = tl_v.e[0];
+          tl_x20 = tl_v.e[1];
+          tl_x21 = tl_v.e[2];
+          tl_x22 = tl_v.e[3];
+        }
+        tl_acc9 = (tl_acc9 + tl_x15);
+        tl_acc10 = (tl_acc10 + tl_x16);
+        tl_acc11 = (tl_acc11 + tl_x17);
+        tl_acc12 = (tl_acc12 + tl_x18);
+        tl_acc9 = (tl_acc9 + tl_x19);
+        tl_acc10 = (tl_acc10 + tl_x20);
+        tl_acc11 = (tl_acc11 + tl_x21);
+        tl_acc12 = (tl_acc12 + tl_x22);
       }
       tl_acc9 = (tl_acc9 + tl_acc11);
       tl_acc10 = (tl_acc10 + tl_acc12);
@@ -159,21 +176,21 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
   // line 11: cta.sync()  [barrier]
   __syncthreads();
   // line 12: cta.copy(B, Bs)  [copy]
-  for (tl_e18 = tl_tid; tl_e18 < 1; tl_e18 += 32) {
+  for (tl_e23 = tl_tid; tl_e23 < 1; tl_e23 += 32) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e18 * 4)];
-      tl_v19 = tl_v.e[0];
-      tl_v20 = tl_v.e[1];
-      tl_v21 = tl_v.e[2];
-      tl_v22 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e23 * 4)];
+      tl_v24 = tl_v.e[0];
+      tl_v25 = tl_v.e[1];
+      tl_v26 = tl_v.e[2];
+      tl_v27 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v19;
-      tl_v.e[1] = tl_v20;
-      tl_v.e[2] = tl_v21;
-      tl_v.e[3] = tl_v22;
-      *(tl_f32x4 *)&B[(tl_e18 * 4)] = tl_v;
+      tl_v.e[0] = tl_v24;
+      tl_v.e[1] = tl_v25;
+      tl_v.e[2] = tl_v26;
+      tl_v.e[3] = tl_v27;
+      *(tl_f32x4 *)&B[(tl_e23 * 4)] = tl_v;
     }
   }
 }

@@ -108,64 +108,104 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   float tl_acc9;
   float tl_acc10;
   int tl_e11;
-  float tl_x12;
+  int tl_i12;
   float tl_x13;
   float tl_x14;
   float tl_x15;
-  int tl_e16;
+  float tl_x16;
   float tl_x17;
   float tl_x18;
   float tl_x19;
   float tl_x20;
   int tl_e21;
-  float tl_x22;
+  int tl_i22;
   float tl_x23;
   float tl_x24;
   float tl_x25;
-  int tl_e26;
+  float tl_x26;
   float tl_x27;
   float tl_x28;
   float tl_x29;
   float tl_x30;
-  float tl_t31;
-  float tl_t32;
-  float tl_t33;
-  float tl_t34;
-  int tl_lane35;
-  int tl_grp36;
-  int tl_turn37;
-  int tl_s38;
-  int tl_s39;
-  int tl_s40;
-  int tl_s41;
-  float tl_acc42;
-  float tl_acc43;
-  float tl_acc44;
-  float tl_acc45;
-  int tl_e46;
+  int tl_e31;
+  int tl_i32;
+  float tl_x33;
+  float tl_x34;
+  float tl_x35;
+  float tl_x36;
+  float tl_x37;
+  float tl_x38;
+  float tl_x39;
+  float tl_x40;
+  int tl_e41;
+  int tl_i42;
+  float tl_x43;
+  float tl_x44;
+  float tl_x45;
+  float tl_x46;
   float tl_x47;
   float tl_x48;
   float tl_x49;
   float tl_x50;
-  int tl_e51;
-  float tl_x52;
-  float tl_x53;
-  float tl_x54;
-  float tl_x55;
-  int tl_e56;
-  float tl_x57;
-  float tl_x58;
-  float tl_x59;
-  float tl_x60;
-  int tl_e61;
-  float tl_x62;
-  float tl_x63;
-  float tl_x64;
-  float tl_x65;
-  float tl_t66;
-  float tl_t67;
-  float tl_t68;
-  float tl_t69;
+  float tl_t51;
+  float tl_t52;
+  float tl_t53;
+  float tl_t54;
+  int tl_lane55;
+  int tl_grp56;
+  int tl_turn57;
+  int tl_s58;
+  int tl_s59;
+  int tl_s60;
+  int tl_s61;
+  float tl_acc62;
+  float tl_acc63;
+  float tl_acc64;
+  float tl_acc65;
+  int tl_e66;
+  int tl_i67;
+  float tl_x68;
+  float tl_x69;
+  float tl_x70;
+  float tl_x71;
+  float tl_x72;
+  float tl_x73;
+  float tl_x74;
+  float tl_x75;
+  int tl_e76;
+  int tl_i77;
+  float tl_x78;
+  float tl_x79;
+  float tl_x80;
+  float tl_x81;
+  float tl_x82;
+  float tl_x83;
+  float tl_x84;
+  float tl_x85;
+  int tl_e86;
+  int tl_i87;
+  float tl_x88;
+  float tl_x89;
+  float tl_x90;
+  float tl_x91;
+  float tl_x92;
+  float tl_x93;
+  float tl_x94;
+  float tl_x95;
+  int tl_e96;
+  int tl_i97;
+  float tl_x98;
+  float tl_x99;
+  float tl_x100;
+  float tl_x101;
+  float tl_x102;
+  float tl_x103;
+  float tl_x104;
+  float tl_x105;
+  float tl_t106;
+  float tl_t107;
+  float tl_t108;
+  float tl_t109;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 4: cta.max(dst, src, axes=(-1), nan=ignore)  [rows]
   if (((unsigned long long)(const void *)src % 16ull == 0)) {
@@ -174,88 +214,136 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
     for (tl_turn2 = 0; tl_turn2 < 64; tl_turn2 += 64) {
       tl_s3 = (tl_turn2 + tl_grp1);
       tl_acc7 = __int_as_float(0x7fc00000);
-      for (tl_e11 = (tl_lane0 * 4); tl_e11 < 128; tl_e11 += 32) {
+      for (tl_i12 = 0; tl_i12 < 2; tl_i12 += 1) {
+        tl_e11 = ((tl_lane0 * 4) + (tl_i12 * 64));
         {
           tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + tl_e11)];
-          tl_x12 = tl_v.e[0];
-          tl_x13 = tl_v.e[1];
-          tl_x14 = tl_v.e[2];
-          tl_x15 = tl_v.e[3];
+          tl_x13 = tl_v.e[0];
+          tl_x14 = tl_v.e[1];
+          tl_x15 = tl_v.e[2];
+          tl_x16 = tl_v.e[3];
         }
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x12);
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x13);
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x14);
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x15);
-      }
-      tl_s4 = ((tl_turn2 + tl_grp1) + (16 * 1));
-      tl_acc8 = __int_as_float(0x7fc00000);
-      for (tl_e16 = (tl_lane0 * 4); tl_e16 < 128; tl_e16 += 32) {
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + tl_e16)];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + (tl_e11 + 32))];
           tl_x17 = tl_v.e[0];
           tl_x18 = tl_v.e[1];
           tl_x19 = tl_v.e[2];
           tl_x20 = tl_v.e[3];
         }
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x17);
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x18);
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x19);
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x20);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x13);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x14);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x15);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x16);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x17);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x18);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x19);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x20);
       }
-      tl_s5 = ((tl_turn2 + tl_grp1) + (16 * 2));
-      tl_acc9 = __int_as_float(0x7fc00000);
-      for (tl_e21 = (tl_lane0 * 4); tl_e21 < 128; tl_e21 += 32) {
+      tl_s4 = ((tl_turn2 + tl_grp1) + (16 * 1));
+      tl_acc8 = __int_as_float(0x7fc00000);
+      for (tl_i22 = 0; tl_i22 < 2; tl_i22 += 1) {
+        tl_e21 = ((tl_lane0 * 4) + (tl_i22 * 64));
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + tl_e21)];
-          tl_x22 = tl_v.e[0];
-          tl_x23 = tl_v.e[1];
-          tl_x24 = tl_v.e[2];
-          tl_x25 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + tl_e21)];
+          tl_x23 = tl_v.e[0];
+          tl_x24 = tl_v.e[1];
+          tl_x25 = tl_v.e[2];
+          tl_x26 = tl_v.e[3];
         }
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x22);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x23);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x24);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x25);
-      }
-      tl_s6 = ((tl_turn2 + tl_grp1) + (16 * 3));
-      tl_acc10 = __int_as_float(0x7fc00000);
-      for (tl_e26 = (tl_lane0 * 4); tl_e26 < 128; tl_e26 += 32) {
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + tl_e26)];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + (tl_e21 + 32))];
           tl_x27 = tl_v.e[0];
           tl_x28 = tl_v.e[1];
           tl_x29 = tl_v.e[2];
           tl_x30 = tl_v.e[3];
         }
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x27);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x28);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x29);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x30);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x23);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x24);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x25);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x26);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x27);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x28);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x29);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x30);
       }
-      tl_t31 = __shfl_xor_sync(tl_mask, tl_acc7, 1, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
-      tl_t31 = __shfl_xor_sync(tl_mask, tl_acc7, 2, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
-      tl_t31 = __shfl_xor_sync(tl_mask, tl_acc7, 4, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
-      tl_t32 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
-      tl_t32 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
-      tl_t32 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
-      tl_t33 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
-      tl_t33 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
-      tl_t33 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
-      tl_t34 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
-      tl_t34 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
-      tl_t34 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
+      tl_s5 = ((tl_turn2 + tl_grp1) + (16 * 2));
+      tl_acc9 = __int_as_float(0x7fc00000);
+      for (tl_i32 = 0; tl_i32 < 2; tl_i32 += 1) {
+        tl_e31 = ((tl_lane0 * 4) + (tl_i32 * 64));
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + tl_e31)];
+          tl_x33 = tl_v.e[0];
+          tl_x34 = tl_v.e[1];
+          tl_x35 = tl_v.e[2];
+          tl_x36 = tl_v.e[3];
+        }
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + (tl_e31 + 32))];
+          tl_x37 = tl_v.e[0];
+          tl_x38 = tl_v.e[1];
+          tl_x39 = tl_v.e[2];
+          tl_x40 = tl_v.e[3];
+        }
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x33);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x34);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x35);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x36);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x37);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x38);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x39);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x40);
+      }
+      tl_s6 = ((tl_turn2 + tl_grp1) + (16 * 3));
+      tl_acc10 = __int_as_float(0x7fc00000);
+      for (tl_i42 = 0; tl_i42 < 2; tl_i42 += 1) {
+        tl_e41 = ((tl_lane0 * 4) + (tl_i42 * 64));
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + tl_e41)];
+          tl_x43 = tl_v.e[0];
+          tl_x44 = tl_v.e[1];
+          tl_x45 = tl_v.e[2];
+          tl_x46 = tl_v.e[3];
+        }
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + (tl_e41 + 32))];
+          tl_x47 = tl_v.e[0];
+          tl_x48 = tl_v.e[1];
+          tl_x49 = tl_v.e[2];
+          tl_x50 = tl_v.e[3];
+        }
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x43);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x44);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x45);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x46);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x47);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x48);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x49);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x50);
+      }
+      tl_t51 = __shfl_xor_sync(tl_mask, tl_acc7, 1, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t51);
+      tl_t51 = __shfl_xor_sync(tl_mask, tl_acc7, 2, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t51);
+      tl_t51 = __shfl_xor_sync(tl_mask, tl_acc7, 4, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t51);
+      tl_t52 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t52);
+      tl_t52 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t52);
+      tl_t52 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t52);
+      tl_t53 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t53);
+      tl_t53 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t53);
+      tl_t53 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t53);
+      tl_t54 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t54);
+      tl_t54 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t54);
+      tl_t54 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t54);
       if (tl_lane0 == 0) {
         dst[tl_s3] = tl_acc7;
       }
@@ -270,92 +358,128 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
       }
     }
   } else {
-    tl_lane35 = (tl_tid % 8);
-    tl_grp36 = (tl_tid / 8);
-    for (tl_turn37 = 0; tl_turn37 < 64; tl_turn37 += 64) {
-      tl_s38 = (tl_turn37 + tl_grp36);
-      tl_acc42 = __int_as_float(0x7fc00000);
-      for (tl_e46 = (tl_lane35 * 4); tl_e46 < 128; tl_e46 += 32) {
-        tl_x47 = src[((tl_s38 * 128) + tl_e46)];
-        tl_x48 = src[(((tl_s38 * 128) + tl_e46) + 1)];
-        tl_x49 = src[(((tl_s38 * 128) + tl_e46) + 2)];
-        tl_x50 = src[(((tl_s38 * 128) + tl_e46) + 3)];
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x47);
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x48);
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x49);
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x50);
+    tl_lane55 = (tl_tid % 8);
+    tl_grp56 = (tl_tid / 8);
+    for (tl_turn57 = 0; tl_turn57 < 64; tl_turn57 += 64) {
+      tl_s58 = (tl_turn57 + tl_grp56);
+      tl_acc62 = __int_as_float(0x7fc00000);
+      for (tl_i67 = 0; tl_i67 < 2; tl_i67 += 1) {
+        tl_e66 = ((tl_lane55 * 4) + (tl_i67 * 64));
+        tl_x68 = src[((tl_s58 * 128) + tl_e66)];
+        tl_x69 = src[(((tl_s58 * 128) + tl_e66) + 1)];
+        tl_x70 = src[(((tl_s58 * 128) + tl_e66) + 2)];
+        tl_x71 = src[(((tl_s58 * 128) + tl_e66) + 3)];
+        tl_x72 = src[((tl_s58 * 128) + (tl_e66 + 32))];
+        tl_x73 = src[(((tl_s58 * 128) + (tl_e66 + 32)) + 1)];
+        tl_x74 = src[(((tl_s58 * 128) + (tl_e66 + 32)) + 2)];
+        tl_x75 = src[(((tl_s58 * 128) + (tl_e66 + 32)) + 3)];
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x68);
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x69);
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x70);
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x71);
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x72);
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x73);
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x74);
+        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x75);
       }
-      tl_s39 = ((tl_turn37 + tl_grp36) + (16 * 1));
-      tl_acc43 = __int_as_float(0x7fc00000);
-      for (tl_e51 = (tl_lane35 * 4); tl_e51 < 128; tl_e51 += 32) {
-        tl_x52 = src[((tl_s39 * 128) + tl_e51)];
-        tl_x53 = src[(((tl_s39 * 128) + tl_e51) + 1)];
-        tl_x54 = src[(((tl_s39 * 128) + tl_e51) + 2)];
-        tl_x55 = src[(((tl_s39 * 128) + tl_e51) + 3)];
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x52);
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x53);
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x54);
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x55);
+      tl_s59 = ((tl_turn57 + tl_grp56) + (16 * 1));
+      tl_acc63 = __int_as_float(0x7fc00000);
+      for (tl_i77 = 0; tl_i77 < 2; tl_i77 += 1) {
+        tl_e76 = ((tl_lane55 * 4) + (tl_i77 * 64));
+        tl_x78 = src[((tl_s59 * 128) + tl_e76)];
+        tl_x79 = src[(((tl_s59 * 128) + tl_e76) + 1)];
+        tl_x80 = src[(((tl_s59 * 128) + tl_e76) + 2)];
+        tl_x81 = src[(((tl_s59 * 128) + tl_e76) + 3)];
+        tl_x82 = src[((tl_s59 * 128) + (tl_e76 + 32))];
+        tl_x83 = src[(((tl_s59 * 128) + (tl_e76 + 32)) + 1)];
+        tl_x84 = src[(((tl_s59 * 128) + (tl_e76 + 32)) + 2)];
+        tl_x85 = src[(((tl_s59 * 128) + (tl_e76 + 32)) + 3)];
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x78);
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x79);
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x80);
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x81);
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x82);
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x83);
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x84);
+        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x85);
       }
-      tl_s40 = ((tl_turn37 + tl_grp36) + (16 * 2));
-      tl_acc44 = __int_as_float(0x7fc00000);
-      for (tl_e56 = (tl_lane35 * 4); tl_e56 < 128; tl_e56 += 32) {
-        tl_x57 = src[((tl_s40 * 128) + tl_e56)];
-        tl_x58 = src[(((tl_s40 * 128) + tl_e56) + 1)];
-        tl_x59 = src[(((tl_s40 * 128) + tl_e56) + 2)];
-        tl_x60 = src[(((tl_s40 * 128) + tl_e56) + 3)];
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x57);
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x58);
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x59);
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x60);
+      tl_s60 = ((tl_turn57 + tl_grp56) + (16 * 2));
+      tl_acc64 = __int_as_float(0x7fc00000);
+      for (tl_i87 = 0; tl_i87 < 2; tl_i87 += 1) {
+        tl_e86 = ((tl_lane55 * 4) + (tl_i87 * 64));
+        tl_x88 = src[((tl_s60 * 128) + tl_e86)];
+        tl_x89 = src[(((tl_s60 * 128) + tl_e86) + 1)];
+        tl_x90 = src[(((tl_s60 * 128) + tl_e86) + 2)];
+        tl_x91 = src[(((tl_s60 * 128) + tl_e86) + 3)];
+        tl_x92 = src[((tl_s60 * 128) + (tl_e86 + 32))];
+        tl_x93 = src[(((tl_s60 * 128) + (tl_e86 + 32)) + 1)];
+        tl_x94 = src[(((tl_s60 * 128) + (tl_e86 + 32)) + 2)];
+        tl_x95 = src[(((tl_s60 * 128) + (tl_e86 + 32)) + 3)];
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x88);
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x89);
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x90);
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x91);
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x92);
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x93);
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x94);
+        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x95);
       }
-      tl_s41 = ((tl_turn37 + tl_grp36) + (16 * 3));
-      tl_acc45 = __int_as_float(0x7fc00000);
-      for (tl_e61 = (tl_lane35 * 4); tl_e61 < 128; tl_e61 += 32) {
-        tl_x62 = src[((tl_s41 * 128) + tl_e61)];
-        tl_x63 = src[(((tl_s41 * 128) + tl_e61) + 1)];
-        tl_x64 = src[(((tl_s41 * 128) + tl_e61) + 2)];
-        tl_x65 = src[(((tl_s41 * 128) + tl_e61) + 3)];
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x62);
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x63);
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x64);
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x65);
+      tl_s61 = ((tl_turn57 + tl_grp56) + (16 * 3));
+      tl_acc65 = __int_as_float(0x7fc00000);
+      for (tl_i97 = 0; tl_i97 < 2; tl_i97 += 1) {
+        tl_e96 = ((tl_lane55 * 4) + (tl_i97 * 64));
+        tl_x98 = src[((tl_s61 * 128) + tl_e96)];
+        tl_x99 = src[(((tl_s61 * 128) + tl_e96) + 1)];
+        tl_x100 = src[(((tl_s61 * 128) + tl_e96) + 2)];
+        tl_x101 = src[(((tl_s61 * 128) + tl_e96) + 3)];
+        tl_x102 = src[((tl_s61 * 128) + (tl_e96 + 32))];
+        tl_x103 = src[(((tl_s61 * 128) + (tl_e96 + 32)) + 1)];
+        tl_x104 = src[(((tl_s61 * 128) + (tl_e96 + 32)) + 2)];
+        tl_x105 = src[(((tl_s61 * 128) + (tl_e96 + 32)) + 3)];
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x98);
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x99);
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x100);
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x101);
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x102);
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x103);
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x104);
+        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x105);
       }
-      tl_t66 = __shfl_xor_sync(tl_mask, tl_acc42, 1, 8);
-      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
-      tl_t66 = __shfl_xor_sync(tl_mask, tl_acc42, 2, 8);
-      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
-      tl_t66 = __shfl_xor_sync(tl_mask, tl_acc42, 4, 8);
-      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
-      tl_t67 = __shfl_xor_sync(tl_mask, tl_acc43, 1, 8);
-      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
-      tl_t67 = __shfl_xor_sync(tl_mask, tl_acc43, 2, 8);
-      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
-      tl_t67 = __shfl_xor_sync(tl_mask, tl_acc43, 4, 8);
-      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
-      tl_t68 = __shfl_xor_sync(tl_mask, tl_acc44, 1, 8);
-      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
-      tl_t68 = __shfl_xor_sync(tl_mask, tl_acc44, 2, 8);
-      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
-      tl_t68 = __shfl_xor_sync(tl_mask, tl_acc44, 4, 8);
-      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
-      tl_t69 = __shfl_xor_sync(tl_mask, tl_acc45, 1, 8);
-      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
-      tl_t69 = __shfl_xor_sync(tl_mask, tl_acc45, 2, 8);
-      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
-      tl_t69 = __shfl_xor_sync(tl_mask, tl_acc45, 4, 8);
-      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
-      if (tl_lane35 == 0) {
-        dst[tl_s38] = tl_acc42;
+      tl_t106 = __shfl_xor_sync(tl_mask, tl_acc62, 1, 8);
+      tl_acc62 = tl_maxnum_f32(tl_acc62, tl_t106);
+      tl_t106 = __shfl_xor_sync(tl_mask, tl_acc62, 2, 8);
+      tl_acc62 = tl_maxnum_f32(tl_acc62, tl_t106);
+      tl_t106 = __shfl_xor_sync(tl_mask, tl_acc62, 4, 8);
+      tl_acc62 = tl_maxnum_f32(tl_acc62, tl_t106);
+      tl_t107 = __shfl_xor_sync(tl_mask, tl_acc63, 1, 8);
+      tl_acc63 = tl_maxnum_f32(tl_acc63, tl_t107);
+      tl_t107 = __shfl_xor_sync(tl_mask, tl_acc63, 2, 8);
+      tl_acc63 = tl_maxnum_f32(tl_acc63, tl_t107);
+      tl_t107 = __shfl_xor_sync(tl_mask, tl_acc63, 4, 8);
+      tl_acc63 = tl_maxnum_f32(tl_acc63, tl_t107);
+      tl_t108 = __shfl_xor_sync(tl_mask, tl_acc64, 1, 8);
+      tl_acc64 = tl_maxnum_f32(tl_acc64, tl_t108);
+      tl_t108 = __shfl_xor_sync(tl_mask, tl_acc64, 2, 8);
+      tl_acc64 = tl_maxnum_f32(tl_acc64, tl_t108);
+      tl_t108 = __shfl_xor_sync(tl_mask, tl_acc64, 4, 8);
+      tl_acc64 = tl_maxnum_f32(tl_acc64, tl_t108);
+      tl_t109 = __shfl_xor_sync(tl_mask, tl_acc65, 1, 8);
+      tl_acc65 = tl_maxnum_f32(tl_acc65, tl_t109);
+      tl_t109 = __shfl_xor_sync(tl_mask, tl_acc65, 2, 8);
+      tl_acc65 = tl_maxnum_f32(tl_acc65, tl_t109);
+      tl_t109 = __shfl_xor_sync(tl_mask, tl_acc65, 4, 8);
+      tl_acc65 = tl_maxnum_f32(tl_acc65, tl_t109);
+      if (tl_lane55 == 0) {
+        dst[tl_s58] = tl_acc62;
       }
-      if (tl_lane35 == 0) {
-        dst[tl_s39] = tl_acc43;
+      if (tl_lane55 == 0) {
+        dst[tl_s59] = tl_acc63;
       }
-      if (tl_lane35 == 0) {
-        dst[tl_s40] = tl_acc44;
+      if (tl_lane55 == 0) {
+        dst[tl_s60] = tl_acc64;
       }
-      if (tl_lane35 == 0) {
-        dst[tl_s41] = tl_acc45;
+      if (tl_lane55 == 0) {
+        dst[tl_s61] = tl_acc65;
       }
     }
   }

@@ -91,65 +91,113 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   float tl_acc8;
   float tl_acc9;
   float tl_acc10;
-  int tl_e11;
-  float tl_x12;
-  float tl_x13;
-  float tl_x14;
-  float tl_x15;
-  int tl_e16;
+  float tl_acc11;
+  float tl_acc12;
+  float tl_acc13;
+  float tl_acc14;
+  int tl_e15;
+  int tl_i16;
   float tl_x17;
   float tl_x18;
   float tl_x19;
   float tl_x20;
-  int tl_e21;
+  float tl_x21;
   float tl_x22;
   float tl_x23;
   float tl_x24;
-  float tl_x25;
-  int tl_e26;
+  int tl_e25;
+  int tl_i26;
   float tl_x27;
   float tl_x28;
   float tl_x29;
   float tl_x30;
-  float tl_t31;
-  float tl_t32;
-  float tl_t33;
-  float tl_t34;
-  int tl_lane35;
-  int tl_grp36;
-  int tl_turn37;
-  int tl_s38;
-  int tl_s39;
-  int tl_s40;
-  int tl_s41;
-  float tl_acc42;
-  float tl_acc43;
-  float tl_acc44;
-  float tl_acc45;
-  int tl_e46;
+  float tl_x31;
+  float tl_x32;
+  float tl_x33;
+  float tl_x34;
+  int tl_e35;
+  int tl_i36;
+  float tl_x37;
+  float tl_x38;
+  float tl_x39;
+  float tl_x40;
+  float tl_x41;
+  float tl_x42;
+  float tl_x43;
+  float tl_x44;
+  int tl_e45;
+  int tl_i46;
   float tl_x47;
   float tl_x48;
   float tl_x49;
   float tl_x50;
-  int tl_e51;
+  float tl_x51;
   float tl_x52;
   float tl_x53;
   float tl_x54;
-  float tl_x55;
-  int tl_e56;
-  float tl_x57;
-  float tl_x58;
-  float tl_x59;
-  float tl_x60;
-  int tl_e61;
-  float tl_x62;
-  float tl_x63;
-  float tl_x64;
-  float tl_x65;
-  float tl_t66;
-  float tl_t67;
-  float tl_t68;
-  float tl_t69;
+  float tl_t55;
+  float tl_t56;
+  float tl_t57;
+  float tl_t58;
+  int tl_lane59;
+  int tl_grp60;
+  int tl_turn61;
+  int tl_s62;
+  int tl_s63;
+  int tl_s64;
+  int tl_s65;
+  float tl_acc66;
+  float tl_acc67;
+  float tl_acc68;
+  float tl_acc69;
+  float tl_acc70;
+  float tl_acc71;
+  float tl_acc72;
+  float tl_acc73;
+  int tl_e74;
+  int tl_i75;
+  float tl_x76;
+  float tl_x77;
+  float tl_x78;
+  float tl_x79;
+  float tl_x80;
+  float tl_x81;
+  float tl_x82;
+  float tl_x83;
+  int tl_e84;
+  int tl_i85;
+  float tl_x86;
+  float tl_x87;
+  float tl_x88;
+  float tl_x89;
+  float tl_x90;
+  float tl_x91;
+  float tl_x92;
+  float tl_x93;
+  int tl_e94;
+  int tl_i95;
+  float tl_x96;
+  float tl_x97;
+  float tl_x98;
+  float tl_x99;
+  float tl_x100;
+  float tl_x101;
+  float tl_x102;
+  float tl_x103;
+  int tl_e104;
+  int tl_i105;
+  float tl_x106;
+  float tl_x107;
+  float tl_x108;
+  float tl_x109;
+  float tl_x110;
+  float tl_x111;
+  float tl_x112;
+  float tl_x113;
+  float tl_t114;
+  float tl_t115;
+  float tl_t116;
+  float tl_t117;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 4: cta.max(dst, src, axes=(-1), nan=ignore)  [rows]
   if (((unsigned long long)(const void *)src % 16ull == 0)) {
@@ -158,188 +206,288 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
     for (tl_turn2 = 0; tl_turn2 < 64; tl_turn2 += 64) {
       tl_s3 = (tl_turn2 + tl_grp1);
       tl_acc7 = __int_as_float(0x7fc00000);
-      for (tl_e11 = (tl_lane0 * 4); tl_e11 < 128; tl_e11 += 32) {
-        {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + tl_e11)];
-          tl_x12 = tl_v.e[0];
-          tl_x13 = tl_v.e[1];
-          tl_x14 = tl_v.e[2];
-          tl_x15 = tl_v.e[3];
-        }
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x12);
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x13);
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x14);
-        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x15);
-      }
-      tl_s4 = ((tl_turn2 + tl_grp1) + (16 * 1));
       tl_acc8 = __int_as_float(0x7fc00000);
-      for (tl_e16 = (tl_lane0 * 4); tl_e16 < 128; tl_e16 += 32) {
+      for (tl_i16 = 0; tl_i16 < 2; tl_i16 += 1) {
+        tl_e15 = ((tl_lane0 * 4) + (tl_i16 * 64));
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + tl_e16)];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + tl_e15)];
           tl_x17 = tl_v.e[0];
           tl_x18 = tl_v.e[1];
           tl_x19 = tl_v.e[2];
           tl_x20 = tl_v.e[3];
         }
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x17);
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x18);
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x19);
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x20);
-      }
-      tl_s5 = ((tl_turn2 + tl_grp1) + (16 * 2));
-      tl_acc9 = __int_as_float(0x7fc00000);
-      for (tl_e21 = (tl_lane0 * 4); tl_e21 < 128; tl_e21 += 32) {
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + tl_e21)];
-          tl_x22 = tl_v.e[0];
-          tl_x23 = tl_v.e[1];
-          tl_x24 = tl_v.e[2];
-          tl_x25 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + (tl_e15 + 32))];
+          tl_x21 = tl_v.e[0];
+          tl_x22 = tl_v.e[1];
+          tl_x23 = tl_v.e[2];
+          tl_x24 = tl_v.e[3];
         }
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x22);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x23);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x24);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x25);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x17);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x18);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x19);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x20);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x21);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x22);
+        tl_acc7 = tl_maxnum_f32(tl_acc7, tl_x23);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x24);
       }
-      tl_s6 = ((tl_turn2 + tl_grp1) + (16 * 3));
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_acc8);
+      tl_s4 = ((tl_turn2 + tl_grp1) + (16 * 1));
+      tl_acc9 = __int_as_float(0x7fc00000);
       tl_acc10 = __int_as_float(0x7fc00000);
-      for (tl_e26 = (tl_lane0 * 4); tl_e26 < 128; tl_e26 += 32) {
+      for (tl_i26 = 0; tl_i26 < 2; tl_i26 += 1) {
+        tl_e25 = ((tl_lane0 * 4) + (tl_i26 * 64));
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + tl_e26)];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + tl_e25)];
           tl_x27 = tl_v.e[0];
           tl_x28 = tl_v.e[1];
           tl_x29 = tl_v.e[2];
           tl_x30 = tl_v.e[3];
         }
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x27);
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + (tl_e25 + 32))];
+          tl_x31 = tl_v.e[0];
+          tl_x32 = tl_v.e[1];
+          tl_x33 = tl_v.e[2];
+          tl_x34 = tl_v.e[3];
+        }
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x27);
         tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x28);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x29);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x29);
         tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x30);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x31);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x32);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x33);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x34);
       }
-      tl_t31 = __shfl_xor(tl_acc7, 1, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
-      tl_t31 = __shfl_xor(tl_acc7, 2, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
-      tl_t31 = __shfl_xor(tl_acc7, 4, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t31);
-      tl_t32 = __shfl_xor(tl_acc8, 1, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
-      tl_t32 = __shfl_xor(tl_acc8, 2, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
-      tl_t32 = __shfl_xor(tl_acc8, 4, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t32);
-      tl_t33 = __shfl_xor(tl_acc9, 1, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
-      tl_t33 = __shfl_xor(tl_acc9, 2, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
-      tl_t33 = __shfl_xor(tl_acc9, 4, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t33);
-      tl_t34 = __shfl_xor(tl_acc10, 1, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
-      tl_t34 = __shfl_xor(tl_acc10, 2, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
-      tl_t34 = __shfl_xor(tl_acc10, 4, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t34);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_acc10);
+      tl_s5 = ((tl_turn2 + tl_grp1) + (16 * 2));
+      tl_acc11 = __int_as_float(0x7fc00000);
+      tl_acc12 = __int_as_float(0x7fc00000);
+      for (tl_i36 = 0; tl_i36 < 2; tl_i36 += 1) {
+        tl_e35 = ((tl_lane0 * 4) + (tl_i36 * 64));
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + tl_e35)];
+          tl_x37 = tl_v.e[0];
+          tl_x38 = tl_v.e[1];
+          tl_x39 = tl_v.e[2];
+          tl_x40 = tl_v.e[3];
+        }
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + (tl_e35 + 32))];
+          tl_x41 = tl_v.e[0];
+          tl_x42 = tl_v.e[1];
+          tl_x43 = tl_v.e[2];
+          tl_x44 = tl_v.e[3];
+        }
+        tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x37);
+        tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x38);
+        tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x39);
+        tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x40);
+        tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x41);
+        tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x42);
+        tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x43);
+        tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x44);
+      }
+      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_acc12);
+      tl_s6 = ((tl_turn2 + tl_grp1) + (16 * 3));
+      tl_acc13 = __int_as_float(0x7fc00000);
+      tl_acc14 = __int_as_float(0x7fc00000);
+      for (tl_i46 = 0; tl_i46 < 2; tl_i46 += 1) {
+        tl_e45 = ((tl_lane0 * 4) + (tl_i46 * 64));
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + tl_e45)];
+          tl_x47 = tl_v.e[0];
+          tl_x48 = tl_v.e[1];
+          tl_x49 = tl_v.e[2];
+          tl_x50 = tl_v.e[3];
+        }
+        {
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + (tl_e45 + 32))];
+          tl_x51 = tl_v.e[0];
+          tl_x52 = tl_v.e[1];
+          tl_x53 = tl_v.e[2];
+          tl_x54 = tl_v.e[3];
+        }
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x47);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x48);
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x49);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x50);
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x51);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x52);
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x53);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x54);
+      }
+      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_acc14);
+      tl_t55 = __shfl_xor(tl_acc7, 1, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
+      tl_t55 = __shfl_xor(tl_acc7, 2, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
+      tl_t55 = __shfl_xor(tl_acc7, 4, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
+      tl_t56 = __shfl_xor(tl_acc9, 1, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t56);
+      tl_t56 = __shfl_xor(tl_acc9, 2, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t56);
+      tl_t56 = __shfl_xor(tl_acc9, 4, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t56);
+      tl_t57 = __shfl_xor(tl_acc11, 1, 8);
+      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t57);
+      tl_t57 = __shfl_xor(tl_acc11, 2, 8);
+      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t57);
+      tl_t57 = __shfl_xor(tl_acc11, 4, 8);
+      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t57);
+      tl_t58 = __shfl_xor(tl_acc13, 1, 8);
+      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t58);
+      tl_t58 = __shfl_xor(tl_acc13, 2, 8);
+      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t58);
+      tl_t58 = __shfl_xor(tl_acc13, 4, 8);
+      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t58);
       if (tl_lane0 == 0) {
         dst[tl_s3] = tl_acc7;
       }
       if (tl_lane0 == 0) {
-        dst[tl_s4] = tl_acc8;
+        dst[tl_s4] = tl_acc9;
       }
       if (tl_lane0 == 0) {
-        dst[tl_s5] = tl_acc9;
+        dst[tl_s5] = tl_acc11;
       }
       if (tl_lane0 == 0) {
-        dst[tl_s6] = tl_acc10;
+        dst[tl_s6] = tl_acc13;
       }
     }
   } else {
-    tl_lane35 = (tl_tid % 8);
-    tl_grp36 = (tl_tid / 8);
-    for (tl_turn37 = 0; tl_turn37 < 64; tl_turn37 += 64) {
-      tl_s38 = (tl_turn37 + tl_grp36);
-      tl_acc42 = __int_as_float(0x7fc00000);
-      for (tl_e46 = (tl_lane35 * 4); tl_e46 < 128; tl_e46 += 32) {
-        tl_x47 = src[((tl_s38 * 128) + tl_e46)];
-        tl_x48 = src[(((tl_s38 * 128) + tl_e46) + 1)];
-        tl_x49 = src[(((tl_s38 * 128) + tl_e46) + 2)];
-        tl_x50 = src[(((tl_s38 * 128) + tl_e46) + 3)];
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x47);
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x48);
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x49);
-        tl_acc42 = tl_maxnum_f32(tl_acc42, tl_x50);
+    tl_lane59 = (tl_tid % 8);
+    tl_grp60 = (tl_tid / 8);
+    for (tl_turn61 = 0; tl_turn61 < 64; tl_turn61 += 64) {
+      tl_s62 = (tl_turn61 + tl_grp60);
+      tl_acc66 = __int_as_float(0x7fc00000);
+      tl_acc67 = __int_as_float(0x7fc00000);
+      for (tl_i75 = 0; tl_i75 < 2; tl_i75 += 1) {
+        tl_e74 = ((tl_lane59 * 4) + (tl_i75 * 64));
+        tl_x76 = src[((tl_s62 * 128) + tl_e74)];
+        tl_x77 = src[(((tl_s62 * 128) + tl_e74) + 1)];
+        tl_x78 = src[(((tl_s62 * 128) + tl_e74) + 2)];
+        tl_x79 = src[(((tl_s62 * 128) + tl_e74) + 3)];
+        tl_x80 = src[((tl_s62 * 128) + (tl_e74 + 32))];
+        tl_x81 = src[(((tl_s62 * 128) + (tl_e74 + 32)) + 1)];
+        tl_x82 = src[(((tl_s62 * 128) + (tl_e74 + 32)) + 2)];
+        tl_x83 = src[(((tl_s62 * 128) + (tl_e74 + 32)) + 3)];
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x76);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x77);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x78);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x79);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x80);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x81);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x82);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x83);
       }
-      tl_s39 = ((tl_turn37 + tl_grp36) + (16 * 1));
-      tl_acc43 = __int_as_float(0x7fc00000);
-      for (tl_e51 = (tl_lane35 * 4); tl_e51 < 128; tl_e51 += 32) {
-        tl_x52 = src[((tl_s39 * 128) + tl_e51)];
-        tl_x53 = src[(((tl_s39 * 128) + tl_e51) + 1)];
-        tl_x54 = src[(((tl_s39 * 128) + tl_e51) + 2)];
-        tl_x55 = src[(((tl_s39 * 128) + tl_e51) + 3)];
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x52);
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x53);
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x54);
-        tl_acc43 = tl_maxnum_f32(tl_acc43, tl_x55);
+      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_acc67);
+      tl_s63 = ((tl_turn61 + tl_grp60) + (16 * 1));
+      tl_acc68 = __int_as_float(0x7fc00000);
+      tl_acc69 = __int_as_float(0x7fc00000);
+      for (tl_i85 = 0; tl_i85 < 2; tl_i85 += 1) {
+        tl_e84 = ((tl_lane59 * 4) + (tl_i85 * 64));
+        tl_x86 = src[((tl_s63 * 128) + tl_e84)];
+        tl_x87 = src[(((tl_s63 * 128) + tl_e84) + 1)];
+        tl_x88 = src[(((tl_s63 * 128) + tl_e84) + 2)];
+        tl_x89 = src[(((tl_s63 * 128) + tl_e84) + 3)];
+        tl_x90 = src[((tl_s63 * 128) + (tl_e84 + 32))];
+        tl_x91 = src[(((tl_s63 * 128) + (tl_e84 + 32)) + 1)];
+        tl_x92 = src[(((tl_s63 * 128) + (tl_e84 + 32)) + 2)];
+        tl_x93 = src[(((tl_s63 * 128) + (tl_e84 + 32)) + 3)];
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x86);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x87);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x88);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x89);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x90);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x91);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x92);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x93);
       }
-      tl_s40 = ((tl_turn37 + tl_grp36) + (16 * 2));
-      tl_acc44 = __int_as_float(0x7fc00000);
-      for (tl_e56 = (tl_lane35 * 4); tl_e56 < 128; tl_e56 += 32) {
-        tl_x57 = src[((tl_s40 * 128) + tl_e56)];
-        tl_x58 = src[(((tl_s40 * 128) + tl_e56) + 1)];
-        tl_x59 = src[(((tl_s40 * 128) + tl_e56) + 2)];
-        tl_x60 = src[(((tl_s40 * 128) + tl_e56) + 3)];
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x57);
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x58);
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x59);
-        tl_acc44 = tl_maxnum_f32(tl_acc44, tl_x60);
+      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_acc69);
+      tl_s64 = ((tl_turn61 + tl_grp60) + (16 * 2));
+      tl_acc70 = __int_as_float(0x7fc00000);
+      tl_acc71 = __int_as_float(0x7fc00000);
+      for (tl_i95 = 0; tl_i95 < 2; tl_i95 += 1) {
+        tl_e94 = ((tl_lane59 * 4) + (tl_i95 * 64));
+        tl_x96 = src[((tl_s64 * 128) + tl_e94)];
+        tl_x97 = src[(((tl_s64 * 128) + tl_e94) + 1)];
+        tl_x98 = src[(((tl_s64 * 128) + tl_e94) + 2)];
+        tl_x99 = src[(((tl_s64 * 128) + tl_e94) + 3)];
+        tl_x100 = src[((tl_s64 * 128) + (tl_e94 + 32))];
+        tl_x101 = src[(((tl_s64 * 128) + (tl_e94 + 32)) + 1)];
+        tl_x102 = src[(((tl_s64 * 128) + (tl_e94 + 32)) + 2)];
+        tl_x103 = src[(((tl_s64 * 128) + (tl_e94 + 32)) + 3)];
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x96);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x97);
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x98);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x99);
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x100);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x101);
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x102);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x103);
       }
-      tl_s41 = ((tl_turn37 + tl_grp36) + (16 * 3));
-      tl_acc45 = __int_as_float(0x7fc00000);
-      for (tl_e61 = (tl_lane35 * 4); tl_e61 < 128; tl_e61 += 32) {
-        tl_x62 = src[((tl_s41 * 128) + tl_e61)];
-        tl_x63 = src[(((tl_s41 * 128) + tl_e61) + 1)];
-        tl_x64 = src[(((tl_s41 * 128) + tl_e61) + 2)];
-        tl_x65 = src[(((tl_s41 * 128) + tl_e61) + 3)];
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x62);
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x63);
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x64);
-        tl_acc45 = tl_maxnum_f32(tl_acc45, tl_x65);
+      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_acc71);
+      tl_s65 = ((tl_turn61 + tl_grp60) + (16 * 3));
+      tl_acc72 = __int_as_float(0x7fc00000);
+      tl_acc73 = __int_as_float(0x7fc00000);
+      for (tl_i105 = 0; tl_i105 < 2; tl_i105 += 1) {
+        tl_e104 = ((tl_lane59 * 4) + (tl_i105 * 64));
+        tl_x106 = src[((tl_s65 * 128) + tl_e104)];
+        tl_x107 = src[(((tl_s65 * 128) + tl_e104) + 1)];
+        tl_x108 = src[(((tl_s65 * 128) + tl_e104) + 2)];
+        tl_x109 = src[(((tl_s65 * 128) + tl_e104) + 3)];
+        tl_x110 = src[((tl_s65 * 128) + (tl_e104 + 32))];
+        tl_x111 = src[(((tl_s65 * 128) + (tl_e104 + 32)) + 1)];
+        tl_x112 = src[(((tl_s65 * 128) + (tl_e104 + 32)) + 2)];
+        tl_x113 = src[(((tl_s65 * 128) + (tl_e104 + 32)) + 3)];
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x106);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x107);
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x108);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x109);
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x110);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x111);
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x112);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x113);
       }
-      tl_t66 = __shfl_xor(tl_acc42, 1, 8);
-      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
-      tl_t66 = __shfl_xor(tl_acc42, 2, 8);
-      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
-      tl_t66 = __shfl_xor(tl_acc42, 4, 8);
-      tl_acc42 = tl_maxnum_f32(tl_acc42, tl_t66);
-      tl_t67 = __shfl_xor(tl_acc43, 1, 8);
-      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
-      tl_t67 = __shfl_xor(tl_acc43, 2, 8);
-      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
-      tl_t67 = __shfl_xor(tl_acc43, 4, 8);
-      tl_acc43 = tl_maxnum_f32(tl_acc43, tl_t67);
-      tl_t68 = __shfl_xor(tl_acc44, 1, 8);
-      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
-      tl_t68 = __shfl_xor(tl_acc44, 2, 8);
-      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
-      tl_t68 = __shfl_xor(tl_acc44, 4, 8);
-      tl_acc44 = tl_maxnum_f32(tl_acc44, tl_t68);
-      tl_t69 = __shfl_xor(tl_acc45, 1, 8);
-      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
-      tl_t69 = __shfl_xor(tl_acc45, 2, 8);
-      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
-      tl_t69 = __shfl_xor(tl_acc45, 4, 8);
-      tl_acc45 = tl_maxnum_f32(tl_acc45, tl_t69);
-      if (tl_lane35 == 0) {
-        dst[tl_s38] = tl_acc42;
+      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_acc73);
+      tl_t114 = __shfl_xor(tl_acc66, 1, 8);
+      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
+      tl_t114 = __shfl_xor(tl_acc66, 2, 8);
+      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
+      tl_t114 = __shfl_xor(tl_acc66, 4, 8);
+      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
+      tl_t115 = __shfl_xor(tl_acc68, 1, 8);
+      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t115);
+      tl_t115 = __shfl_xor(tl_acc68, 2, 8);
+      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t115);
+      tl_t115 = __shfl_xor(tl_acc68, 4, 8);
+      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t115);
+      tl_t116 = __shfl_xor(tl_acc70, 1, 8);
+      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t116);
+      tl_t116 = __shfl_xor(tl_acc70, 2, 8);
+      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t116);
+      tl_t116 = __shfl_xor(tl_acc70, 4, 8);
+      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t116);
+      tl_t117 = __shfl_xor(tl_acc72, 1, 8);
+      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t117);
+      tl_t117 = __shfl_xor(tl_acc72, 2, 8);
+      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t117);
+      tl_t117 = __shfl_xor(tl_acc72, 4, 8);
+      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t117);
+      if (tl_lane59 == 0) {
+        dst[tl_s62] = tl_acc66;
       }
-      if (tl_lane35 == 0) {
-        dst[tl_s39] = tl_acc43;
+      if (tl_lane59 == 0) {
+        dst[tl_s63] = tl_acc68;
       }
-      if (tl_lane35 == 0) {
-        dst[tl_s40] = tl_acc44;
+      if (tl_lane59 == 0) {
+        dst[tl_s64] = tl_acc70;
       }
-      if (tl_lane35 == 0) {
-        dst[tl_s41] = tl_acc45;
+      if (tl_lane59 == 0) {
+        dst[tl_s65] = tl_acc72;
       }
     }
   }

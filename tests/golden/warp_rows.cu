@@ -124,11 +124,12 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   float tl_acc25;
   int tl_e26;
   float tl_x27;
-  int tl_e28;
-  float tl_v29;
+  float tl_t28;
+  int tl_e29;
   float tl_v30;
   float tl_v31;
   float tl_v32;
+  float tl_v33;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 9: cta.copy(As, A)  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 144; tl_e0 += 512) {
@@ -217,36 +218,36 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   // line 11: cta.sync()  [barrier]
   __syncthreads();
   // line 12: warp.sum(Bs[warp_id], As[warp_id], axes=(-1))  [rows]
-  tl_lane18 = 0;
-  tl_grp19 = tl_lane;
-  for (tl_turn20 = 0; tl_turn20 < 16; tl_turn20 += 32) {
+  tl_lane18 = (tl_lane % 2);
+  tl_grp19 = (tl_lane / 2);
+  for (tl_turn20 = 0; tl_turn20 < 16; tl_turn20 += 16) {
     tl_s21 = (tl_turn20 + tl_grp19);
     tl_acc22 = -0.0f;
     tl_acc23 = -0.0f;
     tl_acc24 = -0.0f;
     tl_acc25 = -0.0f;
-    if (tl_s21 < 16) {
-      for (tl_e26 = tl_lane18; tl_e26 < 33; tl_e26 += 4) {
-        tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + tl_e26))];
-        tl_acc22 = (tl_acc22 + tl_x27);
-        if ((tl_e26 + 1) < 33) {
-          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 1)))];
-          tl_acc23 = (tl_acc23 + tl_x27);
-        }
-        if ((tl_e26 + 2) < 33) {
-          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 2)))];
-          tl_acc24 = (tl_acc24 + tl_x27);
-        }
-        if ((tl_e26 + 3) < 33) {
-          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 3)))];
-          tl_acc25 = (tl_acc25 + tl_x27);
-        }
+    for (tl_e26 = tl_lane18; tl_e26 < 33; tl_e26 += 8) {
+      tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + tl_e26))];
+      tl_acc22 = (tl_acc22 + tl_x27);
+      if ((tl_e26 + 2) < 33) {
+        tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 2)))];
+        tl_acc23 = (tl_acc23 + tl_x27);
       }
-      tl_acc22 = (tl_acc22 + tl_acc24);
-      tl_acc23 = (tl_acc23 + tl_acc25);
-      tl_acc22 = (tl_acc22 + tl_acc23);
+      if ((tl_e26 + 4) < 33) {
+        tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 4)))];
+        tl_acc24 = (tl_acc24 + tl_x27);
+      }
+      if ((tl_e26 + 6) < 33) {
+        tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 6)))];
+        tl_acc25 = (tl_acc25 + tl_x27);
+      }
     }
-    if ((tl_s21 < 16) && (tl_lane18 == 0)) {
+    tl_acc22 = (tl_acc22 + tl_acc24);
+    tl_acc23 = (tl_acc23 + tl_acc25);
+    tl_acc22 = (tl_acc22 + tl_acc23);
+    tl_t28 = __shfl_xor_sync(tl_mask, tl_acc22, 1, 2);
+    tl_acc22 = (tl_acc22 + tl_t28);
+    if (tl_lane18 == 0) {
       Bs[((tl_warp * 16) + tl_s21)] = tl_acc22;
     }
   }
@@ -254,21 +255,21 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   // line 13: cta.sync()  [barrier]
   __syncthreads();
   // line 14: cta.copy(B, Bs)  [copy]
-  for (tl_e28 = tl_tid; tl_e28 < 16; tl_e28 += 128) {
+  for (tl_e29 = tl_tid; tl_e29 < 16; tl_e29 += 128) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e28 * 4)];
-      tl_v29 = tl_v.e[0];
-      tl_v30 = tl_v.e[1];
-      tl_v31 = tl_v.e[2];
-      tl_v32 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e29 * 4)];
+      tl_v30 = tl_v.e[0];
+      tl_v31 = tl_v.e[1];
+      tl_v32 = tl_v.e[2];
+      tl_v33 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v29;
-      tl_v.e[1] = tl_v30;
-      tl_v.e[2] = tl_v31;
-      tl_v.e[3] = tl_v32;
-      *(tl_f32x4 *)&B[(tl_e28 * 4)] = tl_v;
+      tl_v.e[0] = tl_v30;
+      tl_v.e[1] = tl_v31;
+      tl_v.e[2] = tl_v32;
+      tl_v.e[3] = tl_v33;
+      *(tl_f32x4 *)&B[(tl_e29 * 4)] = tl_v;
     }
   }
 }

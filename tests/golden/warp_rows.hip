@@ -102,17 +102,30 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   int tl_grp19;
   int tl_turn20;
   int tl_s21;
-  float tl_acc22;
-  float tl_acc23;
-  float tl_acc24;
+  int tl_s22;
+  int tl_s23;
+  int tl_s24;
   float tl_acc25;
-  int tl_e26;
-  float tl_x27;
-  int tl_e28;
-  float tl_v29;
-  float tl_v30;
-  float tl_v31;
-  float tl_v32;
+  float tl_acc26;
+  float tl_acc27;
+  float tl_acc28;
+  int tl_e29;
+  float tl_x30;
+  int tl_e31;
+  float tl_x32;
+  int tl_e33;
+  float tl_x34;
+  int tl_e35;
+  float tl_x36;
+  float tl_t37;
+  float tl_t38;
+  float tl_t39;
+  float tl_t40;
+  int tl_e41;
+  float tl_v42;
+  float tl_v43;
+  float tl_v44;
+  float tl_v45;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 9: cta.copy(As, A)  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 144; tl_e0 += 512) {
@@ -201,58 +214,97 @@ extern "C" __global__ void __launch_bounds__(128) warp_rows(const float *__restr
   // line 11: cta.sync()  [barrier]
   __syncthreads();
   // line 12: warp.sum(Bs[warp_id], As[warp_id], axes=(-1))  [rows]
-  tl_lane18 = 0;
-  tl_grp19 = tl_lane;
-  for (tl_turn20 = 0; tl_turn20 < 16; tl_turn20 += 64) {
+  tl_lane18 = (tl_lane % 16);
+  tl_grp19 = (tl_lane / 16);
+  for (tl_turn20 = 0; tl_turn20 < 16; tl_turn20 += 16) {
     tl_s21 = (tl_turn20 + tl_grp19);
-    tl_acc22 = -0.0f;
-    tl_acc23 = -0.0f;
-    tl_acc24 = -0.0f;
     tl_acc25 = -0.0f;
-    if (tl_s21 < 16) {
-      for (tl_e26 = tl_lane18; tl_e26 < 33; tl_e26 += 4) {
-        tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + tl_e26))];
-        tl_acc22 = (tl_acc22 + tl_x27);
-        if ((tl_e26 + 1) < 33) {
-          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 1)))];
-          tl_acc23 = (tl_acc23 + tl_x27);
-        }
-        if ((tl_e26 + 2) < 33) {
-          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 2)))];
-          tl_acc24 = (tl_acc24 + tl_x27);
-        }
-        if ((tl_e26 + 3) < 33) {
-          tl_x27 = As[((tl_warp * 528) + ((tl_s21 * 33) + (tl_e26 + 3)))];
-          tl_acc25 = (tl_acc25 + tl_x27);
-        }
-      }
-      tl_acc22 = (tl_acc22 + tl_acc24);
-      tl_acc23 = (tl_acc23 + tl_acc25);
-      tl_acc22 = (tl_acc22 + tl_acc23);
+    for (tl_e29 = tl_lane18; tl_e29 < 33; tl_e29 += 16) {
+      tl_x30 = As[((tl_warp * 528) + ((tl_s21 * 33) + tl_e29))];
+      tl_acc25 = (tl_acc25 + tl_x30);
     }
-    if ((tl_s21 < 16) && (tl_lane18 == 0)) {
-      Bs[((tl_warp * 16) + tl_s21)] = tl_acc22;
+    tl_s22 = ((tl_turn20 + tl_grp19) + (4 * 1));
+    tl_acc26 = -0.0f;
+    for (tl_e31 = tl_lane18; tl_e31 < 33; tl_e31 += 16) {
+      tl_x32 = As[((tl_warp * 528) + ((tl_s22 * 33) + tl_e31))];
+      tl_acc26 = (tl_acc26 + tl_x32);
+    }
+    tl_s23 = ((tl_turn20 + tl_grp19) + (4 * 2));
+    tl_acc27 = -0.0f;
+    for (tl_e33 = tl_lane18; tl_e33 < 33; tl_e33 += 16) {
+      tl_x34 = As[((tl_warp * 528) + ((tl_s23 * 33) + tl_e33))];
+      tl_acc27 = (tl_acc27 + tl_x34);
+    }
+    tl_s24 = ((tl_turn20 + tl_grp19) + (4 * 3));
+    tl_acc28 = -0.0f;
+    for (tl_e35 = tl_lane18; tl_e35 < 33; tl_e35 += 16) {
+      tl_x36 = As[((tl_warp * 528) + ((tl_s24 * 33) + tl_e35))];
+      tl_acc28 = (tl_acc28 + tl_x36);
+    }
+    tl_t37 = __shfl_xor(tl_acc25, 1, 16);
+    tl_acc25 = (tl_acc25 + tl_t37);
+    tl_t37 = __shfl_xor(tl_acc25, 2, 16);
+    tl_acc25 = (tl_acc25 + tl_t37);
+    tl_t37 = __shfl_xor(tl_acc25, 4, 16);
+    tl_acc25 = (tl_acc25 + tl_t37);
+    tl_t37 = __shfl_xor(tl_acc25, 8, 16);
+    tl_acc25 = (tl_acc25 + tl_t37);
+    tl_t38 = __shfl_xor(tl_acc26, 1, 16);
+    tl_acc26 = (tl_acc26 + tl_t38);
+    tl_t38 = __shfl_xor(tl_acc26, 2, 16);
+    tl_acc26 = (tl_acc26 + tl_t38);
+    tl_t38 = __shfl_xor(tl_acc26, 4, 16);
+    tl_acc26 = (tl_acc26 + tl_t38);
+    tl_t38 = __shfl_xor(tl_acc26, 8, 16);
+    tl_acc26 = (tl_acc26 + tl_t38);
+    tl_t39 = __shfl_xor(tl_acc27, 1, 16);
+    tl_acc27 = (tl_acc27 + tl_t39);
+    tl_t39 = __shfl_xor(tl_acc27, 2, 16);
+    tl_acc27 = (tl_acc27 + tl_t39);
+    tl_t39 = __shfl_xor(tl_acc27, 4, 16);
+    tl_acc27 = (tl_acc27 + tl_t39);
+    tl_t39 = __shfl_xor(tl_acc27, 8, 16);
+    tl_acc27 = (tl_acc27 + tl_t39);
+    tl_t40 = __shfl_xor(tl_acc28, 1, 16);
+    tl_acc28 = (tl_acc28 + tl_t40);
+    tl_t40 = __shfl_xor(tl_acc28, 2, 16);
+    tl_acc28 = (tl_acc28 + tl_t40);
+    tl_t40 = __shfl_xor(tl_acc28, 4, 16);
+    tl_acc28 = (tl_acc28 + tl_t40);
+    tl_t40 = __shfl_xor(tl_acc28, 8, 16);
+    tl_acc28 = (tl_acc28 + tl_t40);
+    if (tl_lane18 == 0) {
+      Bs[((tl_warp * 16) + tl_s21)] = tl_acc25;
+    }
+    if (tl_lane18 == 0) {
+      Bs[((tl_warp * 16) + tl_s22)] = tl_acc26;
+    }
+    if (tl_lane18 == 0) {
+      Bs[((tl_warp * 16) + tl_s23)] = tl_acc27;
+    }
+    if (tl_lane18 == 0) {
+      Bs[((tl_warp * 16) + tl_s24)] = tl_acc28;
     }
   }
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); __builtin_amdgcn_wave_barrier(); __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "wavefront");
   // line 13: cta.sync()  [barrier]
   __syncthreads();
   // line 14: cta.copy(B, Bs)  [copy]
-  for (tl_e28 = tl_tid; tl_e28 < 16; tl_e28 += 128) {
+  for (tl_e41 = tl_tid; tl_e41 < 16; tl_e41 += 128) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e28 * 4)];
-      tl_v29 = tl_v.e[0];
-      tl_v30 = tl_v.e[1];
-      tl_v31 = tl_v.e[2];
-      tl_v32 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e41 * 4)];
+      tl_v42 = tl_v.e[0];
+      tl_v43 = tl_v.e[1];
+      tl_v44 = tl_v.e[2];
+      tl_v45 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v29;
-      tl_v.e[1] = tl_v30;
-      tl_v.e[2] = tl_v31;
-      tl_v.e[3] = tl_v32;
-      *(tl_f32x4 *)&B[(tl_e28 * 4)] = tl_v;
+      tl_v.e[0] = tl_v42;
+      tl_v.e[1] = tl_v43;
+      tl_v.e[2] = tl_v44;
+      tl_v.e[3] = tl_v45;
+      *(tl_f32x4 *)&B[(tl_e41 * 4)] = tl_v;
     }
   }
 }

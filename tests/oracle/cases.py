@@ -95,8 +95,9 @@ def make_case(rng, cid, kind, ws, dt, op, nan, accum, variant, flavour=None):
         budget = max(1, budget // (2 if dt.size == 8 else 1))
         if kind in ("thread_local", "warp_localsrc"):
             budget = min(budget, max(1, 1536 // threads))
-        if variant == "cta_tree":  # few outputs of long rows
-            shp = (extent(rng, 3), int(rng.integers(100, budget // 3 + 101)))
+        if variant == "cta_tree":  # few outputs of long rows: fewer than the warps, so it applies
+            outs = int(rng.integers(1, min(3, max(1, threads // ws - 1)) + 1))
+            shp = (outs, int(rng.integers(100, budget // 3 + 101)))
             axes = (-1,)
         else:
             shp = shape(rng, budget)
@@ -171,21 +172,25 @@ def fill_data(rng, c, flavour):
 
 
 def cases_for_kind(rng, kind, ws, rounds, combos=COMBOS, accums=(False, True), start=0, flavour=None):
-    """Every (dtype, op, nan) x accum, rounds times, the kind's variants taken in turn
-    (each one at least once per round when there are as many cases as variants); the
-    data flavours in turn too, unless one is given."""
+    """Every (dtype, op, nan) x accum, rounds times, the kind's variants taken in turn;
+    when a round has fewer combinations than the kind has variants (logsumexp and var
+    take three dtypes and no accum), the combinations repeat until every variant had one,
+    so each variant is forced at least once a round. The data flavours in turn too,
+    unless one is given."""
     out = []
     vs = VARIANTS[kind]
     i = 0
     for r in range(rounds):
-        for j, (dtn, op, nan) in enumerate(combos):
+        todo = [(j, a, acc) for j, (dtn, op, nan) in enumerate(combos) for a, acc in enumerate(accums)
+                if not (acc and op in nm.NO_ACCUM)]
+        n = max(len(todo), len(vs)) if todo else 0
+        for t in range(n):
+            j, a, acc = todo[t % len(todo)]
+            dtn, op, nan = combos[j]
             dt = nm.DTYPES[dtn]
             fl = data.flavours_for(dt, op, nan)
-            for a, acc in enumerate(accums):
-                if acc and op in nm.NO_ACCUM:
-                    continue
-                v = vs[i % len(vs)]
-                f = flavour or fl[(r * len(accums) + a + j * 3) % len(fl)]
-                out.append(make_case(rng, start + len(out), kind, ws, dt, op, nan, acc, v, f))
-                i += 1
+            v = vs[i % len(vs)]
+            f = flavour or fl[(r * len(accums) + a + j * 3 + t // len(todo)) % len(fl)]
+            out.append(make_case(rng, start + len(out), kind, ws, dt, op, nan, acc, v, f))
+            i += 1
     return out
