@@ -223,7 +223,27 @@ static void finish(const dsp_query *q, dsp_tile_plan *p, double mio, double inst
 }
 
 /* rows: lanes per output L (<= a warp), or the whole instance (L = T > a warp). */
-static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p) {
+/* The sampled requests of the last plan costed: plans that differ only in their
+ * accumulators (and so their batch) make the same loads, which are counted once. */
+typedef struct sampled_loads {
+    int orient, a, b; /* rows: lanes, width; cols: width, slices; orient -1: none yet */
+    int64_t loads, wavefronts;
+    double pipe;
+} sampled_loads;
+
+static bool reuse(const sampled_loads *m, dsp_tile_plan *p, int orient, int a, int b, double *pipe) {
+    if (m->orient != orient || m->a != a || m->b != b) return false;
+    p->loads = m->loads;
+    p->wavefronts = m->wavefronts;
+    *pipe = m->pipe;
+    return true;
+}
+
+static void keep(sampled_loads *m, const dsp_tile_plan *p, int orient, int a, int b, double pipe) {
+    *m = (sampled_loads){orient, a, b, p->loads, p->wavefronts, pipe};
+}
+
+static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampled_loads *memo) {
     const dsp_cost_consts *c = &dsp_costs;
     int ws = q->ws, T = inst_threads(q), L = p->lanes, V = p->vec, A = p->accs;
     bool tree = L > ws;
@@ -233,7 +253,8 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p) {
     int64_t total = (int64_t)nw * steps * cpl, every = total > SAMPLE ? total / SAMPLE : 1;
     int64_t sampled = 0, wf = 0, addr[64];
     double pipe = 0;
-    for (int64_t idx = 0; idx < total; idx += every) {
+    bool known = reuse(memo, p, DSP_ALONG_REDUCED, L, V, &pipe);
+    for (int64_t idx = 0; idx < total && !known; idx += every) {
         int64_t wi = idx / (steps * cpl), st = idx / cpl % steps, ci = idx % cpl;
         for (int i = 0; i < ws; i++) {
             int64_t t = wi * ws + i;
@@ -246,9 +267,12 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p) {
         pipe += request_cycles(one);
         sampled++;
     }
-    p->loads = total;
-    p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
-    pipe = sampled ? pipe * (double)total / (double)sampled : 0;
+    if (!known) {
+        p->loads = total;
+        p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
+        pipe = sampled ? pipe * (double)total / (double)sampled : 0;
+        keep(memo, p, DSP_ALONG_REDUCED, L, V, pipe);
+    }
     int words = acc_words(q);
     int64_t per_lane = cpl * V; /* elements a lane folds per output */
     int bfly = log2i(tree ? ws : L);
@@ -280,7 +304,7 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p) {
 }
 
 /* cols: V neighbouring outputs a thread, P slices of an output's elements. */
-static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p) {
+static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampled_loads *memo) {
     const dsp_cost_consts *c = &dsp_costs;
     int ws = q->ws, T = inst_threads(q), V = p->vec, P = p->slices, A = p->accs;
     int64_t S = q->spatial_len, G = (S + V - 1) / V, red = q->red_len;
@@ -289,7 +313,8 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p) {
     int64_t total = (int64_t)nw * steps * rpt, every = total > SAMPLE ? total / SAMPLE : 1;
     int64_t sampled = 0, wf = 0, addr[64];
     double pipe = 0;
-    for (int64_t idx = 0; idx < total; idx += every) {
+    bool known = reuse(memo, p, DSP_ALONG_KEPT, V, P, &pipe);
+    for (int64_t idx = 0; idx < total && !known; idx += every) {
         int64_t wi = idx / (steps * rpt), st = idx / rpt % steps, i = idx % rpt;
         for (int l = 0; l < ws; l++) {
             int64_t t = wi * ws + l;
@@ -301,9 +326,12 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p) {
         pipe += request_cycles(one);
         sampled++;
     }
-    p->loads = total;
-    p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
-    pipe = sampled ? pipe * (double)total / (double)sampled : 0;
+    if (!known) {
+        p->loads = total;
+        p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
+        pipe = sampled ? pipe * (double)total / (double)sampled : 0;
+        keep(memo, p, DSP_ALONG_KEPT, V, P, pipe);
+    }
     p->shuffles = 0;
     int words = acc_words(q);
     int64_t per_thread = rpt * V;
@@ -354,6 +382,7 @@ int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max) 
     int sizes = q->selected ? T : (q->inst_size | q->inst_last);
     int64_t S = q->spatial_len, red = q->red_len;
     static const int vecs[] = {1, 2, 4, 8}, accs[] = {1, 2, 4};
+    sampled_loads memo = {.orient = -1};
     if (orient < 0 || orient == DSP_ALONG_REDUCED) {
         int lmax = pow2_dividing(sizes) < ws ? pow2_dividing(sizes) : ws;
         for (int vi = 0; vi < 4; vi++) {
@@ -374,7 +403,7 @@ int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max) 
                     int kmax = L > ws ? (T / ws < 4 ? T / ws : 4) : 4;
                     p.inflight = (int)(steps < kmax ? steps : kmax);
                     if (nch % L == 0) p.batch = dsp_batch(cpl, V, A, 32 / p.inflight > V ? 32 / p.inflight : V);
-                    cost_rows(q, &v, &p);
+                    cost_rows(q, &v, &p, &memo);
                     out[n++] = p;
                 }
         }
@@ -392,7 +421,7 @@ int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max) 
                     if (A > 1 && A > (red + P - 1) / P) continue;
                     dsp_tile_plan p = {.orient = DSP_ALONG_KEPT, .lanes = 1, .vec = V, .accs = A, .slices = P, .inflight = 1};
                     if (red % P == 0) p.batch = dsp_batch(red / P, 1, A, 32 / V > 1 ? 32 / V : 1);
-                    cost_cols(q, &v, &p);
+                    cost_cols(q, &v, &p, &memo);
                     out[n++] = p;
                 }
             }
