@@ -387,7 +387,7 @@ static void test_rejection_reasons(void **state) {
     /* a successful dispatch shows every verdict and marks the winner */
     text = explain(row_sum, cuda, &st, &diag);
     assert_int_equal(st, TILEC_OK);
-    assert_non_null(strstr(text, "  line 6: cta.sum(Bs, As, axes=(-1))\n    4 outputs of 8 elements; groups of 8 lanes\n"));
+    assert_non_null(strstr(text, "  line 6: cta.sum(Bs, As, axes=(-1))\n    4 outputs of 8 elements; the shared variant's groups of 8 lanes\n"));
     assert_non_null(strstr(text, "    * rows        priority 24  chosen\n"));
     assert_non_null(strstr(text, "      cols        priority 24  rejected\n"));
     assert_non_null(strstr(text, "        cheapest         no: the cost model puts rows first: rows about "));

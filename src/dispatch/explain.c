@@ -194,7 +194,7 @@ static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, 
                           (long long)q.red_len, plural(q.red_len), lanes ? " from each lane" : "");
             /* a grid variant picks its own lanes (its plan says how many): the CTA-scope
              * groups would only mislead */
-            if (q.opkind != DSP_GRID_REDUCE) ir_str_printf(s, "; groups of %d lane%s", q.group, plural(q.group));
+            if (q.opkind != DSP_GRID_REDUCE) ir_str_printf(s, "; the shared variant's groups of %d lane%s", q.group, plural(q.group));
         }
         ir_str_printf(s, "\n");
         dsp_print_report(s, &q, &rep, 4);
