@@ -239,8 +239,22 @@ static bool reuse(const sampled_loads *m, dsp_tile_plan *p, int orient, int a, i
     return true;
 }
 
-static void keep(sampled_loads *m, const dsp_tile_plan *p, int orient, int a, int b, double pipe) {
-    *m = (sampled_loads){orient, a, b, p->loads, p->wavefronts, pipe};
+/* One sampled request: its wavefronts and pipe cycles added up. */
+static void tally(const int64_t *addr, int nl, int w, bool global, int64_t *sampled, int64_t *wf, double *pipe) {
+    int64_t one = request_wavefronts(addr, nl, w, global);
+    *wf += one;
+    *pipe += request_cycles(one);
+    ++*sampled;
+}
+
+/* The sample scaled to all `total` requests, into p and *pipe, and kept for the plans
+ * that make the same loads. */
+static void scale(sampled_loads *m, dsp_tile_plan *p, int orient, int a, int b, int64_t total, int64_t sampled,
+                  int64_t wf, double *pipe) {
+    p->loads = total;
+    p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
+    *pipe = sampled ? *pipe * (double)total / (double)sampled : 0;
+    *m = (sampled_loads){orient, a, b, p->loads, p->wavefronts, *pipe};
 }
 
 static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampled_loads *memo) {
@@ -262,17 +276,9 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
             int64_t s = st * groups + grp, ch = ci * L + lane;
             addr[i] = t < T && s < S && ch < nch ? offset(v, s, ch * V) * v->esize : -1;
         }
-        int64_t one = request_wavefronts(addr, ws, w, v->global);
-        wf += one;
-        pipe += request_cycles(one);
-        sampled++;
+        tally(addr, ws, w, v->global, &sampled, &wf, &pipe);
     }
-    if (!known) {
-        p->loads = total;
-        p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
-        pipe = sampled ? pipe * (double)total / (double)sampled : 0;
-        keep(memo, p, DSP_ALONG_REDUCED, L, V, pipe);
-    }
+    if (!known) scale(memo, p, DSP_ALONG_REDUCED, L, V, total, sampled, wf, &pipe);
     int words = acc_words(q);
     int64_t per_lane = cpl * V; /* elements a lane folds per output */
     int bfly = log2i(tree ? ws : L);
@@ -321,17 +327,9 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
             int64_t g = P > 1 ? t % G : t + st * T, sl = P > 1 ? t / G : 0, r = sl + P * i;
             addr[l] = t < T && g < G && sl < P && r < red ? offset(v, g * V, r) * v->esize : -1;
         }
-        int64_t one = request_wavefronts(addr, ws, w, v->global);
-        wf += one;
-        pipe += request_cycles(one);
-        sampled++;
+        tally(addr, ws, w, v->global, &sampled, &wf, &pipe);
     }
-    if (!known) {
-        p->loads = total;
-        p->wavefronts = sampled ? (int64_t)((double)wf * (double)total / (double)sampled + 0.5) : 0;
-        pipe = sampled ? pipe * (double)total / (double)sampled : 0;
-        keep(memo, p, DSP_ALONG_KEPT, V, P, pipe);
-    }
+    if (!known) scale(memo, p, DSP_ALONG_KEPT, V, P, total, sampled, wf, &pipe);
     p->shuffles = 0;
     int words = acc_words(q);
     int64_t per_thread = rpt * V;

@@ -294,6 +294,10 @@ bool dsp_pred_cheapest(const dsp_query *q, dsp_orient o, char *why, size_t n);
 void dsp_emit_checked(dsp_lower *l, const dsp_tile_plan *p,
                       void (*emit)(dsp_lower *, lp_block *, const dsp_tile_plan *, bool scalar));
 
+/* Registers first .. first + vec - 1 = src[off .. off + vec): one vector load (off a
+ * multiple of vec), or with `scalar` vec loads of one element, in the same order. */
+void dsp_load_run(dsp_lower *l, lp_block *into, const lp_buf *src, lp_expr *off, int first, int vec, bool scalar);
+
 /* Predicates several variants share. */
 bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n);
 bool dsp_pred_not_thread_scope(const dsp_query *q, char *why, size_t n);

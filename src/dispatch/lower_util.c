@@ -682,6 +682,16 @@ static void lse_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
     lp_assign(k, into, acc, lse_key(l, lp_reg(k, m), lp_reg(k, s)));
 }
 
+void dsp_load_run(dsp_lower *l, lp_block *into, const lp_buf *src, lp_expr *off, int first, int vec, bool scalar) {
+    lp_kernel *k = l->k;
+    if (vec > 1 && !scalar) {
+        lp_vload(k, into, first, vec, src, off);
+        return;
+    }
+    for (int j = 0; j < vec; j++)
+        lp_assign(k, into, first + j, lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
+}
+
 void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
     lp_kernel *k = l->k;
     if (ir_op(l->q->st->op)->key == IR_KEY_LSE) {

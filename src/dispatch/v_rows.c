@@ -45,11 +45,7 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         for (int b = 0; b < B; b++) {
             at[b] = b ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)b * L * V)) : lp_reg(k, e);
             lp_expr *off = dsp_reduce_src_offset(l, s, at[b]);
-            if (V > 1 && !scalar) lp_vload(k, body, x + b * V, V, src, off);
-            else
-                for (int j = 0; j < V; j++)
-                    lp_assign(k, body, x + b * V + j,
-                              lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
+            dsp_load_run(l, body, src, off, x + b * V, V, scalar);
         }
         for (int b = 0; b < B; b++)
             for (int j = 0; j < V; j++) {
@@ -81,10 +77,7 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         lp_block *b = &loop->body;
         if (a > 0 && !exact) b = &lp_if(k, b, lp_binary(k, LO_LT, at, lp_int(k, it, q->red_len)))->body;
         lp_expr *off = dsp_reduce_src_offset(l, s, at);
-        if (V > 1 && !scalar) lp_vload(k, b, x, V, src, off);
-        else
-            for (int j = 0; j < V; j++)
-                lp_assign(k, b, x + j, lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
+        dsp_load_run(l, b, src, off, x, V, scalar);
         for (int j = 0; j < V; j++) {
             int ai = (a * V + j) % A;
             lp_expr *idx = j ? lp_binary(k, LO_ADD, at, lp_int(k, it, j)) : at;
