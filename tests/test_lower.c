@@ -625,6 +625,31 @@ static void test_model_wavefronts(void **state) {
 
 /* `tilec explain` gives the model's estimate: the short form's reason names the cycles of
  * both families, and so does the verbose table's verdict of the one that lost. */
+/* The model's cheapest cols plan (512 slices, 8 KB of slots) does not fit beside 231 KB of
+ * the kernel's own shared memory on sm_90: cols lowers the cheapest plan without slots
+ * instead of declining (which fell to cta_tree, and left the declined plan's registers
+ * declared and unused: nvcc -Werror), also when forced. */
+static void test_slots_that_do_not_fit(void **state) {
+    (void)state;
+    for (int forced = 0; forced < 2; forced++) {
+        char src[1024];
+        snprintf(src, sizeof src,
+                 "kernel k(A: f32[13000, 4] global, B: f32[4] global) threads=1024 {\n  shared S: f32[13000, 4]\n"
+                 "  shared R: f32[4]\n  shared P: f32[5900]\n  cta.copy(S, A)\n  cta.fill(P, 0)\n  cta.sync()\n"
+                 "  cta.sum(R, S, axes=(0)%s)\n  cta.sync()\n  cta.copy(B, R)\n}\n", forced ? ", variant=cols" : "");
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        assert_int_equal(tilec_parse(ctx, "fit.tile", src, strlen(src), &p), TILEC_OK);
+        char *cu = NULL;
+        assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &cu, NULL), TILEC_OK);
+        if (!strstr(cu, "[cols]") || strstr(cu, "cols_slots")) fail_msg("forced=%d:\n%s", forced, cu);
+        tilec_free(cu);
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
+}
+
 static void test_explain_shows_cycles(void **state) {
     (void)state;
     char src[1024];
@@ -912,6 +937,7 @@ int main(void) {
         cmocka_unit_test(test_model_choices),
         cmocka_unit_test(test_model_wavefronts),
         cmocka_unit_test(test_explain_shows_cycles),
+        cmocka_unit_test(test_slots_that_do_not_fit),
         cmocka_unit_test(test_numeric),
     };
     return cmocka_run_group_tests_name("lowering and simulator checks", tests, NULL, NULL);

@@ -429,6 +429,33 @@ int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max) 
     return n;
 }
 
+/* Bytes of shared slots plan p adds (each copy of its lowering: two for a func parameter's
+ * checked wide loads), each buffer rounded up to 16 bytes as the kernel's are. */
+static int64_t slot_bytes(const dsp_lower *l, const dsp_tile_plan *p) {
+    const dsp_query *q = l->q;
+    int64_t acc = 4 * (int64_t)acc_words(q), elems = 0;
+    if (p->orient == DSP_ALONG_REDUCED && p->lanes > q->ws) elems = (int64_t)q->inst_count * p->inflight * (p->lanes / q->ws);
+    if (p->orient == DSP_ALONG_KEPT && p->slices > 1) elems = (int64_t)q->inst_count * (p->slices - 1) * q->spatial_len;
+    const tilec_buffer *b = q->st->src.buf;
+    int copies = p->vec > 1 && b->is_param && b->kernel->is_func ? 2 : 1;
+    return elems ? copies * ((elems * acc + 15) & ~(int64_t)15) : 0;
+}
+
+bool dsp_tile_fit(const dsp_lower *l, dsp_orient orient, dsp_tile_plan *out) {
+    if (!dsp_tile_best(l->q, orient, out)) return false;
+    if (l->shared_limit <= 0 || dsp_shared_bytes(l->k) + slot_bytes(l, out) <= l->shared_limit) return true;
+    dsp_tile_plan *all = malloc(DSP_MAX_PLANS * sizeof *all);
+    if (!all) return true; /* the dispatcher declines it for its slots */
+    int n = dsp_tile_plans(l->q, orient, all, DSP_MAX_PLANS);
+    for (int i = 0; i < n; i++)
+        if (slot_bytes(l, &all[i]) == 0) {
+            *out = all[i];
+            break;
+        }
+    free(all);
+    return true;
+}
+
 bool dsp_tile_best(const dsp_query *q, dsp_orient orient, dsp_tile_plan *out) {
     if (q->has_plan[orient]) {
         *out = q->plan[orient];

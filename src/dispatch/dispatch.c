@@ -137,7 +137,7 @@ void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
         if (!all || rep->chosen >= 0) continue;
         /* a case that forbids itself unless forced says so with a predicate, so all hold */
         if (l) {
-            int mark = l->into->n, nbufs = l->k->nbufs;
+            int mark = l->into->n, nbufs = l->k->nbufs, nregs = l->k->nregs;
             int64_t before = dsp_shared_bytes(l->k), after = 0;
             bool lowered = cases[i]->lower(l, v->declined_why, sizeof v->declined_why);
             if (lowered && l->shared_limit > 0 && (after = dsp_shared_bytes(l->k)) > l->shared_limit) {
@@ -151,6 +151,7 @@ void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
                 v->declined = true;
                 l->into->n = mark; /* drop whatever the lowering appended, its slots too */
                 l->k->nbufs = nbufs;
+                l->k->nregs = nregs; /* and its registers, which nothing reads now */
                 continue;
             }
         }

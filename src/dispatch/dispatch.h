@@ -142,6 +142,10 @@ typedef struct dsp_lower {
     const char *limit_what; /* "a CTA gets on CUDA sm_90", for that reason */
 } dsp_lower;
 
+/* The plan a lowering takes: the cheapest of the family, or, when its shared slots would
+ * take the kernel past l's shared-memory limit, the cheapest without slots (rows: a group
+ * of at most a warp; cols: one slice). False when the family has no plan. */
+bool dsp_tile_fit(const dsp_lower *l, dsp_orient orient, dsp_tile_plan *out);
 /* Bytes of shared memory the kernel's allocations and a lowering's slots take. */
 int64_t dsp_shared_bytes(const lp_kernel *k);
 

@@ -149,7 +149,7 @@ static void emit_cols(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bool
 
 static bool lower_cols(dsp_lower *l, char *why, size_t n) {
     dsp_tile_plan p;
-    if (!dsp_tile_best(l->q, DSP_ALONG_KEPT, &p)) {
+    if (!dsp_tile_fit(l, DSP_ALONG_KEPT, &p)) {
         snprintf(why, n, "the cost model has no plan along the kept outputs for this statement");
         return false;
     }

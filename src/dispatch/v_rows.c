@@ -208,7 +208,7 @@ void dsp_emit_checked(dsp_lower *l, const dsp_tile_plan *p, void (*emit)(dsp_low
 
 static bool lower_rows(dsp_lower *l, char *why, size_t n) {
     dsp_tile_plan p;
-    if (!dsp_tile_best(l->q, DSP_ALONG_REDUCED, &p)) {
+    if (!dsp_tile_fit(l, DSP_ALONG_REDUCED, &p)) {
         snprintf(why, n, "the cost model has no plan along the reduced elements for this statement");
         return false;
     }
