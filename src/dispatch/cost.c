@@ -305,7 +305,6 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
         per_turn += c->barrier;
     }
     p->chain = (int64_t)((double)turns * per_turn);
-    p->combines = (int64_t)nw * steps * (per_lane + A - 1 + bfly);
     finish(q, p, mio, (double)instrs);
 }
 
@@ -348,7 +347,6 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
         chain += c->barrier + c->lds_latency + (double)(P - 1) * V * c->add_latency;
     }
     p->chain = (int64_t)chain;
-    p->combines = (int64_t)nw * steps * (per_thread + (A - 1) * V) + (P - 1) * G * V / ws;
     finish(q, p, mio, (double)instrs);
 }
 

@@ -76,7 +76,6 @@ typedef struct dsp_tile_plan {
     int64_t loads;      /* warp-wide load instructions */
     int64_t wavefronts; /* their shared-memory wavefronts (global: 128-byte transfers) */
     int64_t shuffles;   /* warp-wide shuffles */
-    int64_t combines;   /* warp-wide fold instructions */
     int64_t chain;      /* the longest dependent chain, cycles */
     int barriers;
     double cycles1, cycles4; /* the estimates: one instance per multiprocessor, and four */
@@ -301,6 +300,10 @@ void dsp_emit_checked(dsp_lower *l, const dsp_tile_plan *p,
 /* Registers first .. first + vec - 1 = src[off .. off + vec): one vector load (off a
  * multiple of vec), or with `scalar` vec loads of one element, in the same order. */
 void dsp_load_run(dsp_lower *l, lp_block *into, const lp_buf *src, lp_expr *off, int first, int vec, bool scalar);
+
+/* The halving tree of n (a power of two) accumulators, each `width` registers wide
+ * (neighbouring outputs): acc[i] ⊕= acc[i + n/2] for i < n/2, then n/4, …, into acc[0]. */
+void dsp_merge_accs(dsp_lower *l, lp_block *into, int acc, int n, int width);
 
 /* Predicates several variants share. */
 bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n);

@@ -692,6 +692,16 @@ void dsp_load_run(dsp_lower *l, lp_block *into, const lp_buf *src, lp_expr *off,
         lp_assign(k, into, first + j, lp_load(k, src, j ? lp_binary(k, LO_ADD, off, lp_int(k, off->type, j)) : off));
 }
 
+void dsp_merge_accs(dsp_lower *l, lp_block *into, int acc, int n, int width) {
+    lp_kernel *k = l->k;
+    for (int h = n / 2; h >= 1; h /= 2)
+        for (int i = 0; i < h; i++)
+            for (int j = 0; j < width; j++) {
+                int a = acc + i * width + j, b = acc + (i + h) * width + j;
+                lp_assign(k, into, a, dsp_combine(l, into, lp_reg(k, a), lp_reg(k, b)));
+            }
+}
+
 void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
     lp_kernel *k = l->k;
     if (ir_op(l->q->st->op)->key == IR_KEY_LSE) {

@@ -75,11 +75,7 @@ static void fold_group(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, boo
                           dsp_combine(l, b, lp_reg(k, acc + a * V + j), dsp_element(l, lp_reg(k, x + j), r, shift[j])));
         }
     }
-    for (int h = A / 2; h >= 1; h /= 2)
-        for (int i = 0; i < h; i++)
-            for (int j = 0; j < V; j++)
-                lp_assign(k, into, acc + i * V + j,
-                          dsp_combine(l, into, lp_reg(k, acc + i * V + j), lp_reg(k, acc + (i + h) * V + j)));
+    dsp_merge_accs(l, into, acc, A, V);
 }
 
 static void emit_cols(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bool scalar) {

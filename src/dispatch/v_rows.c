@@ -54,9 +54,7 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
                 lp_expr *xv = dsp_element(l, lp_reg(k, x + b * V + j), idx, shift);
                 lp_assign(k, body, acc + ai, dsp_combine(l, body, lp_reg(k, acc + ai), xv));
             }
-        for (int h = A / 2; h >= 1; h /= 2)
-            for (int m = 0; m < h; m++)
-                lp_assign(k, into, acc + m, dsp_combine(l, into, lp_reg(k, acc + m), lp_reg(k, acc + m + h)));
+        dsp_merge_accs(l, into, acc, A, 1);
         return;
     }
     int U = A > V ? A / V : 1; /* chunks a turn of the loop: a multiple of A elements */
@@ -85,8 +83,7 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
             lp_assign(k, b, acc + ai, dsp_combine(l, b, lp_reg(k, acc + ai), xv));
         }
     }
-    for (int h = A / 2; h >= 1; h /= 2)
-        for (int i = 0; i < h; i++) lp_assign(k, into, acc + i, dsp_combine(l, into, lp_reg(k, acc + i), lp_reg(k, acc + i + h)));
+    dsp_merge_accs(l, into, acc, A, 1);
 }
 
 /* Groups of L <= a warp lanes, each on outputs grp, grp + groups, …, `inflight` at a time. */

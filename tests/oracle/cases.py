@@ -181,16 +181,16 @@ def cases_for_kind(rng, kind, ws, rounds, combos=COMBOS, accums=(False, True), s
     vs = VARIANTS[kind]
     i = 0
     for r in range(rounds):
-        todo = [(j, a, acc) for j, (dtn, op, nan) in enumerate(combos) for a, acc in enumerate(accums)
+        pending = [(j, a, acc) for j, (dtn, op, nan) in enumerate(combos) for a, acc in enumerate(accums)
                 if not (acc and op in nm.NO_ACCUM)]
-        n = max(len(todo), len(vs)) if todo else 0
+        n = max(len(pending), len(vs)) if pending else 0
         for t in range(n):
-            j, a, acc = todo[t % len(todo)]
+            j, a, acc = pending[t % len(pending)]
             dtn, op, nan = combos[j]
             dt = nm.DTYPES[dtn]
             fl = data.flavours_for(dt, op, nan)
             v = vs[i % len(vs)]
-            f = flavour or fl[(r * len(accums) + a + j * 3 + t // len(todo)) % len(fl)]
+            f = flavour or fl[(r * len(accums) + a + j * 3 + t // len(pending)) % len(fl)]
             out.append(make_case(rng, start + len(out), kind, ws, dt, op, nan, acc, v, f))
             i += 1
     return out
