@@ -10,7 +10,7 @@
 # ./test.sh; safe to run again.
 set -euo pipefail
 
-core=(meson ninja-build pkg-config libcmocka-dev gcc g++ python3-numpy python3-pytest cmake help2man)
+core=(meson ninja-build pkg-config libcmocka-dev gcc g++ python3-numpy python3-pytest python3-dev cmake help2man)
 hip=(hipcc libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)
 checkers=(clang libclang-rt-14-dev valgrind mmdebstrap) # the fuzzers (clang, its libFuzzer), memcheck, and the
 # Debian 13 root of ROCm 5.7 (scripts/rocm-root.sh) that compiles for gfx942 and gfx1100 in ./test.sh

@@ -21,7 +21,7 @@ import threading as _threading
 import warnings as _warnings
 from ctypes import util as _ctypes_util
 
-__all__ = ["Error", "ArgumentError", "SimulatorWarning", "reduce", "var_mean", "std_mean",
+__all__ = ["Error", "ArgumentError", "SimulatorWarning", "PurePythonWarning", "reduce", "var_mean", "std_mean",
            "run_kernel", "check", "fmt", "emit", "compile", "explain", "library_path",
            "version", "OPS", "DTYPES"]
 
@@ -1000,8 +1000,12 @@ def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate",
     (ArgumentError, a ValueError, for what the library refuses as input) with the
     library's diagnostics."""
     axis, keepdims = _names(axis, keepdims, dim, keepdim)
-    return _dispatch(x, [(op, axis, keepdims, dtype, nan, correction, index_dtype)], out,
-                     backend)
+    reqs = [(op, axis, keepdims, dtype, nan, correction, index_dtype)]
+    fast = _FAST.get((op, nan)) if isinstance(op, str) and isinstance(nan, str) else None
+    if fast is not None:  # the compiled core: a call it has seen planned runs there
+        return fast.run(x, axis, keepdims, dtype, correction, index_dtype, out, backend,
+                        _dispatch, (x, reqs, out, backend))
+    return _dispatch(x, reqs, out, backend)
 
 
 def _correction(name, kw, default):
@@ -1061,6 +1065,135 @@ def _reduce_dlpack(x, reqs, out, backend):
     return r
 
 
+# ---- the compiled core (python/tilec/_core.c): the hot path, when it is built -------------
+
+class PurePythonWarning(UserWarning):
+    """Issued once, at import, when the package's compiled core (tilec._core) could not be
+    found or loaded: every call then runs on the pure-Python path, with the same results and
+    errors but several microseconds slower. TILEC_PURE_PYTHON=1 chooses that path without
+    the warning."""
+
+
+def _core_candidates():
+    env = _os.environ.get("TILEC_CORE")
+    if env:
+        yield env
+        return  # asked for one module: never another behind the user's back
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    yield _os.path.join(here, "_core.abi3.so")  # installed in the package
+    yield _os.path.join(_os.path.dirname(_os.path.abspath(library_path)), "_core.abi3.so")  # the build
+
+
+def _load_core():
+    """The compiled core, bound to the library loaded above; None (with one
+    PurePythonWarning saying why) where it is absent or not this package's."""
+    if _os.environ.get("TILEC_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    import importlib.machinery
+    import importlib.util
+    tried = []
+    for path in _core_candidates():
+        if not _os.path.exists(path):
+            tried.append(path + " (absent)")
+            continue
+        try:
+            loader = importlib.machinery.ExtensionFileLoader(__name__ + "._core", path)
+            spec = importlib.util.spec_from_loader(loader.name, loader, origin=path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+        except (ImportError, OSError) as e:
+            tried.append("%s (%s)" % (path, e))
+            continue
+        if mod.ABI != _ABI or mod.DESC_SIZE != _ctypes.sizeof(_Desc):
+            tried.append("%s (built for libtilec %s with a %d-byte descriptor; this package "
+                         "speaks %s, %d bytes)" % (path, mod.ABI, mod.DESC_SIZE, _ABI,
+                                                   _ctypes.sizeof(_Desc)))
+            continue
+        mod.bind(tuple(_ctypes.cast(f, _vp).value for f in (
+            _lib.tilec_reduce, _lib.tilec_mem_alloc, _lib.tilec_mem_free, _lib.tilec_mem_upload,
+            _lib.tilec_mem_download, _lib.tilec_synchronize)), _core_plan, _core_fail)
+        _sys.modules[__name__ + "._core"] = mod
+        return mod
+    _warnings.warn("tilec: the compiled core (_core.abi3.so) was not loaded, so every call runs "
+                   "on the pure-Python path: the same results, several microseconds slower a "
+                   "call. Build it (meson setup build && ninja -C build: it needs Python.h, "
+                   "Debian's python3-dev), or set TILEC_CORE to its path; TILEC_PURE_PYTHON=1 "
+                   "chooses this path without the warning. Tried: " + "; ".join(tried),
+                   PurePythonWarning, stacklevel=3)
+    return None
+
+
+def _core_plan(x, kind, req):
+    """The compiled core's first call of a key: the package checks and plans it as its own
+    path does (raising the same errors) and hands over what the core keeps: (context, its
+    handle, its lock, the plan, the descriptor's address, outputs, which are returned as a
+    bit mask, their shape, dtypes as the tensor's library spells them, and byte sizes). None:
+    not a call for the core (a host array that must be copied first)."""
+    op, axis, keepdims, dtype, nan, correction, index_dtype = req
+    req = (OPS[op], axis, keepdims, dtype, _NANS[nan], correction, index_dtype)
+    if kind == "torch":
+        torch = _sys.modules["torch"]
+        tt = _TORCH if "stream" in _TORCH else _torch_tables(torch)
+        v = _torch_view(x, torch)
+        ctx, warn, shape, strides, dt = _context(v.backend, v.device), False, v.shape, v.strides, v.dtype
+        spell = tt.__getitem__
+    else:
+        import numpy as np
+        if kind == "cupy":
+            v = _cai_view(x)
+            ctx, warn, shape, strides, dt = _context(v.backend, v.device), False, v.shape, v.strides, v.dtype
+        else:
+            y, dt = _host_input(x)
+            if y is not x:
+                return None
+            ctx, warn = _host_context(None)
+            shape, strides = x.shape, tuple(s // x.itemsize for s in x.strides)
+
+        def spell(t):
+            return np.dtype(_TO_NAME[t])
+    with ctx.lock:
+        p = _cached_plan(ctx, req, shape, strides, dt)
+    if warn:
+        _warn_simulator("host arrays (numpy, torch CPU tensors) are reduced")
+    outs = p.outputs()
+    n = _prod(p.oshape)
+    return (ctx, ctx.h.value, ctx.lock, p, _ctypes.addressof(p.desc), len(outs),
+            _builtins.sum(1 << i for i in p.visible), p.oshape,
+            spell(outs[0][1]), spell(outs[1][1]) if len(outs) > 1 else None,
+            n * _lib.tilec_dtype_size(DTYPES.index(outs[0][1])),
+            n * _lib.tilec_dtype_size(DTYPES.index(outs[1][1])) if len(outs) > 1 else 0)
+
+
+def _core_fail(ctx, st, what, plan):
+    """Raises the error the package's own path raises for the status (_launch's words)."""
+    ctx.check(st, "reduce %s" % plan.op if what == "reduce" else what)
+
+
+_CORE = _load_core()
+_FAST = {}  # (op, nan) -> the core's callable, for reduce()
+
+
+def _fast_spelling(f, op, nan):
+    """The spelling f as the core's callable (which runs f for what it does not serve), or f."""
+    if _CORE is None:
+        return f
+    r = _Spelling(OPS.index(op), _NANS.index(nan), bool(_lib.tilec_op_takes_correction(
+        OPS.index(op))), f)
+    r.__name__ = r.__qualname__ = f.__name__
+    r.__doc__, r.__wrapped__, r.__module__ = f.__doc__, f, __name__
+    _FAST[(op, nan)] = _Reducer(OPS.index(op), _NANS.index(nan), False, _dispatch)
+    return r
+
+
+if _CORE is not None:
+    class _Spelling(_CORE.Reducer):
+        """A numpy spelling (tilec.sum, ...) served by the compiled core."""
+
+        def __repr__(self):
+            return "<tilec function %s>" % self.__name__
+    _Reducer = _CORE.Reducer
+
+
 # ---- the numpy spellings: one function per op, read from the op table ----------------------
 
 def _spelling(op, nan):
@@ -1082,10 +1215,10 @@ def _spelling(op, nan):
 
 
 for _op in OPS:
-    globals()[_op] = _spelling(_op, "propagate")
+    globals()[_op] = _fast_spelling(_spelling(_op, "propagate"), _op, "propagate")
     __all__.append(_op)
     if _lib.tilec_op_compares(OPS.index(_op)):
-        globals()["nan" + _op] = _spelling(_op, "ignore")
+        globals()["nan" + _op] = _fast_spelling(_spelling(_op, "ignore"), _op, "ignore")
         __all__.append("nan" + _op)
 del _op
 amax, amin = max, min  # noqa: F821 (made above)

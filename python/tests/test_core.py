@@ -1,0 +1,172 @@
+"""The compiled core (python/tilec/_core.c, docs/python.md "The compiled core"): that the
+limited-API module is what `import tilec` loaded when the suite runs on it
+(TILEC_EXPECT_CORE=1, the meson test `python`) and not when it runs on the pure-Python path
+(TILEC_PURE_PYTHON=1, the test `python-pure`); that a repeated call is served by it and
+gives the bits the pure-Python path gives; that its plans survive threads and a clear; that
+the package falls back with one warning where the module cannot be loaded.
+
+The rest of the suite (test_numpy.py, test_api.py) runs on whichever path loaded, so the
+meson suite runs every check on both.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tilec
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+LIB = os.environ.get("TILEC_LIB") or tilec.library_path
+PURE = os.environ.get("TILEC_PURE_PYTHON", "") not in ("", "0")
+needs_core = pytest.mark.skipif(tilec._CORE is None, reason="the compiled core is not loaded")
+
+# CPython's stable ABI exports these with a leading underscore (the _SizeT calls of
+# PY_SSIZE_T_CLEAN, Py_DECREF's _Py_Dealloc, the singletons); any other _Py name is private
+STABLE_UNDERSCORED = {"_PyArg_ParseTuple_SizeT", "_PyArg_ParseTupleAndKeywords_SizeT",
+                      "_PyObject_CallFunction_SizeT", "_PyObject_CallMethod_SizeT",
+                      "_Py_BuildValue_SizeT", "_Py_Dealloc", "_Py_FalseStruct", "_Py_NoneStruct",
+                      "_Py_TrueStruct", "_Py_NotImplementedStruct", "_Py_EllipsisObject",
+                      "_Py_IncRef", "_Py_DecRef"}
+
+
+def run_py(code, **env):
+    e = dict(os.environ, TILEC_LIB=LIB, PYTHONPATH=os.path.join(ROOT, "python"),
+             TILEC_CACHE="off", PYTHONDONTWRITEBYTECODE="1", TILEC_BACKEND="sim")
+    for k, v in env.items():
+        if v is None:
+            e.pop(k, None)
+        else:
+            e[k] = v
+    r = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
+                       timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_the_path_the_suite_asked_for_is_the_one_loaded():
+    if PURE:
+        assert tilec._CORE is None and type(tilec.sum).__name__ == "function"
+        return
+    if os.environ.get("TILEC_EXPECT_CORE") != "1":
+        pytest.skip("TILEC_EXPECT_CORE=1 is not set (the meson test `python` sets it)")
+    core = tilec._CORE
+    assert core is not None, "import tilec did not load the compiled core"
+    assert core.__name__ == "tilec._core" and sys.modules["tilec._core"] is core
+    assert core.__file__.endswith("_core.abi3.so"), core.__file__
+    assert core.LIMITED_API == 0x030B0000  # built on the limited API of 3.11
+    assert isinstance(tilec.sum, core.Reducer) and isinstance(tilec.nanargmax, core.Reducer)
+    if shutil.which("nm"):  # it calls nothing of CPython's outside the stable ABI
+        syms = subprocess.run(["nm", "-D", "--undefined-only", core.__file__],
+                              capture_output=True, text=True, check=True).stdout.split()
+        private = [s for s in syms if s.startswith("_Py") and s not in STABLE_UNDERSCORED]
+        assert not private, private
+        assert any(s.startswith("Py") for s in syms)
+
+
+@needs_core
+def test_a_repeated_call_is_served_by_the_core():
+    x = np.arange(-30, 30, dtype=np.float32).reshape(6, 10)[:, ::-3]
+    h0, m0, _ = tilec._CORE.stats()
+    a = tilec.sum(x, axis=1)
+    h1, m1, _ = tilec._CORE.stats()
+    b = tilec.sum(x, axis=1)
+    h2, m2, _ = tilec._CORE.stats()
+    assert (m1 - m0, h1 - h0) == (1, 0) and (m2 - m1, h2 - h1) == (0, 1)
+    assert np.array_equal(a, b) and np.array_equal(a, x.astype(np.float64).sum(axis=1))
+    # a different spelling of the same request is its own key, planned once by the package
+    c = tilec.reduce(x, "sum", axis=(1,))
+    d = tilec.reduce(x, "sum", dim=-1)
+    assert np.array_equal(c, a) and np.array_equal(d, a)
+    # what the core does not read goes to the package: a list axis, a backend, a 0-d array
+    h, m, _ = tilec._CORE.stats()
+    assert np.array_equal(tilec.sum(x, axis=[1]), a)
+    assert np.array_equal(tilec.sum(x, axis=1, backend="sim"), a)
+    assert tilec.sum(np.float32(2.5)) == 2.5
+    assert tilec._CORE.stats()[:2] == (h, m)
+
+
+# calls whose results must be the same bits on both paths: (expression, data)
+CASES = [
+    "tilec.sum(f, axis=1)", "tilec.sum(f, 0, keepdims=True)", "tilec.max(f, axis=(0, 1))",
+    "tilec.nanmax(f, axis=1)", "tilec.argmax(f, axis=0)", "tilec.nanargmin(f, axis=1, index_dtype='int32')",
+    "tilec.aminmax(f, axis=1)", "tilec.var(f, axis=1)", "tilec.std(f, axis=1, ddof=1)",
+    "tilec.var(f, axis=0, correction=2)", "tilec.mean(f, dim=1, keepdim=True)",
+    "tilec.logsumexp(f, axis=1)", "tilec.norm2(f)", "tilec.sum(f, axis=1, dtype=np.float64)",
+    "tilec.prod(i, axis=1)", "tilec.sum(i, axis=0, dtype='int64')", "tilec.min(i[::-1, ::2], axis=1)",
+    "tilec.reduce(f, 'var', 1)", "tilec.reduce(f, 'max', 1, nan='ignore')",
+    "tilec.var_mean(f, axis=1)", "tilec.reduce(f.T, 'sumsq', axis=-1)",
+]
+DATA = """
+import numpy as np, tilec
+f = np.array([[1.5, -np.inf, np.nan, -0.0, 3e-45, 7.25, -2.0], [0.0, 1e30, -1e30, 2.5, -3.5, 1.0, 8.0],
+              [np.nan, np.nan, 1.0, 2.0, np.inf, -np.inf, 0.5]], np.float32)
+i = np.array([[2**31 - 1, -2**31, 7, -1, 0], [3, -5, 11, 2, -9]], np.int32)
+def show(r):
+    rs = r if isinstance(r, tuple) else (r,)
+    return ";".join("%s:%s:%s" % (a.dtype, a.shape, np.ascontiguousarray(a).tobytes().hex()) for a in rs)
+for c in CASES:
+    for _ in range(2):  # the second call: the core's kept plan
+        try:
+            print(c, show(eval(c)))
+        except Exception as e:
+            print(c, type(e).__name__, repr(str(e)))
+"""
+
+
+def test_both_paths_give_the_same_bits_and_errors():
+    code = "CASES = %r\n%s" % (CASES + ["tilec.max(np.zeros((3, 0), np.float32), axis=1)",
+                                       "tilec.sum(f, axis=2)", "tilec.sum(f, axis=(1, 1))",
+                                       "tilec.max(i, axis=1, nan='ignore')"], DATA)
+    core = run_py(code, TILEC_PURE_PYTHON=None)
+    pure = run_py(code, TILEC_PURE_PYTHON="1")
+    assert core == pure
+    assert core.count("\n") == 2 * (len(CASES) + 4) and "Error" in core
+
+
+@needs_core
+def test_threads_and_a_clear_while_calls_run():
+    xs = [np.arange(n * 7, dtype=np.float32).reshape(n, 7) for n in (3, 5, 9)]
+    want = [x.astype(np.float64).sum(axis=1).astype(np.float32) for x in xs]
+    bad, stop = [], threading.Event()
+
+    def work(x, w):
+        for _ in range(20):
+            if not np.array_equal(tilec.sum(x, axis=1), w):
+                bad.append(x.shape)
+
+    def clear():
+        while not stop.is_set():
+            tilec._CORE.clear()
+    ts = [threading.Thread(target=work, args=a) for a in zip(xs, want)]
+    c = threading.Thread(target=clear)
+    c.start()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    stop.set()
+    c.join()
+    assert not bad
+
+
+def test_the_fallback_warns_once_and_works():
+    code = """
+import warnings
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    import numpy as np, tilec
+    r = tilec.sum(np.arange(5, dtype=np.int32))
+print(tilec._CORE, int(r), [str(x.message) for x in w if x.category is tilec.PurePythonWarning])
+"""
+    out = run_py(code, TILEC_CORE="/nonexistent/_core.abi3.so", TILEC_PURE_PYTHON=None)
+    assert out.startswith('None 10 ["tilec: the compiled core (_core.abi3.so) was not loaded')
+    assert "/nonexistent/_core.abi3.so (absent)" in out and out.count("was not loaded") == 1
+    # a file that is not a module of this package: refused, the same warning
+    out = run_py(code, TILEC_CORE=LIB, TILEC_PURE_PYTHON=None)
+    assert out.startswith("None 10 [") and "was not loaded" in out
+    # asked for: no warning
+    assert run_py(code, TILEC_PURE_PYTHON="1").strip() == "None 10 []"

@@ -1,0 +1,802 @@
+/*
+ * _core.c — the compiled hot path of the Python package (tilec._core), on CPython's limited
+ * API (Py_LIMITED_API 3.11: one abi3 module for 3.11 and every later Python).
+ *
+ * A reduction the package has planned once is served here: the tensor's description is read
+ * (torch: dtype, device, shape, strides, data_ptr, torch's current raw stream; CuPy: the
+ * same from its ndarray; numpy: the buffer protocol), the arguments are made a key, the key
+ * is looked up in a hash table of plans, the outputs are made by the tensor's own library,
+ * and tilec_reduce is called with the GIL released. Whatever is not that — the first call
+ * of a key, an argument of a spelling the key does not know, out= other than one dense
+ * tensor, a host array that must be copied first, an error to explain — goes to the
+ * package's Python (python/tilec/__init__.py), which checks, plans and raises as it always
+ * has; its plan is then kept here. So the two paths give one answer, and the Python one
+ * stays the fallback where this module is not built (docs/python.md, "The compiled core").
+ *
+ * The library is not linked: the package hands over the addresses of the calls ctypes bound
+ * (bind()), so both paths use the one libtilec the package loaded.
+ */
+#define Py_LIMITED_API 0x030B0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec.h"
+
+/* ---- what bind() hands over -------------------------------------------------------- */
+
+static tilec_status (*f_reduce)(tilec_ctx *, const tilec_reduce_desc *, const void *, void *);
+static tilec_status (*f_alloc)(tilec_ctx *, size_t, void **);
+static tilec_status (*f_free)(tilec_ctx *, void *);
+static tilec_status (*f_upload)(tilec_ctx *, void *, const void *, size_t);
+static tilec_status (*f_download)(tilec_ctx *, void *, const void *, size_t);
+static tilec_status (*f_sync)(tilec_ctx *);
+static PyObject *py_plan; /* _core_plan(x, kind, req, backend): (ctx, handle, desc address, ...) */
+static PyObject *py_fail; /* _core_fail(ctx, status, what): raises the package's error */
+static unsigned long long hits, misses;
+
+/* ---- the array libraries, found in sys.modules once they are imported ----------------- */
+
+enum { K_NONE, K_TORCH, K_CUPY, K_NUMPY };
+
+static PyObject *torch_tensor, *torch_stream; /* torch.Tensor, torch._C._cuda_getCurrentRawStream */
+static PyObject *cupy_ndarray, *cupy_stream, *cupy_device; /* cupy.ndarray, get_current_stream, runtime.getDevice */
+static PyObject *np_ndarray, *np_empty;
+static PyObject *s_dtype, *s_shape, *s_strides, *s_device, *s_data, *s_ptr, *s_id, *s_new_empty;
+
+/* attr of a module in sys.modules ("a.b.c"), a new reference or NULL (no error set) */
+static PyObject *module_attr(const char *mod, const char *path) {
+    PyObject *mods = PyImport_GetModuleDict(); /* borrowed */
+    PyObject *m = PyDict_GetItemString(mods, mod);
+    if (!m) return NULL;
+    Py_INCREF(m);
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *part = buf, *dot; part; part = dot) {
+        dot = strchr(part, '.');
+        if (dot) *dot++ = '\0';
+        PyObject *next = PyObject_GetAttrString(m, part);
+        Py_DECREF(m);
+        if (!next) {
+            PyErr_Clear();
+            return NULL;
+        }
+        m = next;
+    }
+    return m;
+}
+
+static int is_a(PyObject *x, PyObject *type) {
+    return type && (Py_TYPE(x) == (PyTypeObject *)type || PyType_IsSubtype(Py_TYPE(x), (PyTypeObject *)type));
+}
+
+static int kind_of(PyObject *x) {
+    if (!torch_tensor && (torch_tensor = module_attr("torch", "Tensor")))
+        torch_stream = module_attr("torch", "_C._cuda_getCurrentRawStream");
+    if (is_a(x, torch_tensor)) return torch_stream ? K_TORCH : K_NONE;
+    if (!cupy_ndarray && (cupy_ndarray = module_attr("cupy", "ndarray"))) {
+        cupy_stream = module_attr("cupy", "cuda.get_current_stream");
+        cupy_device = module_attr("cupy", "cuda.runtime.getDevice");
+    }
+    if (is_a(x, cupy_ndarray)) return cupy_stream && cupy_device ? K_CUPY : K_NONE;
+    if (!np_ndarray && (np_ndarray = module_attr("numpy", "ndarray"))) np_empty = module_attr("numpy", "empty");
+    if (np_ndarray && Py_TYPE(x) == (PyTypeObject *)np_ndarray) return np_empty ? K_NUMPY : K_NONE;
+    return K_NONE;
+}
+
+/* ---- the plans: a hash table of keys made of the call's canonical arguments ----------- */
+
+/* Everything a plan depends on. Objects are compared by identity (each held by the entry,
+ * so its address is not reused): an equal object that is not the same one just misses, and
+ * the package plans it. Zeroed before it is filled, so padding compares equal. */
+typedef struct key {
+    int kind, op, nan, rank, naxes; /* naxes -1: axis None */
+    int axes[TILEC_MAX_RANK];       /* as given (negative from the end) */
+    int keepdims, has_corr, device, backend;
+    int64_t corr;
+    int64_t shape[TILEC_MAX_RANK], strides[TILEC_MAX_RANK];
+    PyObject *dtype, *out_dtype, *index_dtype; /* x's dtype; dtype= and index_dtype= (NULL: None) */
+} key;
+
+typedef struct entry {
+    key k;
+    uint64_t hash;
+    tilec_reduce_desc desc;
+    int64_t strides[TILEC_MAX_RANK], corr;
+    tilec_ctx *ctx;
+    PyObject *ctx_obj, *lock, *plan;   /* the package's context, its lock, its plan (kept alive) */
+    int nout, visible;                 /* outputs written (1, 2); returned: bit 0 out, bit 1 out2 */
+    PyObject *oshape, *args;           /* the outputs' shape, and (shape,) */
+    PyObject *odt[2], *okw[2];         /* their dtypes (the library's objects), {dtype: ...} */
+    size_t obytes[2];
+    int uses, dead;                    /* calls running it (the GIL released); dropped from the table */
+    struct entry *next;
+} entry;
+
+enum { BUCKETS = 2048, MAX_ENTRIES = 1024 }; /* as many plans as the package keeps a context */
+static entry *table[BUCKETS];
+static int nentries;
+
+static void entry_free(entry *e) {
+    Py_XDECREF(e->k.dtype);
+    Py_XDECREF(e->k.out_dtype);
+    Py_XDECREF(e->k.index_dtype);
+    Py_XDECREF(e->ctx_obj);
+    Py_XDECREF(e->lock);
+    Py_XDECREF(e->plan);
+    Py_XDECREF(e->oshape);
+    Py_XDECREF(e->args);
+    for (int i = 0; i < 2; i++) {
+        Py_XDECREF(e->odt[i]);
+        Py_XDECREF(e->okw[i]);
+    }
+    PyMem_Free(e);
+}
+
+/* Forgets every plan; one a call is running (in another thread, the GIL released) is freed
+ * when that call ends. */
+static void table_clear(void) {
+    for (int b = 0; b < BUCKETS; b++)
+        for (entry *e = table[b], *next; e; e = next) {
+            next = e->next;
+            if (e->uses) e->dead = 1;
+            else entry_free(e);
+        }
+    memset(table, 0, sizeof table);
+    nentries = 0;
+}
+
+static uint64_t key_hash(const key *k) {
+    const unsigned char *p = (const unsigned char *)k;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static entry *lookup(const key *k, uint64_t h) {
+    for (entry *e = table[h % BUCKETS]; e; e = e->next)
+        if (e->hash == h && memcmp(&e->k, k, sizeof *k) == 0) return e;
+    return NULL;
+}
+
+/* ---- reading arguments: -1 with no error set means "not a case for the fast path" ------ */
+
+static int as_i64(PyObject *o, int64_t *v) {
+    if (!o || !PyLong_Check(o) || PyBool_Check(o)) return -1;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* an int tuple (torch.Size, a stride tuple) into v[], at most TILEC_MAX_RANK */
+static int read_ints(PyObject *t, int64_t *v, int *n) {
+    if (!t || !PyTuple_Check(t)) return -1;
+    Py_ssize_t len = PyTuple_Size(t);
+    if (len > TILEC_MAX_RANK) return -1;
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (as_i64(PyTuple_GetItem(t, i), &v[i])) return -1;
+    *n = (int)len;
+    return 0;
+}
+
+/* axis: None, an int or a tuple of ints, kept as given */
+static int read_axis(PyObject *axis, key *k) {
+    if (!axis || axis == Py_None) {
+        k->naxes = -1;
+        return 0;
+    }
+    int64_t v[TILEC_MAX_RANK];
+    if (PyLong_Check(axis)) {
+        if (as_i64(axis, &v[0]) || v[0] < -TILEC_MAX_RANK || v[0] >= TILEC_MAX_RANK) return -1;
+        k->naxes = 1;
+        k->axes[0] = (int)v[0];
+        return 0;
+    }
+    int n;
+    if (read_ints(axis, v, &n) || n == 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (v[i] < -TILEC_MAX_RANK || v[i] >= TILEC_MAX_RANK) return -1;
+        k->axes[i] = (int)v[i];
+    }
+    k->naxes = n;
+    return 0;
+}
+
+static PyObject *call0(PyObject *o, const char *method) { return PyObject_CallMethod(o, method, NULL); }
+
+/* What one call reads of its tensor, beside the key. */
+typedef struct tensor {
+    uintptr_t ptr;
+    void *stream;
+    Py_buffer view; /* numpy: held until the call ends */
+    int has_view;
+} tensor;
+
+/* the GPU tensors: the key's kind, dtype, device, shape and strides; the pointer and stream */
+static int read_torch(PyObject *x, key *k, tensor *t) {
+    PyObject *o = call0(x, "get_device");
+    int64_t dev;
+    int bad = as_i64(o, &dev);
+    Py_XDECREF(o);
+    if (bad || dev < 0) return -1; /* a CPU tensor: through numpy, in the package */
+    k->device = (int)dev;
+    int n, m;
+    o = PyObject_GetAttr(x, s_shape);
+    bad = read_ints(o, k->shape, &n);
+    Py_XDECREF(o);
+    if (bad) return -1;
+    o = call0(x, "stride");
+    bad = read_ints(o, k->strides, &m);
+    Py_XDECREF(o);
+    if (bad || m != n) return -1;
+    k->rank = n;
+    k->dtype = PyObject_GetAttr(x, s_dtype); /* a new reference, dropped by the caller */
+    if (!k->dtype) return -1;
+    o = call0(x, "data_ptr");
+    int64_t p;
+    bad = as_i64(o, &p);
+    Py_XDECREF(o);
+    if (bad) return -1;
+    t->ptr = (uintptr_t)p;
+    o = PyObject_CallFunction(torch_stream, "i", k->device);
+    int64_t s;
+    bad = as_i64(o, &s);
+    Py_XDECREF(o);
+    if (bad) return -1;
+    t->stream = (void *)(uintptr_t)s;
+    return 0;
+}
+
+static int read_cupy(PyObject *x, key *k, tensor *t) {
+    PyObject *dev = PyObject_GetAttr(x, s_device), *o = dev ? PyObject_GetAttr(dev, s_id) : NULL;
+    int64_t d, cur;
+    int bad = as_i64(o, &d);
+    Py_XDECREF(dev);
+    Py_XDECREF(o);
+    o = PyObject_CallNoArgs(cupy_device); /* outputs are made on the current device: x's only */
+    bad |= as_i64(o, &cur);
+    Py_XDECREF(o);
+    if (bad || d != cur) return -1;
+    k->device = (int)d;
+    k->dtype = PyObject_GetAttr(x, s_dtype);
+    if (!k->dtype) return -1;
+    PyObject *isz = PyObject_GetAttrString(k->dtype, "itemsize");
+    int64_t item;
+    bad = as_i64(isz, &item);
+    Py_XDECREF(isz);
+    int n, m;
+    o = PyObject_GetAttr(x, s_shape);
+    bad |= read_ints(o, k->shape, &n);
+    Py_XDECREF(o);
+    o = PyObject_GetAttr(x, s_strides);
+    bad |= read_ints(o, k->strides, &m);
+    Py_XDECREF(o);
+    if (bad || m != n || item <= 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (k->strides[i] % item) return -1;
+        k->strides[i] /= item;
+    }
+    k->rank = n;
+    PyObject *mem = PyObject_GetAttr(x, s_data), *ptr = mem ? PyObject_GetAttr(mem, s_ptr) : NULL;
+    int64_t p;
+    bad = as_i64(ptr, &p);
+    Py_XDECREF(mem);
+    Py_XDECREF(ptr);
+    if (bad) return -1;
+    t->ptr = (uintptr_t)p;
+    o = PyObject_CallNoArgs(cupy_stream);
+    PyObject *sp = o ? PyObject_GetAttr(o, s_ptr) : NULL;
+    int64_t s;
+    bad = as_i64(sp, &s);
+    Py_XDECREF(o);
+    Py_XDECREF(sp);
+    if (bad) return -1;
+    t->stream = (void *)(uintptr_t)s;
+    return 0;
+}
+
+/* numpy: the buffer protocol (any strides, whole elements; 0-d arrays are the package's) */
+static int read_numpy(PyObject *x, key *k, tensor *t) {
+    if (PyObject_GetBuffer(x, &t->view, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        return -1;
+    }
+    t->has_view = 1;
+    Py_buffer *v = &t->view;
+    if (v->ndim < 1 || v->ndim > TILEC_MAX_RANK || v->itemsize <= 0) return -1;
+    for (int i = 0; i < v->ndim; i++) {
+        if (v->strides[i] % v->itemsize) return -1;
+        k->shape[i] = v->shape[i];
+        k->strides[i] = v->strides[i] / v->itemsize;
+    }
+    k->rank = v->ndim;
+    k->dtype = PyObject_GetAttr(x, s_dtype);
+    if (!k->dtype) return -1;
+    t->ptr = (uintptr_t)v->buf;
+    /* where host arrays run: TILEC_BACKEND (the package reads os.environ, which sets it) */
+    const char *b = getenv("TILEC_BACKEND");
+    static const char *names[] = {"auto", "cuda", "hip", "sim"};
+    k->backend = -1;
+    if (!b || !*b) k->backend = 0;
+    for (int i = 0; i < 4 && k->backend < 0; i++)
+        if (strcmp(b, names[i]) == 0) k->backend = i;
+    return k->backend < 0 ? -1 : 0;
+}
+
+/* ---- a plan made by the package, kept ------------------------------------------------ */
+
+static int take_obj(PyObject *seq, Py_ssize_t i, PyObject **out) {
+    PyObject *o = PySequence_GetItem(seq, i);
+    *out = o;
+    return o ? 0 : -1;
+}
+
+/* _core_plan's answer: (ctx, handle, lock, plan, desc address, nout, visible, oshape,
+ * dtype 1, dtype 2, bytes 1, bytes 2), or None when the call is not one to keep. Returns
+ * the new entry, NULL with an error set, or NULL with none for "not kept". */
+static entry *keep_plan(const key *k, uint64_t h, PyObject *ans) {
+    if (ans == Py_None) return NULL;
+    entry *e = PyMem_Calloc(1, sizeof *e);
+    if (!e) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    e->k = *k;
+    Py_XINCREF(e->k.dtype);
+    Py_XINCREF(e->k.out_dtype);
+    Py_XINCREF(e->k.index_dtype);
+    e->hash = h;
+    PyObject *handle = NULL, *addr = NULL, *o = NULL;
+    int64_t v, vis = 0;
+    int bad = take_obj(ans, 0, &e->ctx_obj) || take_obj(ans, 1, &handle) || take_obj(ans, 2, &e->lock) ||
+              take_obj(ans, 3, &e->plan) || take_obj(ans, 4, &addr) || take_obj(ans, 7, &e->oshape) ||
+              take_obj(ans, 8, &e->odt[0]) || take_obj(ans, 9, &e->odt[1]);
+    if (!bad && !(bad = as_i64(handle, &v))) e->ctx = (tilec_ctx *)(uintptr_t)v;
+    if (!bad && !(bad = as_i64(addr, &v))) memcpy(&e->desc, (const void *)(uintptr_t)v, sizeof e->desc);
+    for (int i = 5; i <= 11 && !bad; i++) {
+        if (i >= 7 && i <= 9) continue;
+        bad = take_obj(ans, i, &o) || as_i64(o, &v);
+        Py_CLEAR(o);
+        if (i == 5) e->nout = (int)v;
+        if (i == 6) vis = v;
+        if (i >= 10) e->obytes[i - 10] = (size_t)v;
+    }
+    Py_XDECREF(handle);
+    Py_XDECREF(addr);
+    if (!bad) e->visible = (int)vis;
+    if (!bad && e->desc.strides) { /* the package's arrays stay the package's: a copy of our own */
+        memcpy(e->strides, e->desc.strides, sizeof(int64_t) * (size_t)e->desc.rank);
+        e->desc.strides = e->strides;
+    }
+    if (!bad && e->desc.correction) {
+        e->corr = *e->desc.correction;
+        e->desc.correction = &e->corr;
+    }
+    e->desc.stream = NULL;
+    e->desc.out2 = NULL;
+    if (!bad && PyTuple_Check(e->oshape)) e->args = PyTuple_Pack(1, e->oshape);
+    for (int i = 0; i < e->nout && !bad && e->args; i++) {
+        e->okw[i] = PyDict_New();
+        bad = !e->okw[i] || PyDict_SetItem(e->okw[i], s_dtype, e->odt[i]) < 0;
+    }
+    if (bad || !e->args || e->nout < 1 || e->nout > 2) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "tilec._core: the package's plan is not one this module reads");
+        entry_free(e);
+        return NULL;
+    }
+    if (nentries >= MAX_ENTRIES) table_clear();
+    e->next = table[h % BUCKETS];
+    table[h % BUCKETS] = e;
+    nentries++;
+    return e;
+}
+
+/* ---- running a kept plan --------------------------------------------------------------- */
+
+static int lock(entry *e) {
+    PyObject *r = call0(e->lock, "acquire");
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static void unlock(entry *e) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb); /* an error being raised stays the one raised */
+    PyObject *r = call0(e->lock, "release");
+    Py_XDECREF(r);
+    if (!r) PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+}
+
+/* raises the package's error for a failed status (the context's diagnostics with it) */
+static void fail(entry *e, tilec_status st, const char *what) {
+    PyObject *r = PyObject_CallFunction(py_fail, "OisO", e->ctx_obj, (int)st, what, e->plan);
+    Py_XDECREF(r);
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, what);
+}
+
+static PyObject *returned(entry *e, PyObject *o1, PyObject *o2) {
+    if (e->visible == 3) return PyTuple_Pack(2, o1, o2);
+    PyObject *r = e->visible == 2 ? o2 : o1;
+    Py_INCREF(r);
+    return r;
+}
+
+static PyObject *launch(entry *e, uintptr_t in, void *stream, uintptr_t o1, uintptr_t o2, const char *what) {
+    tilec_status st;
+    tilec_reduce_desc d = e->desc; /* the call's own: the entry is shared */
+    d.stream = stream;
+    d.out2 = (void *)o2;
+    Py_BEGIN_ALLOW_THREADS
+    st = f_reduce(e->ctx, &d, (const void *)in, (void *)o1);
+    Py_END_ALLOW_THREADS
+    if (st) {
+        fail(e, st, what);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static int64_t ptr_of(PyObject *o, int kind) {
+    int64_t p = -1;
+    if (kind == K_TORCH) {
+        PyObject *r = call0(o, "data_ptr");
+        if (as_i64(r, &p)) p = -1;
+        Py_XDECREF(r);
+    } else {
+        PyObject *mem = PyObject_GetAttr(o, s_data), *r = mem ? PyObject_GetAttr(mem, s_ptr) : NULL;
+        if (as_i64(r, &p)) p = -1;
+        Py_XDECREF(mem);
+        Py_XDECREF(r);
+    }
+    if (p < 0) PyErr_Clear();
+    return p;
+}
+
+/* out= of one dense tensor of the input's library, shape, dtype and device: else -1 (the
+ * package checks it and says what is wrong) */
+static int64_t fast_out(entry *e, PyObject *out, int kind, int device) {
+    if (e->nout != 1 || !is_a(out, kind == K_TORCH ? torch_tensor : cupy_ndarray)) return -1;
+    PyObject *shape = PyObject_GetAttr(out, s_shape), *dt = PyObject_GetAttr(out, s_dtype);
+    int ok = shape && dt && dt == e->odt[0] && PyObject_RichCompareBool(shape, e->oshape, Py_EQ) == 1;
+    Py_XDECREF(shape);
+    Py_XDECREF(dt);
+    if (ok && kind == K_TORCH) {
+        PyObject *c = call0(out, "is_contiguous"), *d = call0(out, "get_device");
+        int64_t dv;
+        ok = c == Py_True && !as_i64(d, &dv) && dv == device;
+        Py_XDECREF(c);
+        Py_XDECREF(d);
+    } else if (ok) {
+        PyObject *fl = PyObject_GetAttrString(out, "flags"), *c = fl ? PyObject_GetAttrString(fl, "c_contiguous") : NULL;
+        PyObject *dev = PyObject_GetAttr(out, s_device), *id = dev ? PyObject_GetAttr(dev, s_id) : NULL;
+        int64_t dv;
+        ok = c == Py_True && !as_i64(id, &dv) && dv == device;
+        Py_XDECREF(fl);
+        Py_XDECREF(c);
+        Py_XDECREF(dev);
+        Py_XDECREF(id);
+    }
+    if (!ok) {
+        PyErr_Clear();
+        return -1;
+    }
+    return ptr_of(out, kind);
+}
+
+static PyObject *run_gpu(entry *e, PyObject *x, int kind, tensor *t, PyObject *out) {
+    PyObject *o[2] = {NULL, NULL}, *r = NULL;
+    int64_t p[2] = {0, 0};
+    if (out) {
+        if ((p[0] = fast_out(e, out, kind, e->k.device)) < 0) return NULL; /* no error: the package */
+        o[0] = out;
+        Py_INCREF(out);
+    } else {
+        for (int i = 0; i < e->nout; i++) {
+            if (kind == K_TORCH) {
+                PyObject *m = PyObject_GetAttr(x, s_new_empty);
+                o[i] = m ? PyObject_Call(m, e->args, e->okw[i]) : NULL;
+                Py_XDECREF(m);
+            } else {
+                o[i] = PyObject_CallFunctionObjArgs(cupy_ndarray, e->oshape, e->odt[i], NULL);
+            }
+            if (!o[i] || (p[i] = ptr_of(o[i], kind)) < 0) goto done;
+        }
+    }
+    if (lock(e)) goto done;
+    PyObject *ok = launch(e, t->ptr, t->stream, (uintptr_t)p[0], (uintptr_t)p[1], "reduce");
+    unlock(e);
+    if (ok) {
+        Py_DECREF(ok);
+        r = out ? (Py_INCREF(out), out) : returned(e, o[0], o[1]);
+    }
+done:
+    if (!r && !PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "tilec._core: an output has no device pointer");
+    Py_XDECREF(o[0]);
+    Py_XDECREF(o[1]);
+    return r;
+}
+
+/* a numpy array: the bytes its view spans copied to the context's memory once, reduced
+ * there with the view's strides, the outputs copied back (the package's _reduce_host) */
+static PyObject *run_host(entry *e, tensor *t) {
+    Py_buffer *v = &t->view;
+    int64_t n = 1, lo = 0, hi = v->itemsize;
+    for (int i = 0; i < v->ndim; i++) n *= v->shape[i];
+    for (int i = 0; i < v->ndim && n; i++) {
+        int64_t reach = (int64_t)v->strides[i] * (v->shape[i] - 1);
+        if (reach < 0) lo += reach;
+        else hi += reach;
+    }
+    if (!n) lo = hi = 0;
+    PyObject *o[2] = {NULL, NULL}, *r = NULL;
+    Py_buffer ob[2];
+    int held[2] = {0, 0};
+    for (int i = 0; i < e->nout; i++) {
+        o[i] = PyObject_CallFunctionObjArgs(np_empty, e->oshape, e->odt[i], NULL);
+        if (!o[i] || PyObject_GetBuffer(o[i], &ob[i], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) goto done;
+        held[i] = 1;
+    }
+    if (lock(e)) goto done;
+    void *base = NULL, *dev[2] = {NULL, NULL};
+    tilec_status st;
+    const char *what = "allocating the input's copy";
+    Py_BEGIN_ALLOW_THREADS
+    st = f_alloc(e->ctx, (size_t)(hi - lo > 0 ? hi - lo : 1), &base);
+    if (!st && n) what = "uploading the input", st = f_upload(e->ctx, base, (const char *)t->ptr + lo, (size_t)(hi - lo));
+    for (int i = 0; i < e->nout && !st; i++)
+        what = "allocating an output", st = f_alloc(e->ctx, e->obytes[i] ? e->obytes[i] : 1, &dev[i]);
+    tilec_reduce_desc d = e->desc; /* the call's own: the entry is shared */
+    d.out2 = dev[1];
+    if (!st) what = "reduce", st = f_reduce(e->ctx, &d, (char *)base - lo, dev[0]);
+    if (!st) what = "waiting for the device", st = f_sync(e->ctx);
+    for (int i = 0; i < e->nout && !st; i++)
+        if (e->obytes[i]) what = "downloading the output", st = f_download(e->ctx, ob[i].buf, dev[i], e->obytes[i]);
+    Py_END_ALLOW_THREADS
+    if (st) fail(e, st, what); /* before the frees: each call starts the diagnostics anew */
+    for (int i = 0; i < 2; i++)
+        if (dev[i]) f_free(e->ctx, dev[i]);
+    if (base) f_free(e->ctx, base);
+    unlock(e);
+    if (!st) r = returned(e, o[0], o[1]);
+done:
+    for (int i = 0; i < 2; i++) {
+        if (held[i]) PyBuffer_Release(&ob[i]);
+        Py_XDECREF(o[i]);
+    }
+    return r;
+}
+
+/* ---- the callable: a spelling (tilec.sum) or reduce's request ------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    int op, nan, corrects; /* op and nan as the library numbers them; corrects: var, std */
+    PyObject *slow;        /* the package's function for everything else */
+} reducer;
+
+/* One request, read into the key. Returns 1 to run it here, 0 for the package, -1 error. */
+typedef struct request {
+    PyObject *x, *axis, *dtype, *out, *index_dtype, *keepdims, *backend, *corr;
+} request;
+
+static PyObject *fast(reducer *self, request *q) {
+    if (q->backend && q->backend != Py_None) return NULL;
+    if (q->keepdims && q->keepdims != Py_True && q->keepdims != Py_False) return NULL;
+    key k;
+    memset(&k, 0, sizeof k);
+    k.op = self->op;
+    k.nan = self->nan;
+    k.keepdims = q->keepdims == Py_True;
+    if (read_axis(q->axis, &k)) return NULL;
+    if (q->corr && q->corr != Py_None) {
+        if (as_i64(q->corr, &k.corr)) return NULL;
+        k.has_corr = 1;
+    }
+    k.out_dtype = q->dtype == Py_None ? NULL : q->dtype;
+    k.index_dtype = q->index_dtype == Py_None ? NULL : q->index_dtype;
+    k.kind = kind_of(q->x);
+    if (k.kind == K_NONE) return NULL;
+    if (q->out && q->out != Py_None && k.kind == K_NUMPY) return NULL;
+    tensor t;
+    memset(&t, 0, sizeof t);
+    int bad = k.kind == K_TORCH ? read_torch(q->x, &k, &t) : k.kind == K_CUPY ? read_cupy(q->x, &k, &t)
+                                                                           : read_numpy(q->x, &k, &t);
+    PyObject *r = NULL, *dt = k.dtype;
+    if (bad) {
+        PyErr_Clear();
+        goto done;
+    }
+    uint64_t h = key_hash(&k);
+    entry *e = lookup(&k, h);
+    if (e) {
+        hits++;
+    } else {
+        misses++;
+        static const char *kinds[] = {"", "torch", "cupy", "numpy"};
+        PyObject *req = Py_BuildValue("(iOOOiOO)", self->op, q->axis ? q->axis : Py_None, k.keepdims ? Py_True : Py_False,
+                                      q->dtype, self->nan, k.has_corr ? q->corr : Py_None, q->index_dtype);
+        PyObject *ans = req ? PyObject_CallFunction(py_plan, "OsO", q->x, kinds[k.kind], req) : NULL;
+        Py_XDECREF(req);
+        if (!ans) goto done; /* the package's error: the arguments are wrong */
+        e = keep_plan(&k, h, ans);
+        Py_DECREF(ans);
+        if (!e) goto done;
+    }
+    PyObject *out = q->out && q->out != Py_None ? q->out : NULL;
+    e->uses++;
+    r = k.kind == K_NUMPY ? run_host(e, &t) : run_gpu(e, q->x, k.kind, &t, out);
+    if (--e->uses == 0 && e->dead) entry_free(e);
+done:
+    if (t.has_view) PyBuffer_Release(&t.view);
+    Py_XDECREF(dt);
+    return r;
+}
+
+/* NULL with no error: the package's slow path takes the call as it was made */
+static PyObject *slow(reducer *self, PyObject *args, PyObject *kw) {
+    if (PyErr_Occurred()) return NULL;
+    return PyObject_Call(self->slow, args, kw);
+}
+
+/* tilec.sum(x, axis=None, *, dtype=None, out=None, keepdims=False, **kw): kw of the fast path
+ * are dim, keepdim, index_dtype, backend and (var, std) ddof or correction */
+static PyObject *reducer_call(PyObject *o, PyObject *args, PyObject *kw) {
+    reducer *self = (reducer *)o;
+    request q = {0};
+    Py_ssize_t na = PyTuple_Size(args);
+    if (na < 1 || na > 2) return slow(self, args, kw);
+    q.x = PyTuple_GetItem(args, 0);
+    q.axis = na > 1 ? PyTuple_GetItem(args, 1) : NULL;
+    q.dtype = q.index_dtype = Py_None;
+    PyObject *dim = NULL, *keepdim = NULL, *ddof = NULL;
+    if (kw) {
+        PyObject *name, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(kw, &pos, &name, &value)) {
+            const char *s = PyUnicode_AsUTF8AndSize(name, NULL);
+            if (!s) return NULL;
+            if (!strcmp(s, "axis") && !q.axis) q.axis = value;
+            else if (!strcmp(s, "dim")) dim = value;
+            else if (!strcmp(s, "keepdims")) q.keepdims = value;
+            else if (!strcmp(s, "keepdim")) keepdim = value;
+            else if (!strcmp(s, "dtype")) q.dtype = value;
+            else if (!strcmp(s, "out")) q.out = value;
+            else if (!strcmp(s, "index_dtype")) q.index_dtype = value;
+            else if (!strcmp(s, "backend")) q.backend = value;
+            else if (self->corrects && (!strcmp(s, "ddof") || !strcmp(s, "correction")) && !ddof) ddof = value;
+            else return slow(self, args, kw); /* nan=, an unknown name, two of one: the package says */
+        }
+    }
+    if (dim && dim != Py_None) {
+        if (q.axis && q.axis != Py_None) return slow(self, args, kw);
+        q.axis = dim;
+    }
+    if (keepdim && keepdim != Py_None) {
+        if (q.keepdims) return slow(self, args, kw);
+        q.keepdims = keepdim;
+    }
+    if (self->corrects) q.corr = ddof && ddof != Py_None ? ddof : PyLong_FromLong(0); /* numpy's ddof=0 */
+    PyObject *r = fast(self, &q);
+    if (self->corrects && !(ddof && ddof != Py_None)) Py_DECREF(q.corr);
+    return r ? r : slow(self, args, kw);
+}
+
+/* reducer.run(x, axis, keepdims, dtype, correction, index_dtype, out, backend, fn, fn_args):
+ * tilec.reduce's request, its names already resolved; fn(*fn_args) the package's call */
+static PyObject *reducer_run(PyObject *o, PyObject *args) {
+    reducer *self = (reducer *)o;
+    request q = {0};
+    PyObject *fn, *again;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &q.x, &q.axis, &q.keepdims, &q.dtype, &q.corr, &q.index_dtype, &q.out,
+                          &q.backend, &fn, &again))
+        return NULL;
+    PyObject *r = fast(self, &q);
+    if (r || PyErr_Occurred()) return r;
+    return PyObject_CallObject(fn, again);
+}
+
+static int reducer_init(PyObject *o, PyObject *args, PyObject *kw) {
+    reducer *self = (reducer *)o;
+    PyObject *fn;
+    if (!PyArg_ParseTuple(args, "iipO", &self->op, &self->nan, &self->corrects, &fn)) return -1;
+    Py_XDECREF(self->slow);
+    self->slow = Py_NewRef(fn);
+    return 0;
+}
+
+static void reducer_dealloc(PyObject *o) {
+    reducer *self = (reducer *)o;
+    PyTypeObject *tp = Py_TYPE(o);
+    Py_XDECREF(self->slow);
+    freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    f(o);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef reducer_methods[] = {
+    {"run", reducer_run, METH_VARARGS, "tilec.reduce's request: (x, axis, keepdims, dtype, correction, index_dtype, out, backend, fn, args), fn(*args) when it is not one for this module"},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot reducer_slots[] = {
+    {Py_tp_doc, "A reduction of one op and NaN rule, run here when planned before, else by the package."},
+    {Py_tp_init, reducer_init},
+    {Py_tp_call, reducer_call},
+    {Py_tp_dealloc, reducer_dealloc},
+    {Py_tp_methods, reducer_methods},
+    {Py_tp_new, PyType_GenericNew},
+    {0, NULL}};
+
+static PyType_Spec reducer_spec = {"tilec._core.Reducer", sizeof(reducer), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, reducer_slots};
+
+/* ---- module functions ---------------------------------------------------------------- */
+
+/* bind(addresses, plan, fail): the calls of the library the package loaded, by address
+ * (reduce, mem_alloc, mem_free, mem_upload, mem_download, synchronize) */
+static PyObject *bind(PyObject *m, PyObject *args) {
+    unsigned long long a[6];
+    PyObject *plan, *fn;
+    if (!PyArg_ParseTuple(args, "(KKKKKK)OO", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &plan, &fn)) return NULL;
+    for (int i = 0; i < 6; i++)
+        if (!a[i]) return PyErr_Format(PyExc_ValueError, "tilec._core.bind: address %d is NULL", i);
+    f_reduce = (tilec_status(*)(tilec_ctx *, const tilec_reduce_desc *, const void *, void *))(uintptr_t)a[0];
+    f_alloc = (tilec_status(*)(tilec_ctx *, size_t, void **))(uintptr_t)a[1];
+    f_free = (tilec_status(*)(tilec_ctx *, void *))(uintptr_t)a[2];
+    f_upload = (tilec_status(*)(tilec_ctx *, void *, const void *, size_t))(uintptr_t)a[3];
+    f_download = (tilec_status(*)(tilec_ctx *, void *, const void *, size_t))(uintptr_t)a[4];
+    f_sync = (tilec_status(*)(tilec_ctx *))(uintptr_t)a[5];
+    Py_XDECREF(py_plan);
+    Py_XDECREF(py_fail);
+    py_plan = Py_NewRef(plan);
+    py_fail = Py_NewRef(fn);
+    table_clear();
+    Py_RETURN_NONE;
+}
+
+static PyObject *clear(PyObject *m, PyObject *unused) {
+    table_clear();
+    Py_RETURN_NONE;
+}
+
+static PyObject *stats(PyObject *m, PyObject *unused) { return Py_BuildValue("(KKi)", hits, misses, nentries); }
+
+static PyMethodDef methods[] = {
+    {"bind", bind, METH_VARARGS, "bind((reduce, mem_alloc, mem_free, mem_upload, mem_download, synchronize), plan, fail)"},
+    {"clear", clear, METH_NOARGS, "Forgets every kept plan."},
+    {"stats", stats, METH_NOARGS, "(calls served from a kept plan, calls the package planned, plans kept)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tilec._core",
+                                    "tilec's compiled hot path (docs/python.md, \"The compiled core\").", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    PyObject *type = PyType_FromSpec(&reducer_spec);
+    if (!type || PyModule_AddObject(m, "Reducer", type) < 0) goto fail;
+    struct {
+        PyObject **s;
+        const char *v;
+    } names[] = {{&s_dtype, "dtype"}, {&s_shape, "shape"}, {&s_strides, "strides"}, {&s_device, "device"},
+                 {&s_data, "data"},   {&s_ptr, "ptr"},     {&s_id, "id"},           {&s_new_empty, "new_empty"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!(*names[i].s = PyUnicode_InternFromString(names[i].v))) goto fail;
+    if (PyModule_AddIntConstant(m, "LIMITED_API", Py_LIMITED_API) < 0 ||
+        PyModule_AddIntConstant(m, "DESC_SIZE", (long)sizeof(tilec_reduce_desc)) < 0 ||
+        PyModule_AddObject(m, "ABI", PyUnicode_FromFormat("%d.%d", TILEC_VERSION_MAJOR, TILEC_VERSION_MINOR)) < 0)
+        goto fail;
+    return m;
+fail:
+    Py_DECREF(m);
+    return NULL;
+}
