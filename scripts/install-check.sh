@@ -113,5 +113,12 @@ assert tilec.__file__ == sys.argv[2] + "/tilec/__init__.py", (tilec.__file__, sy
 assert tilec.library_path == sys.argv[1], (tilec.library_path, sys.argv[1])
 got = tilec.sum(numpy.array([3, -7, 2**31 - 1], dtype=numpy.int64), backend="sim")
 assert got == 2**31 - 5, got
+# the compiled core installed in the package, and what serves a repeated call
+assert tilec._CORE is not None and tilec._CORE.__file__ == sys.argv[2] + "/tilec/_core.abi3.so", tilec._CORE
+import os; os.environ["TILEC_BACKEND"] = "sim"  # the core serves backend=None calls
+x = numpy.arange(12, dtype=numpy.int32).reshape(3, 4)
+for _ in range(2):
+    assert tilec.sum(x, axis=1).tolist() == [6, 22, 38]
+assert tilec._CORE.stats()[0] >= 1, tilec._CORE.stats()
 ' "$libdir/libtilec.so" "$root$pydir")
-echo "install check: header, library, pkg-config file, CMake package, Python package, tilec (which starts: its RUNPATH), its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran; the Python package reduced"
+echo "install check: header, library, pkg-config file, CMake package, Python package and its compiled core, tilec (which starts: its RUNPATH), its completion and man page installed; embed.c and jit_sum.c built (pkg-config, CMake) and ran; the Python package reduced, a repeated call through its compiled core"
