@@ -43,10 +43,12 @@ static unsigned long long hits, misses;
 
 enum { K_NONE, K_TORCH, K_CUPY, K_NUMPY };
 
-static PyObject *torch_tensor, *torch_stream; /* torch.Tensor, torch._C._cuda_getCurrentRawStream */
+static PyObject *torch_tensor, *torch_stream, *torch_empty_like; /* torch.Tensor,
+                                          torch._C._cuda_getCurrentRawStream, torch.empty_like */
 static PyObject *cupy_ndarray, *cupy_stream, *cupy_device; /* cupy.ndarray, get_current_stream, runtime.getDevice */
 static PyObject *np_ndarray, *np_empty;
-static PyObject *s_dtype, *s_shape, *s_strides, *s_device, *s_data, *s_ptr, *s_id, *s_new_empty;
+static PyObject *s_dtype, *s_shape, *s_strides, *s_device, *s_data, *s_ptr, *s_id, *s_new_empty, *s_get_device,
+    *s_stride, *s_data_ptr, *s_is_contiguous, *s_acquire, *s_release; /* names, interned once */
 
 /* attr of a module in sys.modules ("a.b.c"), a new reference or NULL (no error set) */
 static PyObject *module_attr(const char *mod, const char *path) {
@@ -75,9 +77,11 @@ static int is_a(PyObject *x, PyObject *type) {
 }
 
 static int kind_of(PyObject *x) {
-    if (!torch_tensor && (torch_tensor = module_attr("torch", "Tensor")))
+    if (!torch_tensor && (torch_tensor = module_attr("torch", "Tensor"))) {
         torch_stream = module_attr("torch", "_C._cuda_getCurrentRawStream");
-    if (is_a(x, torch_tensor)) return torch_stream ? K_TORCH : K_NONE;
+        torch_empty_like = module_attr("torch", "empty_like");
+    }
+    if (is_a(x, torch_tensor)) return torch_stream && torch_empty_like ? K_TORCH : K_NONE;
     if (!cupy_ndarray && (cupy_ndarray = module_attr("cupy", "ndarray"))) {
         cupy_stream = module_attr("cupy", "cuda.get_current_stream");
         cupy_device = module_attr("cupy", "cuda.runtime.getDevice");
@@ -112,6 +116,9 @@ typedef struct entry {
     int nout, visible;                 /* outputs written (1, 2); returned: bit 0 out, bit 1 out2 */
     PyObject *oshape, *args;           /* the outputs' shape, and (shape,) */
     PyObject *odt[2], *okw[2];         /* their dtypes (the library's objects), {dtype: ...} */
+    PyObject *tmpl[2];                 /* torch: one element expanded to the output's shape, whose
+                                          empty_like is a new dense output (torch's cheapest
+                                          allocation from Python: no shape or dtype to parse) */
     size_t obytes[2];
     int uses, dead;                    /* calls running it (the GIL released); dropped from the table */
     struct entry *next;
@@ -133,6 +140,7 @@ static void entry_free(entry *e) {
     for (int i = 0; i < 2; i++) {
         Py_XDECREF(e->odt[i]);
         Py_XDECREF(e->okw[i]);
+        Py_XDECREF(e->tmpl[i]);
     }
     PyMem_Free(e);
 }
@@ -151,9 +159,13 @@ static void table_clear(void) {
 }
 
 static uint64_t key_hash(const key *k) {
-    const unsigned char *p = (const unsigned char *)k;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < sizeof *k; i++) h = (h ^ p[i]) * 1099511628211ull;
+    uint64_t h = 1469598103934665603ull, w; /* FNV-1a over 8-byte words */
+    _Static_assert(sizeof(key) % 8 == 0, "the key is hashed in 8-byte words");
+    for (size_t i = 0; i < sizeof *k; i += 8) {
+        memcpy(&w, (const char *)k + i, 8);
+        h = (h ^ w) * 1099511628211ull;
+        h ^= h >> 29;
+    }
     return h;
 }
 
@@ -211,7 +223,11 @@ static int read_axis(PyObject *axis, key *k) {
     return 0;
 }
 
-static PyObject *call0(PyObject *o, const char *method) { return PyObject_CallMethod(o, method, NULL); }
+static PyObject *call0(PyObject *o, PyObject *method) {
+    PyObject *m = PyObject_GetAttr(o, method), *r = m ? PyObject_CallNoArgs(m) : NULL;
+    Py_XDECREF(m);
+    return r;
+}
 
 /* What one call reads of its tensor, beside the key. */
 typedef struct tensor {
@@ -223,7 +239,7 @@ typedef struct tensor {
 
 /* the GPU tensors: the key's kind, dtype, device, shape and strides; the pointer and stream */
 static int read_torch(PyObject *x, key *k, tensor *t) {
-    PyObject *o = call0(x, "get_device");
+    PyObject *o = call0(x, s_get_device);
     int64_t dev;
     int bad = as_i64(o, &dev);
     Py_XDECREF(o);
@@ -234,14 +250,14 @@ static int read_torch(PyObject *x, key *k, tensor *t) {
     bad = read_ints(o, k->shape, &n);
     Py_XDECREF(o);
     if (bad) return -1;
-    o = call0(x, "stride");
+    o = call0(x, s_stride);
     bad = read_ints(o, k->strides, &m);
     Py_XDECREF(o);
     if (bad || m != n) return -1;
     k->rank = n;
     k->dtype = PyObject_GetAttr(x, s_dtype); /* a new reference, dropped by the caller */
     if (!k->dtype) return -1;
-    o = call0(x, "data_ptr");
+    o = call0(x, s_data_ptr);
     int64_t p;
     bad = as_i64(o, &p);
     Py_XDECREF(o);
@@ -403,7 +419,7 @@ static entry *keep_plan(const key *k, uint64_t h, PyObject *ans) {
 /* ---- running a kept plan --------------------------------------------------------------- */
 
 static int lock(entry *e) {
-    PyObject *r = call0(e->lock, "acquire");
+    PyObject *r = call0(e->lock, s_acquire);
     Py_XDECREF(r);
     return r ? 0 : -1;
 }
@@ -411,7 +427,7 @@ static int lock(entry *e) {
 static void unlock(entry *e) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb); /* an error being raised stays the one raised */
-    PyObject *r = call0(e->lock, "release");
+    PyObject *r = call0(e->lock, s_release);
     Py_XDECREF(r);
     if (!r) PyErr_Clear();
     PyErr_Restore(type, value, tb);
@@ -449,7 +465,7 @@ static PyObject *launch(entry *e, uintptr_t in, void *stream, uintptr_t o1, uint
 static int64_t ptr_of(PyObject *o, int kind) {
     int64_t p = -1;
     if (kind == K_TORCH) {
-        PyObject *r = call0(o, "data_ptr");
+        PyObject *r = call0(o, s_data_ptr);
         if (as_i64(r, &p)) p = -1;
         Py_XDECREF(r);
     } else {
@@ -471,7 +487,7 @@ static int64_t fast_out(entry *e, PyObject *out, int kind, int device) {
     Py_XDECREF(shape);
     Py_XDECREF(dt);
     if (ok && kind == K_TORCH) {
-        PyObject *c = call0(out, "is_contiguous"), *d = call0(out, "get_device");
+        PyObject *c = call0(out, s_is_contiguous), *d = call0(out, s_get_device);
         int64_t dv;
         ok = c == Py_True && !as_i64(d, &dv) && dv == device;
         Py_XDECREF(c);
@@ -493,6 +509,34 @@ static int64_t fast_out(entry *e, PyObject *out, int kind, int device) {
     return ptr_of(out, kind);
 }
 
+/* torch: the entry's first output, made by x.new_empty(shape, dtype=...), and its template
+ * for the next ones, kept when torch.empty_like of it is the same dense shape and dtype */
+static PyObject *torch_output(entry *e, PyObject *x, int i) {
+    PyObject *m = PyObject_GetAttr(x, s_new_empty);
+    PyObject *o = m ? PyObject_Call(m, e->args, e->okw[i]) : NULL;
+    Py_XDECREF(m);
+    if (!o) return NULL;
+    PyObject *empty = PyTuple_New(0), *one = NULL, *tmpl = NULL, *y = NULL;
+    m = empty ? PyObject_GetAttr(x, s_new_empty) : NULL;
+    if (m) one = PyObject_Call(m, empty, e->okw[i]);
+    Py_XDECREF(m);
+    if (one) tmpl = PyObject_CallMethod(one, "expand", "O", e->oshape);
+    if (tmpl) y = PyObject_CallFunctionObjArgs(torch_empty_like, tmpl, NULL);
+    PyObject *shape = y ? PyObject_GetAttr(y, s_shape) : NULL, *dt = y ? PyObject_GetAttr(y, s_dtype) : NULL;
+    PyObject *dense = y ? call0(y, s_is_contiguous) : NULL;
+    if (shape && dt == e->odt[i] && dense == Py_True && PyObject_RichCompareBool(shape, e->oshape, Py_EQ) == 1)
+        e->tmpl[i] = Py_NewRef(tmpl);
+    PyErr_Clear(); /* no template: new_empty each time */
+    Py_XDECREF(empty);
+    Py_XDECREF(one);
+    Py_XDECREF(tmpl);
+    Py_XDECREF(y);
+    Py_XDECREF(shape);
+    Py_XDECREF(dt);
+    Py_XDECREF(dense);
+    return o;
+}
+
 static PyObject *run_gpu(entry *e, PyObject *x, int kind, tensor *t, PyObject *out) {
     PyObject *o[2] = {NULL, NULL}, *r = NULL;
     int64_t p[2] = {0, 0};
@@ -503,9 +547,7 @@ static PyObject *run_gpu(entry *e, PyObject *x, int kind, tensor *t, PyObject *o
     } else {
         for (int i = 0; i < e->nout; i++) {
             if (kind == K_TORCH) {
-                PyObject *m = PyObject_GetAttr(x, s_new_empty);
-                o[i] = m ? PyObject_Call(m, e->args, e->okw[i]) : NULL;
-                Py_XDECREF(m);
+                o[i] = e->tmpl[i] ? PyObject_CallFunctionObjArgs(torch_empty_like, e->tmpl[i], NULL) : torch_output(e, x, i);
             } else {
                 o[i] = PyObject_CallFunctionObjArgs(cupy_ndarray, e->oshape, e->odt[i], NULL);
             }
@@ -788,7 +830,9 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyObject **s;
         const char *v;
     } names[] = {{&s_dtype, "dtype"}, {&s_shape, "shape"}, {&s_strides, "strides"}, {&s_device, "device"},
-                 {&s_data, "data"},   {&s_ptr, "ptr"},     {&s_id, "id"},           {&s_new_empty, "new_empty"}};
+                 {&s_data, "data"},   {&s_ptr, "ptr"},     {&s_id, "id"},           {&s_new_empty, "new_empty"},
+                 {&s_get_device, "get_device"}, {&s_stride, "stride"}, {&s_data_ptr, "data_ptr"},
+                 {&s_is_contiguous, "is_contiguous"}, {&s_acquire, "acquire"}, {&s_release, "release"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(*names[i].s = PyUnicode_InternFromString(names[i].v))) goto fail;
     if (PyModule_AddIntConstant(m, "LIMITED_API", Py_LIMITED_API) < 0 ||
