@@ -2,7 +2,8 @@
 simulator) and of GPU tensors (torch, CuPy, JAX: anything with ``__cuda_array_interface__``
 or ``__dlpack__``), on their device and stream, with their strides; a `.tile` program's own
 kernels on arrays (run_kernel); and the `.tile` tools (check, fmt, emit, compile, explain).
-Pure Python over libtilec through ctypes; docs/python.md says how it is found.
+Python over libtilec through ctypes, with a compiled core (tilec._core, python/tilec/_core.c)
+that serves a call planned before; docs/python.md says how both are found.
 
     >>> import numpy, tilec
     >>> tilec.sum(numpy.arange(10, dtype=numpy.int32), backend="sim")
