@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — installs what building and testing tilec needs, only when it is
 # missing: meson, ninja, pkg-config and cmocka; cmake (the CMake package and its install
-# check) and help2man (the man page); Debian's python3 numpy and pytest (the
+# check) and help2man (the man page); python3-dev (Python.h, for the Python package's
+# compiled core); Debian's python3 numpy and pytest (the
 # oracle suite, tests/oracle, fails without them); the HIP packages (hipcc, the HIP
 # runtime with hiprtc, its builtins and the ROCm device libraries) where the distribution
 # has them; clang (libFuzzer) and valgrind for the fuzz and memcheck runs of ./test.sh;
