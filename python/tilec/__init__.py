@@ -1009,6 +1009,14 @@ def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate",
     return _dispatch(x, reqs, out, backend)
 
 
+def _reduce_py(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate", out=None,
+               correction=None, index_dtype=None, *, dim=None, keepdim=None, backend=None):
+    """reduce on the Python path only: where the compiled core sent a call it does not serve."""
+    axis, keepdims = _names(axis, keepdims, dim, keepdim)
+    return _dispatch(x, [(op, axis, keepdims, dtype, nan, correction, index_dtype)], out,
+                     backend)
+
+
 def _correction(name, kw, default):
     """numpy's ddof or the array API's and torch's correction (one of them), else default."""
     if "ddof" in kw and "correction" in kw:
@@ -1208,7 +1216,7 @@ def _spelling(op, nan):
         kw.setdefault("nan", nan)
         if corrects:  # numpy's ddof (default 0) or the array API's correction
             kw["correction"] = _correction(name, kw, 0)
-        return reduce(x, op, axis=axis, keepdims=keepdims, dtype=dtype, out=out, **kw)
+        return _reduce_py(x, op, axis=axis, keepdims=keepdims, dtype=dtype, out=out, **kw)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = ("numpy's %s: tilec.reduce(x, %r, axis, keepdims, dtype, nan=%r, out)%s" % (
         name, op, nan, "; ddof= (or correction=), 0 by default as in numpy" if corrects else ""))

@@ -516,11 +516,13 @@ static PyObject *torch_output(entry *e, PyObject *x, int i) {
     PyObject *o = m ? PyObject_Call(m, e->args, e->okw[i]) : NULL;
     Py_XDECREF(m);
     if (!o) return NULL;
-    PyObject *empty = PyTuple_New(0), *one = NULL, *tmpl = NULL, *y = NULL;
-    m = empty ? PyObject_GetAttr(x, s_new_empty) : NULL;
-    if (m) one = PyObject_Call(m, empty, e->okw[i]);
+    PyObject *empty = PyTuple_New(0), *args = empty ? PyTuple_Pack(1, empty) : NULL, *one = NULL, *tmpl = NULL, *y = NULL;
+    m = args ? PyObject_GetAttr(x, s_new_empty) : NULL;
+    if (m) one = PyObject_Call(m, args, e->okw[i]); /* x.new_empty((), dtype=...) */
     Py_XDECREF(m);
-    if (one) tmpl = PyObject_CallMethod(one, "expand", "O", e->oshape);
+    m = one ? PyObject_GetAttrString(one, "expand") : NULL;
+    if (m) tmpl = PyObject_Call(m, e->args, NULL); /* .expand(shape) */
+    Py_XDECREF(m);
     if (tmpl) y = PyObject_CallFunctionObjArgs(torch_empty_like, tmpl, NULL);
     PyObject *shape = y ? PyObject_GetAttr(y, s_shape) : NULL, *dt = y ? PyObject_GetAttr(y, s_dtype) : NULL;
     PyObject *dense = y ? call0(y, s_is_contiguous) : NULL;
@@ -528,6 +530,7 @@ static PyObject *torch_output(entry *e, PyObject *x, int i) {
         e->tmpl[i] = Py_NewRef(tmpl);
     PyErr_Clear(); /* no template: new_empty each time */
     Py_XDECREF(empty);
+    Py_XDECREF(args);
     Py_XDECREF(one);
     Py_XDECREF(tmpl);
     Py_XDECREF(y);
@@ -660,9 +663,7 @@ static PyObject *fast(reducer *self, request *q) {
     }
     uint64_t h = key_hash(&k);
     entry *e = lookup(&k, h);
-    if (e) {
-        hits++;
-    } else {
+    if (!e) {
         misses++;
         static const char *kinds[] = {"", "torch", "cupy", "numpy"};
         PyObject *req = Py_BuildValue("(iOOOiOO)", self->op, q->axis ? q->axis : Py_None, k.keepdims ? Py_True : Py_False,
@@ -677,6 +678,7 @@ static PyObject *fast(reducer *self, request *q) {
     PyObject *out = q->out && q->out != Py_None ? q->out : NULL;
     e->uses++;
     r = k.kind == K_NUMPY ? run_host(e, &t) : run_gpu(e, q->x, k.kind, &t, out);
+    if (r) hits++;
     if (--e->uses == 0 && e->dead) entry_free(e);
 done:
     if (t.has_view) PyBuffer_Release(&t.view);
@@ -814,7 +816,7 @@ static PyObject *stats(PyObject *m, PyObject *unused) { return Py_BuildValue("(K
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS, "bind((reduce, mem_alloc, mem_free, mem_upload, mem_download, synchronize), plan, fail)"},
     {"clear", clear, METH_NOARGS, "Forgets every kept plan."},
-    {"stats", stats, METH_NOARGS, "(calls served from a kept plan, calls the package planned, plans kept)"},
+    {"stats", stats, METH_NOARGS, "(calls this module ran, keys it sent to the package to plan, plans kept)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tilec._core",
