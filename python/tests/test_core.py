@@ -54,7 +54,9 @@ def test_the_path_the_suite_asked_for_is_the_one_loaded():
     if os.environ.get("TILEC_EXPECT_CORE") != "1":
         pytest.skip("TILEC_EXPECT_CORE=1 is not set (the meson test `python` sets it)")
     core = tilec._CORE
-    assert core is not None, "import tilec did not load the compiled core"
+    assert core is not None, ("import tilec did not load the compiled core: is it built (meson "
+                              "says so at setup; it needs Python.h, Debian's python3-dev)? The "
+                              "PurePythonWarning of the import says what was tried")
     assert core.__name__ == "tilec._core" and sys.modules["tilec._core"] is core
     assert core.__file__.endswith("_core.abi3.so"), core.__file__
     assert core.LIMITED_API == 0x030B0000  # built on the limited API of 3.11
