@@ -56,6 +56,7 @@ _WIDE = {torch.float16: torch.float32, torch.bfloat16: torch.float32,
 if hasattr(torch, "uint32"):
     _WIDE[torch.uint32] = torch.int64
 # integer dtypes torch sums into int64 that tilec does not read: cast to int32 first
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 _SMALL_INTS = (torch.bool, torch.int8, torch.uint8, torch.int16)
 _INT32S = tuple(d for d in _TILEC if d in (torch.int32, getattr(torch, "uint32", None)))
 
@@ -147,6 +148,8 @@ def _dim_list(dim, name):
 
 
 def _index(d, name):
+    if type(d) is int:  # the common case, in plain Python (torch.compile traces it as such)
+        return d
     if isinstance(d, bool):
         raise TypeError("tilec.torch.%s: dim must be an int or a list of ints, not a bool" % name)
     try:
@@ -440,7 +443,7 @@ def _sum_like(name, x, dim, keepdim, dtype):
 def _float_only(name, x, dtype=None):
     """mean, norm2, var, std, logsumexp: floating inputs (or a floating dtype=), as torch's."""
     want = dtype if dtype is not None else x.dtype
-    if not want.is_floating_point:
+    if want not in _FLOATS:
         raise TypeError("tilec.torch.%s takes floating-point inputs (as torch's does), not %s%s"
                         % (name, want, "; pass dtype=torch.float32" if name in (
                             "mean", "norm2") else "; cast it first, e.g. x.float()"))
