@@ -157,10 +157,10 @@ tilec_status rt_capturing(rt *r, void *stream, bool *yes) {
     return r->be->capturing ? r->be->capturing(r, stream, yes) : TILEC_OK;
 }
 
-/* The plan's scratch for the stream, ready for a launch: a pinned set as it is (the path
- * of every call after the first, or after tilec_reduce_prepare: no driver call); else,
- * the stream asked whether it is being captured, and then a set made ready outside the
- * capture (scratch_for_capture), or found, or made and zeroed on the stream. */
+/* The plan's scratch for the stream, ready for a launch: a pinned set as it is (after
+ * tilec_reduce_prepare or a captured call: no driver call); else, the stream asked
+ * whether it is being captured, and then a set made ready outside the capture
+ * (scratch_for_capture), or the one found, or one made and zeroed on the stream. */
 static tilec_status scratch_ready(rt *r, const rt_plan *p, void *stream, rt_scratch **out) {
     uint64_t thread = stream == RT_STREAM_PER_THREAD ? this_thread() : 0;
     rt_scratch *s = scratch_find(r, p, stream, thread);
