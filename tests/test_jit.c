@@ -579,11 +579,13 @@ static void test_backends(void **state) {
 
 /* What the runtime asked of the backend, in order. */
 typedef struct rec_call {
-    char op;         /* 'a' alloc, 'z' zero, 'l' launch, 'r' record, 'w' wait, 's' sync, 'f' release, 'e' event free */
-    void *ptr;       /* alloc, zero, release: the memory; record, wait, event free: the event */
-    void *stream;    /* zero, launch, record */
+    char op;         /* 'a' alloc, 'z' zero, 'l' launch, 'r' record, 'w' wait, 's' sync, 'f' release, 'e' event free,
+                        'q' capturing asked, 'x' relax, 'u' unrelax, 'Z' zero aside, 'L' load */
+    void *ptr;       /* alloc, zero, zero aside, release: the memory; record, wait, event free: the event */
+    void *stream;    /* zero, launch, record, capturing */
     void *scratch[4];/* launch: the scratch passed */
     int nscratch;
+    int relaxed;     /* the relax calls not yet undone when it was asked */
 } rec_call;
 
 enum { REC_MAX = 1 << 14 };
@@ -591,9 +593,13 @@ static rec_call rec_log[REC_MAX];
 static int rec_n;
 static rt_backend rec_be; /* the simulator's functions, the ones below in their place */
 
+static int rec_relaxed;         /* relax calls not yet undone */
+static void *rec_captured[2];   /* the streams the backend says are being captured */
+static bool rec_launch_fails;   /* the next launch fails (as a GPU's may) */
+
 static rec_call *rec_add(char op, void *ptr, void *stream) {
     assert_true(rec_n < REC_MAX);
-    rec_log[rec_n] = (rec_call){.op = op, .ptr = ptr, .stream = stream};
+    rec_log[rec_n] = (rec_call){.op = op, .ptr = ptr, .stream = stream, .relaxed = rec_relaxed};
     return &rec_log[rec_n++];
 }
 static tilec_status rec_alloc(rt *r, size_t n, void **p) {
@@ -609,7 +615,37 @@ static tilec_status rec_launch(rt *r, rt_plan *p, void *const *args, int nargs, 
     rec_call *c = rec_add('l', NULL, stream);
     c->nscratch = p->info.nscratch;
     for (int i = 0; i < p->info.nscratch; i++) c->scratch[i] = scratch[i];
+    if (rec_launch_fails) {
+        rec_launch_fails = false;
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "the test's launch failure");
+        return TILEC_ERR_UNAVAILABLE;
+    }
     return rt_sim.launch(r, p, args, nargs, scratch, stream);
+}
+static tilec_status rec_capturing(rt *r, void *stream, bool *yes) {
+    (void)r;
+    rec_add('q', NULL, stream);
+    *yes = stream && (stream == rec_captured[0] || stream == rec_captured[1]);
+    return TILEC_OK;
+}
+static tilec_status rec_relax(rt *r, int *saved) {
+    (void)r;
+    rec_add('x', NULL, NULL);
+    *saved = 100 + rec_relaxed++; /* unrelax must get it back */
+    return TILEC_OK;
+}
+static void rec_unrelax(rt *r, int saved) {
+    (void)r;
+    assert_int_equal(saved, 100 + --rec_relaxed);
+    rec_add('u', NULL, NULL);
+}
+static tilec_status rec_zero_aside(rt *r, void *dst, size_t n) {
+    rec_add('Z', dst, NULL);
+    return rt_sim.zero_aside(r, dst, n);
+}
+static tilec_status rec_load(rt *r, rt_plan *p, const void *binary) {
+    rec_add('L', NULL, NULL);
+    return rt_sim.load(r, p, binary);
 }
 static tilec_status rec_record(rt *r, void **event, void *stream) {
     (void)r;
@@ -643,8 +679,13 @@ static tilec_ctx *rec_ctx(void) {
     rec_be = rt_sim;
     rec_be.alloc = rec_alloc, rec_be.zero = rec_zero, rec_be.launch = rec_launch, rec_be.record = rec_record, rec_be.wait = rec_wait;
     rec_be.sync = rec_sync, rec_be.release = rec_release, rec_be.event_free = rec_event_free;
+    rec_be.capturing = rec_capturing, rec_be.relax = rec_relax, rec_be.unrelax = rec_unrelax;
+    rec_be.zero_aside = rec_zero_aside, rec_be.load = rec_load;
     ((rt *)ctx->runtime)->be = &rec_be;
     rec_n = 0;
+    rec_relaxed = 0;
+    rec_captured[0] = rec_captured[1] = NULL;
+    rec_launch_fails = false;
     return ctx;
 }
 
@@ -900,6 +941,256 @@ static void test_prepare(void **state) {
     tilec_free(text);
     tilec_close(ctx);
     assert_int_equal(check_releases(), 2 * (RT_SCRATCH_SETS + 4 + 1));
+}
+
+/* ---- graph capture ------------------------------------------------------------------------------ */
+
+/* tilec_reduce of d on the stream, on fresh random data, checked against the reference
+ * (the simulator runs it within the call); [*from, *to) of the log is what the call alone
+ * asked of the backend (the test's allocations, copies and sync are outside it). */
+static void call_logged(tilec_ctx *ctx, tilec_reduce_desc d, void *stream, uint64_t seed, int *from, int *to) {
+    d.stream = stream;
+    size_t es = tilec_dtype_size(d.dtype);
+    int64_t in_n = desc_elems(&d, false), out_n = desc_elems(&d, true);
+    size_t ib = (size_t)in_n * es, ob = (size_t)out_n * es;
+    void *in = malloc(ib), *after = malloc(ob), *din, *dout;
+    assert_non_null(in);
+    assert_non_null(after);
+    fill_buffer(d.dtype, in, in_n, d.shape[d.rank - 1], true, &seed);
+    assert_int_equal(tilec_mem_alloc(ctx, ib, &din), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, ob, &dout), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, din, in, ib), TILEC_OK);
+    *from = rec_n;
+    tilec_status st = tilec_reduce(ctx, &d, din, dout);
+    *to = rec_n;
+    if (st != TILEC_OK) fail_msg("tilec_reduce: %s\n%s", tilec_status_name(st), tilec_diag_text(ctx));
+    assert_int_equal(rec_relaxed, 0); /* every relax undone */
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    assert_int_equal(tilec_mem_download(ctx, after, dout, ob), TILEC_OK);
+    tilec_check_result r;
+    assert_int_equal(tilec_reduce_check(ctx, &d, in, NULL, after, &r), TILEC_OK);
+    if (!r.ok) fail_msg("%lld mismatches with the reference, first [%lld] got %.9g want %.9g", (long long)r.mismatches,
+                        (long long)r.first_bad, r.got, r.want);
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    free(in);
+    free(after);
+}
+
+/* How many entries of [from, to) are op (on the stream, when stream is not NULL). */
+static int rec_count(int from, int to, char op, void *stream) {
+    int n = 0;
+    for (int i = from; i < to; i++) n += rec_log[i].op == op && (!stream || rec_log[i].stream == stream);
+    return n;
+}
+
+/* [from, to) is a call on the captured stream that the capture may hold: the launch is
+ * all it enqueued there (no zero, no record: nothing else on the stream at all), nothing
+ * waited for the whole device, and the driver work it did besides (allocations, zeroing
+ * aside, waits, loads) ran relaxed. The launch. */
+static const rec_call *expect_capturable(int from, int to, void *captured) {
+    const rec_call *launch = NULL;
+    for (int i = from; i < to; i++) {
+        const rec_call *c = &rec_log[i];
+        if (c->stream == captured && c->op != 'l' && c->op != 'q')
+            fail_msg("log entry %d: '%c' on the stream being captured", i, c->op);
+        if (c->op == 's') fail_msg("log entry %d: a device-wide sync during a capture", i);
+        if (c->op == 'z') fail_msg("log entry %d: a zero on stream %p during a capture", i, c->stream);
+        if (c->op == 'r') fail_msg("log entry %d: an event recorded during a capture", i);
+        if (strchr("aZwL", c->op) && !c->relaxed) fail_msg("log entry %d: '%c' outside the relaxed mode", i, c->op);
+        if (c->op == 'l') {
+            if (launch) fail_msg("log entry %d: a second launch", i);
+            launch = c;
+        }
+    }
+    if (!launch || launch->stream != captured) fail_msg("no launch on the stream being captured");
+    assert_int_equal(launch->relaxed, 0); /* the launch in the caller's own mode */
+    return launch;
+}
+
+static const tilec_reduce_desc rows_shape = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {64, 32}, .naxes = 1, .axes = {1}};
+
+/* A call on a stream being captured into a graph, never prepared nor made on it before:
+ * its set is made outside the capture (allocated and zeroed aside, in the relaxed mode)
+ * and pinned, and the launch is all the stream gets; the plan's miss loads relaxed. The
+ * calls after it, captured or not, launch only and ask nothing (the fast path), and a plan
+ * without scratch never asks whether its stream is captured. The results are right each
+ * time: the kernels leave the pinned set clean for the next launch, as for a replay. */
+static void test_capture_unprepared(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    rt *r = ctx->runtime;
+    expect_variant(ctx, &split_shape, "2 scratch buffers");
+    expect_variant(ctx, &rows_shape, "0 scratch buffers");
+    assert_int_equal(rec_count(0, rec_n, 'L', NULL), 2); /* explain made the plans, each loaded relaxed */
+    for (int i = 0; i < rec_n; i++)
+        if (rec_log[i].op == 'L') assert_true(rec_log[i].relaxed > 0);
+    assert_int_equal(rec_count(0, rec_n, 'q', NULL), 0); /* a miss relaxes without asking */
+    void *cap = (void *)0x9000;
+    rec_captured[0] = cap;
+    int from, to;
+    call_logged(ctx, split_shape, cap, 1, &from, &to);
+    const rec_call *l = expect_capturable(from, to, cap);
+    assert_int_equal(rec_count(from, to, 'q', cap), 1);
+    assert_int_equal(rec_count(from, to, 'w', NULL), 0); /* nothing to wait for */
+    assert_int_equal(rec_count(from, to, 'Z', NULL), 2);
+    for (int i = from; i < to; i++) /* the set launched with is the one zeroed aside, before the launch */
+        if (rec_log[i].op == 'Z') assert_true(launched_with(l, rec_log[i].ptr) && &rec_log[i] < l);
+    assert_ptr_equal(r->scratch->stream, cap);
+    assert_true(r->scratch->pinned);
+    void *set = l->scratch[0];
+    for (int k = 0; k < 3; k++) { /* more calls in the capture, then after it ended */
+        if (k == 2) rec_captured[0] = NULL;
+        call_logged(ctx, split_shape, cap, (uint64_t)(2 + k), &from, &to);
+        assert_ptr_equal(expect_capturable(from, to, cap)->scratch[0], set);
+        assert_int_equal(to - from, 1); /* the launch alone: not even the question */
+    }
+    /* a plan without scratch, captured from its first call: launches only, never asks */
+    rec_captured[0] = cap;
+    for (int k = 0; k < 2; k++) {
+        call_logged(ctx, rows_shape, cap, (uint64_t)(10 + k), &from, &to);
+        expect_capturable(from, to, cap);
+        assert_int_equal(to - from, 1);
+    }
+    /* a plan missed during the capture: compiled and loaded relaxed, the set made aside */
+    tilec_reduce_desc fresh = split_shape;
+    fresh.shape[0] = 16383;
+    call_logged(ctx, fresh, cap, 20, &from, &to);
+    expect_capturable(from, to, cap);
+    assert_int_equal(rec_count(from, to, 'L', NULL), 1);
+    assert_int_equal(rec_count(from, to, 'Z', NULL), 2);
+    /* a stream not being captured, meanwhile: as before (zeroed on it, an event after the launch) */
+    void *other = (void *)0xa000;
+    call_logged(ctx, split_shape, other, 30, &from, &to);
+    assert_int_equal(rec_count(from, to, 'q', other), 1);
+    assert_int_equal(rec_count(from, to, 'z', other), 2);
+    assert_int_equal(rec_count(from, to, 'Z', NULL), 0);
+    assert_int_equal(rec_count(from, to, 'x', NULL), 0);
+    assert_true(rec_log[to - 1].op == 'r' && rec_log[to - 1].stream == other && rec_log[to - 2].op == 'l');
+    assert_false(r->scratch->pinned);
+    call_logged(ctx, split_shape, other, 31, &from, &to); /* its set is not pinned: asked again, an event again */
+    assert_int_equal(rec_count(from, to, 'q', other), 1);
+    assert_int_equal(rec_count(from, to, 'r', other), 1);
+    assert_int_equal(rec_count(from, to, 'z', NULL), 0);
+    tilec_close(ctx);
+    assert_int_equal(check_releases(), 6); /* the pinned sets too, after a sync */
+}
+
+/* A set made before the capture, by calls not captured: the first captured call waits for
+ * its event (recorded before the capture), zeroes it aside and pins it, enqueuing nothing
+ * on the stream. One whose last launch failed (no event: only a device-wide wait would
+ * tell it is idle) is set aside until close and replaced. tilec_reduce_prepare on a stream
+ * being captured does the same, without the launch. */
+static void test_capture_after_calls(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    rt *r = ctx->runtime;
+    void *s1 = (void *)0xb000, *s2 = (void *)0xc000, *s3 = (void *)0xd000;
+    int from, to;
+    call_logged(ctx, split_shape, s1, 1, &from, &to);
+    assert_true(rec_log[to - 1].op == 'r');
+    void *event = rec_log[to - 1].ptr, *set = last_launch(s1)->scratch[0];
+    rec_captured[0] = s1;
+    call_logged(ctx, split_shape, s1, 2, &from, &to);
+    const rec_call *l = expect_capturable(from, to, s1);
+    assert_ptr_equal(l->scratch[0], set); /* the same set */
+    assert_int_equal(rec_count(from, to, 'a', NULL), 0);
+    assert_int_equal(rec_count(from, to, 'w', NULL), 1);
+    for (int i = from; i < to; i++)
+        if (rec_log[i].op == 'w') assert_ptr_equal(rec_log[i].ptr, event);
+    assert_int_equal(rec_count(from, to, 'Z', NULL), 2);
+    assert_true(r->scratch->pinned);
+    /* a failed launch leaves a set without an event */
+    call_logged(ctx, split_shape, s2, 3, &from, &to);
+    void *broken = last_launch(s2)->scratch[0];
+    rec_launch_fails = true;
+    tilec_reduce_desc d = split_shape;
+    d.stream = s2;
+    void *din, *dout;
+    assert_int_equal(tilec_mem_alloc(ctx, 16384 * 4, &din), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 4, &dout), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &d, din, dout), TILEC_ERR_UNAVAILABLE);
+    int kept = r->nscratch;
+    rec_captured[1] = s2;
+    call_logged(ctx, split_shape, s2, 4, &from, &to);
+    l = expect_capturable(from, to, s2);
+    assert_false(launched_with(l, broken)); /* a new set */
+    assert_int_equal(rec_count(from, to, 'w', NULL), 0);
+    assert_int_equal(rec_count(from, to, 'Z', NULL), 2);
+    assert_int_equal(r->nscratch, kept);
+    assert_non_null(r->retired);
+    /* prepare on a stream being captured: the set made aside and pinned, nothing enqueued */
+    rec_captured[1] = s3;
+    d.stream = s3;
+    from = rec_n;
+    assert_int_equal(tilec_reduce_prepare(ctx, &d, din), TILEC_OK);
+    to = rec_n;
+    for (int i = from; i < to; i++) assert_true(strchr("qxaZu", rec_log[i].op) != NULL);
+    assert_int_equal(rec_count(from, to, 'Z', NULL), 2);
+    assert_true(r->scratch->pinned && r->scratch->stream == s3);
+    call_logged(ctx, split_shape, s3, 5, &from, &to);
+    expect_capturable(from, to, s3);
+    assert_int_equal(to - from, 1);
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    tilec_close(ctx);
+    assert_int_equal(check_releases(), 8); /* the set aside too, after a sync */
+}
+
+/* With RT_SCRATCH_SETS sets kept, a new one for a capture frees none (freeing may wait
+ * for the whole device): one more is kept. */
+static void test_capture_keeps_one_more(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    rt *r = ctx->runtime;
+    int from, to;
+    for (int i = 0; i < RT_SCRATCH_SETS; i++) call_logged(ctx, split_shape, (void *)(uintptr_t)(0x20000 + 16 * i), (uint64_t)i, &from, &to);
+    assert_int_equal(r->nscratch, RT_SCRATCH_SETS);
+    void *cap = (void *)0x9000;
+    rec_captured[0] = cap;
+    call_logged(ctx, split_shape, cap, 99, &from, &to);
+    expect_capturable(from, to, cap);
+    assert_int_equal(rec_count(from, to, 'f', NULL), 0);
+    assert_int_equal(rec_count(from, to, 'w', NULL), 0);
+    assert_int_equal(r->nscratch, RT_SCRATCH_SETS + 1);
+    tilec_close(ctx);
+    assert_int_equal(check_releases(), 2 * (RT_SCRATCH_SETS + 1));
+}
+
+/* Over an empty axis on a stream being captured: zeros are a memset on the stream, which
+ * a capture holds; other values (a prod's 1, a mean's NaN) are written from the host after
+ * a wait, which it cannot: refused, with what to do, nothing enqueued nor waited for, the
+ * output untouched. Not captured, the same call writes them. */
+static void test_capture_empty(void **state) {
+    (void)state;
+    tilec_ctx *ctx = rec_ctx();
+    void *cap = (void *)0x9000;
+    rec_captured[0] = cap;
+    float in[1] = {0}, out[3] = {5, 5, 5};
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {3, 0}, .naxes = 1, .axes = {1}, .stream = cap};
+    int from = rec_n;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    assert_int_equal(rec_count(from, rec_n, 'z', cap), 1);
+    for (int i = 0; i < 3; i++) assert_true(out[i] == 0.0f);
+    d.op = TILEC_OP_PROD;
+    out[0] = out[1] = out[2] = 5;
+    from = rec_n;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(tilec_diag_text(ctx), "tilec: error: prod over an empty axis writes 1 from the host, which a stream being "
+                        "captured into a graph cannot order; nothing was captured: fill the output with 1 outside the "
+                        "capture (it does not change between replays), and leave this call out of it\n");
+    for (int i = from; i < rec_n; i++) assert_true(rec_log[i].op == 'q');
+    assert_true(out[0] == 5.0f);
+    d.op = TILEC_OP_MEAN;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "mean over an empty axis writes NaN from the host"));
+    d.stream = (void *)0xa000; /* not captured */
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    assert_true(isnan(out[0]));
+    d.op = TILEC_OP_PROD;
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    assert_true(out[2] == 1.0f);
+    tilec_close(ctx);
 }
 
 /* tilec_reduce on the simulator runs under the context's budget: a low one stops the
@@ -1526,6 +1817,10 @@ int main(void) {
         cmocka_unit_test(test_scratch_bounded),
         cmocka_unit_test(test_scratch_per_thread_stream),
         cmocka_unit_test(test_prepare),
+        cmocka_unit_test(test_capture_unprepared),
+        cmocka_unit_test(test_capture_after_calls),
+        cmocka_unit_test(test_capture_keeps_one_more),
+        cmocka_unit_test(test_capture_empty),
         cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_device_invariance),
         cmocka_unit_test(test_negative_zero),

@@ -13,7 +13,9 @@
  *   jit_check --part K/N           only the matrix's cases i with i % N == K (so N
  *                                  processes compile and check it side by side)
  *   jit_check --no-matrix [--out FILE.md]  everything but the matrix
- *   jit_check --streams            only the stream and thread checks (PASS / FAIL lines)
+ *   jit_check --streams            only the stream and thread checks (PASS / FAIL lines),
+ *                                  the graph captures among them
+ *   jit_check --graph-unprepared   only the capture of calls never prepared (global mode)
  *   jit_check --first-call         only the time to a new process's first result of one
  *                                  shape (run it twice on a fresh cache: a miss, then a
  *                                  disk hit)
@@ -398,6 +400,171 @@ out:
     return ok;
 }
 
+/* Calls never prepared, captured in CU_STREAM_CAPTURE_MODE_GLOBAL (the strictest mode,
+ * torch.cuda.graph's default) on a non-blocking stream, in a context of their own so that
+ * nothing was made before but what the case says, as torch users capture:
+ *  - norm2 f32 [2^22] (a gradient norm), called once before on another non-blocking
+ *    stream (warmed up: its plan loaded), never on the captured one: its scratch for that
+ *    stream is made during the capture;
+ *  - sum f32 [2^22 + 5], never called before: its plan is compiled and loaded, and its
+ *    scratch made, during the capture;
+ *  - max f32 [4096, 1003] over axis 1, never called before: a plan without scratch.
+ * The graph (the three launches) is replayed REPLAYS times on new data, each result
+ * checked against the reference and against the same call made directly on the default
+ * stream, bit for bit; then 200 times on one input, the same bits every time. After the
+ * replays, explain must show scratch for the first two and none for the third, so that
+ * both paths were covered. */
+enum { UNPREPARED = 3 };
+static bool graph_unprepared(char *why, size_t wn) {
+    static const tilec_reduce_desc cases[UNPREPARED] = {
+        {.op = TILEC_OP_NORM2, .dtype = TILEC_F32, .rank = 1, .shape = {1 << 22}, .naxes = 1, .axes = {0}},
+        {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {(1 << 22) + 5}, .naxes = 1, .axes = {0}},
+        {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {4096, 1003}, .naxes = 1, .axes = {1}},
+    };
+    static const bool scratch[UNPREPARED] = {true, true, false};
+    tilec_ctx *ctx = NULL;
+    void *in[UNPREPARED] = {0}, *got[UNPREPARED] = {0}, *direct[UNPREPARED] = {0}, *first[UNPREPARED] = {0};
+    void *din[UNPREPARED] = {0}, *dout[UNPREPARED] = {0}, *ddirect[UNPREPARED] = {0};
+    size_t ib[UNPREPARED], ob[UNPREPARED];
+    void *stream = NULL, *warm = NULL, *primary = NULL, *popped, *graph = NULL, *exec = NULL;
+    bool pushed = false;
+    int res = 0;
+    tilec_open(&ctx);
+    bool ok = tilec_runtime_open(ctx, TILEC_BACKEND_CUDA, 0) == TILEC_OK;
+    if (!ok) { snprintf(why, wn, "no CUDA runtime: %s", tilec_diag_text(ctx)); goto out; }
+    ok = cu.retain(&primary, 0) == 0 && (pushed = cu.push(primary) == 0) &&
+         cu.stream_create(&stream, CU_STREAM_NON_BLOCKING) == 0 && cu.stream_create(&warm, CU_STREAM_NON_BLOCKING) == 0;
+    if (!ok) { snprintf(why, wn, "no primary context or no non-blocking streams"); goto out; }
+    for (int c = 0; c < UNPREPARED && ok; c++) {
+        const tilec_reduce_desc *d = &cases[c];
+        ib[c] = (size_t)desc_elems(d, false) * tilec_dtype_size(d->dtype);
+        ob[c] = (size_t)desc_elems(d, true) * tilec_dtype_size(d->dtype);
+        ok = (in[c] = malloc(ib[c])) && (got[c] = malloc(ob[c])) && (direct[c] = malloc(ob[c])) && (first[c] = malloc(ob[c])) &&
+             tilec_mem_alloc(ctx, ib[c], &din[c]) == TILEC_OK && tilec_mem_alloc(ctx, ob[c], &dout[c]) == TILEC_OK &&
+             tilec_mem_alloc(ctx, ob[c], &ddirect[c]) == TILEC_OK;
+    }
+    if (!ok) { snprintf(why, wn, "could not allocate: %s", tilec_diag_text(ctx)); goto out; }
+    /* the warm-up of the first case, on another stream, then waited for */
+    tilec_reduce_desc d = cases[0];
+    d.stream = warm;
+    uint64_t seed0 = 899;
+    fill_buffer(d.dtype, in[0], desc_elems(&d, false), d.shape[d.rank - 1], true, &seed0);
+    ok = tilec_mem_upload(ctx, din[0], in[0], ib[0]) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+         tilec_reduce(ctx, &d, din[0], dout[0]) == TILEC_OK && (res = cu.stream_sync(warm)) == 0;
+    if (!ok) { snprintf(why, wn, "the warm-up failed (driver %d): %s", res, tilec_diag_text(ctx)); goto out; }
+    if ((res = cu.begin_capture(stream, 0 /* CU_STREAM_CAPTURE_MODE_GLOBAL */))) {
+        snprintf(why, wn, "cuStreamBeginCapture failed (%d)", res);
+        ok = false;
+        goto out;
+    }
+    tilec_status st = TILEC_OK;
+    int failed_case = -1;
+    for (int c = 0; c < UNPREPARED && st == TILEC_OK; c++) {
+        d = cases[c];
+        d.stream = stream;
+        if ((st = tilec_reduce(ctx, &d, din[c], dout[c])) != TILEC_OK) failed_case = c;
+    }
+    res = cu.end_capture(stream, &graph);
+    if (st != TILEC_OK || res) {
+        if (st != TILEC_OK)
+            snprintf(why, wn, "the captured call of case %d failed: %s (cuStreamEndCapture: %d)", failed_case,
+                     tilec_diag_text(ctx), res);
+        else snprintf(why, wn, "cuStreamEndCapture failed (%d): the capture was invalidated", res);
+        ok = false;
+        goto out;
+    }
+    if ((res = cu.instantiate(&exec, graph, 0))) {
+        snprintf(why, wn, "cuGraphInstantiate failed (%d)", res);
+        ok = false;
+        goto out;
+    }
+    for (int k = 0; k < REPLAYS && ok; k++) {
+        for (int c = 0; c < UNPREPARED && ok; c++) {
+            uint64_t seed = 900 + (uint64_t)(k * UNPREPARED + c);
+            fill_buffer(cases[c].dtype, in[c], desc_elems(&cases[c], false), cases[c].shape[cases[c].rank - 1], true, &seed);
+            ok = tilec_mem_upload(ctx, din[c], in[c], ib[c]) == TILEC_OK;
+        }
+        /* the uploads finished (the legacy stream), then the replay, then the direct calls */
+        ok = ok && tilec_synchronize(ctx) == TILEC_OK && (res = cu.graph_launch(exec, stream)) == 0 &&
+             (res = cu.stream_sync(stream)) == 0;
+        for (int c = 0; c < UNPREPARED && ok; c++) {
+            tilec_check_result r = {0};
+            ok = tilec_mem_download(ctx, got[c], dout[c], ob[c]) == TILEC_OK &&
+                 tilec_reduce(ctx, &cases[c], din[c], ddirect[c]) == TILEC_OK && tilec_synchronize(ctx) == TILEC_OK &&
+                 tilec_mem_download(ctx, direct[c], ddirect[c], ob[c]) == TILEC_OK &&
+                 tilec_reduce_check(ctx, &cases[c], in[c], NULL, got[c], &r) == TILEC_OK;
+            if (!ok) snprintf(why, wn, "replay %d, case %d: a call failed (driver %d): %s", k, c, res, tilec_diag_text(ctx));
+            else if (!r.ok) {
+                snprintf(why, wn, "replay %d, case %d: %lld mismatches with the reference, first [%lld] got %.9g want %.9g", k,
+                         c, (long long)r.mismatches, (long long)r.first_bad, r.got, r.want);
+                ok = false;
+            } else if (memcmp(got[c], direct[c], ob[c])) {
+                snprintf(why, wn, "replay %d, case %d: other bits than the direct call", k, c);
+                ok = false;
+            }
+        }
+        if (!ok && !why[0]) snprintf(why, wn, "replay %d failed (driver %d): %s", k, res, tilec_diag_text(ctx));
+    }
+    for (int k = 0; k < 200 && ok; k++) { /* the same inputs: the same bits every time */
+        ok = (res = cu.graph_launch(exec, stream)) == 0 && (res = cu.stream_sync(stream)) == 0;
+        for (int c = 0; c < UNPREPARED && ok; c++) {
+            ok = tilec_mem_download(ctx, got[c], dout[c], ob[c]) == TILEC_OK;
+            if (ok && k == 0) memcpy(first[c], got[c], ob[c]);
+            if (ok && memcmp(got[c], first[c], ob[c])) {
+                snprintf(why, wn, "replay %d of one input, case %d: other bits", k, c);
+                ok = false;
+            }
+        }
+        if (!ok && !why[0]) snprintf(why, wn, "replay %d of one input failed (driver %d): %s", k, res, tilec_diag_text(ctx));
+    }
+    for (int c = 0; c < UNPREPARED && ok; c++) { /* what the cases covered */
+        char *text = NULL;
+        ok = tilec_reduce_explain(ctx, &cases[c], &text) == TILEC_OK;
+        bool none = ok && strstr(text, " 0 scratch buffers");
+        if (ok && none == scratch[c]) {
+            snprintf(why, wn, "case %d plans %s scratch, so the test does not cover what it says; pick another shape:\n%s", c,
+                     none ? "no" : "some", text);
+            ok = false;
+        }
+        tilec_free(text);
+    }
+out:
+    if (exec) cu.exec_destroy(exec);
+    if (graph) cu.graph_destroy(graph);
+    for (int c = 0; c < UNPREPARED; c++) {
+        tilec_mem_free(ctx, din[c]);
+        tilec_mem_free(ctx, dout[c]);
+        tilec_mem_free(ctx, ddirect[c]);
+        free(in[c]);
+        free(got[c]);
+        free(direct[c]);
+        free(first[c]);
+    }
+    if (tilec_runtime_backend(ctx) == TILEC_BACKEND_CUDA && tilec_synchronize(ctx) != TILEC_OK && ok) {
+        snprintf(why, wn, "%s", tilec_diag_text(ctx));
+        ok = false;
+    }
+    tilec_close(ctx); /* the sets made during the capture are freed here */
+    if (stream) cu.stream_destroy(stream);
+    if (warm) cu.stream_destroy(warm);
+    if (pushed) cu.pop(&popped);
+    if (primary) cu.release(0);
+    return ok;
+}
+
+static bool print_graph_unprepared(FILE *table) {
+    char why[2048] = "";
+    bool ok = graph_unprepared(why, sizeof why);
+    printf("jit_check: unprepared calls (norm2 f32 [2^22] warmed up on another stream, sum f32 [2^22 + 5] and max f32 "
+           "[4096, 1003] never called) captured in a CUDA graph in global mode, %d replays on new data and 200 on one: "
+           "%s%s%s\n", REPLAYS, ok ? "PASS" : "FAIL", ok ? "" : ": ", ok ? "" : why);
+    if (table)
+        fprintf(table, "| unprepared calls captured in a CUDA graph in global mode (norm2 f32 [2^22] warmed up on another "
+                       "stream; sum f32 [2^22 + 5], max f32 [4096, 1003] never called): %d replays on new data against the "
+                       "reference and the direct call, 200 on one input | %s |\n", REPLAYS, ok ? "pass, bit-identical" : "FAIL");
+    return ok;
+}
+
 static int streams_and_threads(tilec_ctx *ctx, FILE *table) {
     int failed = 0;
     char why[2048];
@@ -431,6 +598,7 @@ static int streams_and_threads(tilec_ctx *ctx, FILE *table) {
                     cases[c].name, cases[c].variant, REPLAYS, ok ? "pass, bit-identical" : "FAIL");
         failed += !ok;
     }
+    failed += !print_graph_unprepared(table);
     for (int own = 0; own < 2; own++) {
         foreign f = {.ctx = ctx, .own_context = own == 1};
         pthread_t th;
@@ -712,10 +880,11 @@ int main(int argc, char **argv) {
                  part < parts)
             only_matrix = true, i++;
         else if (argc == 2 && (!strcmp(argv[1], "--streams") || !strcmp(argv[1], "--first-call") ||
-                               !strcmp(argv[1], "--call-cost")))
+                               !strcmp(argv[1], "--call-cost") || !strcmp(argv[1], "--graph-unprepared")))
             break;
         else {
-            fprintf(stderr, "usage: jit_check [--out FILE.md] [--no-matrix] | --part K/N | --streams | --first-call | --call-cost\n");
+            fprintf(stderr, "usage: jit_check [--out FILE.md] [--no-matrix] | --part K/N | --streams | --graph-unprepared | "
+                            "--first-call | --call-cost\n");
             return 2;
         }
     }
@@ -737,6 +906,12 @@ int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "--call-cost")) {
         double first, host;
         int rc = call_cost(ctx, &first, &host);
+        tilec_close(ctx);
+        return rc;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--graph-unprepared")) {
+        int rc = !cu_load() ? (printf("  FAIL: the driver API (libcuda.so.1) could not be loaded\n"), 1)
+                            : print_graph_unprepared(NULL) ? 0 : 1;
         tilec_close(ctx);
         return rc;
     }

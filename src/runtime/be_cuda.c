@@ -51,10 +51,17 @@ typedef struct cuda_dev {
     CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
     CUresult (*error)(CUresult, const char **);
     CUresult (*driver_version)(int *);
+    /* graph capture (docs/runtime.md, "CUDA graphs"): all of them, or none used */
+    CUresult (*is_capturing)(void *, int *);   /* cuStreamIsCapturing */
+    CUresult (*exchange_mode)(int *);          /* cuThreadExchangeStreamCaptureMode */
+    CUresult (*stream_create)(void **, unsigned);
+    CUresult (*stream_sync)(void *);
+    CUresult (*stream_destroy)(void *);
+    void *aside; /* a non-blocking stream of the backend's own for zero_aside, made on its first use */
 } cuda_dev;
 
 enum { SM_COUNT = 16, CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35,
-       EVENT_DISABLE_TIMING = 2 };
+       EVENT_DISABLE_TIMING = 2, STREAM_NON_BLOCKING = 1, CAPTURE_MODE_RELAXED = 2 };
 
 static bool bind(void *lib, void *fn, const char *name) {
     void *p = dlsym(lib, name);
@@ -113,6 +120,13 @@ static tilec_status cuda_open(rt *r, int device) {
               bind(d->lib, &d->unload, "cuModuleUnload") && bind(d->lib, &d->function, "cuModuleGetFunction") &&
               bind(d->lib, &d->set_attribute, "cuFuncSetAttribute") && bind(d->lib, &d->launch, "cuLaunchKernel") &&
               bind(d->lib, &d->error, "cuGetErrorString") && bind(d->lib, &d->driver_version, "cuDriverGetVersion");
+    /* capture support: every driver since CUDA 10.1 has these; without one of them, no
+     * stream is taken for captured (and a capture gets what a call without it enqueues) */
+    if (!(bind(d->lib, &d->is_capturing, "cuStreamIsCapturing") &&
+          bind(d->lib, &d->exchange_mode, "cuThreadExchangeStreamCaptureMode") &&
+          bind(d->lib, &d->stream_create, "cuStreamCreate") && bind(d->lib, &d->stream_sync, "cuStreamSynchronize") &&
+          bind(d->lib, &d->stream_destroy, "cuStreamDestroy_v2")))
+        d->is_capturing = NULL;
     r->dev = d;
     if (!ok) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "libcuda.so.1 lacks driver API entry points tilec needs");
@@ -170,6 +184,10 @@ unusable:
 static void cuda_close(rt *r) {
     cuda_dev *d = r->dev;
     if (!d) return;
+    if (d->aside && enter(r) == TILEC_OK) {
+        d->stream_destroy(d->aside);
+        leave(r);
+    }
     d->unretain(d->device);
     dlclose(d->lib);
     free(d);
@@ -224,6 +242,55 @@ static tilec_status cuda_zero(rt *r, void *dst, size_t n, void *stream) {
     CUresult res = d->memset8((CUdeviceptr)(uintptr_t)dst, 0, n, stream);
     leave(r);
     return res ? fail(r, res, "cuMemsetD8Async") : TILEC_OK;
+}
+
+/* On the backend's own non-blocking stream, waited for: ordered with no caller's stream
+ * and not with the legacy default stream, so it touches no stream being captured (a
+ * capture of a blocking stream forbids work on the legacy one). */
+static tilec_status cuda_zero_aside(rt *r, void *dst, size_t n) {
+    cuda_dev *d = r->dev;
+    if (!d->is_capturing) return TILEC_ERR_INTERNAL; /* only sets made for a capture are zeroed so */
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
+    const char *what = "cuStreamCreate";
+    CUresult res = d->aside ? 0 : d->stream_create(&d->aside, STREAM_NON_BLOCKING);
+    if (!res) what = "cuMemsetD8Async", res = d->memset8((CUdeviceptr)(uintptr_t)dst, 0, n, d->aside);
+    if (!res) what = "cuStreamSynchronize", res = d->stream_sync(d->aside);
+    leave(r);
+    return res ? fail(r, res, what) : TILEC_OK;
+}
+
+static tilec_status cuda_capturing(rt *r, void *stream, bool *yes) {
+    cuda_dev *d = r->dev;
+    *yes = false;
+    if (!d->is_capturing) return TILEC_OK;
+    tilec_status st = enter(r);
+    if (st != TILEC_OK) return st;
+    int status = 0; /* CU_STREAM_CAPTURE_STATUS_NONE, _ACTIVE, _INVALIDATED */
+    CUresult res = d->is_capturing(stream, &status);
+    leave(r);
+    if (res) return fail(r, res, "cuStreamIsCapturing");
+    *yes = status != 0;
+    return TILEC_OK;
+}
+
+/* The calling thread's capture mode relaxed (cuThreadExchangeStreamCaptureMode), so the
+ * allocations, module loads and waits done outside a capture are allowed during it, on
+ * this thread only; unrelax puts the caller's mode back. */
+static tilec_status cuda_relax(rt *r, int *saved) {
+    cuda_dev *d = r->dev;
+    *saved = -1;
+    if (!d->is_capturing) return TILEC_OK;
+    int mode = CAPTURE_MODE_RELAXED;
+    CUresult res = d->exchange_mode(&mode);
+    if (res) return fail(r, res, "cuThreadExchangeStreamCaptureMode");
+    *saved = mode;
+    return TILEC_OK;
+}
+
+static void cuda_unrelax(rt *r, int saved) {
+    cuda_dev *d = r->dev;
+    if (saved >= 0 && d->is_capturing) d->exchange_mode(&saved);
 }
 
 static tilec_status cuda_sync(rt *r) {
@@ -363,4 +430,8 @@ const rt_backend rt_cuda = {
     .unload = cuda_unload,
     .device_enter = cuda_device_enter,
     .device_leave = cuda_device_leave,
+    .capturing = cuda_capturing,
+    .relax = cuda_relax,
+    .unrelax = cuda_unrelax,
+    .zero_aside = cuda_zero_aside,
 };

@@ -58,6 +58,13 @@ typedef struct hip_dev {
     hipError_t (*runtime_version)(int *);
     hipError_t (*attribute)(int *, int, int);
     hipError_t (*name)(char *, int, int);
+    /* optional: graph capture (docs/runtime.md, "CUDA graphs"), all of them or none used */
+    hipError_t (*is_capturing)(void *, int *); /* hipStreamIsCapturing */
+    hipError_t (*exchange_mode)(int *);        /* hipThreadExchangeStreamCaptureMode */
+    hipError_t (*stream_create)(void **, unsigned);
+    hipError_t (*stream_sync)(void *);
+    hipError_t (*stream_destroy)(void *);
+    void *aside; /* a non-blocking stream of the backend's own for zero_aside, made on its first use */
 } hip_dev;
 
 /* The hipDeviceAttribute_t numbers read, by HIP release (hipRuntimeGetVersion: major *
@@ -170,7 +177,7 @@ static tilec_status fail(rt *r, hipError_t e, const char *what) {
     return TILEC_ERR_UNAVAILABLE;
 }
 
-enum { EVENT_DISABLE_TIMING = 2 };
+enum { EVENT_DISABLE_TIMING = 2, STREAM_NON_BLOCKING = 1 /* hipStreamNonBlocking */, CAPTURE_MODE_RELAXED = 2 };
 
 /* The runtime's device current on this thread until leave(prev). */
 static tilec_status enter(rt *r, int *prev) {
@@ -222,6 +229,11 @@ static tilec_status hip_open(rt *r, int device) {
     bind(d->lib, &d->runtime_version, "hipRuntimeGetVersion");
     bind(d->lib, &d->attribute, "hipDeviceGetAttribute");
     bind(d->lib, &d->name, "hipDeviceGetName");
+    if (!(bind(d->lib, &d->is_capturing, "hipStreamIsCapturing") &&
+          bind(d->lib, &d->exchange_mode, "hipThreadExchangeStreamCaptureMode") &&
+          bind(d->lib, &d->stream_create, "hipStreamCreateWithFlags") && bind(d->lib, &d->stream_sync, "hipStreamSynchronize") &&
+          bind(d->lib, &d->stream_destroy, "hipStreamDestroy")))
+        d->is_capturing = NULL; /* no stream is taken for captured */
     int n = 0;
     hipError_t e = ok ? d->init(0) : 0;
     if (ok && !e) e = d->count(&n);
@@ -272,6 +284,11 @@ static tilec_status hip_open(rt *r, int device) {
 static void hip_close(rt *r) {
     hip_dev *d = r->dev;
     if (!d) return;
+    int prev;
+    if (d->aside && enter(r, &prev) == TILEC_OK) {
+        d->stream_destroy(d->aside);
+        leave(r, prev);
+    }
     dlclose(d->lib);
     free(d);
 }
@@ -321,6 +338,52 @@ static tilec_status hip_zero(rt *r, void *dst, size_t n, void *stream) {
     leave(r, prev);
     return e ? fail(r, e, "hipMemsetD8Async") : TILEC_OK;
 }
+/* On the backend's own non-blocking stream, waited for (as be_cuda.c's). */
+static tilec_status hip_zero_aside(rt *r, void *dst, size_t n) {
+    hip_dev *d = r->dev;
+    if (!d->is_capturing) return TILEC_ERR_INTERNAL; /* only sets made for a capture are zeroed so */
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
+    const char *what = "hipStreamCreateWithFlags";
+    hipError_t e = d->aside ? 0 : d->stream_create(&d->aside, STREAM_NON_BLOCKING);
+    if (!e) what = "hipMemsetD8Async", e = d->memset8(dst, 0, n, d->aside);
+    if (!e) what = "hipStreamSynchronize", e = d->stream_sync(d->aside);
+    leave(r, prev);
+    return e ? fail(r, e, what) : TILEC_OK;
+}
+
+static tilec_status hip_capturing(rt *r, void *stream, bool *yes) {
+    hip_dev *d = r->dev;
+    *yes = false;
+    if (!d->is_capturing) return TILEC_OK;
+    int prev;
+    tilec_status st = enter(r, &prev);
+    if (st != TILEC_OK) return st;
+    int status = 0; /* hipStreamCaptureStatusNone, Active, Invalidated */
+    hipError_t e = d->is_capturing(stream, &status);
+    leave(r, prev);
+    if (e) return fail(r, e, "hipStreamIsCapturing");
+    *yes = status != 0;
+    return TILEC_OK;
+}
+
+static tilec_status hip_relax(rt *r, int *saved) {
+    hip_dev *d = r->dev;
+    *saved = -1;
+    if (!d->is_capturing) return TILEC_OK;
+    int mode = CAPTURE_MODE_RELAXED;
+    hipError_t e = d->exchange_mode(&mode);
+    if (e) return fail(r, e, "hipThreadExchangeStreamCaptureMode");
+    *saved = mode;
+    return TILEC_OK;
+}
+
+static void hip_unrelax(rt *r, int saved) {
+    hip_dev *d = r->dev;
+    if (saved >= 0 && d->is_capturing) d->exchange_mode(&saved);
+}
+
 static tilec_status hip_sync(rt *r) {
     hip_dev *d = r->dev;
     int prev;
@@ -444,4 +507,8 @@ const rt_backend rt_hip = {
     .unload = hip_unload,
     .device_enter = enter,
     .device_leave = leave,
+    .capturing = hip_capturing,
+    .relax = hip_relax,
+    .unrelax = hip_unrelax,
+    .zero_aside = hip_zero_aside,
 };

@@ -107,7 +107,7 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
             void *bin = NULL;
             size_t n = 0;
             if (st == TILEC_OK && gpu) st = rt_binary(r, prog, ks, &bin, &n);
-            if (st == TILEC_OK) st = r->be->load(r, p, bin);
+            if (st == TILEC_OK) st = rt_load(r, p, bin);
             free(bin);
             if (st != TILEC_OK) {
                 if (r->be->unload) r->be->unload(r, p);

@@ -264,7 +264,7 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     void *bin = NULL;
     size_t n = 0;
     if (st == TILEC_OK && ir_target(r->target.backend)->gpu) st = rt_plan_binary(r, p, &bin, &n);
-    if (st == TILEC_OK) st = r->be->load(r, p, bin);
+    if (st == TILEC_OK) st = rt_load(r, p, bin); /* a capture in progress allows it (rt_load) */
     free(bin);
     if (st != TILEC_OK) {
         if (r->be->unload) r->be->unload(r, p);
@@ -374,7 +374,18 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
         if (d->accumulate || prepare) return TILEC_OK;
         if (ir_op(d->op)->empty == IR_EMPTY_IDENTITY && ir_op(d->op)->identity == IR_IDENTITY_ZERO)
             return r->be->zero(r, out, out_bytes, d->stream);
-        /* other bits than zeros: copied from the host once the stream's earlier work is done */
+        /* other bits than zeros: copied from the host once the stream's earlier work is
+         * done, a wait and a copy that a stream being captured cannot have */
+        bool captured;
+        if ((st = rt_capturing(r, d->stream, &captured)) != TILEC_OK) return st;
+        if (captured) {
+            double e = empty_of(d->op);
+            char value[16] = "NaN";
+            if (!isnan(e)) snprintf(value, sizeof value, "%g", e); /* 1, -inf */
+            return ir_bad(ctx, "%s over an empty axis writes %s from the host, which a stream being captured into a graph "
+                          "cannot order; nothing was captured: fill the output with %s outside the capture (it does not "
+                          "change between replays), and leave this call out of it", tilec_op_name(d->op), value, value);
+        }
         unsigned char *host = empty_value(d, v.out_elems);
         if (!host) return TILEC_ERR_NOMEM;
         void *ev = NULL;

@@ -9,7 +9,9 @@
  * (plan, stream), not to a plan: two calls of one shape on two streams may run at once,
  * and one set between them would mix their partials and counts. Sets are made on first
  * use, zeroed on the call's stream, kept most recently used first, and freed only after
- * an event recorded behind their latest launch has passed.
+ * an event recorded behind their latest launch has passed. On a stream being captured
+ * into a graph a set is made outside the capture instead (zeroed on the backend's own
+ * stream and waited for) and pinned, so the capture gets the launch alone.
  */
 #include "runtime.h"
 
@@ -48,25 +50,31 @@ static tilec_status scratch_free(rt *r, rt_scratch *s, bool closing) {
     return st;
 }
 
-/* The plan's scratch for the stream: found (and moved to the front), or made and zeroed
- * on the stream, the least recently used set freed first when RT_SCRATCH_SETS are kept. */
-static tilec_status scratch_get(rt *r, const rt_plan *p, void *stream, rt_scratch **out) {
-    uint64_t thread = stream == RT_STREAM_PER_THREAD ? this_thread() : 0;
-    rt_scratch **link = &r->scratch;
-    for (rt_scratch *s; (s = *link); link = &s->next)
+/* The plan's set for the stream (and the calling thread, on the per-thread default
+ * stream), moved to the front; NULL when there is none. */
+static rt_scratch *scratch_find(rt *r, const rt_plan *p, void *stream, uint64_t thread) {
+    for (rt_scratch *s, **link = &r->scratch; (s = *link); link = &s->next)
         if (s->plan == p && s->stream == stream && s->thread == thread) {
             *link = s->next;
             s->next = r->scratch;
             r->scratch = s;
-            *out = s;
-            return TILEC_OK;
+            return s;
         }
+    return NULL;
+}
+
+/* A new set of the plan for the stream, at the front. Zeroed on the stream, the least
+ * recently used set that is not pinned freed first when RT_SCRATCH_SETS are kept; or, for
+ * a stream being captured (aside), zeroed on the backend's own stream and waited for, and
+ * nothing freed: freeing may wait for the whole device, which a capture forbids. */
+static tilec_status scratch_make(rt *r, const rt_plan *p, void *stream, uint64_t thread, bool aside, rt_scratch **out) {
     rt_scratch **last = NULL; /* the least recently used set that is not pinned */
     for (rt_scratch **at = &r->scratch; *at; at = &(*at)->next)
         if (!(*at)->pinned) last = at;
-    if (r->nscratch >= RT_SCRATCH_SETS && !last)
-        rt_log(r, "scratch: %d sets kept, all pinned by tilec_reduce_prepare; keeping one more", r->nscratch);
-    if (r->nscratch >= RT_SCRATCH_SETS && last) {
+    if (r->nscratch >= RT_SCRATCH_SETS && (!last || aside))
+        rt_log(r, "scratch: %d sets kept, %s; keeping one more", r->nscratch,
+               last ? "and the stream is being captured" : "all pinned by tilec_reduce_prepare or a capture");
+    if (r->nscratch >= RT_SCRATCH_SETS && last && !aside) {
         rt_scratch *old = *last;
         rt_log(r, "scratch: %d sets kept; freeing the least recently used (stream %p, %s)", r->nscratch, old->stream,
                old->plan->key);
@@ -82,9 +90,17 @@ static tilec_status scratch_get(rt *r, const rt_plan *p, void *stream, rt_scratc
     tilec_status st = TILEC_OK;
     for (int i = 0; i < p->info.nscratch && st == TILEC_OK; i++) {
         st = r->be->alloc(r, p->info.scratch_bytes[i], &s->buf[i]);
-        if (st == TILEC_OK) st = r->be->zero(r, s->buf[i], p->info.scratch_bytes[i], stream);
+        if (st == TILEC_OK)
+            st = aside ? r->be->zero_aside(r, s->buf[i], p->info.scratch_bytes[i])
+                       : r->be->zero(r, s->buf[i], p->info.scratch_bytes[i], stream);
     }
     if (st != TILEC_OK) {
+        if (aside) { /* nothing of it on any stream still: a device-wide wait is not needed, nor allowed */
+            for (int i = 0; i < p->info.nscratch; i++)
+                if (s->buf[i]) r->be->release(r, s->buf[i]);
+            free(s);
+            return st;
+        }
         /* a zeroing may be under way: freed after the device's work (s->armed is false);
          * the first error is the one to report */
         if (scratch_free(r, s, false) != TILEC_OK) rt_log(r, "scratch: a set kept after a failed wait");
@@ -93,14 +109,72 @@ static tilec_status scratch_get(rt *r, const rt_plan *p, void *stream, rt_scratc
     s->next = r->scratch;
     r->scratch = s;
     r->nscratch++;
-    rt_log(r, "scratch: new set for stream %p (%d kept), %s", stream, r->nscratch, p->key);
+    rt_log(r, "scratch: new set for stream %p (%d kept)%s, %s", stream, r->nscratch,
+           aside ? ", zeroed outside the stream's capture" : "", p->key);
     *out = s;
     return TILEC_OK;
 }
 
+/* The plan's set for a stream being captured into a graph, made ready outside the
+ * capture and pinned, so that the launch is all the capture gets: in the backend's
+ * relaxed mode, nothing enqueued on the stream. A set kept from calls before the capture
+ * is waited for through its event (recorded before the capture began) and zeroed aside;
+ * one without an event (a launch with it failed: its state is unknown, and only a wait
+ * for the whole device, which the capture forbids, would tell when it is idle) is set
+ * aside until close and replaced by a new one. */
+static tilec_status scratch_for_capture(rt *r, const rt_plan *p, void *stream, uint64_t thread, rt_scratch **io) {
+    int saved = 0;
+    tilec_status st = r->be->relax ? r->be->relax(r, &saved) : TILEC_OK;
+    if (st != TILEC_OK) return st;
+    rt_scratch *s = *io; /* at the front when found (scratch_find) */
+    if (s && !s->armed) {
+        r->scratch = s->next;
+        r->nscratch--;
+        s->next = r->retired;
+        r->retired = s;
+        rt_log(r, "scratch: the set of stream %p set aside until close: a launch with it failed, and the stream is "
+                  "being captured; %s", stream, p->key);
+        s = NULL;
+    }
+    if (s) {
+        st = r->be->wait(r, s->done);
+        for (int i = 0; i < p->info.nscratch && st == TILEC_OK; i++) st = r->be->zero_aside(r, s->buf[i], p->info.scratch_bytes[i]);
+    } else {
+        st = scratch_make(r, p, stream, thread, true, &s);
+    }
+    if (st == TILEC_OK) {
+        s->armed = false;
+        s->pinned = true;
+        rt_log(r, "scratch: the set of stream %p pinned for its capture, %s", stream, p->key);
+        *io = s;
+    }
+    if (r->be->unrelax) r->be->unrelax(r, saved);
+    return st;
+}
+
+tilec_status rt_capturing(rt *r, void *stream, bool *yes) {
+    *yes = false;
+    return r->be->capturing ? r->be->capturing(r, stream, yes) : TILEC_OK;
+}
+
+/* The plan's scratch for the stream, ready for a launch: a pinned set as it is (after
+ * tilec_reduce_prepare or a captured call: no driver call); else, the stream asked
+ * whether it is being captured, and then a set made ready outside the capture
+ * (scratch_for_capture), or the one found, or one made and zeroed on the stream. */
+static tilec_status scratch_ready(rt *r, const rt_plan *p, void *stream, rt_scratch **out) {
+    uint64_t thread = stream == RT_STREAM_PER_THREAD ? this_thread() : 0;
+    rt_scratch *s = scratch_find(r, p, stream, thread);
+    bool captured = false;
+    tilec_status st = s && s->pinned ? TILEC_OK : rt_capturing(r, stream, &captured);
+    if (st == TILEC_OK && captured) st = scratch_for_capture(r, p, stream, thread, &s);
+    else if (st == TILEC_OK && !s) st = scratch_make(r, p, stream, thread, false, &s);
+    if (st == TILEC_OK) *out = s;
+    return st;
+}
+
 tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *stream) {
     rt_scratch *s = NULL;
-    tilec_status st = p->info.nscratch ? scratch_get(r, p, stream, &s) : TILEC_OK;
+    tilec_status st = p->info.nscratch ? scratch_ready(r, p, stream, &s) : TILEC_OK;
     if (st != TILEC_OK) return st;
     bool track = s && !s->pinned; /* a pinned set's launches may be captured: no event after them */
     if (track) s->armed = false;  /* until an event follows this launch */
@@ -118,7 +192,7 @@ tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *st
 
 tilec_status rt_prepare(rt *r, rt_plan *p, void *stream) {
     rt_scratch *s = NULL;
-    tilec_status st = p->info.nscratch ? scratch_get(r, p, stream, &s) : TILEC_OK;
+    tilec_status st = p->info.nscratch ? scratch_ready(r, p, stream, &s) : TILEC_OK;
     if (st != TILEC_OK || !s) return st;
     if (!s->pinned) { /* its zeroing (or its last launch) finished, then pinned */
         if ((st = r->be->record(r, &s->done, stream)) == TILEC_OK) st = r->be->wait(r, s->done);
@@ -129,10 +203,23 @@ tilec_status rt_prepare(rt *r, rt_plan *p, void *stream) {
     return TILEC_OK;
 }
 
+tilec_status rt_load(rt *r, rt_plan *p, const void *binary) {
+    int saved = 0;
+    tilec_status st = r->be->relax ? r->be->relax(r, &saved) : TILEC_OK;
+    if (st != TILEC_OK) return st;
+    st = r->be->load(r, p, binary);
+    if (r->be->unrelax) r->be->unrelax(r, saved);
+    return st;
+}
+
 static void rt_free(void *p) {
     rt *r = p;
     /* the scratch first: a set goes once its last launch has finished */
     for (rt_scratch *s = r->scratch, *next; s; s = next) {
+        next = s->next;
+        scratch_free(r, s, true);
+    }
+    for (rt_scratch *s = r->retired, *next; s; s = next) {
         next = s->next;
         scratch_free(r, s, true);
     }

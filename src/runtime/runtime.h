@@ -35,9 +35,9 @@ typedef struct rt_scratch {
     void *buf[4];            /* plan->info.nscratch buffers */
     void *done;              /* the backend's event, recorded after each launch with buf */
     bool armed;              /* done follows the latest launch (else: wait for the device) */
-    bool pinned;             /* made by tilec_reduce_prepare: never evicted, no event after its
-                                launches (they may be captured in a graph); freed at close, after
-                                the device's work */
+    bool pinned;             /* made by tilec_reduce_prepare, or by a call on a stream being
+                                captured: never evicted, no event after its launches (they may
+                                be captured in a graph); freed at close, after the device's work */
     struct rt_scratch *next; /* the most recently used first */
 } rt_scratch;
 
@@ -84,6 +84,18 @@ typedef struct rt_backend {
      * until device_leave(saved) restores the caller's */
     tilec_status (*device_enter)(rt *r, int *saved);
     void (*device_leave)(rt *r, int saved);
+    /* Graph capture (docs/runtime.md, "CUDA graphs"); all optional, absent on a backend
+     * whose streams are never captured (the simulator). */
+    /* whether the stream is being captured into a graph (CUDA: cuStreamIsCapturing; an
+     * invalidated capture counts as one) */
+    tilec_status (*capturing)(rt *r, void *stream, bool *yes);
+    /* this thread may make the driver calls a capture in progress forbids (allocations,
+     * module loads, host waits: CUDA's relaxed capture mode) until unrelax(saved) */
+    tilec_status (*relax)(rt *r, int *saved);
+    void (*unrelax)(rt *r, int saved);
+    /* zeroes device memory and waits for it, on a stream of the backend's own (never the
+     * legacy default stream nor a caller's): what a set made for a capture is zeroed with */
+    tilec_status (*zero_aside)(rt *r, void *dst, size_t n);
 } rt_backend;
 
 extern const rt_backend rt_sim, rt_cuda, rt_hip;
@@ -100,7 +112,9 @@ struct rt {
                             launches: they are the caller's, lent for a launch) */
     int nplans;
     rt_scratch *scratch; /* the plans' scratch per stream, most recently used first */
-    int nscratch;        /* at most RT_SCRATCH_SETS */
+    int nscratch;        /* at most RT_SCRATCH_SETS, but for sets made for a capture */
+    rt_scratch *retired; /* sets left in an unknown state by a failed launch, replaced during a
+                            capture (which cannot wait for them): freed at close */
     bool log;            /* TILEC_JIT_LOG=1 */
     rt_cache cache;      /* compiled kernels on disk */
 };
@@ -134,11 +148,17 @@ bool rt_input_range(const tilec_reduce_desc *d, const void *in, uintptr_t *lo, s
 tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_info *info);
 
 /* Launches a plan on the stream with the stream's scratch (made on first use, and
- * recorded as in use by this launch). */
+ * recorded as in use by this launch). On a stream being captured, a set not yet pinned is
+ * made ready outside the capture and pinned, so the launch is all the capture gets. */
 tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *stream);
 /* Everything rt_launch does before its launch: the plan's scratch for the stream, made,
  * zeroed (waited for) and pinned, so that the next rt_launch only launches. */
 tilec_status rt_prepare(rt *r, rt_plan *p, void *stream);
+/* be->load(r, p, binary), in the backend's relaxed capture mode where it has one: a miss
+ * may load a module while this thread, or another, captures a stream. */
+tilec_status rt_load(rt *r, rt_plan *p, const void *binary);
+/* Whether the stream is being captured into a graph (false on a backend without capture). */
+tilec_status rt_capturing(rt *r, void *stream, bool *yes);
 
 /* The context's runtime, opened on AUTO device 0 when it is not yet. */
 tilec_status rt_get(tilec_ctx *ctx, rt **out);
