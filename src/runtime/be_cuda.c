@@ -51,6 +51,7 @@ typedef struct cuda_dev {
     CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
     CUresult (*error)(CUresult, const char **);
     CUresult (*driver_version)(int *);
+    CUresult (*get_current)(void **); /* optional: a launch skips the push when ours is current */
     /* graph capture (docs/runtime.md, "CUDA graphs"): all of them, or none used */
     CUresult (*is_capturing)(void *, int *);   /* cuStreamIsCapturing */
     CUresult (*exchange_mode)(int *);          /* cuThreadExchangeStreamCaptureMode */
@@ -120,6 +121,7 @@ static tilec_status cuda_open(rt *r, int device) {
               bind(d->lib, &d->unload, "cuModuleUnload") && bind(d->lib, &d->function, "cuModuleGetFunction") &&
               bind(d->lib, &d->set_attribute, "cuFuncSetAttribute") && bind(d->lib, &d->launch, "cuLaunchKernel") &&
               bind(d->lib, &d->error, "cuGetErrorString") && bind(d->lib, &d->driver_version, "cuDriverGetVersion");
+    if (!bind(d->lib, &d->get_current, "cuCtxGetCurrent")) d->get_current = NULL;
     /* capture support: every driver since CUDA 10.1 has these; without one of them, no
      * stream is taken for captured (and a capture gets what a call without it enqueues) */
     if (!(bind(d->lib, &d->is_capturing, "cuStreamIsCapturing") &&
@@ -372,12 +374,16 @@ static tilec_status cuda_launch(rt *r, rt_plan *p, void *const *args, int nargs,
     for (int i = 0; i < nargs; i++, n++) v[n] = (CUdeviceptr)(uintptr_t)args[i];
     for (int i = 0; i < p->info.nscratch && i < 4; i++, n++) v[n] = (CUdeviceptr)(uintptr_t)scratch[i];
     for (int i = 0; i < n; i++) params[i] = &v[i];
-    tilec_status st = enter(r);
+    /* the primary context is often current already (torch's and CuPy's threads, a caller
+     * of the runtime API): then the launch needs no push and pop around it */
+    void *current = NULL;
+    bool ours = d->get_current && d->get_current(&current) == 0 && current == d->context;
+    tilec_status st = ours ? TILEC_OK : enter(r);
     CUresult res = 0;
     if (st == TILEC_OK) {
         res = d->launch(p->function, (unsigned)p->info.grid, 1, 1, (unsigned)p->info.threads, 1, 1,
                         (unsigned)p->info.dynamic_shared, stream, params, NULL);
-        leave(r);
+        if (!ours) leave(r);
     }
     if (v != stack_v) {
         free(v);
