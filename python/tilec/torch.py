@@ -541,5 +541,6 @@ def argmin(x, dim=None, keepdim=False):
 
 
 def aminmax(x, *, dim=None, keepdim=False):
-    """torch.aminmax: the pair (min, max) in one pass; no gradient."""
-    return _call["aminmax"](x, _dim_list(dim, "aminmax"), keepdim)
+    """torch.aminmax: the pair (min, max) in one pass; no gradient. As torch's, dim=None gives
+    0-d results whatever keepdim says (torch 2.11 measured on the H200)."""
+    return _call["aminmax"](x, _dim_list(dim, "aminmax"), keepdim if dim is not None else False)
