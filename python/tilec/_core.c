@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tilec.h"
 
@@ -38,6 +39,29 @@ static tilec_status (*f_sync)(tilec_ctx *);
 static PyObject *py_plan; /* _core_plan(x, kind, req, backend): (ctx, handle, desc address, ...) */
 static PyObject *py_fail; /* _core_fail(ctx, status, what): raises the package's error */
 static unsigned long long hits, misses;
+
+/* profile(True): where the served calls' host time goes, in phases (the evidence of
+ * docs/gpu-python.md); off, a branch a call */
+enum { PH_READ, PH_LOOKUP, PH_OUTPUTS, PH_LOCK, PH_REDUCE, PH_RETURN, PHASES };
+static const char *phase_names[PHASES] = {"read the tensor and the arguments", "find the plan",
+                                          "make or check the outputs", "take the context's lock",
+                                          "tilec_reduce (GIL released)", "unlock and return"};
+static int profiling;
+static double phase_ns[PHASES];
+static unsigned long long profiled;
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+static double mark_at;
+static void mark(int phase) {
+    if (!profiling) return;
+    double t = now_ns();
+    if (phase >= 0) phase_ns[phase] += t - mark_at;
+    mark_at = t;
+}
 
 /* ---- the array libraries, found in sys.modules once they are imported ----------------- */
 
@@ -557,8 +581,11 @@ static PyObject *run_gpu(entry *e, PyObject *x, int kind, tensor *t, PyObject *o
             if (!o[i] || (p[i] = ptr_of(o[i], kind)) < 0) goto done;
         }
     }
+    mark(PH_OUTPUTS);
     if (lock(e)) goto done;
+    mark(PH_LOCK);
     PyObject *ok = launch(e, t->ptr, t->stream, (uintptr_t)p[0], (uintptr_t)p[1], "reduce");
+    mark(PH_REDUCE);
     unlock(e);
     if (ok) {
         Py_DECREF(ok);
@@ -661,6 +688,7 @@ static PyObject *fast(reducer *self, request *q) {
         PyErr_Clear();
         goto done;
     }
+    mark(PH_READ);
     uint64_t h = key_hash(&k);
     entry *e = lookup(&k, h);
     if (!e) {
@@ -676,6 +704,7 @@ static PyObject *fast(reducer *self, request *q) {
         if (!e) goto done;
     }
     PyObject *out = q->out && q->out != Py_None ? q->out : NULL;
+    mark(PH_LOOKUP);
     e->uses++;
     r = k.kind == K_NUMPY ? run_host(e, &t) : run_gpu(e, q->x, k.kind, &t, out);
     if (r) hits++;
@@ -683,6 +712,10 @@ static PyObject *fast(reducer *self, request *q) {
 done:
     if (t.has_view) PyBuffer_Release(&t.view);
     Py_XDECREF(dt);
+    if (r && profiling) {
+        mark(PH_RETURN);
+        profiled++;
+    }
     return r;
 }
 
@@ -697,6 +730,7 @@ static PyObject *slow(reducer *self, PyObject *args, PyObject *kw) {
 static PyObject *reducer_call(PyObject *o, PyObject *args, PyObject *kw) {
     reducer *self = (reducer *)o;
     request q = {0};
+    mark(-1);
     Py_ssize_t na = PyTuple_Size(args);
     if (na < 1 || na > 2) return slow(self, args, kw);
     q.x = PyTuple_GetItem(args, 0);
@@ -741,6 +775,7 @@ static PyObject *reducer_run(PyObject *o, PyObject *args) {
     reducer *self = (reducer *)o;
     request q = {0};
     PyObject *fn, *again;
+    mark(-1);
     if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &q.x, &q.axis, &q.keepdims, &q.dtype, &q.corr, &q.index_dtype, &q.out,
                           &q.backend, &fn, &again))
         return NULL;
@@ -813,9 +848,31 @@ static PyObject *clear(PyObject *m, PyObject *unused) {
 
 static PyObject *stats(PyObject *m, PyObject *unused) { return Py_BuildValue("(KKi)", hits, misses, nentries); }
 
+/* profile(on): starts (True) or stops (False) timing the phases of served calls, from zero;
+ * profile(): {phase: mean ns a served call} and the count, since it started */
+static PyObject *profile(PyObject *m, PyObject *args) {
+    int on = -1;
+    if (!PyArg_ParseTuple(args, "|p", &on)) return NULL;
+    if (on >= 0) {
+        profiling = on;
+        memset(phase_ns, 0, sizeof phase_ns);
+        profiled = 0;
+        Py_RETURN_NONE;
+    }
+    PyObject *d = PyDict_New();
+    for (int i = 0; d && i < PHASES; i++) {
+        PyObject *v = PyFloat_FromDouble(profiled ? phase_ns[i] / (double)profiled : 0.0);
+        if (!v || PyDict_SetItemString(d, phase_names[i], v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    PyObject *r = d ? Py_BuildValue("(NK)", d, profiled) : NULL;
+    return r;
+}
+
 static PyMethodDef methods[] = {
     {"bind", bind, METH_VARARGS, "bind((reduce, mem_alloc, mem_free, mem_upload, mem_download, synchronize), plan, fail)"},
     {"clear", clear, METH_NOARGS, "Forgets every kept plan."},
+    {"profile", profile, METH_VARARGS, "profile(True|False) starts or stops timing the phases of served calls; profile() gives ({phase: mean ns}, calls)"},
     {"stats", stats, METH_NOARGS, "(calls this module ran, keys it sent to the package to plan, plans kept)"},
     {NULL, NULL, 0, NULL}};
 
