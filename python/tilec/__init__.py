@@ -1113,14 +1113,20 @@ def _load_core():
         except (ImportError, OSError) as e:
             tried.append("%s (%s)" % (path, e))
             continue
-        if mod.ABI != _ABI or mod.DESC_SIZE != _ctypes.sizeof(_Desc):
-            tried.append("%s (built for libtilec %s with a %d-byte descriptor; this package "
-                         "speaks %s, %d bytes)" % (path, mod.ABI, mod.DESC_SIZE, _ABI,
-                                                   _ctypes.sizeof(_Desc)))
+        abi, size = getattr(mod, "ABI", None), getattr(mod, "DESC_SIZE", None)
+        if abi != _ABI or size != _ctypes.sizeof(_Desc) or not hasattr(mod, "Reducer"):
+            tried.append("%s (not this package's core: built for libtilec %s with a %r-byte "
+                         "descriptor; this package speaks %s, %d bytes)" % (
+                             path, abi, size, _ABI, _ctypes.sizeof(_Desc)))
             continue
-        mod.bind(tuple(_ctypes.cast(f, _vp).value for f in (
-            _lib.tilec_reduce, _lib.tilec_mem_alloc, _lib.tilec_mem_free, _lib.tilec_mem_upload,
-            _lib.tilec_mem_download, _lib.tilec_synchronize)), _core_plan, _core_fail)
+        try:
+            mod.bind(tuple(_ctypes.cast(f, _vp).value for f in (
+                _lib.tilec_reduce, _lib.tilec_mem_alloc, _lib.tilec_mem_free,
+                _lib.tilec_mem_upload, _lib.tilec_mem_download, _lib.tilec_synchronize)),
+                _core_plan, _core_fail)
+        except Exception as e:  # noqa: BLE001 (any refusal: the Python path, with the warning)
+            tried.append("%s (its bind() refused the package: %s)" % (path, e))
+            continue
         _sys.modules[__name__ + "._core"] = mod
         return mod
     _warnings.warn("tilec: the compiled core (_core.abi3.so) was not loaded, so every call runs "
@@ -1152,6 +1158,8 @@ def _core_plan(x, kind, req):
             v = _cai_view(x)
             ctx, warn, shape, strides, dt = _context(v.backend, v.device), False, v.shape, v.strides, v.dtype
         else:
+            if not x.dtype.isnative or not x.ndim or any(s % x.itemsize for s in x.strides):
+                return None  # copied first: the package's path does it, once
             y, dt = _host_input(x)
             if y is not x:
                 return None
@@ -1200,6 +1208,15 @@ if _CORE is not None:
 
         def __repr__(self):
             return "<tilec function %s>" % self.__name__
+
+        def __reduce__(self):  # pickled by name, as a function is: tilec.sum
+            return self.__name__
+
+        def __copy__(self):
+            return self
+
+        def __deepcopy__(self, memo):
+            return self
     _Reducer = _CORE.Reducer
 
 

@@ -55,7 +55,7 @@ static double now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
 }
-static double mark_at;
+static _Thread_local double mark_at; /* each thread's last mark (the GIL is held at each) */
 static void mark(int phase) {
     if (!profiling) return;
     double t = now_ns();
@@ -70,7 +70,8 @@ enum { K_NONE, K_TORCH, K_CUPY, K_NUMPY };
 static PyObject *torch_tensor, *torch_stream, *torch_empty_like; /* torch.Tensor,
                                           torch._C._cuda_getCurrentRawStream, torch.empty_like */
 static PyObject *cupy_ndarray, *cupy_stream, *cupy_device; /* cupy.ndarray, get_current_stream, runtime.getDevice */
-static PyObject *np_ndarray, *np_empty;
+static PyObject *np_ndarray, *np_empty, *os_environ;
+static PyObject *canon; /* str arguments (dtype="float64"), one object per value: keys by identity */
 static PyObject *s_dtype, *s_shape, *s_strides, *s_device, *s_data, *s_ptr, *s_id, *s_new_empty, *s_get_device,
     *s_stride, *s_data_ptr, *s_is_contiguous, *s_acquire, *s_release; /* names, interned once */
 
@@ -105,12 +106,13 @@ static int kind_of(PyObject *x) {
         torch_stream = module_attr("torch", "_C._cuda_getCurrentRawStream");
         torch_empty_like = module_attr("torch", "empty_like");
     }
-    if (is_a(x, torch_tensor)) return torch_stream && torch_empty_like ? K_TORCH : K_NONE;
+    /* the exact types: a subclass's outputs are its own (new_empty's), and the package's */
+    if (torch_tensor && Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_stream && torch_empty_like ? K_TORCH : K_NONE;
     if (!cupy_ndarray && (cupy_ndarray = module_attr("cupy", "ndarray"))) {
         cupy_stream = module_attr("cupy", "cuda.get_current_stream");
         cupy_device = module_attr("cupy", "cuda.runtime.getDevice");
     }
-    if (is_a(x, cupy_ndarray)) return cupy_stream && cupy_device ? K_CUPY : K_NONE;
+    if (cupy_ndarray && Py_TYPE(x) == (PyTypeObject *)cupy_ndarray) return cupy_stream && cupy_device ? K_CUPY : K_NONE;
     if (!np_ndarray && (np_ndarray = module_attr("numpy", "ndarray"))) np_empty = module_attr("numpy", "empty");
     if (np_ndarray && Py_TYPE(x) == (PyTypeObject *)np_ndarray) return np_empty ? K_NUMPY : K_NONE;
     return K_NONE;
@@ -144,6 +146,7 @@ typedef struct entry {
                                           empty_like is a new dense output (torch's cheapest
                                           allocation from Python: no shape or dtype to parse) */
     size_t obytes[2];
+    int64_t oelems;                    /* elements of each output */
     int uses, dead;                    /* calls running it (the GIL released); dropped from the table */
     struct entry *next;
 } entry;
@@ -172,14 +175,22 @@ static void entry_free(entry *e) {
 /* Forgets every plan; one a call is running (in another thread, the GIL released) is freed
  * when that call ends. */
 static void table_clear(void) {
+    /* the table is emptied before anything is freed: freeing drops references, which may
+     * run a finalizer that calls back into this module (and clears or fills the table) */
+    entry *all = NULL;
     for (int b = 0; b < BUCKETS; b++)
         for (entry *e = table[b], *next; e; e = next) {
             next = e->next;
-            if (e->uses) e->dead = 1;
-            else entry_free(e);
+            e->next = all;
+            all = e;
         }
     memset(table, 0, sizeof table);
     nentries = 0;
+    for (entry *e = all, *next; e; e = next) {
+        next = e->next;
+        if (e->uses) e->dead = 1;
+        else entry_free(e);
+    }
 }
 
 static uint64_t key_hash(const key *k) {
@@ -202,7 +213,8 @@ static entry *lookup(const key *k, uint64_t h) {
 /* ---- reading arguments: -1 with no error set means "not a case for the fast path" ------ */
 
 static int as_i64(PyObject *o, int64_t *v) {
-    if (!o || !PyLong_Check(o) || PyBool_Check(o)) return -1;
+    if (!o || !PyLong_CheckExact(o)) return -1; /* a subclass (bool too) is the package's: its
+                                                   value may not be what __index__ says */
     int overflow = 0;
     long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow || (x == -1 && PyErr_Occurred())) {
@@ -362,13 +374,16 @@ static int read_numpy(PyObject *x, key *k, tensor *t) {
     k->dtype = PyObject_GetAttr(x, s_dtype);
     if (!k->dtype) return -1;
     t->ptr = (uintptr_t)v->buf;
-    /* where host arrays run: TILEC_BACKEND (the package reads os.environ, which sets it) */
-    const char *b = getenv("TILEC_BACKEND");
+    /* where host arrays run: TILEC_BACKEND, read from os.environ as the package reads it */
+    if (!os_environ && !(os_environ = module_attr("os", "environ"))) return -1;
+    PyObject *env = PyObject_CallMethod(os_environ, "get", "s", "TILEC_BACKEND");
+    const char *b = env && PyUnicode_Check(env) ? PyUnicode_AsUTF8AndSize(env, NULL) : NULL;
     static const char *names[] = {"auto", "cuda", "hip", "sim"};
     k->backend = -1;
-    if (!b || !*b) k->backend = 0;
-    for (int i = 0; i < 4 && k->backend < 0; i++)
+    if (env == Py_None || (b && !*b)) k->backend = 0;
+    for (int i = 0; b && i < 4 && k->backend < 0; i++)
         if (strcmp(b, names[i]) == 0) k->backend = i;
+    Py_XDECREF(env);
     return k->backend < 0 ? -1 : 0;
 }
 
@@ -423,6 +438,13 @@ static entry *keep_plan(const key *k, uint64_t h, PyObject *ans) {
     }
     e->desc.stream = NULL;
     e->desc.out2 = NULL;
+    if (!bad && (e->nout < 1 || e->nout > 2)) bad = 1;
+    e->oelems = 1;
+    for (Py_ssize_t i = 0; !bad && PyTuple_Check(e->oshape) && i < PyTuple_Size(e->oshape); i++) {
+        int64_t extent;
+        bad = as_i64(PyTuple_GetItem(e->oshape, i), &extent);
+        e->oelems *= extent;
+    }
     if (!bad && PyTuple_Check(e->oshape)) e->args = PyTuple_Pack(1, e->oshape);
     for (int i = 0; i < e->nout && !bad && e->args; i++) {
         e->okw[i] = PyDict_New();
@@ -510,19 +532,31 @@ static int64_t fast_out(entry *e, PyObject *out, int kind, int device) {
     int ok = shape && dt && dt == e->odt[0] && PyObject_RichCompareBool(shape, e->oshape, Py_EQ) == 1;
     Py_XDECREF(shape);
     Py_XDECREF(dt);
+    /* its strides the dense row-major ones, every dim's (the package's rule: a size-1 dim's
+     * stride too), unless it has one element or none */
+    int64_t st[TILEC_MAX_RANK], n = 1, dv = -1;
+    int rank = 0;
+    if (ok) {
+        PyObject *strides = kind == K_TORCH ? call0(out, s_stride) : PyObject_GetAttr(out, s_strides);
+        ok = !read_ints(strides, st, &rank) && rank == (int)PyTuple_Size(e->oshape);
+        Py_XDECREF(strides);
+    }
+    if (ok) {
+        int64_t item = kind == K_TORCH || !e->oelems ? 1 : (int64_t)e->obytes[0] / e->oelems;
+        for (int i = rank - 1; i >= 0 && ok; i--) {
+            int64_t extent;
+            ok = !as_i64(PyTuple_GetItem(e->oshape, i), &extent);
+            if (ok && e->oelems > 1 && st[i] != n * item) ok = 0;
+            n *= extent;
+        }
+    }
     if (ok && kind == K_TORCH) {
-        PyObject *c = call0(out, s_is_contiguous), *d = call0(out, s_get_device);
-        int64_t dv;
-        ok = c == Py_True && !as_i64(d, &dv) && dv == device;
-        Py_XDECREF(c);
+        PyObject *d = call0(out, s_get_device);
+        ok = !as_i64(d, &dv) && dv == device;
         Py_XDECREF(d);
     } else if (ok) {
-        PyObject *fl = PyObject_GetAttrString(out, "flags"), *c = fl ? PyObject_GetAttrString(fl, "c_contiguous") : NULL;
         PyObject *dev = PyObject_GetAttr(out, s_device), *id = dev ? PyObject_GetAttr(dev, s_id) : NULL;
-        int64_t dv;
-        ok = c == Py_True && !as_i64(id, &dv) && dv == device;
-        Py_XDECREF(fl);
-        Py_XDECREF(c);
+        ok = !as_i64(id, &dv) && dv == device;
         Py_XDECREF(dev);
         Py_XDECREF(id);
     }
@@ -621,12 +655,17 @@ static PyObject *run_host(entry *e, tensor *t) {
     if (lock(e)) goto done;
     void *base = NULL, *dev[2] = {NULL, NULL};
     tilec_status st;
-    const char *what = "allocating the input's copy";
+    char alloc_what[64]; /* the package's words for each step (_Blocks.alloc, _reduce_host) */
+    snprintf(alloc_what, sizeof alloc_what, "allocating %lld bytes", (long long)(hi - lo));
+    const char *what = alloc_what;
     Py_BEGIN_ALLOW_THREADS
     st = f_alloc(e->ctx, (size_t)(hi - lo > 0 ? hi - lo : 1), &base);
     if (!st && n) what = "uploading the input", st = f_upload(e->ctx, base, (const char *)t->ptr + lo, (size_t)(hi - lo));
-    for (int i = 0; i < e->nout && !st; i++)
-        what = "allocating an output", st = f_alloc(e->ctx, e->obytes[i] ? e->obytes[i] : 1, &dev[i]);
+    for (int i = 0; i < e->nout && !st; i++) {
+        snprintf(alloc_what, sizeof alloc_what, "allocating %zu bytes", e->obytes[i]);
+        what = alloc_what;
+        st = f_alloc(e->ctx, e->obytes[i] ? e->obytes[i] : 1, &dev[i]);
+    }
     tilec_reduce_desc d = e->desc; /* the call's own: the entry is shared */
     d.out2 = dev[1];
     if (!st) what = "reduce", st = f_reduce(e->ctx, &d, (char *)base - lo, dev[0]);
@@ -661,6 +700,19 @@ typedef struct request {
     PyObject *x, *axis, *dtype, *out, *index_dtype, *keepdims, *backend, *corr;
 } request;
 
+/* A str argument as the first object of its value seen (so "float64" made anew each call
+ * finds its plan); others as they are; NULL with an error set only on no memory. Up to 256
+ * values are kept, then forgotten (the plans keep their own references). */
+static PyObject *canonical(PyObject *o) {
+    if (!PyUnicode_CheckExact(o)) return o;
+    if (!canon && !(canon = PyDict_New())) return NULL;
+    PyObject *c = PyDict_GetItemWithError(canon, o); /* borrowed */
+    if (c) return c;
+    if (PyErr_Occurred()) return NULL;
+    if (PyDict_Size(canon) >= 256) PyDict_Clear(canon);
+    return PyDict_SetItem(canon, o, o) < 0 ? NULL : o;
+}
+
 static PyObject *fast(reducer *self, request *q) {
     if (q->backend && q->backend != Py_None) return NULL;
     if (q->keepdims && q->keepdims != Py_True && q->keepdims != Py_False) return NULL;
@@ -674,8 +726,9 @@ static PyObject *fast(reducer *self, request *q) {
         if (as_i64(q->corr, &k.corr)) return NULL;
         k.has_corr = 1;
     }
-    k.out_dtype = q->dtype == Py_None ? NULL : q->dtype;
-    k.index_dtype = q->index_dtype == Py_None ? NULL : q->index_dtype;
+    k.out_dtype = q->dtype == Py_None ? NULL : canonical(q->dtype);
+    k.index_dtype = q->index_dtype == Py_None ? NULL : canonical(q->index_dtype);
+    if ((q->dtype != Py_None && !k.out_dtype) || (q->index_dtype != Py_None && !k.index_dtype)) return NULL;
     k.kind = kind_of(q->x);
     if (k.kind == K_NONE) return NULL;
     if (q->out && q->out != Py_None && k.kind == K_NUMPY) return NULL;
@@ -725,11 +778,18 @@ static PyObject *slow(reducer *self, PyObject *args, PyObject *kw) {
     return PyObject_Call(self->slow, args, kw);
 }
 
+static int ready(reducer *self) {
+    if (self->slow) return 1;
+    PyErr_SetString(PyExc_TypeError, "tilec._core.Reducer: made without __init__(op, nan, corrects, fallback)");
+    return 0;
+}
+
 /* tilec.sum(x, axis=None, *, dtype=None, out=None, keepdims=False, **kw): kw of the fast path
  * are dim, keepdim, index_dtype, backend and (var, std) ddof or correction */
 static PyObject *reducer_call(PyObject *o, PyObject *args, PyObject *kw) {
     reducer *self = (reducer *)o;
     request q = {0};
+    if (!ready(self)) return NULL;
     mark(-1);
     Py_ssize_t na = PyTuple_Size(args);
     if (na < 1 || na > 2) return slow(self, args, kw);
@@ -775,6 +835,7 @@ static PyObject *reducer_run(PyObject *o, PyObject *args) {
     reducer *self = (reducer *)o;
     request q = {0};
     PyObject *fn, *again;
+    if (!ready(self)) return NULL;
     mark(-1);
     if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &q.x, &q.axis, &q.keepdims, &q.dtype, &q.corr, &q.index_dtype, &q.out,
                           &q.backend, &fn, &again))
