@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tilec
+from conftest import LIB, run_py
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -23,28 +24,10 @@ def example(name):
 
 
 ROW_SUM, COL_SUM = example("row_sum.tile"), example("col_sum.tile")
-LIB = os.environ.get("TILEC_LIB") or tilec.library_path
 FAKE_HIP = os.path.join(os.path.dirname(os.path.abspath(LIB)), "tests", "libfake_hip6.so")
 # no GPU for AUTO, wherever the suite runs: CUDA without NVRTC and HIP without a runtime are
 # unusable, so AUTO takes the simulator
 NO_GPU = {"TILEC_NVRTC_PATH": "/nonexistent/libnvrtc.so", "TILEC_HIP_PATH": "/nonexistent/libamdhip64.so"}
-
-
-def run_py(code, **env):
-    """code in a fresh interpreter (a fresh warning state and contexts), TILEC_BACKEND unset
-    unless env sets it; env values of None unset the variable."""
-    e = dict(os.environ, TILEC_LIB=LIB, PYTHONPATH=os.path.join(ROOT, "python"),
-             TILEC_CACHE="off", PYTHONDONTWRITEBYTECODE="1")
-    e.pop("TILEC_BACKEND", None)
-    for k, v in env.items():
-        if v is None:
-            e.pop(k, None)
-        else:
-            e[k] = v
-    r = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
-                       timeout=300, cwd=ROOT)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
 
 
 # ---- integers that ctypes would wrap (issue 29, defect 8) ----------------------------------

@@ -17,10 +17,11 @@ import threading
 import numpy as np
 import pytest
 
+import conftest
 import tilec
+from conftest import LIB
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-LIB = os.environ.get("TILEC_LIB") or tilec.library_path
 PURE = os.environ.get("TILEC_PURE_PYTHON", "") not in ("", "0")
 needs_core = pytest.mark.skipif(tilec._CORE is None, reason="the compiled core is not loaded")
 
@@ -34,17 +35,8 @@ STABLE_UNDERSCORED = {"_PyArg_ParseTuple_SizeT", "_PyArg_ParseTupleAndKeywords_S
 
 
 def run_py(code, **env):
-    e = dict(os.environ, TILEC_LIB=LIB, PYTHONPATH=os.path.join(ROOT, "python"),
-             TILEC_CACHE="off", PYTHONDONTWRITEBYTECODE="1", TILEC_BACKEND="sim")
-    for k, v in env.items():
-        if v is None:
-            e.pop(k, None)
-        else:
-            e[k] = v
-    r = subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
-                       timeout=300, cwd=ROOT)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    """conftest's run_py with host arrays on the simulator unless env says otherwise."""
+    return conftest.run_py(code, **dict({"TILEC_BACKEND": "sim"}, **env))
 
 
 def test_the_path_the_suite_asked_for_is_the_one_loaded():
@@ -361,3 +353,21 @@ else:
         assert "ddof [1.0, 1.0] [0.6666666865348816, 0.6666666865348816]" in out, out
         assert "finalizer 3.0" in out and "uninitialised True" in out and "pickle True True" in out, out
         assert "str dtype planned 1 ran 3" in out, out
+
+
+@needs_core
+def test_specials_served_by_the_core_against_hand_written_values():
+    """Where the format decides the value — NaN, ±0, ±inf, a subnormal — the core's second
+    call (its kept plan) against values written by hand, not against tilec."""
+    f = np.array([[1.5, -np.inf, np.nan, -0.0, 3e-45, 7.25], [-0.0, -0.0, -0.0, -0.0, -0.0, -0.0],
+                  [np.inf, 1.0, -np.inf, 2.0, 0.5, 3e-45]], np.float32)
+    for _ in range(2):
+        h = tilec._CORE.stats()[0]
+        m, nm, s = tilec.max(f, axis=1), tilec.nanmax(f, axis=1), tilec.sum(f, axis=1)
+        am = tilec.nanargmin(f, axis=1)
+        assert np.isnan(m[0]) and m[1] == 0 and np.signbit(m[1]) and m[2] == np.inf
+        assert nm.tolist() == [7.25, -0.0, np.inf] and np.signbit(nm[1])
+        assert np.isnan(s[0]) and s[1] == 0 and np.signbit(s[1]) and np.isnan(s[2])  # inf + -inf
+        assert am.tolist() == [1, 0, 2]
+        assert tilec.min(f[0, 4:6], axis=0) == np.float32(3e-45)  # a subnormal kept
+    assert tilec._CORE.stats()[0] - h == 5  # the second round all served by the core
