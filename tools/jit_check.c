@@ -182,6 +182,10 @@ static struct {
     CUresult (*graph_launch)(void *, void *);
     CUresult (*exec_destroy)(void *);
     CUresult (*graph_destroy)(void *);
+    CUresult (*module_load)(void **, const void *);
+    CUresult (*module_function)(void **, void *, const char *);
+    CUresult (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
+    CUresult (*ctx_sync)(void);
 } cu;
 
 enum { CU_STREAM_NON_BLOCKING = 1, STREAM_CALLS = 1000 };
@@ -204,7 +208,9 @@ static bool cu_load(void) {
            cu_bind(&cu.stream_sync, "cuStreamSynchronize") && cu_bind(&cu.begin_capture, "cuStreamBeginCapture_v2") &&
            cu_bind(&cu.end_capture, "cuStreamEndCapture") && cu_bind(&cu.instantiate, "cuGraphInstantiateWithFlags") &&
            cu_bind(&cu.graph_launch, "cuGraphLaunch") && cu_bind(&cu.exec_destroy, "cuGraphExecDestroy") &&
-           cu_bind(&cu.graph_destroy, "cuGraphDestroy") && cu.init(0) == 0;
+           cu_bind(&cu.graph_destroy, "cuGraphDestroy") && cu_bind(&cu.module_load, "cuModuleLoadData") &&
+           cu_bind(&cu.module_function, "cuModuleGetFunction") && cu_bind(&cu.launch, "cuLaunchKernel") &&
+           cu_bind(&cu.ctx_sync, "cuCtxSynchronize") && cu.init(0) == 0;
 }
 
 /* Two CU_STREAM_NON_BLOCKING streams × the shape × STREAM_CALLS calls each, interleaved,
@@ -881,6 +887,102 @@ static int call_cost(tilec_ctx *ctx, double *first, double *host) {
     return st != TILEC_OK;
 }
 
+/* Where a cached call's host time goes, in one process: the driver's own cuLaunchKernel of
+ * an empty kernel of three pointers (the floor every launch pays), with the primary
+ * context pushed around it as tilec does where it is not current; cuCtxGetCurrent;
+ * tilec_reduce_prepare (the planning: the view, the key, the cache, the scratch); and
+ * tilec_reduce, each on a sum of 4096 floats (a kernel shorter than a call) and the max of
+ * 4096 rows of 1003, µs a call, the least of 7 runs of 200. */
+static const char empty_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+                                ".visible .entry tilec_empty(.param .u64 a, .param .u64 b, .param .u64 c)\n{\n\tret;\n}\n";
+
+static double least_of_7(tilec_ctx *ctx, tilec_status (*fn)(void *), void *arg, tilec_status *st) {
+    double best = 1e30;
+    for (int rep = 0; rep < 8 && *st == TILEC_OK; rep++) {
+        if ((*st = tilec_synchronize(ctx)) != TILEC_OK || (cu.ctx_sync && cu.ctx_sync() != 0)) break;
+        double t0 = now_ms();
+        for (int i = 0; i < 200 && *st == TILEC_OK; i++) *st = fn(arg);
+        double t = (now_ms() - t0) / 200 * 1e3;
+        if (rep && t < best) best = t; /* the first run warms up */
+    }
+    return best;
+}
+
+typedef struct lc_arg {
+    tilec_ctx *ctx;
+    tilec_reduce_desc *d;
+    void *in, *out, *fn, *primary;
+    bool push;
+} lc_arg;
+
+static tilec_status lc_reduce(void *a) {
+    lc_arg *l = a;
+    return tilec_reduce(l->ctx, l->d, l->in, l->out);
+}
+static tilec_status lc_prepare(void *a) {
+    lc_arg *l = a;
+    return tilec_reduce_prepare(l->ctx, l->d, l->in);
+}
+static tilec_status lc_raw(void *a) {
+    lc_arg *l = a;
+    void *popped;
+    unsigned long long v[3] = {(unsigned long long)(uintptr_t)l->in, (unsigned long long)(uintptr_t)l->out, 0};
+    void *params[3] = {&v[0], &v[1], &v[2]};
+    if (l->push && cu.push(l->primary)) return TILEC_ERR_UNAVAILABLE;
+    CUresult r = cu.launch(l->fn, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+    if (l->push) cu.pop(&popped);
+    return r ? TILEC_ERR_UNAVAILABLE : TILEC_OK;
+}
+static tilec_status lc_current(void *a) {
+    (void)a;
+    void *c;
+    return cu.get_current(&c) ? TILEC_ERR_UNAVAILABLE : TILEC_OK;
+}
+
+static int launch_cost(tilec_ctx *ctx) {
+    if (!cu_load()) {
+        printf("jit_check: the driver API (libcuda.so.1) could not be loaded\n");
+        return 1;
+    }
+    void *in = NULL, *out = NULL, *module = NULL, *primary = NULL, *popped;
+    int dev0;
+    tilec_status st = tilec_mem_alloc(ctx, 4096 * 1003 * 4, &in);
+    if (st == TILEC_OK) st = tilec_mem_alloc(ctx, 4096 * 4, &out);
+    lc_arg a = {.ctx = ctx, .in = in, .out = out};
+    if (st == TILEC_OK && (cu.device_get(&dev0, 0) || cu.retain(&primary, dev0) || cu.push(primary) ||
+                           cu.module_load(&module, empty_ptx) || cu.module_function(&a.fn, module, "tilec_empty")))
+        st = TILEC_ERR_UNAVAILABLE;
+    if (primary) cu.pop(&popped);
+    a.primary = primary;
+    double raw_pushed = st == TILEC_OK ? (a.push = true, least_of_7(ctx, lc_raw, &a, &st)) : 0;
+    if (st == TILEC_OK) cu.push(primary); /* current from here on, as in torch's threads */
+    double raw = st == TILEC_OK ? (a.push = false, least_of_7(ctx, lc_raw, &a, &st)) : 0;
+    double cur = st == TILEC_OK ? least_of_7(ctx, lc_current, &a, &st) : 0;
+    tilec_reduce_desc shapes[2] = {{.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {4096}, .naxes = 1, .axes = {0}},
+                                   {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {4096, 1003}, .naxes = 1, .axes = {1}}};
+    const char *names[2] = {"f32 sum of 4096", "f32 max of 4096 rows of 1003"};
+    if (st == TILEC_OK)
+        printf("jit_check: cuLaunchKernel of an empty kernel %.2f us a call (%.2f us with the context pushed and popped "
+               "around it); cuCtxGetCurrent %.3f us\n", raw, raw_pushed, cur);
+    for (int i = 0; i < 2 && st == TILEC_OK; i++) {
+        a.d = &shapes[i];
+        if ((st = tilec_reduce(ctx, a.d, in, out)) != TILEC_OK) break; /* planned and loaded */
+        double prep = least_of_7(ctx, lc_prepare, &a, &st);
+        double full = st == TILEC_OK ? least_of_7(ctx, lc_reduce, &a, &st) : 0;
+        if (st == TILEC_OK)
+            printf("jit_check: %s: tilec_reduce %.2f us a call, of which tilec_reduce_prepare's planning %.2f us; "
+                   "beyond the empty kernel's launch %.2f us\n", names[i], full, prep, full - raw);
+    }
+    if (st != TILEC_OK) printf("jit_check: the launch-cost calls failed: %s\n", tilec_diag_text(ctx));
+    if (primary) {
+        cu.pop(&popped);
+        cu.release(dev0);
+    }
+    tilec_mem_free(ctx, in);
+    tilec_mem_free(ctx, out);
+    return st != TILEC_OK;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress survives a time limit */
     const char *out = NULL;
@@ -895,11 +997,12 @@ int main(int argc, char **argv) {
                  part < parts)
             only_matrix = true, i++;
         else if (argc == 2 && (!strcmp(argv[1], "--streams") || !strcmp(argv[1], "--first-call") ||
-                               !strcmp(argv[1], "--call-cost") || !strcmp(argv[1], "--graph-unprepared")))
+                               !strcmp(argv[1], "--call-cost") || !strcmp(argv[1], "--graph-unprepared") ||
+                               !strcmp(argv[1], "--launch-cost")))
             break;
         else {
             fprintf(stderr, "usage: jit_check [--out FILE.md] [--no-matrix] | --part K/N | --streams | --graph-unprepared | "
-                            "--first-call | --call-cost\n");
+                            "--first-call | --call-cost | --launch-cost\n");
             return 2;
         }
     }
@@ -921,6 +1024,11 @@ int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "--call-cost")) {
         double first, host;
         int rc = call_cost(ctx, &first, &host);
+        tilec_close(ctx);
+        return rc;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--launch-cost")) {
+        int rc = launch_cost(ctx);
         tilec_close(ctx);
         return rc;
     }
