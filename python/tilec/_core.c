@@ -259,11 +259,8 @@ static int read_axis(PyObject *axis, key *k) {
     return 0;
 }
 
-static PyObject *call0(PyObject *o, PyObject *method) {
-    PyObject *m = PyObject_GetAttr(o, method), *r = m ? PyObject_CallNoArgs(m) : NULL;
-    Py_XDECREF(m);
-    return r;
-}
+/* o.method(): looked up and called without a bound method made in between */
+static PyObject *call0(PyObject *o, PyObject *method) { return PyObject_CallMethodObjArgs(o, method, NULL); }
 
 /* What one call reads of its tensor, beside the key. */
 typedef struct tensor {

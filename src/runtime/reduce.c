@@ -236,20 +236,46 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view
     return TILEC_OK;
 }
 
+/* What picks a plan, in words: op, dtypes, NaN policy, accum, alignment and the view's
+ * rank in the first; the reduced dims' mask; the correction; the extents; the strides of a
+ * strided view. The words past them are 0, so equal ids are equal plans (the target is
+ * the runtime's own). plan_key spells the same for the log; a call compares words only. */
+static uint64_t plan_id(const tilec_reduce_desc *d, const view *v, bool unaligned, int64_t id[RT_ID_WORDS]) {
+    memset(id, 0, RT_ID_WORDS * sizeof *id);
+    bool two = ir_op(d->op)->second != NULL;
+    id[0] = (int64_t)((uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)out_dtype(d) << 16 |
+                      (uint64_t)(two ? out2_dtype(d) + 1 : 0) << 24 | (uint64_t)d->nan << 32 |
+                      (uint64_t)d->accumulate << 40 | (uint64_t)unaligned << 41 | (uint64_t)v->strided << 42 |
+                      (uint64_t)v->rank << 48);
+    for (int i = 0; i < v->rank; i++) id[1] |= (int64_t)v->reduced[i] << i;
+    id[2] = tilec_op_takes_correction(d->op) ? (d->correction ? *d->correction : 1) : -1;
+    for (int i = 0; i < v->rank; i++) {
+        id[3 + i] = v->shape[i];
+        if (v->strided) id[3 + TILEC_MAX_RANK + i] = v->strides[i];
+    }
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the words */
+    for (int i = 0; i < RT_ID_WORDS; i++) h = (h ^ (uint64_t)id[i]) * 1099511628211ull;
+    return h;
+}
+
 /* The cached plan for the descriptor, made (and loaded) on a miss. */
 static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, rt_plan **out) {
-    char key[512];
-    plan_key(r, d, v, unaligned, key, sizeof key);
+    int64_t id[RT_ID_WORDS];
+    uint64_t hash = plan_id(d, v, unaligned, id);
     for (rt_plan *p = r->plans; p; p = p->next)
-        if (strcmp(p->key, key) == 0) {
-            rt_log(r, "hit  %s", key);
+        if (p->hash == hash && memcmp(p->id, id, sizeof id) == 0) {
+            rt_log(r, "hit  %s", p->key);
             *out = p;
             return TILEC_OK;
         }
+    char key[512];
+    plan_key(r, d, v, unaligned, key, sizeof key);
     double t0 = now_ms();
     rt_plan *p = calloc(1, sizeof *p);
     if (!p) return TILEC_ERR_NOMEM;
     snprintf(p->key, sizeof p->key, "%s", key);
+    memcpy(p->id, id, sizeof id);
+    p->hash = hash;
     tilec_status st = build(r->ctx, d, v, &p->prog);
     dsp_target target = r->target;
     target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */

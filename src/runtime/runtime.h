@@ -12,8 +12,11 @@
 typedef struct rt rt;
 
 /* A reduction lowered (and, on GPUs, compiled and loaded) for one shape. */
+enum { RT_ID_WORDS = 3 + 2 * TILEC_MAX_RANK };
 typedef struct rt_plan {
-    char key[512];          /* op, dtype, merged view, axes, NaN policy, accum, target */
+    char key[512];          /* op, dtype, merged view, axes, NaN policy, accum, target: for the log */
+    int64_t id[RT_ID_WORDS];/* the same in words (the target is the runtime's), compared on each call */
+    uint64_t hash;          /* of id, compared first */
     tilec_program *prog;    /* the generated tile program (owns the loop IR too) */
     lp_kernel *kernel;      /* lowered for the backend's target */
     const char *variant;    /* chosen for its grid statement */
