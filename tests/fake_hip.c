@@ -12,6 +12,12 @@
  *   FAKE_HIP_ATTR_FAIL=1  hipDeviceGetAttribute fails
  * Memory is the process's; a kernel launch runs nothing and is counted; the last module's
  * e_flags are kept. fake_hip_loaded() and fake_hip_launches() tell the test.
+ * Graph capture: fake_hip_capture(stream) makes hipStreamIsCapturing say that stream is
+ * being captured (NULL: none). While one is, hipMalloc and hipModuleLoadData fail unless
+ * the thread's capture mode is relaxed (hipThreadExchangeStreamCaptureMode), as HIP's
+ * global mode makes them fail. The calls that touch a stream (memset, event record,
+ * launch, stream sync) and the mode exchanges are logged: fake_hip_log(&n) returns the
+ * log, fake_hip_log_clear() empties it.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -23,7 +29,20 @@
 typedef int hipError_t;
 enum { OK = 0, INVALID_VALUE = 1, INVALID_DEVICE = 101, INVALID_IMAGE = 200 };
 
-/* the entry points tilec looks up (src/runtime/be_hip.c), and the test's two */
+/* the entry points tilec looks up (src/runtime/be_hip.c), and the test's own */
+typedef struct fake_hip_call {
+    char op;      /* 'z' memset, 'r' event record, 'l' launch, 'y' stream sync, 'm' mode exchange */
+    void *stream; /* the stream of z, r, l, y */
+    int mode;     /* m: the mode set */
+} fake_hip_call;
+const fake_hip_call *fake_hip_log(int *n);
+void fake_hip_log_clear(void);
+void fake_hip_capture(void *stream);
+hipError_t hipStreamIsCapturing(void *stream, int *status);
+hipError_t hipThreadExchangeStreamCaptureMode(int *mode);
+hipError_t hipStreamCreateWithFlags(void **stream, unsigned flags);
+hipError_t hipStreamSynchronize(void *stream);
+hipError_t hipStreamDestroy(void *stream);
 unsigned fake_hip_loaded(void);
 unsigned fake_hip_launches(void);
 hipError_t hipInit(unsigned flags);
@@ -67,6 +86,38 @@ static unsigned loaded_flags, launches;
 
 API unsigned fake_hip_loaded(void) { return loaded_flags; }
 API unsigned fake_hip_launches(void) { return launches; }
+
+enum { MODE_RELAXED = 2, LOG_MAX = 256 };
+static fake_hip_call calls[LOG_MAX];
+static int ncalls, mode; /* mode: hipStreamCaptureModeGlobal (0) at the start */
+static void *captured;
+static void note(char op, void *stream, int m) {
+    if (ncalls < LOG_MAX) calls[ncalls++] = (fake_hip_call){op, stream, m};
+}
+/* what the global mode refuses while a stream is being captured */
+static bool refused(void) { return captured && mode != MODE_RELAXED; }
+
+API const fake_hip_call *fake_hip_log(int *n) { *n = ncalls; return calls; }
+API void fake_hip_log_clear(void) { ncalls = 0; }
+API void fake_hip_capture(void *stream) { captured = stream; }
+API hipError_t hipStreamIsCapturing(void *stream, int *status) {
+    *status = stream && stream == captured ? 1 : 0; /* hipStreamCaptureStatusActive */
+    return OK;
+}
+API hipError_t hipThreadExchangeStreamCaptureMode(int *m) {
+    if (!m || *m < 0 || *m > MODE_RELAXED) return INVALID_VALUE;
+    int old = mode;
+    mode = *m;
+    *m = old;
+    note('m', NULL, mode);
+    return OK;
+}
+API hipError_t hipStreamCreateWithFlags(void **stream, unsigned flags) {
+    (void)flags;
+    return (*stream = malloc(1)) ? OK : 2;
+}
+API hipError_t hipStreamSynchronize(void *stream) { note('y', stream, 0); return OK; }
+API hipError_t hipStreamDestroy(void *stream) { free(stream); return OK; }
 
 API hipError_t hipInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
 API hipError_t hipGetDeviceCount(int *n) { *n = 1; return OK; }
@@ -121,22 +172,30 @@ API hipError_t hipGetDevicePropertiesR0600(void *p, int device) {
 }
 #endif
 
-API hipError_t hipMalloc(void **p, size_t n) { return (*p = malloc(n ? n : 1)) ? OK : 2; }
+API hipError_t hipMalloc(void **p, size_t n) {
+    if (refused()) return INVALID_VALUE;
+    return (*p = malloc(n ? n : 1)) ? OK : 2;
+}
 API hipError_t hipFree(void *p) { free(p); return OK; }
 API hipError_t hipMemcpyHtoD(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return OK; }
 API hipError_t hipMemcpyDtoH(void *dst, const void *src, size_t n) { memcpy(dst, src, n); return OK; }
-API hipError_t hipMemsetD8Async(void *dst, unsigned char v, size_t n, void *stream) { (void)stream; memset(dst, v, n); return OK; }
+API hipError_t hipMemsetD8Async(void *dst, unsigned char v, size_t n, void *stream) {
+    note('z', stream, 0);
+    memset(dst, v, n);
+    return OK;
+}
 API hipError_t hipDeviceSynchronize(void) { return OK; }
 
 static int events;
 API hipError_t hipEventCreateWithFlags(void **e, unsigned flags) { (void)flags; *e = &events; events++; return OK; }
-API hipError_t hipEventRecord(void *e, void *stream) { (void)e; (void)stream; return OK; }
+API hipError_t hipEventRecord(void *e, void *stream) { (void)e; note('r', stream, 0); return OK; }
 API hipError_t hipEventSynchronize(void *e) { (void)e; return OK; }
 API hipError_t hipEventDestroy(void *e) { (void)e; events--; return OK; }
 
 static int module;
 API hipError_t hipModuleLoadData(void **m, const void *image) {
     const unsigned char *p = image;
+    if (refused()) return INVALID_VALUE;
     uint16_t machine;
     memcpy(&machine, p + 18, sizeof machine);
     if (memcmp(p, "\x7f" "ELF", 4) != 0 || machine != 224) return INVALID_IMAGE; /* EM_AMDGPU */
@@ -152,8 +211,9 @@ API hipError_t hipModuleGetFunction(void **f, void *m, const char *name) {
 }
 API hipError_t hipModuleLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                      unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
-    (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)stream, (void)extra;
+    (void)gy, (void)gz, (void)by, (void)bz, (void)shared, (void)extra;
     if (f != &module || !gx || !bx || !params) return INVALID_VALUE;
     launches++;
+    note('l', stream, 0);
     return OK;
 }

@@ -7,7 +7,9 @@
  * (5.0 and later, 4.x), TILEC_HIP_ARCH over it, what is refused (no arch where gcnArchName
  * should be, a wavefront the arch does not run, a bad TILEC_HIP_PATH) with its message;
  * and, where hiprtc is installed, tilec_reduce compiling for the fake device's arch and
- * loading and launching the code object through the backend.
+ * loading and launching the code object through the backend, and calls on a stream being
+ * captured into a graph (the fake's hipStreamIsCapturing, its capture modes and its log of
+ * the calls on each stream).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -171,6 +173,119 @@ static void test_reduce_loads_and_launches(void **state) {
     unsetenv("TILEC_CACHE");
 }
 
+typedef struct fake_call {
+    char op;
+    void *stream;
+    int mode;
+} fake_call;
+
+/* The fake's entry point name, bound from the loaded FAKE_HIP6 */
+static void *fake_sym(void *fake, const char *name) {
+    void *p = dlsym(fake, name);
+    if (!p) fail_msg("fake_hip has no %s", name);
+    return p;
+}
+
+/* What the log holds of op on stream (NULL: any stream but `not`) from entry `from` on. */
+static int count_calls(const fake_call *log, int n, int from, char op, void *stream, void *not) {
+    int k = 0;
+    for (int i = from; i < n; i++)
+        if (log[i].op == op && (stream ? log[i].stream == stream : log[i].stream != not)) k++;
+    return k;
+}
+
+/* Calls on a stream being captured into a graph, through be_hip's capture ops: the first
+ * call of a plan with scratch, never made before, is compiled, loaded and given its set in
+ * the relaxed mode (the fake refuses hipMalloc and hipModuleLoadData in the global one,
+ * as HIP does during a capture), the set zeroed on the backend's own stream and waited
+ * for; the captured stream gets the launch and nothing else (no memset, no event); the
+ * mode is the caller's again after the call. Later calls, captured or after the capture,
+ * launch only. An empty prod (ones from the host) is refused during the capture, and
+ * nothing is enqueued. */
+static void test_capture(void **state) {
+    (void)state;
+    if (!rtc_version(TILEC_BACKEND_HIP)) {
+        print_message("skipped: hiprtc is not installed here, so nothing is compiled for the fake GPU\n");
+        return;
+    }
+    fake_env("FAKE_HIP6", "60200000", "gfx90a:sramecc+:xnack-", "110", "64");
+    setenv("TILEC_CACHE", "off", 1);
+    tilec_ctx *ctx;
+    dsp_target t;
+    tilec_status st = open_hip(&ctx, &t);
+    if (st != TILEC_OK) fail_msg("HIP did not open: %s", tilec_diag_text(ctx));
+    void *fake = dlopen(getenv("FAKE_HIP6"), RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(fake);
+    const fake_call *(*log)(int *) = NULL;
+    void (*clear)(void) = NULL, (*capture)(void *) = NULL;
+    void *p = fake_sym(fake, "fake_hip_log");
+    memcpy(&log, &p, sizeof p);
+    p = fake_sym(fake, "fake_hip_log_clear");
+    memcpy(&clear, &p, sizeof p);
+    p = fake_sym(fake, "fake_hip_capture");
+    memcpy(&capture, &p, sizeof p);
+    enum { N = (1 << 20) + 3 };
+    void *in, *out;
+    assert_int_equal(tilec_mem_alloc(ctx, N * sizeof(float), &in), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 4 * sizeof(float), &out), TILEC_OK);
+    static int stream_object;
+    void *cap = &stream_object;
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {N}, .naxes = 1, .axes = {0}, .stream = cap};
+    char *text = NULL;
+    assert_int_equal(tilec_reduce_explain(ctx, &d, &text), TILEC_OK);
+    if (!strstr(text, "scratch buffers") || strstr(text, " 0 scratch buffers")) fail_msg("the shape plans no scratch:\n%s", text);
+    tilec_free(text);
+
+    capture(cap);
+    clear();
+    st = tilec_reduce(ctx, &d, in, out);
+    if (st != TILEC_OK) fail_msg("a captured first call: %s", tilec_diag_text(ctx));
+    int n;
+    const fake_call *c = log(&n);
+    assert_int_equal(count_calls(c, n, 0, 'l', cap, NULL), 1);
+    assert_int_equal(count_calls(c, n, 0, 'z', cap, NULL), 0); /* nothing but the launch on it */
+    assert_int_equal(count_calls(c, n, 0, 'r', cap, NULL), 0);
+    assert_true(count_calls(c, n, 0, 'z', NULL, cap) >= 1); /* the set zeroed aside, and waited for */
+    assert_true(count_calls(c, n, 0, 'y', NULL, cap) >= 1);
+    assert_true(n >= 2 && c[0].op == 'm' && c[0].mode == 2); /* relaxed first */
+    int last_mode = -1;
+    for (int i = 0; i < n; i++)
+        if (c[i].op == 'm') last_mode = c[i].mode;
+    assert_int_equal(last_mode, 0); /* the caller's global mode again */
+    assert_int_equal(c[n - 1].op, 'l');
+
+    clear(); /* the next captured call: the launch alone */
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    c = log(&n);
+    assert_int_equal(n, 1);
+    assert_true(c[0].op == 'l' && c[0].stream == cap);
+
+    tilec_reduce_desc empty = {.op = TILEC_OP_PROD, .dtype = TILEC_F32, .rank = 2, .shape = {4, 0}, .naxes = 1, .axes = {1},
+                               .stream = cap};
+    clear();
+    assert_int_equal(tilec_reduce(ctx, &empty, in, out), TILEC_ERR_INVALID_ARG);
+    if (!strstr(tilec_diag_text(ctx), "cannot order")) fail_msg("wanted the capture's reason in: %s", tilec_diag_text(ctx));
+    c = log(&n);
+    assert_int_equal(n, 0);
+
+    capture(NULL); /* the capture ended: the pinned set launches with no event after it */
+    clear();
+    assert_int_equal(tilec_reduce(ctx, &d, in, out), TILEC_OK);
+    assert_int_equal(tilec_reduce(ctx, &empty, in, out), TILEC_OK); /* outside a capture, the ones are copied */
+    c = log(&n);
+    assert_int_equal(count_calls(c, n, 0, 'l', cap, NULL), 1);
+    assert_int_equal(count_calls(c, n, 0, 'z', cap, NULL), 0);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    float ones[4];
+    assert_int_equal(tilec_mem_download(ctx, ones, out, sizeof ones), TILEC_OK);
+    for (int i = 0; i < 4; i++) assert_true(ones[i] == 1.0f);
+    tilec_mem_free(ctx, in);
+    tilec_mem_free(ctx, out);
+    tilec_close(ctx);
+    dlclose(fake);
+    unsetenv("TILEC_CACHE");
+}
+
 int main(void) {
     if (!getenv("FAKE_HIP5") || !getenv("FAKE_HIP6")) {
         fprintf(stderr, "test_hip: FAKE_HIP5 and FAKE_HIP6 name the fake HIP runtimes (meson test sets them)\n");
@@ -184,6 +299,7 @@ int main(void) {
         cmocka_unit_test(test_arch_override),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_reduce_loads_and_launches),
+        cmocka_unit_test(test_capture),
     };
     return cmocka_run_group_tests_name("HIP backend on a fake runtime", tests, NULL, NULL);
 }
