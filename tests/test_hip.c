@@ -136,25 +136,31 @@ static void test_refusals(void **state) {
     expect_refusal("no HIP runtime: TILEC_HIP_PATH=/nonexistent/libamdhip64.so could not be loaded (");
 }
 
+/* The fake ROCm 6 gfx90a opened with the disk cache off, where hiprtc can compile for it
+ * (else false: the test is skipped, saying so) */
+static bool open_compiling(tilec_ctx **ctx) {
+    if (!rtc_version(TILEC_BACKEND_HIP)) {
+        print_message("skipped: hiprtc is not installed here, so nothing is compiled for the fake GPU\n");
+        return false;
+    }
+    fake_env("FAKE_HIP6", "60200000", "gfx90a:sramecc+:xnack-", "110", "64");
+    setenv("TILEC_CACHE", "off", 1);
+    dsp_target t;
+    if (open_hip(ctx, &t) != TILEC_OK) fail_msg("HIP did not open: %s", tilec_diag_text(*ctx));
+    return true;
+}
+
 /* tilec_reduce through the backend: compiled by hiprtc for the fake device's arch, loaded
  * (the code object's EF_AMDGPU_MACH) and launched; the fake computes nothing */
 static void test_reduce_loads_and_launches(void **state) {
     (void)state;
-    if (!rtc_version(TILEC_BACKEND_HIP)) {
-        print_message("skipped: hiprtc is not installed here, so nothing is compiled for the fake GPU\n");
-        return;
-    }
-    fake_env("FAKE_HIP6", "60200000", "gfx90a:sramecc+:xnack-", "110", "64");
-    setenv("TILEC_CACHE", "off", 1);
     tilec_ctx *ctx;
-    dsp_target t;
-    tilec_status st = open_hip(&ctx, &t);
-    if (st != TILEC_OK) fail_msg("HIP did not open: %s", tilec_diag_text(ctx));
+    if (!open_compiling(&ctx)) return;
     void *in, *out;
     assert_int_equal(tilec_mem_alloc(ctx, 300 * 37 * sizeof(float), &in), TILEC_OK);
     assert_int_equal(tilec_mem_alloc(ctx, 300 * sizeof(float), &out), TILEC_OK);
     tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {300, 37}, .naxes = 1, .axes = {-1}};
-    st = tilec_reduce(ctx, &d, in, out);
+    tilec_status st = tilec_reduce(ctx, &d, in, out);
     if (st != TILEC_OK) fail_msg("tilec_reduce on the fake GPU: %s", tilec_diag_text(ctx));
     assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
     void *fake = dlopen(getenv("FAKE_HIP6"), RTLD_NOW | RTLD_NOLOAD);
@@ -204,16 +210,8 @@ static int count_calls(const fake_call *log, int n, int from, char op, void *str
  * nothing is enqueued. */
 static void test_capture(void **state) {
     (void)state;
-    if (!rtc_version(TILEC_BACKEND_HIP)) {
-        print_message("skipped: hiprtc is not installed here, so nothing is compiled for the fake GPU\n");
-        return;
-    }
-    fake_env("FAKE_HIP6", "60200000", "gfx90a:sramecc+:xnack-", "110", "64");
-    setenv("TILEC_CACHE", "off", 1);
     tilec_ctx *ctx;
-    dsp_target t;
-    tilec_status st = open_hip(&ctx, &t);
-    if (st != TILEC_OK) fail_msg("HIP did not open: %s", tilec_diag_text(ctx));
+    if (!open_compiling(&ctx)) return;
     void *fake = dlopen(getenv("FAKE_HIP6"), RTLD_NOW | RTLD_NOLOAD);
     assert_non_null(fake);
     const fake_call *(*log)(int *) = NULL;
@@ -238,7 +236,7 @@ static void test_capture(void **state) {
 
     capture(cap);
     clear();
-    st = tilec_reduce(ctx, &d, in, out);
+    tilec_status st = tilec_reduce(ctx, &d, in, out);
     if (st != TILEC_OK) fail_msg("a captured first call: %s", tilec_diag_text(ctx));
     int n;
     const fake_call *c = log(&n);
