@@ -277,6 +277,8 @@ lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
     if (t == LP_F64X2) /* var's sums: -0 and -0 (the zero identity's, below) */
         return lp_pair(l->k, lp_float(l->k, LP_F64, -0.0), lp_float(l->k, LP_F64, -0.0));
+    if (t == LP_I64X2) /* a wide key's: the least i64 in both halves (the wide key comment, below) */
+        return lp_pair(l->k, lp_int(l->k, LP_I64, INT64_MIN), lp_int(l->k, LP_I64, INT64_MIN));
     if (ir_op(l->q->st->op)->key == IR_KEY_PAIR) /* the bottom rank in both halves (the key comment, below) */
         return lp_int(l->k, LP_I64, INT64_MIN + ((int64_t)1 << 31));
     if (ir_op(l->q->st->op)->key == IR_KEY_LSE) /* the maximum -inf (0xff800000), the sum +0 */
@@ -320,6 +322,17 @@ lp_expr *dsp_identity(dsp_lower *l) {
  * exp(x - m) over the elements folded low (lse_merge, below).
  *
  * All in 32-bit operations but the pairing and the fold.
+ *
+ * Wide keys (ir_key_wide): argmax, argmin and aminmax of a 64-bit value (f64, i64) fold the
+ * i64x2 of the same two halves, each 64 bits wide: the rank (an f64's bits with the others
+ * flipped when the sign is set, an i64 itself; a NaN INT64_MAX or INT64_MIN as above) and,
+ * for argmax / argmin, the index's complement (-1 - index) — ordered as the 128-bit
+ * integer hi * 2^64 + lo, compared half by half (the better key is the one with the
+ * higher rank, or the same rank and the higher complement: the smaller index); aminmax's
+ * halves each by its own max. The identity is the least i64 in both halves, below every
+ * real key (an index's complement is at least -2^31). A register pair, not one integer of
+ * 128 bits: shuffles move its four 32-bit words, and a fold is two 64-bit compares and
+ * selects, where a packed (value, index) would need 96 bits anyway.
  */
 static lp_expr *i32c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I32, v); }
 static lp_expr *bin(dsp_lower *l, lp_op op, lp_expr *a, lp_expr *b) { return lp_binary(l->k, op, a, b); }
@@ -354,6 +367,49 @@ static lp_expr *nan_rank(dsp_lower *l, lp_expr *v, lp_expr *rank) {
     return lp_select(l->k, bin(l, LO_NE, v, v), i32c(l, l->q->st->nan == TILEC_NAN_IGNORE ? INT32_MIN : INT32_MAX), rank);
 }
 static lp_expr *complement(dsp_lower *l, lp_expr *rank) { return bin(l, LO_BXOR, rank, i32c(l, -1)); }
+
+static lp_expr *i64c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I64, v); }
+static bool wide(const dsp_lower *l) { return dsp_acc_type(l->q) == LP_I64X2; }
+static lp_expr *wide_hi(dsp_lower *l, lp_expr *key) { return lp_part(l->k, key, 0); }
+static lp_expr *wide_lo(dsp_lower *l, lp_expr *key) { return lp_part(l->k, key, 1); }
+/* f64 bits <-> their rank (its own inverse), and an i64's rank (itself) */
+static lp_expr *wide_order(dsp_lower *l, lp_expr *b) {
+    return bin(l, LO_BXOR, b, bin(l, LO_BAND, bin(l, LO_SHR, b, i64c(l, 63)), i64c(l, INT64_MAX)));
+}
+static lp_expr *wide_rank(dsp_lower *l, lp_expr *v) { return v->type == LP_F64 ? wide_order(l, lp_bits(l->k, LP_I64, v)) : v; }
+static lp_expr *wide_value(dsp_lower *l, lp_expr *rank, lp_type vt) {
+    return vt == LP_F64 ? lp_bits(l->k, LP_F64, wide_order(l, rank)) : rank;
+}
+static lp_expr *wide_nan_rank(dsp_lower *l, lp_expr *v, lp_expr *rank) {
+    if (v->type != LP_F64) return rank;
+    return lp_select(l->k, bin(l, LO_NE, v, v), i64c(l, l->q->st->nan == TILEC_NAN_IGNORE ? INT64_MIN : INT64_MAX), rank);
+}
+static lp_expr *wide_complement(dsp_lower *l, lp_expr *rank) { return bin(l, LO_BXOR, rank, i64c(l, -1)); }
+
+static lp_expr *wide_element(dsp_lower *l, lp_expr *x, lp_expr *index) {
+    lp_expr *v = lp_cast(l->k, value_type(l->q), x), *rank = wide_rank(l, v);
+    if (ir_op(l->q->st->op)->key == IR_KEY_PAIR)
+        return lp_pair(l->k, wide_nan_rank(l, v, rank), wide_nan_rank(l, v, wide_complement(l, rank)));
+    if (ir_op(l->q->st->op)->combine == LO_MIN) rank = wide_complement(l, rank); /* argmin */
+    return lp_pair(l->k, wide_nan_rank(l, v, rank), wide_complement(l, lp_cast(l->k, LP_I64, index)));
+}
+
+/* The better of two wide index keys: b where it is greater as a 128-bit integer, else a. */
+static lp_expr *wide_better(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
+    a = held(l, into, a, "ka");
+    b = held(l, into, b, "kb");
+    lp_expr *ah = held(l, into, wide_hi(l, a), "ah"), *bh = held(l, into, wide_hi(l, b), "bh");
+    lp_expr *up = bin(l, LO_OR, bin(l, LO_LT, ah, bh),
+                      bin(l, LO_AND, bin(l, LO_EQ, ah, bh), bin(l, LO_LT, wide_lo(l, a), wide_lo(l, b))));
+    return lp_select(l->k, up, b, a);
+}
+
+static lp_expr *wide_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
+    if (ir_op(l->q->st->op)->key == IR_KEY_INDEX) return wide_better(l, into, a, b);
+    a = held(l, into, a, "ka"); /* aminmax: each half its own max */
+    b = held(l, into, b, "kb");
+    return lp_pair(l->k, bin(l, LO_MAX, wide_hi(l, a), wide_hi(l, b)), bin(l, LO_MAX, wide_lo(l, a), wide_lo(l, b)));
+}
 
 /*
  * logsumexp's fold: the state (m, s) stands for s * exp(m). Two merge as
@@ -473,6 +529,7 @@ static lp_expr *lse_result(dsp_lower *l, lp_block *into, lp_expr *key) {
 
 static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
     const dsp_query *q = l->q;
+    if (wide(l)) return wide_element(l, x, index);
     if (ir_op(q->st->op)->key == IR_KEY_LSE) return lse_key(l, lp_cast(l->k, LP_F32, x), f32c(l, 1));
     lp_expr *v = lp_cast(l->k, value_type(q), x), *rank = value_rank(l, v);
     if (ir_op(q->st->op)->key == IR_KEY_PAIR) return key_pair(l, nan_rank(l, v, rank), nan_rank(l, v, complement(l, rank)));
@@ -484,6 +541,7 @@ static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
 lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
     const ir_stmt *st = l->q->st;
     const ir_op_info *op = ir_op(st->op);
+    if (op->key != IR_KEY_NONE && wide(l)) return wide_combine(l, into, a, b);
     switch (op->key) {
     case IR_KEY_LSE: return lse_merge(l, into, a, b);
     case IR_KEY_INDEX: return lp_binary(l->k, LO_MAX, a, b); /* the better key: a plain integer max */
@@ -500,6 +558,11 @@ lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
  * index key, b is better only with a higher rank, which the high halves say alone. */
 lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
     if (ir_op(l->q->st->op)->key != IR_KEY_INDEX) return dsp_combine(l, into, a, b);
+    if (wide(l)) {
+        a = held(l, into, a, "ka");
+        b = held(l, into, b, "kb");
+        return lp_select(l->k, lp_binary(l->k, LO_LT, wide_hi(l, a), wide_hi(l, b)), b, a);
+    }
     return lp_select(l->k, lp_binary(l->k, LO_LT, key_hi(l, a), key_hi(l, b)), b, a);
 }
 
@@ -549,7 +612,10 @@ static void store_rank(dsp_lower *l, lp_block *into, const ir_region *r, lp_expr
     lp_buf *b = lp_buf_for(k, r->buf);
     lp_type vt = value_type(l->q);
     lp_expr *out;
-    if (vt == LP_F32) {
+    if (vt == LP_F64 || vt == LP_I64) { /* a wide key's rank */
+        lp_expr *v = held(l, into, wide_value(l, rank, vt), "val");
+        out = vt == LP_F64 ? quieted(l, v, v) : v;
+    } else if (vt == LP_F32) {
         lp_expr *v = held(l, into, rank_value(l, rank, vt), "val");
         out = quieted(l, v, lp_cast(k, b->type, v));
     } else {
@@ -578,6 +644,19 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
     key = held(l, into, key, "key"); /* read twice */
     if (ir_op(st->op)->key == IR_KEY_LSE) {
         store_wide(l, into, s, lse_result(l, into, key));
+        return;
+    }
+    if (wide(l)) {
+        if (ir_op(st->op)->key == IR_KEY_PAIR) {
+            store_rank(l, into, &st->dst, s, wide_complement(l, wide_lo(l, key)));
+            store_rank(l, into, &st->dst2, s, wide_hi(l, key));
+            return;
+        }
+        lp_expr *rank = wide_hi(l, key);
+        if (ir_op(st->op)->combine == LO_MIN) rank = wide_complement(l, rank); /* argmin */
+        store_rank(l, into, &st->dst, s, rank);
+        lp_buf *b2 = lp_buf_for(k, st->dst2.buf);
+        lp_store(k, into, b2, dsp_region_offset(l, &st->dst2, s), lp_cast(k, b2->type, wide_complement(l, wide_lo(l, key))));
         return;
     }
     if (ir_op(st->op)->key == IR_KEY_PAIR) {

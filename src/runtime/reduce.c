@@ -93,7 +93,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
                         "float dtypes only (a sum with a NaN is NaN; integers have none), not to %s %s",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype));
     char names[64];
-    if (op->key != IR_KEY_NONE && tilec_dtype_size(d->dtype) > 4)
+    if (op->key == IR_KEY_LSE && tilec_dtype_size(d->dtype) > 4)
         return ir_bad(ctx, "%s takes values of at most 32 bits (%s), not %s", tilec_op_name(d->op),
                    ir_op_dtype_names(d->op, names, sizeof names), tilec_dtype_name(d->dtype));
     if (!op->second && (d->out2 || d->index_i32))
