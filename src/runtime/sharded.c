@@ -434,13 +434,14 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
         }
         bool have = false;
         double fv = 0, bv = 0;
-        int64_t iv = 0, bi = 0;
+        int64_t iv = 0, bi = 0, bvi = 0; /* bvi: an integer winner's value (i64's are not all doubles) */
         int br = -1, nleaf = 0;
         for (int r = 0; r < nranks; r++) {
             if (heads[r].empty) continue;
             const unsigned char *p = all + slot * (size_t)r;
             if (is_arg(so->fold)) {
-                double v = flt ? num_load_float(pt, p, j) : (double)num_load_int(pt, p, j);
+                double v = flt ? num_load_float(pt, p, j) : 0;
+                int64_t vi = flt ? 0 : num_load_int(pt, p, j);
                 int64_t li = L->ies == 4 ? num_load_int(LP_I32, p + (size_t)kept * pes, j)
                                          : num_load_int(LP_I64, p + (size_t)kept * pes, j);
                 /* the local flat index over the reduced dims, re-based on the global extents */
@@ -454,7 +455,9 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
                     }
                 for (int i = 0; i < d->rank; i++)
                     if (red[i]) g = g * gshape[i] + coord[i] + (i == sd ? off[r] : 0);
-                if (!have || beats(v, g, bv, bi, so->fold == SH_ARGMAX ? 1 : -1, d->nan)) bv = v, bi = g, br = r;
+                int dir = so->fold == SH_ARGMAX ? 1 : -1, c = dir * ((vi > bvi) - (vi < bvi));
+                if (!have || (flt ? beats(v, g, bv, bi, dir, d->nan) : c > 0 || (c == 0 && g < bi)))
+                    bv = v, bvi = vi, bi = g, br = r;
                 have = true;
                 continue;
             }
