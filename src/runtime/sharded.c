@@ -58,7 +58,7 @@ static const sh_op sh_ops[] = {
     [TILEC_OP_ARGMAX] = {SH_ARGMAX, TILEC_OP_ARGMAX, false, false, SH_FINISH_NONE},
     [TILEC_OP_ARGMIN] = {SH_ARGMIN, TILEC_OP_ARGMIN, false, false, SH_FINISH_NONE},
     [TILEC_OP_AMINMAX] = {SH_AMINMAX, TILEC_OP_AMINMAX, false, false, SH_FINISH_NONE},
-    /* each rank's logsumexp (the f32 state); var and std: each rank's mean and population
+    /* each rank's logsumexp (the f32 state, f64's for f64); var and std: each rank's mean and population
      * variance, in f64 (f32 for 16-bit floats), merged as (n, mean, M2) */
     [TILEC_OP_LOGSUMEXP] = {SH_LSE, TILEC_OP_LOGSUMEXP, true, true, SH_FINISH_NONE},
     [TILEC_OP_VAR] = {SH_VAR, TILEC_OP_VAR, true, false, SH_FINISH_NONE},
@@ -384,7 +384,7 @@ static void fold_state(const tilec_reduce_desc *d, const sh_local *L, const sh_h
             for (int r = 0; r < nranks; r++) sum += exp(num_load_float(pt, all + slot * (size_t)r, j) - m);
             m += log(sum);
         }
-        v = num_round(LP_F32, m);
+        v = d->dtype == TILEC_F64 ? m : num_round(LP_F32, m); /* an f64 source's state is f64 */
     } else { /* var, std: Chan's merge of (n, mean, M2) in rank order */
         double n = 0, mean = 0, m2 = 0;
         for (int r = 0; r < nranks; r++) {
