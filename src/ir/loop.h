@@ -105,14 +105,16 @@ typedef enum ir_empty {
     IR_EMPTY_NEG_INF,  /* -inf: the log of an empty sum */
 } ir_empty;
 /* An op that folds each element as one i64 key of two 32-bit halves (values of 32 bits or
- * fewer; a 64-bit value's key is the i64x2 of two 64-bit halves, ir_key_wide): argmax / argmin's rank and index complement, folded by an integer max (the larger
- * key is the better value, then the smaller index; slices below 2^31 - 1 elements); or
+ * fewer; a 64-bit value's key is the i64x2 of two 64-bit halves, ir_key_wide): argmax /
+ * argmin's rank and index complement, folded by an integer max (the larger key is the
+ * better value, then the smaller index; slices below 2^31 - 1 elements); or
  * aminmax's rank of the maximum and complemented rank of the minimum, each half folded by
  * its own max; or logsumexp's running maximum and its sum of exponentials relative to it,
- * two f32s (IR_KEY_LSE, a float's: f16, bf16, f32), folded by the rescaling merge. */
+ * two f32s (IR_KEY_LSE, a float's: f16, bf16, f32; an f64's two f64s, an f64x2), folded by
+ * the rescaling merge. */
 typedef enum ir_key { IR_KEY_NONE, IR_KEY_INDEX, IR_KEY_PAIR, IR_KEY_LSE } ir_key;
 /* Whether op folds values of dtype d as i64x2 keys (argmax, argmin, aminmax of f64 and i64;
- * logsumexp's state stays two f32s, so it takes values of at most 32 bits). */
+ * an f64 logsumexp's state is an f64x2, lp_op_accum_type). */
 bool ir_key_wide(tilec_op op, tilec_dtype d);
 typedef struct ir_op_info {
     lp_op combine;        /* LO_ADD, LO_MUL, or LO_MAX / LO_MIN, which take the NaN policy */
