@@ -177,8 +177,12 @@ def test_strided_views(tilec, tmp_path, rng, repro):
 
 
 def test_refusals(tilec, tmp_path):
-    """What argmax does not take, said by the CLI: --out2 for another op (64-bit values it
-    takes: test_long_rows_wide and the rest)."""
+    """What argmax does not take, said by the CLI: --out2 for another op, an empty axis
+    (of 64-bit values too, which it takes: test_long_rows_wide and the rest)."""
+    for op, dt in (("argmax", "f64"), ("argmin", "i64"), ("aminmax", "f64"), ("aminmax", "i64")):
+        rc, _, se = run_tilec(tilec, ["reduce", "--op", op, "--dtype", dt, "--shape", "3x0", "--axes", "1",
+                                      "--backend", "sim", "--repeat", "0"])
+        assert rc == 1 and "%s over an empty axis has no value" % op in se, (op, dt, se)
     rc, _, se = run_tilec(tilec, ["reduce", "--op", "sum", "--dtype", "f32", "--shape", "10", "--out2",
                                   str(tmp_path / "x"), "--backend", "sim"])
     assert rc == 2 and "--out2 is for argmax, argmin and aminmax" in se, se
