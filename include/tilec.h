@@ -167,9 +167,8 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
-/* Whether reduction op is defined on dtype (mean, norm2, var and std take float dtypes
- * only; argmax, argmin and aminmax values of at most 32 bits: not f64 or i64; logsumexp
- * f16, bf16 and f32) and,
+/* Whether reduction op is defined on dtype (mean, norm2, var, std and logsumexp take
+ * float dtypes only; argmax, argmin and aminmax every dtype) and,
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
  * results are not their fold's, do not). False for values out of range. */
 TILEC_API bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate);

@@ -947,7 +947,7 @@ fi
 
 # usage errors say what is wrong in the user's terms, never the generated program
 for args in "--op max --dtype i32 --nan ignore" "--op sum --dtype f32 --nan ignore" "--op mean --dtype i32" \
-            "--op argmax --dtype f64" "--op var --dtype f32 --accumulate" "--op logsumexp --dtype i64"; do
+            "--op argmax --dtype f64 --accumulate" "--op var --dtype f32 --accumulate" "--op logsumexp --dtype i64"; do
     # shellcheck disable=SC2086
     expect "reduce $args" 1 "$tilec" reduce $args --shape 4x8 --backend sim --repeat 0
     if grep -q "grid\.\|program\|kernel '\|statement\|axes=(" "$tmp/err"; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/codegen_warnings.sh TILEC SOURCE_ROOT — what `tilec emit` writes compiles without a
-# single warning in a user's own build: every examples/*.tile and four grid kernels (the
-# JIT's whole-tensor reductions: rows, columns, argmax's pair, var), emitted for CUDA sm_90
+# single warning in a user's own build: every examples/*.tile and six grid kernels (the
+# JIT's whole-tensor reductions: rows, columns, argmax's pair, var, f64 argmax and i64
+# aminmax), emitted for CUDA sm_90
 # and compiled with `nvcc -c -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror` (the
 # device front end's diagnostics and the host compiler's), and for HIP gfx90a with
 # `hipcc -Wall -Wextra -Werror` (clang: device and host). No GPU is needed.
@@ -35,6 +36,16 @@ EOF
 cat >"$tmp/grid_argmax.tile" <<'EOF'
 kernel grid_argmax(A: bf16[16, 300000] global, V: bf16[16] global, I: i64[16] global) threads=256 {
   grid.argmax(V, I, A, axes=(1))
+}
+EOF
+cat >"$tmp/grid_argmax_f64.tile" <<'EOF'
+kernel grid_argmax_f64(A: f64[16, 300000] global, V: f64[16] global, I: i64[16] global) threads=256 {
+  grid.argmax(V, I, A, axes=(1))
+}
+EOF
+cat >"$tmp/grid_aminmax_i64.tile" <<'EOF'
+kernel grid_aminmax_i64(A: i64[300000, 7] global, L: i64[7] global, H: i64[7] global) threads=256 {
+  grid.aminmax(L, H, A, axes=(0))
 }
 EOF
 cat >"$tmp/grid_var.tile" <<'EOF'

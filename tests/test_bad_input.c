@@ -174,8 +174,9 @@ static const bad_case cases[] = {
      "sum takes one destination and a source; 'As' is one region too many (argmax, argmin and aminmax take two destinations)", P},
     {"argmax index of f32", TILES "  shared Cs: f32[4]\n  cta.argmax(Bs, @Cs, As)\n}",
      "argmax: the index destination 'Cs' is f32; make it i64 (or i32)", V},
-    {"argmax of f64", "kernel k(A: f64[4, 8] global, B: f64[4] global, I: i64[4] global) threads=32 {\n  cta.@argmax(B, I, A)\n}",
-     "argmax takes values of at most 32 bits (f16, bf16, f32, i32, u32); source 'A' is f64", V},
+    {"aminmax of f64 into an i64 maximum", "kernel k(A: f64[4, 8] global, B: f64[4] global, I: i64[4] global) threads=32 {\n"
+     "  cta.aminmax(B, @I, A)\n}",
+     "aminmax: the maximum's destination 'I' is i64 but the minimum's 'B' is f64; they must match", V},
     {"argmax of registers across a warp", HEAD "  local L: f32[8]\n  local M: f32[1]\n  local J: i64[1]\n"
      "  thread.copy(L, A[0])\n  warp.argmax(M, J, @L)\n}",
      "argmax of local 'L' at warp scope: every lane holds its own, so an element has no index in one reduced space; copy "

@@ -344,6 +344,42 @@ static void test_unknown_arch(void **state) {
     free(text);
 }
 
+/* argmax, argmin and aminmax of f64 and i64 fold 128-bit keys (i64x2: lower_util.c): the
+ * grid variants that split an output over CTAs and fold their partials, columns, and a
+ * warp's registers (shuffles of the key's two i64s) compile for every target; the source
+ * holds the pairs and shuffles their halves, so the wide path is what was compiled. */
+static void test_wide_keys_compile(void **state) {
+    (void)state;
+    const char *text =
+        "kernel gr(A: f64[8, 300000] global, V: f64[8] global, I: i64[8] global) threads=256 {\n"
+        "  grid.argmax(V, I, A, axes=(1), nan=ignore)\n}\n"
+        "kernel gc(A: i64[300000, 5] global, V: i64[5] global, I: i32[5] global) threads=256 {\n"
+        "  grid.argmin(V, I, A, axes=(0))\n}\n"
+        "kernel mr(A: i64[4, 200000] global, L: i64[4] global, H: i64[4] global) threads=256 {\n"
+        "  grid.aminmax(L, H, A, axes=(1))\n}\n"
+        "kernel mc(A: f64[100000, 9] global, L: f64[9] global, H: f64[9] global) threads=256 {\n"
+        "  grid.aminmax(L, H, A, axes=(0))\n}\n"
+        "kernel wr(A: i64[64, 4] global, B: i64[64] global, C: i64[64] global) threads=64 {\n"
+        "  local L: i64[4]\n  local M: i64[1]\n  local X: i64[1]\n  thread.copy(L, A[thread_id])\n"
+        "  warp.aminmax(M, X, L)\n  thread.copy(B[thread_id], M)\n  thread.copy(C[thread_id], X)\n}\n";
+    compile_everywhere("wide_keys.tile", text);
+    for (size_t t = 0; t < ntargets; t++) {
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        assert_int_equal(tilec_parse(ctx, "wide_keys.tile", text, strlen(text), &p), TILEC_OK);
+        char *src = NULL;
+        tilec_target tg = {targets[t].backend, targets[t].arch, 0};
+        assert_int_equal(tilec_emit(p, &tg, &src, NULL), TILEC_OK);
+        assert_non_null(strstr(src, "tl_i64x2{{"));
+        assert_non_null(strstr(src, "__double_as_longlong("));
+        assert_non_null(strstr(src, ".e[1], 1, ")); /* a shuffle of a key's second half */
+        tilec_free(src);
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
+}
+
 int main(void) {
     const char *chosen = getenv("TILEC_TEST_TARGETS");
     choose_targets(chosen);
@@ -356,6 +392,7 @@ int main(void) {
             cmocka_unit_test(test_hostile_names),
             cmocka_unit_test(test_examples_compile),
             cmocka_unit_test(test_matrix_compiles),
+            cmocka_unit_test(test_wide_keys_compile),
         };
         return cmocka_run_group_tests_name("emitted code, chosen targets", tests, NULL, NULL);
     }
@@ -366,6 +403,7 @@ int main(void) {
         cmocka_unit_test(test_unknown_arch),
         cmocka_unit_test(test_examples_compile),
         cmocka_unit_test(test_matrix_compiles),
+        cmocka_unit_test(test_wide_keys_compile),
     };
     return cmocka_run_group_tests_name("emitted code", tests, NULL, NULL);
 }

@@ -217,6 +217,8 @@ static unsigned char *make_data(tilec_dtype dt, tilec_op op, int64_t n) {
         int64_t k = op == TILEC_OP_PROD ? (int64_t)(u % 3) - 1 + (u % 5 == 0 ? 3 : 0) : (int64_t)(u % 2001) - 1000;
         if (op == TILEC_OP_PROD && k == 0) k = 1;
         if (op == TILEC_OP_SUM && dt == TILEC_I32 && u % 3 == 0) k = (int64_t)(u % 2147483647u); /* wraps */
+        if (dt == TILEC_I64 && tilec_op_compares(op)) /* near 2^62, one apart: a double would tie them */
+            k = ((int64_t)1 << 62) + (int64_t)(u % 8) + (int64_t)(u % 3) * ((int64_t)1 << 40);
         float f = (float)x;
         int32_t i32 = (int32_t)k;
         uint16_t h;
@@ -319,6 +321,14 @@ static void one(tilec_op op, tilec_dtype dt, const shape_case *s, int n, int how
     if (!check_ok)
         fail_msg("%s %s %d ranks (cut %d, shape case %d): outside the reference's tolerance", tilec_op_name(op),
                  tilec_dtype_name(dt), n, how, (int)(s - SHAPES));
+    if (op == TILEC_OP_LOGSUMEXP && dt == TILEC_F64) /* f64's state: near the single context's, not f32's rounding */
+        for (size_t i = 0; i < j.b1 / 8; i++) {
+            double g, w;
+            memcpy(&g, j.res[0] + i * 8, 8);
+            memcpy(&w, want + i * 8, 8);
+            if (!(fabs(g - w) <= 1e-13 * (1 + fabs(w))) && !(g == w) && !(isnan(g) && isnan(w)))
+                fail_msg("logsumexp f64 %d ranks: output %zu is %.17g, the single context's %.17g", n, i, g, w);
+        }
     if (same_as_whole(&j) && memcmp(want, j.res[0], j.b1 + j.b2) != 0)
         fail_msg("%s %s %d ranks (cut %d, shape case %d): not the single-context bits", tilec_op_name(op),
                  tilec_dtype_name(dt), n, how, (int)(s - SHAPES));
@@ -348,6 +358,15 @@ static void test_every_op(void **state) {
     one(TILEC_OP_MAX, TILEC_BF16, &SHAPES[3], 4, 1, false);
     one(TILEC_OP_ARGMIN, TILEC_U32, &SHAPES[2], 3, 2, false);
     one(TILEC_OP_PROD, TILEC_I64, &SHAPES[0], 4, 1, false);
+    /* 64-bit values of the ops that compare (128-bit keys on each rank, the fold across them) */
+    for (int s = 0; s < 4; s++) {
+        one(TILEC_OP_ARGMAX, TILEC_I64, &SHAPES[s], 3, s % 3, false);
+        one(TILEC_OP_ARGMIN, TILEC_I64, &SHAPES[s], 4, (s + 1) % 3, false);
+        one(TILEC_OP_AMINMAX, TILEC_I64, &SHAPES[s], 2, 0, false);
+        one(TILEC_OP_ARGMAX, TILEC_F64, &SHAPES[s], 3, 1, false);
+        one(TILEC_OP_AMINMAX, TILEC_F64, &SHAPES[s], 4, 2, false);
+        one(TILEC_OP_LOGSUMEXP, TILEC_F64, &SHAPES[s], 3, s % 3, false);
+    }
     /* shards held column-major (strided views), on a stream */
     job_transposed = true;
     job_stream = (void *)0x5eed;

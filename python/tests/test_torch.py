@@ -412,7 +412,7 @@ def _torch_grad(f, x, g=None):
 @needs_cuda
 @pytest.mark.parametrize("dim,keepdim", [(1, False), (2, True), (0, False)], ids=str)
 def test_gradients_of_float32_only_ops(dim, keepdim):
-    """logsumexp and max / min with dim: tilec takes no float64 there, so float32: the
+    """logsumexp and max / min with dim, in float32 (as before f64 argmax existed): the
     gradients against torch's own ops, and gradcheck with float32's step and tolerances."""
     x = distinct((3, 4, 5), seed=5)
     g = normal(torch.logsumexp(x, dim, keepdim).shape, seed=6)

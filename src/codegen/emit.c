@@ -67,6 +67,7 @@ static const char *c_type(lp_type t) {
     case LP_F16: case LP_BF16: return "tl_u16";
     case LP_F32: return "float";
     case LP_F64X2: return "tl_f64x2";
+    case LP_I64X2: return "tl_i64x2";
     default: return "double";
     }
 }
@@ -232,7 +233,10 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         snprintf(name, sizeof name, "tl_fma_%s(", type_tag(e->type));
         operands(s, k, name, e->a, ", ", e->b, ", ", e->c, ")");
         return;
-    case LX_PAIR: operands(s, k, "tl_pair(", e->a, ", ", e->b, NULL, NULL, ")"); return;
+    case LX_PAIR: /* an i64x2 as an aggregate of the prelude's vector type (no helper: the prelude stays) */
+        operands(s, k, e->type == LP_I64X2 ? "tl_i64x2{{" : "tl_pair(", e->a, ", ", e->b, NULL, NULL,
+                 e->type == LP_I64X2 ? "}}" : ")");
+        return;
     case LX_PART:
         operands(s, k, "(", e->a, NULL, NULL, NULL, NULL, ")");
         ir_str_printf(s, ".e[%d]", (int)e->i);
@@ -245,7 +249,10 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         ir_str_printf(s, "]");
         return;
     case LX_BITS: /* CUDA's and HIP's intrinsics alike */
-        ir_str_printf(s, "%s(", e->type == LP_I32 ? "__float_as_int" : "__int_as_float");
+        ir_str_printf(s, "%s(", e->type == LP_I32   ? "__float_as_int"
+                                : e->type == LP_F32 ? "__int_as_float"
+                                : e->type == LP_I64 ? "__double_as_longlong"
+                                                    : "__longlong_as_double");
         expr(s, k, e->a);
         ir_str_printf(s, ")");
         return;
@@ -328,7 +335,8 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
         ir_str_printf(s, "%*s}\n", pad, "");
         return;
     case LS_SHFL:
-        for (int part = 0, parts = k->regs[st->reg].type == LP_F64X2 ? 2 : 1; part < parts; part++) { /* a pair as its two f64s */
+        for (int part = 0, parts = k->regs[st->reg].type == LP_F64X2 || k->regs[st->reg].type == LP_I64X2 ? 2 : 1;
+             part < parts; part++) { /* a pair as its two f64s or i64s */
             const char *sub = parts == 1 ? "" : part ? ".e[1]" : ".e[0]";
             if (part) ir_str_printf(s, "%*s", pad, "");
             snprintf(dst, sizeof dst, "tl_%s%d%s", k->regs[st->reg].name, st->reg, sub);

@@ -203,7 +203,7 @@ static int pow2_dividing(int v) { return v & -v; }
 /* 4-byte words a value of the accumulation type moves in a shuffle */
 static int acc_words(const dsp_query *q) {
     lp_type t = lp_op_accum_type(q->st->op, q->st->src.buf->dtype);
-    return t == LP_F64X2 ? 4 : t == LP_F64 || t == LP_I64 ? 2 : 1;
+    return t == LP_F64X2 || t == LP_I64X2 ? 4 : t == LP_F64 || t == LP_I64 ? 2 : 1;
 }
 
 /* The instance's threads the model plans for. */

@@ -270,13 +270,19 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
 /* The destination's accumulation type: the source's, or the wider one a grid reduction
  * that writes tilec_dtype_wide of its source accumulates in (the verifier allows no other). */
 lp_type dsp_acc_type(const dsp_query *q) {
+    if (ir_op(q->st->op)->key != IR_KEY_NONE) /* a key's is the source's (f32 logsumexp into f64 keeps f32 state) */
+        return lp_op_accum_type(q->st->op, q->st->src.buf->dtype);
     return lp_op_accum_type(q->st->op, q->st->dst.buf ? q->st->dst.buf->dtype : q->st->src.buf->dtype);
 }
 
 lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
+    if (t == LP_F64X2 && ir_op(l->q->st->op)->key == IR_KEY_LSE) /* an f64 logsumexp's: the maximum -inf, the sum +0 */
+        return lp_pair(l->k, lp_float(l->k, LP_F64, -INFINITY), lp_float(l->k, LP_F64, 0.0));
     if (t == LP_F64X2) /* var's sums: -0 and -0 (the zero identity's, below) */
         return lp_pair(l->k, lp_float(l->k, LP_F64, -0.0), lp_float(l->k, LP_F64, -0.0));
+    if (t == LP_I64X2) /* a wide key's: the least i64 in both halves (the wide key comment, below) */
+        return lp_pair(l->k, lp_int(l->k, LP_I64, INT64_MIN), lp_int(l->k, LP_I64, INT64_MIN));
     if (ir_op(l->q->st->op)->key == IR_KEY_PAIR) /* the bottom rank in both halves (the key comment, below) */
         return lp_int(l->k, LP_I64, INT64_MIN + ((int64_t)1 << 31));
     if (ir_op(l->q->st->op)->key == IR_KEY_LSE) /* the maximum -inf (0xff800000), the sum +0 */
@@ -320,6 +326,17 @@ lp_expr *dsp_identity(dsp_lower *l) {
  * exp(x - m) over the elements folded low (lse_merge, below).
  *
  * All in 32-bit operations but the pairing and the fold.
+ *
+ * Wide keys (ir_key_wide): argmax, argmin and aminmax of a 64-bit value (f64, i64) fold the
+ * i64x2 of the same two halves, each 64 bits wide: the rank (an f64's bits with the others
+ * flipped when the sign is set, an i64 itself; a NaN INT64_MAX or INT64_MIN as above) and,
+ * for argmax / argmin, the index's complement (-1 - index) — ordered as the 128-bit
+ * integer hi * 2^64 + lo, compared half by half (the better key is the one with the
+ * higher rank, or the same rank and the higher complement: the smaller index); aminmax's
+ * halves each by its own max. The identity is the least i64 in both halves, below every
+ * real key (an index's complement is at least -2^31). A register pair, not one integer of
+ * 128 bits: shuffles move its four 32-bit words, and a fold is two 64-bit compares and
+ * selects, where a packed (value, index) would need 96 bits anyway.
  */
 static lp_expr *i32c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I32, v); }
 static lp_expr *bin(dsp_lower *l, lp_op op, lp_expr *a, lp_expr *b) { return lp_binary(l->k, op, a, b); }
@@ -355,6 +372,49 @@ static lp_expr *nan_rank(dsp_lower *l, lp_expr *v, lp_expr *rank) {
 }
 static lp_expr *complement(dsp_lower *l, lp_expr *rank) { return bin(l, LO_BXOR, rank, i32c(l, -1)); }
 
+static lp_expr *i64c(dsp_lower *l, int64_t v) { return lp_int(l->k, LP_I64, v); }
+static bool wide(const dsp_lower *l) { return dsp_acc_type(l->q) == LP_I64X2; }
+static lp_expr *wide_hi(dsp_lower *l, lp_expr *key) { return lp_part(l->k, key, 0); }
+static lp_expr *wide_lo(dsp_lower *l, lp_expr *key) { return lp_part(l->k, key, 1); }
+/* f64 bits <-> their rank (its own inverse), and an i64's rank (itself) */
+static lp_expr *wide_order(dsp_lower *l, lp_expr *b) {
+    return bin(l, LO_BXOR, b, bin(l, LO_BAND, bin(l, LO_SHR, b, i64c(l, 63)), i64c(l, INT64_MAX)));
+}
+static lp_expr *wide_rank(dsp_lower *l, lp_expr *v) { return v->type == LP_F64 ? wide_order(l, lp_bits(l->k, LP_I64, v)) : v; }
+static lp_expr *wide_value(dsp_lower *l, lp_expr *rank, lp_type vt) {
+    return vt == LP_F64 ? lp_bits(l->k, LP_F64, wide_order(l, rank)) : rank;
+}
+static lp_expr *wide_nan_rank(dsp_lower *l, lp_expr *v, lp_expr *rank) {
+    if (v->type != LP_F64) return rank;
+    return lp_select(l->k, bin(l, LO_NE, v, v), i64c(l, l->q->st->nan == TILEC_NAN_IGNORE ? INT64_MIN : INT64_MAX), rank);
+}
+static lp_expr *wide_complement(dsp_lower *l, lp_expr *rank) { return bin(l, LO_BXOR, rank, i64c(l, -1)); }
+
+static lp_expr *wide_element(dsp_lower *l, lp_expr *x, lp_expr *index) {
+    lp_expr *v = lp_cast(l->k, value_type(l->q), x), *rank = wide_rank(l, v);
+    if (ir_op(l->q->st->op)->key == IR_KEY_PAIR)
+        return lp_pair(l->k, wide_nan_rank(l, v, rank), wide_nan_rank(l, v, wide_complement(l, rank)));
+    if (ir_op(l->q->st->op)->combine == LO_MIN) rank = wide_complement(l, rank); /* argmin */
+    return lp_pair(l->k, wide_nan_rank(l, v, rank), wide_complement(l, lp_cast(l->k, LP_I64, index)));
+}
+
+/* The better of two wide index keys: b where it is greater as a 128-bit integer, else a. */
+static lp_expr *wide_better(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
+    a = held(l, into, a, "ka");
+    b = held(l, into, b, "kb");
+    lp_expr *ah = held(l, into, wide_hi(l, a), "ah"), *bh = held(l, into, wide_hi(l, b), "bh");
+    lp_expr *up = bin(l, LO_OR, bin(l, LO_LT, ah, bh),
+                      bin(l, LO_AND, bin(l, LO_EQ, ah, bh), bin(l, LO_LT, wide_lo(l, a), wide_lo(l, b))));
+    return lp_select(l->k, up, b, a);
+}
+
+static lp_expr *wide_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
+    if (ir_op(l->q->st->op)->key == IR_KEY_INDEX) return wide_better(l, into, a, b);
+    a = held(l, into, a, "ka"); /* aminmax: each half its own max */
+    b = held(l, into, b, "kb");
+    return lp_pair(l->k, bin(l, LO_MAX, wide_hi(l, a), wide_hi(l, b)), bin(l, LO_MAX, wide_lo(l, a), wide_lo(l, b)));
+}
+
 /*
  * logsumexp's fold: the state (m, s) stands for s * exp(m). Two merge as
  *
@@ -383,15 +443,45 @@ static const double LN2 = 0x1.62e42fefa39efp-1, LOG2E = 0x1.71547652b82fep0, SQR
 static const double ROUNDER = 12582912.0; /* 1.5 * 2^23: t + ROUNDER rounds t to an integer k, in its low bits */
 static lp_expr *f32c(dsp_lower *l, double v) { return lp_float(l->k, LP_F32, v); }
 static lp_expr *f64c(dsp_lower *l, double v) { return lp_float(l->k, LP_F64, v); }
-static lp_expr *lse_m(dsp_lower *l, lp_expr *key) { return lp_bits(l->k, LP_F32, key_hi(l, key)); }
-static lp_expr *lse_s(dsp_lower *l, lp_expr *key) { return lp_bits(l->k, LP_F32, key_lo(l, key)); }
+/* An f64 logsumexp's state is the f64x2 (m, s) itself (lse_wide); the others' two f32s in
+ * an i64. fc: a constant of the state's float type. */
+static bool lse_wide(dsp_lower *l) { return dsp_acc_type(l->q) == LP_F64X2; }
+static lp_expr *fc(dsp_lower *l, double v) { return lse_wide(l) ? f64c(l, v) : f32c(l, v); }
+static lp_expr *lse_m(dsp_lower *l, lp_expr *key) {
+    return lse_wide(l) ? lp_part(l->k, key, 0) : lp_bits(l->k, LP_F32, key_hi(l, key));
+}
+static lp_expr *lse_s(dsp_lower *l, lp_expr *key) {
+    return lse_wide(l) ? lp_part(l->k, key, 1) : lp_bits(l->k, LP_F32, key_lo(l, key));
+}
 static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
+    if (lse_wide(l)) return lp_pair(l->k, m, s);
     return key_pair(l, lp_bits(l->k, LP_I32, m), lp_bits(l->k, LP_I32, s));
+}
+
+/* exp(d) for d <= 0 in f64 (an f64 logsumexp's): as lse_exp below with f64's constants,
+ * t clamped to >= -1021 (2^-1021 changes no f64 sum that holds 1, and nothing on the way
+ * is subnormal), 2^f to degree 13 (error below 2^-57), 2^k from the bits of r = t + 1.5 *
+ * 2^52, 0x4338000000000000 + k: (bits + 1023) << 52 modulo 2^64. */
+enum { LSE64_DEGREE = 13 };
+static lp_expr *lse_exp64(dsp_lower *l, lp_block *into, lp_expr *d) {
+    lp_kernel *k = l->k;
+    const double rounder = 6755399441055744.0; /* 1.5 * 2^52 */
+    lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, f64c(l, LOG2E)), f64c(l, -1021)), "t");
+    lp_expr *r = held(l, into, bin(l, LO_ADD, t, f64c(l, rounder)), "r");
+    lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, f64c(l, rounder))), "f"); /* exact */
+    double c[LSE64_DEGREE + 1] = {1};
+    for (int n = 1; n <= LSE64_DEGREE; n++) c[n] = c[n - 1] * LN2 / n; /* ln(2)^n / n! */
+    lp_expr *p = f64c(l, c[LSE64_DEGREE]);
+    for (int n = LSE64_DEGREE - 1; n >= 0; n--) p = lp_fma(k, p, f, f64c(l, c[n]));
+    lp_expr *i64 = bin(l, LO_ADD, lp_bits(k, LP_I64, r), lp_int(k, LP_I64, 1023));
+    lp_expr *scale = lp_bits(k, LP_F64, bin(l, LO_SHL, i64, lp_int(k, LP_I64, 52)));
+    return held(l, into, bin(l, LO_MUL, held(l, into, p, "p2f"), scale), "e");
 }
 
 /* exp(d) for d <= 0 (above). */
 static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     lp_kernel *k = l->k;
+    if (lse_wide(l)) return lse_exp64(l, into, d);
     lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, f32c(l, LOG2E)), f32c(l, -125)), "t");
     lp_expr *r = held(l, into, bin(l, LO_ADD, t, f32c(l, ROUNDER)), "r");
     lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, f32c(l, ROUNDER))), "f"); /* exact */
@@ -426,7 +516,7 @@ static void lse_fold(dsp_lower *l, lp_block *into, int first, int n, int step) {
     lp_expr *m = lse_m(l, lp_reg(k, first));
     for (int i = 1; i < n; i++) m = lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, m, lse_m(l, lp_reg(k, first + i * step)));
     m = held(l, into, m, "m");
-    lp_expr *s = f32c(l, 0);
+    lp_expr *s = fc(l, 0);
     for (int i = 0; i < n; i++) {
         lp_expr *key = lp_reg(k, first + i * step);
         lp_expr *e = lse_exp(l, into, held(l, into, bin(l, LO_SUB, lse_m(l, key), m), "d"));
@@ -447,12 +537,24 @@ void dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step) {
 enum { LSE_LOG_TERMS = 11 };
 static lp_expr *lse_log(dsp_lower *l, lp_block *into, lp_expr *s) {
     lp_kernel *k = l->k;
-    lp_expr *bits = held(l, into, lp_bits(k, LP_I32, s), "sb");
-    lp_expr *mant = lp_bits(k, LP_F32, bin(l, LO_BOR, bin(l, LO_BAND, bits, i32c(l, 0x7fffff)), i32c(l, 0x3f800000)));
-    lp_expr *f = held(l, into, mant, "fm"); /* [1, 2) */
-    lp_expr *big = held(l, into, bin(l, LO_LT, f32c(l, SQRT2), f), "big");
-    lp_expr *ex = bin(l, LO_SUB, bin(l, LO_SHR, bits, i32c(l, 23)), lp_select(k, big, i32c(l, 126), i32c(l, 127)));
-    lp_expr *fd = held(l, into, lp_cast(k, LP_F64, lp_select(k, big, bin(l, LO_MUL, f, f32c(l, 0.5)), f)), "fd");
+    lp_expr *ex, *fd;
+    if (lse_wide(l)) { /* an f64 sum: its 52 bits of fraction and 11 of exponent */
+        lp_expr *bits = held(l, into, lp_bits(k, LP_I64, s), "sb");
+        lp_expr *mant = lp_bits(k, LP_F64, bin(l, LO_BOR, bin(l, LO_BAND, bits, lp_int(k, LP_I64, INT64_C(0xfffffffffffff))),
+                                               lp_int(k, LP_I64, INT64_C(0x3ff0000000000000))));
+        lp_expr *f = held(l, into, mant, "fm"); /* [1, 2) */
+        lp_expr *big = held(l, into, bin(l, LO_LT, f64c(l, SQRT2), f), "big");
+        ex = bin(l, LO_SUB, bin(l, LO_SHR, bits, lp_int(k, LP_I64, 52)),
+                 lp_select(k, big, lp_int(k, LP_I64, 1022), lp_int(k, LP_I64, 1023)));
+        fd = held(l, into, lp_select(k, big, bin(l, LO_MUL, f, f64c(l, 0.5)), f), "fd");
+    } else {
+        lp_expr *bits = held(l, into, lp_bits(k, LP_I32, s), "sb");
+        lp_expr *mant = lp_bits(k, LP_F32, bin(l, LO_BOR, bin(l, LO_BAND, bits, i32c(l, 0x7fffff)), i32c(l, 0x3f800000)));
+        lp_expr *f = held(l, into, mant, "fm"); /* [1, 2) */
+        lp_expr *big = held(l, into, bin(l, LO_LT, f32c(l, SQRT2), f), "big");
+        ex = bin(l, LO_SUB, bin(l, LO_SHR, bits, i32c(l, 23)), lp_select(k, big, i32c(l, 126), i32c(l, 127)));
+        fd = held(l, into, lp_cast(k, LP_F64, lp_select(k, big, bin(l, LO_MUL, f, f32c(l, 0.5)), f)), "fd");
+    }
     lp_expr *u = held(l, into, bin(l, LO_DIV, bin(l, LO_SUB, fd, f64c(l, 1)), bin(l, LO_ADD, fd, f64c(l, 1))), "u");
     lp_expr *w = held(l, into, bin(l, LO_MUL, u, u), "w");
     lp_expr *p = f64c(l, 1.0 / (2 * LSE_LOG_TERMS - 1));
@@ -467,13 +569,14 @@ static lp_expr *lse_result(dsp_lower *l, lp_block *into, lp_expr *key) {
     lp_expr *m = held(l, into, lp_cast(k, LP_F64, lse_m(l, key)), "mx");
     lp_expr *finite = bin(l, LO_LT, lp_unary(k, LO_NEG, f64c(l, INFINITY)), m);
     finite = held(l, into, bin(l, LO_AND, finite, bin(l, LO_LT, m, f64c(l, INFINITY))), "fin");
-    lp_expr *s = held(l, into, lp_select(k, finite, lse_s(l, key), f32c(l, 1)), "sum");
+    lp_expr *s = held(l, into, lp_select(k, finite, lse_s(l, key), fc(l, 1)), "sum");
     return lp_select(k, finite, bin(l, LO_ADD, m, lse_log(l, into, s)), m);
 }
 
 static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
     const dsp_query *q = l->q;
-    if (ir_op(q->st->op)->key == IR_KEY_LSE) return lse_key(l, lp_cast(l->k, LP_F32, x), f32c(l, 1));
+    if (wide(l)) return wide_element(l, x, index);
+    if (ir_op(q->st->op)->key == IR_KEY_LSE) return lse_key(l, lp_cast(l->k, lse_wide(l) ? LP_F64 : LP_F32, x), fc(l, 1));
     lp_expr *v = lp_cast(l->k, value_type(q), x), *rank = value_rank(l, v);
     if (ir_op(q->st->op)->key == IR_KEY_PAIR) return key_pair(l, nan_rank(l, v, rank), nan_rank(l, v, complement(l, rank)));
     if (ir_op(q->st->op)->combine == LO_MIN) rank = complement(l, rank); /* argmin */
@@ -484,6 +587,7 @@ static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
 lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
     const ir_stmt *st = l->q->st;
     const ir_op_info *op = ir_op(st->op);
+    if (op->key != IR_KEY_NONE && wide(l)) return wide_combine(l, into, a, b);
     switch (op->key) {
     case IR_KEY_LSE: return lse_merge(l, into, a, b);
     case IR_KEY_INDEX: return lp_binary(l->k, LO_MAX, a, b); /* the better key: a plain integer max */
@@ -500,6 +604,11 @@ lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
  * index key, b is better only with a higher rank, which the high halves say alone. */
 lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {
     if (ir_op(l->q->st->op)->key != IR_KEY_INDEX) return dsp_combine(l, into, a, b);
+    if (wide(l)) {
+        a = held(l, into, a, "ka");
+        b = held(l, into, b, "kb");
+        return lp_select(l->k, lp_binary(l->k, LO_LT, wide_hi(l, a), wide_hi(l, b)), b, a);
+    }
     return lp_select(l->k, lp_binary(l->k, LO_LT, key_hi(l, a), key_hi(l, b)), b, a);
 }
 
@@ -549,7 +658,10 @@ static void store_rank(dsp_lower *l, lp_block *into, const ir_region *r, lp_expr
     lp_buf *b = lp_buf_for(k, r->buf);
     lp_type vt = value_type(l->q);
     lp_expr *out;
-    if (vt == LP_F32) {
+    if (vt == LP_F64 || vt == LP_I64) { /* a wide key's rank */
+        lp_expr *v = held(l, into, wide_value(l, rank, vt), "val");
+        out = vt == LP_F64 ? quieted(l, v, v) : v;
+    } else if (vt == LP_F32) {
         lp_expr *v = held(l, into, rank_value(l, rank, vt), "val");
         out = quieted(l, v, lp_cast(k, b->type, v));
     } else {
@@ -578,6 +690,19 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
     key = held(l, into, key, "key"); /* read twice */
     if (ir_op(st->op)->key == IR_KEY_LSE) {
         store_wide(l, into, s, lse_result(l, into, key));
+        return;
+    }
+    if (wide(l)) {
+        if (ir_op(st->op)->key == IR_KEY_PAIR) {
+            store_rank(l, into, &st->dst, s, wide_complement(l, wide_lo(l, key)));
+            store_rank(l, into, &st->dst2, s, wide_hi(l, key));
+            return;
+        }
+        lp_expr *rank = wide_hi(l, key);
+        if (ir_op(st->op)->combine == LO_MIN) rank = wide_complement(l, rank); /* argmin */
+        store_rank(l, into, &st->dst, s, rank);
+        lp_buf *b2 = lp_buf_for(k, st->dst2.buf);
+        lp_store(k, into, b2, dsp_region_offset(l, &st->dst2, s), lp_cast(k, b2->type, wide_complement(l, wide_lo(l, key))));
         return;
     }
     if (ir_op(st->op)->key == IR_KEY_PAIR) {
@@ -667,7 +792,8 @@ void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *
  * (one exponential), then the sums: the same bits in every lane, as a sum's butterfly. */
 static void lse_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
     lp_kernel *k = l->k;
-    int m = lp_reg_new(k, LP_F32, "m"), s = lp_reg_new(k, LP_F32, "s"), other = lp_reg_new(k, LP_F32, "t");
+    lp_type ft = lse_wide(l) ? LP_F64 : LP_F32;
+    int m = lp_reg_new(k, ft, "m"), s = lp_reg_new(k, ft, "s"), other = lp_reg_new(k, ft, "t");
     lp_assign(k, into, m, lse_m(l, lp_reg(k, acc)));
     for (int mask = 1; mask < width; mask <<= 1) {
         lp_shfl(k, into, other, m, mask, width);

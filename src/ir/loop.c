@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const type_names[] = {"bool", "i32", "u32", "i64", "f16", "bf16", "f32", "f64", "f64x2"};
+static const char *const type_names[] = {"bool", "i32", "u32", "i64", "f16", "bf16", "f32", "f64", "f64x2", "i64x2"};
 _Static_assert(sizeof type_names / sizeof type_names[0] == LP_TYPE_COUNT, "type names");
 
 const char *lp_type_name(lp_type t) { return (unsigned)t < LP_TYPE_COUNT ? type_names[t] : "?"; }
@@ -172,13 +172,13 @@ lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c) {
 }
 
 lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b) {
-    lp_expr *e = expr(k, LX_PAIR, LP_F64X2);
+    lp_expr *e = expr(k, LX_PAIR, a->type == LP_I64 ? LP_I64X2 : LP_F64X2);
     if (e != &placeholder_expr) { e->a = a; e->b = b; }
     return e;
 }
 
 lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i) {
-    lp_expr *e = expr(k, LX_PART, LP_F64);
+    lp_expr *e = expr(k, LX_PART, pair->type == LP_I64X2 ? LP_I64 : LP_F64);
     if (e != &placeholder_expr) { e->a = pair; e->i = i; }
     return e;
 }

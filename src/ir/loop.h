@@ -18,7 +18,10 @@
 /* Value types. f16 and bf16 exist only as loads and stores: arithmetic converts them.
  * f64x2 is a pair of f64s (var's two sums): made by LX_PAIR, read by LX_PART, added part
  * by part (LO_ADD, each rounded in f64); registers, shuffles, selects, loads and stores
- * move it whole. It is not a float type (lp_is_float): nothing else applies to it. */
+ * move it whole. It is not a float type (lp_is_float): nothing else applies to it.
+ * i64x2 is a pair of i64s (the 128-bit key of a 64-bit value, lower_util.c): made by
+ * LX_PAIR, read by LX_PART; registers, shuffles, selects, loads and stores move it whole,
+ * and no arithmetic applies to it. */
 typedef enum lp_type {
     LP_BOOL,
     LP_I32,
@@ -29,6 +32,7 @@ typedef enum lp_type {
     LP_F32,
     LP_F64,
     LP_F64X2,
+    LP_I64X2,
     LP_TYPE_COUNT
 } lp_type;
 
@@ -100,13 +104,18 @@ typedef enum ir_empty {
     IR_EMPTY_NAN,      /* NaN: the mean of nothing is 0 / 0 */
     IR_EMPTY_NEG_INF,  /* -inf: the log of an empty sum */
 } ir_empty;
-/* An op that folds each element as one i64 key of two 32-bit halves (values of at most 32
- * bits): argmax / argmin's rank and index complement, folded by an integer max (the larger
- * key is the better value, then the smaller index; slices below 2^31 - 1 elements); or
+/* An op that folds each element as one i64 key of two 32-bit halves (values of 32 bits or
+ * fewer; a 64-bit value's key is the i64x2 of two 64-bit halves, ir_key_wide): argmax /
+ * argmin's rank and index complement, folded by an integer max (the larger key is the
+ * better value, then the smaller index; slices below 2^31 - 1 elements); or
  * aminmax's rank of the maximum and complemented rank of the minimum, each half folded by
  * its own max; or logsumexp's running maximum and its sum of exponentials relative to it,
- * two f32s (IR_KEY_LSE, a float's: f16, bf16, f32), folded by the rescaling merge. */
+ * two f32s (IR_KEY_LSE, a float's: f16, bf16, f32; an f64's two f64s, an f64x2), folded by
+ * the rescaling merge. */
 typedef enum ir_key { IR_KEY_NONE, IR_KEY_INDEX, IR_KEY_PAIR, IR_KEY_LSE } ir_key;
+/* Whether op folds values of dtype d as i64x2 keys (argmax, argmin, aminmax of f64 and i64;
+ * an f64 logsumexp's state is an f64x2, lp_op_accum_type). */
+bool ir_key_wide(tilec_op op, tilec_dtype d);
 typedef struct ir_op_info {
     lp_op combine;        /* LO_ADD, LO_MUL, or LO_MAX / LO_MIN, which take the NaN policy */
     ir_identity identity; /* under nan=ignore a comparing op's float identity is NaN */
@@ -129,7 +138,7 @@ typedef struct ir_op_info {
 /* The row of op (the sum's for a value out of range, which callers have refused). */
 const ir_op_info *ir_op(tilec_op op);
 /* The type op accumulates values of dtype d in: lp_accum_type(d), f64 where the op's row
- * says its squares need it, i64 for a keyed op. */
+ * says its squares need it, i64 for a keyed op (i64x2 for a wide key, ir_key_wide). */
 lp_type lp_op_accum_type(tilec_op op, tilec_dtype d);
 /* The dtypes op is defined on, as "f16, bf16, f32" (the table's, for messages), in buf. */
 const char *ir_op_dtype_names(tilec_op op, char *buf, size_t n);
@@ -143,11 +152,12 @@ typedef enum lp_expr_kind {
     LX_SELECT, /* a ? b : c */
     LX_CAST,   /* a converted to type (round to nearest even) */
     LX_LOAD,   /* buf[a], of the buffer's storage type */
-    LX_BITS,   /* a's bits as type: f32 <-> i32 (an order key's input and its inverse) */
+    LX_BITS,   /* a's bits as type: f32 <-> i32, f64 <-> i64 (an order key's input and its
+                  inverse) */
     LX_FMA,    /* a * b + c of floats, rounded once (IEEE fusedMultiplyAdd): only where a
                   lowering asks for it; products are otherwise never fused */
-    LX_PAIR,   /* the f64x2 (a, b) of two f64s */
-    LX_PART,   /* part i (0 or 1) of the f64x2 a, an f64 */
+    LX_PAIR,   /* the f64x2 (a, b) of two f64s, or the i64x2 of two i64s */
+    LX_PART,   /* part i (0 or 1) of the pair a, an f64 or an i64 */
     LX_ALIGNED /* bool: whether buf's first element is at an address that is a multiple of i
                   bytes (a func's parameter, whose address the caller chooses; the simulator's
                   buffers always are) */
@@ -261,10 +271,10 @@ lp_expr *lp_wrapping(lp_kernel *k, lp_op op, lp_expr *a, lp_expr *b); /* binary,
 lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b);
 lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a);
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index);
-lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32 */
+lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32, f64 <-> i64 */
 lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c); /* LX_FMA: floats of one type */
-lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b);             /* LX_PAIR: f64, f64 -> f64x2 */
-lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i);               /* LX_PART: f64x2 -> f64 */
+lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b);             /* LX_PAIR: f64, f64 -> f64x2; i64, i64 -> i64x2 */
+lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i);               /* LX_PART: f64x2 -> f64; i64x2 -> i64 */
 lp_expr *lp_aligned(lp_kernel *k, const lp_buf *b, int bytes);      /* LX_ALIGNED */
 
 /* Statements are appended to `into`; the returned statement's blocks can be filled. */

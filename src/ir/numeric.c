@@ -67,7 +67,7 @@ size_t num_size(lp_type t) {
     case LP_F16: case LP_BF16: return 2;
     case LP_I64: case LP_F64: return 8;
     case LP_BOOL: return 1;
-    case LP_F64X2: return 16;
+    case LP_F64X2: case LP_I64X2: return 16;
     default: return 4;
     }
 }

@@ -44,7 +44,14 @@ _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every ti
 
 const ir_op_info *ir_op(tilec_op op) { return &ops[(unsigned)op < TILEC_OP_COUNT ? op : TILEC_OP_SUM]; }
 
+bool ir_key_wide(tilec_op op, tilec_dtype d) {
+    ir_key key = ir_op(op)->key;
+    return (key == IR_KEY_INDEX || key == IR_KEY_PAIR) && tilec_dtype_size(d) == 8;
+}
+
 lp_type lp_op_accum_type(tilec_op op, tilec_dtype d) {
+    if (ir_key_wide(op, d)) return LP_I64X2;
+    if (ir_op(op)->key == IR_KEY_LSE && d == TILEC_F64) return LP_F64X2; /* (m, s) in f64 */
     if (ir_op(op)->key != IR_KEY_NONE) return LP_I64;
     if (ir_op(op)->lift == IR_LIFT_SHIFT) return LP_F64X2;
     lp_type t = lp_accum_type(d);
@@ -83,6 +90,6 @@ tilec_dtype tilec_op_second_dtype(tilec_op op, tilec_dtype values) {
 bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate) {
     if ((unsigned)op >= TILEC_OP_COUNT || (unsigned)dtype >= TILEC_DTYPE_COUNT) return false;
     const ir_op_info *o = &ops[op];
-    return (!o->floats_only || ir_dtype_is_float(dtype)) && (o->key == IR_KEY_NONE || tilec_dtype_size(dtype) <= 4) &&
+    return (!o->floats_only || ir_dtype_is_float(dtype)) &&
            (!accumulate || o->finish == IR_FINISH_NONE);
 }

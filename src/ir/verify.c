@@ -250,16 +250,12 @@ static void check_fill_value(verifier *v, const ir_stmt *st) {
         err(v, st->value_pos, "fill value %g overflows %s; write inf or -inf for infinity", f, tn);
 }
 
-/* argmax / argmin, aminmax, logsumexp: a key holds a value of at most 32 bits
- * (lower_util.c); the second destination holds the index (below 2^31 - 1), or the maximum. */
+/* argmax / argmin, aminmax, logsumexp (keys of any value: lower_util.c): the second
+ * destination holds the index (below 2^31 - 1), or the maximum. */
 static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
     const ir_region *dst = &st->dst, *two = &st->dst2, *src = &st->src;
     const char *op = tilec_op_name(st->op), *what = ir_op(st->op)->second;
     bool index = ir_op(st->op)->key == IR_KEY_INDEX;
-    char names[64];
-    if (tilec_dtype_size(src->buf->dtype) > 4)
-        err(v, st->op_pos, "%s takes values of at most 32 bits (%s); source '%s' is %s", op,
-            ir_op_dtype_names(st->op, names, sizeof names), src->buf->name, tilec_dtype_name(src->buf->dtype));
     if (!what) return;
     tilec_dtype it = two->buf->dtype;
     if (index && it != TILEC_I64 && it != TILEC_I32)

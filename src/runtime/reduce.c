@@ -92,10 +92,6 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         return ir_bad(ctx, "nan policy ignore applies to the ops that compare (max, min, argmax, argmin, aminmax) of "
                         "float dtypes only (a sum with a NaN is NaN; integers have none), not to %s %s",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype));
-    char names[64];
-    if (op->key != IR_KEY_NONE && tilec_dtype_size(d->dtype) > 4)
-        return ir_bad(ctx, "%s takes values of at most 32 bits (%s), not %s", tilec_op_name(d->op),
-                   ir_op_dtype_names(d->op, names, sizeof names), tilec_dtype_name(d->dtype));
     if (!op->second && (d->out2 || d->index_i32))
         return ir_bad(ctx, "%s has one output: leave out2 NULL and index_i32 false", tilec_op_name(d->op));
     if (d->correction && !tilec_op_takes_correction(d->op))

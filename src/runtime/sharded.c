@@ -58,7 +58,7 @@ static const sh_op sh_ops[] = {
     [TILEC_OP_ARGMAX] = {SH_ARGMAX, TILEC_OP_ARGMAX, false, false, SH_FINISH_NONE},
     [TILEC_OP_ARGMIN] = {SH_ARGMIN, TILEC_OP_ARGMIN, false, false, SH_FINISH_NONE},
     [TILEC_OP_AMINMAX] = {SH_AMINMAX, TILEC_OP_AMINMAX, false, false, SH_FINISH_NONE},
-    /* each rank's logsumexp (the f32 state); var and std: each rank's mean and population
+    /* each rank's logsumexp (the f32 state, f64's for f64); var and std: each rank's mean and population
      * variance, in f64 (f32 for 16-bit floats), merged as (n, mean, M2) */
     [TILEC_OP_LOGSUMEXP] = {SH_LSE, TILEC_OP_LOGSUMEXP, true, true, SH_FINISH_NONE},
     [TILEC_OP_VAR] = {SH_VAR, TILEC_OP_VAR, true, false, SH_FINISH_NONE},
@@ -384,7 +384,7 @@ static void fold_state(const tilec_reduce_desc *d, const sh_local *L, const sh_h
             for (int r = 0; r < nranks; r++) sum += exp(num_load_float(pt, all + slot * (size_t)r, j) - m);
             m += log(sum);
         }
-        v = num_round(LP_F32, m);
+        v = d->dtype == TILEC_F64 ? m : num_round(LP_F32, m); /* an f64 source's state is f64 */
     } else { /* var, std: Chan's merge of (n, mean, M2) in rank order */
         double n = 0, mean = 0, m2 = 0;
         for (int r = 0; r < nranks; r++) {
@@ -434,13 +434,14 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
         }
         bool have = false;
         double fv = 0, bv = 0;
-        int64_t iv = 0, bi = 0;
+        int64_t iv = 0, bi = 0, bvi = 0; /* bvi: an integer winner's value (i64's are not all doubles) */
         int br = -1, nleaf = 0;
         for (int r = 0; r < nranks; r++) {
             if (heads[r].empty) continue;
             const unsigned char *p = all + slot * (size_t)r;
             if (is_arg(so->fold)) {
-                double v = flt ? num_load_float(pt, p, j) : (double)num_load_int(pt, p, j);
+                double v = flt ? num_load_float(pt, p, j) : 0;
+                int64_t vi = flt ? 0 : num_load_int(pt, p, j);
                 int64_t li = L->ies == 4 ? num_load_int(LP_I32, p + (size_t)kept * pes, j)
                                          : num_load_int(LP_I64, p + (size_t)kept * pes, j);
                 /* the local flat index over the reduced dims, re-based on the global extents */
@@ -454,7 +455,9 @@ static void fold_reduced(const tilec_reduce_desc *d, const sh_local *L, const sh
                     }
                 for (int i = 0; i < d->rank; i++)
                     if (red[i]) g = g * gshape[i] + coord[i] + (i == sd ? off[r] : 0);
-                if (!have || beats(v, g, bv, bi, so->fold == SH_ARGMAX ? 1 : -1, d->nan)) bv = v, bi = g, br = r;
+                int dir = so->fold == SH_ARGMAX ? 1 : -1, c = dir * ((vi > bvi) - (vi < bvi));
+                if (!have || (flt ? beats(v, g, bv, bi, dir, d->nan) : c > 0 || (c == 0 && g < bi)))
+                    bv = v, bvi = vi, bi = g, br = r;
                 have = true;
                 continue;
             }

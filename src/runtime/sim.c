@@ -32,6 +32,7 @@ typedef union sim_val {
     int64_t i;   /* integer and bool types (i32 sign-extended, u32 zero-extended) */
     double f;    /* float types, exactly their type's value */
     double p[2]; /* f64x2 */
+    int64_t q[2]; /* i64x2 */
 } sim_val;
 
 typedef enum ins_kind { SI_ASSIGN, SI_STORE, SI_SHFL, SI_BARRIER, SI_IF, SI_ELSE, SI_ENDIF,
@@ -273,7 +274,7 @@ static sim_val load(sim *S, const lp_buf *b, int64_t i, int tid, const ir_stmt *
     sim_val v = {0};
     unsigned char *p = element(S, b, i, tid, false, origin);
     if (!p) return v;
-    if (b->type == LP_F64X2) memcpy(v.p, p, sizeof v.p);
+    if (b->type == LP_F64X2 || b->type == LP_I64X2) memcpy(v.p, p, sizeof v.p);
     else if (lp_is_float(b->type)) v.f = num_load_float(b->type, p, 0);
     else v.i = num_load_int(b->type, p, 0);
     return v;
@@ -282,7 +283,7 @@ static sim_val load(sim *S, const lp_buf *b, int64_t i, int tid, const ir_stmt *
 static void store(sim *S, const lp_buf *b, int64_t i, int tid, sim_val v, const ir_stmt *origin) {
     unsigned char *p = element(S, b, i, tid, true, origin);
     if (!p) return;
-    if (b->type == LP_F64X2) memcpy(p, v.p, sizeof v.p);
+    if (b->type == LP_F64X2 || b->type == LP_I64X2) memcpy(p, v.p, sizeof v.p);
     else if (lp_is_float(b->type)) num_store_float(b->type, p, 0, v.f);
     else num_store_int(b->type, p, 0, v.i);
 }
@@ -411,15 +412,31 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         return v;
     }
     case LX_PAIR:
+        if (e->type == LP_I64X2) {
+            v.q[0] = eval(S, e->a, tid, origin).i;
+            v.q[1] = eval(S, e->b, tid, origin).i;
+            return v;
+        }
         v.p[0] = eval(S, e->a, tid, origin).f;
         v.p[1] = eval(S, e->b, tid, origin).f;
         return v;
-    case LX_PART: v.f = eval(S, e->a, tid, origin).p[e->i]; return v;
+    case LX_PART:
+        if (e->type == LP_I64) v.i = eval(S, e->a, tid, origin).q[e->i];
+        else v.f = eval(S, e->a, tid, origin).p[e->i];
+        return v;
     case LX_ALIGNED: v.i = 1; return v; /* the simulator's buffers start at element 0 of their own storage */
     case LX_CAST: return cast(e->type, e->a->type, eval(S, e->a, tid, origin));
     case LX_LOAD: return load(S, e->buf, eval(S, e->a, tid, origin).i, tid, origin);
-    case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes */
+    case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes; f64 <-> i64, the f64's 8 */
         sim_val a = eval(S, e->a, tid, origin);
+        if (e->type == LP_I64) {
+            memcpy(&v.i, &a.f, sizeof v.i);
+            return v;
+        }
+        if (e->type == LP_F64) {
+            memcpy(&v.f, &a.i, sizeof v.f);
+            return v;
+        }
         float f;
         int32_t i;
         if (e->type == LP_I32) {

@@ -24,8 +24,17 @@ import numerics as nm
 from conftest import ROUNDS, fail_on
 from tiles import run_tilec
 
-DTYPES = ("f32", "bf16", "f16", "i32", "u32")
+DTYPES = ("f32", "bf16", "f16", "i32", "u32", "f64", "i64")
 FLOATS = (-2.0, -0.0, 0.0, 1.0, 3.0, np.inf, -np.inf, 0.5, -0.5)
+# f64 (a 128-bit key of a 64-bit rank): subnormals, the least normal, values one ulp apart
+# (their bits differ in the low 32 only), integers above 2^53, the largest finite ones
+FLOATS64 = FLOATS + (5e-324, -5e-324, 1e-310, -1e-310, 2.2250738585072014e-308, 1.0 + 2.0 ** -52,
+                     -(1.0 + 2.0 ** -52), 3.0 - 2.0 ** -51, 2.0 ** 53 + 2, 2.0 ** 60, -(2.0 ** 60),
+                     1.7976931348623157e308, -1.7976931348623157e308)
+# i64: the extremes, values that differ only in the low 32 bits (and only in the high 32),
+# values above 2^53 that an f64 cannot hold (2^53 + 1 and 2^53 are one apart)
+INTS64 = (-2 ** 63, -2 ** 63 + 1, -1, 0, 5, 2 ** 63 - 2, 2 ** 63 - 1, (5 << 32) + 1, (5 << 32) + 2, (5 << 32) | 0xffffffff,
+          (6 << 32) + 1, -(5 << 32) - 1, -(5 << 32) - 2, 2 ** 53, 2 ** 53 + 1, 2 ** 62 + 3, -(2 ** 53) - 1, 0xffffffff)
 
 
 def want_index(op, nan, row, is_float):
@@ -55,11 +64,11 @@ def want_index(op, nan, row, is_float):
 def data(rng, dt, n):
     """n values with ties everywhere, the signed zeros, ±inf and (floats) NaN now and then."""
     if dt.is_float:
-        x = rng.choice(FLOATS, size=n)
+        x = rng.choice(FLOATS64 if dt.name == "f64" else FLOATS, size=n)
         x[rng.random(n) < 0.02] = np.nan
         return nm.quantize(dt, x)[0]
     lo, hi = dt.lo, dt.hi
-    pool = [lo, lo + 1, -1 if dt.signed else 1, 0, 5, hi - 1, hi]
+    pool = list(INTS64) if dt.name == "i64" else [lo, lo + 1, -1 if dt.signed else 1, 0, 5, hi - 1, hi]
     return np.array([pool[i] for i in rng.integers(0, len(pool), size=n)], dtype=object)
 
 
@@ -168,9 +177,12 @@ def test_strided_views(tilec, tmp_path, rng, repro):
 
 
 def test_refusals(tilec, tmp_path):
-    """What argmax does not take, said by the CLI: 64-bit values, --out2 for another op."""
-    rc, _, se = run_tilec(tilec, ["reduce", "--op", "argmax", "--dtype", "f64", "--shape", "10", "--backend", "sim"])
-    assert rc == 1 and "argmax takes values of at most 32 bits" in se, se
+    """What argmax does not take, said by the CLI: --out2 for another op, an empty axis
+    (of 64-bit values too, which it takes: test_long_rows_wide and the rest)."""
+    for op, dt in (("argmax", "f64"), ("argmin", "i64"), ("aminmax", "f64"), ("aminmax", "i64")):
+        rc, _, se = run_tilec(tilec, ["reduce", "--op", op, "--dtype", dt, "--shape", "3x0", "--axes", "1",
+                                      "--backend", "sim", "--repeat", "0"])
+        assert rc == 1 and "%s over an empty axis has no value" % op in se, (op, dt, se)
     rc, _, se = run_tilec(tilec, ["reduce", "--op", "sum", "--dtype", "f32", "--shape", "10", "--out2",
                                   str(tmp_path / "x"), "--backend", "sim"])
     assert rc == 2 and "--out2 is for argmax, argmin and aminmax" in se, se
@@ -210,7 +222,7 @@ def test_tile_programs(tilec, tmp_path, rng, repro):
     problems, ran = [], set()
     n = 0
     for name, (text, shape, variants) in PROGRAMS.items():
-        for dname in ("f32", "bf16", "i32"):
+        for dname in ("f32", "bf16", "i32", "f64", "i64"):
             dt = nm.DTYPES[dname]
             for op in ("argmax", "argmin", "aminmax"):
                 for nan in ("propagate", "ignore") if dt.is_float else ("propagate",):
@@ -286,6 +298,22 @@ LITERAL = [
     ("i32", "argmax", "propagate", [2147483647, 2147483647], 2147483647, 0),
     ("u32", "argmax", "propagate", [0, 4294967295, 4294967295, 2147483648], 4294967295, 1),
     ("u32", "argmin", "propagate", [2147483648, 2147483647, 0, 0], 0, 2),
+    ("f64", "argmax", "propagate", [-0.0, 0.0, 0.0], 0.0, 1),
+    ("f64", "argmin", "propagate", [0.0, -0.0, -0.0], -0.0, 1),
+    ("f64", "argmax", "propagate", [1.0, NAN, 3.0, NAN], NAN, 1),
+    ("f64", "argmax", "ignore", [1.0, NAN, 3.0, NAN, 3.0], 3.0, 2),
+    ("f64", "argmin", "ignore", [NAN, NAN, NAN], NAN, 0),
+    ("f64", "argmax", "propagate", [5e-324, 1e-310, -0.0, 1e-310], 1e-310, 1),   # subnormals
+    ("f64", "argmin", "propagate", [-5e-324, 0.0, -0.0, -5e-324], -5e-324, 0),
+    ("f64", "argmax", "propagate", [1.0, 1.0 + 2.0 ** -52, 1.0], 1.0 + 2.0 ** -52, 1),  # one ulp: the low bits
+    ("f64", "argmin", "propagate", [-np.inf, np.inf, -np.inf, -1.7976931348623157e308], -np.inf, 0),
+    ("f64", "argmin", "ignore", [NAN, np.inf, np.inf], np.inf, 1),
+    ("i64", "argmax", "propagate", [(5 << 32) + 1, (5 << 32) + 2, (4 << 32) + 3, (5 << 32) + 2], (5 << 32) + 2, 1),
+    ("i64", "argmin", "propagate", [(1 << 32) + 7, 7, (2 << 32) + 7, 7], 7, 1),  # the high bits alone
+    ("i64", "argmax", "propagate", [2 ** 53, 2 ** 53 + 1, 2 ** 53], 2 ** 53 + 1, 1),  # f64 cannot hold 2^53 + 1
+    ("i64", "argmin", "propagate", [5, -2 ** 63, 7, -2 ** 63], -2 ** 63, 1),
+    ("i64", "argmax", "propagate", [2 ** 63 - 2, 2 ** 63 - 1, -1, 2 ** 63 - 1], 2 ** 63 - 1, 1),
+    ("i64", "argmin", "propagate", [-1, -(2 ** 32), -(2 ** 32) - 1, 0xffffffff], -(2 ** 32) - 1, 2),
 ]
 
 
@@ -401,6 +429,16 @@ MINMAX_LITERAL = [  # (dtype, nan, vector, minimum, maximum), written from the f
     ("f16", "propagate", [-np.inf, 65504.0], -np.inf, 65504.0),
     ("i32", "propagate", [-2147483648, 2147483647, 0], -2147483648, 2147483647),
     ("u32", "propagate", [4294967295, 2147483648, 2147483647], 2147483647, 4294967295),
+    ("f64", "propagate", [0.0, -0.0], -0.0, 0.0),
+    ("f64", "propagate", [-0.0, -0.0], -0.0, -0.0),
+    ("f64", "propagate", [1.0, NAN, -1.0], NAN, NAN),
+    ("f64", "ignore", [1.0, NAN, -1.0], -1.0, 1.0),
+    ("f64", "ignore", [NAN, NAN], NAN, NAN),
+    ("f64", "propagate", [5e-324, -5e-324, 1e-310], -5e-324, 1e-310),
+    ("f64", "propagate", [-np.inf, 1.7976931348623157e308, 1.0 + 2.0 ** -52], -np.inf, 1.7976931348623157e308),
+    ("i64", "propagate", [-2 ** 63, 2 ** 63 - 1, 0], -2 ** 63, 2 ** 63 - 1),
+    ("i64", "propagate", [(5 << 32) + 1, (5 << 32) + 2, (5 << 32) | 0xffffffff], (5 << 32) + 1, (5 << 32) | 0xffffffff),
+    ("i64", "propagate", [2 ** 53 + 1, 2 ** 53, -(2 ** 53) - 1, -(2 ** 53)], -(2 ** 53) - 1, 2 ** 53 + 1),
 ]
 
 
@@ -425,7 +463,7 @@ def test_aminmax_of_registers(tilec, tmp_path, rng, repro):
     maximum, at both warp sizes, every variant that takes it; T threads (96: a partial
     warp at 64, which only local_smem takes; 64: whole warps)."""
     problems, ran = [], set()
-    for n, (T, dname, nan, variant, ws) in enumerate((t, d, p, v, w) for t in (64, 96) for d in ("f32", "i32", "bf16")
+    for n, (T, dname, nan, variant, ws) in enumerate((t, d, p, v, w) for t in (64, 96) for d in ("f32", "i32", "bf16", "f64", "i64")
                                                     for p in ("propagate", "ignore") for v in ("local", "local_smem")
                                                     for w in (32, 64)):
         dt = nm.DTYPES[dname]
@@ -458,4 +496,57 @@ def test_aminmax_of_registers(tilec, tmp_path, rng, repro):
                                 % (dname, nan, variant, ws, t, lo[t], hi[t], wl, wh))
     if ran != {"local", "local_smem"}:
         problems.append("variants never run: %s" % sorted({"local", "local_smem"} - ran))
+    fail_on(problems, repro)
+
+
+def test_long_rows_wide(tilec, tmp_path, rng, repro):
+    """f64 and i64 (128-bit keys) over long rows and columns: the grid variants that split
+    an output over several CTAs and fold their partials (grid_rows, grid_cols; --explain
+    names them), with the best value, its ties and NaNs placed in the first, a middle and
+    the last CTA's share, and odd lengths."""
+    problems, seen = [], set()
+    cases_ = [((3, 300001), [1]), ((300001, 3), [0]), ((1, 1 << 20), [0, 1]), ((7, 40003), [1])]
+    n = 0
+    for dname in ("f64", "i64"):
+        dt = nm.DTYPES[dname]
+        for shape, axes in cases_:
+            x = data(rng, dt, int(np.prod(shape))).reshape(shape)
+            red = sorted(a % x.ndim for a in axes)
+            perm = [d for d in range(x.ndim) if d not in red] + red  # as slices() orders them
+            xt = np.transpose(x, perm).copy()
+            flat = xt.reshape(-1, int(np.prod([x.shape[d] for d in red])))  # a view of xt: rows are slices
+            length = flat.shape[1]
+            top = 2.0 ** 70 if dt.is_float else 2 ** 63 - 1
+            if not dt.is_float:  # the pool's top is placed below: the rest strictly below it
+                flat[flat == top] = 2 ** 63 - 2
+            else:
+                flat[flat == np.inf] = 1.0
+            for r in range(flat.shape[0]):  # a top tied at three places of each row, one the last
+                for at in sorted({length - 1, length // 2 + r, 3 + r}):
+                    flat[r, at] = top
+            if dt.is_float:
+                flat[0, length // 3] = np.nan  # the middle's NaN: the answer under propagate
+            x = np.transpose(xt, np.argsort(perm))
+            for op in ("argmax", "argmin", "aminmax"):
+                for nan in ("propagate", "ignore") if dt.is_float else ("propagate",):
+                    n += 1
+                    if op == "aminmax":
+                        rc, se, out, out2, cmd = run_minmax(tilec, str(tmp_path), 700 + n, dt, nan, shape, axes, x)
+                    else:
+                        rc, se, out, out2, cmd = run(tilec, str(tmp_path), 700 + n, dt, op, nan, shape, axes, x, "i64")
+                    if rc != 0:
+                        problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+                        continue
+                    if op == "aminmax":
+                        check_minmax(problems, dt, nan, x, axes, out, out2, cmd)
+                    else:
+                        check(problems, dt, op, nan, x, axes, out, out2, "i64", cmd)
+            rc, so, se = run_tilec(tilec, ["reduce", "--op", "argmax", "--dtype", dname, "--shape",
+                                           "x".join(str(v) for v in shape), "--axes", ",".join(str(a) for a in axes),
+                                           "--backend", "sim", "--explain"])
+            for line in (so + se).splitlines():
+                if "CTAs an output" in line or "CTAs a column block" in line:
+                    seen.add(shape)
+    if len(seen) < 3:
+        problems.append("the long cases took a multi-CTA plan only for %s" % sorted(seen))
     fail_on(problems, repro)

@@ -3,7 +3,7 @@ and math.log: through `tilec reduce` (random shapes and axes, strided views, an 
 axis, literal vectors written from the format's rules) and in tile programs of every
 scope kind, each variant forced in turn, at both warp sizes.
 
-    tilec reduce --op logsumexp --dtype f16|bf16|f32 --shape AxB.. --axes a,b --backend sim
+    tilec reduce --op logsumexp --dtype f16|bf16|f32|f64 --shape AxB.. --axes a,b --backend sim
 """
 import math
 
@@ -18,7 +18,7 @@ from test_argmax import view_data
 from test_reduce import Reduce, check_one
 from tiles import VARIANTS, run_cases, run_tilec
 
-DTYPES = ("f32", "bf16", "f16")
+DTYPES = ("f32", "bf16", "f16", "f64")
 COMBOS = [(d, "logsumexp", "propagate") for d in DTYPES]
 KINDS = [(k, ws) for k in VARIANTS for ws in (32, 64) if not (k == "warpgroup" and ws == 64)]
 
@@ -93,6 +93,20 @@ LITERAL = [
     ("bf16", [1.0, 2.0, 3.0], 3.40625),         # 3.4076059644... to bf16's 2^-6 steps
     ("f16", [65504.0, 65504.0], 65504.0),       # 65504.69 is below f16's overflow threshold 65520
     ("f16", [-65504.0, 0.0], 0.0),
+    # f64: its state is two f64s (m, s)
+    ("f64", [1e300, 1e300], 1e300),            # + ln 2 is far below 1e300's ulp
+    ("f64", [1e4, 1e4], 10000.693147180560),   # 1e4 + ln 2 to f64's 2^-39 steps there
+    ("f64", [-1e4, -1e4], -9999.306852819440),
+    ("f64", [0.0], 0.0),
+    ("f64", [-0.0, -0.0], 0.6931471805599453),  # ln 2 in f64
+    ("f64", [-np.inf, -np.inf], -np.inf),
+    ("f64", [-np.inf, 2.5], 2.5),
+    ("f64", [np.inf, -np.inf], np.inf),
+    ("f64", [NAN, np.inf], NAN),
+    ("f64", [1.0, NAN, -1.0], NAN),
+    ("f64", [1.7976931348623157e308, 1.7976931348623157e308], 1.7976931348623157e308),  # no overflow
+    ("f64", [5e-324, -5e-324], 0.6931471805599453),  # subnormals: e^x = 1 to f64
+    ("f64", [0.0, -800.0], 0.0),                # e^-800 is below f64's range and 2^-53 of 1
 ]
 
 
@@ -120,8 +134,11 @@ def test_empty_axis_and_refusals(tilec, tmp_path):
                                   "--backend", "sim", "--repeat", "0", "--out", str(out)])
     assert rc == 0, se
     assert np.array_equal(np.frombuffer(out.read_bytes(), dtype="<f4"), np.full(3, -np.inf, dtype=np.float32))
-    for args, says in [(["--dtype", "f64"], "logsumexp takes values of at most 32 bits (f16, bf16, f32), not f64"),
-                       (["--dtype", "i32"], "logsumexp is defined for float dtypes, not i32: convert the input to f32 first"),
+    rc, _, se = run_tilec(tilec, ["reduce", "--op", "logsumexp", "--dtype", "f64", "--shape", "3x0", "--axes", "1",
+                                  "--backend", "sim", "--repeat", "0", "--out", str(out)])
+    assert rc == 0, se
+    assert np.array_equal(np.frombuffer(out.read_bytes(), dtype="<f8"), np.full(3, -np.inf))
+    for args, says in [(["--dtype", "i32"], "logsumexp is defined for float dtypes, not i32: convert the input to f32 or f64 first"),
                        (["--dtype", "f32", "--nan", "ignore"], "nan policy ignore applies to the ops that compare"),
                        (["--dtype", "f32", "--accumulate"], "accumulate does not apply to logsumexp")]:
         rc, _, se = run_tilec(tilec, ["reduce", "--op", "logsumexp", "--shape", "10", "--backend", "sim"] + args)
@@ -138,7 +155,7 @@ GRID_SHAPES = [((1, 70001), [1]), ((3, 8200), [1]), ((1000, 32), [1]), ((777, 7)
 def test_grid_shapes(tilec, rng, tmp_path, repro):
     problems = []
     r = Reduce(tilec, str(tmp_path))
-    for dname in ("f32", "bf16"):
+    for dname in ("f32", "bf16", "f64"):
         dt = nm.DTYPES[dname]
         for n, (shape, axes) in enumerate(GRID_SHAPES):
             x = data.values(rng, dt, shape, ("normal", "specials", "big")[n % 3], axes)
