@@ -191,17 +191,39 @@ lp_expr *grid_outer_index(lp_kernel *k, const gplan *g, lp_expr *o) {
 
 /* The register `first` = the perfect binary tree of the n registers first, first + step,
  * … (pairs of neighbours, level by level). */
-void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered) {
+static void reg_pair(dsp_lower *l, lp_block *b, int first, int step, int i, int h, bool ordered) {
     lp_kernel *k = l->k;
+    lp_expr *x = lp_reg(k, first + i * step), *y = lp_reg(k, first + (i + h) * step);
+    lp_assign(k, b, first + i * step, ordered ? dsp_combine_ordered(l, b, x, y) : dsp_combine(l, b, x, y));
+}
+
+void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered) {
     if (dsp_folds_many(l->q)) {
         dsp_fold_regs(l, b, first, n, step);
         return;
     }
     for (int h = 1; h < n; h <<= 1)
-        for (int i = 0; i + h < n; i += 2 * h) {
-            lp_expr *x = lp_reg(k, first + i * step), *y = lp_reg(k, first + (i + h) * step);
-            lp_assign(k, b, first + i * step, ordered ? dsp_combine_ordered(l, b, x, y) : dsp_combine(l, b, x, y));
-        }
+        for (int i = 0; i + h < n; i += 2 * h) reg_pair(l, b, first, step, i, h, ordered);
+}
+
+bool grid_tree_by_leaf(const dsp_lower *l) { return !dsp_folds_many(l->q); }
+
+/* The pairs of grid_reg_tree's tree that leaf j (of n, in index order) completes: each
+ * whole subtree of 2h leaves whose last leaf is j, smallest first. Called for j = 0, 1, ...
+ * as each leaf is ready, then grid_tree_rest once: the same pairs, so the same tree, with
+ * a few of its nodes live at a time instead of every leaf. Only the pairs of h in
+ * [hlo, hhi): the pairs inside an aligned block of 2^k leaves are those of h < 2^k. */
+void grid_tree_leaf(dsp_lower *l, lp_block *b, int first, int j, int step, bool ordered, int hlo, int hhi) {
+    for (int h = 1; h < hhi && (j + 1) % (2 * h) == 0; h <<= 1)
+        if (h >= hlo) reg_pair(l, b, first, step, j + 1 - 2 * h, h, ordered);
+}
+
+/* The pairs left after grid_tree_leaf of every leaf: those whose right subtree is cut
+ * short by n, level by level */
+void grid_tree_rest(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered) {
+    for (int h = 1; h < n; h <<= 1)
+        for (int i = 0; i + h < n; i += 2 * h)
+            if (i + 2 * h > n) reg_pair(l, b, first, step, i, h, ordered);
 }
 
 /* Shared slots hold `count` trees of K leaves each, leaf i of tree c at (t0 + i) * width

@@ -156,6 +156,9 @@ static inline int64_t run_index_stride(const gplan *g) { return g->d[g->rank - 1
  * elements come in index order, and the present ones first: dsp_combine_ordered); over
  * shared slots (grid.c says how they are laid out). */
 void grid_reg_tree(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered);
+bool grid_tree_by_leaf(const dsp_lower *l);
+void grid_tree_leaf(dsp_lower *l, lp_block *b, int first, int j, int step, bool ordered, int hlo, int hhi);
+void grid_tree_rest(dsp_lower *l, lp_block *b, int first, int n, int step, bool ordered);
 void grid_slot_tree(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t leaves, int64_t K, int64_t width);
 /* The partials' gather into slots f < n, eight loads in flight per thread. */
 void grid_slot_gather(dsp_lower *l, lp_block *b, lp_buf *slots, int64_t n, const partial_gather *p);

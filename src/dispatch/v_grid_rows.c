@@ -46,8 +46,11 @@ static bool group_shape(const dsp_query *q, const gplan *g, gshape *gs, char *wh
 /* acc[u] = acc[u] ⊕ the value of piece o of output s_regs[u], for `items` outputs at once,
  * folded by the lanes of a group (lane: the thread's lane in it); with `fresh`, acc[u]
  * holds the identity, so it takes the value itself (the same bits: e ⊕ v is v). Each lane loads its
- * leaves — the identity where the piece has none or valid[u] is false — all of them before
- * it folds any; then the trees of the order. Every lane of the warp runs the butterfly. */
+ * leaves — the identity where the piece has none or valid[u] is false — issuing every whole
+ * vector's load before it folds any; then the trees of the order, each pair folded as soon
+ * as its two subtrees are (grid_tree_leaf: the same pairs as grid_reg_tree's level by level,
+ * so the same bits, with a few states live instead of one a leaf: a var's f64 pairs took 152
+ * registers, 1 CTA of 256 an SM, and take 64). Every lane of the warp runs the butterfly. */
 static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape *gs, int items, lp_type it,
                          const int *s_regs, lp_expr *o, lp_expr *lane, const int *acc, lp_expr *const *valid, bool fresh) {
     lp_kernel *k = l->k;
@@ -99,6 +102,9 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                     lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
                     lp_assign(k, has, lf + e, dsp_element(l, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), INDEX(i), shift[u]));
                 }
+                /* the vector's own pairs of the tree, now that its leaves are made */
+                if (grid_tree_by_leaf(l))
+                    for (int e = 0; e < vec; e++) grid_tree_leaf(l, in, lf - bi * vec, bi * vec + e, 1, ri > 0, 1, vec);
             }
     }
     for (int u = 0; u < items; u++) { /* the folds, after every load */
@@ -106,15 +112,22 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
         for (int j = 0; j < gs->f; j++) {
             int lf = leaf + (u * gs->f + j) * nleaf;
             lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
+            /* each leaf of a whole vector made from its loaded element, and the tree's
+             * pairs it completes folded then (the same tree as grid_reg_tree's: a few
+             * states live at a time, not nleaf of them) */
+            bool by_leaf = grid_tree_by_leaf(l);
             for (int bi = 0; bi < gs->ueff; bi++)
-                if (g->aligned && whole[bi])
-                    for (int e = 0; e < vec; e++) {
+                for (int e = 0; e < vec; e++) {
+                    if (g->aligned && whole[bi]) {
                         lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
                         lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e), INDEX(i), shift[u]));
                     }
+                    if (by_leaf) grid_tree_leaf(l, in, lf, bi * vec + e, 1, ri > 0, g->aligned && whole[bi] ? 1 : vec, 1 << 30);
+                }
             /* a logical lane's leaves: in index order when the run's index rises with its
              * elements (not a reversed dim), the loaded ones first */
-            grid_reg_tree(l, in, lf, nleaf, 1, ri > 0);
+            if (by_leaf) grid_tree_rest(l, in, lf, nleaf, 1, ri > 0);
+            else grid_reg_tree(l, in, lf, nleaf, 1, ri > 0);
         }
         grid_reg_tree(l, in, leaf + u * per, gs->f, nleaf, false); /* its logical lanes */
     }
