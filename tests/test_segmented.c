@@ -1,0 +1,558 @@
+/*
+ * test_segmented.c — tilec_reduce_segmented on the simulator (which runs the lowered loop
+ * IR, so every worker layout is proven without a GPU), and its CUDA and HIP source
+ * compiled by NVRTC / hiprtc where they are installed.
+ *
+ * The oracles: each segment against tilec_reduce of a dense [1, len] tensor of its
+ * elements, bit for bit (the documented promise: the fold order depends on the length
+ * only); and, independently of tilec, exact values computed here for the ops whose result
+ * is exact on the data used (max, min, argmax, argmin, aminmax of anything, integer sums
+ * and products, float sums of small integers), and double-precision values with a
+ * tolerance for the others. Every op, f32 / f64 / i32 / bf16 (and f16, u32, i64 where the
+ * op takes them), NaN, ±inf and ±0, random offsets with empty segments, one segment
+ * covering all, offsets equal to the dense rows, int32 offsets, rows of several segments,
+ * the three worker layouts (a group a segment, a CTA a segment, CTAs a segment), bad
+ * offsets (falling, negative, past the end) and empty segments of max reported by
+ * tilec_synchronize, and bad arguments.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tilec.h"
+
+static tilec_ctx *sim_ctx(void) {
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    assert_int_equal(tilec_runtime_open(ctx, TILEC_BACKEND_SIM, 0), TILEC_OK);
+    return ctx;
+}
+
+static uint64_t rnd(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Element i of a buffer of dtype t as a double (16-bit floats decoded independently of
+ * tilec's converters: the bits shifted into an f32 for bf16). */
+static double get(tilec_dtype t, const void *b, int64_t i) {
+    switch (t) {
+    case TILEC_F32: return ((const float *)b)[i];
+    case TILEC_F64: return ((const double *)b)[i];
+    case TILEC_I32: return ((const int32_t *)b)[i];
+    case TILEC_U32: return ((const uint32_t *)b)[i];
+    case TILEC_I64: return (double)((const int64_t *)b)[i];
+    case TILEC_BF16: {
+        uint32_t u = (uint32_t)((const uint16_t *)b)[i] << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    case TILEC_F16: return tilec_f16_to_double(((const uint16_t *)b)[i]);
+    default: return 0;
+    }
+}
+
+/* Sets element i to x (exactly representable in t: the test's values are). */
+static void put(tilec_dtype t, void *b, int64_t i, double x) {
+    switch (t) {
+    case TILEC_F32: ((float *)b)[i] = (float)x; break;
+    case TILEC_F64: ((double *)b)[i] = x; break;
+    case TILEC_I32: ((int32_t *)b)[i] = (int32_t)x; break;
+    case TILEC_U32: ((uint32_t *)b)[i] = (uint32_t)x; break;
+    case TILEC_I64: ((int64_t *)b)[i] = (int64_t)x; break;
+    case TILEC_BF16: {
+        float f = (float)x;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        ((uint16_t *)b)[i] = (uint16_t)(u >> 16); /* exact for the values used */
+        break;
+    }
+    case TILEC_F16: ((uint16_t *)b)[i] = tilec_f16_from_double(x); break;
+    default: break;
+    }
+}
+
+static bool is_float(tilec_dtype t) { return t == TILEC_F32 || t == TILEC_F64 || t == TILEC_BF16 || t == TILEC_F16; }
+
+/* Fills n elements: small integers (sums of them are exact in every float type used, up
+ * to 2^8 elements of bf16), with NaN, ±inf and ±0 mixed in when specials (floats). prod
+ * gets ±1, ±2 and 1s, so products stay exact. */
+static void fill(tilec_dtype t, tilec_op op, void *b, int64_t n, bool specials, uint64_t *s) {
+    for (int64_t i = 0; i < n; i++) {
+        double x = (double)(int)(rnd(s) % 9) - 4;
+        if (op == TILEC_OP_PROD) x = (rnd(s) % 4 == 0) ? ((rnd(s) & 1) ? -2.0 : 2.0) : ((rnd(s) % 5 == 0) ? -1.0 : 1.0);
+        if (op == TILEC_OP_LOGSUMEXP) x = x / 4;
+        if (t == TILEC_U32 && x < 0) x = -x;
+        if (specials && is_float(t)) {
+            unsigned r = (unsigned)(rnd(s) % 97);
+            if (r == 0) x = NAN;
+            else if (r == 1) x = INFINITY;
+            else if (r == 2) x = -INFINITY;
+            else if (r == 3) x = -0.0;
+            else if (r == 4) x = 0.0;
+        }
+        put(t, b, i, x);
+    }
+}
+
+typedef struct run {
+    tilec_op op;
+    tilec_dtype dtype;
+    tilec_nan nan;
+    int64_t rows, extent, nsegs;
+    const int64_t *offsets;
+    bool i32;
+    bool accumulate;
+} run;
+
+static tilec_dtype out_dt(const run *r) { return r->dtype; }
+static tilec_dtype out2_dt(const run *r) { return tilec_op_second_dtype(r->op, r->dtype); }
+
+static char sync_msg[2048]; /* tilec_synchronize's diagnostics in seg_run */
+
+/* The segmented reduction of host data `in` on the simulator; out (and out2) host
+ * buffers of rows * nsegs elements; before: the outputs' contents before the call (for
+ * accumulate and to see what is left unwritten). Returns tilec_synchronize's status; the
+ * call's own must be OK. */
+static tilec_status seg_run(tilec_ctx *ctx, const run *r, const void *in, void *out, void *out2, const void *before) {
+    size_t es = tilec_dtype_size(r->dtype), eo = tilec_dtype_size(out_dt(r));
+    bool two = tilec_op_outputs(r->op) == 2;
+    size_t e2 = two ? tilec_dtype_size(out2_dt(r)) : 0;
+    int64_t outs = r->rows * r->nsegs;
+    void *din, *dout, *dout2 = NULL, *doff;
+    assert_int_equal(tilec_mem_alloc(ctx, (size_t)(r->rows * r->extent) * es + 1, &din), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, (size_t)outs * eo + 1, &dout), TILEC_OK);
+    if (two) assert_int_equal(tilec_mem_alloc(ctx, (size_t)outs * e2 + 1, &dout2), TILEC_OK);
+    size_t ob = (size_t)(r->nsegs + 1) * (r->i32 ? 4 : 8);
+    assert_int_equal(tilec_mem_alloc(ctx, ob, &doff), TILEC_OK);
+    void *off = malloc(ob);
+    for (int64_t s = 0; s <= r->nsegs; s++) {
+        if (r->i32) ((int32_t *)off)[s] = (int32_t)r->offsets[s];
+        else ((int64_t *)off)[s] = r->offsets[s];
+    }
+    assert_int_equal(tilec_mem_upload(ctx, doff, off, ob), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, din, in, (size_t)(r->rows * r->extent) * es), TILEC_OK);
+    assert_int_equal(tilec_mem_upload(ctx, dout, before, (size_t)outs * eo), TILEC_OK);
+    if (two) assert_int_equal(tilec_mem_upload(ctx, dout2, before, (size_t)outs * e2 < (size_t)outs * eo ? (size_t)outs * e2 : (size_t)outs * eo), TILEC_OK);
+    tilec_reduce_desc d = {.op = r->op, .dtype = r->dtype, .rank = 2, .shape = {r->rows, r->extent}, .naxes = 1,
+                           .axes = {1}, .nan = r->nan, .accumulate = r->accumulate, .out2 = dout2};
+    tilec_status st = tilec_reduce_segmented(ctx, &d, doff, r->i32, r->nsegs, din, dout);
+    if (st != TILEC_OK) fail_msg("tilec_reduce_segmented: %s\n%s", tilec_status_name(st), tilec_diag_text(ctx));
+    tilec_status sync = tilec_synchronize(ctx);
+    snprintf(sync_msg, sizeof sync_msg, "%s", tilec_diag_text(ctx)); /* the calls below clear it */
+    assert_int_equal(tilec_mem_download(ctx, out, dout, (size_t)outs * eo), TILEC_OK);
+    if (two) assert_int_equal(tilec_mem_download(ctx, out2, dout2, (size_t)outs * e2), TILEC_OK);
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    tilec_mem_free(ctx, dout2);
+    tilec_mem_free(ctx, doff);
+    free(off);
+    return sync;
+}
+
+/* tilec_reduce of the dense [1, n] tensor `in` (n may be 0): out, out2 (one element). */
+static tilec_status dense_run(tilec_ctx *ctx, const run *r, const void *in, int64_t n, void *out, void *out2) {
+    size_t es = tilec_dtype_size(r->dtype), eo = tilec_dtype_size(out_dt(r));
+    bool two = tilec_op_outputs(r->op) == 2;
+    void *din, *dout, *dout2 = NULL;
+    assert_int_equal(tilec_mem_alloc(ctx, (size_t)n * es + 1, &din), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 8, &dout), TILEC_OK);
+    if (two) assert_int_equal(tilec_mem_alloc(ctx, 8, &dout2), TILEC_OK);
+    if (n) assert_int_equal(tilec_mem_upload(ctx, din, in, (size_t)n * es), TILEC_OK);
+    tilec_reduce_desc d = {.op = r->op, .dtype = r->dtype, .rank = 2, .shape = {1, n}, .naxes = 1, .axes = {1},
+                           .nan = r->nan, .out2 = dout2};
+    tilec_status st = tilec_reduce(ctx, &d, din, dout);
+    if (st == TILEC_OK) {
+        assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+        assert_int_equal(tilec_mem_download(ctx, out, dout, eo), TILEC_OK);
+        if (two) assert_int_equal(tilec_mem_download(ctx, out2, dout2, tilec_dtype_size(out2_dt(r))), TILEC_OK);
+    }
+    tilec_mem_free(ctx, din);
+    tilec_mem_free(ctx, dout);
+    tilec_mem_free(ctx, dout2);
+    return st;
+}
+
+static bool errs_on_empty(tilec_op op) {
+    return op == TILEC_OP_MAX || op == TILEC_OP_MIN || op == TILEC_OP_ARGMAX || op == TILEC_OP_ARGMIN || op == TILEC_OP_AMINMAX;
+}
+
+/* The value and index an independent oracle expects of segment [lo, hi) of x (doubles),
+ * exact for max, min, arg*, aminmax and sums and products of the test's data; *exact says
+ * whether the op's result is compared exactly (else within tol of the double value). */
+static double oracle(const run *r, const double *x, int64_t n, double *second, bool *exact, double *tol) {
+    tilec_op op = r->op;
+    bool ign = r->nan == TILEC_NAN_IGNORE;
+    *exact = true;
+    *tol = 0;
+    *second = 0;
+    double acc = 0;
+    if (tilec_op_compares(op)) { /* the first best under the order -inf < ... < -0 < +0 < ... < inf */
+        int64_t imx = -1, imn = -1;
+        double mx = 0, mn = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v = x[i];
+            if (isnan(v)) {
+                if (ign) continue;
+                *second = op == TILEC_OP_AMINMAX ? NAN : (double)i; /* the first NaN */
+                return NAN;
+            }
+            bool gt = imx < 0 || v > mx || (v == 0 && mx == 0 && !signbit(v) && signbit(mx));
+            bool lt_ = imn < 0 || v < mn || (v == 0 && mn == 0 && signbit(v) && !signbit(mn));
+            if (gt) { mx = v; imx = i; }
+            if (lt_) { mn = v; imn = i; }
+        }
+        if (imx < 0) { /* all NaN (ignore) */
+            *second = op == TILEC_OP_AMINMAX ? NAN : 0;
+            return NAN;
+        }
+        switch (op) {
+        case TILEC_OP_MAX: return mx;
+        case TILEC_OP_MIN: return mn;
+        case TILEC_OP_ARGMAX: *second = (double)imx; return mx;
+        case TILEC_OP_ARGMIN: *second = (double)imn; return mn;
+        default: *second = mx; return mn; /* aminmax */
+        }
+    }
+    double s = 0, ss = 0, p = 1, ax = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+        s += x[i];
+        ss += x[i] * x[i];
+        p *= x[i];
+        if (x[i] > ax) ax = x[i];
+    }
+    switch (op) {
+    case TILEC_OP_SUM: acc = s; break;
+    case TILEC_OP_PROD: acc = p; break;
+    case TILEC_OP_SUMSQ: acc = ss; break;
+    case TILEC_OP_NORM2: acc = sqrt(ss); *exact = false; *tol = 1e-6 * (acc + 1); break;
+    case TILEC_OP_MEAN: acc = n ? s / (double)n : NAN; *exact = false; *tol = 1e-6 * (fabs(acc) + 1); break;
+    case TILEC_OP_VAR:
+    case TILEC_OP_STD: {
+        double m = n ? s / (double)n : 0, v = 0;
+        for (int64_t i = 0; i < n; i++) v += (x[i] - m) * (x[i] - m);
+        acc = n > 1 ? v / (double)(n - 1) : NAN;
+        if (op == TILEC_OP_STD) acc = sqrt(acc);
+        *exact = false;
+        *tol = 1e-5 * (fabs(acc) + 1);
+        break;
+    }
+    case TILEC_OP_LOGSUMEXP: {
+        double e = 0;
+        for (int64_t i = 0; i < n; i++) e += exp(x[i] - ax);
+        acc = n ? ax + log(e) : -INFINITY;
+        if (isinf(ax)) acc = ax;
+        *exact = false;
+        *tol = 1e-5 * (fabs(acc) + 1);
+        break;
+    }
+    default: break;
+    }
+    if (r->dtype == TILEC_BF16 && !*exact) *tol *= 1e4;
+    return acc;
+}
+
+/* v rounded to nearest even in dtype t's float type (exact ops' results, stored). */
+static double rounded(tilec_dtype t, double v) {
+    if (isnan(v) || !is_float(t) || t == TILEC_F64) return v;
+    float f = (float)v;
+    if (t == TILEC_BF16 && isfinite(f)) {
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+        memcpy(&f, &u, 4);
+    }
+    return f;
+}
+
+static bool same_value(double got, double want, bool exact, double tol) {
+    if (isnan(want)) return isnan(got);
+    if (exact) return got == want && (got != 0 || signbit(got) == signbit(want));
+    if (isinf(want)) return got == want;
+    return fabs(got - want) <= tol;
+}
+
+/* Runs r on random data (with specials when asked) and checks every segment against the
+ * dense reduction of its elements (bitwise) and against the oracle (specials off, or ops
+ * whose oracle follows the NaN rules: the comparing ones). */
+static void check_run(tilec_ctx *ctx, const run *r, uint64_t seed, bool specials) {
+    size_t es = tilec_dtype_size(r->dtype), eo = tilec_dtype_size(out_dt(r));
+    bool two = tilec_op_outputs(r->op) == 2;
+    size_t e2 = two ? tilec_dtype_size(out2_dt(r)) : 0;
+    int64_t outs = r->rows * r->nsegs;
+    unsigned char *in = malloc((size_t)(r->rows * r->extent) * es + 1);
+    unsigned char *out = malloc((size_t)outs * eo + 1), *out2 = malloc((size_t)outs * (e2 ? e2 : 1) + 1);
+    unsigned char *before = malloc((size_t)outs * 8 + 1);
+    memset(before, 0x5a, (size_t)outs * 8 + 1); /* a pattern a result never has: unwritten outputs show */
+    fill(r->dtype, r->op, in, r->rows * r->extent, specials, &seed);
+    bool any_empty_err = false;
+    for (int64_t s = 0; s < r->nsegs; s++) any_empty_err = any_empty_err || (r->offsets[s] == r->offsets[s + 1] && errs_on_empty(r->op));
+    tilec_status sync = seg_run(ctx, r, in, out, out2, before);
+    if (any_empty_err) {
+        assert_int_equal(sync, TILEC_ERR_INVALID_ARG);
+        assert_non_null(strstr(sync_msg, "empty segment"));
+    } else if (sync != TILEC_OK) {
+        fail_msg("tilec_synchronize: %s\n%s", tilec_status_name(sync), tilec_diag_text(ctx));
+    }
+    double *xs = malloc((size_t)(r->extent + 1) * sizeof *xs);
+    for (int64_t row = 0; row < r->rows; row++)
+        for (int64_t s = 0; s < r->nsegs; s++) {
+            int64_t lo = r->offsets[s], n = r->offsets[s + 1] - lo, o = row * r->nsegs + s;
+            const unsigned char *seg = in + (size_t)(row * r->extent + lo) * es;
+            if (n == 0 && errs_on_empty(r->op)) { /* not written */
+                assert_memory_equal(out + (size_t)o * eo, before, eo);
+                continue;
+            }
+            unsigned char want[8], want2[8];
+            assert_int_equal(dense_run(ctx, r, seg, n, want, want2), TILEC_OK);
+            if (memcmp(out + (size_t)o * eo, want, eo) || (two && memcmp(out2 + (size_t)o * e2, want2, e2)))
+                fail_msg("%s %s: row %lld segment %lld [%lld, +%lld) differs from the dense row's bits: %.17g vs %.17g",
+                         tilec_op_name(r->op), tilec_dtype_name(r->dtype), (long long)row, (long long)s, (long long)lo,
+                         (long long)n, get(out_dt(r), out, o), get(out_dt(r), want, 0));
+            bool oracle_ok = !specials || tilec_op_compares(r->op);
+            if (!oracle_ok) continue;
+            for (int64_t i = 0; i < n; i++) xs[i] = get(r->dtype, seg, i);
+            bool exact;
+            double tol, second, v = oracle(r, xs, n, &second, &exact, &tol);
+            double got = get(out_dt(r), out, o);
+            if (r->dtype == TILEC_I32 && r->op == TILEC_OP_PROD) v = (double)(int32_t)(int64_t)v;
+            if (exact) v = rounded(out_dt(r), v);
+            if (!same_value(got, v, exact, tol))
+                fail_msg("%s %s segment %lld of %lld elements: %.17g, the oracle %.17g", tilec_op_name(r->op),
+                         tilec_dtype_name(r->dtype), (long long)s, (long long)n, got, v);
+            if (two) {
+                double g2 = get(out2_dt(r), out2, o);
+                if (!same_value(g2, second, true, 0))
+                    fail_msg("%s %s segment %lld: second output %.17g, the oracle %.17g", tilec_op_name(r->op),
+                             tilec_dtype_name(r->dtype), (long long)s, g2, second);
+            }
+        }
+    free(xs);
+    free(in);
+    free(out);
+    free(out2);
+    free(before);
+}
+
+/* Random offsets over extent: lengths 0 to maxlen (a third of them 0), the rest past the
+ * last segment unread. */
+static int64_t *random_offsets(int64_t extent, int64_t nsegs, int64_t maxlen, uint64_t *s) {
+    int64_t *o = malloc((size_t)(nsegs + 1) * sizeof *o);
+    o[0] = (int64_t)(rnd(s) % 3);
+    for (int64_t i = 0; i < nsegs; i++) {
+        int64_t len = rnd(s) % 3 == 0 ? 0 : (int64_t)(rnd(s) % (uint64_t)(maxlen + 1));
+        o[i + 1] = o[i] + len > extent ? extent : o[i] + len;
+    }
+    return o;
+}
+
+static const tilec_dtype dtypes[] = {TILEC_F32, TILEC_F64, TILEC_I32, TILEC_BF16};
+
+/* Every op and dtype: random offsets with empty segments, two rows, with and without
+ * specials; every segment the dense row's bits and the oracle's value. */
+static void every_op(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    uint64_t seed = 12345;
+    for (int o = 0; o < TILEC_OP_COUNT; o++)
+        for (size_t t = 0; t < sizeof dtypes / sizeof *dtypes; t++) {
+            if (!tilec_op_supports((tilec_op)o, dtypes[t], false)) continue;
+            int64_t *off = random_offsets(300, 12, 70, &seed);
+            run r = {.op = (tilec_op)o, .dtype = dtypes[t], .rows = 2, .extent = 300, .nsegs = 12, .offsets = off};
+            for (int sp = 0; sp < 2; sp++) check_run(ctx, &r, seed + (uint64_t)sp, sp);
+            if (tilec_op_compares((tilec_op)o) && (dtypes[t] == TILEC_F32 || dtypes[t] == TILEC_BF16)) {
+                r.nan = TILEC_NAN_IGNORE;
+                check_run(ctx, &r, seed, true);
+            }
+            free(off);
+        }
+    tilec_close(ctx);
+}
+
+/* Lengths around the piece boundaries (W = 1024 for 4- and 2-byte types, 512 for 8-byte
+ * ones) and offsets equal to the dense rows: a [R, n] tensor reduced by segments of n is
+ * tilec_reduce's [R, n] bit for bit. */
+static void dense_rows(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    static const int64_t lens[] = {1, 2, 31, 33, 512, 513, 1024, 1025, 2049, 3000};
+    static const tilec_op ops[] = {TILEC_OP_SUM, TILEC_OP_MAX, TILEC_OP_ARGMAX, TILEC_OP_LOGSUMEXP, TILEC_OP_VAR,
+                                   TILEC_OP_MEAN, TILEC_OP_NORM2, TILEC_OP_AMINMAX};
+    uint64_t seed = 99;
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++)
+            for (size_t t = 0; t < 2; t++) {
+                tilec_dtype dt = t ? TILEC_F64 : TILEC_F32;
+                if (!tilec_op_supports(ops[oi], dt, false)) continue;
+                int64_t n = lens[li], R = 3, off[2] = {0, n};
+                /* R rows of one segment each: the segment's bits are the row's (checked in
+                 * check_run against [1, n]; the batch does not change a row's bits) */
+                run r = {.op = ops[oi], .dtype = dt, .rows = R, .extent = n, .nsegs = 1, .offsets = off};
+                check_run(ctx, &r, seed++, true);
+                /* and one row cut into segments of n */
+                int64_t offs[4] = {0, n, 2 * n, 3 * n};
+                run r3 = {.op = ops[oi], .dtype = dt, .rows = 1, .extent = 3 * n, .nsegs = 3, .offsets = offs,
+                          .i32 = true};
+                check_run(ctx, &r3, seed++, true);
+            }
+    tilec_close(ctx);
+}
+
+/* The worker layouts: short segments (a group each), long ones (a CTA each), few long ones
+ * (CTAs each, partials folded by the last), with a single segment covering all. */
+static void layouts(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    uint64_t seed = 7;
+    static const tilec_op ops[] = {TILEC_OP_SUM, TILEC_OP_ARGMIN, TILEC_OP_LOGSUMEXP, TILEC_OP_STD, TILEC_OP_PROD};
+    for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++) {
+        /* a CTA a segment: mean length above two pieces */
+        int64_t off[4] = {0, 5000, 5000, 9000};
+        run r = {.op = ops[oi], .dtype = TILEC_F32, .rows = 1, .extent = 9001, .nsegs = 3, .offsets = off};
+        if (ops[oi] == TILEC_OP_ARGMIN) off[2] = 5001; /* no empty segment for an op that has no value for one */
+        check_run(ctx, &r, seed++, true);
+        /* one segment covering all */
+        int64_t all[2] = {0, 9001};
+        run r1 = {.op = ops[oi], .dtype = TILEC_F32, .rows = 1, .extent = 9001, .nsegs = 1, .offsets = all};
+        check_run(ctx, &r1, seed++, false);
+    }
+    /* CTAs a segment: f64 (pieces of 512: 4 CTAs a segment), two segments of 70000 and 60000 */
+    int64_t big[3] = {0, 70000, 130000};
+    run r2 = {.op = TILEC_OP_SUM, .dtype = TILEC_F64, .rows = 1, .extent = 130000, .nsegs = 2, .offsets = big};
+    check_run(ctx, &r2, seed++, true);
+    r2.op = TILEC_OP_ARGMAX; /* f32, pieces of 1024: 2 CTAs a segment */
+    r2.dtype = TILEC_F32;
+    check_run(ctx, &r2, seed++, true);
+    tilec_close(ctx);
+}
+
+/* Offsets that fall, start below 0 or end past the extent: the call succeeds, the next
+ * tilec_synchronize says which, the good segments are right, the bad ones unwritten, and
+ * the status is cleared. */
+static void bad_offsets(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    static const struct {
+        int64_t off[5];
+        const char *what;
+        int bad;
+    } cases[] = {
+        {{0, 10, 5, 20, 30}, "falls", 1},
+        {{-3, 10, 12, 20, 30}, "starts below 0", 1},
+        {{0, 10, 12, 20, 41}, "ends past the extent", 1},
+        {{0, 10, 5, 20, 41}, "falls", 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+        for (int i32 = 0; i32 < 2; i32++) {
+            float in[40];
+            for (int i = 0; i < 40; i++) in[i] = (float)i;
+            float out[4], before[4] = {-7, -7, -7, -7};
+            run r = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rows = 1, .extent = 40, .nsegs = 4, .offsets = cases[c].off,
+                     .i32 = i32};
+            tilec_status st = seg_run(ctx, &r, in, out, NULL, before);
+            assert_int_equal(st, TILEC_ERR_INVALID_ARG);
+            const char *msg = sync_msg;
+            if (!strstr(msg, cases[c].what)) fail_msg("case %zu: %s", c, msg);
+            char count[64];
+            snprintf(count, sizeof count, "%d segment%s had bad offsets", cases[c].bad, cases[c].bad == 1 ? "" : "s");
+            if (!strstr(msg, count)) fail_msg("case %zu: %s", c, msg);
+            for (int s = 0; s < 4; s++) {
+                int64_t lo = cases[c].off[s], hi = cases[c].off[s + 1];
+                if (lo < 0 || hi < lo || hi > 40) {
+                    assert_true(out[s] == -7);
+                    continue;
+                }
+                float want = 0; /* independent: the integers lo .. hi - 1 */
+                for (int64_t i = lo; i < hi; i++) want += (float)i;
+                assert_true(out[s] == want);
+            }
+            assert_int_equal(tilec_synchronize(ctx), TILEC_OK); /* reported once, then cleared */
+        }
+    /* an empty segment of max: reported; the others right */
+    float in[8] = {1, 5, 2, 8, 3, 9, 4, 0}, out[3], before[3] = {-7, -7, -7};
+    int64_t off[4] = {0, 3, 3, 8};
+    run r = {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rows = 1, .extent = 8, .nsegs = 3, .offsets = off};
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(sync_msg, "1 empty segment (the first counted: segment 1)"));
+    assert_true(out[0] == 5 && out[1] == -7 && out[2] == 9);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    tilec_close(ctx);
+}
+
+/* Empty segments of the ops that have a value for them; accumulate leaves them. */
+static void empty_values(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    float in[4] = {1, 2, 3, 4};
+    int64_t off[3] = {0, 0, 4};
+    static const struct {
+        tilec_op op;
+        float want;
+    } cases[] = {{TILEC_OP_SUM, 0.0f}, {TILEC_OP_SUMSQ, 0.0f}, {TILEC_OP_NORM2, 0.0f}, {TILEC_OP_PROD, 1.0f},
+                 {TILEC_OP_MEAN, NAN}, {TILEC_OP_VAR, NAN}, {TILEC_OP_STD, NAN}, {TILEC_OP_LOGSUMEXP, -INFINITY}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        float out[2], before[2] = {-7, -7};
+        run r = {.op = cases[c].op, .dtype = TILEC_F32, .rows = 1, .extent = 4, .nsegs = 2, .offsets = off};
+        assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_OK);
+        if (isnan(cases[c].want) ? !isnan(out[0]) : out[0] != cases[c].want || (out[0] == 0 && signbit(out[0])))
+            fail_msg("%s of an empty segment: %g", tilec_op_name(cases[c].op), out[0]);
+        if (tilec_op_supports(cases[c].op, TILEC_F32, true)) { /* accumulate: the empty one is left */
+            r.accumulate = true;
+            assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_OK);
+            assert_true(out[0] == -7);
+            float want = cases[c].op == TILEC_OP_SUM ? -7 + 10.0f : cases[c].op == TILEC_OP_PROD ? -7 * 24.0f : -7 + 30.0f;
+            assert_true(out[1] == want);
+        }
+    }
+    tilec_close(ctx);
+}
+
+/* Bad arguments: statuses and messages, nothing launched. */
+static void bad_args(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    void *in, *out, *off;
+    assert_int_equal(tilec_mem_alloc(ctx, 400, &in), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 400, &out), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 80, &off), TILEC_OK);
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {10, 10}, .naxes = 1, .axes = {0}};
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 3, in, out), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "is not the innermost"));
+    d.axes[0] = 1;
+    d.naxes = 2;
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 3, in, out), TILEC_ERR_INVALID_ARG);
+    d.naxes = 1;
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, NULL, false, 3, in, out), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "offsets is NULL"));
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, -1, in, out), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 3, in, in), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "overlap"));
+    d.shape[0] = 1;
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 10, in, out), TILEC_ERR_INVALID_ARG); /* 80 bytes of offsets */
+    assert_non_null(strstr(tilec_diag_text(ctx), "the offsets"));
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 0, in, out), TILEC_OK); /* nothing to do */
+    d.op = TILEC_OP_MEAN;
+    d.dtype = TILEC_I32;
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 3, in, out), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_reduce_segmented(NULL, &d, off, false, 3, in, out), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_reduce_segmented(ctx, NULL, off, false, 3, in, out), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    tilec_close(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
+        cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
