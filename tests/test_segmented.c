@@ -25,7 +25,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "tilec.h"
+#include "../src/runtime/rtc.h"
+#include "../src/codegen/codegen.h"
+#include "../src/dispatch/dispatch.h"
 
 static tilec_ctx *sim_ctx(void) {
     tilec_ctx *ctx;
@@ -549,10 +551,79 @@ static void bad_args(void **state) {
     tilec_close(ctx);
 }
 
+/* The CUDA and HIP source of the segmented kernels compiles with NVRTC (sm_80, sm_90) and
+ * hiprtc (gfx90a at wave64, gfx1030 at wave32) where they are installed: every op on f32
+ * in the three worker layouts, the other dtypes in one, int32 and int64 offsets, aligned
+ * and not; one program of all of them, one compile a target. */
+static void gpu_source_compiles(void **state) {
+    (void)state;
+    static const struct {
+        tilec_backend b;
+        const char *arch;
+        int ws;
+    } targets[] = {{TILEC_BACKEND_CUDA, "sm_80", 32}, {TILEC_BACKEND_CUDA, "sm_90", 32},
+                   {TILEC_BACKEND_HIP, "gfx90a", 64}, {TILEC_BACKEND_HIP, "gfx1030", 32}};
+    static const tilec_dtype all[] = {TILEC_F16, TILEC_BF16, TILEC_F32, TILEC_F64, TILEC_I32, TILEC_U32, TILEC_I64};
+    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
+        if (!rtc_version(targets[t].b)) {
+            print_message("skipped: %s is not installed here\n", targets[t].b == TILEC_BACKEND_CUDA ? "NVRTC" : "hiprtc");
+            continue;
+        }
+        tilec_ctx *ctx;
+        tilec_program *p;
+        assert_int_equal(tilec_open(&ctx), TILEC_OK);
+        assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
+        lp_kernel *ks[256];
+        int nk = 0;
+        dsp_target tg = {.backend = targets[t].b, .arch = targets[t].arch, .warp_size = targets[t].ws};
+        for (int o = 0; o < TILEC_OP_COUNT; o++)
+            for (size_t d = 0; d < sizeof all / sizeof *all; d++)
+                for (int layout = 0; layout < 3; layout++) {
+                    tilec_dtype dt = all[d];
+                    if (!tilec_op_supports((tilec_op)o, dt, false) || (layout > 0 && dt != TILEC_F32)) continue;
+                    char name[32];
+                    snprintf(name, sizeof name, "seg%d", nk);
+                    tilec_kernel *k;
+                    tilec_buffer *b;
+                    bool two = tilec_op_outputs((tilec_op)o) == 2;
+                    int64_t a[2] = {3, 5000}, out[2] = {3, 7}, n1 = 8, z = DSP_SEG_WORDS;
+                    assert_int_equal(tilec_kernel_new(p, name, false, 256, 1, &k), TILEC_OK);
+                    assert_int_equal(tilec_kernel_param(k, "A", dt, 2, a, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                    assert_int_equal(tilec_kernel_param(k, "B", dt, 2, out, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                    if (two)
+                        assert_int_equal(tilec_kernel_param(k, "C", tilec_op_second_dtype((tilec_op)o, dt), 2, out,
+                                                            TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                    assert_int_equal(tilec_kernel_param(k, "O", nk % 2 ? TILEC_I32 : TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b),
+                                     TILEC_OK);
+                    assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                    dsp_segmented sg = {.op = (tilec_op)o, .correction = 1, .rows = 3, .extent = 5000, .nsegs = 7,
+                                        .workers = layout ? 8 : 1, .ctas = layout == 2 ? 4 : 1};
+                    tg.unaligned = nk % 3 == 0;
+                    tilec_status why;
+                    ks[nk] = dsp_lower_segmented(p, k, &tg, &sg, &why);
+                    assert_int_equal(why, TILEC_OK);
+                    nk++;
+                }
+        ir_str src = {0};
+        cg_emit_program(&src, cg_target_for(targets[t].b), p, ks);
+        assert_false(src.oom);
+        rtc_result res = {0};
+        tilec_status st = rtc_compile(ctx, targets[t].b, targets[t].arch, targets[t].ws, "segmented", src.data, RTC_BINARY, &res);
+        if (st != TILEC_OK) fail_msg("%s: %s\n%s", targets[t].arch, tilec_status_name(st), tilec_diag_text(ctx));
+        assert_true(res.size > 64);
+        print_message("%s: %d segmented kernels compiled\n", targets[t].arch, nk);
+        rtc_result_free(&res);
+        ir_str_free(&src);
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
         cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
+        cmocka_unit_test(gpu_source_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
