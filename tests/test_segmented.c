@@ -86,15 +86,18 @@ static void put(tilec_dtype t, void *b, int64_t i, double x) {
 static bool is_float(tilec_dtype t) { return t == TILEC_F32 || t == TILEC_F64 || t == TILEC_BF16 || t == TILEC_F16; }
 
 /* Fills n elements: small integers (sums of them are exact in every float type used, up
- * to 2^8 elements of bf16), with NaN, ±inf and ±0 mixed in when specials (floats). prod
- * gets ±1, ±2 and 1s, so products stay exact. */
-static void fill(tilec_dtype t, tilec_op op, void *b, int64_t n, bool specials, uint64_t *s) {
+ * to 2^8 elements of bf16); with specials & 2, real values of many magnitudes instead (the
+ * float sums round: the fold order shows in their bits); with specials & 1, NaN, ±inf and
+ * ±0 mixed in (floats). prod gets ±1, ±2 and 1s, so products stay exact. */
+static void fill(tilec_dtype t, tilec_op op, void *b, int64_t n, int specials, uint64_t *s) {
     for (int64_t i = 0; i < n; i++) {
         double x = (double)(int)(rnd(s) % 9) - 4;
         if (op == TILEC_OP_PROD) x = (rnd(s) % 4 == 0) ? ((rnd(s) & 1) ? -2.0 : 2.0) : ((rnd(s) % 5 == 0) ? -1.0 : 1.0);
         if (op == TILEC_OP_LOGSUMEXP) x = x / 4;
         if (t == TILEC_U32 && x < 0) x = -x;
-        if (specials && is_float(t)) {
+        if ((specials & 2) && is_float(t) && op != TILEC_OP_PROD) /* real values: float sums round */
+            x = ldexp((double)(rnd(s) >> 11) / 9007199254740992.0 - 0.5, (int)(rnd(s) % 12) - 4);
+        if ((specials & 1) && is_float(t)) {
             unsigned r = (unsigned)(rnd(s) % 97);
             if (r == 0) x = NAN;
             else if (r == 1) x = INFINITY;
@@ -286,7 +289,7 @@ static bool same_value(double got, double want, bool exact, double tol) {
 /* Runs r on random data (with specials when asked) and checks every segment against the
  * dense reduction of its elements (bitwise) and against the oracle (specials off, or ops
  * whose oracle follows the NaN rules: the comparing ones). */
-static void check_run(tilec_ctx *ctx, const run *r, uint64_t seed, bool specials) {
+static void check_run(tilec_ctx *ctx, const run *r, uint64_t seed, int specials) {
     size_t es = tilec_dtype_size(r->dtype), eo = tilec_dtype_size(out_dt(r));
     bool two = tilec_op_outputs(r->op) == 2;
     size_t e2 = two ? tilec_dtype_size(out2_dt(r)) : 0;
@@ -320,7 +323,21 @@ static void check_run(tilec_ctx *ctx, const run *r, uint64_t seed, bool specials
                 fail_msg("%s %s: row %lld segment %lld [%lld, +%lld) differs from the dense row's bits: %.17g vs %.17g",
                          tilec_op_name(r->op), tilec_dtype_name(r->dtype), (long long)row, (long long)s, (long long)lo,
                          (long long)n, get(out_dt(r), out, o), get(out_dt(r), want, 0));
-            bool oracle_ok = !specials || tilec_op_compares(r->op);
+            bool oracle_ok = !(specials & 1) || tilec_op_compares(r->op);
+            if ((specials & 2) && is_float(r->dtype)) { /* real values: the rounded ops within a tolerance */
+                for (int64_t i = 0; i < n; i++) xs[i] = get(r->dtype, seg, i);
+                bool ex, finite = true;
+                double tol, sec, v = oracle(r, xs, n, &sec, &ex, &tol), got = get(out_dt(r), out, o), mag = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    mag += fabs(xs[i]) * (r->op == TILEC_OP_SUMSQ ? fabs(xs[i]) : 1);
+                    finite = finite && isfinite(xs[i]);
+                }
+                if (r->op == TILEC_OP_SUM || r->op == TILEC_OP_SUMSQ) tol = (r->dtype == TILEC_BF16 ? 1e-2 : 1e-5) * (mag + 1);
+                if (finite && !tilec_op_compares(r->op) && !same_value(got, rounded(out_dt(r), v), false, tol))
+                    fail_msg("%s %s segment %lld of %lld real values: %.17g, the oracle %.17g", tilec_op_name(r->op),
+                             tilec_dtype_name(r->dtype), (long long)s, (long long)n, got, v);
+                continue;
+            }
             if (!oracle_ok) continue;
             for (int64_t i = 0; i < n; i++) xs[i] = get(r->dtype, seg, i);
             bool exact;
@@ -370,10 +387,10 @@ static void every_op(void **state) {
             if (!tilec_op_supports((tilec_op)o, dtypes[t], false)) continue;
             int64_t *off = random_offsets(300, 12, 70, &seed);
             run r = {.op = (tilec_op)o, .dtype = dtypes[t], .rows = 2, .extent = 300, .nsegs = 12, .offsets = off};
-            for (int sp = 0; sp < 2; sp++) check_run(ctx, &r, seed + (uint64_t)sp, sp);
+            for (int sp = 0; sp < 4; sp++) check_run(ctx, &r, seed + (uint64_t)sp, sp);
             if (tilec_op_compares((tilec_op)o) && (dtypes[t] == TILEC_F32 || dtypes[t] == TILEC_BF16)) {
                 r.nan = TILEC_NAN_IGNORE;
-                check_run(ctx, &r, seed, true);
+                check_run(ctx, &r, seed, 1);
             }
             free(off);
         }
@@ -399,12 +416,12 @@ static void dense_rows(void **state) {
                 /* R rows of one segment each: the segment's bits are the row's (checked in
                  * check_run against [1, n]; the batch does not change a row's bits) */
                 run r = {.op = ops[oi], .dtype = dt, .rows = R, .extent = n, .nsegs = 1, .offsets = off};
-                check_run(ctx, &r, seed++, true);
+                check_run(ctx, &r, seed++, 3);
                 /* and one row cut into segments of n */
                 int64_t offs[4] = {0, n, 2 * n, 3 * n};
                 run r3 = {.op = ops[oi], .dtype = dt, .rows = 1, .extent = 3 * n, .nsegs = 3, .offsets = offs,
                           .i32 = true};
-                check_run(ctx, &r3, seed++, true);
+                check_run(ctx, &r3, seed++, 2);
             }
     tilec_close(ctx);
 }
@@ -421,19 +438,46 @@ static void layouts(void **state) {
         int64_t off[4] = {0, 5000, 5000, 9000};
         run r = {.op = ops[oi], .dtype = TILEC_F32, .rows = 1, .extent = 9001, .nsegs = 3, .offsets = off};
         if (ops[oi] == TILEC_OP_ARGMIN) off[2] = 5001; /* no empty segment for an op that has no value for one */
-        check_run(ctx, &r, seed++, true);
+        check_run(ctx, &r, seed++, 3);
         /* one segment covering all */
         int64_t all[2] = {0, 9001};
         run r1 = {.op = ops[oi], .dtype = TILEC_F32, .rows = 1, .extent = 9001, .nsegs = 1, .offsets = all};
-        check_run(ctx, &r1, seed++, false);
+        check_run(ctx, &r1, seed++, 0);
+        check_run(ctx, &r1, seed++, 2);
     }
     /* CTAs a segment: f64 (pieces of 512: 4 CTAs a segment), two segments of 70000 and 60000 */
     int64_t big[3] = {0, 70000, 130000};
     run r2 = {.op = TILEC_OP_SUM, .dtype = TILEC_F64, .rows = 1, .extent = 130000, .nsegs = 2, .offsets = big};
-    check_run(ctx, &r2, seed++, true);
+    check_run(ctx, &r2, seed++, 2);
     r2.op = TILEC_OP_ARGMAX; /* f32, pieces of 1024: 2 CTAs a segment */
+    r2.dtype = TILEC_F32; /* f32, pieces of 1024: 2 CTAs a segment */
     r2.dtype = TILEC_F32;
-    check_run(ctx, &r2, seed++, true);
+    check_run(ctx, &r2, seed++, 1);
+    tilec_close(ctx);
+}
+
+/* The order shows: real values, whose float sums round, in segments of many pieces (up to
+ * 24), each segment's bits the dense row's: a group a segment (mean length two pieces or
+ * less) and a CTA a segment. (An order that folds the pieces in sequence instead of the
+ * tree fails this test.) */
+static void fold_order(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    uint64_t seed = 2024;
+    static const tilec_dtype dts[] = {TILEC_F32, TILEC_F64, TILEC_BF16};
+    for (size_t t = 0; t < sizeof dts / sizeof *dts; t++)
+        for (int layout = 0; layout < 2; layout++) {
+            int64_t nsegs = layout ? 12 : 40, extent = 60000, off[41];
+            off[0] = 0;
+            for (int64_t s = 0; s < nsegs; s++) {
+                int64_t len = (int64_t)(rnd(&seed) % 12000);
+                off[s + 1] = off[s] + len > extent ? extent : off[s] + len;
+            }
+            run r = {.op = TILEC_OP_SUM, .dtype = dts[t], .rows = 1, .extent = extent, .nsegs = nsegs, .offsets = off};
+            check_run(ctx, &r, seed++, 2);
+            r.op = TILEC_OP_LOGSUMEXP;
+            if (dts[t] != TILEC_F64) check_run(ctx, &r, seed++, 2);
+        }
     tilec_close(ctx);
 }
 
@@ -623,6 +667,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
         cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
+        cmocka_unit_test(fold_order),
         cmocka_unit_test(gpu_source_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
