@@ -481,6 +481,17 @@ static void fold_order(void **state) {
     tilec_close(ctx);
 }
 
+/* A segment of more than 4096 pieces (2^21 + 5 f64, pieces of 512): blocks of G = 2
+ * pieces, b and b + NB, then the tree of NB = 2051 blocks; its bits are the dense row's. */
+static void long_segment(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    int64_t n = 2100005, off[3] = {0, 5, n};
+    run r = {.op = TILEC_OP_SUM, .dtype = TILEC_F64, .rows = 1, .extent = n, .nsegs = 2, .offsets = off};
+    check_run(ctx, &r, 77, 2);
+    tilec_close(ctx);
+}
+
 /* Offsets that fall, start below 0 or end past the extent: the call succeeds, the next
  * tilec_synchronize says which, the good segments are right, the bad ones unwritten, and
  * the status is cleared. */
@@ -667,7 +678,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
         cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
-        cmocka_unit_test(fold_order),
+        cmocka_unit_test(fold_order),   cmocka_unit_test(long_segment),
         cmocka_unit_test(gpu_source_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
