@@ -28,6 +28,7 @@
 #include "../src/runtime/rtc.h"
 #include "../src/codegen/codegen.h"
 #include "../src/dispatch/dispatch.h"
+#include "../src/runtime/sim.h"
 
 static tilec_ctx *sim_ctx(void) {
     tilec_ctx *ctx;
@@ -606,6 +607,61 @@ static void bad_args(void **state) {
     tilec_close(ctx);
 }
 
+/* Wave64 (HIP's CDNA): two groups of 32 lanes share a warp, and each runs its own
+ * segment's loops, so the warp diverges around the groups' butterflies. The simulator
+ * runs the lowered kernels at warp size 64 (reporting any shuffle that reads an inactive
+ * lane, any barrier under divergence) and gives the bits of warp size 32, in every
+ * layout. */
+static void wave64(void **state) {
+    (void)state;
+    static const tilec_op ops[] = {TILEC_OP_SUM, TILEC_OP_ARGMAX, TILEC_OP_LOGSUMEXP, TILEC_OP_VAR};
+    uint64_t seed = 64;
+    for (size_t oi = 0; oi < sizeof ops / sizeof *ops; oi++)
+        for (int layout = 0; layout < 3; layout++) {
+            int64_t rows = 2, extent = 14000, nsegs = 9, off[10];
+            off[0] = 0;
+            for (int i = 0; i < nsegs; i++) off[i + 1] = off[i] + 1 + (int64_t)(rnd(&seed) % 1500); /* 1 or 2 pieces */
+            bool two = tilec_op_outputs(ops[oi]) == 2;
+            float *in = malloc((size_t)(rows * extent) * 4);
+            fill(TILEC_F32, ops[oi], in, rows * extent, 3, &seed);
+            unsigned char got[2][2][64 * 8];
+            for (int w = 0; w < 2; w++) {
+                tilec_ctx *ctx;
+                tilec_program *p;
+                assert_int_equal(tilec_open(&ctx), TILEC_OK);
+                assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
+                tilec_kernel *k;
+                tilec_buffer *b;
+                int64_t a[2] = {rows, extent}, o[2] = {rows, nsegs}, n1 = nsegs + 1, z = DSP_SEG_WORDS;
+                assert_int_equal(tilec_kernel_new(p, "seg", false, 256, 1, &k), TILEC_OK);
+                assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 2, a, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                assert_int_equal(tilec_kernel_param(k, "B", TILEC_F32, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                if (two) assert_int_equal(tilec_kernel_param(k, "C", TILEC_I64, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                assert_int_equal(tilec_kernel_param(k, "O", TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                dsp_target tg = {.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = w ? 64 : 32};
+                dsp_segmented sg = {.op = ops[oi], .correction = 1, .rows = rows, .extent = extent, .nsegs = nsegs,
+                                    .workers = layout ? 8 : 1, .ctas = layout == 2 ? 4 : 1};
+                tilec_status why;
+                lp_kernel *lk = dsp_lower_segmented(p, k, &tg, &sg, &why);
+                assert_int_equal(why, TILEC_OK);
+                uint32_t status[DSP_SEG_WORDS] = {0};
+                memset(got[w], 0, sizeof got[w]);
+                void *args[5] = {in, got[w][0], two ? (void *)got[w][1] : (void *)off, two ? (void *)off : (void *)status,
+                                 status};
+                tilec_status st = sim_run(p, lk, args);
+                if (st != TILEC_OK) fail_msg("%s layout %d warp size %d: %s", tilec_op_name(ops[oi]), layout, tg.warp_size,
+                                             tilec_diag_text(ctx));
+                assert_int_equal(status[DSP_SEG_BAD] + status[DSP_SEG_EMPTY], 0);
+                tilec_program_free(p);
+                tilec_close(ctx);
+            }
+            if (memcmp(got[0], got[1], sizeof got[0]))
+                fail_msg("%s layout %d: warp size 64 gives other bits than 32", tilec_op_name(ops[oi]), layout);
+            free(in);
+        }
+}
+
 /* The CUDA and HIP source of the segmented kernels compiles with NVRTC (sm_80, sm_90) and
  * hiprtc (gfx90a at wave64, gfx1030 at wave32) where they are installed: every op on f32
  * in the three worker layouts, the other dtypes in one, int32 and int64 offsets, aligned
@@ -679,7 +735,7 @@ int main(void) {
         cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
         cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
         cmocka_unit_test(fold_order),   cmocka_unit_test(long_segment),
-        cmocka_unit_test(gpu_source_compiles),
+        cmocka_unit_test(wave64),       cmocka_unit_test(gpu_source_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

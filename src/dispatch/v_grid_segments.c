@@ -53,8 +53,10 @@ static lp_expr *either(lp_kernel *k, lp_expr *a, lp_expr *b) { return lp_binary(
 /* acc = acc ⊕ v(o), the value of piece o of the segment, folded by the 32 lanes of the
  * group: each lane loads its leaves (element i of the piece: leaf (i / (32 vec)) vec +
  * i % vec of lane (i / vec) % 32; the identity past the piece's end), all of them before it
- * folds any, then the lane's tree and the butterfly. Every lane of the group runs it. */
-static void piece(seg_ctx *c, lp_block *b, lp_expr *o, int acc) {
+ * folds any, then the lane's tree and the butterfly. Every lane of the group runs it (of
+ * the warp, where a warp holds several groups); where `valid` is false, the piece has no
+ * element and its value is the identity, which changes no bit of acc. */
+static void piece(seg_ctx *c, lp_block *b, lp_expr *o, int acc, lp_expr *valid) {
     dsp_lower *l = c->l;
     lp_kernel *k = l->k;
     int vec = c->vec, nleaf = c->U * vec;
@@ -62,7 +64,8 @@ static void piece(seg_ctx *c, lp_block *b, lp_expr *o, int acc) {
     int xs = grid_regs_new(k, c->A->type, "x", nleaf), leaf = grid_regs_new(k, at, "leaf", nleaf);
     int len = lp_reg_new(k, LP_I64, "len"), start = lp_reg_new(k, LP_I64, "start");
     lp_expr *o0 = mulc(k, o, c->W);
-    lp_assign(k, b, len, imin(k, i64c(k, c->W), sub(k, r_(k, c->n), o0)));
+    lp_expr *whole = imin(k, i64c(k, c->W), sub(k, r_(k, c->n), o0));
+    lp_assign(k, b, len, valid ? lp_select(k, valid, whole, i64c(k, 0)) : whole); /* none: every leaf the identity */
     lp_assign(k, b, start, add(k, r_(k, c->base), o0));
     lp_expr *lanev = mulc(k, r_(k, c->lane), vec);
     /* whole vectors where the segment's piece starts on one */
@@ -246,11 +249,34 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     int up = lp_reg_new(k, LP_BOOL, "up");
     for (int v = 0; v < LEVELS; v++) lp_assign(k, b, stack + v, dsp_identity(&l));
     int j = lp_reg_new(k, LP_I64, "j"), tt = lp_reg_new(k, LP_I64, "t"), o = lp_reg_new(k, LP_I64, "o");
-    lp_block *each = &lp_for(k, b, j, i64c(k, 0), r_(k, cnt), i64c(k, 1))->body;
+    /* a warp of several groups (64 lanes: two) runs the most turns any of its groups needs,
+     * as one: a shuffle needs every lane of the warp; a group's extra turns fold nothing */
+    bool shared_warp = t->warp_size > LANES;
+    int cntL = cnt, GL = G;
+    if (shared_warp) {
+        cntL = lp_reg_new(k, LP_I64, "cntw");
+        GL = lp_reg_new(k, LP_I64, "Gw");
+        int other = lp_reg_new(k, LP_I64, "t");
+        lp_assign(k, b, cntL, r_(k, cnt));
+        lp_assign(k, b, GL, r_(k, G));
+        for (int m = LANES; m < t->warp_size; m <<= 1) {
+            lp_shfl(k, b, other, cntL, m, t->warp_size);
+            lp_assign(k, b, cntL, imax(k, r_(k, cntL), r_(k, other)));
+            lp_shfl(k, b, other, GL, m, t->warp_size);
+            lp_assign(k, b, GL, imax(k, r_(k, GL), r_(k, other)));
+        }
+    }
+    lp_block *each = &lp_for(k, b, j, i64c(k, 0), r_(k, cntL), i64c(k, 1))->body;
     lp_assign(k, each, acc, dsp_identity(&l));
-    lp_block *turn = &lp_for(k, each, tt, i64c(k, 0), r_(k, G), i64c(k, 1))->body;
+    lp_block *turn = &lp_for(k, each, tt, i64c(k, 0), r_(k, GL), i64c(k, 1))->body;
     lp_assign(k, turn, o, add(k, add(k, r_(k, first), r_(k, j)), mul(k, r_(k, tt), r_(k, NB))));
-    piece(&c, &lp_if(k, turn, lt(k, r_(k, o), r_(k, P)))->body, r_(k, o), acc);
+    if (shared_warp) {
+        lp_expr *ok = both(k, both(k, lt(k, r_(k, j), r_(k, cnt)), lt(k, r_(k, tt), r_(k, G))), lt(k, r_(k, o), r_(k, P)));
+        piece(&c, turn, r_(k, o), acc, ok);
+        each = &lp_if(k, each, lt(k, r_(k, j), r_(k, cnt)))->body; /* the push: this group's blocks only */
+    } else {
+        piece(&c, &lp_if(k, turn, lt(k, r_(k, o), r_(k, P)))->body, r_(k, o), acc, NULL);
+    }
     lp_assign(k, each, carry, r_(k, acc));
     lp_assign(k, each, up, lp_int(k, LP_BOOL, 1));
     for (int v = 0; v < LEVELS; v++) {
