@@ -40,6 +40,7 @@ typedef struct seg_ctx {
     int vec, U;
     int64_t W;
     int lane, n, base, shift_reg; /* registers (shift_reg: -1 unless var / std) */
+    int64_t total;                /* elements of the input */
     bool aligned;                 /* A's first element is 16-byte aligned */
 } seg_ctx;
 
@@ -68,11 +69,19 @@ static void piece(seg_ctx *c, lp_block *b, lp_expr *o, int acc, lp_expr *valid) 
     lp_assign(k, b, len, valid ? lp_select(k, valid, whole, i64c(k, 0)) : whole); /* none: every leaf the identity */
     lp_assign(k, b, start, add(k, r_(k, c->base), o0));
     lp_expr *lanev = mulc(k, r_(k, c->lane), vec);
-    /* whole vectors where the segment's piece starts on one */
-    int vok = -1;
+    /* whole vectors where the segment's piece starts on one; where it does not (4- and
+     * 8-byte types), the two aligned vectors a lane's elements straddle, the elements
+     * picked from them by the piece's misalignment r (the same for all its lanes) */
+    int vok = -1, mis = -1, vs = -1;
+    bool straddle = c->aligned && vec > 1 && tilec_dtype_size(c->A->tile->dtype) >= 4;
     if (c->aligned && vec > 1) {
         vok = lp_reg_new(k, LP_BOOL, "vok");
         lp_assign(k, b, vok, eq(k, remc(k, r_(k, start), vec), i64c(k, 0)));
+    }
+    if (straddle) {
+        mis = lp_reg_new(k, LP_I64, "mis");
+        lp_assign(k, b, mis, remc(k, r_(k, start), vec));
+        vs = grid_regs_new(k, c->A->type, "v", 2 * vec * c->U);
     }
     for (int bi = 0; bi < c->U; bi++) {
         lp_expr *e0 = add(k, i64c(k, (int64_t)bi * LANES * vec), lanev);
@@ -82,6 +91,20 @@ static void piece(seg_ctx *c, lp_block *b, lp_expr *o, int acc, lp_expr *valid) 
             lp_stmt *sel = lp_if(k, blk, both(k, r_(k, vok), lp_binary(k, LO_LE, add(k, e0, i64c(k, vec)), r_(k, len))));
             lp_vload(k, &sel->body, xs + bi * vec, vec, c->A, add(k, r_(k, start), e0));
             part = &sel->orelse;
+        }
+        if (straddle) { /* both vectors inside the input (a neighbour's elements are read, not used) */
+            lp_expr *a0 = sub(k, add(k, r_(k, start), e0), r_(k, mis));
+            lp_stmt *two = lp_if(k, part, both(k, lp_unary(k, LO_NOT, r_(k, vok)),
+                                               lp_binary(k, LO_LE, add(k, a0, i64c(k, 2 * vec)), i64c(k, c->total))));
+            int v0 = vs + bi * 2 * vec;
+            lp_vload(k, &two->body, v0, vec, c->A, a0);
+            lp_vload(k, &two->body, v0 + vec, vec, c->A, add(k, a0, i64c(k, vec)));
+            for (int e = 0; e < vec; e++) { /* x[e] = v[mis + e] */
+                lp_expr *pick = r_(k, v0 + vec - 1 + e);
+                for (int m = vec - 2; m >= 0; m--) pick = lp_select(k, eq(k, r_(k, mis), i64c(k, m)), r_(k, v0 + m + e), pick);
+                lp_assign(k, &two->body, xs + bi * vec + e, pick);
+            }
+            part = &two->orelse;
         }
         for (int e = 0; e < vec; e++) {
             lp_expr *i = e ? add(k, e0, i64c(k, e)) : e0;
@@ -153,6 +176,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
                  .Z = lp_buf_for(k, tk->params[two ? 4 : 3]), .vec = (int)(16 / tilec_dtype_size(dt)),
                  .U = in_flight(dt), .shift_reg = -1, .aligned = !t->unaligned};
     c.W = (int64_t)LANES * c.vec * c.U;
+    c.total = sg->rows * sg->extent;
     lp_type at = dsp_acc_type(&q);
     const ir_op_info *op = ir_op(sg->op);
     int workers = sg->workers, C = sg->ctas, nw = workers * C;
@@ -177,11 +201,12 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     }
     snprintf(k->plan, sizeof k->plan,
              "segments of the fold order of a row of their length (pieces of %lld elements); %s; %s loads where a "
-             "segment's piece starts on 16 bytes",
+             "segment's piece starts on 16 bytes%s",
              (long long)c.W,
              workers == 1 ? "a group of 32 lanes a segment" : C == 1 ? "a CTA a segment, its groups on aligned runs of blocks"
                                                                       : "CTAs a segment, their groups on aligned runs of blocks",
-             c.aligned && c.vec > 1 ? "16-byte" : "element");
+             c.aligned && c.vec > 1 ? "16-byte" : "element",
+             c.aligned && c.vec > 1 && tilec_dtype_size(dt) >= 4 ? ", two straddling 16-byte loads where not" : "");
     if (workers > 1 && C > 1) {
         size_t at_ = strlen(k->plan);
         snprintf(k->plan + at_, sizeof k->plan - at_, "; %d CTAs a segment (partials, the last CTA folds them)", C);
