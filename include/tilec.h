@@ -683,6 +683,28 @@ TILEC_API int tilec_comm_size(const tilec_comm *comm);
 TILEC_API tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, const tilec_reduce_desc *local,
                                             int shard_dim, const void *in, void *out);
 
+/* ---------------------------------------------------------------------------------------
+ * Segmented reductions: jagged data, segments of one axis given by offsets
+ * (docs/runtime.md, "Segmented reductions")
+ * ------------------------------------------------------------------------------------ */
+
+/* Reduces the segments of axis desc->axes[0] (desc->naxes is 1): segment s is elements
+ * offsets[s] to offsets[s + 1] - 1 of the axis (CSR's row pointers, CUB's d_offsets),
+ * for s < nsegs, and out (and desc->out2) is the dense row-major tensor of desc's shape
+ * with that axis's extent replaced by nsegs. `offsets` is device memory of nsegs + 1
+ * int64 (int32 with offsets_i32), read on the device only. Each segment's result has the
+ * bits tilec_reduce gives for a dense row of its elements (the fold order depends on the
+ * length only). Every op and dtype tilec_reduce takes, with its options but strides: the
+ * input is dense, and the axis is the innermost one of extent above 1. An empty segment
+ * gives what an empty axis gives (a sum +0, a prod 1, a mean, var or std NaN, a
+ * logsumexp -inf; left as is when accumulating). Offsets that fall, start below 0 or end
+ * past the axis's extent, and empty segments of max, min, argmax, argmin and aminmax, are
+ * found on the device without reading out of bounds: those segments' outputs are not
+ * written, and the next tilec_synchronize of the context returns TILEC_ERR_INVALID_ARG
+ * saying how many and which came first (then clears it). Asynchronous as tilec_reduce. */
+TILEC_API tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *offsets,
+                                              bool offsets_i32, int64_t nsegs, const void *in, void *out);
+
 #ifdef __cplusplus
 }
 #endif

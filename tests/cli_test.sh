@@ -71,7 +71,7 @@ help_lists explain --target --arch --warp-size --dump --verbose
 help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --specials --sim-budget
 help_lists emit --target --arch --warp-size -o
 help_lists compile --target --arch --warp-size -o
-help_lists reduce --op --dtype --shape --axes --strides --out-dtype --nan --in --out --out2 --index-dtype --correction \
+help_lists reduce --op --dtype --shape --axes --strides --out-dtype --nan --in --out --out2 --index-dtype --correction --offsets \
     --accumulate --out-init --backend --check --specials --repeat --seed --explain --sim-budget
 expect "check --warp-size 48" 2 "$tilec" check --warp-size 48 "$root/examples/row_sum.tile"
 
@@ -316,6 +316,27 @@ expect "reduce a transposed view" 0 "$tilec" reduce --op sum --dtype f32 --shape
 has "the view shows its strides" "$tmp/out" "view: 300 (reduced) 200; strides 1, 300"
 has "a transposed view is checked" "$tmp/out" "): ok"
 expect "reduce a reversed, broadcast view" 0 "$tilec" reduce --op max --dtype bf16 --shape 4x25x14 --strides 0,-14,1 --axes 0,2 --backend sim --check --repeat 1
+# reduce --offsets: segments of the last axis (tilec_reduce_segmented)
+printf '0 3,3\n10\n' >"$tmp/off.txt"
+expect "reduce segments from a text file" 0 "$tilec" reduce --op sum --dtype f32 --shape 2x10 --offsets "$tmp/off.txt" --backend sim --check --out "$tmp/seg.bin"
+has "it says what it reduces" "$tmp/out" "segments: 3 of axis -1 (int64 offsets from"
+has "each segment checked" "$tmp/out" "check: 6 segments, each against the reference of its row"
+[ "$(wc -c <"$tmp/seg.bin")" -eq 24 ] && pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: --out of segments holds 2 x 3 f32"; }
+{ printf '\223NUMPY\001\000\166\000'; printf "%-117s\n" "{'descr': '<i4', 'fortran_order': False, 'shape': (4,), }"
+  printf '\000\000\000\000\004\000\000\000\005\000\000\000\011\000\000\000'; } >"$tmp/off.npy" # int32 0 4 5 9
+expect "reduce segments of an argmax, i32 offsets from a .npy" 0 "$tilec" reduce --op argmax --dtype f32 --shape 3x9 --offsets "$tmp/off.npy" --backend sim --check --specials
+has "they are int32" "$tmp/out" "segments: 3 of axis -1 (int32 offsets from"
+expect "an empty segment of max" 1 "$tilec" reduce --op max --dtype f32 --shape 10 --offsets "$tmp/off.txt" --backend sim
+has "it says which" "$tmp/err" "a segmented max had 1 empty segment (the first counted: segment 1)"
+printf '0 5 3 10' >"$tmp/bad.txt"
+expect "offsets that fall" 1 "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/bad.txt" --backend sim
+has "they are reported" "$tmp/err" "segment 1 runs from 5 to 3, which falls"
+printf '0 5 x' >"$tmp/bad.txt"
+expect "an offset that is no number" 1 "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/bad.txt" --backend sim
+has "the strict parser says so" "$tmp/err" "--offsets takes an integer from"
+expect "offsets with two axes" 2 "$tilec" reduce --op sum --dtype f32 --shape 4x10 --axes 0,1 --offsets "$tmp/off.txt" --backend sim
+expect "offsets of an inner axis" 1 "$tilec" reduce --op sum --dtype f32 --shape 10x4 --axes 0 --offsets "$tmp/off.txt" --backend sim
+has "the library says move it last" "$tmp/err" "is not the innermost"
 expect "strides, one too few" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1 --backend sim
 has "it says how many" "$tmp/err" "--strides 1 gives 1 strides for the 2 dims of --shape 3x4: give one per dim"
 expect "strides that reach too far" 2 "$tilec" reduce --op sum --dtype f32 --shape 3x4 --strides 1,281474976710656 --backend sim

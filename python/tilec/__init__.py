@@ -24,7 +24,7 @@ from ctypes import util as _ctypes_util
 
 __all__ = ["Error", "ArgumentError", "SimulatorWarning", "PurePythonWarning", "reduce", "var_mean", "std_mean",
            "run_kernel", "check", "fmt", "emit", "compile", "explain", "library_path",
-           "version", "OPS", "DTYPES"]
+           "version", "OPS", "DTYPES", "segment_reduce"]
 
 
 # ---- finding and binding the library ---------------------------------------------------
@@ -1533,3 +1533,134 @@ def _run_host(ctx, prog, kernel, params, args):
                                  " nothing was written back" % (kernel, p[0]))
             changed.append((a, got))
     return changed
+
+
+# ---- segmented reductions (jagged data): tilec_reduce_segmented --------------------------
+
+_bind("tilec_reduce_segmented", _c_int, _vp, _vp, _vp, _ctypes.c_bool, _c_i64, _vp, _vp)
+
+
+def _segment_offsets(offsets, lengths, extent):
+    """offsets= or lengths= as a 1-D int64 (or int32) numpy array of nsegs + 1 offsets."""
+    import numpy as np
+    if (offsets is None) == (lengths is None):
+        raise TypeError("tilec: give offsets= (nsegs + 1 of them) or lengths= (nsegs), one of the two")
+    a = np.asarray(lengths if offsets is None else offsets)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise TypeError("tilec: %s must be a 1-D array of integers, not %s %s" % (
+            "lengths" if offsets is None else "offsets", a.dtype, a.shape))
+    if offsets is None:
+        if (a < 0).any():
+            raise ValueError("tilec: lengths must be 0 or more")
+        a = np.concatenate([np.zeros(1, np.int64), np.cumsum(a, dtype=np.int64)])
+    if a.size < 1:
+        raise ValueError("tilec: offsets holds nsegs + 1 offsets: give at least one")
+    if a.dtype == np.int32:
+        return np.ascontiguousarray(a), True
+    if a.dtype.kind == "u" and a.size and int(a.max()) > _I64[1]:
+        raise ValueError("tilec: an offset passes 2^63 - 1")
+    return np.ascontiguousarray(a, dtype=np.int64), False
+
+
+def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="propagate", dtype=None,
+                   correction=None, index_dtype=None, backend=None):
+    """Reduces the segments of axis `axis` of x with op: segment s is x's elements
+    offsets[s] to offsets[s + 1] - 1 along the axis (CSR row pointers; CUB's offsets), or
+    with lengths= (torch.segment_reduce's) the next lengths[s] of them, from 0. The result
+    has x's shape with that axis's extent replaced by the number of segments; argmax and
+    argmin give each segment's index from its start (as tilec.argmax does), aminmax (min,
+    max). Every op of tilec.OPS; nan=, dtype= (the wide dtype), correction= and
+    index_dtype= as tilec.reduce takes them. Each segment has the bits tilec.reduce gives
+    for a contiguous row of its elements. An empty segment gives what an empty axis gives
+    (sum 0, prod 1, mean / var / std NaN, logsumexp -inf); for max, min, argmax, argmin
+    and aminmax it is an error, as are offsets that fall, start below 0 or end past the
+    axis (tilec.ArgumentError; the library finds them on the device). numpy arrays (and
+    torch CPU tensors) run as tilec.reduce runs them; torch CUDA tensors on their device
+    and current stream (offsets a tensor or an array; they are checked on the device, and
+    the error is raised when the call waits for it, before it returns). The axis is moved
+    last and the input made contiguous (a copy unless it is so already)."""
+    import numpy as np
+    torch = _sys.modules.get("torch")
+    gpu = torch is not None and isinstance(x, torch.Tensor) and x.device.type == "cuda"
+    if torch is not None and isinstance(x, torch.Tensor) and not gpu:
+        if x.dtype == torch.bfloat16:
+            raise TypeError("tilec: a bfloat16 CPU tensor has no numpy view; reduce it on the GPU")
+        r = segment_reduce(x.detach().numpy(), offsets.cpu().numpy() if torch and isinstance(offsets, torch.Tensor)
+                           else offsets, op, axis, lengths=lengths.cpu().numpy() if torch and
+                           isinstance(lengths, torch.Tensor) else lengths, nan=nan, dtype=dtype,
+                           correction=correction, index_dtype=index_dtype, backend=backend)
+        return tuple(torch.from_numpy(a) for a in r) if isinstance(r, tuple) else torch.from_numpy(r)
+    if gpu:
+        shape = tuple(x.shape)
+        dt = _tilec_dtype(str(x.dtype))
+    else:
+        x, dt = _host_input(x)
+        shape = x.shape
+    if not shape:
+        raise ValueError("tilec: a 0-d input has no axis to cut into segments")
+    if axis is None:
+        raise ValueError("tilec: segment_reduce takes one axis, not None")
+    ax = _axes(_axis_key(axis), len(shape))
+    if len(ax) != 1:
+        raise ValueError("tilec: segment_reduce takes one axis, not %r" % (axis,))
+    ax = ax[0]
+    moved = shape[:ax] + shape[ax + 1:] + (shape[ax],)
+    dense = tuple(_prod(moved[i + 1:]) for i in range(len(moved)))
+    p = _plan(op, dt, moved, dense, (len(moved) - 1,), False, nan, dtype, correction, index_dtype)
+    if gpu:
+        offs = offsets if offsets is not None else lengths
+        if isinstance(offs, torch.Tensor) and offs.device != x.device:
+            raise ValueError("tilec: offsets are on %s; the input on %s" % (offs.device, x.device))
+        if offsets is None:
+            ln = torch.as_tensor(lengths, device=x.device).to(torch.int64)
+            offs = torch.cat([ln.new_zeros(1), torch.cumsum(ln, 0)])
+        else:
+            offs = torch.as_tensor(offsets, device=x.device)
+            if offs.dtype not in (torch.int32, torch.int64):
+                offs = offs.to(torch.int64)
+        offs = offs.contiguous()
+        if offs.dim() != 1 or offs.numel() < 1:
+            raise ValueError("tilec: offsets must be 1-D with nsegs + 1 elements")
+        i32, nsegs = offs.dtype == torch.int32, offs.numel() - 1
+        xm = x.movedim(ax, -1).contiguous()
+        oshape = moved[:-1] + (nsegs,)
+        o1 = torch.empty(oshape, dtype=getattr(torch, _TO_NAME[p.res]), device=x.device)
+        o2 = torch.empty(oshape, dtype=getattr(torch, _TO_NAME[p.res2]), device=x.device) if p.res2 else None
+        backend_name = "hip" if getattr(torch.version, "hip", None) else "cuda"
+        dev = x.get_device()
+        ctx = _context(backend_name, dev)
+        with ctx.lock:
+            p.desc.stream = torch.cuda.current_stream(dev).cuda_stream
+            p.desc.out2 = o2.data_ptr() if o2 is not None else None
+            ctx.call(_lib.tilec_reduce_segmented, "segment_reduce %s" % op, _ctypes.byref(p.desc),
+                     offs.data_ptr(), i32, nsegs, xm.data_ptr(), o1.data_ptr())
+            ctx.call(_lib.tilec_synchronize, "waiting for the device (the offsets are checked there)")
+        outs = [o.movedim(-1, ax) for o in (o1, o2) if o is not None]
+        return _returned(outs + [None], p.visible)
+    offs, i32 = _segment_offsets(offsets, lengths, shape[ax])
+    nsegs = offs.size - 1
+    xm = np.ascontiguousarray(np.moveaxis(x, ax, -1))
+    oshape = moved[:-1] + (nsegs,)
+    results = [np.empty(oshape, dtype=_TO_NAME[t]) for t in (p.res, p.res2) if t]
+    ctx, warn = _host_context(backend)
+    with ctx.lock, _Blocks(ctx) as mem:
+        din = mem.alloc(xm.nbytes)
+        if xm.nbytes:
+            ctx.call(_lib.tilec_mem_upload, "uploading the input", din, xm.ctypes.data, xm.nbytes)
+        doff = mem.alloc(offs.nbytes)
+        ctx.call(_lib.tilec_mem_upload, "uploading the offsets", doff, offs.ctypes.data, offs.nbytes)
+        dev = [mem.alloc(r.nbytes) for r in results]
+        p.desc.out2 = dev[1] if len(dev) == 2 else None
+        try:
+            ctx.call(_lib.tilec_reduce_segmented, "segment_reduce %s" % op, _ctypes.byref(p.desc), doff, i32,
+                     nsegs, din, dev[0])
+        finally:
+            p.desc.out2 = None
+        ctx.call(_lib.tilec_synchronize, "waiting for the device (the offsets are checked there)")
+        for r, d in zip(results, dev):
+            if r.nbytes:
+                ctx.call(_lib.tilec_mem_download, "downloading the output", r.ctypes.data, d, r.nbytes)
+    if warn:
+        _warn_simulator("host arrays (numpy, torch CPU tensors) are reduced")
+    results = [np.moveaxis(r, -1, ax) for r in results]
+    return _returned(results + [None], p.visible)

@@ -29,7 +29,7 @@ enum { LONG_SIMULATION = 1 << 23 };
 /* The options of `tilec reduce` as given (NULL: not given), read before any is converted. */
 typedef struct reduce_opts {
     const char *op, *dtype, *out_dtype, *shape, *axes, *strides, *nan, *backend, *repeat, *seed, *in, *out, *out_init, *sim_budget,
-        *out2, *index_dtype, *correction;
+        *out2, *index_dtype, *correction, *offsets;
     bool check, explain, accumulate, specials;
 } reduce_opts;
 
@@ -44,7 +44,7 @@ static int reduce_options(int argc, char **argv, reduce_opts *o) {
         {"--in", NULL, OPT_VALUE, .value = &o->in}, {"--out", NULL, OPT_VALUE, .value = &o->out},
         {"--out-init", NULL, OPT_VALUE, .value = &o->out_init}, {"--sim-budget", NULL, OPT_VALUE, .value = &o->sim_budget},
         {"--out2", NULL, OPT_VALUE, .value = &o->out2}, {"--index-dtype", NULL, OPT_VALUE, .value = &o->index_dtype},
-        {"--correction", NULL, OPT_VALUE, .value = &o->correction},
+        {"--correction", NULL, OPT_VALUE, .value = &o->correction}, {"--offsets", NULL, OPT_VALUE, .value = &o->offsets},
         {"--check", NULL, OPT_FLAG, .flag = &o->check}, {"--explain", NULL, OPT_FLAG, .flag = &o->explain},
         {"--accumulate", NULL, OPT_FLAG, .flag = &o->accumulate}, {"--specials", NULL, OPT_FLAG, .flag = &o->specials},
     };
@@ -76,6 +76,77 @@ static unsigned char *read_tensor(const char *opt, const char *path, const char 
         return NULL;
     }
     return (unsigned char *)data;
+}
+
+/* --offsets FILE: a .npy of int64 or int32 (1-D), or text of decimal integers separated by
+ * commas or white space, each read by the strict parser: *n offsets (nsegs + 1) into a
+ * malloc'd *out, of int32 when *i32. EXIT_OK, or a code with a message. */
+enum { MAX_OFFSETS_TEXT = 1 << 30 };
+static int read_offsets(const char *path, void **out, int64_t *n, bool *i32) {
+    *out = NULL;
+    if (is_npy_path(path)) {
+        npy_header h;
+        int fd;
+        if (npy_open("--offsets", path, &h, &fd)) return EXIT_BAD_INPUT;
+        if ((h.dtype != TILEC_I64 && h.dtype != TILEC_I32) || h.rank != 1 || h.descr[0] == '>' || h.shape[0] < 1) {
+            fprintf(stderr, "tilec reduce: --offsets '%s' holds %s of %d dims; give a 1-D int64 or int32 array of nsegs + 1 "
+                            "offsets\n", path, h.descr, h.rank);
+            close(fd);
+            return EXIT_BAD_INPUT;
+        }
+        *i32 = h.dtype == TILEC_I32;
+        *n = h.shape[0];
+        char dims[64];
+        snprintf(dims, sizeof dims, "%s[%" PRId64 "]", tilec_dtype_name(h.dtype), *n);
+        *out = npy_read_data("--offsets", path, fd, (size_t)*n * (*i32 ? 4 : 8), dims);
+        return *out ? EXIT_OK : EXIT_BAD_INPUT;
+    }
+    size_t len;
+    int64_t size;
+    char *text = read_input(path, MAX_OFFSETS_TEXT, &len, &size);
+    if (!text) return EXIT_BAD_INPUT;
+    if (size < 0 || (uint64_t)size != len) {
+        fprintf(stderr, "tilec reduce: --offsets '%s' is more than %d bytes of text; give a .npy\n", path, MAX_OFFSETS_TEXT);
+        free(text);
+        return EXIT_BAD_INPUT;
+    }
+    int64_t *v = malloc((len / 2 + 1) * sizeof *v), k = 0;
+    int rc = v ? EXIT_OK : EXIT_BAD_INPUT;
+    for (size_t i = 0; rc == EXIT_OK && i < len;) {
+        size_t j = i;
+        while (j < len && !strchr(" \t\r\n,", text[j]) && text[j]) j++;
+        if (j == i) {
+            if (!text[i]) {
+                fprintf(stderr, "tilec reduce: --offsets '%s' holds a NUL byte; give decimal integers\n", path);
+                rc = EXIT_BAD_INPUT;
+            }
+            i++;
+            continue;
+        }
+        char num[32];
+        if (j - i >= sizeof num) {
+            fprintf(stderr, "tilec reduce: --offsets '%s': '%.40s...' is not an offset\n", path, text + i);
+            rc = EXIT_BAD_INPUT;
+            break;
+        }
+        memcpy(num, text + i, j - i);
+        num[j - i] = 0;
+        if (parse_int("reduce", "--offsets", num, -TILEC_MAX_ELEMENTS, TILEC_MAX_ELEMENTS, &v[k++])) rc = EXIT_BAD_INPUT;
+        i = j;
+    }
+    free(text);
+    if (rc == EXIT_OK && k < 1) {
+        fprintf(stderr, "tilec reduce: --offsets '%s' holds no offsets; give nsegs + 1 of them (0 10 25: two segments)\n", path);
+        rc = EXIT_BAD_INPUT;
+    }
+    if (rc != EXIT_OK) {
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    *i32 = false;
+    return EXIT_OK;
 }
 
 int cmd_reduce(int argc, char **argv) {
@@ -204,6 +275,17 @@ int cmd_reduce(int argc, char **argv) {
         d.strides = strides;
     }
     d.accumulate = o.accumulate;
+    /* --offsets: segments of the one axis, read now (the output's shape depends on them) */
+    void *h_off = NULL;
+    int64_t noff = 0;
+    bool off_i32 = false;
+    if (o.offsets) {
+        if (d.naxes != 1 || d.strides)
+            return usage_error("reduce", "%s--offsets cuts one axis into segments: give one --axes (or none: the last) "
+                                         "and no --strides", "");
+        if ((rc = read_offsets(o.offsets, &h_off, &noff, &off_i32))) return rc;
+    }
+    int64_t nsegs = noff - 1;
     tilec_backend backend = TILEC_BACKEND_AUTO;
     if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, false, &backend))) return rc;
     int64_t repeat = -1; /* not given: 10 timed calls on a GPU, none on the simulator */
@@ -249,7 +331,7 @@ int cmd_reduce(int argc, char **argv) {
         red[ax] = true; /* an axis given twice: the library says so */
     }
     for (int k = 0; k < d.rank; k++)
-        if (!red[k]) kept[nkept++] = d.shape[k];
+        if (!red[k] || o.offsets) kept[nkept++] = red[k] ? nsegs : d.shape[k]; /* segments: the axis holds them */
     int64_t in_n = tensor_elements(d.shape, d.rank), out_n = tensor_elements(kept, nkept);
     size_t es = tilec_dtype_size(d.dtype);
     if (in_n < 0 || (uint64_t)in_n > SIZE_MAX / es || (uint64_t)out_n > SIZE_MAX / es) {
@@ -285,7 +367,8 @@ int cmd_reduce(int argc, char **argv) {
     rc = EXIT_OK;
     tilec_status st = TILEC_OK;
     tilec_ctx *ctx = NULL;
-    void *d_in = NULL, *d_out = NULL, *d_out2 = NULL;
+    void *d_in = NULL, *d_out = NULL, *d_out2 = NULL, *d_off = NULL;
+    size_t off_bytes = (size_t)noff * (off_i32 ? 4 : 8);
     int64_t mem_shape[1] = {span}; /* what a strided --in holds: the memory the view reaches */
     unsigned char *h_in = o.in ? read_tensor("--in", o.in, "the input", in_dims, in_bytes, d.dtype,
                                              d.strides ? mem_shape : d.shape, d.strides ? 1 : d.rank)
@@ -313,10 +396,16 @@ int cmd_reduce(int argc, char **argv) {
         (two && (st = tilec_mem_alloc(ctx, out2_bytes ? out2_bytes : 1, &d_out2))))
         goto failed;
     d.out2 = d_out2;
+    if (o.offsets && ((st = tilec_mem_alloc(ctx, off_bytes, &d_off)) || (st = tilec_mem_upload(ctx, d_off, h_off, off_bytes))))
+        goto failed;
     char *plan = NULL;
-    if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
+    if (o.offsets) { /* the plan is chosen on the device's side of the call: say what is reduced */
+        out_printf(report, "segments: %" PRId64 " of axis %d (%s offsets from %s), each folded as a dense row of its length\n",
+                   nsegs, d.axes[0], off_i32 ? "int32" : "int64", o.offsets);
+    } else if ((st = tilec_reduce_explain(ctx, &d, &plan))) goto failed;
     print_warnings(ctx); /* the plan is compiled here: TILEC_DUMP_SOURCE's */
-    if (o.explain) out_printf(report, "%s", plan);
+    if (!plan) {
+    } else if (o.explain) out_printf(report, "%s", plan);
     else { /* the short form: backend, view and variant lines */
         for (char *line = strtok(plan, "\n"); line; line = strtok(NULL, "\n"))
             if (!strncmp(line, "backend", 7) || !strncmp(line, "view", 4) || !strncmp(line, "variant", 7) ||
@@ -335,14 +424,47 @@ int cmd_reduce(int argc, char **argv) {
     }
     double t0 = now_s();
     void *at = (char *)d_in + (size_t)origin * es; /* element [0, ..., 0] */
-    if ((st = tilec_reduce(ctx, &d, at, d_out)) || (st = tilec_synchronize(ctx))) goto failed;
+    if ((st = o.offsets ? tilec_reduce_segmented(ctx, &d, d_off, off_i32, nsegs, at, d_out) : tilec_reduce(ctx, &d, at, d_out)) ||
+        (st = tilec_synchronize(ctx)))
+        goto failed;
     double first = now_s() - t0;
     if ((st = tilec_mem_download(ctx, h_out, d_out, out_bytes)) || (two && (st = tilec_mem_download(ctx, h_out2, d_out2, out2_bytes))))
         goto failed;
     tilec_dtype out2_dt = d.index_i32 ? TILEC_I32 : tilec_op_second_dtype(d.op, out_dt);
     if (o.out && (rc = write_tensor(o.out, out_dt, kept, nkept, h_out, out_bytes)) != EXIT_OK) goto done;
     if (o.out2 && (rc = write_tensor(o.out2, out2_dt, kept, nkept, h_out2, out2_bytes)) != EXIT_OK) goto done;
-    if (o.check) {
+    if (o.check && o.offsets) { /* each segment against the reference of a row of its elements */
+        int ax = d.axes[0] < 0 ? d.axes[0] + d.rank : d.axes[0];
+        int64_t rows = 1, extent = d.shape[ax], nbad = 0, first_bad = -1;
+        for (int k = 0; k < ax; k++) rows *= d.shape[k];
+        size_t e2 = two ? tilec_dtype_size(d.index_i32 ? TILEC_I32 : tilec_op_second_dtype(d.op, out_dt)) : 0;
+        double worst = 0;
+        bool exact = true;
+        for (int64_t r = 0; r < rows && !st; r++)
+            for (int64_t g = 0; g < nsegs && !st; g++) {
+                int64_t s0 = off_i32 ? ((int32_t *)h_off)[g] : ((int64_t *)h_off)[g];
+                int64_t s1 = off_i32 ? ((int32_t *)h_off)[g + 1] : ((int64_t *)h_off)[g + 1], at_o = r * nsegs + g;
+                tilec_reduce_desc one = d;
+                one.rank = 1;
+                one.shape[0] = s1 - s0;
+                one.axes[0] = 0;
+                one.out2 = two ? h_out2 + (size_t)at_o * e2 : NULL;
+                tilec_check_result cr;
+                st = tilec_reduce_check(ctx, &one, h_in + (size_t)(r * extent + s0) * es, h_before + (size_t)at_o * eo,
+                                        h_out + (size_t)at_o * eo, &cr);
+                if (!st && !cr.ok && nbad++ == 0) first_bad = at_o;
+                if (!st && cr.max_error > worst) worst = cr.max_error;
+                exact = exact && (st || cr.exact);
+            }
+        if (st) goto failed;
+        out_printf(report, "check: %" PRId64 " segment%s%s, each against the reference of its row, largest error %g: %s\n",
+                   rows * nsegs, rows * nsegs == 1 ? "" : "s", exact ? " exact" : "", worst, nbad ? "MISMATCH" : "ok");
+        if (nbad) {
+            out_printf(report, "  %" PRId64 " segment%s differ; the first is output [%" PRId64 "]\n", nbad, nbad == 1 ? "" : "s",
+                       first_bad);
+            rc = EXIT_BAD_INPUT;
+        }
+    } else if (o.check) {
         tilec_check_result r;
         tilec_reduce_desc host = d; /* the indices as downloaded */
         host.out2 = two ? h_out2 : NULL;
@@ -360,7 +482,8 @@ int cmd_reduce(int argc, char **argv) {
         goto done;
     }
     t0 = now_s();
-    for (int64_t k = 0; k < repeat && !st; k++) st = tilec_reduce(ctx, &d, at, d_out);
+    for (int64_t k = 0; k < repeat && !st; k++)
+        st = o.offsets ? tilec_reduce_segmented(ctx, &d, d_off, off_i32, nsegs, at, d_out) : tilec_reduce(ctx, &d, at, d_out);
     if (!st) st = tilec_synchronize(ctx);
     if (st) goto failed;
     double each = (now_s() - t0) / (double)repeat;
@@ -368,7 +491,7 @@ int cmd_reduce(int argc, char **argv) {
                first * 1e3, each * 1e3, repeat, repeat == 1 ? "" : "s");
     /* a bandwidth is the GPU's; the simulator's time is the CPU's, which says nothing of it */
     if (sim) out_printf(report, ", simulated on the CPU (no bandwidth)\n");
-    else out_printf(report, ", %.3f GB/s\n", (double)(in_bytes + out_bytes + out2_bytes) / each / 1e9);
+    else out_printf(report, ", %.3f GB/s\n", (double)(in_bytes + out_bytes + out2_bytes + off_bytes) / each / 1e9);
     goto done;
 failed:
     fputs(tilec_diag_text(ctx), stderr);
@@ -378,7 +501,9 @@ done:
         tilec_mem_free(ctx, d_in);
         tilec_mem_free(ctx, d_out);
         tilec_mem_free(ctx, d_out2);
+        tilec_mem_free(ctx, d_off);
     }
+    free(h_off);
     free(h_in);
     free(h_out);
     free(h_out2);

@@ -139,6 +139,8 @@ typedef struct dsp_lower {
     int64_t shared_limit; /* bytes of shared memory the kernel may use; a variant whose slots
                              would pass it declines (0: no limit) */
     const char *limit_what; /* "a CTA gets on CUDA sm_90", for that reason */
+    lp_expr *count; /* the elements folded into the output being stored, where it varies
+                       (a segment's length: v_grid_segments.c); NULL: red_len */
 } dsp_lower;
 
 /* The plan a lowering takes: the cheapest of the family, or, when its shared slots would
@@ -309,5 +311,41 @@ void dsp_merge_accs(dsp_lower *l, lp_block *into, int acc, int n, int width);
 bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n);
 bool dsp_pred_not_thread_scope(const dsp_query *q, char *why, size_t n);
 bool dsp_pred_scope_on_target(const dsp_query *q, char *why, size_t n);
+
+
+/* ---- segmented reductions (v_grid_segments.c) ------------------------------------------- */
+
+/* A reduction of segments: for each of `rows` rows of `extent` elements, the segments
+ * [O[s], O[s + 1]) of the row, s < nsegs, each folded in the order of a dense row of its
+ * length (docs/runtime.md, "Segmented reductions"). */
+typedef struct dsp_segmented {
+    tilec_op op;
+    tilec_nan nan;
+    bool accum;
+    int64_t correction; /* var / std */
+    int64_t rows, extent, nsegs;
+    int workers;        /* groups of 32 lanes an output: 1, or every group of the CTA */
+    int ctas;           /* CTAs an output (a power of two; > 1 only with every group) */
+} dsp_segmented;
+
+/* Lowers kernel tk of p, whose parameters are A: the input [rows, extent], B: the output
+ * [rows, nsegs], C: the second output (an op with two), O: the nsegs + 1 offsets (i32 or
+ * i64) and Z: u32[16], the status words (docs/runtime.md); tk has no statements. NULL
+ * with *why set as dsp_lower_kernel's. */
+lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const dsp_target *t, const dsp_segmented *sg,
+                               tilec_status *why);
+
+/* The status words a segmented kernel writes (u32 each; 64-bit values in two, low first). */
+enum {
+    DSP_SEG_BAD,        /* segments whose offsets were bad (counted) */
+    DSP_SEG_EMPTY,      /* empty segments of an op that has no value for them (counted) */
+    DSP_SEG_BAD_AT = 2, /* the first bad one counted: its number, offsets, the extent */
+    DSP_SEG_BAD_LO = 4,
+    DSP_SEG_BAD_HI = 6,
+    DSP_SEG_EXTENT = 8,
+    DSP_SEG_EMPTY_AT = 10, /* the first empty one counted */
+    DSP_SEG_OP = 12,       /* its op */
+    DSP_SEG_WORDS = 16
+};
 
 #endif

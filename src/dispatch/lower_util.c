@@ -721,6 +721,7 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
  * lanes, for a local source. */
 static lp_expr *count(dsp_lower *l) {
     const dsp_query *q = l->q;
+    if (l->count) return l->count;
     bool lanes = q->st->src.buf->space == TILEC_SPACE_LOCAL && q->st->exec.scope != TILEC_SCOPE_THREAD;
     return lanes ? lp_binary(l->k, LO_MUL, dsp_inst_size(l), dsp_i32(l, q->red_len)) : lp_int(l->k, LP_I64, q->red_len);
 }
@@ -733,11 +734,18 @@ static lp_expr *count(dsp_lower *l) {
 static lp_expr *var_result(dsp_lower *l, lp_block *into, lp_expr *sums) {
     lp_kernel *k = l->k;
     double n = (double)l->q->red_len, div = n - (double)l->q->st->correction;
+    lp_expr *inv_n = f64c(l, 1 / n), *inv_div = f64c(l, div > 0 ? 1 / div : INFINITY);
+    if (l->count) { /* a count known on the device: the same reciprocals, rounded there */
+        lp_expr *nf = held(l, into, lp_cast(k, LP_F64, l->count), "n");
+        lp_expr *d = held(l, into, bin(l, LO_SUB, nf, f64c(l, (double)l->q->st->correction)), "dv");
+        inv_n = bin(l, LO_DIV, f64c(l, 1), nf);
+        inv_div = lp_select(k, bin(l, LO_LT, f64c(l, 0), d), bin(l, LO_DIV, f64c(l, 1), d), f64c(l, INFINITY));
+    }
     sums = held(l, into, sums, "sums");
     lp_expr *s1 = lp_part(k, sums, 0), *s2 = lp_part(k, sums, 1);
-    lp_expr *q = held(l, into, bin(l, LO_MUL, s1, f64c(l, 1 / n)), "q"); /* the mean's offset from x0 */
+    lp_expr *q = held(l, into, bin(l, LO_MUL, s1, inv_n), "q"); /* the mean's offset from x0 */
     lp_expr *m2 = lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, lp_fma(k, lp_unary(k, LO_NEG, s1), q, s2), f64c(l, 0));
-    lp_expr *v = held(l, into, bin(l, LO_MUL, held(l, into, m2, "m2"), f64c(l, div > 0 ? 1 / div : INFINITY)), "var");
+    lp_expr *v = held(l, into, bin(l, LO_MUL, held(l, into, m2, "m2"), inv_div), "var");
     return ir_op(l->q->st->op)->finish == IR_FINISH_STD ? lp_unary(k, LO_SQRT, v) : v;
 }
 

@@ -532,3 +532,8 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
     *text = s.data;
     return TILEC_OK;
 }
+
+tilec_status rt_check_desc(tilec_ctx *ctx, const tilec_reduce_desc *d) {
+    view v;
+    return plan_view(ctx, d, &v);
+}

@@ -229,6 +229,7 @@ static void rt_free(void *p) {
         tilec_program_free(pl->prog);
         free(pl);
     }
+    if (r->seg_status) r->be->release(r, r->seg_status);
     if (r->be->close) r->be->close(r);
     cache_close(&r->cache);
     free(r);
@@ -476,5 +477,6 @@ tilec_status tilec_synchronize(tilec_ctx *ctx) {
     ir_begin(ctx);
     rt *r;
     tilec_status st = rt_get(ctx, &r);
-    return st == TILEC_OK ? r->be->sync(r) : st;
+    if (st == TILEC_OK) st = r->be->sync(r);
+    return st == TILEC_OK ? rt_segmented_status(r) : st;
 }

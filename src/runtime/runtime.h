@@ -120,6 +120,8 @@ struct rt {
                             capture (which cannot wait for them): freed at close */
     bool log;            /* TILEC_JIT_LOG=1 */
     rt_cache cache;      /* compiled kernels on disk */
+    void *seg_status;    /* the status words of segmented reductions (dispatch.h, DSP_SEG_*),
+                            device memory made at the first one: read by tilec_synchronize */
 };
 
 /* The binary of the plan's kernel for the runtime's GPU target: its CUDA or HIP source
@@ -168,5 +170,11 @@ tilec_status rt_get(tilec_ctx *ctx, rt **out);
 /* A line to stderr when TILEC_JIT_LOG=1 (the only output of the library, and only on
  * request). */
 void rt_log(const rt *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Checks a reduction's descriptor as tilec_reduce does (op, dtype, axes, extents...). */
+tilec_status rt_check_desc(tilec_ctx *ctx, const tilec_reduce_desc *d);
+/* After the device is synchronized: the status words of the segmented reductions
+ * launched so far (segmented.c), reported and cleared; TILEC_OK when they hold nothing. */
+tilec_status rt_segmented_status(rt *r);
 
 #endif

@@ -1,0 +1,252 @@
+/*
+ * segmented.c — tilec_reduce_segmented: reductions of segments of one axis given by
+ * offsets in device memory (jagged data: CSR rows, sequences of different lengths).
+ *
+ * The input is viewed as [rows, extent] (the dims before the axis merged; the axis is the
+ * innermost of extent above 1) and the output as [rows, nsegs]. The plan is a tile program
+ * of parameters only — A, B, (C), O, Z — lowered by dsp_lower_segmented
+ * (v_grid_segments.c), which folds each segment in the order of a dense row of its length;
+ * it is compiled, cached and launched as tilec_reduce's plans are, in the same list (its
+ * id's first word has a bit no dense plan sets). Which workers fold a segment is chosen
+ * from the mean length (extent / nsegs), the only length known on the host: a group of 32
+ * lanes a segment for short ones, a CTA a segment, or several CTAs a segment when the
+ * segments are few and long. The bits do not depend on this choice.
+ *
+ * Offsets are checked on the device (v_grid_segments.c); what it finds is counted in the
+ * context's status words, which tilec_synchronize reads, reports and clears
+ * (rt_segmented_status).
+ */
+#include "runtime.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { THREADS = 256, GROUPS = THREADS / 32 };
+
+static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
+static tilec_dtype out2_dtype(const tilec_reduce_desc *d) {
+    return d->index_i32 ? TILEC_I32 : tilec_op_second_dtype(d->op, out_dtype(d));
+}
+
+/* What a segmented reduction is, for its plan. */
+typedef struct seg_view {
+    int64_t rows, extent, nsegs;
+    bool i32;       /* int32 offsets */
+    bool unaligned; /* the input's first element is not 16-byte aligned */
+    int workers, ctas;
+} seg_view;
+
+/* The workers of a segment (v_grid_segments.c): a group of 32 lanes when a segment is
+ * about two pieces or less on average; else a CTA's groups, and more CTAs while the
+ * launch has fewer than four waves of CTAs and each group keeps four blocks or more. */
+static void choose_workers(const rt *r, const tilec_reduce_desc *d, seg_view *v) {
+    int64_t W = 32 * (int64_t)(16 / tilec_dtype_size(d->dtype)) * (tilec_dtype_size(d->dtype) == 2 ? 4 : 8);
+    int64_t mean = v->nsegs ? v->extent / v->nsegs : 0, outs = v->rows * v->nsegs;
+    int64_t sms = r->target.sms > 0 ? r->target.sms : DSP_DEFAULT_SMS;
+    v->workers = 1;
+    v->ctas = 1;
+    if (mean <= 2 * W) return;
+    v->workers = GROUPS;
+    while (v->ctas < 64 && outs * v->ctas < 4 * sms && mean / (W * GROUPS * v->ctas * 2) >= 4) v->ctas *= 2;
+}
+
+static uint64_t seg_id(const tilec_reduce_desc *d, const seg_view *v, int64_t id[RT_ID_WORDS]) {
+    memset(id, 0, RT_ID_WORDS * sizeof *id);
+    bool two = ir_op(d->op)->second != NULL;
+    id[0] = (int64_t)((uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)out_dtype(d) << 16 |
+                      (uint64_t)(two ? out2_dtype(d) + 1 : 0) << 24 | (uint64_t)d->nan << 32 |
+                      (uint64_t)d->accumulate << 40 | (uint64_t)v->unaligned << 41 | (uint64_t)v->i32 << 42 |
+                      (uint64_t)1 << 60); /* segmented: no dense plan's id has this bit */
+    id[1] = v->rows;
+    id[2] = v->extent;
+    id[3] = v->nsegs;
+    id[4] = v->workers;
+    id[5] = v->ctas;
+    id[6] = tilec_op_takes_correction(d->op) ? (d->correction ? *d->correction : 1) : -1;
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < RT_ID_WORDS; i++) h = (h ^ (uint64_t)id[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The tile program of the plan: its parameters only (the lowering writes the loop IR). */
+static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const seg_view *v, tilec_program **out) {
+    tilec_program *p;
+    tilec_kernel *k;
+    tilec_buffer *b;
+    tilec_status st = tilec_program_new(ctx, &p);
+    if (st != TILEC_OK) return st;
+    int64_t a[2] = {v->rows, v->extent ? v->extent : 1}, o[2] = {v->rows, v->nsegs}, n1 = v->nsegs + 1, z = DSP_SEG_WORDS;
+    bool two = ir_op(d->op)->second != NULL;
+    if ((st = tilec_kernel_new(p, "tilec_segmented", false, THREADS, 1, &k)) == TILEC_OK &&
+        (st = tilec_kernel_param(k, "A", d->dtype, 2, a, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK &&
+        (st = tilec_kernel_param(k, "B", out_dtype(d), 2, o, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK &&
+        (!two || (st = tilec_kernel_param(k, "C", out2_dtype(d), 2, o, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK) &&
+        (st = tilec_kernel_param(k, "O", v->i32 ? TILEC_I32 : TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK)
+        st = tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b);
+    if (st != TILEC_OK) {
+        tilec_program_free(p);
+        return st;
+    }
+    *out = p;
+    return TILEC_OK;
+}
+
+static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const seg_view *v, rt_plan **out) {
+    int64_t id[RT_ID_WORDS];
+    uint64_t hash = seg_id(d, v, id);
+    for (rt_plan *p = r->plans; p; p = p->next)
+        if (p->hash == hash && memcmp(p->id, id, sizeof id) == 0) {
+            rt_log(r, "hit  %s", p->key);
+            *out = p;
+            return TILEC_OK;
+        }
+    rt_plan *p = calloc(1, sizeof *p);
+    if (!p) return TILEC_ERR_NOMEM;
+    snprintf(p->key, sizeof p->key, "segmented %s %s->%s%s%s %s%s%s %s %s ws%d | %" PRId64 " x %" PRId64 ", %" PRId64
+             " segments, %s offsets, %d worker%s x %d CTA%s",
+             tilec_op_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(out_dtype(d)), ir_op(d->op)->second ? "," : "",
+             ir_op(d->op)->second ? tilec_dtype_name(out2_dtype(d)) : "", tilec_nan_name(d->nan),
+             d->accumulate ? " accum" : "", v->unaligned ? " unaligned" : "", r->be->name, r->target.arch,
+             r->target.warp_size, v->rows, v->extent, v->nsegs, v->i32 ? "i32" : "i64", v->workers,
+             v->workers == 1 ? "" : "s", v->ctas, v->ctas == 1 ? "" : "s");
+    memcpy(p->id, id, sizeof id);
+    p->hash = hash;
+    tilec_status st = build(r->ctx, d, v, &p->prog);
+    dsp_target target = r->target;
+    target.unaligned = v->unaligned;
+    if (st == TILEC_OK) st = dsp_verify(p->prog, &target);
+    if (st == TILEC_OK) {
+        dsp_segmented sg = {.op = d->op, .nan = d->nan, .accum = d->accumulate,
+                            .correction = d->correction ? *d->correction : 1, .rows = v->rows, .extent = v->extent,
+                            .nsegs = v->nsegs, .workers = v->workers, .ctas = v->ctas};
+        p->kernel = dsp_lower_segmented(p->prog, p->prog->kernels[0], &target, &sg, &st);
+        if (st == TILEC_OK) {
+            p->variant = "grid_segments";
+            st = rt_launch_info(r->ctx, p->kernel, &p->info);
+        }
+    }
+    void *bin = NULL;
+    size_t n = 0;
+    if (st == TILEC_OK && ir_target(r->target.backend)->gpu) st = rt_plan_binary(r, p, &bin, &n);
+    if (st == TILEC_OK) st = rt_load(r, p, bin);
+    free(bin);
+    if (st != TILEC_OK) {
+        if (r->be->unload) r->be->unload(r, p);
+        tilec_program_free(p->prog);
+        free(p);
+        return st;
+    }
+    rt_log(r, "miss %s: grid %lld x %d; plan: %s", p->key, (long long)p->info.grid, p->info.threads, p->kernel->plan);
+    p->next = r->plans;
+    r->plans = p;
+    r->nplans++;
+    *out = p;
+    return TILEC_OK;
+}
+
+/* Whether [a, a + n) and [b, b + m) share a byte. */
+static bool meet(uintptr_t a, size_t n, uintptr_t b, size_t m) { return n && m && a < b + m && b < a + n; }
+
+tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *offsets, bool offsets_i32,
+                                    int64_t nsegs, const void *in, void *out) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    if (!d) return ir_bad(ctx, "no reduction descriptor");
+    if (d->naxes != 1)
+        return ir_bad(ctx, "a segmented reduction has one axis, the segmented one: naxes is %d; give 1", d->naxes);
+    if (d->strides)
+        return ir_bad(ctx, "a segmented reduction takes a dense input: strides must be NULL (copy a strided view "
+                           "to a dense tensor first)");
+    tilec_status st = rt_check_desc(ctx, d);
+    if (st != TILEC_OK) return st;
+    int axis = d->axes[0] < 0 ? d->axes[0] + d->rank : d->axes[0];
+    for (int i = axis + 1; i < d->rank; i++)
+        if (d->shape[i] != 1)
+            return ir_bad(ctx, "the segmented axis %d is not the innermost: dimension %d has extent %lld; segments run "
+                               "along contiguous elements, so move the axis last (a transposed copy) or reduce rows "
+                               "of the transpose", axis, i, (long long)d->shape[i]);
+    if (nsegs < 0 || nsegs >= TILEC_MAX_ELEMENTS)
+        return ir_bad(ctx, "nsegs %lld is out of range: give 0 to 2^48 - 1 segments", (long long)nsegs);
+    seg_view v = {.rows = 1, .extent = d->shape[axis], .nsegs = nsegs, .i32 = offsets_i32};
+    for (int i = 0; i < axis; i++) v.rows *= d->shape[i]; /* below 2^48: rt_check_desc */
+    int64_t outs;
+    if (__builtin_mul_overflow(v.rows, nsegs, &outs) || outs >= TILEC_MAX_ELEMENTS)
+        return ir_bad(ctx, "the output has %lld rows of %lld segments: more than 2^48 elements", (long long)v.rows,
+                      (long long)nsegs);
+    bool two = ir_op(d->op)->second != NULL;
+    if (outs > 0 && (!out || !offsets || (!in && v.extent > 0) || (two && !d->out2)))
+        return ir_bad(ctx, "%s is NULL", !offsets ? "offsets" : !out ? "the output" : !in && v.extent > 0 ? "the input"
+                                                                                                  : "out2 (the second output)");
+    size_t es = tilec_dtype_size(d->dtype), in_bytes = (size_t)(v.rows * v.extent) * es;
+    size_t out_bytes = (size_t)outs * tilec_dtype_size(out_dtype(d)), out2_bytes = two ? (size_t)outs * tilec_dtype_size(out2_dtype(d)) : 0;
+    size_t off_bytes = outs ? (size_t)(nsegs + 1) * (offsets_i32 ? 4 : 8) : 0;
+    uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, c = (uintptr_t)d->out2, o = (uintptr_t)offsets;
+    if ((st = rt_outputs_apart(ctx, a, in_bytes, b, out_bytes, c, out2_bytes)) != TILEC_OK) return st;
+    if (meet(o, off_bytes, b, out_bytes) || meet(o, off_bytes, c, out2_bytes))
+        return ir_bad(ctx, "the offsets overlap an output; give the outputs buffers of their own");
+    rt *r;
+    if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
+    if (outs == 0) return TILEC_OK; /* nothing to write: the offsets are not read */
+    if (in_bytes && (st = rt_within(r, "the input", a, in_bytes)) != TILEC_OK) return st;
+    if ((st = rt_within(r, "the output", b, out_bytes)) != TILEC_OK) return st;
+    if (out2_bytes && (st = rt_within(r, "out2", c, out2_bytes)) != TILEC_OK) return st;
+    if ((st = rt_within(r, "the offsets", o, off_bytes)) != TILEC_OK) return st;
+    v.unaligned = a % 16 != 0;
+    choose_workers(r, d, &v);
+    if ((v.workers == 1 ? (outs + GROUPS - 1) / GROUPS : outs * v.ctas) > INT32_MAX)
+        return ir_bad(ctx, "%lld segments in all need more CTAs than a launch has (2^31 - 1)", (long long)outs);
+    if (!r->seg_status) { /* the status words, zeroed once; the kernels count into them */
+        static const uint32_t zero[DSP_SEG_WORDS];
+        void *z = NULL;
+        if ((st = r->be->alloc(r, sizeof zero, &z)) != TILEC_OK) return st;
+        if ((st = r->be->upload(r, z, zero, sizeof zero)) != TILEC_OK) {
+            r->be->release(r, z);
+            return st;
+        }
+        r->seg_status = z;
+    }
+    rt_plan *p = NULL;
+    if ((st = get_plan(r, d, &v, &p)) != TILEC_OK) return st;
+    void *args[5] = {(void *)in, out, d->out2, (void *)offsets, r->seg_status};
+    if (!two) {
+        args[2] = (void *)offsets;
+        args[3] = r->seg_status;
+    }
+    return rt_launch(r, p, args, two ? 5 : 4, d->stream);
+}
+
+static int64_t wide_word(const uint32_t *z, int at) { return (int64_t)((uint64_t)z[at] | (uint64_t)z[at + 1] << 32); }
+
+tilec_status rt_segmented_status(rt *r) {
+    if (!r->seg_status) return TILEC_OK;
+    uint32_t z[DSP_SEG_WORDS];
+    tilec_status st = r->be->download(r, z, r->seg_status, sizeof z);
+    if (st != TILEC_OK || (z[DSP_SEG_BAD] == 0 && z[DSP_SEG_EMPTY] == 0)) return st;
+    static const uint32_t zero[DSP_SEG_WORDS];
+    if ((st = r->be->upload(r, r->seg_status, zero, sizeof zero)) != TILEC_OK) return st;
+    if (z[DSP_SEG_BAD]) {
+        int64_t s = wide_word(z, DSP_SEG_BAD_AT), lo = wide_word(z, DSP_SEG_BAD_LO), hi = wide_word(z, DSP_SEG_BAD_HI);
+        int64_t n = wide_word(z, DSP_SEG_EXTENT);
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "a segmented reduction had bad offsets: segment %lld runs from %lld to %lld, which %s; offsets "
+                    "must rise (or stay) from 0 or more to at most the axis's extent; %u segment%s had bad offsets, "
+                    "and their outputs were not written",
+                    (long long)s, (long long)lo, (long long)hi,
+                    lo < 0 ? "starts below 0" : hi < lo ? "falls" : "ends past the extent", z[DSP_SEG_BAD],
+                    z[DSP_SEG_BAD] == 1 ? "" : "s");
+        (void)n;
+        if (hi > n && lo >= 0 && hi >= lo)
+            ir_diag_add(r->ctx, NULL, TILEC_SEV_NOTE, 0, 0, "the axis's extent is %lld", (long long)n);
+    }
+    if (z[DSP_SEG_EMPTY]) {
+        const char *op = tilec_op_name((tilec_op)z[DSP_SEG_OP]);
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "a segmented %s had %u empty segment%s (the first counted: segment %lld): %s of no elements has "
+                    "no value, as over an empty axis; their outputs were not written",
+                    op ? op : "reduction", z[DSP_SEG_EMPTY], z[DSP_SEG_EMPTY] == 1 ? "" : "s",
+                    (long long)wide_word(z, DSP_SEG_EMPTY_AT), op ? op : "it");
+    }
+    return TILEC_ERR_INVALID_ARG;
+}
