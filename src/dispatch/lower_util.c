@@ -458,39 +458,26 @@ static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
     return key_pair(l, lp_bits(l->k, LP_I32, m), lp_bits(l->k, LP_I32, s));
 }
 
-/* exp(d) for d <= 0 in f64 (an f64 logsumexp's): as lse_exp below with f64's constants,
- * t clamped to >= -1021 (2^-1021 changes no f64 sum that holds 1, and nothing on the way
- * is subnormal), 2^f to degree 13 (error below 2^-57), 2^k from the bits of r = t + 1.5 *
- * 2^52, 0x4338000000000000 + k: (bits + 1023) << 52 modulo 2^64. */
+/* exp(d) for d <= 0 (above), in the state's float type. An f64 logsumexp's (lse_wide) has
+ * f64's constants: t clamped to >= -1021 (2^-1021 changes no f64 sum that holds 1, and
+ * nothing on the way is subnormal), 2^f to degree 13 (error below 2^-57), 2^k from the bits
+ * of r = t + 1.5 * 2^52, 0x4338000000000000 + k: (bits + 1023) << 52 modulo 2^64; an f32's,
+ * t >= -125, degree 7, r's bits 0x4b400000 + k: (bits + 127) << 23 modulo 2^32. */
 enum { LSE64_DEGREE = 13 };
-static lp_expr *lse_exp64(dsp_lower *l, lp_block *into, lp_expr *d) {
-    lp_kernel *k = l->k;
-    const double rounder = 6755399441055744.0; /* 1.5 * 2^52 */
-    lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, f64c(l, LOG2E)), f64c(l, -1021)), "t");
-    lp_expr *r = held(l, into, bin(l, LO_ADD, t, f64c(l, rounder)), "r");
-    lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, f64c(l, rounder))), "f"); /* exact */
-    double c[LSE64_DEGREE + 1] = {1};
-    for (int n = 1; n <= LSE64_DEGREE; n++) c[n] = c[n - 1] * LN2 / n; /* ln(2)^n / n! */
-    lp_expr *p = f64c(l, c[LSE64_DEGREE]);
-    for (int n = LSE64_DEGREE - 1; n >= 0; n--) p = lp_fma(k, p, f, f64c(l, c[n]));
-    lp_expr *i64 = bin(l, LO_ADD, lp_bits(k, LP_I64, r), lp_int(k, LP_I64, 1023));
-    lp_expr *scale = lp_bits(k, LP_F64, bin(l, LO_SHL, i64, lp_int(k, LP_I64, 52)));
-    return held(l, into, bin(l, LO_MUL, held(l, into, p, "p2f"), scale), "e");
-}
-
-/* exp(d) for d <= 0 (above). */
 static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     lp_kernel *k = l->k;
-    if (lse_wide(l)) return lse_exp64(l, into, d);
-    lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, f32c(l, LOG2E)), f32c(l, -125)), "t");
-    lp_expr *r = held(l, into, bin(l, LO_ADD, t, f32c(l, ROUNDER)), "r");
-    lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, f32c(l, ROUNDER))), "f"); /* exact */
-    double c[LSE_DEGREE + 1] = {1};
-    for (int n = 1; n <= LSE_DEGREE; n++) c[n] = c[n - 1] * LN2 / n; /* ln(2)^n / n! */
-    lp_expr *p = f32c(l, c[LSE_DEGREE]);
-    for (int n = LSE_DEGREE - 1; n >= 0; n--) p = lp_fma(k, p, f, f32c(l, c[n]));
-    /* r's bits are 0x4b400000 + k: (bits + 127) << 23 is 2^k's, modulo 2^32 */
-    lp_expr *scale = lp_bits(k, LP_F32, bin(l, LO_SHL, bin(l, LO_ADD, lp_bits(k, LP_I32, r), i32c(l, 127)), i32c(l, 23)));
+    bool wide = lse_wide(l);
+    lp_type bits = wide ? LP_I64 : LP_I32, fl = wide ? LP_F64 : LP_F32;
+    const double rounder = wide ? 6755399441055744.0 : ROUNDER; /* 1.5 * 2^52, 1.5 * 2^23 */
+    const int degree = wide ? LSE64_DEGREE : LSE_DEGREE, bias = wide ? 1023 : 127, mant = wide ? 52 : 23;
+    lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, fc(l, LOG2E)), fc(l, wide ? -1021 : -125)), "t");
+    lp_expr *r = held(l, into, bin(l, LO_ADD, t, fc(l, rounder)), "r");
+    lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, fc(l, rounder))), "f"); /* exact */
+    double c[LSE64_DEGREE + 1] = {1};
+    for (int n = 1; n <= degree; n++) c[n] = c[n - 1] * LN2 / n; /* ln(2)^n / n! */
+    lp_expr *p = fc(l, c[degree]);
+    for (int n = degree - 1; n >= 0; n--) p = lp_fma(k, p, f, fc(l, c[n]));
+    lp_expr *scale = lp_bits(k, fl, bin(l, LO_SHL, bin(l, LO_ADD, lp_bits(k, bits, r), lp_int(k, bits, bias)), lp_int(k, bits, mant)));
     return held(l, into, bin(l, LO_MUL, held(l, into, p, "p2f"), scale), "e");
 }
 

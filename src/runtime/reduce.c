@@ -283,17 +283,7 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     }
     double t1 = now_ms();
     /* a GPU's binary, emitted and compiled here (or found in the disk cache), then loaded */
-    void *bin = NULL;
-    size_t n = 0;
-    if (st == TILEC_OK && ir_target(r->target.backend)->gpu) st = rt_plan_binary(r, p, &bin, &n);
-    if (st == TILEC_OK) st = rt_load(r, p, bin); /* a capture in progress allows it (rt_load) */
-    free(bin);
-    if (st != TILEC_OK) {
-        if (r->be->unload) r->be->unload(r, p);
-        tilec_program_free(p->prog);
-        free(p);
-        return st;
-    }
+    if ((st = rt_plan_load(r, p, st)) != TILEC_OK) return st; /* a capture in progress allows it (rt_load) */
     rt_log(r, "miss %s: variant %s, grid %lld x %d, lowered in %.2f ms, compiled and loaded in %.2f ms%s%s", key,
            p->variant, (long long)p->info.grid, p->info.threads, t1 - t0, now_ms() - t1, p->kernel->plan[0] ? "; plan: " : "",
            p->kernel->plan);

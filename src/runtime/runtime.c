@@ -212,6 +212,20 @@ tilec_status rt_load(rt *r, rt_plan *p, const void *binary) {
     return st;
 }
 
+tilec_status rt_plan_load(rt *r, rt_plan *p, tilec_status st) {
+    void *bin = NULL;
+    size_t n = 0;
+    if (st == TILEC_OK && ir_target(r->target.backend)->gpu) st = rt_plan_binary(r, p, &bin, &n);
+    if (st == TILEC_OK) st = rt_load(r, p, bin);
+    free(bin);
+    if (st != TILEC_OK) {
+        if (r->be->unload) r->be->unload(r, p);
+        tilec_program_free(p->prog);
+        free(p);
+    }
+    return st;
+}
+
 static void rt_free(void *p) {
     rt *r = p;
     /* the scratch first: a set goes once its last launch has finished */

@@ -162,6 +162,10 @@ tilec_status rt_prepare(rt *r, rt_plan *p, void *stream);
 /* be->load(r, p, binary), in the backend's relaxed capture mode where it has one: a miss
  * may load a module while this thread, or another, captures a stream. */
 tilec_status rt_load(rt *r, rt_plan *p, const void *binary);
+/* A new plan's kernel made ready after `st` (its lowering's status): on a GPU its binary
+ * (rt_plan_binary) loaded (rt_load); on any failure the plan is unloaded and freed, and the
+ * status returned. */
+tilec_status rt_plan_load(rt *r, rt_plan *p, tilec_status st);
 /* Whether the stream is being captured into a graph (false on a backend without capture). */
 tilec_status rt_capturing(rt *r, void *stream, bool *yes);
 

@@ -127,17 +127,7 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const seg_view *
             st = rt_launch_info(r->ctx, p->kernel, &p->info);
         }
     }
-    void *bin = NULL;
-    size_t n = 0;
-    if (st == TILEC_OK && ir_target(r->target.backend)->gpu) st = rt_plan_binary(r, p, &bin, &n);
-    if (st == TILEC_OK) st = rt_load(r, p, bin);
-    free(bin);
-    if (st != TILEC_OK) {
-        if (r->be->unload) r->be->unload(r, p);
-        tilec_program_free(p->prog);
-        free(p);
-        return st;
-    }
+    if ((st = rt_plan_load(r, p, st)) != TILEC_OK) return st;
     rt_log(r, "miss %s: grid %lld x %d; plan: %s", p->key, (long long)p->info.grid, p->info.threads, p->kernel->plan);
     p->next = r->plans;
     r->plans = p;
