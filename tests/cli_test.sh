@@ -355,7 +355,9 @@ expect "TILEC_JIT_LOG on a miss" 0 env TILEC_JIT_LOG=1 TILEC_CACHE_DIR="$tmp/jit
 has "the log says the plan" "$tmp/err" "variant grid_rows, grid 8 x 256, lowered in"
 has "and the executor's layout" "$tmp/err" "; plan: 1 piece of up to 37 elements an output, one block (the fold order); a group of 16 lanes an output, 8 outputs in flight, element loads"
 expect "reduce over an empty axis" 0 "$tilec" reduce --op sum --dtype f32 --shape 4x0 --check --repeat 1
-has "an empty sum is 0" "$tmp/out" "a reduced extent is 0"
+has "an empty sum is 0" "$tmp/out" "a reduced extent is 0: the output is set to 0"
+expect "logsumexp over an empty axis" 0 "$tilec" reduce --op logsumexp --dtype f64 --shape 3x0 --backend sim --check --repeat 1
+has "says -inf, what it writes" "$tmp/out" "a reduced extent is 0: the output is set to -inf"
 expect "max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 4x0 --repeat 1
 has "is an error" "$tmp/err" "max over an empty axis has no value"
 expect "reduce without --shape" 2 "$tilec" reduce --op sum --dtype f32

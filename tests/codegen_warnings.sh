@@ -48,6 +48,23 @@ kernel grid_aminmax_i64(A: i64[300000, 7] global, L: i64[7] global, H: i64[7] gl
   grid.aminmax(L, H, A, axes=(0))
 }
 EOF
+# rows of odd lengths: not 16-byte aligned, so loaded an element at a time (a kernel
+# that declared its vector registers and never used them would fail -Werror)
+cat >"$tmp/grid_rows_odd.tile" <<'EOF'
+kernel grid_rows_odd(A: f32[3, 100003] global, B: f32[3] global) threads=256 {
+  grid.sum(B, A, axes=(1))
+}
+EOF
+cat >"$tmp/grid_argmin_f64_odd.tile" <<'EOF'
+kernel grid_argmin_f64_odd(A: f64[3, 100003] global, V: f64[3] global, I: i32[3] global) threads=256 {
+  grid.argmin(V, I, A, axes=(1), nan=ignore)
+}
+EOF
+cat >"$tmp/grid_aminmax_i64_odd.tile" <<'EOF'
+kernel grid_aminmax_i64_odd(A: i64[5, 7, 999] global, L: i64[7] global, H: i64[7] global) threads=256 {
+  grid.aminmax(L, H, A, axes=(0, 2))
+}
+EOF
 cat >"$tmp/grid_var.tile" <<'EOF'
 kernel grid_var(A: f32[1000000] global, B: f32[1] global) threads=256 {
   grid.var(B, A, axes=(0))

@@ -100,6 +100,10 @@ def test_out_checked_before_any_work():
         tilec.sum(A, axis=1, out=([1.0, 2.0, 3.0],))
     with pytest.raises(TypeError, match="not both"):
         tilec.sum(A, axis=1, dim=0)
+    with pytest.raises(TypeError, match=r"tilec writes float32, or float64 \(the wide dtype\)"):
+        tilec.sum(A, axis=1, dtype=np.float16)
+    with pytest.raises(TypeError, match=r"tilec writes float64 \(it has no wider dtype\): leave dtype out"):
+        tilec.argmax(A.astype(np.float64), axis=1, dtype=np.float32)
     assert lo.tolist() == [42, 42, 42]
 
 

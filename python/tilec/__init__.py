@@ -524,9 +524,10 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
         if want == wide and wide != dt:
             desc.widen = True
         elif want != dt:
-            raise TypeError("tilec: dtype=%s for a %s input; tilec writes %s, or %s (the wide "
-                            "dtype)" % (_TO_NAME[want], _TO_NAME.get(dt, dt), _TO_NAME.get(dt, dt),
-                                        _TO_NAME[wide]))
+            name = _TO_NAME.get(dt, dt)
+            raise TypeError("tilec: dtype=%s for a %s input; tilec writes %s%s" % (
+                _TO_NAME[want], name, name, ", or %s (the wide dtype)" % _TO_NAME[wide] if wide != dt else
+                " (it has no wider dtype): leave dtype out"))
     res = wide if desc.widen else dt
     res2 = None
     nout = _lib.tilec_op_outputs(o)

@@ -58,7 +58,9 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
     lp_buf *src = lp_buf_for(k, q->st->src.buf);
     lp_type at = dsp_acc_type(q);
     int vec = g->vec, nleaf = gs->ueff * vec, per = gs->f * nleaf, need = gs->glanes * gs->f;
-    int xs = grid_regs_new(k, src->type, "x", items * per), leaf = grid_regs_new(k, at, "leaf", items * per);
+    /* the vector loads' registers: only a plan aligned for them has any (an element's load
+     * goes straight into its leaf), so no kernel declares registers it never uses */
+    int xs = g->aligned ? grid_regs_new(k, src->type, "x", items * per) : -1, leaf = grid_regs_new(k, at, "leaf", items * per);
     lp_expr *piece = g->P > 1 ? remc(k, o, g->P) : ival(k, it, 0);
     lp_expr *run = g->P > 1 ? divc(k, o, g->P) : o;
     /* the piece's length: L, or less for the last piece of a run */

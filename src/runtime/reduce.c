@@ -490,8 +490,9 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
     if (v.out_elems == 0) {
         ir_str_printf(&s, "the output is empty: nothing runs\n");
     } else if (v.empty_axis) {
-        ir_str_printf(&s, "a reduced extent is 0: the output is set to %s%s\n", isnan(empty_of(d->op)) ? "NaN"
-                      : empty_of(d->op) == 1 ? "1" : "0",
+        double e = empty_of(d->op);
+        ir_str_printf(&s, "a reduced extent is 0: the output is set to %s%s\n",
+                      isnan(e) ? "NaN" : isinf(e) ? "-inf" : e == 1 ? "1" : "0",
                       tilec_op_supports(d->op, d->dtype, true) ? " (left as is when accumulating)" : "");
     } else {
         rt_plan *p;
