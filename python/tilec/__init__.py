@@ -1541,7 +1541,7 @@ def _run_host(ctx, prog, kernel, params, args):
 _bind("tilec_reduce_segmented", _c_int, _vp, _vp, _vp, _ctypes.c_bool, _c_i64, _vp, _vp)
 
 
-def _segment_offsets(offsets, lengths, extent):
+def _segment_offsets(offsets, lengths):
     """offsets= or lengths= as a 1-D int64 (or int32) numpy array of nsegs + 1 offsets."""
     import numpy as np
     if (offsets is None) == (lengths is None):
@@ -1638,7 +1638,7 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
             ctx.call(_lib.tilec_synchronize, "waiting for the device (the offsets are checked there)")
         outs = [o.movedim(-1, ax) for o in (o1, o2) if o is not None]
         return _returned(outs + [None], p.visible)
-    offs, i32 = _segment_offsets(offsets, lengths, shape[ax])
+    offs, i32 = _segment_offsets(offsets, lengths)
     nsegs = offs.size - 1
     xm = np.ascontiguousarray(np.moveaxis(x, ax, -1))
     oshape = moved[:-1] + (nsegs,)

@@ -153,9 +153,9 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
 }
 
 /* The output's dtype: the input's, or its wide one; the second output's (the indices). */
-static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
-static tilec_dtype out2_dtype(const tilec_reduce_desc *d) {
-    return d->index_i32 ? TILEC_I32 : tilec_op_second_dtype(d->op, out_dtype(d));
+tilec_dtype rt_out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
+tilec_dtype rt_out2_dtype(const tilec_reduce_desc *d) {
+    return d->index_i32 ? TILEC_I32 : tilec_op_second_dtype(d->op, rt_out_dtype(d));
 }
 
 /* n elements of what a reduction over an empty axis gives in the output's dtype: the op's
@@ -170,7 +170,7 @@ static double empty_of(tilec_op o) {
 }
 
 static unsigned char *empty_value(const tilec_reduce_desc *d, int64_t n) {
-    tilec_dtype t = out_dtype(d);
+    tilec_dtype t = rt_out_dtype(d);
     lp_type lt = lp_type_of(t);
     unsigned char *b = calloc((size_t)n ? (size_t)n : 1, tilec_dtype_size(t));
     double v = empty_of(d->op);
@@ -183,8 +183,8 @@ static unsigned char *empty_value(const tilec_reduce_desc *d, int64_t n) {
 
 static void plan_key(const rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, char *key, size_t n) {
     size_t at = (size_t)snprintf(key, n, "%s %s->%s%s%s %s%s%s %s %s ws%d |", tilec_op_name(d->op), tilec_dtype_name(d->dtype),
-                                 tilec_dtype_name(out_dtype(d)), ir_op(d->op)->second ? "," : "",
-                                 ir_op(d->op)->second ? tilec_dtype_name(out2_dtype(d)) : "",
+                                 tilec_dtype_name(rt_out_dtype(d)), ir_op(d->op)->second ? "," : "",
+                                 ir_op(d->op)->second ? tilec_dtype_name(rt_out2_dtype(d)) : "",
                                  tilec_nan_name(d->nan), d->accumulate ? " accum" : "",
                                  unaligned ? " unaligned" : "",
                                  r->be->name, r->target.arch, r->target.warp_size);
@@ -217,8 +217,8 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view
     at.correction = d->correction;
     if ((st = tilec_kernel_new(p, "tilec_reduce", false, THREADS, 1, &k)) == TILEC_OK &&
         (st = tilec_kernel_param(k, "A", d->dtype, v->rank, v->shape, TILEC_SPACE_GLOBAL, &A)) == TILEC_OK &&
-        (st = tilec_kernel_param(k, "B", out_dtype(d), nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK &&
-        (!ir_op(d->op)->second || (st = tilec_kernel_param(k, "C", out2_dtype(d), nk, kept, TILEC_SPACE_GLOBAL, &C)) == TILEC_OK) &&
+        (st = tilec_kernel_param(k, "B", rt_out_dtype(d), nk, kept, TILEC_SPACE_GLOBAL, &B)) == TILEC_OK &&
+        (!ir_op(d->op)->second || (st = tilec_kernel_param(k, "C", rt_out2_dtype(d), nk, kept, TILEC_SPACE_GLOBAL, &C)) == TILEC_OK) &&
         (!v->strided || ir_buffer_view(p, A, v->strides) || (st = TILEC_ERR_INVALID_ARG, false))) {
         tilec_region a = tilec_region_whole(A), b = tilec_region_whole(B), c = C ? tilec_region_whole(C) : b;
         at.dst2 = C ? &c : NULL;
@@ -239,8 +239,8 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const view
 static uint64_t plan_id(const tilec_reduce_desc *d, const view *v, bool unaligned, int64_t id[RT_ID_WORDS]) {
     memset(id, 0, RT_ID_WORDS * sizeof *id);
     bool two = ir_op(d->op)->second != NULL;
-    id[0] = (int64_t)((uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)out_dtype(d) << 16 |
-                      (uint64_t)(two ? out2_dtype(d) + 1 : 0) << 24 | (uint64_t)d->nan << 32 |
+    id[0] = (int64_t)((uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)rt_out_dtype(d) << 16 |
+                      (uint64_t)(two ? rt_out2_dtype(d) + 1 : 0) << 24 | (uint64_t)d->nan << 32 |
                       (uint64_t)d->accumulate << 40 | (uint64_t)unaligned << 41 | (uint64_t)v->strided << 42 |
                       (uint64_t)v->rank << 48);
     for (int i = 0; i < v->rank; i++) id[1] |= (int64_t)v->reduced[i] << i;
@@ -294,15 +294,14 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     return TILEC_OK;
 }
 
-/* Whether [a, a + n) and [b, b + m) share a byte. */
-static bool meet(uintptr_t a, size_t n, uintptr_t b, size_t m) { return n && m && a < b + m && b < a + n; }
+bool rt_meet(uintptr_t a, size_t n, uintptr_t b, size_t m) { return n && m && a < b + m && b < a + n; }
 
 tilec_status rt_outputs_apart(tilec_ctx *ctx, uintptr_t in, size_t in_bytes, uintptr_t out, size_t out_bytes,
                               uintptr_t out2, size_t out2_bytes) {
-    if (meet(in, in_bytes, out, out_bytes)) return ir_bad(ctx, "the input and the output overlap; reduce into another buffer");
-    if (meet(out2, out2_bytes, in, in_bytes) || meet(out2, out2_bytes, out, out_bytes))
+    if (rt_meet(in, in_bytes, out, out_bytes)) return ir_bad(ctx, "the input and the output overlap; reduce into another buffer");
+    if (rt_meet(out2, out2_bytes, in, in_bytes) || rt_meet(out2, out2_bytes, out, out_bytes))
         return ir_bad(ctx, "out2 overlaps the %s; give the second output a buffer of its own",
-                      meet(out2, out2_bytes, in, in_bytes) ? "input" : "output");
+                      rt_meet(out2, out2_bytes, in, in_bytes) ? "input" : "output");
     return TILEC_OK;
 }
 
@@ -366,15 +365,15 @@ static tilec_status reduce_or_prepare(tilec_ctx *ctx, const tilec_reduce_desc *d
         return ir_bad(ctx, "%s is NULL", !in ? "the input" : "the output");
     if (v.out_elems > 0 && two && !d->out2 && !prepare)
         return ir_bad(ctx, "%s has two outputs: out2 is NULL; give it an %s buffer of the output's shape for its %s",
-                   tilec_op_name(d->op), tilec_dtype_name(out2_dtype(d)), ir_op(d->op)->second);
+                   tilec_op_name(d->op), tilec_dtype_name(rt_out2_dtype(d)), ir_op(d->op)->second);
     /* the input's memory: what its strides reach, from the lowest element */
     const char *low = in ? (const char *)in - (size_t)v.origin * es : NULL;
     uintptr_t a = (uintptr_t)low, b = (uintptr_t)out;
-    size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * tilec_dtype_size(out_dtype(d));
+    size_t in_bytes = v.in_elems ? (size_t)v.span * es : 0, out_bytes = (size_t)v.out_elems * tilec_dtype_size(rt_out_dtype(d));
     if (in && v.origin && a > (uintptr_t)in)
         return ir_bad(ctx, "the strides reach below address 0 from the input pointer");
     uintptr_t c = (uintptr_t)d->out2;
-    size_t out2_bytes = two && d->out2 ? (size_t)v.out_elems * tilec_dtype_size(out2_dtype(d)) : 0;
+    size_t out2_bytes = two && d->out2 ? (size_t)v.out_elems * tilec_dtype_size(rt_out2_dtype(d)) : 0;
     if ((st = rt_outputs_apart(ctx, a, in_bytes, b, out_bytes, c, out2_bytes)) != TILEC_OK) return st;
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
@@ -433,7 +432,7 @@ tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_desc *d, cons
     tilec_status st = plan_view(ctx, d, &v);
     if (st != TILEC_OK) return st;
     *result = (tilec_check_result){.param = "out", .ok = true, .exact = true, .first_bad = -1};
-    size_t es = tilec_dtype_size(d->dtype), eo = tilec_dtype_size(out_dtype(d)), out_bytes = (size_t)v.out_elems * eo;
+    size_t es = tilec_dtype_size(d->dtype), eo = tilec_dtype_size(rt_out_dtype(d)), out_bytes = (size_t)v.out_elems * eo;
     if (v.out_elems == 0) return TILEC_OK;
     if (!d->accumulate && !out_before) out_before = out_after; /* read only when accumulating */
     if (!in || !out_before || !out_after)

@@ -25,11 +25,6 @@
 
 enum { THREADS = 256, GROUPS = THREADS / 32 };
 
-static tilec_dtype out_dtype(const tilec_reduce_desc *d) { return d->widen ? tilec_dtype_wide(d->dtype) : d->dtype; }
-static tilec_dtype out2_dtype(const tilec_reduce_desc *d) {
-    return d->index_i32 ? TILEC_I32 : tilec_op_second_dtype(d->op, out_dtype(d));
-}
-
 /* What a segmented reduction is, for its plan. */
 typedef struct seg_view {
     int64_t rows, extent, nsegs;
@@ -55,8 +50,8 @@ static void choose_workers(const rt *r, const tilec_reduce_desc *d, seg_view *v)
 static uint64_t seg_id(const tilec_reduce_desc *d, const seg_view *v, int64_t id[RT_ID_WORDS]) {
     memset(id, 0, RT_ID_WORDS * sizeof *id);
     bool two = ir_op(d->op)->second != NULL;
-    id[0] = (int64_t)((uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)out_dtype(d) << 16 |
-                      (uint64_t)(two ? out2_dtype(d) + 1 : 0) << 24 | (uint64_t)d->nan << 32 |
+    id[0] = (int64_t)((uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)rt_out_dtype(d) << 16 |
+                      (uint64_t)(two ? rt_out2_dtype(d) + 1 : 0) << 24 | (uint64_t)d->nan << 32 |
                       (uint64_t)d->accumulate << 40 | (uint64_t)v->unaligned << 41 | (uint64_t)v->i32 << 42 |
                       (uint64_t)1 << 60); /* segmented: no dense plan's id has this bit */
     id[1] = v->rows;
@@ -81,8 +76,8 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const seg_
     bool two = ir_op(d->op)->second != NULL;
     if ((st = tilec_kernel_new(p, "tilec_segmented", false, THREADS, 1, &k)) == TILEC_OK &&
         (st = tilec_kernel_param(k, "A", d->dtype, 2, a, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK &&
-        (st = tilec_kernel_param(k, "B", out_dtype(d), 2, o, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK &&
-        (!two || (st = tilec_kernel_param(k, "C", out2_dtype(d), 2, o, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK) &&
+        (st = tilec_kernel_param(k, "B", rt_out_dtype(d), 2, o, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK &&
+        (!two || (st = tilec_kernel_param(k, "C", rt_out2_dtype(d), 2, o, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK) &&
         (st = tilec_kernel_param(k, "O", v->i32 ? TILEC_I32 : TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b)) == TILEC_OK)
         st = tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b);
     if (st != TILEC_OK) {
@@ -106,8 +101,8 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const seg_view *
     if (!p) return TILEC_ERR_NOMEM;
     snprintf(p->key, sizeof p->key, "segmented %s %s->%s%s%s %s%s%s %s %s ws%d | %" PRId64 " x %" PRId64 ", %" PRId64
              " segments, %s offsets, %d worker%s x %d CTA%s",
-             tilec_op_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(out_dtype(d)), ir_op(d->op)->second ? "," : "",
-             ir_op(d->op)->second ? tilec_dtype_name(out2_dtype(d)) : "", tilec_nan_name(d->nan),
+             tilec_op_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(rt_out_dtype(d)), ir_op(d->op)->second ? "," : "",
+             ir_op(d->op)->second ? tilec_dtype_name(rt_out2_dtype(d)) : "", tilec_nan_name(d->nan),
              d->accumulate ? " accum" : "", v->unaligned ? " unaligned" : "", r->be->name, r->target.arch,
              r->target.warp_size, v->rows, v->extent, v->nsegs, v->i32 ? "i32" : "i64", v->workers,
              v->workers == 1 ? "" : "s", v->ctas, v->ctas == 1 ? "" : "s");
@@ -135,9 +130,6 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const seg_view *
     *out = p;
     return TILEC_OK;
 }
-
-/* Whether [a, a + n) and [b, b + m) share a byte. */
-static bool meet(uintptr_t a, size_t n, uintptr_t b, size_t m) { return n && m && a < b + m && b < a + n; }
 
 tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *offsets, bool offsets_i32,
                                     int64_t nsegs, const void *in, void *out) {
@@ -170,11 +162,11 @@ tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *d, 
         return ir_bad(ctx, "%s is NULL", !offsets ? "offsets" : !out ? "the output" : !in && v.extent > 0 ? "the input"
                                                                                                   : "out2 (the second output)");
     size_t es = tilec_dtype_size(d->dtype), in_bytes = (size_t)(v.rows * v.extent) * es;
-    size_t out_bytes = (size_t)outs * tilec_dtype_size(out_dtype(d)), out2_bytes = two ? (size_t)outs * tilec_dtype_size(out2_dtype(d)) : 0;
+    size_t out_bytes = (size_t)outs * tilec_dtype_size(rt_out_dtype(d)), out2_bytes = two ? (size_t)outs * tilec_dtype_size(rt_out2_dtype(d)) : 0;
     size_t off_bytes = outs ? (size_t)(nsegs + 1) * (offsets_i32 ? 4 : 8) : 0;
     uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, c = (uintptr_t)d->out2, o = (uintptr_t)offsets;
     if ((st = rt_outputs_apart(ctx, a, in_bytes, b, out_bytes, c, out2_bytes)) != TILEC_OK) return st;
-    if (meet(o, off_bytes, b, out_bytes) || meet(o, off_bytes, c, out2_bytes))
+    if (rt_meet(o, off_bytes, b, out_bytes) || rt_meet(o, off_bytes, c, out2_bytes))
         return ir_bad(ctx, "the offsets overlap an output; give the outputs buffers of their own");
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
@@ -226,7 +218,6 @@ tilec_status rt_segmented_status(rt *r) {
                     (long long)s, (long long)lo, (long long)hi,
                     lo < 0 ? "starts below 0" : hi < lo ? "falls" : "ends past the extent", z[DSP_SEG_BAD],
                     z[DSP_SEG_BAD] == 1 ? "" : "s");
-        (void)n;
         if (hi > n && lo >= 0 && hi >= lo)
             ir_diag_add(r->ctx, NULL, TILEC_SEV_NOTE, 0, 0, "the axis's extent is %lld", (long long)n);
     }

@@ -254,7 +254,7 @@ static tilec_status local_step(tilec_ctx *ctx, const tilec_reduce_desc *d, int s
         ld.op = so->local;
         ld.widen = d->widen || (so->wide && (!so->wide_floats_only || half));
     }
-    L->odt = d->widen ? tilec_dtype_wide(d->dtype) : d->dtype;
+    L->odt = rt_out_dtype(d);
     L->pdt = ld.widen ? tilec_dtype_wide(d->dtype) : d->dtype;
     bool two = tilec_op_outputs(d->op) == 2;
     if (two != (d->out2 != NULL))
