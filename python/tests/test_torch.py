@@ -177,8 +177,11 @@ def test_fake_refuses_what_the_kernel_refuses():
     assert tt.sum(m, 1).shape == (2, 3)  # an empty sum is 0
     with pytest.raises(ValueError):
         tt.amax(m, 1)  # the max of nothing: tilec's ArgumentError, a ValueError
-    with pytest.raises(TypeError):
-        tt.argmax(torch.empty(3, dtype=torch.float64, device="meta"))  # not a tilec dtype for argmax
+    with pytest.raises(TypeError):  # the op itself, past the wrapper's float check: the table's no
+        torch.ops.tilec.logsumexp(torch.empty(3, dtype=torch.int32, device="meta"), [0], False)
+    # 64-bit inputs have arg-reductions (issue 32): int64 indices, no refusal
+    assert tt.argmax(torch.empty(3, 5, dtype=torch.float64, device="meta"), 1).dtype == torch.int64
+    assert tt.argmin(torch.empty(3, 5, dtype=torch.int64, device="meta"), 0).shape == (5,)
     with pytest.raises(TypeError):
         tt.mean(torch.empty(3, dtype=torch.int32, device="meta"))
     with pytest.raises(IndexError):
@@ -329,7 +332,14 @@ def test_dtypes_as_torch():
 def test_errors():
     x = normal((4, 5))
     with pytest.raises(TypeError):
-        tt.argmax(x.double(), 1)  # tilec's argmax takes 4-byte and smaller dtypes
+        tt.logsumexp(x.int(), 1)  # logsumexp of integers: not defined, as torch's
+    # 64-bit arg-reductions (issue 32): torch's indices, first of ties, NaN wins
+    d = x.double()
+    d[1, 3] = float("nan")
+    d[2, :] = 7.0
+    assert torch.equal(tt.argmax(d, 1), torch.argmax(d, 1))
+    big = torch.tensor([[-2**63, 2**63 - 1, 2**63 - 1, 5]], dtype=torch.int64, device="cuda")
+    assert tt.argmax(big, 1).tolist() == [1] and tt.argmin(big, 1).tolist() == [0]
     with pytest.raises(TypeError):
         tt.var(x.int(), 1)
     with pytest.raises(IndexError):
