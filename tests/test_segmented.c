@@ -446,13 +446,12 @@ static void layouts(void **state) {
         check_run(ctx, &r1, seed++, 0);
         check_run(ctx, &r1, seed++, 2);
     }
-    /* CTAs a segment: f64 (pieces of 512: 4 CTAs a segment), two segments of 70000 and 60000 */
+    /* CTAs a segment: f64 (pieces of 512: 8 CTAs a segment), two segments of 70000 and 60000 */
     int64_t big[3] = {0, 70000, 130000};
     run r2 = {.op = TILEC_OP_SUM, .dtype = TILEC_F64, .rows = 1, .extent = 130000, .nsegs = 2, .offsets = big};
     check_run(ctx, &r2, seed++, 2);
-    r2.op = TILEC_OP_ARGMAX; /* f32, pieces of 1024: 2 CTAs a segment */
-    r2.dtype = TILEC_F32; /* f32, pieces of 1024: 2 CTAs a segment */
-    r2.dtype = TILEC_F32;
+    r2.op = TILEC_OP_ARGMAX;
+    r2.dtype = TILEC_F32; /* f32, pieces of 1024: 4 CTAs a segment */
     check_run(ctx, &r2, seed++, 1);
     tilec_close(ctx);
 }
@@ -611,7 +610,8 @@ static void bad_args(void **state) {
  * segment's loops, so the warp diverges around the groups' butterflies. The simulator
  * runs the lowered kernels at warp size 64 (reporting any shuffle that reads an inactive
  * lane, any barrier under divergence) and gives the bits of warp size 32, in every
- * layout. */
+ * layout. So does the kernel of 64-bit positions (index64: what an input of 2^31
+ * elements or more gets) on these small inputs, which take 32-bit ones. */
 static void wave64(void **state) {
     (void)state;
     static const tilec_op ops[] = {TILEC_OP_SUM, TILEC_OP_ARGMAX, TILEC_OP_LOGSUMEXP, TILEC_OP_VAR};
@@ -624,8 +624,8 @@ static void wave64(void **state) {
             bool two = tilec_op_outputs(ops[oi]) == 2;
             float *in = malloc((size_t)(rows * extent) * 4);
             fill(TILEC_F32, ops[oi], in, rows * extent, 3, &seed);
-            unsigned char got[2][2][64 * 8];
-            for (int w = 0; w < 2; w++) {
+            unsigned char got[3][2][64 * 8];
+            for (int w = 0; w < 3; w++) {
                 tilec_ctx *ctx;
                 tilec_program *p;
                 assert_int_equal(tilec_open(&ctx), TILEC_OK);
@@ -639,12 +639,14 @@ static void wave64(void **state) {
                 if (two) assert_int_equal(tilec_kernel_param(k, "C", TILEC_I64, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
                 assert_int_equal(tilec_kernel_param(k, "O", TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
                 assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                dsp_target tg = {.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = w ? 64 : 32};
+                dsp_target tg = {.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = w == 1 ? 64 : 32};
                 dsp_segmented sg = {.op = ops[oi], .correction = 1, .rows = rows, .extent = extent, .nsegs = nsegs,
-                                    .workers = layout ? 8 : 1, .ctas = layout == 2 ? 4 : 1};
+                                    .workers = layout ? 8 : 1, .ctas = layout == 2 ? 4 : 1, .index64 = w == 2};
                 tilec_status why;
                 lp_kernel *lk = dsp_lower_segmented(p, k, &tg, &sg, &why);
                 assert_int_equal(why, TILEC_OK);
+                for (int i = 0; i < lk->nregs; i++) /* a segment's start: 64-bit only where asked */
+                    if (!strcmp(lk->regs[i].name, "start")) assert_int_equal(lk->regs[i].type, w == 2 ? LP_I64 : LP_I32);
                 uint32_t status[DSP_SEG_WORDS] = {0};
                 memset(got[w], 0, sizeof got[w]);
                 void *args[5] = {in, got[w][0], two ? (void *)got[w][1] : (void *)off, two ? (void *)off : (void *)status,
@@ -658,6 +660,8 @@ static void wave64(void **state) {
             }
             if (memcmp(got[0], got[1], sizeof got[0]))
                 fail_msg("%s layout %d: warp size 64 gives other bits than 32", tilec_op_name(ops[oi]), layout);
+            if (memcmp(got[0], got[2], sizeof got[0]))
+                fail_msg("%s layout %d: 64-bit positions give other bits than 32-bit ones", tilec_op_name(ops[oi]), layout);
             free(in);
         }
 }

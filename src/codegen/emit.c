@@ -439,7 +439,10 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
         ir_str_printf(s, "// Call it from every one of %d threads of a 1-D block (threadIdx.x); its shared\n"
                          "// operands are pointers to your __shared__ arrays.\n", k->threads);
     ir_str_printf(s, "extern \"C\" %s ", tk->is_func ? "__device__ void" : "__global__ void");
-    if (!tk->is_func) ir_str_printf(s, "__launch_bounds__(%d) ", k->threads);
+    if (!tk->is_func && k->min_ctas > 0 && t == &cg_cuda) /* HIP's second bound means another thing */
+        ir_str_printf(s, "__launch_bounds__(%d, %d) ", k->threads, k->min_ctas);
+    else if (!tk->is_func)
+        ir_str_printf(s, "__launch_bounds__(%d) ", k->threads);
     cg_name(s, tk->name);
     ir_str_printf(s, "(");
     for (int i = 0; i < tk->nparams; i++) {

@@ -326,6 +326,8 @@ typedef struct dsp_segmented {
     int64_t rows, extent, nsegs;
     int workers;        /* groups of 32 lanes an output: 1, or every group of the CTA */
     int ctas;           /* CTAs an output (a power of two; > 1 only with every group) */
+    int min_ctas;       /* lp_kernel.min_ctas of the kernel (0: none) */
+    bool index64;       /* positions in 64 bits where 32 would do (tests: the wide path on small data) */
 } dsp_segmented;
 
 /* Lowers kernel tk of p, whose parameters are A: the input [rows, extent], B: the output

@@ -42,6 +42,7 @@ typedef struct seg_ctx {
     int lane, n, base, shift_reg; /* registers (shift_reg: -1 unless var / std) */
     int64_t total;                /* elements of the input */
     bool aligned;                 /* A's first element is 16-byte aligned */
+    lp_type it;                   /* the type of the arithmetic of positions: i32 where they fit */
 } seg_ctx;
 
 static lp_expr *i64c(lp_kernel *k, int64_t v) { return lp_int(k, LP_I64, v); }
@@ -63,10 +64,10 @@ static void piece(seg_ctx *c, lp_block *b, lp_expr *o, int acc, lp_expr *valid) 
     int vec = c->vec, nleaf = c->U * vec;
     lp_type at = dsp_acc_type(l->q);
     int xs = grid_regs_new(k, c->A->type, "x", nleaf), leaf = grid_regs_new(k, at, "leaf", nleaf);
-    int len = lp_reg_new(k, LP_I64, "len"), start = lp_reg_new(k, LP_I64, "start");
+    int len = lp_reg_new(k, c->it, "len"), start = lp_reg_new(k, c->it, "start");
     lp_expr *o0 = mulc(k, o, c->W);
-    lp_expr *whole = imin(k, i64c(k, c->W), sub(k, r_(k, c->n), o0));
-    lp_assign(k, b, len, valid ? lp_select(k, valid, whole, i64c(k, 0)) : whole); /* none: every leaf the identity */
+    lp_expr *whole = imin(k, ival(k, c->it, c->W), sub(k, r_(k, c->n), o0));
+    lp_assign(k, b, len, valid ? lp_select(k, valid, whole, ival(k, c->it, 0)) : whole); /* none: every leaf the identity */
     lp_assign(k, b, start, add(k, r_(k, c->base), o0));
     lp_expr *lanev = mulc(k, r_(k, c->lane), vec);
     /* whole vectors where the segment's piece starts on one; where it does not (4- and
@@ -76,51 +77,58 @@ static void piece(seg_ctx *c, lp_block *b, lp_expr *o, int acc, lp_expr *valid) 
     bool straddle = c->aligned && vec > 1 && tilec_dtype_size(c->A->tile->dtype) >= 4;
     if (c->aligned && vec > 1) {
         vok = lp_reg_new(k, LP_BOOL, "vok");
-        lp_assign(k, b, vok, eq(k, remc(k, r_(k, start), vec), i64c(k, 0)));
+        lp_assign(k, b, vok, eq(k, remc(k, r_(k, start), vec), ival(k, c->it, 0)));
     }
     if (straddle) {
-        mis = lp_reg_new(k, LP_I64, "mis");
+        mis = lp_reg_new(k, c->it, "mis");
         lp_assign(k, b, mis, remc(k, r_(k, start), vec));
         vs = grid_regs_new(k, c->A->type, "v", 2 * vec * c->U);
     }
     for (int bi = 0; bi < c->U; bi++) {
-        lp_expr *e0 = add(k, i64c(k, (int64_t)bi * LANES * vec), lanev);
-        lp_block *blk = &lp_if(k, b, lt(k, i64c(k, (int64_t)bi * LANES * vec), r_(k, len)))->body; /* the group's */
+        lp_expr *e0 = add(k, ival(k, c->it, (int64_t)bi * LANES * vec), lanev);
+        lp_block *blk = &lp_if(k, b, lt(k, ival(k, c->it, (int64_t)bi * LANES * vec), r_(k, len)))->body; /* the group's */
         lp_block *part = blk;
         if (vok >= 0) {
-            lp_stmt *sel = lp_if(k, blk, both(k, r_(k, vok), lp_binary(k, LO_LE, add(k, e0, i64c(k, vec)), r_(k, len))));
+            lp_stmt *sel = lp_if(k, blk, both(k, r_(k, vok), lp_binary(k, LO_LE, add(k, e0, ival(k, c->it, vec)), r_(k, len))));
             lp_vload(k, &sel->body, xs + bi * vec, vec, c->A, add(k, r_(k, start), e0));
             part = &sel->orelse;
         }
         if (straddle) { /* both vectors inside the input (a neighbour's elements are read, not used) */
             lp_expr *a0 = sub(k, add(k, r_(k, start), e0), r_(k, mis));
             lp_stmt *two = lp_if(k, part, both(k, lp_unary(k, LO_NOT, r_(k, vok)),
-                                               lp_binary(k, LO_LE, add(k, a0, i64c(k, 2 * vec)), i64c(k, c->total))));
+                                               lp_binary(k, LO_LE, add(k, a0, ival(k, c->it, 2 * vec)), ival(k, c->it, c->total))));
             int v0 = vs + bi * 2 * vec;
             lp_vload(k, &two->body, v0, vec, c->A, a0);
-            lp_vload(k, &two->body, v0 + vec, vec, c->A, add(k, a0, i64c(k, vec)));
+            lp_vload(k, &two->body, v0 + vec, vec, c->A, add(k, a0, ival(k, c->it, vec)));
             for (int e = 0; e < vec; e++) { /* x[e] = v[mis + e] */
                 lp_expr *pick = r_(k, v0 + vec - 1 + e);
-                for (int m = vec - 2; m >= 0; m--) pick = lp_select(k, eq(k, r_(k, mis), i64c(k, m)), r_(k, v0 + m + e), pick);
+                for (int m = vec - 2; m >= 0; m--) pick = lp_select(k, eq(k, r_(k, mis), ival(k, c->it, m)), r_(k, v0 + m + e), pick);
                 lp_assign(k, &two->body, xs + bi * vec + e, pick);
             }
             part = &two->orelse;
         }
         for (int e = 0; e < vec; e++) {
-            lp_expr *i = e ? add(k, e0, i64c(k, e)) : e0;
+            lp_expr *i = e ? add(k, e0, ival(k, c->it, e)) : e0;
             lp_assign(k, &lp_if(k, part, lt(k, i, r_(k, len)))->body, xs + bi * vec + e, lp_load(k, c->A, add(k, r_(k, start), i)));
         }
     }
     lp_expr *shift = c->shift_reg >= 0 ? r_(k, c->shift_reg) : NULL;
+    /* each leaf folded into the lane's tree as soon as it completes a subtree (the same
+     * pairs as grid_reg_tree's, so the same bits, with a few nodes live instead of every
+     * leaf: argmax's keys and var's pairs would hold over a hundred registers) */
+    bool by_leaf = grid_tree_by_leaf(l);
     for (int bi = 0; bi < c->U; bi++)
         for (int e = 0; e < vec; e++) {
-            lp_expr *i = add(k, i64c(k, (int64_t)bi * LANES * vec + e), lanev);
+            lp_expr *i = add(k, ival(k, c->it, (int64_t)bi * LANES * vec + e), lanev);
             int lf = leaf + bi * vec + e;
             lp_assign(k, b, lf, dsp_identity(l));
             lp_assign(k, &lp_if(k, b, lt(k, i, r_(k, len)))->body, lf,
                       dsp_element(l, r_(k, xs + bi * vec + e), add(k, o0, i), shift));
+            if (by_leaf) grid_tree_leaf(l, b, leaf, bi * vec + e, 1, true, 1, 1 << 30);
         }
-    grid_reg_tree(l, b, leaf, nleaf, 1, true); /* a lane's leaves: in index order, the present ones first */
+    /* a lane's leaves: in index order, the present ones first */
+    if (by_leaf) grid_tree_rest(l, b, leaf, nleaf, 1, true);
+    else grid_reg_tree(l, b, leaf, nleaf, 1, true);
     dsp_xor_tree(l, b, leaf, LANES);
     lp_assign(k, b, acc, dsp_combine(l, b, r_(k, acc), r_(k, leaf)));
 }
@@ -149,6 +157,15 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     k->variants = ir_arena_alloc(&p->arena, sizeof *k->variants);
     if (!k->variants) return NULL;
     k->variants[0] = "grid_segments";
+    /* a state of one 4-byte register (sum, max, min, prod, sumsq, mean of 32-bit and
+     * smaller types): three CTAs an SM on CUDA, so at most 80 registers a thread, where
+     * ptxas takes about 96 and fits two (H200, scripts/bench-segmented: 10^6 segments of
+     * 0-64 elements 153 -> 203 GB/s, 4096 of 1k-100k 1.57 -> 1.80 TB/s); the states of
+     * pairs, keys and f64 would spill */
+    const ir_op_info *opi = ir_op(sg->op);
+    bool small_state = opi->key == IR_KEY_NONE && (opi->lift == IR_LIFT_NONE || opi->lift == IR_LIFT_SQUARE) &&
+                       opi->second == NULL && sg->op != TILEC_OP_NORM2 && tilec_dtype_size(tk->params[0]->dtype) <= 4;
+    k->min_ctas = sg->min_ctas ? sg->min_ctas : t->backend == TILEC_BACKEND_CUDA && small_state && tk->threads == 256 ? 3 : 0;
     bool two = ir_op(sg->op)->second != NULL;
     if (tk->nparams != (two ? 5 : 4)) {
         *why = TILEC_ERR_INTERNAL;
@@ -177,26 +194,30 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
                  .U = in_flight(dt), .shift_reg = -1, .aligned = !t->unaligned};
     c.W = (int64_t)LANES * c.vec * c.U;
     c.total = sg->rows * sg->extent;
+    /* positions (in the input, in a segment, of pieces and blocks) reach the input's size
+     * and a few pieces past it: 32-bit arithmetic where they fit, as the dense rows' */
+    c.it = sg->index64 ? LP_I64 : dsp_index_type(c.total + 4 * c.W, (int64_t)1 << 22);
     lp_type at = dsp_acc_type(&q);
     const ir_op_info *op = ir_op(sg->op);
     int workers = sg->workers, C = sg->ctas, nw = workers * C;
     int64_t outs = sg->rows * sg->nsegs;
     lp_block *b = &k->body;
     lp_expr *tid = lp_cast(k, LP_I64, lp_special_expr(k, LP_TID)), *cta = lp_cast(k, LP_I64, lp_special_expr(k, LP_CTA));
-    c.lane = lp_reg_new(k, LP_I64, "lane");
-    int grp = lp_reg_new(k, LP_I64, "grp"), item = lp_reg_new(k, LP_I64, "item"), wk = lp_reg_new(k, LP_I64, "wk");
-    int chunkc = lp_reg_new(k, LP_I64, "chunkc");
-    lp_assign(k, b, c.lane, remc(k, tid, LANES));
-    lp_assign(k, b, grp, divc(k, tid, LANES));
+    c.lane = lp_reg_new(k, c.it, "lane");
+    int grp = lp_reg_new(k, c.it, "grp"), item = lp_reg_new(k, LP_I64, "item"), wk = lp_reg_new(k, c.it, "wk");
+    int chunkc = lp_reg_new(k, c.it, "chunkc");
+    lp_expr *tidt = lp_cast(k, c.it, lp_special_expr(k, LP_TID)), *ctat = lp_cast(k, c.it, lp_special_expr(k, LP_CTA));
+    lp_assign(k, b, c.lane, remc(k, tidt, LANES));
+    lp_assign(k, b, grp, divc(k, tidt, LANES));
     if (workers == 1) {
         k->grid = ceil_div(outs, GP);
         lp_assign(k, b, item, add(k, mulc(k, cta, GP), r_(k, grp)));
-        lp_assign(k, b, chunkc, i64c(k, 0));
-        lp_assign(k, b, wk, i64c(k, 0));
+        lp_assign(k, b, chunkc, ival(k, c.it, 0));
+        lp_assign(k, b, wk, ival(k, c.it, 0));
     } else {
         k->grid = outs * C;
         lp_assign(k, b, item, divc(k, cta, C));
-        lp_assign(k, b, chunkc, C > 1 ? remc(k, cta, C) : i64c(k, 0));
+        lp_assign(k, b, chunkc, C > 1 ? remc(k, ctat, C) : ival(k, c.it, 0));
         lp_assign(k, b, wk, add(k, mulc(k, r_(k, chunkc), GP), r_(k, grp)));
     }
     snprintf(k->plan, sizeof k->plan,
@@ -215,8 +236,8 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
      * reads segment 0's, in bounds, and folds nothing) */
     int valid = lp_reg_new(k, LP_BOOL, "valid"), s = lp_reg_new(k, LP_I64, "s"), row = lp_reg_new(k, LP_I64, "row");
     int lo = lp_reg_new(k, LP_I64, "lo"), hi = lp_reg_new(k, LP_I64, "hi"), bad = lp_reg_new(k, LP_BOOL, "bad");
-    c.n = lp_reg_new(k, LP_I64, "n");
-    c.base = lp_reg_new(k, LP_I64, "base");
+    c.n = lp_reg_new(k, c.it, "n");
+    c.base = lp_reg_new(k, c.it, "base");
     lp_assign(k, b, valid, lt(k, r_(k, item), i64c(k, outs)));
     lp_assign(k, b, s, lp_select(k, r_(k, valid), remc(k, r_(k, item), sg->nsegs), i64c(k, 0)));
     lp_assign(k, b, row, lp_select(k, r_(k, valid), divc(k, r_(k, item), sg->nsegs), i64c(k, 0)));
@@ -224,9 +245,9 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     lp_assign(k, b, hi, lp_cast(k, LP_I64, lp_load(k, c.O, add(k, r_(k, s), i64c(k, 1)))));
     lp_assign(k, b, bad, both(k, r_(k, valid), either(k, either(k, lt(k, r_(k, lo), i64c(k, 0)), lt(k, r_(k, hi), r_(k, lo))),
                                                        lt(k, i64c(k, sg->extent), r_(k, hi)))));
-    lp_assign(k, b, c.n, lp_select(k, both(k, r_(k, valid), lp_unary(k, LO_NOT, r_(k, bad))), sub(k, r_(k, hi), r_(k, lo)), i64c(k, 0)));
-    lp_assign(k, b, c.base, add(k, mulc(k, r_(k, row), sg->extent), r_(k, lo)));
-    lp_expr *reporter = both(k, eq(k, r_(k, wk), i64c(k, 0)), eq(k, r_(k, c.lane), i64c(k, 0)));
+    lp_assign(k, b, c.n, lp_select(k, both(k, r_(k, valid), lp_unary(k, LO_NOT, r_(k, bad))), lp_cast(k, c.it, sub(k, r_(k, hi), r_(k, lo))), ival(k, c.it, 0)));
+    lp_assign(k, b, c.base, lp_cast(k, c.it, add(k, mulc(k, r_(k, row), sg->extent), r_(k, lo))));
+    lp_expr *reporter = both(k, eq(k, r_(k, wk), ival(k, c.it, 0)), eq(k, r_(k, c.lane), ival(k, c.it, 0)));
     { /* the status: counted once a segment, by its first worker's lane 0 */
         int old = lp_reg_new(k, LP_U32, "old");
         lp_block *rep = &lp_if(k, b, both(k, r_(k, bad), reporter))->body;
@@ -238,7 +259,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
         store_wide_word(k, first, c.Z, DSP_SEG_EXTENT, i64c(k, sg->extent));
         if (op->empty == IR_EMPTY_ERROR) {
             int old2 = lp_reg_new(k, LP_U32, "old");
-            lp_expr *empty = both(k, both(k, r_(k, valid), lp_unary(k, LO_NOT, r_(k, bad))), eq(k, r_(k, c.n), i64c(k, 0)));
+            lp_expr *empty = both(k, both(k, r_(k, valid), lp_unary(k, LO_NOT, r_(k, bad))), eq(k, r_(k, c.n), ival(k, c.it, 0)));
             lp_block *rep2 = &lp_if(k, b, both(k, empty, reporter))->body;
             lp_atomic_add(k, rep2, old2, c.Z, ival(k, LP_I32, DSP_SEG_EMPTY), ival(k, LP_U32, 1));
             lp_block *first2 = &lp_if(k, rep2, eq(k, r_(k, old2), ival(k, LP_U32, 0)))->body;
@@ -247,41 +268,41 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
         }
     }
     if (op->lift == IR_LIFT_SHIFT) { /* var's x0: the segment's first element, every worker's */
-        lp_block *has = &lp_if(k, b, lt(k, i64c(k, 0), r_(k, c.n)))->body;
+        lp_block *has = &lp_if(k, b, lt(k, ival(k, c.it, 0), r_(k, c.n)))->body;
         lp_expr *x0 = dsp_shift(&l, has, r_(k, c.base));
         c.shift_reg = x0->reg;
     }
     /* the order's counts, and this worker's run of blocks */
-    int P = lp_reg_new(k, LP_I64, "P"), G = lp_reg_new(k, LP_I64, "G"), NB = lp_reg_new(k, LP_I64, "NB");
-    int first = lp_reg_new(k, LP_I64, "first"), cnt = lp_reg_new(k, LP_I64, "cnt");
-    lp_assign(k, b, P, divc(k, add(k, r_(k, c.n), i64c(k, c.W - 1)), c.W));
-    lp_assign(k, b, G, imax(k, divc(k, add(k, r_(k, P), i64c(k, NB_ROWS - 1)), NB_ROWS), i64c(k, 1)));
-    lp_assign(k, b, NB, lp_binary(k, LO_DIV, add(k, r_(k, P), sub(k, r_(k, G), i64c(k, 1))), r_(k, G)));
+    int P = lp_reg_new(k, c.it, "P"), G = lp_reg_new(k, c.it, "G"), NB = lp_reg_new(k, c.it, "NB");
+    int first = lp_reg_new(k, c.it, "first"), cnt = lp_reg_new(k, c.it, "cnt");
+    lp_assign(k, b, P, divc(k, add(k, r_(k, c.n), ival(k, c.it, c.W - 1)), c.W));
+    lp_assign(k, b, G, imax(k, divc(k, add(k, r_(k, P), ival(k, c.it, NB_ROWS - 1)), NB_ROWS), ival(k, c.it, 1)));
+    lp_assign(k, b, NB, lp_binary(k, LO_DIV, add(k, r_(k, P), sub(k, r_(k, G), ival(k, c.it, 1))), r_(k, G)));
     if (nw == 1) {
-        lp_assign(k, b, first, i64c(k, 0));
+        lp_assign(k, b, first, ival(k, c.it, 0));
         lp_assign(k, b, cnt, r_(k, NB));
     } else { /* chunk: the least power of two with chunk * nw >= NB */
-        int chunk = lp_reg_new(k, LP_I64, "chunk");
-        lp_expr *per = add(k, r_(k, NB), i64c(k, nw - 1));
-        lp_assign(k, b, chunk, i64c(k, 1));
+        int chunk = lp_reg_new(k, c.it, "chunk");
+        lp_expr *per = add(k, r_(k, NB), ival(k, c.it, nw - 1));
+        lp_assign(k, b, chunk, ival(k, c.it, 1));
         for (int j = 0; j < LEVELS; j++)
             lp_assign(k, b, chunk, lp_select(k, lt(k, mulc(k, r_(k, chunk), nw), per), mulc(k, r_(k, chunk), 2), r_(k, chunk)));
         lp_assign(k, b, first, mul(k, r_(k, wk), r_(k, chunk)));
-        lp_assign(k, b, cnt, imax(k, imin(k, sub(k, r_(k, NB), r_(k, first)), r_(k, chunk)), i64c(k, 0)));
+        lp_assign(k, b, cnt, imax(k, imin(k, sub(k, r_(k, NB), r_(k, first)), r_(k, chunk)), ival(k, c.it, 0)));
     }
     /* the blocks, pushed on the counter: block j closes the subtrees of its low set bits */
     int stack = grid_regs_new(k, at, "lvl", LEVELS), acc = lp_reg_new(k, at, "acc"), carry = lp_reg_new(k, at, "carry");
     int up = lp_reg_new(k, LP_BOOL, "up");
     for (int v = 0; v < LEVELS; v++) lp_assign(k, b, stack + v, dsp_identity(&l));
-    int j = lp_reg_new(k, LP_I64, "j"), tt = lp_reg_new(k, LP_I64, "t"), o = lp_reg_new(k, LP_I64, "o");
+    int j = lp_reg_new(k, c.it, "j"), tt = lp_reg_new(k, c.it, "t"), o = lp_reg_new(k, c.it, "o");
     /* a warp of several groups (64 lanes: two) runs the most turns any of its groups needs,
      * as one: a shuffle needs every lane of the warp; a group's extra turns fold nothing */
     bool shared_warp = t->warp_size > LANES;
     int cntL = cnt, GL = G;
     if (shared_warp) {
-        cntL = lp_reg_new(k, LP_I64, "cntw");
-        GL = lp_reg_new(k, LP_I64, "Gw");
-        int other = lp_reg_new(k, LP_I64, "t");
+        cntL = lp_reg_new(k, c.it, "cntw");
+        GL = lp_reg_new(k, c.it, "Gw");
+        int other = lp_reg_new(k, c.it, "t");
         lp_assign(k, b, cntL, r_(k, cnt));
         lp_assign(k, b, GL, r_(k, G));
         for (int m = LANES; m < t->warp_size; m <<= 1) {
@@ -291,9 +312,9 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
             lp_assign(k, b, GL, imax(k, r_(k, GL), r_(k, other)));
         }
     }
-    lp_block *each = &lp_for(k, b, j, i64c(k, 0), r_(k, cntL), i64c(k, 1))->body;
+    lp_block *each = &lp_for(k, b, j, ival(k, c.it, 0), r_(k, cntL), ival(k, c.it, 1))->body;
     lp_assign(k, each, acc, dsp_identity(&l));
-    lp_block *turn = &lp_for(k, each, tt, i64c(k, 0), r_(k, GL), i64c(k, 1))->body;
+    lp_block *turn = &lp_for(k, each, tt, ival(k, c.it, 0), r_(k, GL), ival(k, c.it, 1))->body;
     lp_assign(k, turn, o, add(k, add(k, r_(k, first), r_(k, j)), mul(k, r_(k, tt), r_(k, NB))));
     if (shared_warp) {
         lp_expr *ok = both(k, both(k, lt(k, r_(k, j), r_(k, cnt)), lt(k, r_(k, tt), r_(k, G))), lt(k, r_(k, o), r_(k, P)));
@@ -306,7 +327,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     lp_assign(k, each, up, lp_int(k, LP_BOOL, 1));
     for (int v = 0; v < LEVELS; v++) {
         lp_stmt *go = lp_if(k, each, r_(k, up));
-        lp_stmt *set = lp_if(k, &go->body, eq(k, lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, r_(k, j), i64c(k, v)), i64c(k, 1)), i64c(k, 1)));
+        lp_stmt *set = lp_if(k, &go->body, eq(k, lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, r_(k, j), ival(k, c.it, v)), ival(k, c.it, 1)), ival(k, c.it, 1)));
         lp_assign(k, &set->body, carry, dsp_combine(&l, &set->body, r_(k, stack + v), r_(k, carry)));
         lp_assign(k, &set->orelse, stack + v, r_(k, carry));
         lp_assign(k, &set->orelse, up, lp_int(k, LP_BOOL, 0));
@@ -315,19 +336,19 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     int res = lp_reg_new(k, at, "res");
     lp_assign(k, b, res, dsp_identity(&l));
     for (int v = 0; v < LEVELS; v++) {
-        lp_block *has = &lp_if(k, b, eq(k, lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, r_(k, cnt), i64c(k, v)), i64c(k, 1)), i64c(k, 1)))->body;
+        lp_block *has = &lp_if(k, b, eq(k, lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, r_(k, cnt), ival(k, c.it, v)), ival(k, c.it, 1)), ival(k, c.it, 1)))->body;
         lp_assign(k, has, res, dsp_combine(&l, has, r_(k, stack + v), r_(k, res)));
     }
     /* the output: an empty segment gives the op's empty value (a zero's +0, not the fold's
      * -0); it is not written when accumulating, for an op with none, or for bad offsets */
-    lp_expr *empty = eq(k, r_(k, c.n), i64c(k, 0));
+    lp_expr *empty = eq(k, r_(k, c.n), ival(k, c.it, 0));
     lp_expr *skip = lp_unary(k, LO_NOT, r_(k, valid));
     skip = either(k, skip, r_(k, bad));
     if (sg->accum || op->empty == IR_EMPTY_ERROR) skip = either(k, skip, empty);
     l.count = r_(k, c.n);
     bool plus0 = op->empty == IR_EMPTY_IDENTITY && op->identity == IR_IDENTITY_ZERO && lp_is_float(at);
     if (workers == 1) {
-        lp_block *w = &lp_if(k, b, both(k, lp_unary(k, LO_NOT, skip), eq(k, r_(k, c.lane), i64c(k, 0))))->body;
+        lp_block *w = &lp_if(k, b, both(k, lp_unary(k, LO_NOT, skip), eq(k, r_(k, c.lane), ival(k, c.it, 0))))->body;
         lp_expr *v = plus0 ? lp_select(k, empty, lp_float(k, at, 0.0), r_(k, res)) : r_(k, res);
         dsp_store_output(&l, w, r_(k, item), v);
         *why = k->oom ? TILEC_ERR_NOMEM : TILEC_OK;
@@ -335,7 +356,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     }
     /* the CTA's groups: slots, then the tree over them in one thread */
     lp_buf *slots = lp_buf_scratch(k, "slots", at, GP);
-    lp_store(k, &lp_if(k, b, eq(k, r_(k, c.lane), i64c(k, 0)))->body, slots, lp_cast(k, LP_I32, r_(k, grp)), r_(k, res));
+    lp_store(k, &lp_if(k, b, eq(k, r_(k, c.lane), ival(k, c.it, 0)))->body, slots, lp_cast(k, LP_I32, r_(k, grp)), r_(k, res));
     lp_barrier(k, b, TILEC_SCOPE_CTA);
     int vals = grid_regs_new(k, at, "v", GP > C ? GP : C);
     lp_expr *t0 = eq(k, tid, i64c(k, 0));
@@ -350,7 +371,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     } else {
         lp_buf *partials = lp_buf_scratch_global(k, "partials", at, outs * C);
         lp_buf *counters = lp_buf_scratch_global(k, "counters", LP_U32, outs);
-        lp_store(k, one, partials, add(k, mulc(k, r_(k, item), C), r_(k, chunkc)), r_(k, vals));
+        lp_store(k, one, partials, add(k, mulc(k, r_(k, item), C), lp_cast(k, LP_I64, r_(k, chunkc))), r_(k, vals));
         lp_barrier(k, b, TILEC_SCOPE_CTA);
         lp_block *fin = grid_when_last(&l, b, counters, r_(k, item), ival(k, LP_U32, C));
         lp_block *f0 = &lp_if(k, fin, t0)->body;

@@ -247,6 +247,8 @@ typedef struct lp_kernel {
     const char **variants; /* per statement of the tile kernel: the variant that lowered it
                               (NULL for allocations), set by dsp_lower_kernel */
     char plan[256]; /* how a grid variant laid out the work, for explain; "" otherwise */
+    int min_ctas;   /* CTAs an SM should hold at once (CUDA's __launch_bounds__ minimum, which caps
+                       the registers a thread); 0: the compiler's choice */
     bool oom;
 } lp_kernel;
 
