@@ -2,7 +2,7 @@
  * jit_check.c — tilec_reduce on a GPU, through the public API only: the correctness
  * matrix of tests/test_jit.c on the CUDA backend, bitwise determinism, 8 threads × 200
  * mixed calls, all-NaN slices under nan=ignore, f32 max / min of special pairs, rows of
- * 2^31 - 1 f16 elements, calls of
+ * 2^31 - 1 f16 elements, segmented reductions (every op and dtype, three layouts), calls of
  * one shape on two non-blocking streams at once, one context used from threads that did
  * not open it, and the JIT's latencies (first call, cached call,
  * host time per call).
@@ -21,6 +21,8 @@
  *                                  disk hit)
  *   jit_check --call-cost          only the latencies of one shape: its first call and
  *                                  the host time of a cached call (scripts/gpu-python)
+ *   jit_check --segmented          only the segmented reductions (every op and dtype, three
+ *                                  worker layouts, against the reference and the simulator)
  *
  * The streams and contexts of the caller's side come from the driver API (dlopen of
  * libcuda.so.1, as the library does): tilec takes streams, it does not make them.
@@ -833,6 +835,126 @@ static int rows_of_2g(tilec_ctx *ctx) {
 
 /* The time from the first tilec_reduce of a shape to its result, in a process that has
  * only opened the runtime (CUDA context creation is not counted). */
+/* Segmented reductions (tilec_reduce_segmented, docs/runtime.md): every op with every dtype
+ * it takes, in the three worker layouts the mean length picks (a group of lanes a segment:
+ * mean 40; a CTA a segment: 6000; several CTAs a segment: 150000, for f32, bf16, f64 and
+ * i64), int64 and int32 offsets by turns, two rows of random lengths with empty segments
+ * (none for the ops that have no value for one), special values in the data. Every
+ * segment against the double-precision reference as a dense row of its elements
+ * (tilec_reduce_check); the two shorter layouts also against the simulator's bits for the
+ * same call. Then offsets that fall: the next tilec_synchronize says so, the one after is
+ * clean. Returns the failures; *cases the calls checked. */
+static int segmented(tilec_ctx *ctx, int *cases) {
+    static const tilec_dtype dts[] = {TILEC_F16, TILEC_BF16, TILEC_F32, TILEC_F64, TILEC_I32, TILEC_U32, TILEC_I64};
+    static const int64_t means[3] = {40, 6000, 150000}, counts[3] = {300, 8, 2};
+    tilec_ctx *sim;
+    tilec_open(&sim);
+    bool have_sim = tilec_runtime_open(sim, TILEC_BACKEND_SIM, 0) == TILEC_OK;
+    int failed = 0, k = 0;
+    uint64_t seed = 321;
+    *cases = 0;
+    for (int op = 0; op < TILEC_OP_COUNT; op++)
+        for (size_t t = 0; t < sizeof dts / sizeof *dts; t++)
+            for (int layout = 0; layout < 3; layout++) {
+                tilec_dtype dt = dts[t];
+                if (!tilec_op_supports((tilec_op)op, dt, false)) continue;
+                if (layout == 2 && dt != TILEC_F32 && dt != TILEC_BF16 && dt != TILEC_F64 && dt != TILEC_I64) continue;
+                bool needs_one = op == TILEC_OP_MAX || op == TILEC_OP_MIN || op == TILEC_OP_ARGMAX || op == TILEC_OP_ARGMIN ||
+                                 op == TILEC_OP_AMINMAX, i32 = k++ % 2, two = tilec_op_outputs((tilec_op)op) == 2;
+                int64_t rows = 2, nsegs = counts[layout], off[301];
+                off[0] = 0;
+                for (int64_t i = 0; i < nsegs; i++) { /* 0 to 2 * mean, a fifth of them empty where allowed */
+                    int64_t len = (int64_t)(rng_next(&seed) % (uint64_t)(2 * means[layout] + 1));
+                    if (!needs_one && rng_next(&seed) % 5 == 0) len = 0;
+                    if (needs_one && len == 0) len = 1;
+                    off[i + 1] = off[i] + len;
+                }
+                int64_t extent = off[nsegs] + 3; /* a few elements past the last segment: read by none */
+                size_t es = tilec_dtype_size(dt), es2 = two ? tilec_dtype_size(tilec_op_second_dtype((tilec_op)op, dt)) : 0;
+                size_t ib = (size_t)(rows * extent) * es, ob = (size_t)(rows * nsegs) * es, ob2 = (size_t)(rows * nsegs) * es2;
+                unsigned char *in = malloc(ib), *res[2] = {calloc(1, ob + ob2 + 1), calloc(1, ob + ob2 + 1)};
+                int32_t off32[301];
+                for (int64_t i = 0; i <= nsegs; i++) off32[i] = (int32_t)off[i];
+                (op == TILEC_OP_PROD ? fill_factors : fill_buffer)(dt, in, rows * extent, 97, true, &seed);
+                tilec_reduce_desc d = {.op = (tilec_op)op, .dtype = dt, .rank = 2, .shape = {rows, extent}, .naxes = 1,
+                                       .axes = {1}};
+                char why[512] = "";
+                bool ok = in && res[0] && res[1];
+                for (int b = 0; b < 2 && ok; b++) { /* b = 0: the GPU; 1: the simulator, the two shorter layouts */
+                    tilec_ctx *c = b ? sim : ctx;
+                    if (b && (!have_sim || layout == 2)) break;
+                    void *din = NULL, *dout = NULL, *dout2 = NULL, *doff = NULL;
+                    size_t offb = (size_t)(nsegs + 1) * (i32 ? 4 : 8);
+                    ok = tilec_mem_alloc(c, ib, &din) == TILEC_OK && tilec_mem_alloc(c, ob, &dout) == TILEC_OK &&
+                         (!two || tilec_mem_alloc(c, ob2, &dout2) == TILEC_OK) && tilec_mem_alloc(c, offb, &doff) == TILEC_OK &&
+                         tilec_mem_upload(c, din, in, ib) == TILEC_OK &&
+                         tilec_mem_upload(c, doff, i32 ? (void *)off32 : (void *)off, offb) == TILEC_OK;
+                    d.out2 = dout2;
+                    ok = ok && tilec_reduce_segmented(c, &d, doff, i32, nsegs, din, dout) == TILEC_OK &&
+                         tilec_synchronize(c) == TILEC_OK && tilec_mem_download(c, res[b], dout, ob) == TILEC_OK &&
+                         (!two || tilec_mem_download(c, res[b] + ob, dout2, ob2) == TILEC_OK);
+                    if (!ok) snprintf(why, sizeof why, "%s: %s", b ? "simulator" : "GPU", tilec_diag_text(c));
+                    tilec_mem_free(c, din);
+                    tilec_mem_free(c, dout);
+                    tilec_mem_free(c, dout2);
+                    tilec_mem_free(c, doff);
+                    if (ok && b && memcmp(res[0], res[1], ob + ob2)) {
+                        ok = false;
+                        snprintf(why, sizeof why, "the simulator gives other bits than the GPU");
+                    }
+                }
+                for (int64_t r = 0; r < rows && ok; r++) /* each non-empty segment: a dense row of its elements */
+                    for (int64_t s = 0; s < nsegs && ok; s++) {
+                        int64_t len = off[s + 1] - off[s], o = r * nsegs + s;
+                        if (!len) continue;
+                        tilec_reduce_desc e = {.op = (tilec_op)op, .dtype = dt, .rank = 1, .shape = {len}, .naxes = 1,
+                                               .axes = {0}, .out2 = two ? res[0] + ob + (size_t)o * es2 : NULL};
+                        tilec_check_result cr = {0};
+                        if (tilec_reduce_check(ctx, &e, in + (size_t)(r * extent + off[s]) * es, NULL, res[0] + (size_t)o * es,
+                                               &cr) != TILEC_OK || !cr.ok) {
+                            ok = false;
+                            snprintf(why, sizeof why, "row %lld segment %lld (%lld elements): got %.9g want %.9g %s", (long long)r,
+                                     (long long)s, (long long)len, cr.got, cr.want, tilec_diag_text(ctx));
+                        }
+                    }
+                (*cases)++;
+                if (!ok) {
+                    failed++;
+                    printf("  FAIL segmented %s %s, mean %lld, %s offsets: %s\n", tilec_op_name((tilec_op)op), tilec_dtype_name(dt),
+                           (long long)means[layout], i32 ? "int32" : "int64", why);
+                }
+                free(in);
+                free(res[0]);
+                free(res[1]);
+            }
+    tilec_close(sim);
+    /* offsets that fall: an error on the next tilec_synchronize, and only there */
+    {
+        int64_t off[4] = {0, 50, 20, 100};
+        float in[100] = {0}, out[3];
+        void *din = NULL, *dout = NULL, *doff = NULL;
+        tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 1, .shape = {100}, .naxes = 1, .axes = {0}};
+        bool ok = tilec_mem_alloc(ctx, sizeof in, &din) == TILEC_OK && tilec_mem_alloc(ctx, sizeof out, &dout) == TILEC_OK &&
+                  tilec_mem_alloc(ctx, sizeof off, &doff) == TILEC_OK && tilec_mem_upload(ctx, din, in, sizeof in) == TILEC_OK &&
+                  tilec_mem_upload(ctx, doff, off, sizeof off) == TILEC_OK &&
+                  tilec_reduce_segmented(ctx, &d, doff, false, 3, din, dout) == TILEC_OK &&
+                  tilec_synchronize(ctx) == TILEC_ERR_INVALID_ARG && strstr(tilec_diag_text(ctx), "segment") &&
+                  tilec_synchronize(ctx) == TILEC_OK;
+        (*cases)++;
+        if (!ok) {
+            failed++;
+            printf("  FAIL segmented: offsets 0, 50, 20, 100 were not reported by the next tilec_synchronize alone: %s\n",
+                   tilec_diag_text(ctx));
+        }
+        tilec_mem_free(ctx, din);
+        tilec_mem_free(ctx, dout);
+        tilec_mem_free(ctx, doff);
+    }
+    printf("jit_check: segmented reductions: %d of %d cases right (every op and dtype, three worker layouts, the reference "
+           "of each segment as a row, the simulator's bits; bad offsets reported)\n", *cases - failed, *cases);
+    return failed;
+}
+
 static int first_call(tilec_ctx *ctx) {
     tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {2048, 777}, .naxes = 1, .axes = {1}};
     void *din, *dout;
@@ -997,11 +1119,11 @@ int main(int argc, char **argv) {
             only_matrix = true, i++;
         else if (argc == 2 && (!strcmp(argv[1], "--streams") || !strcmp(argv[1], "--first-call") ||
                                !strcmp(argv[1], "--call-cost") || !strcmp(argv[1], "--graph-unprepared") ||
-                               !strcmp(argv[1], "--launch-cost")))
+                               !strcmp(argv[1], "--launch-cost") || !strcmp(argv[1], "--segmented")))
             break;
         else {
             fprintf(stderr, "usage: jit_check [--out FILE.md] [--no-matrix] | --part K/N | --streams | --graph-unprepared | "
-                            "--first-call | --call-cost | --launch-cost\n");
+                            "--first-call | --call-cost | --launch-cost | --segmented\n");
             return 2;
         }
     }
@@ -1014,6 +1136,11 @@ int main(int argc, char **argv) {
     if (tilec_runtime_open(ctx, TILEC_BACKEND_CUDA, 0) != TILEC_OK) {
         fprintf(stderr, "jit_check: no usable CUDA GPU: %s", tilec_diag_text(ctx));
         return 3;
+    }
+    if (argc == 2 && !strcmp(argv[1], "--segmented")) {
+        int cases = 0, rc = segmented(ctx, &cases) ? 1 : 0;
+        tilec_close(ctx);
+        return rc;
     }
     if (argc == 2 && !strcmp(argv[1], "--first-call")) {
         int rc = first_call(ctx);
@@ -1115,7 +1242,8 @@ int main(int argc, char **argv) {
     }
     int nan_cases = 0, nan_failed = all_nan_ignore(ctx, &nan_cases), g2_failed = rows_of_2g(ctx);
     int pair_cases = 0, pair_failed = special_pairs(ctx, &pair_cases);
-    failed += nan_failed + g2_failed + pair_failed;
+    int seg_cases = 0, seg_failed = segmented(ctx, &seg_cases);
+    failed += nan_failed + g2_failed + pair_failed + seg_failed;
     /* 8 threads × 200 mixed calls, each thread its own context */
     pthread_t th[8];
     worker w[8];
@@ -1153,6 +1281,8 @@ int main(int argc, char **argv) {
                     pair_cases - pair_failed, pair_cases);
             fprintf(f, "| rows of 2^31-1 f16 elements ([2^31-1] and [2, 2^31-1]): sums exact in any order, max and min planted at the end | %s |\n",
                     g2_failed ? "WRONG" : "exact");
+            fprintf(f, "| segmented reductions (tilec_reduce_segmented): every op × dtype it takes × the three worker layouts (mean lengths 40, 6000; 150000 for f32, bf16, f64, i64), int64 and int32 offsets, random lengths with empty segments, special values; each segment against the reference as a dense row, the two shorter layouts also against the simulator's bits; offsets that fall reported by the next tilec_synchronize | %d of %d |\n",
+                    seg_cases - seg_failed, seg_cases);
             fprintf(f, "| 8 threads × 200 mixed calls, one context each | %d failures |\n", tfail);
             if (stream_rows) fputs(stream_rows, f);
             fprintf(f, "| first call of a new shape (plan, NVRTC, load) | %.1f ms |\n", first);
