@@ -666,6 +666,74 @@ static void wave64(void **state) {
         }
 }
 
+/* Rewrites block b of k so that each assignment to register reg is followed by a read of
+ * A[reg] where reg > limit: the simulator reports that read (out of bounds), so a
+ * position past what the kernel's 32-bit positions allow fails the run, on inputs far too
+ * small to overflow. */
+static void probe_positions(lp_kernel *k, lp_block *b, int reg, int64_t limit, const lp_buf *A) {
+    lp_block nb = {0};
+    for (int i = 0; i < b->n; i++) {
+        lp_stmt *s = b->items[i];
+        probe_positions(k, &s->body, reg, limit, A);
+        probe_positions(k, &s->orelse, reg, limit, A);
+        lp_if(k, &nb, NULL);
+        nb.items[nb.n - 1] = s;
+        if (s->kind == LS_ASSIGN && s->reg == reg) {
+            lp_expr *r = lp_reg(k, reg);
+            lp_stmt *g = lp_if(k, &nb, lp_binary(k, LO_LT, lp_int(k, k->regs[reg].type, limit), r));
+            lp_assign(k, &g->body, lp_reg_new(k, A->type, "probe"), lp_load(k, A, r));
+        }
+    }
+    *b = nb;
+}
+
+/* Wave64's extra turns: a group whose warp-mate folds a long segment runs that segment's
+ * turns too, folding nothing; the positions it computes on them must stay within the
+ * input and a few pieces (the bound the 32-bit positions are chosen by: total + 4 W), or
+ * the HIP source's int arithmetic overflows on inputs near 2^31 elements. Segment 0 of
+ * 16 pieces, then one element at the input's end, in the same warp. */
+static void wave64_positions(void **state) {
+    (void)state;
+    enum { L = 16 * 1024 };
+    for (int layout = 0; layout < 2; layout++) {
+        int64_t extent = L + 1, nsegs = 2, off[3] = {0, L, L + 1};
+        float *in = calloc(extent, 4);
+        float out[2] = {0};
+        tilec_ctx *ctx;
+        tilec_program *p;
+        assert_int_equal(tilec_open(&ctx), TILEC_OK);
+        assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
+        tilec_kernel *k;
+        tilec_buffer *b;
+        int64_t a[2] = {1, extent}, o[2] = {1, nsegs}, n1 = nsegs + 1, z = DSP_SEG_WORDS;
+        assert_int_equal(tilec_kernel_new(p, "seg", false, 256, 1, &k), TILEC_OK);
+        assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 2, a, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+        assert_int_equal(tilec_kernel_param(k, "B", TILEC_F32, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+        assert_int_equal(tilec_kernel_param(k, "O", TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+        assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+        dsp_target tg = {.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = 64};
+        dsp_segmented sg = {.op = TILEC_OP_SUM, .rows = 1, .extent = extent, .nsegs = nsegs, .workers = layout ? 8 : 1, .ctas = 1};
+        tilec_status why;
+        lp_kernel *lk = dsp_lower_segmented(p, k, &tg, &sg, &why);
+        assert_int_equal(why, TILEC_OK);
+        int probed = 0;
+        for (int i = 0; i < lk->nregs; i++)
+            if (!strcmp(lk->regs[i].name, "start")) {
+                probe_positions(lk, &lk->body, i, extent + 4 * 1024, lk->bufs[0]);
+                probed++;
+            }
+        assert_int_equal(probed, 1);
+        assert_false(lk->oom);
+        uint32_t status[DSP_SEG_WORDS] = {0};
+        void *args[4] = {in, out, off, status};
+        if (sim_run(p, lk, args) != TILEC_OK) fail_msg("layout %d: %s", layout, tilec_diag_text(ctx));
+        assert_int_equal(status[DSP_SEG_BAD] + status[DSP_SEG_EMPTY], 0);
+        tilec_program_free(p);
+        tilec_close(ctx);
+        free(in);
+    }
+}
+
 /* The CUDA and HIP source of the segmented kernels compiles with NVRTC (sm_80, sm_90) and
  * hiprtc (gfx90a at wave64, gfx1030 at wave32) where they are installed: every op on f32
  * in the three worker layouts, the other dtypes in one, int32 and int64 offsets, aligned
@@ -739,7 +807,7 @@ int main(void) {
         cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
         cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
         cmocka_unit_test(fold_order),   cmocka_unit_test(long_segment),
-        cmocka_unit_test(wave64),       cmocka_unit_test(gpu_source_compiles),
+        cmocka_unit_test(wave64),       cmocka_unit_test(wave64_positions),       cmocka_unit_test(gpu_source_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -332,7 +332,7 @@ def test_dtypes_as_torch():
 def test_errors():
     x = normal((4, 5))
     with pytest.raises(TypeError):
-        tt.logsumexp(x.int(), 1)  # logsumexp of integers: not defined, as torch's
+        tt.logsumexp(x.int(), 1)  # logsumexp of integers: tilec's table has none (torch promotes them to float)
     # 64-bit arg-reductions (issue 32): torch's indices, first of ties, NaN wins
     d = x.double()
     d[1, 3] = float("nan")

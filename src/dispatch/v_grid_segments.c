@@ -315,12 +315,18 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     lp_block *each = &lp_for(k, b, j, ival(k, c.it, 0), r_(k, cntL), ival(k, c.it, 1))->body;
     lp_assign(k, each, acc, dsp_identity(&l));
     lp_block *turn = &lp_for(k, each, tt, ival(k, c.it, 0), r_(k, GL), ival(k, c.it, 1))->body;
-    lp_assign(k, turn, o, add(k, add(k, r_(k, first), r_(k, j)), mul(k, r_(k, tt), r_(k, NB))));
+    lp_expr *oe = add(k, add(k, r_(k, first), r_(k, j)), mul(k, r_(k, tt), r_(k, NB)));
     if (shared_warp) {
+        /* a group's extra turns run to its warp-mate's counts, so o would pass P by up to
+         * the other segment's pieces, and piece's o * W and start with it: past the input's
+         * size, which 32-bit positions must not pass (a signed overflow is undefined in the
+         * source); held at P, where o < P is the same test */
+        lp_assign(k, turn, o, imin(k, oe, r_(k, P)));
         lp_expr *ok = both(k, both(k, lt(k, r_(k, j), r_(k, cnt)), lt(k, r_(k, tt), r_(k, G))), lt(k, r_(k, o), r_(k, P)));
         piece(&c, turn, r_(k, o), acc, ok);
         each = &lp_if(k, each, lt(k, r_(k, j), r_(k, cnt)))->body; /* the push: this group's blocks only */
     } else {
+        lp_assign(k, turn, o, oe);
         piece(&c, &lp_if(k, turn, lt(k, r_(k, o), r_(k, P)))->body, r_(k, o), acc, NULL);
     }
     lp_assign(k, each, carry, r_(k, acc));
