@@ -606,6 +606,24 @@ static void bad_args(void **state) {
     tilec_close(ctx);
 }
 
+/* The tile kernel a segmented lowering takes (dsp_lower_segmented): its parameters only,
+ * A [rows, extent] of dt, B [rows, nsegs], C (an op with two outputs), O (nsegs + 1
+ * offsets of odt) and Z, the status words. */
+static tilec_kernel *seg_kernel(tilec_program *p, const char *name, tilec_op op, tilec_dtype dt, int64_t rows,
+                                int64_t extent, int64_t nsegs, tilec_dtype odt) {
+    tilec_kernel *k;
+    tilec_buffer *b;
+    int64_t a[2] = {rows, extent}, o[2] = {rows, nsegs}, n1 = nsegs + 1, z = DSP_SEG_WORDS;
+    assert_int_equal(tilec_kernel_new(p, name, false, 256, 1, &k), TILEC_OK);
+    assert_int_equal(tilec_kernel_param(k, "A", dt, 2, a, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+    assert_int_equal(tilec_kernel_param(k, "B", dt, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+    if (tilec_op_outputs(op) == 2)
+        assert_int_equal(tilec_kernel_param(k, "C", tilec_op_second_dtype(op, dt), 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+    assert_int_equal(tilec_kernel_param(k, "O", odt, 1, &n1, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+    assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+    return k;
+}
+
 /* Wave64 (HIP's CDNA): two groups of 32 lanes share a warp, and each runs its own
  * segment's loops, so the warp diverges around the groups' butterflies. The simulator
  * runs the lowered kernels at warp size 64 (reporting any shuffle that reads an inactive
@@ -630,15 +648,7 @@ static void wave64(void **state) {
                 tilec_program *p;
                 assert_int_equal(tilec_open(&ctx), TILEC_OK);
                 assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
-                tilec_kernel *k;
-                tilec_buffer *b;
-                int64_t a[2] = {rows, extent}, o[2] = {rows, nsegs}, n1 = nsegs + 1, z = DSP_SEG_WORDS;
-                assert_int_equal(tilec_kernel_new(p, "seg", false, 256, 1, &k), TILEC_OK);
-                assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 2, a, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                assert_int_equal(tilec_kernel_param(k, "B", TILEC_F32, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                if (two) assert_int_equal(tilec_kernel_param(k, "C", TILEC_I64, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                assert_int_equal(tilec_kernel_param(k, "O", TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                tilec_kernel *k = seg_kernel(p, "seg", ops[oi], TILEC_F32, rows, extent, nsegs, TILEC_I64);
                 dsp_target tg = {.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = w == 1 ? 64 : 32};
                 dsp_segmented sg = {.op = ops[oi], .correction = 1, .rows = rows, .extent = extent, .nsegs = nsegs,
                                     .workers = layout ? 8 : 1, .ctas = layout == 2 ? 4 : 1, .index64 = w == 2};
@@ -703,14 +713,7 @@ static void wave64_positions(void **state) {
         tilec_program *p;
         assert_int_equal(tilec_open(&ctx), TILEC_OK);
         assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
-        tilec_kernel *k;
-        tilec_buffer *b;
-        int64_t a[2] = {1, extent}, o[2] = {1, nsegs}, n1 = nsegs + 1, z = DSP_SEG_WORDS;
-        assert_int_equal(tilec_kernel_new(p, "seg", false, 256, 1, &k), TILEC_OK);
-        assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 2, a, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-        assert_int_equal(tilec_kernel_param(k, "B", TILEC_F32, 2, o, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-        assert_int_equal(tilec_kernel_param(k, "O", TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-        assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+        tilec_kernel *k = seg_kernel(p, "seg", TILEC_OP_SUM, TILEC_F32, 1, extent, nsegs, TILEC_I64);
         dsp_target tg = {.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = 64};
         dsp_segmented sg = {.op = TILEC_OP_SUM, .rows = 1, .extent = extent, .nsegs = nsegs, .workers = layout ? 8 : 1, .ctas = 1};
         tilec_status why;
@@ -766,19 +769,7 @@ static void gpu_source_compiles(void **state) {
                     if (!tilec_op_supports((tilec_op)o, dt, false) || (layout > 0 && dt != TILEC_F32)) continue;
                     char name[32];
                     snprintf(name, sizeof name, "seg%d", nk);
-                    tilec_kernel *k;
-                    tilec_buffer *b;
-                    bool two = tilec_op_outputs((tilec_op)o) == 2;
-                    int64_t a[2] = {3, 5000}, out[2] = {3, 7}, n1 = 8, z = DSP_SEG_WORDS;
-                    assert_int_equal(tilec_kernel_new(p, name, false, 256, 1, &k), TILEC_OK);
-                    assert_int_equal(tilec_kernel_param(k, "A", dt, 2, a, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                    assert_int_equal(tilec_kernel_param(k, "B", dt, 2, out, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                    if (two)
-                        assert_int_equal(tilec_kernel_param(k, "C", tilec_op_second_dtype((tilec_op)o, dt), 2, out,
-                                                            TILEC_SPACE_GLOBAL, &b), TILEC_OK);
-                    assert_int_equal(tilec_kernel_param(k, "O", nk % 2 ? TILEC_I32 : TILEC_I64, 1, &n1, TILEC_SPACE_GLOBAL, &b),
-                                     TILEC_OK);
-                    assert_int_equal(tilec_kernel_param(k, "Z", TILEC_U32, 1, &z, TILEC_SPACE_GLOBAL, &b), TILEC_OK);
+                    tilec_kernel *k = seg_kernel(p, name, (tilec_op)o, dt, 3, 5000, 7, nk % 2 ? TILEC_I32 : TILEC_I64);
                     dsp_segmented sg = {.op = (tilec_op)o, .correction = 1, .rows = 3, .extent = 5000, .nsegs = 7,
                                         .workers = layout ? 8 : 1, .ctas = layout == 2 ? 4 : 1};
                     tg.unaligned = nk % 3 == 0;
