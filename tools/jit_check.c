@@ -833,8 +833,6 @@ static int rows_of_2g(tilec_ctx *ctx) {
     return failed;
 }
 
-/* The time from the first tilec_reduce of a shape to its result, in a process that has
- * only opened the runtime (CUDA context creation is not counted). */
 /* Segmented reductions (tilec_reduce_segmented, docs/runtime.md): every op with every dtype
  * it takes, in the three worker layouts the mean length picks (a group of lanes a segment:
  * mean 40; a CTA a segment: 6000; several CTAs a segment: 150000, for f32, bf16, f64 and
@@ -955,6 +953,8 @@ static int segmented(tilec_ctx *ctx, int *cases) {
     return failed;
 }
 
+/* The time from the first tilec_reduce of a shape to its result, in a process that has
+ * only opened the runtime (CUDA context creation is not counted). */
 static int first_call(tilec_ctx *ctx) {
     tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {2048, 777}, .naxes = 1, .axes = {1}};
     void *din, *dout;

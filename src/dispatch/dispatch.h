@@ -326,7 +326,6 @@ typedef struct dsp_segmented {
     int64_t rows, extent, nsegs;
     int workers;        /* groups of 32 lanes an output: 1, or every group of the CTA */
     int ctas;           /* CTAs an output (a power of two; > 1 only with every group) */
-    int min_ctas;       /* lp_kernel.min_ctas of the kernel (0: none) */
     bool index64;       /* positions in 64 bits where 32 would do (tests: the wide path on small data) */
 } dsp_segmented;
 
@@ -336,6 +335,10 @@ typedef struct dsp_segmented {
  * with *why set as dsp_lower_kernel's. */
 lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const dsp_target *t, const dsp_segmented *sg,
                                tilec_status *why);
+
+/* Elements of a piece of a segment of dtype dt (the fold order's W of a dense row): the
+ * runtime sizes its workers by it. */
+int64_t dsp_segment_piece(tilec_dtype dt);
 
 /* The status words a segmented kernel writes (u32 each; 64-bit values in two, low first). */
 enum {

@@ -142,6 +142,8 @@ static void reg_tree(dsp_lower *l, lp_block *b, int first, int n) {
             lp_assign(k, b, first + i, dsp_combine(l, b, r_(k, first + i), r_(k, first + i + h)));
 }
 
+int64_t dsp_segment_piece(tilec_dtype dt) { return (int64_t)LANES * (16 / tilec_dtype_size(dt)) * in_flight(dt); }
+
 /* Stores 64-bit v into the status words at w, w + 1 (low first). */
 static void store_wide_word(lp_kernel *k, lp_block *b, lp_buf *Z, int w, lp_expr *v) {
     lp_store(k, b, Z, ival(k, LP_I32, w), lp_cast(k, LP_U32, v));
@@ -157,15 +159,6 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     k->variants = ir_arena_alloc(&p->arena, sizeof *k->variants);
     if (!k->variants) return NULL;
     k->variants[0] = "grid_segments";
-    /* a state of one 4-byte register (sum, max, min, prod, sumsq, mean of 32-bit and
-     * smaller types): three CTAs an SM on CUDA, so at most 80 registers a thread, where
-     * ptxas takes about 96 and fits two (H200, scripts/bench-segmented: 10^6 segments of
-     * 0-64 elements 153 -> 203 GB/s, 4096 of 1k-100k 1.57 -> 1.80 TB/s); the states of
-     * pairs, keys and f64 would spill */
-    const ir_op_info *opi = ir_op(sg->op);
-    bool small_state = opi->key == IR_KEY_NONE && (opi->lift == IR_LIFT_NONE || opi->lift == IR_LIFT_SQUARE) &&
-                       opi->second == NULL && sg->op != TILEC_OP_NORM2 && tilec_dtype_size(tk->params[0]->dtype) <= 4;
-    k->min_ctas = sg->min_ctas ? sg->min_ctas : t->backend == TILEC_BACKEND_CUDA && small_state && tk->threads == 256 ? 3 : 0;
     bool two = ir_op(sg->op)->second != NULL;
     if (tk->nparams != (two ? 5 : 4)) {
         *why = TILEC_ERR_INTERNAL;
@@ -192,13 +185,20 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     seg_ctx c = {.l = &l, .sg = sg, .A = lp_buf_for(k, tk->params[0]), .O = lp_buf_for(k, tk->params[two ? 3 : 2]),
                  .Z = lp_buf_for(k, tk->params[two ? 4 : 3]), .vec = (int)(16 / tilec_dtype_size(dt)),
                  .U = in_flight(dt), .shift_reg = -1, .aligned = !t->unaligned};
-    c.W = (int64_t)LANES * c.vec * c.U;
+    c.W = dsp_segment_piece(dt);
     c.total = sg->rows * sg->extent;
     /* positions (in the input, in a segment, of pieces and blocks) reach the input's size
      * and a few pieces past it: 32-bit arithmetic where they fit, as the dense rows' */
     c.it = sg->index64 ? LP_I64 : dsp_index_type(c.total + 4 * c.W, (int64_t)1 << 22);
     lp_type at = dsp_acc_type(&q);
     const ir_op_info *op = ir_op(sg->op);
+    /* a state of one 4-byte register (no key, an f32, i32 or u32 accumulator: sum, max,
+     * min, prod, sumsq, mean of 32-bit and smaller types, norm2 of f16): three CTAs an SM on CUDA, so at most 80 registers a thread, where
+     * ptxas takes about 96 and fits two (H200, scripts/bench-segmented: 10^6 segments of
+     * 0-64 elements 153 -> 203 GB/s, 4096 of 1k-100k 1.57 -> 1.80 TB/s); the states of
+     * pairs, keys and f64 would spill */
+    bool small_state = op->key == IR_KEY_NONE && (at == LP_F32 || at == LP_I32 || at == LP_U32);
+    k->min_ctas = t->backend == TILEC_BACKEND_CUDA && small_state && T == 256 ? 3 : 0;
     int workers = sg->workers, C = sg->ctas, nw = workers * C;
     int64_t outs = sg->rows * sg->nsegs;
     lp_block *b = &k->body;

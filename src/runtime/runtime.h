@@ -137,16 +137,16 @@ tilec_status rt_binary(rt *r, const tilec_program *prog, lp_kernel *const *kerne
  * TILEC_ERR_INVALID_ARG with a diagnostic saying how far it reaches out. */
 tilec_status rt_within(rt *r, const char *what, uintptr_t lo, size_t n);
 
-/* A reduction's outputs apart from its input and from each other (bytes [in, in +
- * in_bytes), [out, out + out_bytes), [out2, out2 + out2_bytes); 0 bytes meet nothing):
- * else TILEC_ERR_INVALID_ARG with tilec_reduce's diagnostic ("the input and the output
- * overlap; ..."). */
 /* The output's dtype (the input's, or with widen its wide one) and the second output's
  * (argmax's indices, aminmax's maxima) of a descriptor; whether [a, a + n) and [b, b + m)
  * share a byte. */
 tilec_dtype rt_out_dtype(const tilec_reduce_desc *d);
 tilec_dtype rt_out2_dtype(const tilec_reduce_desc *d);
 bool rt_meet(uintptr_t a, size_t n, uintptr_t b, size_t m);
+/* A reduction's outputs apart from its input and from each other (bytes [in, in +
+ * in_bytes), [out, out + out_bytes), [out2, out2 + out2_bytes); 0 bytes meet nothing):
+ * else TILEC_ERR_INVALID_ARG with tilec_reduce's diagnostic ("the input and the output
+ * overlap; ..."). */
 tilec_status rt_outputs_apart(tilec_ctx *ctx, uintptr_t in, size_t in_bytes, uintptr_t out, size_t out_bytes,
                               uintptr_t out2, size_t out2_bytes);
 /* The bytes the input of d at `in` reaches, from its lowest element (*bytes 0 for an empty

@@ -40,7 +40,7 @@ typedef struct seg_view {
  * many CTAs keep more of them in flight (H200, scripts/bench-segmented: 4096 segments of
  * 1k-100k elements: 1.60 TB/s with one CTA a segment, 1.80 with chains of 3, 1.90 of 2). */
 static void choose_workers(const tilec_reduce_desc *d, seg_view *v) {
-    int64_t W = 32 * (int64_t)(16 / tilec_dtype_size(d->dtype)) * (tilec_dtype_size(d->dtype) == 2 ? 4 : 8);
+    int64_t W = dsp_segment_piece(d->dtype);
     int64_t mean = v->nsegs ? v->extent / v->nsegs : 0, outs = v->rows * v->nsegs;
     v->workers = 1;
     v->ctas = 1;
