@@ -256,6 +256,15 @@ lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b);
 /* The same where a's elements all come before b's in index order and b is the identity
  * only where a is too: for argmax / argmin a compare of the ranks alone (ties keep a). */
 lp_expr *dsp_combine_ordered(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b);
+/* Index keys of 32-bit ranks (argmax / argmin of a value of 32 bits or fewer; not the wide
+ * keys of f64 and i64): an element's key is dsp_rank_key(dsp_element_rank(x), index), a
+ * 32-bit rank high (the better value the higher, NaN placed by the policy) and the index's
+ * complement low, so of elements in rising index order the greatest key is that of the
+ * first one of the highest rank. A lowering may fold such elements on their ranks alone
+ * and make the one key of the winner (grid_rows' pieces: v_grid_rows.c). */
+bool dsp_ranks(const dsp_query *q);
+lp_expr *dsp_element_rank(dsp_lower *l, lp_expr *x);
+lp_expr *dsp_rank_key(dsp_lower *l, lp_expr *rank, lp_expr *index);
 /* Whether the statement's op folds many partial results at once (logsumexp: the maximum,
  * then one sum) rather than by pairs (grid_reg_tree); dsp_fold_regs, for such an op, folds
  * the registers first, first + step, … (n) into first. */

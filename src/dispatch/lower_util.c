@@ -560,15 +560,25 @@ static lp_expr *lse_result(dsp_lower *l, lp_block *into, lp_expr *key) {
     return lp_select(k, finite, bin(l, LO_ADD, m, lse_log(l, into, s)), m);
 }
 
+bool dsp_ranks(const dsp_query *q) { return ir_op(q->st->op)->key == IR_KEY_INDEX && dsp_acc_type(q) != LP_I64X2; }
+
+lp_expr *dsp_element_rank(dsp_lower *l, lp_expr *x) {
+    lp_expr *v = lp_cast(l->k, value_type(l->q), x), *rank = value_rank(l, v);
+    if (ir_op(l->q->st->op)->combine == LO_MIN) rank = complement(l, rank); /* argmin */
+    return nan_rank(l, v, rank);
+}
+
+lp_expr *dsp_rank_key(dsp_lower *l, lp_expr *rank, lp_expr *index) {
+    return key_pair(l, rank, bin(l, LO_BXOR, lp_cast(l->k, LP_U32, index), lp_int(l->k, LP_U32, UINT32_MAX)));
+}
+
 static lp_expr *element_key(dsp_lower *l, lp_expr *x, lp_expr *index) {
     const dsp_query *q = l->q;
     if (wide(l)) return wide_element(l, x, index);
     if (ir_op(q->st->op)->key == IR_KEY_LSE) return lse_key(l, lp_cast(l->k, lse_wide(l) ? LP_F64 : LP_F32, x), fc(l, 1));
-    lp_expr *v = lp_cast(l->k, value_type(q), x), *rank = value_rank(l, v);
-    if (ir_op(q->st->op)->key == IR_KEY_PAIR) return key_pair(l, nan_rank(l, v, rank), nan_rank(l, v, complement(l, rank)));
-    if (ir_op(q->st->op)->combine == LO_MIN) rank = complement(l, rank); /* argmin */
-    lp_expr *low = bin(l, LO_BXOR, lp_cast(l->k, LP_U32, index), lp_int(l->k, LP_U32, UINT32_MAX));
-    return key_pair(l, nan_rank(l, v, rank), low);
+    if (ir_op(q->st->op)->key == IR_KEY_INDEX) return dsp_rank_key(l, dsp_element_rank(l, x), index);
+    lp_expr *v = lp_cast(l->k, value_type(q), x), *rank = value_rank(l, v); /* aminmax */
+    return key_pair(l, nan_rank(l, v, rank), nan_rank(l, v, complement(l, rank)));
 }
 
 lp_expr *dsp_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) {

@@ -43,6 +43,40 @@ static bool group_shape(const dsp_query *q, const gplan *g, gshape *gs, char *wh
     return true;
 }
 
+/*
+ * Ranked pieces: argmax / argmin of 32-bit ranks (dsp_ranks) along a rising index fold a
+ * logical lane's leaves on their ranks alone and make the lane's one key at the end, where
+ * the others fold a key a leaf by the trees of the order.
+ *
+ * Why the bits are the same: a key is (the rank, the index's complement) as one i64, so
+ * the greatest key of leaves in rising index order, which every tree of maxes gives (the
+ * trees' dsp_combine_ordered too), is that of the first leaf of the highest rank. A running
+ * best (rank, position) that moves only on a strictly greater rank keeps exactly that leaf:
+ * a tie keeps the earlier one. A lane's leaves are taken in index order in two runs, the
+ * whole aligned vectors' (the head, after every load) and the others' (the tail, element by
+ * element as they are loaded), whose elements all come after the head's: the two bests
+ * merge by the same strict compare. Missing leaves (the piece's end cuts a lane's elements
+ * short, so they come after every present one) are never taken; a lane without a leaf 0
+ * has no element and keeps the identity, as a tree of identities gives. A run's best starts
+ * at (INT32_MIN, its first position), so a present leaf of the least rank (a NaN under
+ * nan=ignore; INT32_MIN itself for i32 argmax) is still found, with its key above the
+ * identity as in the tree.
+ */
+
+/* Into the running best (rank register r, position register p: the lane's element of the
+ * piece): the best `rank` (a register) at `at` of leaves that all come after r's. */
+static void rank_merge(lp_kernel *k, lp_block *in, int r, int p, lp_expr *rank, lp_expr *at) {
+    /* the position first, from the best rank before these leaves */
+    lp_assign(k, in, p, lp_select(k, lt(k, lp_reg(k, r), rank), at, lp_reg(k, p)));
+    lp_assign(k, in, r, lp_binary(k, LO_MAX, lp_reg(k, r), rank));
+}
+
+/* The same for one leaf of rank `rank` at the constant `at` (tmp: a scratch register). */
+static void rank_take(lp_kernel *k, lp_block *in, int r, int p, int tmp, lp_expr *rank, int64_t at) {
+    lp_assign(k, in, tmp, rank);
+    rank_merge(k, in, r, p, lp_reg(k, tmp), lp_int(k, LP_I32, at));
+}
+
 /* acc[u] = acc[u] ⊕ the value of piece o of output s_regs[u], for `items` outputs at once,
  * folded by the lanes of a group (lane: the thread's lane in it); with `fresh`, acc[u]
  * holds the identity, so it takes the value itself (the same bits: e ⊕ v is v). Each lane loads its
@@ -60,24 +94,57 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
     int vec = g->vec, nleaf = gs->ueff * vec, per = gs->f * nleaf, need = gs->glanes * gs->f;
     /* the vector loads' registers: only a plan aligned for them has any (an element's load
      * goes straight into its leaf), so no kernel declares registers it never uses */
-    int xs = g->aligned ? grid_regs_new(k, src->type, "x", items * per) : -1, leaf = grid_regs_new(k, at, "leaf", items * per);
-    lp_expr *piece = g->P > 1 ? remc(k, o, g->P) : ival(k, it, 0);
-    lp_expr *run = g->P > 1 ? divc(k, o, g->P) : o;
     /* the piece's length: L, or less for the last piece of a run */
     bool ragged = g->n % g->W != 0 && g->P > 1;
+    /* a load is whole for every lane when the piece is never short of it */
+    bool whole[64];
+    for (int bi = 0; bi < gs->ueff; bi++) whole[bi] = !ragged && ((int64_t)bi * LANES + need) * vec <= g->L;
+    int head = 0; /* the vectors loaded whole for every lane, folded after every load */
+    while (g->aligned && head < gs->ueff && whole[head]) head++;
+    int xs = g->aligned ? grid_regs_new(k, src->type, "x", items * per) : -1;
+    /* a ranked piece (above: argmax / argmin of 32-bit ranks along a rising index) has no
+     * leaves: a logical lane's key in keys, the best of its tail in tr, tp, of its head in
+     * hr, hp; the others' logical lane's value is its first leaf, nleaf apart */
+    int64_t ri = run_index_stride(g);
+    bool ranked = dsp_ranks(q) && ri > 0;
+    int leaf = -1, keys, kstep = 1, tr = -1, tp = -1, hr = -1, hp = -1, tmp = -1, lanes = items * gs->f;
+    if (ranked) {
+        keys = grid_regs_new(k, at, "key", lanes);
+        tr = grid_regs_new(k, LP_I32, "tr", lanes);
+        tp = grid_regs_new(k, LP_I32, "tp", lanes);
+        if (head) {
+            hr = lp_reg_new(k, LP_I32, "hr");
+            hp = lp_reg_new(k, LP_I32, "hp");
+        }
+        tmp = lp_reg_new(k, LP_I32, "rank");
+    } else {
+        keys = leaf = grid_regs_new(k, at, "leaf", items * per);
+        kstep = nleaf;
+    }
+    lp_expr *piece = g->P > 1 ? remc(k, o, g->P) : ival(k, it, 0);
+    lp_expr *run = g->P > 1 ? divc(k, o, g->P) : o;
     lp_expr *len = ragged ? lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, ival(k, it, g->W),
                                       lp_binary(k, LO_SUB, ival(k, it, g->n), mulc(k, piece, g->W)))
                           : ival(k, it, g->L);
-    /* a load is whole for every lane when the piece is never short of it */
     /* element i of the piece: its index in the reduced space (argmax / argmin) */
-    int64_t ri = run_index_stride(g);
     lp_expr *index0 = add(k, grid_outer_index(k, g, run), mulc(k, piece, g->W * ri));
 #define INDEX(i) add(k, index0, mulc(k, (i), ri))
-    bool whole[64];
     lp_expr *shift[64] = {0}; /* var's: output u's element in memory order 0 */
-    for (int bi = 0; bi < gs->ueff; bi++) whole[bi] = !ragged && ((int64_t)bi * LANES + need) * vec <= g->L;
+    /* leaf e of vector bi, register lf + e, from element x of the piece's element i: its
+     * value, or in a ranked piece its rank into the best of the lane's tail */
+#define PUT(into, e, x, i)                                                                                             \
+    do {                                                                                                               \
+        if (ranked)                                                                                                    \
+            rank_take(k, into, tr + u * gs->f + j, tp + u * gs->f + j, tmp, dsp_element_rank(l, x), (int64_t)bi * LANES * vec + (e)); \
+        else                                                                                                           \
+            lp_assign(k, into, lf + (e), dsp_element(l, x, INDEX(i), shift[u]));                                       \
+    } while (0)
     for (int u = 0; u < items; u++) {
-        for (int j = 0; j < per; j++) lp_assign(k, b, leaf + u * per + j, dsp_identity(l));
+        for (int j = 0; j < (ranked ? gs->f : per); j++) lp_assign(k, b, keys + u * gs->f * kstep + j, dsp_identity(l));
+        for (int j = 0; ranked && j < gs->f; j++) {
+            lp_assign(k, b, tr + u * gs->f + j, lp_int(k, LP_I32, INT32_MIN));
+            lp_assign(k, b, tp + u * gs->f + j, lp_int(k, LP_I32, (int64_t)head * LANES * vec));
+        }
         lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
         shift[u] = dsp_shift(l, in, grid_kept_offset(k, g, lp_reg(k, s_regs[u])));
         lp_expr *start = add(k, add(k, grid_kept_offset(k, g, lp_reg(k, s_regs[u])), grid_outer_offset(k, g, run)),
@@ -86,7 +153,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
             for (int bi = 0; bi < gs->ueff; bi++) {
                 lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
                 lp_expr *e0 = add(k, ival(k, it, (int64_t)bi * LANES * vec), mulc(k, logical, vec));
-                int at_ = (u * gs->f + j) * nleaf + bi * vec, x = xs + at_, lf = leaf + at_;
+                int at_ = (u * gs->f + j) * nleaf + bi * vec, x = xs + at_, lf = leaf + at_; /* lf: unranked only */
                 if (g->aligned && whole[bi]) {
                     lp_vload(k, in, x, vec, src, add(k, start, e0));
                     continue;
@@ -96,16 +163,15 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                     lp_stmt *sel = lp_if(k, in, lp_binary(k, LO_LE, add(k, e0, ival(k, it, vec)), len));
                     part = &sel->orelse;
                     lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
-                    for (int e = 0; e < vec; e++)
-                        lp_assign(k, &sel->body, lf + e, dsp_element(l, lp_reg(k, x + e), INDEX(add(k, e0, ival(k, it, e))), shift[u]));
+                    for (int e = 0; e < vec; e++) PUT(&sel->body, e, lp_reg(k, x + e), add(k, e0, ival(k, it, e)));
                 }
                 for (int e = 0; e < vec; e++) {
                     lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
                     lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
-                    lp_assign(k, has, lf + e, dsp_element(l, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), INDEX(i), shift[u]));
+                    PUT(has, e, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), i);
                 }
                 /* the vector's own pairs of the tree, now that its leaves are made */
-                if (grid_tree_by_leaf(l))
+                if (grid_tree_by_leaf(l) && !ranked)
                     for (int e = 0; e < vec; e++) grid_tree_leaf(l, in, lf - bi * vec, bi * vec + e, 1, ri > 0, 1, vec);
             }
     }
@@ -114,6 +180,23 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
         for (int j = 0; j < gs->f; j++) {
             int lf = leaf + (u * gs->f + j) * nleaf;
             lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
+            if (ranked) { /* the head's best, merged with the tail's; the lane's key */
+                int c = u * gs->f + j, r = tr + c, p = tp + c, x = xs + c * nleaf;
+                if (head) {
+                    lp_assign(k, in, hr, lp_int(k, LP_I32, INT32_MIN));
+                    lp_assign(k, in, hp, lp_int(k, LP_I32, 0));
+                    for (int bi = 0; bi < head; bi++)
+                        for (int e = 0; e < vec; e++)
+                            rank_take(k, in, hr, hp, tmp, dsp_element_rank(l, lp_reg(k, x + bi * vec + e)), (int64_t)bi * LANES * vec + e);
+                    if (head < gs->ueff) rank_merge(k, in, hr, hp, lp_reg(k, r), lp_reg(k, p));
+                    r = hr, p = hp;
+                }
+                lp_expr *first = mulc(k, logical, vec); /* leaf 0's element */
+                lp_block *some = whole[0] ? in : &lp_if(k, in, lt(k, first, len))->body;
+                lp_expr *i = add(k, lp_cast(k, it, lp_reg(k, p)), first);
+                lp_assign(k, some, keys + c, dsp_rank_key(l, lp_reg(k, r), INDEX(i)));
+                continue;
+            }
             /* each leaf of a whole vector made from its loaded element, and the tree's
              * pairs it completes folded then (the same tree as grid_reg_tree's: a few
              * states live at a time, not nleaf of them) */
@@ -131,12 +214,14 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
             if (by_leaf) grid_tree_rest(l, in, lf, nleaf, 1, ri > 0);
             else grid_reg_tree(l, in, lf, nleaf, 1, ri > 0);
         }
-        grid_reg_tree(l, in, leaf + u * per, gs->f, nleaf, false); /* its logical lanes */
+        grid_reg_tree(l, in, keys + u * gs->f * kstep, gs->f, kstep, false); /* its logical lanes */
     }
+#undef PUT
 #undef INDEX
     for (int u = 0; u < items; u++) { /* the butterfly: every lane of the warp runs it */
-        dsp_xor_tree(l, b, leaf + u * per, gs->glanes);
-        lp_assign(k, b, acc[u], fresh ? lp_reg(k, leaf + u * per) : dsp_combine(l, b, lp_reg(k, acc[u]), lp_reg(k, leaf + u * per)));
+        int v = keys + u * gs->f * kstep;
+        dsp_xor_tree(l, b, v, gs->glanes);
+        lp_assign(k, b, acc[u], fresh ? lp_reg(k, v) : dsp_combine(l, b, lp_reg(k, acc[u]), lp_reg(k, v)));
     }
 }
 

@@ -550,3 +550,52 @@ def test_long_rows_wide(tilec, tmp_path, rng, repro):
     if len(seen) < 3:
         problems.append("the long cases took a multi-CTA plan only for %s" % sorted(seen))
     fail_on(problems, repro)
+
+
+def test_lane_ties(tilec, tmp_path, rng, repro):
+    """Ties and NaNs inside one lane's share of a piece (grid_rows folds a lane's elements
+    on their ranks and keeps the first of the best: v_grid_rows.c, "Ranked pieces"): in each
+    row the best value at two or three elements of one lane (V elements a 16-byte load, the
+    lane's next load 32 * V further), +0 after -0 in a lane of negative rows, two NaNs
+    in a lane after the best, and a row of nothing but the least value (i32) or NaN, on
+    rows whose lanes load whole vectors (512), whole then ragged ones (500), several
+    pieces (4096), and ragged long rows over several CTAs."""
+    problems, n = [], 0
+    for dname in ("f32", "bf16", "i32"):
+        dt = nm.DTYPES[dname]
+        V = 16 // (2 if dname == "bf16" else 4)
+        S = 32 * V  # a lane's next load
+        for shape in ((6, 512), (6, 500), (4, 4096), (3, 70001), (2, 128256)):
+            rows, length = shape
+            if dt.is_float:
+                x = rng.choice([-2.0, -1.0, -0.5, 0.5, 1.0], size=shape)
+            else:
+                x = rng.choice([dt.lo + 1, -1, 0, 5], size=shape).astype(object)
+            for r in range(rows):
+                lane = int(rng.integers(0, 32))
+                at = sorted({b * S + lane * V + e for b in range(min(4, (length - lane * V - 1) // S + 1))
+                             for e in rng.integers(0, V, size=2).tolist()})
+                at = [a for a in at if a < length]
+                if r % 3 == 1 and dt.is_float:  # negative rows: +0 wins over the -0 before it
+                    x[r] = -np.abs(x[r]) - 1.0
+                    x[r, at[0]] = -0.0
+                    for a in at[1:]:
+                        x[r, a] = 0.0
+                else:
+                    for a in at:
+                        x[r, a] = 3.0 if dt.is_float else dt.hi
+                if r % 3 == 2 and dt.is_float and len(at) > 1:  # NaNs after the best, in its lane
+                    x[r, at[-1]] = np.nan
+                    x[r, min(at[-1] + S, length - 1)] = np.nan
+            x[rows - 1] = np.nan if dt.is_float else dt.lo
+            x = nm.quantize(dt, x.reshape(-1))[0].reshape(shape) if dt.is_float else x
+            for op in ("argmax", "argmin"):
+                y = x if op == "argmax" else (-x if dt.is_float else np.array([[~int(v) for v in row] for row in x], dtype=object))
+                for nan in ("propagate", "ignore") if dt.is_float else ("propagate",):
+                    n += 1
+                    rc, se, out, out2, cmd = run(tilec, str(tmp_path), 900 + n, dt, op, nan, shape, [1], y, "i64")
+                    if rc != 0:
+                        problems.append("exit %d: %s\n  %s" % (rc, se.strip(), cmd))
+                        continue
+                    check(problems, dt, op, nan, y, [1], out, out2, "i64", cmd)
+    fail_on(problems, repro)
