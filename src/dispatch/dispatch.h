@@ -270,6 +270,13 @@ lp_expr *dsp_rank_key(dsp_lower *l, lp_expr *rank, lp_expr *index);
  * the registers first, first + step, … (n) into first. */
 bool dsp_folds_many(const dsp_query *q);
 void dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step);
+/* logsumexp's many-at-once fold of n states given as values, not keys: m[i] of
+ * dsp_lse_value_type (the element, or -inf for a missing one) and s[i] (1, or +0 for a
+ * missing one); the state written to register dst. The same operations as dsp_fold_regs on
+ * the keys of those states, so the same bits, without a key of two floats made for each (a
+ * lane's 32 leaves of a piece held 64 registers of keys: 109 registers a thread in bf16). */
+lp_type dsp_lse_value_type(const dsp_query *q);
+void dsp_lse_fold_values(dsp_lower *l, lp_block *into, int dst, int n, lp_expr *const *m, lp_expr *const *s);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
  * row-major order of the reduced axes, as one key for argmax and argmin; as its offset

@@ -495,21 +495,36 @@ static lp_expr *lse_merge(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *b) 
     return lse_key(l, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, ma, mb), s);
 }
 
-/* The registers first, first + step, … (n of them) merged into first, many at once: the
- * maximum, then the sum of s_i * exp(m_i - m) in index order — one exponential a state
- * and no rescaling of a running sum. */
-static void lse_fold(dsp_lower *l, lp_block *into, int first, int n, int step) {
+/* n states merged into one, many at once: the maximum, then the sum of s_i * exp(m_i - m)
+ * in index order — one exponential a state and no rescaling of a running sum. State i is
+ * the register first + i * step (m NULL), or the values m[i], s[i] (dsp_lse_fold_values). */
+static void lse_fold_states(dsp_lower *l, lp_block *into, int first, int step, lp_expr *const *ms, lp_expr *const *ss,
+                            int n, int dst) {
     lp_kernel *k = l->k;
-    lp_expr *m = lse_m(l, lp_reg(k, first));
-    for (int i = 1; i < n; i++) m = lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, m, lse_m(l, lp_reg(k, first + i * step)));
+#define M_(i) (ms ? ms[i] : lse_m(l, lp_reg(k, first + (i) * step)))
+#define S_(i) (ss ? ss[i] : lse_s(l, lp_reg(k, first + (i) * step)))
+    lp_expr *m = M_(0);
+    for (int i = 1; i < n; i++) m = lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, m, M_(i));
     m = held(l, into, m, "m");
     lp_expr *s = fc(l, 0);
     for (int i = 0; i < n; i++) {
-        lp_expr *key = lp_reg(k, first + i * step);
-        lp_expr *e = lse_exp(l, into, held(l, into, bin(l, LO_SUB, lse_m(l, key), m), "d"));
-        s = held(l, into, lp_fma(k, lse_s(l, key), e, s), "s");
+        lp_expr *e = lse_exp(l, into, held(l, into, bin(l, LO_SUB, M_(i), m), "d"));
+        s = held(l, into, lp_fma(k, S_(i), e, s), "s");
     }
-    lp_assign(k, into, first, lse_key(l, m, s));
+#undef M_
+#undef S_
+    lp_assign(k, into, dst, lse_key(l, m, s));
+}
+
+/* The registers first, first + step, … (n of them) merged into first. */
+static void lse_fold(dsp_lower *l, lp_block *into, int first, int n, int step) {
+    lse_fold_states(l, into, first, step, NULL, NULL, n, first);
+}
+
+lp_type dsp_lse_value_type(const dsp_query *q) { return dsp_acc_type(q) == LP_F64X2 ? LP_F64 : LP_F32; }
+
+void dsp_lse_fold_values(dsp_lower *l, lp_block *into, int dst, int n, lp_expr *const *m, lp_expr *const *s) {
+    lse_fold_states(l, into, 0, 0, m, s, n, dst);
 }
 
 bool dsp_folds_many(const dsp_query *q) { return ir_op(q->st->op)->key == IR_KEY_LSE; }

@@ -6,6 +6,7 @@
 #include "grid.h"
 #include "../ir/numeric.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* ---- grid_rows ------------------------------------------------------------------------- */
@@ -107,8 +108,16 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
      * hr, hp; the others' logical lane's value is its first leaf, nleaf apart */
     int64_t ri = run_index_stride(g);
     bool ranked = dsp_ranks(q) && ri > 0;
+    /* a logsumexp's leaves are values (raw), not keys of two floats: the element, or -inf
+     * where there is none, with its sum (1 or +0) known from its index at the fold
+     * (dsp_lse_fold_values); the loaded vectors' elements are not copied at all */
+    bool raw = !ranked && dsp_folds_many(q);
+    lp_type vt = raw ? dsp_lse_value_type(q) : LP_F32;
     int leaf = -1, keys, kstep = 1, tr = -1, tp = -1, hr = -1, hp = -1, tmp = -1, lanes = items * gs->f;
-    if (ranked) {
+    if (raw) {
+        leaf = grid_regs_new(k, vt, "leaf", items * per);
+        keys = grid_regs_new(k, at, "key", lanes);
+    } else if (ranked) {
         keys = grid_regs_new(k, at, "key", lanes);
         tr = grid_regs_new(k, LP_I32, "tr", lanes);
         tp = grid_regs_new(k, LP_I32, "tp", lanes);
@@ -134,13 +143,17 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
      * value, or in a ranked piece its rank into the best of the lane's tail */
 #define PUT(into, e, x, i)                                                                                             \
     do {                                                                                                               \
-        if (ranked)                                                                                                    \
+        if (raw)                                                                                                       \
+            lp_assign(k, into, lf + (e), lp_cast(k, vt, x));                                                           \
+        else if (ranked)                                                                                               \
             rank_take(k, into, tr + u * gs->f + j, tp + u * gs->f + j, tmp, dsp_element_rank(l, x), (int64_t)bi * LANES * vec + (e)); \
         else                                                                                                           \
             lp_assign(k, into, lf + (e), dsp_element(l, x, INDEX(i), shift[u]));                                       \
     } while (0)
     for (int u = 0; u < items; u++) {
-        for (int j = 0; j < (ranked ? gs->f : per); j++) lp_assign(k, b, keys + u * gs->f * kstep + j, dsp_identity(l));
+        for (int j = 0; j < (ranked || raw ? gs->f : per); j++) lp_assign(k, b, keys + u * gs->f * kstep + j, dsp_identity(l));
+        for (int j = 0; raw && j < per; j++) /* the leaves no whole vector's load fills: none yet */
+            if (!(g->aligned && whole[j % nleaf / vec])) lp_assign(k, b, leaf + u * per + j, lp_float(k, vt, -INFINITY));
         for (int j = 0; ranked && j < gs->f; j++) {
             lp_assign(k, b, tr + u * gs->f + j, lp_int(k, LP_I32, INT32_MIN));
             lp_assign(k, b, tp + u * gs->f + j, lp_int(k, LP_I32, (int64_t)head * LANES * vec));
@@ -195,6 +208,19 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                 lp_block *some = whole[0] ? in : &lp_if(k, in, lt(k, first, len))->body;
                 lp_expr *i = add(k, lp_cast(k, it, lp_reg(k, p)), first);
                 lp_assign(k, some, keys + c, dsp_rank_key(l, lp_reg(k, r), INDEX(i)));
+                continue;
+            }
+            if (raw) { /* the values, and each one's sum: 1 where its element is in the piece */
+                lp_expr *ms[64], *ss[64];
+                for (int bi = 0; bi < gs->ueff; bi++)
+                    for (int e = 0; e < vec; e++) {
+                        int at_ = bi * vec + e;
+                        lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
+                        bool loaded = g->aligned && whole[bi];
+                        ms[at_] = loaded ? lp_cast(k, vt, lp_reg(k, xs + (lf - leaf) + at_)) : lp_reg(k, lf + at_);
+                        ss[at_] = whole[bi] ? lp_float(k, vt, 1) : lp_select(k, lt(k, i, len), lp_float(k, vt, 1), lp_float(k, vt, 0));
+                    }
+                dsp_lse_fold_values(l, in, keys + u * gs->f + j, nleaf, ms, ss);
                 continue;
             }
             /* each leaf of a whole vector made from its loaded element, and the tree's
