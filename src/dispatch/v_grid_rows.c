@@ -121,7 +121,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
         keys = grid_regs_new(k, at, "key", lanes);
         tr = grid_regs_new(k, LP_I32, "tr", lanes);
         tp = grid_regs_new(k, LP_I32, "tp", lanes);
-        if (head) {
+        if (head || (ragged && g->aligned)) { /* also for a ragged run's whole pieces (split, below) */
             hr = lp_reg_new(k, LP_I32, "hr");
             hp = lp_reg_new(k, LP_I32, "hp");
         }
@@ -150,97 +150,117 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
         else                                                                                                           \
             lp_assign(k, into, lf + (e), dsp_element(l, x, INDEX(i), shift[u]));                                       \
     } while (0)
-    for (int u = 0; u < items; u++) {
-        for (int j = 0; j < (ranked || raw ? gs->f : per); j++) lp_assign(k, b, keys + u * gs->f * kstep + j, dsp_identity(l));
-        for (int j = 0; raw && j < per; j++) /* the leaves no whole vector's load fills: none yet */
-            if (!(g->aligned && whole[j % nleaf / vec])) lp_assign(k, b, leaf + u * per + j, lp_float(k, vt, -INFINITY));
-        for (int j = 0; ranked && j < gs->f; j++) {
-            lp_assign(k, b, tr + u * gs->f + j, lp_int(k, LP_I32, INT32_MIN));
-            lp_assign(k, b, tp + u * gs->f + j, lp_int(k, LP_I32, (int64_t)head * LANES * vec));
+    /* a ragged run's pieces but its last are whole: they take the code of a whole piece (its
+     * head of unguarded loads, no per-vector length test), the last one the guarded code;
+     * the same leaves, so the same bits */
+    bool split = ragged && g->aligned;
+    bool whole_all[64];
+    for (int bi = 0; bi < gs->ueff; bi++) whole_all[bi] = ((int64_t)bi * LANES + need) * vec <= g->W;
+    lp_block *pbs[2] = {b, NULL};
+    if (split) {
+        lp_stmt *sp = lp_if(k, b, lt(k, piece, ival(k, it, g->P - 1)));
+        pbs[0] = &sp->body;
+        pbs[1] = &sp->orelse;
+    }
+    for (int pass = 0; pass < (split ? 2 : 1); pass++) {
+        lp_block *pb = pbs[pass];
+        bool fast = split && pass == 0;
+        const bool *wh = fast ? whole_all : whole;
+        int hd = 0;
+        while (g->aligned && hd < gs->ueff && wh[hd]) hd++;
+        lp_expr *ln = fast ? ival(k, it, g->W) : len;
+        for (int u = 0; u < items; u++) {
+            for (int j = 0; j < (ranked || raw ? gs->f : per); j++) lp_assign(k, pb, keys + u * gs->f * kstep + j, dsp_identity(l));
+            for (int j = 0; raw && j < per; j++) /* the leaves no whole vector's load fills: none yet */
+                if (!(g->aligned && wh[j % nleaf / vec])) lp_assign(k, pb, leaf + u * per + j, lp_float(k, vt, -INFINITY));
+            for (int j = 0; ranked && j < gs->f; j++) {
+                lp_assign(k, pb, tr + u * gs->f + j, lp_int(k, LP_I32, INT32_MIN));
+                lp_assign(k, pb, tp + u * gs->f + j, lp_int(k, LP_I32, (int64_t)hd * LANES * vec));
+            }
+            lp_block *in = valid[u] ? &lp_if(k, pb, valid[u])->body : b;
+            shift[u] = dsp_shift(l, in, grid_kept_offset(k, g, lp_reg(k, s_regs[u])));
+            lp_expr *start = add(k, add(k, grid_kept_offset(k, g, lp_reg(k, s_regs[u])), grid_outer_offset(k, g, run)),
+                                 mulc(k, piece, g->W * g->ns));
+            for (int j = 0; j < gs->f; j++)
+                for (int bi = 0; bi < gs->ueff; bi++) {
+                    lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
+                    lp_expr *e0 = add(k, ival(k, it, (int64_t)bi * LANES * vec), mulc(k, logical, vec));
+                    int at_ = (u * gs->f + j) * nleaf + bi * vec, x = xs + at_, lf = leaf + at_; /* lf: unranked only */
+                    if (g->aligned && wh[bi]) {
+                        lp_vload(k, in, x, vec, src, add(k, start, e0));
+                        continue;
+                    }
+                    lp_block *part = in;
+                    if (g->aligned) { /* a whole vector, or element by element at the end */
+                        lp_stmt *sel = lp_if(k, in, lp_binary(k, LO_LE, add(k, e0, ival(k, it, vec)), ln));
+                        part = &sel->orelse;
+                        lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
+                        for (int e = 0; e < vec; e++) PUT(&sel->body, e, lp_reg(k, x + e), add(k, e0, ival(k, it, e)));
+                    }
+                    for (int e = 0; e < vec; e++) {
+                        lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
+                        lp_block *has = &lp_if(k, part, lt(k, i, ln))->body;
+                        PUT(has, e, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), i);
+                    }
+                    /* the vector's own pairs of the tree, now that its leaves are made */
+                    if (grid_tree_by_leaf(l) && !ranked)
+                        for (int e = 0; e < vec; e++) grid_tree_leaf(l, in, lf - bi * vec, bi * vec + e, 1, ri > 0, 1, vec);
+                }
         }
-        lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
-        shift[u] = dsp_shift(l, in, grid_kept_offset(k, g, lp_reg(k, s_regs[u])));
-        lp_expr *start = add(k, add(k, grid_kept_offset(k, g, lp_reg(k, s_regs[u])), grid_outer_offset(k, g, run)),
-                             mulc(k, piece, g->W * g->ns));
-        for (int j = 0; j < gs->f; j++)
-            for (int bi = 0; bi < gs->ueff; bi++) {
+        for (int u = 0; u < items; u++) { /* the folds, after every load */
+            lp_block *in = valid[u] ? &lp_if(k, pb, valid[u])->body : b;
+            for (int j = 0; j < gs->f; j++) {
+                int lf = leaf + (u * gs->f + j) * nleaf;
                 lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
-                lp_expr *e0 = add(k, ival(k, it, (int64_t)bi * LANES * vec), mulc(k, logical, vec));
-                int at_ = (u * gs->f + j) * nleaf + bi * vec, x = xs + at_, lf = leaf + at_; /* lf: unranked only */
-                if (g->aligned && whole[bi]) {
-                    lp_vload(k, in, x, vec, src, add(k, start, e0));
+                if (ranked) { /* the head's best, merged with the tail's; the lane's key */
+                    int c = u * gs->f + j, r = tr + c, p = tp + c, x = xs + c * nleaf;
+                    if (hd) {
+                        lp_assign(k, in, hr, lp_int(k, LP_I32, INT32_MIN));
+                        lp_assign(k, in, hp, lp_int(k, LP_I32, 0));
+                        for (int bi = 0; bi < hd; bi++)
+                            for (int e = 0; e < vec; e++)
+                                rank_take(k, in, hr, hp, tmp, dsp_element_rank(l, lp_reg(k, x + bi * vec + e)), (int64_t)bi * LANES * vec + e);
+                        if (hd < gs->ueff) rank_merge(k, in, hr, hp, lp_reg(k, r), lp_reg(k, p));
+                        r = hr, p = hp;
+                    }
+                    lp_expr *first = mulc(k, logical, vec); /* leaf 0's element */
+                    lp_block *some = wh[0] ? in : &lp_if(k, in, lt(k, first, ln))->body;
+                    lp_expr *i = add(k, lp_cast(k, it, lp_reg(k, p)), first);
+                    lp_assign(k, some, keys + c, dsp_rank_key(l, lp_reg(k, r), INDEX(i)));
                     continue;
                 }
-                lp_block *part = in;
-                if (g->aligned) { /* a whole vector, or element by element at the end */
-                    lp_stmt *sel = lp_if(k, in, lp_binary(k, LO_LE, add(k, e0, ival(k, it, vec)), len));
-                    part = &sel->orelse;
-                    lp_vload(k, &sel->body, x, vec, src, add(k, start, e0));
-                    for (int e = 0; e < vec; e++) PUT(&sel->body, e, lp_reg(k, x + e), add(k, e0, ival(k, it, e)));
+                if (raw) { /* the values, and each one's sum: 1 where its element is in the piece */
+                    lp_expr *ms[64], *ss[64];
+                    for (int bi = 0; bi < gs->ueff; bi++)
+                        for (int e = 0; e < vec; e++) {
+                            int at_ = bi * vec + e;
+                            lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
+                            bool loaded = g->aligned && wh[bi];
+                            ms[at_] = loaded ? lp_cast(k, vt, lp_reg(k, xs + (lf - leaf) + at_)) : lp_reg(k, lf + at_);
+                            ss[at_] = wh[bi] ? lp_float(k, vt, 1) : lp_select(k, lt(k, i, ln), lp_float(k, vt, 1), lp_float(k, vt, 0));
+                        }
+                    dsp_lse_fold_values(l, in, keys + u * gs->f + j, nleaf, ms, ss);
+                    continue;
                 }
-                for (int e = 0; e < vec; e++) {
-                    lp_expr *i = e ? add(k, e0, ival(k, it, e)) : e0;
-                    lp_block *has = &lp_if(k, part, lt(k, i, len))->body;
-                    PUT(has, e, lp_load(k, src, add(k, start, mulc(k, i, g->ns))), i);
-                }
-                /* the vector's own pairs of the tree, now that its leaves are made */
-                if (grid_tree_by_leaf(l) && !ranked)
-                    for (int e = 0; e < vec; e++) grid_tree_leaf(l, in, lf - bi * vec, bi * vec + e, 1, ri > 0, 1, vec);
-            }
-    }
-    for (int u = 0; u < items; u++) { /* the folds, after every load */
-        lp_block *in = valid[u] ? &lp_if(k, b, valid[u])->body : b;
-        for (int j = 0; j < gs->f; j++) {
-            int lf = leaf + (u * gs->f + j) * nleaf;
-            lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
-            if (ranked) { /* the head's best, merged with the tail's; the lane's key */
-                int c = u * gs->f + j, r = tr + c, p = tp + c, x = xs + c * nleaf;
-                if (head) {
-                    lp_assign(k, in, hr, lp_int(k, LP_I32, INT32_MIN));
-                    lp_assign(k, in, hp, lp_int(k, LP_I32, 0));
-                    for (int bi = 0; bi < head; bi++)
-                        for (int e = 0; e < vec; e++)
-                            rank_take(k, in, hr, hp, tmp, dsp_element_rank(l, lp_reg(k, x + bi * vec + e)), (int64_t)bi * LANES * vec + e);
-                    if (head < gs->ueff) rank_merge(k, in, hr, hp, lp_reg(k, r), lp_reg(k, p));
-                    r = hr, p = hp;
-                }
-                lp_expr *first = mulc(k, logical, vec); /* leaf 0's element */
-                lp_block *some = whole[0] ? in : &lp_if(k, in, lt(k, first, len))->body;
-                lp_expr *i = add(k, lp_cast(k, it, lp_reg(k, p)), first);
-                lp_assign(k, some, keys + c, dsp_rank_key(l, lp_reg(k, r), INDEX(i)));
-                continue;
-            }
-            if (raw) { /* the values, and each one's sum: 1 where its element is in the piece */
-                lp_expr *ms[64], *ss[64];
+                /* each leaf of a whole vector made from its loaded element, and the tree's
+                 * pairs it completes folded then (the same tree as grid_reg_tree's: a few
+                 * states live at a time, not nleaf of them) */
+                bool by_leaf = grid_tree_by_leaf(l);
                 for (int bi = 0; bi < gs->ueff; bi++)
                     for (int e = 0; e < vec; e++) {
-                        int at_ = bi * vec + e;
-                        lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
-                        bool loaded = g->aligned && whole[bi];
-                        ms[at_] = loaded ? lp_cast(k, vt, lp_reg(k, xs + (lf - leaf) + at_)) : lp_reg(k, lf + at_);
-                        ss[at_] = whole[bi] ? lp_float(k, vt, 1) : lp_select(k, lt(k, i, len), lp_float(k, vt, 1), lp_float(k, vt, 0));
+                        if (g->aligned && wh[bi]) {
+                            lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
+                            lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e), INDEX(i), shift[u]));
+                        }
+                        if (by_leaf) grid_tree_leaf(l, in, lf, bi * vec + e, 1, ri > 0, g->aligned && wh[bi] ? 1 : vec, 1 << 30);
                     }
-                dsp_lse_fold_values(l, in, keys + u * gs->f + j, nleaf, ms, ss);
-                continue;
+                /* a logical lane's leaves: in index order when the run's index rises with its
+                 * elements (not a reversed dim), the loaded ones first */
+                if (by_leaf) grid_tree_rest(l, in, lf, nleaf, 1, ri > 0);
+                else grid_reg_tree(l, in, lf, nleaf, 1, ri > 0);
             }
-            /* each leaf of a whole vector made from its loaded element, and the tree's
-             * pairs it completes folded then (the same tree as grid_reg_tree's: a few
-             * states live at a time, not nleaf of them) */
-            bool by_leaf = grid_tree_by_leaf(l);
-            for (int bi = 0; bi < gs->ueff; bi++)
-                for (int e = 0; e < vec; e++) {
-                    if (g->aligned && whole[bi]) {
-                        lp_expr *i = add(k, ival(k, it, (int64_t)bi * LANES * vec + e), mulc(k, logical, vec));
-                        lp_assign(k, in, lf + bi * vec + e, dsp_element(l, lp_reg(k, xs + (lf - leaf) + bi * vec + e), INDEX(i), shift[u]));
-                    }
-                    if (by_leaf) grid_tree_leaf(l, in, lf, bi * vec + e, 1, ri > 0, g->aligned && whole[bi] ? 1 : vec, 1 << 30);
-                }
-            /* a logical lane's leaves: in index order when the run's index rises with its
-             * elements (not a reversed dim), the loaded ones first */
-            if (by_leaf) grid_tree_rest(l, in, lf, nleaf, 1, ri > 0);
-            else grid_reg_tree(l, in, lf, nleaf, 1, ri > 0);
+            grid_reg_tree(l, in, keys + u * gs->f * kstep, gs->f, kstep, false); /* its logical lanes */
         }
-        grid_reg_tree(l, in, keys + u * gs->f * kstep, gs->f, kstep, false); /* its logical lanes */
     }
 #undef PUT
 #undef INDEX
