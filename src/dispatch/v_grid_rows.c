@@ -295,11 +295,11 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_assign(k, b, grp, divc(k, lp_cast(k, it, tid), glanes));
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
     lp_expr *used = lt(k, lp_reg(k, grp), ival(k, it, GP));
-    /* a 16-bit input's ragged runs whose state is one 4-byte register (no key; sum, max,
-     * min, prod, sumsq, norm2, mean): eight CTAs an SM on CUDA, 32 registers a thread, as
-     * before the whole pieces took code of their own (piece_values), which took sum of bf16
-     * over (0, 2, 3) of 64 x 256 x 56 x 56 from 32 registers to 40 and 3.07 to 2.68 TB/s on
-     * the H200; ptxas for sm_90 spills nothing of these kernels' loops at 32 */
+    /* a 16-bit input's ragged runs whose state is one 4-byte register (no key: sum, max,
+     * min, prod, sumsq, mean; norm2's state is wider): eight CTAs an SM on CUDA, 32
+     * registers a thread, as before the whole pieces took code of their own (piece_values),
+     * which took sum of bf16 over (0, 2, 3) of 64 x 256 x 56 x 56 from 32 registers to 40
+     * and 3.07 to 2.68 TB/s on the H200; ptxas for sm_90 spills none of these kernels at 32 */
     if (q->target->backend == TILEC_BACKEND_CUDA && T == 256 && tilec_dtype_size(q->st->src.buf->dtype) == 2 &&
         ir_op(q->st->op)->key == IR_KEY_NONE && (at == LP_F32 || at == LP_I32 || at == LP_U32) && g.aligned &&
         g.P > 1 && g.n % g.W != 0)
