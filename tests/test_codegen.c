@@ -380,6 +380,35 @@ static void test_wide_keys_compile(void **state) {
     }
 }
 
+/* grid_rows' choices that show in the source (docs/dispatch.md, grid_rows): a 16-bit ragged
+ * run of a one-register state asks eight CTAs an SM, a whole one does not; logsumexp's
+ * leaves are floats, not 64-bit keys (they held 109 registers a thread in bf16). */
+static void test_grid_rows_source(void **state) {
+    (void)state;
+    const char *src = "kernel rs(A: bf16[4, 5000] global, B: bf16[4] global) threads=256 {\n  grid.sum(B, A, axes=(1))\n}\n"
+                      "kernel rw(A: bf16[4, 4096] global, B: bf16[4] global) threads=256 {\n  grid.sum(B, A, axes=(1))\n}\n"
+                      "kernel ra(A: bf16[4, 5000] global, B: bf16[4] global, C: i64[4] global) threads=256 {\n"
+                      "  grid.argmax(B, C, A, axes=(1))\n}\n"
+                      "kernel rl(A: bf16[4, 5000] global, B: bf16[4] global) threads=256 {\n  grid.logsumexp(B, A, axes=(1))\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "rows.tile", src, strlen(src), &p), TILEC_OK);
+    char *code;
+    assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &code, NULL), TILEC_OK);
+    assert_non_null(strstr(code, "__launch_bounds__(256, 8) rs("));
+    assert_non_null(strstr(code, "__launch_bounds__(256) rw("));
+    assert_non_null(strstr(code, "__launch_bounds__(256) ra(")); /* a key: no bound */
+    const char *rl = strstr(code, " rl(");
+    assert_non_null(rl);
+    assert_non_null(strstr(rl, "float tl_leaf"));
+    assert_null(strstr(rl, "long long tl_leaf"));
+    tilec_free(code);
+    tilec_program_free(p);
+    tilec_close(ctx);
+    compile_everywhere("rows.tile", src);
+}
+
 int main(void) {
     const char *chosen = getenv("TILEC_TEST_TARGETS");
     choose_targets(chosen);
@@ -390,6 +419,7 @@ int main(void) {
         }
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_hostile_names),
+            cmocka_unit_test(test_grid_rows_source),
             cmocka_unit_test(test_examples_compile),
             cmocka_unit_test(test_matrix_compiles),
             cmocka_unit_test(test_wide_keys_compile),
@@ -400,6 +430,7 @@ int main(void) {
         cmocka_unit_test(test_seed_demo_source_and_ptx),
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_hostile_names),
+        cmocka_unit_test(test_grid_rows_source),
         cmocka_unit_test(test_unknown_arch),
         cmocka_unit_test(test_examples_compile),
         cmocka_unit_test(test_matrix_compiles),
