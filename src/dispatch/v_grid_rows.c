@@ -177,7 +177,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                 lp_assign(k, pb, tr + u * gs->f + j, lp_int(k, LP_I32, INT32_MIN));
                 lp_assign(k, pb, tp + u * gs->f + j, lp_int(k, LP_I32, (int64_t)hd * LANES * vec));
             }
-            lp_block *in = valid[u] ? &lp_if(k, pb, valid[u])->body : b;
+            lp_block *in = valid[u] ? &lp_if(k, pb, valid[u])->body : pb;
             shift[u] = dsp_shift(l, in, grid_kept_offset(k, g, lp_reg(k, s_regs[u])));
             lp_expr *start = add(k, add(k, grid_kept_offset(k, g, lp_reg(k, s_regs[u])), grid_outer_offset(k, g, run)),
                                  mulc(k, piece, g->W * g->ns));
@@ -208,7 +208,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
                 }
         }
         for (int u = 0; u < items; u++) { /* the folds, after every load */
-            lp_block *in = valid[u] ? &lp_if(k, pb, valid[u])->body : b;
+            lp_block *in = valid[u] ? &lp_if(k, pb, valid[u])->body : pb;
             for (int j = 0; j < gs->f; j++) {
                 int lf = leaf + (u * gs->f + j) * nleaf;
                 lp_expr *logical = gs->f > 1 ? add(k, mulc(k, lane, gs->f), ival(k, it, j)) : lane;
@@ -295,8 +295,9 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_assign(k, b, grp, divc(k, lp_cast(k, it, tid), glanes));
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
     lp_expr *used = lt(k, lp_reg(k, grp), ival(k, it, GP));
-    /* a 16-bit input's ragged runs whose state is one 4-byte register (no key: sum, max,
-     * min, prod, sumsq, mean; norm2's state is wider): eight CTAs an SM on CUDA, 32
+    /* a 16-bit input's ragged runs whose state is one 4-byte register (no key, an f32, i32
+     * or u32 accumulator: sum, max, min, prod, sumsq, mean; norm2 of f16, not of bf16,
+     * whose state is wider): eight CTAs an SM on CUDA, 32
      * registers a thread, as before the whole pieces took code of their own (piece_values),
      * which took sum of bf16 over (0, 2, 3) of 64 x 256 x 56 x 56 from 32 registers to 40
      * and 3.07 to 2.68 TB/s on the H200; ptxas for sm_90 spills none of these kernels at 32 */
