@@ -249,6 +249,10 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
 
 /* The reduction's identity and combine, in the accumulation type. */
 lp_type dsp_acc_type(const dsp_query *q);
+/* whether the state is one 4-byte register: no key and an f32, i32 or u32 accumulator (sum, max,
+ * min, prod, sumsq, mean of 32-bit and narrower types, norm2 of f16; not norm2 of bf16, whose
+ * state is wider) -- the states a launch bound can squeeze without spilling */
+bool dsp_small_state(const dsp_query *q);
 lp_expr *dsp_identity(dsp_lower *l);
 /* combine(a, b); an op whose combine takes several steps (logsumexp's merge) writes them
  * into `into` first, where the value is used. */

@@ -275,6 +275,11 @@ lp_type dsp_acc_type(const dsp_query *q) {
     return lp_op_accum_type(q->st->op, q->st->dst.buf ? q->st->dst.buf->dtype : q->st->src.buf->dtype);
 }
 
+bool dsp_small_state(const dsp_query *q) {
+    lp_type at = dsp_acc_type(q);
+    return ir_op(q->st->op)->key == IR_KEY_NONE && (at == LP_F32 || at == LP_I32 || at == LP_U32);
+}
+
 lp_expr *dsp_identity(dsp_lower *l) {
     lp_type t = dsp_acc_type(l->q);
     if (t == LP_F64X2 && ir_op(l->q->st->op)->key == IR_KEY_LSE) /* an f64 logsumexp's: the maximum -inf, the sum +0 */

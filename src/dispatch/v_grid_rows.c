@@ -100,6 +100,10 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
     /* a load is whole for every lane when the piece is never short of it */
     bool whole[64];
     for (int bi = 0; bi < gs->ueff; bi++) whole[bi] = !ragged && ((int64_t)bi * LANES + need) * vec <= g->L;
+    /* a ragged run's pieces but its last are whole: they take the code of a whole piece (its
+     * head of unguarded loads, no per-vector length test), the last one the guarded code;
+     * the same leaves, so the same bits */
+    bool split = ragged && g->aligned;
     int head = 0; /* the vectors loaded whole for every lane, folded after every load */
     while (g->aligned && head < gs->ueff && whole[head]) head++;
     int xs = g->aligned ? grid_regs_new(k, src->type, "x", items * per) : -1;
@@ -121,7 +125,7 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
         keys = grid_regs_new(k, at, "key", lanes);
         tr = grid_regs_new(k, LP_I32, "tr", lanes);
         tp = grid_regs_new(k, LP_I32, "tp", lanes);
-        if (head || (ragged && g->aligned)) { /* also for a ragged run's whole pieces (split, below) */
+        if (head || split) { /* also for a ragged run's whole pieces */
             hr = lp_reg_new(k, LP_I32, "hr");
             hp = lp_reg_new(k, LP_I32, "hp");
         }
@@ -150,10 +154,6 @@ static void piece_values(dsp_lower *l, lp_block *b, const gplan *g, const gshape
         else                                                                                                           \
             lp_assign(k, into, lf + (e), dsp_element(l, x, INDEX(i), shift[u]));                                       \
     } while (0)
-    /* a ragged run's pieces but its last are whole: they take the code of a whole piece (its
-     * head of unguarded loads, no per-vector length test), the last one the guarded code;
-     * the same leaves, so the same bits */
-    bool split = ragged && g->aligned;
     bool whole_all[64];
     for (int bi = 0; bi < gs->ueff; bi++) whole_all[bi] = ((int64_t)bi * LANES + need) * vec <= g->W;
     lp_block *pbs[2] = {b, NULL};
@@ -295,15 +295,13 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
     lp_assign(k, b, grp, divc(k, lp_cast(k, it, tid), glanes));
     lp_expr *cta = lp_cast(k, it, lp_special_expr(k, LP_CTA));
     lp_expr *used = lt(k, lp_reg(k, grp), ival(k, it, GP));
-    /* a 16-bit input's ragged runs whose state is one 4-byte register (no key, an f32, i32
-     * or u32 accumulator: sum, max, min, prod, sumsq, mean; norm2 of f16, not of bf16,
-     * whose state is wider): eight CTAs an SM on CUDA, 32
-     * registers a thread, as before the whole pieces took code of their own (piece_values),
-     * which took sum of bf16 over (0, 2, 3) of 64 x 256 x 56 x 56 from 32 registers to 40
-     * and 3.07 to 2.68 TB/s on the H200; ptxas for sm_90 spills none of these kernels at 32 */
+    /* a 16-bit input's ragged runs whose state is one 4-byte register (dsp_small_state):
+     * eight CTAs an SM on CUDA, 32 registers a thread, as before the whole pieces took code
+     * of their own (piece_values), which took sum of bf16 over (0, 2, 3) of 64 x 256 x 56 x 56
+     * from 32 registers to 40 and 3.07 to 2.68 TB/s on the H200; ptxas for sm_90 spills none
+     * of these kernels at 32 */
     if (q->target->backend == TILEC_BACKEND_CUDA && T == 256 && tilec_dtype_size(q->st->src.buf->dtype) == 2 &&
-        ir_op(q->st->op)->key == IR_KEY_NONE && (at == LP_F32 || at == LP_I32 || at == LP_U32) && g.aligned &&
-        g.P > 1 && g.n % g.W != 0)
+        dsp_small_state(q) && g.aligned && g.P > 1 && g.n % g.W != 0)
         k->min_ctas = 8;
 
     if (g.NB == 1) { /* a group per output, all of it; rows of one short piece several at a time */

@@ -192,13 +192,11 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     c.it = sg->index64 ? LP_I64 : dsp_index_type(c.total + 4 * c.W, (int64_t)1 << 22);
     lp_type at = dsp_acc_type(&q);
     const ir_op_info *op = ir_op(sg->op);
-    /* a state of one 4-byte register (no key, an f32, i32 or u32 accumulator: sum, max,
-     * min, prod, sumsq, mean of 32-bit and smaller types, norm2 of f16): three CTAs an SM on CUDA, so at most 80 registers a thread, where
-     * ptxas takes about 96 and fits two (H200, scripts/bench-segmented: 10^6 segments of
-     * 0-64 elements 153 -> 203 GB/s, 4096 of 1k-100k 1.57 -> 1.80 TB/s); the states of
-     * pairs, keys and f64 would spill */
-    bool small_state = op->key == IR_KEY_NONE && (at == LP_F32 || at == LP_I32 || at == LP_U32);
-    k->min_ctas = t->backend == TILEC_BACKEND_CUDA && small_state && T == 256 ? 3 : 0;
+    /* a state of one 4-byte register (dsp_small_state): three CTAs an SM on CUDA, so at
+     * most 80 registers a thread, where ptxas takes about 96 and fits two (H200,
+     * scripts/bench-segmented: 10^6 segments of 0-64 elements 153 -> 203 GB/s, 4096 of
+     * 1k-100k 1.57 -> 1.80 TB/s); the states of pairs, keys and f64 would spill */
+    k->min_ctas = t->backend == TILEC_BACKEND_CUDA && dsp_small_state(&q) && T == 256 ? 3 : 0;
     int workers = sg->workers, C = sg->ctas, nw = workers * C;
     int64_t outs = sg->rows * sg->nsegs;
     lp_block *b = &k->body;
