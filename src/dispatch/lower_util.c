@@ -465,16 +465,17 @@ static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
 
 /* exp(d) for d <= 0 (above), in the state's float type. An f64 logsumexp's (lse_wide) has
  * f64's constants: t clamped to >= -1021 (2^-1021 changes no f64 sum that holds 1, and
- * nothing on the way is subnormal), 2^f to degree 13 (error below 2^-57), 2^k from the bits
- * of r = t + 1.5 * 2^52, 0x4338000000000000 + k: (bits + 1023) << 52 modulo 2^64; an f32's,
- * t >= -125, degree 7, r's bits 0x4b400000 + k: (bits + 127) << 23 modulo 2^32. */
+ * nothing on the way is subnormal), 2^f to degree 13 (error below 2^-57), k from the bits
+ * of r = t + 1.5 * 2^52, 0x4338000000000000 + k: bits << 52 modulo 2^64 is k << 52; an
+ * f32's, t >= -125, degree 7, r's bits 0x4b400000 + k: bits << 23 modulo 2^32 is k << 23.
+ * 2^f * 2^k is that added to 2^f's bits (below). */
 enum { LSE64_DEGREE = 13 };
 static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     lp_kernel *k = l->k;
     bool wide = lse_wide(l);
     lp_type bits = wide ? LP_I64 : LP_I32, fl = wide ? LP_F64 : LP_F32;
     const double rounder = wide ? 6755399441055744.0 : ROUNDER; /* 1.5 * 2^52, 1.5 * 2^23 */
-    const int degree = wide ? LSE64_DEGREE : LSE_DEGREE, bias = wide ? 1023 : 127, mant = wide ? 52 : 23;
+    const int degree = wide ? LSE64_DEGREE : LSE_DEGREE, mant = wide ? 52 : 23;
     lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, fc(l, LOG2E)), fc(l, wide ? -1021 : -125)), "t");
     lp_expr *r = held(l, into, bin(l, LO_ADD, t, fc(l, rounder)), "r");
     lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, fc(l, rounder))), "f"); /* exact */
@@ -482,8 +483,13 @@ static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     for (int n = 1; n <= degree; n++) c[n] = c[n - 1] * LN2 / n; /* ln(2)^n / n! */
     lp_expr *p = fc(l, c[degree]);
     for (int n = degree - 1; n >= 0; n--) p = lp_fma(k, p, f, fc(l, c[n]));
-    lp_expr *scale = lp_bits(k, fl, bin(l, LO_SHL, bin(l, LO_ADD, lp_bits(k, bits, r), lp_int(k, bits, bias)), lp_int(k, bits, mant)));
-    return held(l, into, bin(l, LO_MUL, held(l, into, p, "p2f"), scale), "e");
+    /* p * 2^k as an integer add of k to p's exponent field: r's bits are those of the
+     * rounder's plus k, and shifted by mant the rounder's part leaves the word, so
+     * bits(r) << mant is k << mant; p is in [0.7, 1.42] and -125 <= k <= 0 (-1021 for f64),
+     * so the result is normal and equals the product p * 2^k exactly: the bits a multiply
+     * by 2^k gives, one instruction fewer */
+    lp_expr *shifted = bin(l, LO_SHL, lp_bits(k, bits, r), lp_int(k, bits, mant));
+    return held(l, into, lp_bits(k, fl, lp_wrapping(k, LO_ADD, lp_bits(k, bits, held(l, into, p, "p2f")), shifted)), "e");
 }
 
 /* The merge of two states (above), as statements into `into`; the merged key. */
