@@ -102,6 +102,18 @@ extern "C" {
     X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin") X(AMINMAX, "aminmax")   \
     X(LOGSUMEXP, "logsumexp") X(VAR, "var") X(STD, "std")
 
+/* X(SUFFIX, name) — register-fragment layouts of a `local` buffer that a warp or a
+ * warpgroup holds together (docs/format.md#fragment-layouts): which lane (and warp) and
+ * which of its registers holds each element. NONE: each thread its own copy. The presets
+ * are the PTX ISA's (lane l, g = l >> 2, t = l & 3): MMA_C, mma.sync m16n8k16's f32 C/D,
+ * [16, 8n]; MMA_A, its A operand, [16, 16n]; MMA_B, its B operand (k x n), [16, 8n];
+ * WGMMA_D, wgmma m64nNk16's f32 D, [64, N], a warpgroup. LINEAR: the general form, of
+ * which the presets are cases: each bit of the register, lane and warp index adds a
+ * coordinate (tilec_layout.basis). */
+#define TILEC_LAYOUT_LIST(X)                                                               \
+    X(NONE, "none") X(MMA_C, "mma_m16n8k16_c") X(MMA_A, "mma_m16n8k16_a")                   \
+    X(MMA_B, "mma_m16n8k16_b") X(WGMMA_D, "wgmma_m64nNk16_d") X(LINEAR, "linear")
+
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
 
@@ -141,6 +153,13 @@ typedef enum tilec_scope {
         TILEC_SCOPE_COUNT
 } tilec_scope;
 
+typedef enum tilec_layout_kind {
+#define TILEC_X_(s, n) TILEC_LAYOUT_##s,
+    TILEC_LAYOUT_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_LAYOUT_COUNT
+} tilec_layout_kind;
+
 typedef enum tilec_op {
 #define TILEC_X_(s, n) TILEC_OP_##s,
     TILEC_OP_LIST(TILEC_X_)
@@ -167,6 +186,7 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
+TILEC_API const char *tilec_layout_name(tilec_layout_kind l);
 /* Whether reduction op is defined on dtype (mean, norm2, var, std and logsumexp take
  * float dtypes only; argmax, argmin and aminmax every dtype) and,
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
@@ -306,6 +326,24 @@ TILEC_API tilec_status tilec_kernel_param(tilec_kernel *k, const char *name, til
 TILEC_API tilec_status tilec_kernel_alloc(tilec_kernel *k, const char *name, tilec_space space,
                                           tilec_dtype dtype, int rank, const int64_t *shape,
                                           const int64_t *strides, tilec_buffer **out);
+
+/* A register-fragment layout (TILEC_LAYOUT_LIST). For a preset only `kind` is read; its
+ * bits follow from the buffer's shape. For TILEC_LAYOUT_LINEAR, element (coordinates) of
+ * register r of lane l of warp w is the XOR of basis[i] over the set bits of r (i < nreg),
+ * then of l (nreg <= i < nreg + nlane), then of w: every extent a power of two, nlane 5
+ * (a warp of 32 lanes), nwarp 0 (a warp's) or 2 (a warpgroup's); a lane or warp bit may
+ * add nothing (all zero: its lanes hold the same elements, a replicated value). */
+#define TILEC_LAYOUT_MAX_BITS 16
+typedef struct tilec_layout {
+    tilec_layout_kind kind;
+    int nreg, nlane, nwarp;
+    int64_t basis[TILEC_LAYOUT_MAX_BITS][TILEC_MAX_RANK];
+} tilec_layout;
+
+/* Gives a `local` allocation a layout (NULL, or kind NONE: none), checked at once: on an
+ * error (TILEC_ERR_VERIFY, the context's diagnostic says what is wrong) the buffer keeps
+ * the layout it had. */
+TILEC_API tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layout *layout);
 
 /* Who executes a statement: every instance of `scope`, or only `instance` when >= 0. */
 typedef struct tilec_exec {

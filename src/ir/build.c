@@ -150,6 +150,31 @@ tilec_status tilec_kernel_alloc(tilec_kernel *k, const char *name, tilec_space s
     return TILEC_OK;
 }
 
+tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layout *layout) {
+    if (!b) return TILEC_ERR_INVALID_ARG;
+    tilec_program *p = b->kernel->prog;
+    ir_begin(p->ctx);
+    if (b->is_param)
+        return BAD(p->ctx, "tilec_buffer_set_layout: '%s' is a parameter; a layout is given to a local "
+                           "allocation (tilec_kernel_alloc)", b->name);
+    tilec_layout old = b->layout;
+    if (layout) b->layout = *layout;
+    else memset(&b->layout, 0, sizeof b->layout);
+    if ((unsigned)b->layout.nreg > TILEC_LAYOUT_MAX_BITS || (unsigned)b->layout.nlane > TILEC_LAYOUT_MAX_BITS ||
+        (unsigned)b->layout.nwarp > TILEC_LAYOUT_MAX_BITS ||
+        b->layout.nreg + b->layout.nlane + b->layout.nwarp > TILEC_LAYOUT_MAX_BITS) {
+        b->layout = old;
+        return BAD(p->ctx, "tilec_buffer_set_layout: '%s': %d register, %d lane and %d warp bits; a layout has at "
+                           "most %d bits in all", b->name, layout->nreg, layout->nlane, layout->nwarp,
+                   TILEC_LAYOUT_MAX_BITS);
+    }
+    if (!ir_check_layout(p, b, b->pos)) {
+        b->layout = old;
+        return TILEC_ERR_VERIFY;
+    }
+    return TILEC_OK;
+}
+
 tilec_region tilec_region_whole(const tilec_buffer *b) {
     tilec_region r;
     memset(&r, 0, sizeof r);

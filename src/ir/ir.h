@@ -83,6 +83,7 @@ void ir_str_free(ir_str *s);
 /* Name tables (from the X-macro lists in tilec.h). Lookups return -1 when not found. */
 int ir_lookup_dtype(const char *s, size_t n);
 int ir_lookup_space(const char *s, size_t n);
+int ir_lookup_layout(const char *s, size_t n); /* "mma_m16n8k16_c" -> TILEC_LAYOUT_MMA_C */
 int ir_lookup_scope(const char *s, size_t n);
 int ir_lookup_op(const char *s, size_t n);
 /* The op names joined for a message: "sum, max or min" with last " or ", "sum, max, min"
@@ -123,6 +124,12 @@ struct tilec_buffer {
     int64_t shape[TILEC_MAX_RANK];
     int64_t strides[TILEC_MAX_RANK]; /* element strides; row-major unless has_strides */
     bool has_strides;
+    /* a register-fragment layout as given (kind NONE: none; layout.c), and as checked:
+     * frag_reg + frag_lane + frag_warp basis vectors as flat row-major indices */
+    tilec_layout layout;
+    ir_pos layout_pos;
+    int frag_reg, frag_lane, frag_warp;
+    int64_t frag[TILEC_LAYOUT_MAX_BITS];
     bool is_param;
     struct tilec_kernel *kernel;
     int64_t elems; /* product of the shape (checked for overflow) */
@@ -232,6 +239,13 @@ const tilec_kernel *ir_find_kernel(tilec_program *p, const char *name);
  * overlapping. Sets elems and span. Reports at where[d] for dimension d (where may be
  * NULL: then at the buffer's position); stride problems at strides_pos. */
 bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_pos strides_pos);
+/* Checks b->layout on the checked buffer b (layout.c: local, no strides, extents powers of
+ * two, a preset's shape and dtype, a bijection onto the elements up to replicated lanes)
+ * and resolves it into b->frag; errors at `at`. */
+bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at);
+/* The flat row-major index of the element that register reg of lane `lane` of warp `warp`
+ * (of the warpgroup; 0 for a warp's layout) holds in b's checked layout. */
+int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg);
 /* Makes a checked parameter a read-only view of `strides` (one per dim, any sign, 0 for a
  * broadcast; element [0, ..., 0] at `origin` past the lowest element): sets span and origin.
  * False, with a diagnostic, when the view spans more than 2^48 elements. */

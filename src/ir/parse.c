@@ -41,6 +41,9 @@ static const char *const kwarg_words[] = {"axes", "accum", "nan", "variant", "co
 static const char *const dtype_words[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64"};
 static const char *const space_words[] = {"global", "shared", "local"};
 static const char *const id_words[] = {"cta_id", "warpgroup_id", "warp_id", "thread_id"};
+#define LAYOUT_WORD(s, n) n,
+static const char *const layout_words[] = {TILEC_LAYOUT_LIST(LAYOUT_WORD)};
+#undef LAYOUT_WORD
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---- errors and tokens --------------------------------------------------------------- */
@@ -292,7 +295,63 @@ static void parse_param(parser *ps) {
     if (!ir_param_add(ps->k, b)) oom(ps);
 }
 
-/* alloc := ('shared' | 'local') NAME ':' dtype shape [ 'strides' '=' ints ] */
+/* bits := '(' [ ints { ',' ints } [ ','] ] ')': the coordinates each bit adds, into
+ * L->basis from `first`; their count */
+static int parse_bits(parser *ps, tilec_layout *L, int first, int rank, const char *what) {
+    expect(ps, "(");
+    int n = 0;
+    while (!tok_is(&ps->t, ")")) {
+        if (first + n == TILEC_LAYOUT_MAX_BITS)
+            fail_at(ps, ps->t.line, ps->t.col, "a layout has at most %d bits in all", TILEC_LAYOUT_MAX_BITS);
+        ir_pos at = {ps->t.line, ps->t.col};
+        int64_t c[TILEC_MAX_RANK];
+        int got = parse_ints(ps, c, TILEC_MAX_RANK, what);
+        if (got != rank)
+            fail_at(ps, at.line, at.col, "%s bit %d has %d coordinate%s; the buffer has %d dimensions", what, n, got,
+                    got == 1 ? "" : "s", rank);
+        memcpy(L->basis[first + n], c, sizeof(int64_t) * (size_t)rank);
+        n++;
+        if (!accept(ps, ",")) break;
+    }
+    expect(ps, ")");
+    return n;
+}
+
+/* layout := NAME | 'linear' '(' 'reg' '=' bits ',' 'lane' '=' bits [ ',' 'warp' '=' bits ] ')' */
+static void parse_layout(parser *ps, tilec_buffer *b) {
+    if (ps->t.kind != TOK_NAME) fail_expected(ps, "a layout (mma_m16n8k16_c, mma_m16n8k16_a, mma_m16n8k16_b, "
+                                                  "wgmma_m64nNk16_d or linear(...))");
+    int kind = ir_lookup_layout(ps->t.s, ps->t.n);
+    if (kind < 0 || kind == TILEC_LAYOUT_NONE)
+        fail_unknown(ps, &ps->t, "layout", layout_words + 1, COUNT(layout_words) - 1, /* not "none" */
+                     "mma_m16n8k16_c, mma_m16n8k16_a, mma_m16n8k16_b, wgmma_m64nNk16_d or linear(...)");
+    memset(&b->layout, 0, sizeof b->layout);
+    b->layout.kind = (tilec_layout_kind)kind;
+    next(ps);
+    if (kind != TILEC_LAYOUT_LINEAR) return;
+    expect(ps, "(");
+    int got[3] = {0, 0, 0}, have = 0;
+    static const char *const parts[] = {"reg", "lane", "warp"};
+    static const char *const wants[] = {"reg=(...), the coordinate each register bit adds",
+                                        "lane=(...), the coordinate each of the 5 lane bits adds",
+                                        "warp=(...), the coordinate each warp bit adds, or ')'"};
+    for (int i = 0; i < 3; i++) {
+        if (i == 2 && (!accept(ps, ",") || tok_is(&ps->t, ")"))) break; /* no warp bits: a warp's layout */
+        if (i == 1) expect(ps, ",");
+        if (!tok_is(&ps->t, parts[i])) fail_expected(ps, wants[i]);
+        next(ps);
+        expect(ps, "=");
+        got[i] = parse_bits(ps, &b->layout, have, b->rank, parts[i]);
+        have += got[i];
+        if (i == 2) accept(ps, ","); /* a trailing comma */
+    }
+    expect(ps, ")");
+    b->layout.nreg = got[0];
+    b->layout.nlane = got[1];
+    b->layout.nwarp = got[2];
+}
+
+/* alloc := ('shared' | 'local') NAME ':' dtype shape [ 'strides' '=' ints ] [ 'layout' '=' layout ] */
 static void parse_alloc(parser *ps, ir_stmt *st) {
     tilec_space space = tok_is(&ps->t, "shared") ? TILEC_SPACE_SHARED : TILEC_SPACE_LOCAL;
     next(ps);
@@ -308,7 +367,15 @@ static void parse_alloc(parser *ps, ir_stmt *st) {
                     b->rank, n, n == 1 ? "" : "s");
         b->has_strides = true;
     }
+    ir_pos lpos = {ps->t.line, ps->t.col};
+    bool layout = accept(ps, "layout");
+    if (layout) {
+        expect(ps, "=");
+        b->layout_pos = lpos;
+        parse_layout(ps, b);
+    }
     if (!ir_check_decl(ps->prog, b, where, spos)) longjmp(ps->fail, 1);
+    if (layout && !ir_check_layout(ps->prog, b, lpos)) longjmp(ps->fail, 1);
     st->alloc = b;
 }
 

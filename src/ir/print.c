@@ -88,6 +88,24 @@ void ir_print_stmt(ir_str *s, const ir_stmt *st) {
             ir_str_printf(s, " strides=");
             print_shape(s, b->rank, b->strides, "(", ")");
         }
+        if (b->layout.kind != TILEC_LAYOUT_NONE) {
+            const tilec_layout *L = &b->layout;
+            ir_str_printf(s, " layout=%s", tilec_layout_name(L->kind));
+            if (L->kind == TILEC_LAYOUT_LINEAR) {
+                static const char *const parts[] = {"reg", "lane", "warp"};
+                int n[3] = {L->nreg, L->nlane, L->nwarp}, at = 0;
+                ir_str_printf(s, "(");
+                for (int i = 0; i < (L->nwarp ? 3 : 2); i++) {
+                    ir_str_printf(s, "%s%s=(", i ? ", " : "", parts[i]);
+                    for (int j = 0; j < n[i]; j++, at++) {
+                        if (j) ir_str_printf(s, ", ");
+                        print_shape(s, b->rank, L->basis[at], "(", ")");
+                    }
+                    ir_str_printf(s, ")");
+                }
+                ir_str_printf(s, ")");
+            }
+        }
         return;
     }
     case IR_SYNC:

@@ -1,0 +1,271 @@
+/*
+ * test_layout.c — register-fragment layouts (docs/format.md#fragment-layouts): each preset
+ * places every element where the PTX ISA's formula says (written here from the ISA's
+ * figures, not from layout.c's bases), every layout is a bijection onto its elements up to
+ * replicated lanes, a linear layout gives the same places as the preset it spells out, the
+ * text round-trips through fmt, and every broken layout is refused with its place and a fix.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "support.h"
+
+#include "../src/ir/ir.h"
+
+/* A program with one kernel that allocates `local` buffer L: dtype [rows, cols]. */
+static tilec_buffer *alloc2(tilec_ctx *ctx, tilec_program **p, tilec_dtype dt, int64_t rows, int64_t cols) {
+    tilec_kernel *k;
+    tilec_buffer *b;
+    assert_int_equal(tilec_program_new(ctx, p), TILEC_OK);
+    assert_int_equal(tilec_kernel_new(*p, "k", false, 128, 1, &k), TILEC_OK);
+    int64_t shape[2] = {rows, cols};
+    assert_int_equal(tilec_kernel_alloc(k, "L", TILEC_SPACE_LOCAL, dt, 2, shape, NULL, &b), TILEC_OK);
+    return b;
+}
+
+/* The PTX ISA's place (row, column) of register `reg` of lane `lane` of warp `w`. */
+typedef void place_fn(int w, int lane, int reg, int64_t *row, int64_t *col);
+
+/* mma.sync m16n8k16, f32 C/D ("mma-16816-c"): c0, c1 at (g, 2t + i), c2, c3 at (g + 8, 2t + i);
+ * fragment f = reg / 4 of the n8 tiles side by side */
+static void place_c(int w, int lane, int reg, int64_t *row, int64_t *col) {
+    (void)w;
+    int g = lane >> 2, t = lane & 3, i = reg & 3, f = reg >> 2;
+    *row = g + (i >= 2 ? 8 : 0);
+    *col = 8 * f + 2 * t + (i & 1);
+}
+
+/* its A operand, 16-bit ("mma-16816-a"): a0, a1 (g, 2t + i), a2, a3 (g + 8, …), a4, a5 (g, 2t + 8 + …),
+ * a6, a7 (g + 8, 2t + 8 + …); fragment f = reg / 8 of the k16 tiles side by side */
+static void place_a(int w, int lane, int reg, int64_t *row, int64_t *col) {
+    (void)w;
+    int g = lane >> 2, t = lane & 3, i = reg & 7, f = reg >> 3;
+    *row = g + ((i == 2 || i == 3 || i == 6 || i == 7) ? 8 : 0);
+    *col = 16 * f + 2 * t + (i & 1) + (i >= 4 ? 8 : 0);
+}
+
+/* its B operand, 16-bit, k x n ("mma-16816-b"): b0, b1 at (k = 2t + i, n = g), b2, b3 at (2t + 8 + …, g);
+ * fragment f = reg / 4 of the n8 tiles side by side */
+static void place_b(int w, int lane, int reg, int64_t *row, int64_t *col) {
+    (void)w;
+    int g = lane >> 2, t = lane & 3, i = reg & 3, f = reg >> 2;
+    *row = 2 * t + (i & 1) + (i >= 2 ? 8 : 0);
+    *col = 8 * f + g;
+}
+
+/* wgmma m64nNk16, f32 D: register i of warp w at row 16w + g + 8((i >> 1) & 1), column
+ * 8(i >> 2) + 2t + (i & 1) */
+static void place_d(int w, int lane, int reg, int64_t *row, int64_t *col) {
+    int g = lane >> 2, t = lane & 3;
+    *row = 16 * w + g + 8 * ((reg >> 1) & 1);
+    *col = 8 * (reg >> 2) + 2 * t + (reg & 1);
+}
+
+/* Every register of every lane of every warp holds the formula's element, and no element
+ * is held twice. */
+static void check_places(const tilec_buffer *b, int warps, int regs, place_fn *place) {
+    char *seen = calloc((size_t)b->elems, 1);
+    assert_non_null(seen);
+    assert_int_equal((int64_t)warps * 32 * regs, b->elems);
+    assert_int_equal(1 << b->frag_reg, regs);
+    assert_int_equal(1 << b->frag_warp, warps);
+    for (int w = 0; w < warps; w++)
+        for (int lane = 0; lane < 32; lane++)
+            for (int reg = 0; reg < regs; reg++) {
+                int64_t row, col;
+                place(w, lane, reg, &row, &col);
+                int64_t want = row * b->shape[1] + col, got = ir_frag_element(b, w, lane, reg);
+                if (got != want)
+                    fail_msg("%s [%lld, %lld]: warp %d lane %d register %d holds element %lld, the ISA says (%lld, %lld)",
+                             tilec_layout_name(b->layout.kind), (long long)b->shape[0], (long long)b->shape[1], w, lane,
+                             reg, (long long)got, (long long)row, (long long)col);
+                assert_false(seen[got]);
+                seen[got] = 1;
+            }
+    free(seen);
+}
+
+static void test_presets_follow_the_isa(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    static const struct {
+        tilec_layout_kind kind;
+        tilec_dtype dt;
+        int64_t rows, cols;
+        int warps, regs;
+        place_fn *place;
+    } cases[] = {
+        {TILEC_LAYOUT_MMA_C, TILEC_F32, 16, 8, 1, 4, place_c},    {TILEC_LAYOUT_MMA_C, TILEC_F32, 16, 64, 1, 32, place_c},
+        {TILEC_LAYOUT_MMA_C, TILEC_F32, 16, 256, 1, 128, place_c}, {TILEC_LAYOUT_MMA_A, TILEC_F16, 16, 16, 1, 8, place_a},
+        {TILEC_LAYOUT_MMA_A, TILEC_BF16, 16, 64, 1, 32, place_a}, {TILEC_LAYOUT_MMA_B, TILEC_F16, 16, 8, 1, 4, place_b},
+        {TILEC_LAYOUT_MMA_B, TILEC_BF16, 16, 32, 1, 16, place_b}, {TILEC_LAYOUT_WGMMA_D, TILEC_F32, 64, 8, 4, 4, place_d},
+        {TILEC_LAYOUT_WGMMA_D, TILEC_F32, 64, 128, 4, 64, place_d}, {TILEC_LAYOUT_WGMMA_D, TILEC_F32, 64, 256, 4, 128, place_d},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tilec_program *p;
+        tilec_buffer *b = alloc2(ctx, &p, cases[i].dt, cases[i].rows, cases[i].cols);
+        tilec_layout L = {.kind = cases[i].kind};
+        if (tilec_buffer_set_layout(b, &L) != TILEC_OK) fail_msg("case %zu: %s", i, tilec_diag_text(ctx));
+        check_places(b, cases[i].warps, cases[i].regs, cases[i].place);
+        tilec_program_free(p);
+    }
+    tilec_close(ctx);
+}
+
+/* The general form spelling out mma_m16n8k16_c of [16, 16] places every element as the preset. */
+static void test_linear_spells_a_preset(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    const char *src = "kernel k(A: f32[4] global) threads=32 {\n"
+                      "  local P: f32[16, 16] layout=mma_m16n8k16_c\n"
+                      "  local Q: f32[16, 16] layout=linear(reg=((0, 1), (8, 0), (0, 8)), lane=((0, 2), (0, 4), (1, 0), "
+                      "(2, 0), (4, 0)))\n"
+                      "}\n";
+    tilec_program *p;
+    if (tilec_parse(ctx, "t.tile", src, strlen(src), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    const tilec_kernel *k = p->kernels[0];
+    const tilec_buffer *P = k->stmts[0]->alloc, *Q = k->stmts[1]->alloc;
+    for (int lane = 0; lane < 32; lane++)
+        for (int reg = 0; reg < 8; reg++) assert_int_equal(ir_frag_element(P, 0, lane, reg), ir_frag_element(Q, 0, lane, reg));
+    check_places(Q, 1, 8, place_c);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* A lane bit of (0, 0) replicates: the four lanes of a quad hold the same row (a row's
+ * result after its reduction over the quad), and the layout is accepted. */
+static void test_replicated_lanes(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    const char *src = "kernel k(A: f32[4] global) threads=32 {\n"
+                      "  local R: f32[16, 1] layout=linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))\n"
+                      "}\n";
+    tilec_program *p;
+    if (tilec_parse(ctx, "t.tile", src, strlen(src), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    const tilec_buffer *R = p->kernels[0]->stmts[0]->alloc;
+    for (int lane = 0; lane < 32; lane++)
+        for (int reg = 0; reg < 2; reg++) assert_int_equal(ir_frag_element(R, 0, lane, reg), (lane >> 2) + 8 * reg);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* Layouts format to themselves and verify. */
+static void test_format_round_trip(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    const char *src = "kernel k(A: f32[4] global) threads=128 {\n"
+                      "  local C: f32[16, 64] layout=mma_m16n8k16_c\n"
+                      "  local D: f32[64, 128] layout=wgmma_m64nNk16_d\n"
+                      "  local A2: f16[16, 32] layout=mma_m16n8k16_a\n"
+                      "  local B2: bf16[16, 16] layout=mma_m16n8k16_b\n"
+                      "  local R: f32[16, 1] layout=linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))\n"
+                      "  local W: f32[32, 4] layout=linear(reg=(), lane=((1, 0), (2, 0), (4, 0), (8, 0), (0, 1)), "
+                      "warp=((16, 0), (0, 2)))\n"
+                      "}\n";
+    char *once = format_text(ctx, src);
+    if (!once) fail_msg("%s", tilec_diag_text(ctx));
+    assert_string_equal(once, src);
+    assert_int_equal(check_text(ctx, once, strlen(once), 32), TILEC_OK);
+    tilec_free(once);
+    tilec_close(ctx);
+}
+
+/* Each broken layout: the message and where it points (@ marks the place). */
+static void test_errors(void **state) {
+    (void)state;
+    static const struct {
+        const char *alloc, *msg;
+    } cases[] = {
+        {"local L: f32[16, 64] layout=@mma_m16n8k16_d", "unknown layout 'mma_m16n8k16_d'; did you mean 'mma_m16n8k16_c'?"},
+        {"local L: f32[16, 64] layout=@none", "unknown layout 'none'"},
+        {"local L: f32[16, 48] @layout=mma_m16n8k16_c", "extent 48 of dimension 1 is not a power of two"},
+        {"local L: f32[32, 64] @layout=mma_m16n8k16_c", "the mma_m16n8k16_c layout is [16, 8n]"},
+        {"local L: f32[64, 512] @layout=wgmma_m64nNk16_d", "the wgmma_m64nNk16_d layout is [64, N]"},
+        {"local L: f16[16, 64] @layout=mma_m16n8k16_c", "is f16; the mma_m16n8k16_c layout is of f32 accumulators"},
+        {"local L: f32[16, 16] @layout=mma_m16n8k16_a", "is f32; the mma_m16n8k16_a layout is of f16 or bf16 operands"},
+        {"local L: f32[16] @layout=mma_m16n8k16_c", "which is two-dimensional"},
+        {"shared L: f32[16, 64] @layout=mma_m16n8k16_c", "'L' is a shared buffer; a fragment layout places a local buffer"},
+        {"local L: f32[16, 64] strides=(65, 1) @layout=mma_m16n8k16_c", "so leave strides= out"},
+        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (0, 2)))",
+         "lane bit 4 reaches only elements the bits before it reach"},
+        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0)))",
+         "a linear layout has 5 lane bits (a warp of 32 lanes), not 4"},
+        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (0, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
+         "register bit 1 of the layout adds no coordinate"},
+        {"local L: f32[16, 8] @layout=linear(reg=((0, 1)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
+         "has 128 elements, and the layout places 64 of them"},
+        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (16, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
+         "coordinate 0 of the layout's register bit 1 is 16, outside extent 16"},
+        {"local L: f32[16, 8] layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), @(4)))",
+         "lane bit 4 has 1 coordinate; the buffer has 2 dimensions"},
+        {"local L: f32[16, 8] layout=linear(@lane=((0, 2)))", "expected reg=(...)"},
+        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)), "
+         "warp=((0, 0)))",
+         "no warp bits (a warp's) or 2 (a warpgroup's), not 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "kernel k(A: f32[4] global) threads=32 {\n  %s\n}\n", cases[i].alloc);
+        int line, col;
+        char *text = strip_marker(src, strlen(src), &line, &col);
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_status st = check_text(ctx, text, strlen(text), 32);
+        const char *d = tilec_diag_text(ctx);
+        char where[64];
+        snprintf(where, sizeof where, "t.tile:%d:%d: error: ", line, col);
+        if (st == TILEC_OK || !strstr(d, cases[i].msg) || !strstr(d, where))
+            fail_msg("case %zu (%s): want %s%s, got:\n%s", i, cases[i].alloc, where, cases[i].msg, d);
+        free(text);
+        tilec_close(ctx);
+    }
+}
+
+/* The builder: a parameter takes no layout, bad bit counts are refused, and a refused layout
+ * leaves the one before. */
+static void test_builder(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    tilec_buffer *b = alloc2(ctx, &p, TILEC_F32, 16, 64);
+    tilec_layout c = {.kind = TILEC_LAYOUT_MMA_C};
+    assert_int_equal(tilec_buffer_set_layout(b, &c), TILEC_OK);
+    tilec_layout bad = {.kind = TILEC_LAYOUT_LINEAR, .nreg = 9, .nlane = 5, .nwarp = 3};
+    assert_int_equal(tilec_buffer_set_layout(b, &bad), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "at most 16 bits in all"));
+    tilec_layout a = {.kind = TILEC_LAYOUT_MMA_A};
+    assert_int_equal(tilec_buffer_set_layout(b, &a), TILEC_ERR_VERIFY);
+    assert_int_equal(b->layout.kind, TILEC_LAYOUT_MMA_C);
+    check_places(b, 1, 32, place_c);
+    assert_int_equal(tilec_buffer_set_layout(b, NULL), TILEC_OK);
+    assert_int_equal(b->layout.kind, TILEC_LAYOUT_NONE);
+    tilec_kernel *k;
+    tilec_buffer *param;
+    int64_t n = 4;
+    assert_int_equal(tilec_kernel_new(p, "k2", false, 32, 1, &k), TILEC_OK);
+    assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 1, &n, TILEC_SPACE_GLOBAL, &param), TILEC_OK);
+    assert_int_equal(tilec_buffer_set_layout(param, &c), TILEC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tilec_diag_text(ctx), "'A' is a parameter"));
+    assert_int_equal(tilec_buffer_set_layout(NULL, &c), TILEC_ERR_INVALID_ARG);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_presets_follow_the_isa), cmocka_unit_test(test_linear_spells_a_preset),
+        cmocka_unit_test(test_replicated_lanes),       cmocka_unit_test(test_format_round_trip),
+        cmocka_unit_test(test_errors),                 cmocka_unit_test(test_builder),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
