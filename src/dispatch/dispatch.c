@@ -12,7 +12,8 @@
 static const dsp_case *const registry[] = {
     &dsp_case_cta_tree, &dsp_case_local, &dsp_case_local_smem, &dsp_case_sequential, &dsp_case_shared,
     &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
-    &dsp_case_grid_rows, &dsp_case_grid_cols, &dsp_case_rows, &dsp_case_cols,
+    &dsp_case_grid_rows, &dsp_case_grid_cols, &dsp_case_rows, &dsp_case_cols, &dsp_case_fragment,
+    &dsp_case_fragment_copy, &dsp_case_fragment_fill,
 };
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
 _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");
@@ -118,8 +119,10 @@ void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
     rep->chosen = -1;
     const dsp_case *cases[DSP_MAX_CASES];
     int n = 0;
+    bool frag = dsp_stmt_has_fragment(q->st); /* a fragment's statements have cases of their own */
     for (int i = 0; i < NREGISTRY; i++)
-        if ((registry[i]->ops >> q->opkind & 1u) && (registry[i]->targets >> q->target->backend & 1u))
+        if ((registry[i]->ops >> q->opkind & 1u) && (registry[i]->targets >> q->target->backend & 1u) &&
+            registry[i]->fragments == frag)
             cases[n++] = registry[i];
     qsort(cases, (size_t)n, sizeof cases[0], by_priority);
     const char *forced = q->st->kind == IR_REDUCE ? q->st->variant : NULL;

@@ -141,6 +141,8 @@ typedef struct dsp_lower {
     const char *limit_what; /* "a CTA gets on CUDA sm_90", for that reason */
     lp_expr *count; /* the elements folded into the output being stored, where it varies
                        (a segment's length: v_grid_segments.c); NULL: red_len */
+    lp_expr *frag_at; /* the register of a fragment destination that the output being stored
+                         goes to (v_fragment.c); dsp_region_offset of a fragment is it */
 } dsp_lower;
 
 /* The plan a lowering takes: the cheapest of the family, or, when its shared slots would
@@ -170,6 +172,7 @@ typedef struct dsp_case {
     dsp_pred preds[DSP_MAX_PREDS];
     dsp_lower_fn lower;
     const char *summary; /* one line for docs and explain */
+    bool fragments;      /* for statements on fragments (v_fragment.c), and only those */
 } dsp_case;
 
 #define DSP_OPS_REDUCE (1u << DSP_REDUCE)
@@ -182,7 +185,10 @@ size_t dsp_registry(const dsp_case *const **cases);
 
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
-    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols, dsp_case_rows, dsp_case_cols;
+    dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols, dsp_case_rows, dsp_case_cols, dsp_case_fragment,
+    dsp_case_fragment_copy, dsp_case_fragment_fill;
+/* Whether a statement reads or writes a fragment (a local buffer with a layout). */
+bool dsp_stmt_has_fragment(const ir_stmt *st);
 
 /* ---- the verdicts of one dispatch ------------------------------------------------------ */
 
@@ -299,6 +305,10 @@ void dsp_store_output(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *acc);
 /* acc = combine(acc, src[s, r]) for r = first, first + stride, ... < red_len. */
 void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *first, lp_expr *stride);
 /* Butterfly over `width` lanes: log2(width) xor steps with masks 1, 2, 4, ... */
+/* The butterfly over the given lane masks of a warp of `width` (each an XOR shuffle and a
+ * combine; logsumexp's: the maxima first, then the rescaled sums): every lane ends with
+ * the fold over the lanes that differ from it in those bits. */
+void dsp_xor_masks(dsp_lower *l, lp_block *into, int acc, const int *masks, int n, int width);
 void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width);
 /* ceil(a / b) for positive integer expressions. */
 lp_expr *dsp_ceil_div(dsp_lower *l, lp_expr *a, lp_expr *b);

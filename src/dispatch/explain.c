@@ -188,7 +188,8 @@ static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, 
             }
             continue;
         }
-        bool lanes = st->kind == IR_REDUCE && st->src.buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD;
+        bool lanes = st->kind == IR_REDUCE && st->src.buf->space == TILEC_SPACE_LOCAL &&
+                     st->src.buf->layout.kind == TILEC_LAYOUT_NONE && st->exec.scope != TILEC_SCOPE_THREAD;
         if (st->kind == IR_REDUCE) {
             ir_str_printf(s, "\n    %lld output%s of %lld element%s%s", (long long)q.spatial_len, plural(q.spatial_len),
                           (long long)q.red_len, plural(q.red_len), lanes ? " from each lane" : "");

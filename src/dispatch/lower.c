@@ -51,7 +51,7 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
         }
         char what[160];
         snprintf(what, sizeof what, "a %s gets on %s", tk->is_func ? "func" : "CTA", lim.target);
-        dsp_lower l = {k, into, &q, limit, what, NULL};
+        dsp_lower l = {k, into, &q, limit, what, NULL, NULL};
         dsp_report rep;
         dsp_dispatch(&q, &l, &rep); /* a variant whose slots pass the limit declines: the next one is tried */
         if (rep.outcome != DSP_FOUND) {

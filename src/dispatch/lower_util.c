@@ -230,6 +230,7 @@ static lp_expr *dense_offset(dsp_lower *l, const ir_region *r, lp_expr *flat, lp
 }
 
 lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat) {
+    if (r->buf->layout.kind != TILEC_LAYOUT_NONE && l->frag_at) return l->frag_at; /* a fragment: its register */
     int64_t dims[TILEC_MAX_RANK];
     lp_expr *coords[TILEC_MAX_RANK];
     int n = ir_region_shape(r, dims);
@@ -741,11 +742,12 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
 }
 
 /* The count of elements folded into an output: red_len of each lane's own, times the
- * lanes, for a local source. */
+ * lanes, for a local source (a fragment's: red_len, its one tile's). */
 static lp_expr *count(dsp_lower *l) {
     const dsp_query *q = l->q;
     if (l->count) return l->count;
-    bool lanes = q->st->src.buf->space == TILEC_SPACE_LOCAL && q->st->exec.scope != TILEC_SCOPE_THREAD;
+    bool lanes = q->st->src.buf->space == TILEC_SPACE_LOCAL && q->st->src.buf->layout.kind == TILEC_LAYOUT_NONE &&
+                 q->st->exec.scope != TILEC_SCOPE_THREAD;
     return lanes ? lp_binary(l->k, LO_MUL, dsp_inst_size(l), dsp_i32(l, q->red_len)) : lp_int(l->k, LP_I64, q->red_len);
 }
 
@@ -821,19 +823,19 @@ void dsp_accumulate(dsp_lower *l, lp_block *into, int acc, lp_expr *s, lp_expr *
 
 /* logsumexp's butterfly: the lanes' maximum first, then each lane's sum rescaled to it
  * (one exponential), then the sums: the same bits in every lane, as a sum's butterfly. */
-static void lse_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
+static void lse_xor_tree(dsp_lower *l, lp_block *into, int acc, const int *masks, int n, int width) {
     lp_kernel *k = l->k;
     lp_type ft = lse_wide(l) ? LP_F64 : LP_F32;
     int m = lp_reg_new(k, ft, "m"), s = lp_reg_new(k, ft, "s"), other = lp_reg_new(k, ft, "t");
     lp_assign(k, into, m, lse_m(l, lp_reg(k, acc)));
-    for (int mask = 1; mask < width; mask <<= 1) {
-        lp_shfl(k, into, other, m, mask, width);
+    for (int i = 0; i < n; i++) {
+        lp_shfl(k, into, other, m, masks[i], width);
         lp_assign(k, into, m, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, lp_reg(k, m), lp_reg(k, other)));
     }
     lp_expr *e = lse_exp(l, into, held(l, into, bin(l, LO_SUB, lse_m(l, lp_reg(k, acc)), lp_reg(k, m)), "d"));
     lp_assign(k, into, s, bin(l, LO_MUL, lse_s(l, lp_reg(k, acc)), e));
-    for (int mask = 1; mask < width; mask <<= 1) {
-        lp_shfl(k, into, other, s, mask, width);
+    for (int i = 0; i < n; i++) {
+        lp_shfl(k, into, other, s, masks[i], width);
         lp_assign(k, into, s, bin(l, LO_ADD, lp_reg(k, s), lp_reg(k, other)));
     }
     lp_assign(k, into, acc, lse_key(l, lp_reg(k, m), lp_reg(k, s)));
@@ -859,18 +861,24 @@ void dsp_merge_accs(dsp_lower *l, lp_block *into, int acc, int n, int width) {
             }
 }
 
-void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
+void dsp_xor_masks(dsp_lower *l, lp_block *into, int acc, const int *masks, int n, int width) {
     lp_kernel *k = l->k;
+    if (n < 1) return; /* nothing to exchange (and no register left unused) */
     if (ir_op(l->q->st->op)->key == IR_KEY_LSE) {
-        if (width > 1) lse_xor_tree(l, into, acc, width);
+        lse_xor_tree(l, into, acc, masks, n, width);
         return;
     }
-    if (width < 2) return; /* one lane: nothing to exchange (and no register left unused) */
     int other = lp_reg_new(k, k->regs[acc].type, "t");
-    for (int m = 1; m < width; m <<= 1) {
-        lp_shfl(k, into, other, acc, m, width);
+    for (int i = 0; i < n; i++) {
+        lp_shfl(k, into, other, acc, masks[i], width);
         lp_assign(k, into, acc, dsp_combine(l, into, lp_reg(k, acc), lp_reg(k, other)));
     }
+}
+
+void dsp_xor_tree(dsp_lower *l, lp_block *into, int acc, int width) {
+    int masks[8], n = 0;
+    for (int m = 1; m < width && n < 8; m <<= 1) masks[n++] = m;
+    dsp_xor_masks(l, into, acc, masks, n, width);
 }
 
 /* ---- shared predicates ------------------------------------------------------------------------ */

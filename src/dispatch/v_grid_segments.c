@@ -180,7 +180,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     dsp_query q = {.target = t, .kernel = tk, .st = st, .opkind = DSP_GRID_REDUCE, .threads = T, .ws = t->warp_size,
                    .inst_size = T, .inst_count = 1, .inst_last = T, .src_rank = 2, .src_dims = {sg->rows, sg->extent},
                    .reduced = {false, true}, .red_len = sg->extent, .spatial_len = sg->rows, .group = LANES};
-    dsp_lower l = {k, &k->body, &q, 0, NULL, NULL};
+    dsp_lower l = {k, &k->body, &q, 0, NULL, NULL, NULL};
     tilec_dtype dt = tk->params[0]->dtype;
     seg_ctx c = {.l = &l, .sg = sg, .A = lp_buf_for(k, tk->params[0]), .O = lp_buf_for(k, tk->params[two ? 3 : 2]),
                  .Z = lp_buf_for(k, tk->params[two ? 4 : 3]), .vec = (int)(16 / tilec_dtype_size(dt)),

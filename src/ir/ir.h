@@ -133,7 +133,8 @@ struct tilec_buffer {
     bool is_param;
     struct tilec_kernel *kernel;
     int64_t elems; /* product of the shape (checked for overflow) */
-    int64_t span;  /* elements the layout occupies: 1 + sum((extent-1) * |stride|) */
+    int64_t span;  /* elements the layout occupies: 1 + sum((extent-1) * |stride|); of a
+                      fragment, what one thread holds (its registers) */
     int64_t origin; /* offset of element [0, ..., 0] past the lowest element the layout
                        reaches: 0 unless a stride is negative (views only) */
     bool view;     /* a read-only strided view (tilec_reduce's input): strides of any sign,

@@ -100,6 +100,7 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
     const char *kn = tilec_layout_name(L->kind);
     if (L->kind == TILEC_LAYOUT_NONE) {
         b->frag_reg = b->frag_lane = b->frag_warp = 0;
+        if (!b->has_strides) b->span = b->elems;
         return true;
     }
     if (!kn) {
@@ -212,6 +213,7 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
     b->frag_reg = nreg;
     b->frag_lane = nlane;
     b->frag_warp = nwarp;
+    b->span = (int64_t)1 << nreg; /* what a thread holds: its registers */
     memcpy(b->frag, v, sizeof(int64_t) * (size_t)n);
     return true;
 }

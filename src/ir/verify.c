@@ -53,6 +53,19 @@ static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
     const tilec_buffer *b = r->buf;
     bool ok = true;
     tilec_scope scope = st->exec.scope;
+    if (b->layout.kind != TILEC_LAYOUT_NONE) { /* a fragment: a whole region, at its own scope */
+        tilec_scope own = b->frag_warp ? TILEC_SCOPE_WARPGROUP : TILEC_SCOPE_WARP;
+        if (scope != own) {
+            err(v, r->pos, "'%s' is a fragment of a %s (layout=%s); use it at %s scope", b->name, tilec_scope_name(own),
+                tilec_layout_name(b->layout.kind), tilec_scope_name(own));
+            return false;
+        }
+        if (r->nindex) {
+            err(v, r->index[0].pos, "'%s' is a fragment; a statement takes it whole, without indices", b->name);
+            return false;
+        }
+        return true;
+    }
     if (b->space == TILEC_SPACE_LOCAL && scope != TILEC_SCOPE_THREAD && scope != TILEC_SCOPE_WARP) {
         err(v, r->pos, "'%s' is local (private to each thread) and cannot be used at %s scope; "
                        "use it at thread or warp scope", b->name, tilec_scope_name(scope));
@@ -271,7 +284,8 @@ static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
     int64_t len = ir_region_elems(src) / (keep ? keep : 1);
     if (index && len >= INT32_MAX)
         err(v, st->op_pos, "%s reduces %lld elements per result; a slice holds at most 2^31 - 2 (its indices fit an i32)", op, (long long)len);
-    if (index && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD)
+    if (index && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD &&
+        src->buf->layout.kind == TILEC_LAYOUT_NONE)
         err(v, src->pos, "%s of local '%s' at %s scope: every lane holds its own, so an element has no index in "
                          "one reduced space; copy it to shared memory first, or reduce at thread scope",
             op, src->buf->name, tilec_scope_name(st->exec.scope));
@@ -309,7 +323,8 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     else if (st->correction < 0)
         err(v, cpos, "correction=%lld is negative; give 0 (the population variance, numpy's default) or more "
                      "(1, Bessel's, is the default)", (long long)st->correction);
-    if (corrects && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD)
+    if (corrects && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD &&
+        src->buf->layout.kind == TILEC_LAYOUT_NONE)
         err(v, src->pos, "%s of local '%s' at %s scope: every lane holds its own elements, and the lanes' sums "
                          "must share the slice's first element; copy it to shared memory first, or reduce at "
                          "thread scope", op, src->buf->name, tilec_scope_name(st->exec.scope));
@@ -375,7 +390,7 @@ static void check_copy(verifier *v, const ir_stmt *st) {
     if (may_overlap(dst, src))
         err(v, dst->pos, "copy: destination and source overlap in '%s'", dst->buf->name);
     if (st->exec.scope == TILEC_SCOPE_WARP && src->buf->space == TILEC_SPACE_LOCAL &&
-        dst->buf->space != TILEC_SPACE_LOCAL)
+        src->buf->layout.kind == TILEC_LAYOUT_NONE && dst->buf->space != TILEC_SPACE_LOCAL)
         err(v, src->pos, "copy: every lane holds its own '%s', so a warp cannot copy it to one "
                          "place; copy it at thread scope", src->buf->name);
 }

@@ -59,9 +59,24 @@ static int buf_index(const ref *R, const tilec_buffer *b) {
     return -1;
 }
 
-/* Element `off` of buffer b as seen by thread `tid` (locals are per thread). */
+/* Whether every thread has its own copy of b: a local buffer without a layout. A fragment
+ * (a layout) is one tile for each instance of its scope, as the format defines it. */
+static bool lanes_own(const tilec_buffer *b) { return b->space == TILEC_SPACE_LOCAL && b->layout.kind == TILEC_LAYOUT_NONE; }
+static bool is_fragment(const tilec_buffer *b) { return b->layout.kind != TILEC_LAYOUT_NONE; }
+static int frag_threads(const tilec_buffer *b) { return b->frag_warp ? 128 : 32; }
+
+/* The reference's copies of b and the elements of each. */
+static size_t ref_copies(const tilec_kernel *k, const tilec_buffer *b) {
+    if (is_fragment(b)) return (size_t)((k->threads + frag_threads(b) - 1) / frag_threads(b));
+    return lanes_own(b) ? (size_t)k->threads : 1;
+}
+static size_t ref_elems(const tilec_buffer *b) { return (size_t)(is_fragment(b) ? b->elems : b->span); }
+
+/* Element `off` of buffer b as seen by thread `tid` (locals are per thread, fragments per
+ * instance). */
 static rval *at(ref *R, const tilec_buffer *b, int64_t off, int tid) {
     int i = buf_index(R, b);
+    if (is_fragment(b)) return &R->mem[i][(size_t)(tid / frag_threads(b)) * (size_t)b->elems + (size_t)off];
     if (b->space == TILEC_SPACE_LOCAL) return &R->mem[i][(size_t)tid * (size_t)b->span + (size_t)off];
     return &R->mem[i][off];
 }
@@ -141,7 +156,7 @@ static void each_instance(ref *R, const ir_stmt *st, inst_fn fn) {
 /* copy and fill write each element once per instance, or once per thread for a local
  * destination (every thread has its own). */
 static void copy_fill(ref *R, const ir_stmt *st, int first, int count) {
-    bool per_thread = st->dst.buf->space == TILEC_SPACE_LOCAL;
+    bool per_thread = lanes_own(st->dst.buf);
     int64_t n = ir_region_elems(&st->dst);
     for (int t = first; t < first + (per_thread ? count : 1); t++)
         for (int64_t e = 0; e < n; e++) {
@@ -412,7 +427,7 @@ typedef struct slice {
 
 /* The lanes whose elements the slice holds: every lane of the instance for a local
  * source, in lane order, else the first. */
-static int slice_lanes(const slice *sl) { return sl->st->src.buf->space == TILEC_SPACE_LOCAL ? sl->count : 1; }
+static int slice_lanes(const slice *sl) { return lanes_own(sl->st->src.buf) ? sl->count : 1; }
 
 static const rval *slice_elem(const slice *sl, int t, int64_t r) {
     int64_t rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
@@ -424,7 +439,7 @@ static const rval *slice_elem(const slice *sl, int t, int64_t r) {
 /* v into the slice's output of region dst, in every lane of a local destination. */
 static void slice_put(const slice *sl, const ir_region *dst, const rval *v) {
     int64_t off = flat_offset(sl->R, dst, sl->s, sl->first);
-    for (int t = sl->first; t < sl->first + (dst->buf->space == TILEC_SPACE_LOCAL ? sl->count : 1); t++)
+    for (int t = sl->first; t < sl->first + (lanes_own(dst->buf) ? sl->count : 1); t++)
         put(dst->buf, at(sl->R, dst->buf, off, t), v);
 }
 
@@ -533,8 +548,8 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
         else { kept[nk++] = dims[d]; spatial *= dims[d]; }
     }
     bool flt = is_float(st->src.buf);
-    bool src_lanes = st->src.buf->space == TILEC_SPACE_LOCAL; /* every lane contributes its own */
-    bool dst_lanes = st->dst.buf->space == TILEC_SPACE_LOCAL; /* every lane receives */
+    bool src_lanes = lanes_own(st->src.buf); /* every lane contributes its own */
+    bool dst_lanes = lanes_own(st->dst.buf); /* every lane receives */
     /* at thread scope an instance is one thread; a warp with local operands combines lanes */
     int contributors = src_lanes ? count : 1;
     for (int64_t s = 0; s < spatial; s++) {
@@ -686,7 +701,7 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
         if (k->stmts[i]->kind == IR_ALLOC) R.bufs[n++] = k->stmts[i]->alloc;
     uint64_t bytes = 0; /* what the reference will hold, counted before any of it is allocated */
     for (int i = 0; i < R.nbufs && st == TILEC_OK && bytes <= TILEC_REF_MAX_MEMORY; i++)
-        bytes += (R.bufs[i]->space == TILEC_SPACE_LOCAL ? (uint64_t)k->threads : 1) * (uint64_t)R.bufs[i]->span * sizeof(rval);
+        bytes += (uint64_t)ref_copies(k, R.bufs[i]) * (uint64_t)ref_elems(R.bufs[i]) * sizeof(rval);
     if (st == TILEC_OK && bytes > TILEC_REF_MAX_MEMORY) {
         ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
                     "checking kernel '%s' needs more than %zu MiB for the reference (%zu bytes an element of every "
@@ -696,15 +711,14 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
     }
     for (int i = 0; i < R.nbufs && st == TILEC_OK; i++) {
         const tilec_buffer *b = R.bufs[i];
-        size_t copies = b->space == TILEC_SPACE_LOCAL ? (size_t)k->threads : 1;
-        R.mem[i] = calloc(copies * (size_t)b->span, sizeof(rval));
+        size_t copies = ref_copies(k, b);
+        R.mem[i] = calloc(copies * ref_elems(b), sizeof(rval));
         if (!R.mem[i]) st = TILEC_ERR_NOMEM;
         else if (i < k->nparams) load_param(R.mem[i], b, inputs[i], (int)copies);
     }
     for (R.cta = 0; st == TILEC_OK && R.cta < k->grid; R.cta++) {
         for (int i = k->nparams; i < R.nbufs; i++) /* fresh shared and local memory per CTA */
-            memset(R.mem[i], 0, (R.bufs[i]->space == TILEC_SPACE_LOCAL ? (size_t)k->threads : 1) *
-                                    (size_t)R.bufs[i]->span * sizeof(rval));
+            memset(R.mem[i], 0, ref_copies(k, R.bufs[i]) * ref_elems(R.bufs[i]) * sizeof(rval));
         for (int i = 0; i < k->nstmts; i++) {
             const ir_stmt *s = k->stmts[i];
             if (s->kind == IR_COPY || s->kind == IR_FILL) each_instance(&R, s, copy_fill);

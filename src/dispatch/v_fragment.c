@@ -1,0 +1,421 @@
+/*
+ * v_fragment.c — statements on fragments (docs/format.md#fragment-layouts): copies into and
+ * out of them, fills, and reductions of them, lowered from the layout's bits (layout.c).
+ *
+ * The element that register r of lane l of warp w holds is E(r) ^ L(l) ^ W(w), the XOR of
+ * the basis vectors of the set bits (tilec_buffer.frag): E is known when the kernel is
+ * generated, L and W are computed once a statement. A reduction sorts the bits by where
+ * their coordinate moves: along the reduced axes only (R), the kept ones only (K), nowhere
+ * (Z: a replicated lane or warp); a bit that moves along both is refused. Then
+ *
+ *   - each lane folds, for each value of its K register bits, its registers over the R
+ *     register bits by a perfect binary tree (independent chains; leaves in register order);
+ *   - a butterfly over the R lane bits, lowest first (XOR shuffles);
+ *   - over the R warp bits of a warpgroup, through shared memory: each warp's values in
+ *     slots, a warpgroup barrier, and every lane folds the warps' slots in warp order;
+ *
+ * and the output, at the kept coordinates E_K(r) ^ L_K(l) ^ W_K(w), is stored once (by the
+ * lanes and warps whose R and Z bits are 0) into a shared or global destination, or by
+ * every lane into a fragment destination whose layout is the source's with the reduced
+ * coordinates dropped (its register j: the j-th value of the K register bits). That is
+ * the fold order of a fragment reduction: it depends on the layout and the op only.
+ */
+#include "grid.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { MAXB = TILEC_LAYOUT_MAX_BITS };
+
+static bool is_frag(const ir_region *r) { return r->buf && r->buf->layout.kind != TILEC_LAYOUT_NONE; }
+
+bool dsp_stmt_has_fragment(const ir_stmt *st) { return is_frag(&st->dst) || is_frag(&st->src) || is_frag(&st->dst2); }
+
+/* A fragment's bits as a reduction sees them. */
+typedef struct fbits {
+    int nreg, nlane, nwarp, n;
+    char cls[MAXB];     /* 'R', 'K' or 'Z' */
+    int64_t kept[MAXB]; /* the bit's coordinate as a flat index over the kept dims */
+    int64_t red[MAXB];  /* … over the reduced dims (the index argmax reports) */
+} fbits;
+
+static const char *bit_kind(const fbits *f, int i, int *which) {
+    *which = i < f->nreg ? i : i < f->nreg + f->nlane ? i - f->nreg : i - f->nreg - f->nlane;
+    return i < f->nreg ? "register" : i < f->nreg + f->nlane ? "lane" : "warp";
+}
+
+static bool classify(const dsp_query *q, const tilec_buffer *F, fbits *f, char *why, size_t wn) {
+    f->nreg = F->frag_reg;
+    f->nlane = F->frag_lane;
+    f->nwarp = F->frag_warp;
+    f->n = f->nreg + f->nlane + f->nwarp;
+    for (int i = 0; i < f->n; i++) {
+        int64_t v = F->frag[i], c[TILEC_MAX_RANK];
+        for (int d = F->rank - 1; d >= 0; d--) {
+            c[d] = v % F->shape[d];
+            v /= F->shape[d];
+        }
+        int64_t kf = 0, rf = 0;
+        bool mk = false, mr = false;
+        for (int d = 0; d < F->rank; d++) {
+            if (q->reduced[d]) {
+                rf = rf * F->shape[d] + c[d];
+                mr = mr || c[d];
+            } else {
+                kf = kf * F->shape[d] + c[d];
+                mk = mk || c[d];
+            }
+        }
+        if (mk && mr) {
+            int which;
+            const char *kind = bit_kind(f, i, &which);
+            snprintf(why, wn, "%s bit %d of '%s' moves along both a reduced and a kept dimension; reduce over "
+                              "whole bits of the layout",
+                     kind, which, F->name);
+            return false;
+        }
+        f->cls[i] = mr ? 'R' : mk ? 'K' : 'Z';
+        f->kept[i] = kf;
+        f->red[i] = rf;
+    }
+    return true;
+}
+
+/* Register value of the XOR of consts[j] over the set bits j of idx (n bits). */
+static int xor_bits(lp_kernel *k, lp_block *b, lp_expr *idx, const int64_t *consts, int n, const char *name) {
+    int r = lp_reg_new(k, LP_I32, name);
+    lp_expr *e = lp_int(k, LP_I32, 0);
+    for (int j = 0; j < n; j++)
+        if (consts[j]) {
+            lp_expr *bit = lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, idx, lp_int(k, LP_I32, j)), lp_int(k, LP_I32, 1));
+            e = lp_binary(k, LO_BXOR, e, lp_binary(k, LO_MUL, bit, lp_int(k, LP_I32, consts[j])));
+        }
+    lp_assign(k, b, r, e);
+    return r;
+}
+
+/* The lane and the warp (of the warpgroup) of the executing thread. */
+static void lane_warp(dsp_lower *l, lp_expr **lane, lp_expr **warp) {
+    lp_kernel *k = l->k;
+    lp_expr *tid = lp_cast(k, LP_I32, dsp_inst_tid(l));
+    *lane = lp_binary(k, LO_BAND, tid, lp_int(k, LP_I32, 31));
+    *warp = lp_binary(k, LO_SHR, tid, lp_int(k, LP_I32, 5));
+}
+
+/* The XOR of the register bits' vectors of r: E(r) (vals: the basis, or its projection). */
+static int64_t reg_part(const int64_t *vals, int nreg, int r) {
+    int64_t e = 0;
+    for (int i = 0; i < nreg; i++)
+        if (r >> i & 1) e ^= vals[i];
+    return e;
+}
+
+/* The condition that the thread's bits in `mask` (lane bits j < 5, warp bits 5 + j) are 0. */
+static lp_expr *zero_bits(lp_kernel *k, lp_expr *lane, lp_expr *warp, unsigned lanes, unsigned warps) {
+    lp_expr *c = NULL;
+    if (lanes)
+        c = lp_binary(k, LO_EQ, lp_binary(k, LO_BAND, lane, lp_int(k, LP_I32, lanes)), lp_int(k, LP_I32, 0));
+    if (warps) {
+        lp_expr *w = lp_binary(k, LO_EQ, lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, warps)), lp_int(k, LP_I32, 0));
+        c = c ? lp_binary(k, LO_AND, c, w) : w;
+    }
+    return c;
+}
+
+/* ---- predicates ------------------------------------------------------------------------- */
+
+static bool warp32(const dsp_query *q, char *why, size_t n) {
+    if (q->ws == 32) return true;
+    snprintf(why, n, "fragment layouts are of warps of 32 lanes (NVIDIA's MMA layouts); this target runs %d", q->ws);
+    return false;
+}
+
+static bool fragment_copy(const dsp_query *q, char *why, size_t n) {
+    const ir_stmt *st = q->st;
+    if (is_frag(&st->dst) && is_frag(&st->src)) {
+        const tilec_buffer *a = st->dst.buf, *b = st->src.buf;
+        if (a->frag_reg == b->frag_reg && a->frag_lane == b->frag_lane && a->frag_warp == b->frag_warp &&
+            !memcmp(a->frag, b->frag, sizeof(int64_t) * (size_t)(a->frag_reg + a->frag_lane + a->frag_warp)))
+            return true;
+        snprintf(why, n, "'%s' and '%s' have different layouts; copy through shared memory", a->name, b->name);
+        return false;
+    }
+    return true;
+}
+
+/* The destination of a fragment reduction: shared or global (stored once), or a fragment
+ * whose layout is the source's projected (every lane its own copy). */
+static bool fragment_reduce(const dsp_query *q, char *why, size_t n) {
+    const ir_stmt *st = q->st;
+    if (!is_frag(&st->src)) {
+        snprintf(why, n, "the source is not a fragment");
+        return false;
+    }
+    if (ir_op(st->op)->lift == IR_LIFT_SHIFT) {
+        snprintf(why, n, "%s of a fragment is not built yet: reduce with sum and sumsq", tilec_op_name(st->op));
+        return false;
+    }
+    fbits f;
+    if (!classify(q, st->src.buf, &f, why, n)) return false;
+    const ir_region *dsts[2] = {&st->dst, st->dst2.buf ? &st->dst2 : NULL};
+    if (dsts[1] && is_frag(dsts[0]) != is_frag(dsts[1])) {
+        snprintf(why, n, "one destination is a fragment and the other is not; give both the same kind");
+        return false;
+    }
+    for (int i = 0; i < 2 && dsts[i]; i++) {
+        const tilec_buffer *D = dsts[i]->buf;
+        if (!is_frag(dsts[i])) {
+            if (D->space == TILEC_SPACE_LOCAL) {
+                snprintf(why, n, "'%s' is a local array without a layout; give it the source's layout with the "
+                                 "reduced coordinates dropped, or reduce into shared or global memory", D->name);
+                return false;
+            }
+            continue;
+        }
+        /* the projection: D's bits must be the source's K register bits, then its lane and
+         * warp bits with every R bit zero (replicated) */
+        int64_t want[MAXB];
+        int nr = 0, at = 0;
+        for (int j = 0; j < f.nreg; j++)
+            if (f.cls[j] == 'K') want[nr++] = f.kept[j];
+        at = nr;
+        for (int j = f.nreg; j < f.n; j++) want[at++] = f.cls[j] == 'K' ? f.kept[j] : 0;
+        /* D's flat indices are the kept ones when its shape is the kept shape, extents of 1
+         * aside (B[16] or B[16, 1] for the rows of [16, 64]) */
+        int64_t ks[TILEC_MAX_RANK], ds[TILEC_MAX_RANK];
+        int nks = 0, nds = 0;
+        for (int d = 0; d < st->src.buf->rank; d++)
+            if (!q->reduced[d] && st->src.buf->shape[d] > 1) ks[nks++] = st->src.buf->shape[d];
+        for (int d = 0; d < D->rank; d++)
+            if (D->shape[d] > 1) ds[nds++] = D->shape[d];
+        bool same_shape = nks == nds;
+        for (int d = 0; same_shape && d < nks; d++) same_shape = ks[d] == ds[d];
+        if (!same_shape) {
+            snprintf(why, n, "'%s' is not of the kept shape of '%s' (its extents of 1 aside)", D->name, st->src.buf->name);
+            return false;
+        }
+        if (D->frag_reg == nr && D->frag_lane == f.nlane && D->frag_warp == f.nwarp &&
+            !memcmp(D->frag, want, sizeof(int64_t) * (size_t)at))
+            continue;
+        /* say the layout that would do, in the format's words, in D's coordinates */
+        ir_str t = {0};
+        ir_str_printf(&t, "'%s' must have the layout of '%s' with the reduced coordinates dropped: layout=linear(reg=(",
+                      D->name, st->src.buf->name);
+        for (int j = 0; j < at; j++) {
+            if (j == nr) ir_str_printf(&t, "), lane=(");
+            else if (j == nr + f.nlane) ir_str_printf(&t, "), warp=(");
+            else if (j) ir_str_printf(&t, ", ");
+            int64_t v = want[j], c[TILEC_MAX_RANK];
+            for (int d = D->rank - 1; d >= 0; d--) {
+                c[d] = v % D->shape[d];
+                v /= D->shape[d];
+            }
+            for (int d = 0; d < D->rank; d++) ir_str_printf(&t, "%s%lld", d ? ", " : "(", (long long)c[d]);
+            ir_str_printf(&t, ")");
+        }
+        ir_str_printf(&t, "))");
+        snprintf(why, n, "%s", t.oom ? "the destination's layout is not the source's projected" : t.data);
+        ir_str_free(&t);
+        return false;
+    }
+    return true;
+}
+
+/* ---- lowerings ------------------------------------------------------------------------- */
+
+static bool lower_frag_copy(dsp_lower *l, char *why, size_t wn) {
+    (void)why, (void)wn;
+    lp_kernel *k = l->k;
+    const ir_stmt *st = l->q->st;
+    bool in = is_frag(&st->dst);
+    const ir_region *fr = in ? &st->dst : &st->src, *other = in ? &st->src : &st->dst;
+    const tilec_buffer *F = fr->buf;
+    lp_buf *fb = lp_buf_for(k, F), *ob = lp_buf_for(k, other->buf);
+    int R = 1 << F->frag_reg;
+    if (is_frag(other)) { /* the same layout: register by register */
+        for (int r = 0; r < R; r++) lp_store(k, l->into, fb, lp_int(k, LP_I32, r), lp_load(k, ob, lp_int(k, LP_I32, r)));
+        return true;
+    }
+    lp_expr *lane, *warp;
+    lane_warp(l, &lane, &warp);
+    int lw = xor_bits(k, l->into, lane, F->frag + F->frag_reg, F->frag_lane, "fl");
+    if (F->frag_warp) {
+        int w = xor_bits(k, l->into, warp, F->frag + F->frag_reg + F->frag_lane, F->frag_warp, "fw");
+        lp_assign(k, l->into, lw, lp_binary(k, LO_BXOR, lp_reg(k, lw), lp_reg(k, w)));
+    }
+    lp_block *b = l->into;
+    if (!in) { /* each element written once: by the lanes and warps whose replicated bits are 0 */
+        unsigned zl = 0, zw = 0;
+        for (int j = 0; j < F->frag_lane; j++)
+            if (!F->frag[F->frag_reg + j]) zl |= 1u << j;
+        for (int j = 0; j < F->frag_warp; j++)
+            if (!F->frag[F->frag_reg + F->frag_lane + j]) zw |= 1u << j;
+        lp_expr *c = zero_bits(k, lane, warp, zl, zw);
+        if (c) b = &lp_if(k, b, c)->body;
+    }
+    for (int r = 0; r < R; r++) {
+        lp_expr *flat = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, reg_part(F->frag, F->frag_reg, r)), lp_reg(k, lw));
+        lp_expr *at = dsp_region_offset(l, other, flat);
+        if (in) lp_store(k, b, fb, lp_int(k, LP_I32, r), lp_load(k, ob, at));
+        else lp_store(k, b, ob, at, lp_load(k, fb, lp_int(k, LP_I32, r)));
+    }
+    return true;
+}
+
+static bool lower_frag_fill(dsp_lower *l, char *why, size_t wn) {
+    (void)why, (void)wn;
+    lp_kernel *k = l->k;
+    const ir_stmt *st = l->q->st;
+    lp_buf *fb = lp_buf_for(k, st->dst.buf);
+    lp_expr *v = lp_is_float(fb->type) ? lp_cast(k, fb->type, lp_float(k, LP_F64, st->fill.typed))
+                                       : lp_int(k, fb->type, st->fill.i);
+    for (int r = 0; r < 1 << st->dst.buf->frag_reg; r++) lp_store(k, l->into, fb, lp_int(k, LP_I32, r), v);
+    return true;
+}
+
+static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    const ir_stmt *st = q->st;
+    const tilec_buffer *F = st->src.buf;
+    fbits f;
+    if (!classify(q, F, &f, why, wn)) return false;
+    lp_buf *fb = lp_buf_for(k, F);
+    lp_type at = dsp_acc_type(q);
+    bool dfrag = is_frag(&st->dst);
+    lp_block *b = l->into;
+    lp_expr *lane, *warp;
+    lane_warp(l, &lane, &warp);
+    /* the thread's parts of the kept and the reduced coordinates */
+    int64_t lk[MAXB], lr[MAXB];
+    for (int j = f.nreg; j < f.n; j++) {
+        lk[j - f.nreg] = f.cls[j] == 'K' ? f.kept[j] : 0;
+        lr[j - f.nreg] = f.cls[j] == 'R' ? f.red[j] : 0;
+    }
+    int keptl = xor_bits(k, b, lane, lk, f.nlane, "kl"), redl = xor_bits(k, b, lane, lr, f.nlane, "rl");
+    if (f.nwarp) {
+        int kw = xor_bits(k, b, warp, lk + f.nlane, f.nwarp, "kw"), rw = xor_bits(k, b, warp, lr + f.nlane, f.nwarp, "rw");
+        lp_assign(k, b, keptl, lp_binary(k, LO_BXOR, lp_reg(k, keptl), lp_reg(k, kw)));
+        lp_assign(k, b, redl, lp_binary(k, LO_BXOR, lp_reg(k, redl), lp_reg(k, rw)));
+    }
+    int kb[MAXB], rb[MAXB], nk = 0, nr = 0, masks[8], nm = 0;
+    unsigned rl = 0, zl = 0, rwb = 0, zw = 0;
+    for (int j = 0; j < f.nreg; j++) {
+        if (f.cls[j] == 'K') kb[nk++] = j;
+        else rb[nr++] = j;
+    }
+    for (int j = 0; j < f.nlane; j++) {
+        char c = f.cls[f.nreg + j];
+        if (c == 'R') {
+            masks[nm++] = 1 << j;
+            rl |= 1u << j;
+        }
+        if (c == 'Z') zl |= 1u << j;
+    }
+    for (int j = 0; j < f.nwarp; j++) {
+        char c = f.cls[f.nreg + f.nlane + j];
+        if (c == 'R') rwb |= 1u << j;
+        if (c == 'Z') zw |= 1u << j;
+    }
+    int NK = 1 << nk, NR = 1 << nr;
+    snprintf(k->plan, sizeof k->plan,
+             "%s: each lane folds %d register%s an output (%d output%s a lane), then XOR shuffles over %d lane bit%s%s",
+             tilec_layout_name(F->layout.kind), NR, NR == 1 ? "" : "s", NK, NK == 1 ? "" : "s", nm, nm == 1 ? "" : "s",
+             rwb ? ", then the warps through shared memory" : "");
+    /* the warps' slots (a warpgroup whose warps split the reduced axis) */
+    lp_buf *slots = NULL;
+    lp_expr *wbase = NULL;
+    if (rwb) {
+        slots = lp_buf_scratch(k, "frag_slots", at, (int64_t)q->inst_count * 4 * NK * 32);
+        wbase = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, 4 * NK * 32));
+    }
+    int accs = grid_regs_new(k, at, "acc", NK);
+    for (int kr = 0; kr < NK; kr++) {
+        int leaves = grid_regs_new(k, at, "leaf", NR);
+        for (int rr = 0; rr < NR; rr++) {
+            int r = 0;
+            for (int i = 0; i < nk; i++)
+                if (kr >> i & 1) r |= 1 << kb[i];
+            for (int i = 0; i < nr; i++)
+                if (rr >> i & 1) r |= 1 << rb[i];
+            lp_expr *index = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, reg_part(f.red, f.nreg, r)), lp_reg(k, redl));
+            lp_assign(k, b, leaves + rr, dsp_element(l, lp_load(k, fb, lp_int(k, LP_I32, r)), index, NULL));
+        }
+        grid_reg_tree(l, b, leaves, NR, 1, false);
+        dsp_xor_masks(l, b, leaves, masks, nm, 32);
+        lp_assign(k, b, accs + kr, lp_reg(k, leaves));
+        if (rwb) /* this warp's value, at slot (warp, kr, lane) */
+            lp_store(k, b, slots,
+                     lp_binary(k, LO_ADD, wbase,
+                               lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, warp, lp_int(k, LP_I32, NK * 32)),
+                                         lp_binary(k, LO_ADD, lp_int(k, LP_I32, kr * 32), lane))),
+                     lp_reg(k, accs + kr));
+    }
+    if (rwb) { /* every lane folds the warps that differ from its own in R bits, in warp order */
+        lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
+        lp_expr *mine = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & 3u)));
+        for (int kr = 0; kr < NK; kr++) {
+            bool first = true;
+            for (int w = 0; w < 4; w++) {
+                if ((unsigned)w & ~rwb) continue; /* w: the R bits only */
+                lp_expr *wi = lp_binary(k, LO_BOR, mine, lp_int(k, LP_I32, w));
+                lp_expr *v = lp_load(k, slots, lp_binary(k, LO_ADD, wbase,
+                                                         lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, wi, lp_int(k, LP_I32, NK * 32)),
+                                                                   lp_binary(k, LO_ADD, lp_int(k, LP_I32, kr * 32), lane))));
+                if (first) lp_assign(k, b, accs + kr, v);
+                else lp_assign(k, b, accs + kr, dsp_combine(l, b, lp_reg(k, accs + kr), v));
+                first = false;
+            }
+        }
+        lp_barrier(k, b, TILEC_SCOPE_WARPGROUP); /* the slots are read before anyone writes them again */
+    }
+    /* the outputs */
+    lp_block *store = b;
+    if (!dfrag) {
+        lp_expr *c = zero_bits(k, lane, warp, rl | zl, rwb | zw);
+        if (c) store = &lp_if(k, b, c)->body;
+    }
+    for (int kr = 0; kr < NK; kr++) {
+        int r = 0;
+        for (int i = 0; i < nk; i++)
+            if (kr >> i & 1) r |= 1 << kb[i];
+        lp_expr *o = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, reg_part(f.kept, f.nreg, r)), lp_reg(k, keptl));
+        l->frag_at = dfrag ? lp_int(k, LP_I32, kr) : NULL;
+        dsp_store_output(l, store, o, lp_reg(k, accs + kr));
+    }
+    l->frag_at = NULL;
+    return true;
+}
+
+const dsp_case dsp_case_fragment = {
+    .variant = "fragment",
+    .priority = 40,
+    .ops = DSP_OPS_REDUCE,
+    .targets = DSP_ALL_TARGETS,
+    .fragments = true,
+    .preds = {{"warp_size", warp32}, {"layout", fragment_reduce}},
+    .lower = lower_frag_reduce,
+    .summary = "a fragment: each lane folds its registers, XOR shuffles over the lane bits along the reduced axes",
+};
+
+const dsp_case dsp_case_fragment_copy = {
+    .variant = "fragment_copy",
+    .priority = 40,
+    .ops = 1u << DSP_COPY,
+    .targets = DSP_ALL_TARGETS,
+    .fragments = true,
+    .preds = {{"warp_size", warp32}, {"layout", fragment_copy}},
+    .lower = lower_frag_copy,
+    .summary = "into or out of a fragment: each lane its elements, each element written once",
+};
+
+const dsp_case dsp_case_fragment_fill = {
+    .variant = "fragment_fill",
+    .priority = 40,
+    .ops = 1u << DSP_FILL,
+    .targets = DSP_ALL_TARGETS,
+    .fragments = true,
+    .preds = {{"warp_size", warp32}},
+    .lower = lower_frag_fill,
+    .summary = "a fragment: each lane its registers",
+};

@@ -1,0 +1,127 @@
+"""Fragments (docs/format.md, "Fragment layouts"; issue 33) on the simulator against numpy:
+a .tile kernel copies a global tile into a fragment of each layout, reduces it over its
+rows and over its columns into global memory with every op, into a replicated fragment
+(and out again), and copies the fragment back out; every result against numerics.py's
+definitions (argmax / argmin against test_argmax.py's), the copy back bit for bit.
+The layouts' places are the PTX ISA's (test_layout.c checks each one); here a lowering
+that folded the wrong registers or shuffled over the wrong lanes gives wrong results.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import data
+import numerics as nm
+from conftest import ROUNDS, fail_on
+from test_argmax import want_index
+from tiles import run_tilec
+
+# (name, layout, dtype, shape, scope, threads): a warp's m16n8k16 C, A and B fragments, a
+# warpgroup's wgmma D, and a general linear layout of a warp (rows split across lanes and
+# registers, columns across lanes)
+LAYOUTS = [
+    ("mma_c", "mma_m16n8k16_c", "f32", (16, 32), "warp", 32),
+    ("mma_a", "mma_m16n8k16_a", "f16", (16, 32), "warp", 32),
+    ("mma_b", "mma_m16n8k16_b", "bf16", (16, 16), "warp", 32),
+    ("wgmma", "wgmma_m64nNk16_d", "f32", (64, 16), "warpgroup", 128),
+    ("linear", "linear(reg=((0, 1), (4, 0)), lane=((1, 0), (0, 2), (2, 0), (0, 4), (8, 0)))", "f32", (16, 8),
+     "warp", 32),
+]
+OPS = ["sum", "max", "min", "prod", "sumsq", "norm2", "mean", "logsumexp", "argmax", "argmin"]
+
+
+def flavour_for(dt, op, r):
+    fl = data.flavours_for(dt, op, "propagate")
+    return fl[r % len(fl)]
+
+
+def run_case(tilec, workdir, n, layout, dname, shape, scope, threads, op, axis, x):
+    """One kernel: A -> fragment S -> op over `axis` into B (and I for the index ops); S back to D."""
+    dt = nm.DTYPES[dname]
+    kept = shape[1 - axis]
+    two = op in ("argmax", "argmin")
+    params = ["A: %s[%d, %d] global" % (dname, shape[0], shape[1]), "B: %s[%d] global" % (dname, kept)]
+    if two:
+        params.append("I: i64[%d] global" % kept)
+    params.append("D: %s[%d, %d] global" % (dname, shape[0], shape[1]))
+    red = "%s.%s(B, %sS, axes=(%d))" % (scope, op, "I, " if two else "", axis)
+    text = ("kernel k(%s) threads=%d {\n  local S: %s[%d, %d] layout=%s\n  %s.copy(S, A)\n  %s\n  %s.copy(D, S)\n}\n"
+            % (", ".join(params), threads, dname, shape[0], shape[1], layout, scope, red, scope))
+    tf = os.path.join(workdir, "f%d.tile" % n)
+    with open(tf, "w") as f:
+        f.write(text)
+    files = {p: os.path.join(workdir, "f%d.%s" % (n, p)) for p in ("A", "B", "I", "D")}
+    with open(files["A"], "wb") as f:
+        f.write(nm.encode(dt, x))
+    args = ["run", "--backend=sim", "--in=A=" + files["A"], "--out=B=" + files["B"], "--out=D=" + files["D"], tf]
+    if two:
+        args.insert(-1, "--out=I=" + files["I"])
+    rc, so, se = run_tilec(tilec, args)
+    return rc, se, files, text
+
+
+@pytest.mark.parametrize("name,layout,dname,shape,scope,threads", LAYOUTS, ids=[c[0] for c in LAYOUTS])
+def test_fragment_reductions(tilec, rng, tmp_path, repro, name, layout, dname, shape, scope, threads):
+    dt = nm.DTYPES[dname]
+    problems = []
+    n = 0
+    for r in range(ROUNDS):
+        for op in OPS:
+            for axis in (0, 1):
+                x = data.values(rng, dt, shape, flavour_for(dt, op, r + axis), (axis,))
+                rc, se, files, text = run_case(tilec, str(tmp_path), n, layout, dname, shape, scope, threads, op,
+                                               axis, x)
+                n += 1
+                what = "%s %s over axis %d:\n%s" % (name, op, axis, text)
+                if rc != 0:
+                    problems.append("%s tilec failed (%d): %s" % (what, rc, se.strip()[:400]))
+                    continue
+                back = nm.decode(dt, open(files["D"], "rb").read(), shape)
+                same = (back.astype(np.float64).view(np.uint64) == np.asarray(x, np.float64).view(np.uint64)) | (
+                    np.isnan(back) & np.isnan(np.asarray(x, np.float64)))
+                if not same.all():
+                    problems.append("%s the copy back differs at %s" % (what, list(zip(*np.nonzero(~same)))[:4]))
+                kept = (shape[1 - axis],)
+                got = nm.decode(dt, open(files["B"], "rb").read(), kept)
+                if op in ("argmax", "argmin"):
+                    idx = np.frombuffer(open(files["I"], "rb").read(), dtype="<i8")
+                    t = np.moveaxis(np.asarray(x, np.float64), axis, -1)
+                    for o in range(kept[0]):
+                        wi = want_index(op, "propagate", t[o], True)
+                        wv, gv = t[o][wi], got[o]
+                        ok = (np.isnan(gv) and np.isnan(wv)) or (gv == wv and np.signbit(gv) == np.signbit(wv))
+                        if int(idx[o]) != wi or not ok:
+                            problems.append("%s output %d is (%s, %d), the definition gives (%s, %d)"
+                                            % (what, o, gv, int(idx[o]), wv, wi))
+                    continue
+                want = nm.expected(dt, op, "propagate", np.asarray(x), (axis,))
+                problems += ["%s %s" % (what, m) for m in nm.compare(dt, op, got, want)]
+    fail_on(problems, repro)
+
+
+def test_replicated_destination(tilec, rng, tmp_path, repro):
+    """Row maxima into a fragment whose quads hold their row's value (lane bits 0 and 1
+    all zero), folded with accum=true over two blocks of scores, then written out once."""
+    dt = nm.DTYPES["f32"]
+    text = ("kernel k(A: f32[16, 64] global, A2: f32[16, 64] global, M: f32[16, 1] global) threads=32 {\n"
+            "  local S: f32[16, 64] layout=mma_m16n8k16_c\n"
+            "  local m: f32[16, 1] layout=linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))\n"
+            "  warp.fill(m, -inf)\n"
+            "  warp.copy(S, A)\n  warp.max(m, S, axes=(1), accum=true)\n"
+            "  warp.copy(S, A2)\n  warp.max(m, S, axes=(1), accum=true)\n"
+            "  warp.copy(M, m)\n}\n")
+    d = str(tmp_path)
+    tf = os.path.join(d, "r.tile")
+    with open(tf, "w") as f:
+        f.write(text)
+    a, a2 = (data.values(rng, dt, (16, 64), fl, (1,)) for fl in ("specials", "normal"))
+    for nm_, v in (("A", a), ("A2", a2)):
+        with open(os.path.join(d, nm_), "wb") as f:
+            f.write(nm.encode(dt, v))
+    rc, so, se = run_tilec(tilec, ["run", "--backend=sim", "--in=A=" + os.path.join(d, "A"),
+                                   "--in=A2=" + os.path.join(d, "A2"), "--out=M=" + os.path.join(d, "M"), tf])
+    assert rc == 0, se
+    got = nm.decode(dt, open(os.path.join(d, "M"), "rb").read(), (16, 1))
+    want = nm.expected(dt, "max", "propagate", np.concatenate([a, a2], axis=1), (1,)).reshape(16, 1)
+    fail_on(["%s\n%s" % (m, text) for m in nm.compare(dt, "max", got, want)], repro)
