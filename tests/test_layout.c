@@ -16,6 +16,7 @@
 #include "support.h"
 
 #include "../src/ir/ir.h"
+#include "../src/runtime/rtc.h"
 
 /* A program with one kernel that allocates `local` buffer L: dtype [rows, cols]. */
 static tilec_buffer *alloc2(tilec_ctx *ctx, tilec_program **p, tilec_dtype dt, int64_t rows, int64_t cols) {
@@ -261,11 +262,55 @@ static void test_builder(void **state) {
     tilec_close(ctx);
 }
 
+/* Fragment statements compile with NVRTC for sm_90 and with hiprtc for gfx1030 (wave32),
+ * where those are installed: every layout, copies both ways, a fill, and reductions over
+ * rows and columns into global memory and into a replicated fragment. */
+static void test_gpu_source_compiles(void **state) {
+    (void)state;
+    static const char *src =
+        "kernel k(A: f32[16, 64] global, B: f32[16] global, C: f32[64] global, I: i64[64] global, D: f32[16, 64] "
+        "global, M: f32[16, 1] global, W: f32[64, 32] global, R: f32[32] global, H: f16[16, 32] global, "
+        "Hs: f16[32] global) threads=128 {\n"
+        "  local S: f32[16, 64] layout=mma_m16n8k16_c\n"
+        "  local m: f32[16, 1] layout=linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))\n"
+        "  local G: f32[64, 32] layout=wgmma_m64nNk16_d\n"
+        "  local X: f16[16, 32] layout=mma_m16n8k16_a\n"
+        "  warp[0].copy(S, A)\n  warp[0].fill(m, -inf)\n  warp[0].max(m, S, axes=(1), accum=true)\n"
+        "  warp[0].copy(M, m)\n  warp[0].sum(B, S, axes=(1))\n  warp[0].argmax(C, I, S, axes=(0))\n"
+        "  warp[0].logsumexp(B, S, axes=(1))\n  warp[0].copy(D, S)\n"
+        "  warpgroup.copy(G, W)\n  warpgroup.sum(R, G, axes=(0))\n"
+        "  warp[0].copy(X, H)\n  warp[0].min(Hs, X, axes=(0))\n"
+        "}\n";
+    static const struct {
+        tilec_backend b;
+        const char *arch;
+    } targets[] = {{TILEC_BACKEND_CUDA, "sm_90"}, {TILEC_BACKEND_HIP, "gfx1030"}};
+    for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {
+        if (!rtc_version(targets[t].b)) {
+            print_message("skipped: %s is not installed here\n", targets[t].b == TILEC_BACKEND_CUDA ? "NVRTC" : "hiprtc");
+            continue;
+        }
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_program *p;
+        if (tilec_parse(ctx, "frag.tile", src, strlen(src), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+        tilec_target tg = {targets[t].b, targets[t].arch, 32};
+        void *bin = NULL;
+        size_t n = 0;
+        if (tilec_compile(p, &tg, &bin, &n) != TILEC_OK) fail_msg("%s: %s", targets[t].arch, tilec_diag_text(ctx));
+        assert_true(n > 64);
+        tilec_free(bin);
+        tilec_program_free(p);
+        tilec_close(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets_follow_the_isa), cmocka_unit_test(test_linear_spells_a_preset),
         cmocka_unit_test(test_replicated_lanes),       cmocka_unit_test(test_format_round_trip),
         cmocka_unit_test(test_errors),                 cmocka_unit_test(test_builder),
+        cmocka_unit_test(test_gpu_source_compiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
