@@ -138,6 +138,17 @@ for f in "$root"/examples/*.tile; do
         has "run --check $n reports ok" "$tmp/out" ": ok"
     done
 done
+# fragments (tests/fragments): checked against the reference on the simulator at warp size
+# 32 (with special values too), and refused at warp size 64 with the reason
+for f in "$root"/tests/fragments/*.tile; do
+    n=$(basename "$f")
+    expect "explain $n" 0 "$tilec" explain "$f"
+    has "explain $n names the fragment variants" "$tmp/out" "-> fragment"
+    expect "run --check $n" 0 "$tilec" run "$f" --backend sim --check
+    expect "run --check --specials $n" 0 "$tilec" run "$f" --backend sim --check --specials --seed 5
+    expect "run $n at warp size 64" 1 "$tilec" run "$f" --backend sim --warp-size 64
+    has "run $n at warp size 64 says why" "$tmp/err" "fragment layouts are of warps of 32 lanes"
+done
 printf 'kernel k(A: f32[2, 64] global, B: f32[2] global) threads=80 {\n  cta.sum(B, A, variant=cta_tree)\n}\n' >"$tmp/forced.tile"
 expect "explain with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile"
 has "the table says why" "$tmp/err" "several_warps    no: threads=80 is not a multiple of the warp size (32)"
