@@ -171,6 +171,12 @@ static void test_format_round_trip(void **state) {
                       "  local R: f32[16, 1] layout=linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))\n"
                       "  local W: f32[32, 4] layout=linear(reg=(), lane=((1, 0), (2, 0), (4, 0), (8, 0), (0, 1)), "
                       "warp=((16, 0), (0, 2)))\n"
+                      "}\n"
+                      "\n"
+                      "func f(S: f32[16, 64] local layout=mma_m16n8k16_c, m: f32[16, 1] local layout=linear(reg=((8, 0)), "
+                      "lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0))), s: f32[16] shared) threads=32 {\n"
+                      "  warp.max(m, S, axes=(1), accum=true)\n"
+                      "  warp.sum(s, S, axes=(1))\n"
                       "}\n";
     char *once = format_text(ctx, src);
     if (!once) fail_msg("%s", tilec_diag_text(ctx));
@@ -231,8 +237,8 @@ static void test_errors(void **state) {
     }
 }
 
-/* The builder: a parameter takes no layout, bad bit counts are refused, and a refused layout
- * leaves the one before. */
+/* The builder: a global parameter takes no layout, bad bit counts are refused, and a refused
+ * layout leaves the one before. */
 static void test_builder(void **state) {
     (void)state;
     tilec_ctx *ctx;
@@ -255,8 +261,8 @@ static void test_builder(void **state) {
     int64_t n = 4;
     assert_int_equal(tilec_kernel_new(p, "k2", false, 32, 1, &k), TILEC_OK);
     assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 1, &n, TILEC_SPACE_GLOBAL, &param), TILEC_OK);
-    assert_int_equal(tilec_buffer_set_layout(param, &c), TILEC_ERR_INVALID_ARG);
-    assert_non_null(strstr(tilec_diag_text(ctx), "'A' is a parameter"));
+    assert_int_equal(tilec_buffer_set_layout(param, &c), TILEC_ERR_VERIFY);
+    assert_non_null(strstr(tilec_diag_text(ctx), "'A' is a global buffer; a fragment layout places a local buffer"));
     assert_int_equal(tilec_buffer_set_layout(NULL, &c), TILEC_ERR_INVALID_ARG);
     tilec_program_free(p);
     tilec_close(ctx);

@@ -154,9 +154,6 @@ tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layout *layout
     if (!b) return TILEC_ERR_INVALID_ARG;
     tilec_program *p = b->kernel->prog;
     ir_begin(p->ctx);
-    if (b->is_param)
-        return BAD(p->ctx, "tilec_buffer_set_layout: '%s' is a parameter; a layout is given to a local "
-                           "allocation (tilec_kernel_alloc)", b->name);
     tilec_layout old = b->layout;
     if (layout) b->layout = *layout;
     else memset(&b->layout, 0, sizeof b->layout);

@@ -286,12 +286,22 @@ static tilec_buffer *parse_decl(parser *ps, const char *what, ir_pos *where) {
     return b;
 }
 
-/* param := NAME ':' dtype shape space */
+static void parse_layout(parser *ps, tilec_buffer *b);
+
+/* param := NAME ':' dtype shape space [ 'layout' '=' layout ] (a func's local fragment) */
 static void parse_param(parser *ps) {
     ir_pos where[TILEC_MAX_RANK];
     tilec_buffer *b = parse_decl(ps, "a parameter name", where);
     b->space = parse_space(ps);
+    ir_pos lpos = {ps->t.line, ps->t.col};
+    bool layout = accept(ps, "layout");
+    if (layout) {
+        expect(ps, "=");
+        b->layout_pos = lpos;
+        parse_layout(ps, b);
+    }
     if (!ir_check_decl(ps->prog, b, where, b->pos)) longjmp(ps->fail, 1);
+    if (layout && !ir_check_layout(ps->prog, b, lpos)) longjmp(ps->fail, 1);
     if (!ir_param_add(ps->k, b)) oom(ps);
 }
 

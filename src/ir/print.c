@@ -77,6 +77,26 @@ static void print_exec(ir_str *s, tilec_exec e) {
     if (e.instance >= 0) ir_str_printf(s, "[%d]", e.instance);
 }
 
+/* " layout=..." of a fragment, nothing for another buffer */
+static void print_layout(ir_str *s, const tilec_buffer *b) {
+    const tilec_layout *L = &b->layout;
+    if (L->kind == TILEC_LAYOUT_NONE) return;
+    ir_str_printf(s, " layout=%s", tilec_layout_name(L->kind));
+    if (L->kind != TILEC_LAYOUT_LINEAR) return;
+    static const char *const parts[] = {"reg", "lane", "warp"};
+    int n[3] = {L->nreg, L->nlane, L->nwarp}, at = 0;
+    ir_str_printf(s, "(");
+    for (int i = 0; i < (L->nwarp ? 3 : 2); i++) {
+        ir_str_printf(s, "%s%s=(", i ? ", " : "", parts[i]);
+        for (int j = 0; j < n[i]; j++, at++) {
+            if (j) ir_str_printf(s, ", ");
+            print_shape(s, b->rank, L->basis[at], "(", ")");
+        }
+        ir_str_printf(s, ")");
+    }
+    ir_str_printf(s, ")");
+}
+
 /* One statement without indentation or newline. */
 void ir_print_stmt(ir_str *s, const ir_stmt *st) {
     switch (st->kind) {
@@ -88,24 +108,7 @@ void ir_print_stmt(ir_str *s, const ir_stmt *st) {
             ir_str_printf(s, " strides=");
             print_shape(s, b->rank, b->strides, "(", ")");
         }
-        if (b->layout.kind != TILEC_LAYOUT_NONE) {
-            const tilec_layout *L = &b->layout;
-            ir_str_printf(s, " layout=%s", tilec_layout_name(L->kind));
-            if (L->kind == TILEC_LAYOUT_LINEAR) {
-                static const char *const parts[] = {"reg", "lane", "warp"};
-                int n[3] = {L->nreg, L->nlane, L->nwarp}, at = 0;
-                ir_str_printf(s, "(");
-                for (int i = 0; i < (L->nwarp ? 3 : 2); i++) {
-                    ir_str_printf(s, "%s%s=(", i ? ", " : "", parts[i]);
-                    for (int j = 0; j < n[i]; j++, at++) {
-                        if (j) ir_str_printf(s, ", ");
-                        print_shape(s, b->rank, L->basis[at], "(", ")");
-                    }
-                    ir_str_printf(s, ")");
-                }
-                ir_str_printf(s, ")");
-            }
-        }
+        print_layout(s, b);
         return;
     }
     case IR_SYNC:
@@ -151,6 +154,7 @@ static void print_kernel(ir_str *s, const tilec_kernel *k) {
         ir_str_printf(s, "%s%s: %s", i ? ", " : "", b->name, tilec_dtype_name(b->dtype));
         print_shape(s, b->rank, b->shape, "[", "]");
         ir_str_printf(s, " %s", tilec_space_name(b->space));
+        print_layout(s, b);
     }
     ir_str_printf(s, ") threads=%d", k->threads);
     if (k->grid != 1) ir_str_printf(s, " grid=%lld", (long long)k->grid);

@@ -618,9 +618,10 @@ static bool writes(const tilec_kernel *k, const tilec_buffer *b) {
 
 static void load_param(rval *m, const tilec_buffer *b, const void *src, int copies) {
     lp_type t = lp_type_of(b->dtype);
+    int64_t n = (int64_t)ref_elems(b);
     for (int c = 0; c < copies; c++)
-        for (int64_t e = 0; e < b->span; e++) {
-            rval *v = &m[(size_t)c * (size_t)b->span + (size_t)e];
+        for (int64_t e = 0; e < n; e++) {
+            rval *v = &m[(size_t)c * (size_t)n + (size_t)e];
             if (is_float(b)) v->f = num_load_float(t, src, e);
             else v->i = num_load_int(t, src, e);
         }
@@ -631,7 +632,7 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
     lp_type t = lp_type_of(b->dtype);
     double tol = (double)tolerance_of(b);
     *res = (tilec_check_result){.param = b->name, .ok = true, .exact = true, .first_bad = -1};
-    for (int64_t e = 0; e < b->span; e++) {
+    for (int64_t e = 0; e < (int64_t)ref_elems(b); e++) {
         bool bad;
         double err = 0, g, w;
         if (is_float(b)) {

@@ -1021,9 +1021,20 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
                 for (int64_t e = 0; e < b->elems; e++) S.shadows[i][e].wtid = b->param >= 0 ? -2 : -1;
             }
             if (b->param < 0 || b->space == TILEC_SPACE_GLOBAL) continue;
-            /* a func's shared or local parameter starts with the caller's content */
+            /* a func's shared or local parameter starts with the caller's content; a
+             * fragment's (a tile): each lane's registers hold the elements its layout says */
             size_t bytes = (size_t)b->elems * num_size(b->type);
             if (b->space == TILEC_SPACE_SHARED) memcpy(S.mem[i], args[b->param], bytes);
+            else if (b->tile && b->tile->layout.kind != TILEC_LAYOUT_NONE)
+                for (int t = 0; t < S.threads; t++) {
+                    size_t es = num_size(b->type);
+                    for (int64_t r = 0; r < b->elems; r++) {
+                        int64_t e = ir_frag_element(b->tile, (t >> 5) & 3, t & 31, (int)r);
+                        memcpy(S.locals + (size_t)t * S.local_bytes + (size_t)S.local_off[i] + (size_t)r * es,
+                               (const char *)args[b->param] + (size_t)e * es, es);
+                    }
+                    memset(S.local_init + (size_t)t * (size_t)S.local_elems + (size_t)S.local_first[i], 1, (size_t)b->elems);
+                }
             else
                 for (int t = 0; t < S.threads; t++) {
                     memcpy(S.locals + (size_t)t * S.local_bytes + (size_t)S.local_off[i], args[b->param], bytes);
@@ -1038,6 +1049,17 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
     for (int i = 0; st == TILEC_OK && i < nb; i++) { /* a func's parameters go back (thread 0's locals) */
         const lp_buf *b = k->bufs[i];
         if (b->param < 0 || b->space == TILEC_SPACE_GLOBAL) continue;
+        if (b->tile && b->tile->layout.kind != TILEC_LAYOUT_NONE) { /* a fragment: the first instance's tile */
+            size_t es = num_size(b->type);
+            int n = b->tile->frag_warp ? 128 : 32;
+            for (int t = 0; t < n && t < S.threads; t++)
+                for (int64_t r = 0; r < b->elems; r++) {
+                    int64_t e = ir_frag_element(b->tile, (t >> 5) & 3, t & 31, (int)r);
+                    memcpy((char *)args[b->param] + (size_t)e * es,
+                           S.locals + (size_t)t * S.local_bytes + (size_t)S.local_off[i] + (size_t)r * es, es);
+                }
+            continue;
+        }
         size_t bytes = (size_t)b->elems * num_size(b->type);
         memcpy(args[b->param], b->space == TILEC_SPACE_SHARED ? S.mem[i] : S.locals + (size_t)S.local_off[i], bytes);
     }
