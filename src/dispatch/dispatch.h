@@ -243,6 +243,8 @@ lp_expr *dsp_inst_id(dsp_lower *l);
 lp_expr *dsp_inst_tid(dsp_lower *l);
 lp_expr *dsp_inst_size(dsp_lower *l);
 
+/* The value a fill statement stores into a buffer of type t. */
+lp_expr *dsp_fill_value(dsp_lower *l, lp_type t);
 /* The element offset of region element `flat` (row-major over the region's shape as
  * indexed), in the region's buffer. */
 lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat);

@@ -229,6 +229,13 @@ static lp_expr *dense_offset(dsp_lower *l, const ir_region *r, lp_expr *flat, lp
     return lp_binary(l->k, LO_ADD, base, flat);
 }
 
+lp_expr *dsp_fill_value(dsp_lower *l, lp_type t) {
+    const ir_stmt *st = l->q->st;
+    if (lp_is_float(t)) /* the constant as rounded once to the buffer's type (exact in f64, so the cast is too) */
+        return lp_cast(l->k, t, lp_float(l->k, LP_F64, st->fill.typed));
+    return lp_int(l->k, t, st->fill.i); /* the exact integer, as verified */
+}
+
 lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat) {
     if (r->buf->layout.kind != TILEC_LAYOUT_NONE && l->frag_at) return l->frag_at; /* a fragment: its register */
     int64_t dims[TILEC_MAX_RANK];

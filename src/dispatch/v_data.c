@@ -99,14 +99,7 @@ static bool lower_fill(dsp_lower *l, char *why, size_t n) {
     int e;
     lp_block *body = each_element(l, ir_region_elems(&st->dst), &e);
     lp_buf *dst = lp_buf_for(k, st->dst.buf);
-    lp_expr *v;
-    if (lp_is_float(dst->type)) {
-        /* the constant as rounded once to the buffer's type (exact in f64, so the cast is too) */
-        v = lp_cast(k, dst->type, lp_float(k, LP_F64, st->fill.typed));
-    } else {
-        v = lp_int(k, dst->type, st->fill.i); /* the exact integer, as verified */
-    }
-    lp_store(k, body, dst, dsp_region_offset(l, &st->dst, lp_reg(k, e)), v);
+    lp_store(k, body, dst, dsp_region_offset(l, &st->dst, lp_reg(k, e)), dsp_fill_value(l, dst->type));
     return true;
 }
 

@@ -267,8 +267,7 @@ static bool lower_frag_fill(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     const ir_stmt *st = l->q->st;
     lp_buf *fb = lp_buf_for(k, st->dst.buf);
-    lp_expr *v = lp_is_float(fb->type) ? lp_cast(k, fb->type, lp_float(k, LP_F64, st->fill.typed))
-                                       : lp_int(k, fb->type, st->fill.i);
+    lp_expr *v = dsp_fill_value(l, fb->type);
     for (int r = 0; r < 1 << st->dst.buf->frag_reg; r++) lp_store(k, l->into, fb, lp_int(k, LP_I32, r), v);
     return true;
 }

@@ -286,22 +286,16 @@ static tilec_buffer *parse_decl(parser *ps, const char *what, ir_pos *where) {
     return b;
 }
 
-static void parse_layout(parser *ps, tilec_buffer *b);
+static bool parse_layout_opt(parser *ps, tilec_buffer *b);
 
 /* param := NAME ':' dtype shape space [ 'layout' '=' layout ] (a func's local fragment) */
 static void parse_param(parser *ps) {
     ir_pos where[TILEC_MAX_RANK];
     tilec_buffer *b = parse_decl(ps, "a parameter name", where);
     b->space = parse_space(ps);
-    ir_pos lpos = {ps->t.line, ps->t.col};
-    bool layout = accept(ps, "layout");
-    if (layout) {
-        expect(ps, "=");
-        b->layout_pos = lpos;
-        parse_layout(ps, b);
-    }
+    bool layout = parse_layout_opt(ps, b);
     if (!ir_check_decl(ps->prog, b, where, b->pos)) longjmp(ps->fail, 1);
-    if (layout && !ir_check_layout(ps->prog, b, lpos)) longjmp(ps->fail, 1);
+    if (layout && !ir_check_layout(ps->prog, b, b->layout_pos)) longjmp(ps->fail, 1);
     if (!ir_param_add(ps->k, b)) oom(ps);
 }
 
@@ -361,6 +355,16 @@ static void parse_layout(parser *ps, tilec_buffer *b) {
     b->layout.nwarp = got[2];
 }
 
+/* [ 'layout' '=' layout ]: whether one was given (checked by the caller after the shape) */
+static bool parse_layout_opt(parser *ps, tilec_buffer *b) {
+    ir_pos lpos = {ps->t.line, ps->t.col};
+    if (!accept(ps, "layout")) return false;
+    expect(ps, "=");
+    b->layout_pos = lpos;
+    parse_layout(ps, b);
+    return true;
+}
+
 /* alloc := ('shared' | 'local') NAME ':' dtype shape [ 'strides' '=' ints ] [ 'layout' '=' layout ] */
 static void parse_alloc(parser *ps, ir_stmt *st) {
     tilec_space space = tok_is(&ps->t, "shared") ? TILEC_SPACE_SHARED : TILEC_SPACE_LOCAL;
@@ -377,15 +381,9 @@ static void parse_alloc(parser *ps, ir_stmt *st) {
                     b->rank, n, n == 1 ? "" : "s");
         b->has_strides = true;
     }
-    ir_pos lpos = {ps->t.line, ps->t.col};
-    bool layout = accept(ps, "layout");
-    if (layout) {
-        expect(ps, "=");
-        b->layout_pos = lpos;
-        parse_layout(ps, b);
-    }
+    bool layout = parse_layout_opt(ps, b);
     if (!ir_check_decl(ps->prog, b, where, spos)) longjmp(ps->fail, 1);
-    if (layout && !ir_check_layout(ps->prog, b, lpos)) longjmp(ps->fail, 1);
+    if (layout && !ir_check_layout(ps->prog, b, b->layout_pos)) longjmp(ps->fail, 1);
     st->alloc = b;
 }
 
