@@ -266,6 +266,8 @@ static void test_names_and_statuses(void **state) {
     assert_true(tilec_op_supports(TILEC_OP_PROD, TILEC_U32, true));
     assert_true(tilec_op_supports(TILEC_OP_MEAN, TILEC_BF16, false));
     assert_false(tilec_op_supports(TILEC_OP_MEAN, TILEC_BF16, true));
+    assert_true(tilec_op_supports(TILEC_OP_LOGSUMEXP, TILEC_BF16, true)); /* the old value as one more element */
+    assert_false(tilec_op_supports(TILEC_OP_ARGMAX, TILEC_F32, true));
     assert_false(tilec_op_supports(TILEC_OP_MEAN, TILEC_I32, false));
     assert_false(tilec_op_supports(TILEC_OP_NORM2, TILEC_U32, false));
     assert_true(tilec_op_supports(TILEC_OP_NORM2, TILEC_F16, false));

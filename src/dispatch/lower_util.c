@@ -720,6 +720,11 @@ static void store_key(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *key) {
     const ir_stmt *st = l->q->st;
     key = held(l, into, key, "key"); /* read twice */
     if (ir_op(st->op)->key == IR_KEY_LSE) {
+        if (st->accum) { /* the old value folded first, as one more element (ops.c, accum_element) */
+            lp_buf *b = lp_buf_for(k, st->dst.buf);
+            lp_expr *old = lp_load(k, b, dsp_region_offset(l, &st->dst, s));
+            key = held(l, into, lse_merge(l, into, element_key(l, old, NULL), key), "key");
+        }
         store_wide(l, into, s, lse_result(l, into, key));
         return;
     }

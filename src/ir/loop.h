@@ -121,7 +121,10 @@ typedef struct ir_op_info {
     ir_identity identity; /* under nan=ignore a comparing op's float identity is NaN */
     ir_error_model error;
     ir_lift lift;
-    ir_finish finish;     /* an op with one takes no accum=true: its result does not combine */
+    ir_finish finish;     /* an op with one takes no accum=true (its result does not combine
+                             with the old one) unless accum_element */
+    bool accum_element;   /* accum=true folds the destination's old value in as one more
+                             element: logsumexp's, log(exp(old) + sum of exp(x)) */
     ir_empty empty;
     bool compares;        /* max / min: nan=ignore applies to floats, -0 is below +0 */
     bool idempotent;      /* x op x = x: a repeated (stride-0) reduced dim reads once */

@@ -34,7 +34,7 @@ static const ir_op_info ops[] = {
                           .key = IR_KEY_PAIR, .second = "maximum"},
     [TILEC_OP_LOGSUMEXP] = {.combine = LO_ADD, .identity = IR_IDENTITY_LOWEST, .error = IR_ERROR_LOG,
                             .lift = IR_LIFT_KEY, .finish = IR_FINISH_KEY, .empty = IR_EMPTY_NEG_INF,
-                            .floats_only = true, .key = IR_KEY_LSE, .long_finish = true},
+                            .floats_only = true, .key = IR_KEY_LSE, .long_finish = true, .accum_element = true},
     [TILEC_OP_VAR] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_VAR, .lift = IR_LIFT_SHIFT,
                       .finish = IR_FINISH_VAR, .empty = IR_EMPTY_NAN, .floats_only = true, .long_finish = true},
     [TILEC_OP_STD] = {.combine = LO_ADD, .identity = IR_IDENTITY_ZERO, .error = IR_ERROR_VAR, .lift = IR_LIFT_SHIFT,
@@ -91,5 +91,5 @@ bool tilec_op_supports(tilec_op op, tilec_dtype dtype, bool accumulate) {
     if ((unsigned)op >= TILEC_OP_COUNT || (unsigned)dtype >= TILEC_DTYPE_COUNT) return false;
     const ir_op_info *o = &ops[op];
     return (!o->floats_only || ir_dtype_is_float(dtype)) &&
-           (!accumulate || o->finish == IR_FINISH_NONE);
+           (!accumulate || o->finish == IR_FINISH_NONE || o->accum_element);
 }

@@ -308,7 +308,7 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     if (ir_op(st->op)->floats_only && !ir_dtype_is_float(src->buf->dtype))
         err(v, st->op_pos, "%s is defined for float dtypes; source '%s' is %s (sum and sumsq take integers)",
             op, src->buf->name, tilec_dtype_name(src->buf->dtype));
-    if (st->accum && ir_op(st->op)->finish != IR_FINISH_NONE)
+    if (st->accum && ir_op(st->op)->finish != IR_FINISH_NONE && !ir_op(st->op)->accum_element)
         err(v, st->op_pos, "accum=true does not apply to %s: its result does not combine with the destination's "
                            "(reduce into another buffer and add)", op);
     if (st->nan == TILEC_NAN_IGNORE && !ir_op(st->op)->compares)

@@ -85,7 +85,7 @@ static tilec_status plan_view(tilec_ctx *ctx, const tilec_reduce_desc *d, view *
         return ir_bad(ctx, "%s is defined for float dtypes, not %s: convert the input to %s first (sum and "
                         "sumsq take integers)",
                    tilec_op_name(d->op), tilec_dtype_name(d->dtype), tilec_op_supports(d->op, TILEC_F64, false) ? "f32 or f64" : "f32");
-    if (op->finish != IR_FINISH_NONE && d->accumulate)
+    if (op->finish != IR_FINISH_NONE && !op->accum_element && d->accumulate)
         return ir_bad(ctx, "accumulate does not apply to %s: its result does not combine with the output's; "
                         "reduce into another buffer and add", tilec_op_name(d->op));
     if (d->nan == TILEC_NAN_IGNORE && (!ir_op(d->op)->compares || !flt))

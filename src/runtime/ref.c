@@ -493,11 +493,23 @@ static void reduce_lse(const slice *sl) {
                     sum += expl(x - m);
                 }
             }
-    const tilec_buffer *b = sl->st->dst.buf;
-    rval v = {.f = nan ? NAN : isfinite(m) ? m + logl(sum) : m};
-    if (isfinite(v.f)) v.mag = (double)(1 + fabsl(v.f));
-    v.may = store_edge(b, v.f, tolerance_of(b) * v.mag);
-    slice_put(sl, &sl->st->dst, &v);
+    const ir_region *dst = &sl->st->dst;
+    const tilec_buffer *b = dst->buf;
+    int64_t off = flat_offset(sl->R, dst, sl->s, sl->first);
+    for (int t = sl->first; t < sl->first + (lanes_own(b) ? sl->count : 1); t++) {
+        long double mm = m, ss = sum;
+        bool nn = nan;
+        if (sl->st->accum) { /* the old value as one more element: log(exp(old) + sum of exp(x)) */
+            long double old = at(sl->R, b, off, t)->f, top = old > mm ? old : mm;
+            nn |= isnan(old);
+            if (isfinite(top)) ss = (isfinite(mm) ? ss * expl(mm - top) : 0) + (isfinite(old) ? expl(old - top) : 0);
+            mm = top;
+        }
+        rval v = {.f = nn ? NAN : isfinite(mm) ? mm + logl(ss) : mm};
+        if (isfinite(v.f)) v.mag = (double)(1 + fabsl(v.f));
+        v.may = store_edge(b, v.f, tolerance_of(b) * v.mag);
+        put(b, at(sl->R, b, off, t), &v);
+    }
 }
 
 /* var and std from their definitions, M2 / max(n - c, 0) with M2 the sum of (x - mean)^2,

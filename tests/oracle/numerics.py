@@ -661,8 +661,10 @@ class LseSpec:
         return "[%r, %r] (logsumexp %r of %d elements)" % (self.lo, self.hi, self.L, self.n)
 
 
-def lse_float_specs(a, axes, dt):
-    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, None)
+def lse_float_specs(a, axes, dt, init=None):
+    """With init (accum=true), the old value is one more element of each slice: the format's
+    log(exp(old) + sum of exp(x))."""
+    t, kept = _slices(np.asarray(a, dtype=np.float64), axes, init)
     flat = t.reshape(-1, t.shape[-1])
     return np.array([LseSpec(row, dt) for row in flat], dtype=object).reshape(kept)
 
@@ -865,7 +867,7 @@ SPEC_OPS = ("sum", "prod", "sumsq", "norm2", "mean", "logsumexp", "var", "std")
 # logsumexp took f64), and those that take no accum (format.md)
 FLOAT_ONLY = ("norm2", "mean", "logsumexp", "var", "std")
 NARROW_ONLY = ()
-NO_ACCUM = ("norm2", "mean", "logsumexp", "var", "std")
+NO_ACCUM = ("norm2", "mean", "var", "std")
 # the ops that take a correction (var and std: the divisor is max(n - correction, 0))
 CORRECTION_OPS = ("var", "std")
 
@@ -948,7 +950,7 @@ def expected(dt, op, nan, a, axes, init=None, correction=None):
         if op == "mean":
             return mean_float_specs(a, axes, dt)
         if op == "logsumexp":
-            return lse_float_specs(a, axes, dt)
+            return lse_float_specs(a, axes, dt, init)
         return maxmin_float(a, axes, op, nan, init)
     if op == "sum":
         return sum_int(a, axes, dt, init)

@@ -100,17 +100,19 @@ def test_fragment_reductions(tilec, rng, tmp_path, repro, name, layout, dname, s
     fail_on(problems, repro)
 
 
-def test_replicated_destination(tilec, rng, tmp_path, repro):
-    """Row maxima into a fragment whose quads hold their row's value (lane bits 0 and 1
-    all zero), folded with accum=true over two blocks of scores, then written out once."""
+@pytest.mark.parametrize("op", ["max", "logsumexp"])
+def test_replicated_destination(tilec, rng, tmp_path, repro, op):
+    """Online softmax's running statistics: row maxima, and row logsumexps (the old value
+    one more element), into a fragment whose quads hold their row's value (lane bits 0 and
+    1 all zero), folded with accum=true over two blocks of scores, then written out once."""
     dt = nm.DTYPES["f32"]
     text = ("kernel k(A: f32[16, 64] global, A2: f32[16, 64] global, M: f32[16, 1] global) threads=32 {\n"
             "  local S: f32[16, 64] layout=mma_m16n8k16_c\n"
             "  local m: f32[16, 1] layout=linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))\n"
             "  warp.fill(m, -inf)\n"
-            "  warp.copy(S, A)\n  warp.max(m, S, axes=(1), accum=true)\n"
-            "  warp.copy(S, A2)\n  warp.max(m, S, axes=(1), accum=true)\n"
-            "  warp.copy(M, m)\n}\n")
+            "  warp.copy(S, A)\n  warp.%s(m, S, axes=(1), accum=true)\n"
+            "  warp.copy(S, A2)\n  warp.%s(m, S, axes=(1), accum=true)\n"
+            "  warp.copy(M, m)\n}\n" % (op, op))
     d = str(tmp_path)
     tf = os.path.join(d, "r.tile")
     with open(tf, "w") as f:
@@ -123,5 +125,7 @@ def test_replicated_destination(tilec, rng, tmp_path, repro):
                                    "--in=A2=" + os.path.join(d, "A2"), "--out=M=" + os.path.join(d, "M"), tf])
     assert rc == 0, se
     got = nm.decode(dt, open(os.path.join(d, "M"), "rb").read(), (16, 1))
-    want = nm.expected(dt, "max", "propagate", np.concatenate([a, a2], axis=1), (1,)).reshape(16, 1)
-    fail_on(["%s\n%s" % (m, text) for m in nm.compare(dt, "max", got, want)], repro)
+    # the two blocks and the starting -inf: one slice of 129 elements a row (-inf adds nothing)
+    start = np.full((16, 1), -np.inf)
+    want = nm.expected(dt, op, "propagate", np.concatenate([a, a2, start], axis=1), (1,)).reshape(16, 1)
+    fail_on(["%s\n%s" % (m, text) for m in nm.compare(dt, op, got, want)], repro)

@@ -39,6 +39,28 @@ def test_reduce_random(tilec, rng, tmp_path, repro, dname):
     fail_on(problems, repro)
 
 
+@pytest.mark.parametrize("dname", DTYPES)
+def test_reduce_accumulate(tilec, rng, tmp_path, repro, dname):
+    """--accumulate: the old value is one more element of its slice, ln(exp(old) + sum of
+    exp(x)) (online softmax's running sum): old values of every special kind (-inf starts a
+    sum, NaN stays, +inf wins), over rows, columns and an empty axis (the old value stays)."""
+    dt = nm.DTYPES[dname]
+    r = Reduce(tilec, str(tmp_path))
+    problems = []
+    fl = data.flavours_for(dt, "logsumexp", "propagate")
+    for i, (shape, axes) in enumerate([((7, 33), (1,)), ((40, 9), (0,)), ((3, 5, 64), (0, 2)), ((6, 0), (1,))]):
+        x = data.values(rng, dt, shape, fl[i % len(fl)], axes)
+        kept = tuple(s for d, s in enumerate(shape) if d not in [a % len(shape) for a in axes])
+        init = data.values(rng, dt, kept, "specials")
+        rc, so, se, got, cmd = r.run(dt, "logsumexp", "propagate", shape, axes, x, init)
+        if rc != 0 or got is None:
+            problems.append("%s\n  exited %d: %s" % (cmd, rc, se.strip()))
+            continue
+        want = nm.expected(dt, "logsumexp", "propagate", x, axes, init)
+        problems += ["%s\n  %s" % (cmd, m) for m in nm.compare(dt, "logsumexp", got.reshape(want.shape), want)[:4]]
+    fail_on(problems, repro)
+
+
 def test_strided_views(tilec, rng, tmp_path, repro):
     """A transpose, reversed rows, a broadcast dim (a value repeated n times adds ln n)."""
     problems = []
@@ -64,7 +86,7 @@ def test_strided_views(tilec, rng, tmp_path, repro):
 def test_tile_programs(tilec, rng, tmp_path, repro, kind, ws):
     """Random programs of the kind (cases.py), every variant it lists forced at least once."""
     rounds = -(-len(VARIANTS[kind]) // len(COMBOS)) * ROUNDS
-    cs = cases.cases_for_kind(rng, kind, ws, rounds, combos=COMBOS, accums=(False,))
+    cs = cases.cases_for_kind(rng, kind, ws, rounds, combos=COMBOS, accums=(False, True))
     problems, _ = run_cases(tilec, cs, ws, str(tmp_path), kind)
     for v in VARIANTS[kind]:
         if v and not any(c.chosen == v and c.variant == v for c in cs):
@@ -139,8 +161,7 @@ def test_empty_axis_and_refusals(tilec, tmp_path):
     assert rc == 0, se
     assert np.array_equal(np.frombuffer(out.read_bytes(), dtype="<f8"), np.full(3, -np.inf))
     for args, says in [(["--dtype", "i32"], "logsumexp is defined for float dtypes, not i32: convert the input to f32 or f64 first"),
-                       (["--dtype", "f32", "--nan", "ignore"], "nan policy ignore applies to the ops that compare"),
-                       (["--dtype", "f32", "--accumulate"], "accumulate does not apply to logsumexp")]:
+                       (["--dtype", "f32", "--nan", "ignore"], "nan policy ignore applies to the ops that compare")]:
         rc, _, se = run_tilec(tilec, ["reduce", "--op", "logsumexp", "--shape", "10", "--backend", "sim"] + args)
         assert rc == 1 and says in se, (args, se)
 
