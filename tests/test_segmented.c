@@ -566,6 +566,11 @@ static void empty_values(void **state) {
             r.accumulate = true;
             assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_OK);
             assert_true(out[0] == -7);
+            if (cases[c].op == TILEC_OP_LOGSUMEXP) { /* the old value is one more element */
+                double lse = log(exp(-7.0) + exp(1.0) + exp(2.0) + exp(3.0) + exp(4.0));
+                if (!(fabs(out[1] - lse) <= 1e-6 * fabs(lse))) fail_msg("logsumexp accumulated: %.9g, want %.9g", out[1], lse);
+                continue;
+            }
             float want = cases[c].op == TILEC_OP_SUM ? -7 + 10.0f : cases[c].op == TILEC_OP_PROD ? -7 * 24.0f : -7 + 30.0f;
             assert_true(out[1] == want);
         }
