@@ -340,9 +340,10 @@ typedef struct tilec_layout {
     int64_t basis[TILEC_LAYOUT_MAX_BITS][TILEC_MAX_RANK];
 } tilec_layout;
 
-/* Gives a `local` allocation a layout (NULL, or kind NONE: none), checked at once: on an
- * error (TILEC_ERR_VERIFY, the context's diagnostic says what is wrong) the buffer keeps
- * the layout it had. */
+/* Gives a `local` allocation (or a func's `local` parameter) a layout (NULL, or kind NONE:
+ * none), checked at once: on an error (TILEC_ERR_VERIFY; TILEC_ERR_INVALID_ARG for a linear
+ * layout's bit counts out of range; the context's diagnostic says what is wrong) the
+ * buffer keeps the layout it had. */
 TILEC_API tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layout *layout);
 
 /* Who executes a statement: every instance of `scope`, or only `instance` when >= 0. */

@@ -284,9 +284,10 @@ static void test_gpu_source_compiles(void **state) {
         "  warp[0].copy(S, A)\n  warp[0].fill(m, -inf)\n  warp[0].max(m, S, axes=(1), accum=true)\n"
         "  warp[0].copy(M, m)\n  warp[0].sum(B, S, axes=(1))\n  warp[0].argmax(C, I, S, axes=(0))\n"
         "  warp[0].logsumexp(B, S, axes=(1))\n  warp[0].copy(D, S)\n"
-        "  warpgroup.copy(G, W)\n  warpgroup.sum(R, G, axes=(0))\n"
         "  warp[0].copy(X, H)\n  warp[0].min(Hs, X, axes=(0))\n"
-        "}\n";
+        "%s}\n";
+    /* a warpgroup's statements: CUDA only (HIP has no barrier of 128 threads: refused) */
+    static const char *wg = "  warpgroup.copy(G, W)\n  warpgroup.sum(R, G, axes=(0))\n";
     static const struct {
         tilec_backend b;
         const char *arch;
@@ -298,8 +299,11 @@ static void test_gpu_source_compiles(void **state) {
         }
         tilec_ctx *ctx;
         tilec_open(&ctx);
+        bool hip = targets[t].b == TILEC_BACKEND_HIP;
+        char text[2048];
+        snprintf(text, sizeof text, src, hip ? "" : wg);
         tilec_program *p;
-        if (tilec_parse(ctx, "frag.tile", src, strlen(src), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+        if (tilec_parse(ctx, "frag.tile", text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
         tilec_target tg = {targets[t].b, targets[t].arch, 32};
         void *bin = NULL;
         size_t n = 0;
@@ -307,6 +311,57 @@ static void test_gpu_source_compiles(void **state) {
         assert_true(n > 64);
         tilec_free(bin);
         tilec_program_free(p);
+        if (hip) { /* and the warpgroup's refused, with the reason */
+            snprintf(text, sizeof text, src, wg);
+            assert_int_equal(tilec_parse(ctx, "frag.tile", text, strlen(text), &p), TILEC_OK);
+            assert_int_equal(tilec_compile(p, &tg, &bin, &n), TILEC_ERR_DISPATCH);
+            assert_non_null(strstr(tilec_diag_text(ctx), "warpgroup scope needs a barrier of 128 threads"));
+            tilec_program_free(p);
+        }
+        tilec_close(ctx);
+    }
+}
+
+/* Statements a fragment cannot take, each refused with its reason (review r9): a copy between
+ * a fragment and a thread's own array (the verifier), a fragment in a partial warp and a
+ * warpgroup's fragment on HIP (the dispatcher, at emit). */
+static void test_refused_statements(void **state) {
+    (void)state;
+    static const struct {
+        const char *src, *msg;
+        tilec_backend b;
+    } cases[] = {
+        {"kernel k(A: f32[16, 8] global) threads=32 {\n  local S: f32[16, 8] layout=mma_m16n8k16_c\n  local L: f32[128]\n"
+         "  warp.copy(S, A)\n  warp.copy(L, S)\n}\n",
+         "copy: 'S' is a fragment (a tile the lanes share) and 'L' each thread's own array", TILEC_BACKEND_SIM},
+        {"kernel k(A: f32[16, 8] global) threads=32 {\n  local S: f32[16, 8] layout=mma_m16n8k16_c\n  local L: f32[128]\n"
+         "  warp.copy(S, L)\n}\n",
+         "copy: 'S' is a fragment (a tile the lanes share) and 'L' each thread's own array", TILEC_BACKEND_SIM},
+        {"kernel k(A: f32[16, 8] global, B: f32[16] global) threads=48 {\n  local S: f32[16, 8] layout=mma_m16n8k16_c\n"
+         "  warp[1].copy(S, A)\n  warp[1].sum(B, S, axes=(1))\n}\n",
+         "threads=48 leaves a warp of 16 threads: a fragment needs whole warps (32 threads)", TILEC_BACKEND_CUDA},
+        {"kernel k(A: f32[64, 8] global, B: f32[8] global) threads=128 {\n  local S: f32[64, 8] layout=wgmma_m64nNk16_d\n"
+         "  warpgroup.copy(S, A)\n  warpgroup.max(B, S, axes=(0))\n}\n",
+         "warpgroup scope needs a barrier of 128 threads, which HIP does not have", TILEC_BACKEND_HIP},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_status st;
+        if (cases[i].b == TILEC_BACKEND_SIM) {
+            st = check_text(ctx, cases[i].src, strlen(cases[i].src), 32);
+        } else {
+            tilec_program *p;
+            assert_int_equal(tilec_parse(ctx, "t.tile", cases[i].src, strlen(cases[i].src), &p), TILEC_OK);
+            tilec_target tg = {cases[i].b, cases[i].b == TILEC_BACKEND_HIP ? "gfx1030" : "sm_90", 32};
+            char *out = NULL;
+            st = tilec_emit(p, &tg, &out, NULL);
+            tilec_free(out);
+            tilec_program_free(p);
+        }
+        if (st == TILEC_OK || !strstr(tilec_diag_text(ctx), cases[i].msg))
+            fail_msg("case %zu: want an error saying \"%s\", got %s:\n%s", i, cases[i].msg, tilec_status_name(st),
+                     tilec_diag_text(ctx));
         tilec_close(ctx);
     }
 }
@@ -316,7 +371,7 @@ int main(void) {
         cmocka_unit_test(test_presets_follow_the_isa), cmocka_unit_test(test_linear_spells_a_preset),
         cmocka_unit_test(test_replicated_lanes),       cmocka_unit_test(test_format_round_trip),
         cmocka_unit_test(test_errors),                 cmocka_unit_test(test_builder),
-        cmocka_unit_test(test_gpu_source_compiles),
+        cmocka_unit_test(test_gpu_source_compiles),    cmocka_unit_test(test_refused_statements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

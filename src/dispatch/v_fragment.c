@@ -125,8 +125,17 @@ static lp_expr *zero_bits(lp_kernel *k, lp_expr *lane, lp_expr *warp, unsigned l
 /* ---- predicates ------------------------------------------------------------------------- */
 
 static bool warp32(const dsp_query *q, char *why, size_t n) {
-    if (q->ws == 32) return true;
-    snprintf(why, n, "fragment layouts are of warps of 32 lanes (NVIDIA's MMA layouts); this target runs %d", q->ws);
+    if (q->ws != 32) {
+        snprintf(why, n, "fragment layouts are of warps of 32 lanes (NVIDIA's MMA layouts); this target runs %d", q->ws);
+        return false;
+    }
+    /* every lane of the instance exists: threads=48 leaves a warp of 16, whose shuffles
+     * would name lanes that do not (the last instance is the partial one) */
+    int size = q->selected && q->st->exec.instance == q->inst_count - 1 ? q->inst_last
+             : q->selected ? q->inst_size : q->inst_last;
+    if (size == q->inst_size) return true;
+    snprintf(why, n, "threads=%d leaves a %s of %d threads: a fragment needs whole warps (%d threads)", q->threads,
+             tilec_scope_name(q->st->exec.scope), size, q->inst_size);
     return false;
 }
 
@@ -392,7 +401,7 @@ const dsp_case dsp_case_fragment = {
     .ops = DSP_OPS_REDUCE,
     .targets = DSP_ALL_TARGETS,
     .fragments = true,
-    .preds = {{"warp_size", warp32}, {"layout", fragment_reduce}},
+    .preds = {{"warp_size", warp32}, {"target_scope", dsp_pred_scope_on_target}, {"layout", fragment_reduce}},
     .lower = lower_frag_reduce,
     .summary = "a fragment: each lane folds its registers, XOR shuffles over the lane bits along the reduced axes",
 };
@@ -403,7 +412,7 @@ const dsp_case dsp_case_fragment_copy = {
     .ops = 1u << DSP_COPY,
     .targets = DSP_ALL_TARGETS,
     .fragments = true,
-    .preds = {{"warp_size", warp32}, {"layout", fragment_copy}},
+    .preds = {{"warp_size", warp32}, {"target_scope", dsp_pred_scope_on_target}, {"layout", fragment_copy}},
     .lower = lower_frag_copy,
     .summary = "into or out of a fragment: each lane its elements, each element written once",
 };
@@ -414,7 +423,7 @@ const dsp_case dsp_case_fragment_fill = {
     .ops = 1u << DSP_FILL,
     .targets = DSP_ALL_TARGETS,
     .fragments = true,
-    .preds = {{"warp_size", warp32}},
+    .preds = {{"warp_size", warp32}, {"target_scope", dsp_pred_scope_on_target}},
     .lower = lower_frag_fill,
     .summary = "a fragment: each lane its registers",
 };

@@ -155,8 +155,9 @@ tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layout *layout
     tilec_program *p = b->kernel->prog;
     ir_begin(p->ctx);
     tilec_layout old = b->layout;
-    if (layout) b->layout = *layout;
-    else memset(&b->layout, 0, sizeof b->layout);
+    memset(&b->layout, 0, sizeof b->layout);
+    if (layout && layout->kind == TILEC_LAYOUT_LINEAR) b->layout = *layout;
+    else if (layout) b->layout.kind = layout->kind; /* a preset: only its kind is read */
     if ((unsigned)b->layout.nreg > TILEC_LAYOUT_MAX_BITS || (unsigned)b->layout.nlane > TILEC_LAYOUT_MAX_BITS ||
         (unsigned)b->layout.nwarp > TILEC_LAYOUT_MAX_BITS ||
         b->layout.nreg + b->layout.nlane + b->layout.nwarp > TILEC_LAYOUT_MAX_BITS) {

@@ -389,7 +389,12 @@ static void check_copy(verifier *v, const ir_stmt *st) {
             dst->buf->name, (long long)nd, src->buf->name, (long long)ns, hint);
     if (may_overlap(dst, src))
         err(v, dst->pos, "copy: destination and source overlap in '%s'", dst->buf->name);
-    if (st->exec.scope == TILEC_SCOPE_WARP && src->buf->space == TILEC_SPACE_LOCAL &&
+    bool fd = dst->buf->layout.kind != TILEC_LAYOUT_NONE, fs = src->buf->layout.kind != TILEC_LAYOUT_NONE;
+    if (fd != fs && (fd ? src : dst)->buf->space == TILEC_SPACE_LOCAL)
+        err(v, (fd ? src : dst)->pos, "copy: '%s' is a fragment (a tile the lanes share) and '%s' each thread's own "
+                                      "array; copy a fragment to or from shared or global memory",
+            (fd ? dst : src)->buf->name, (fd ? src : dst)->buf->name);
+    else if (st->exec.scope == TILEC_SCOPE_WARP && src->buf->space == TILEC_SPACE_LOCAL &&
         src->buf->layout.kind == TILEC_LAYOUT_NONE && dst->buf->space != TILEC_SPACE_LOCAL)
         err(v, src->pos, "copy: every lane holds its own '%s', so a warp cannot copy it to one "
                          "place; copy it at thread scope", src->buf->name);
