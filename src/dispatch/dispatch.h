@@ -242,6 +242,9 @@ tilec_status dsp_lower_program(tilec_program *p, const dsp_target *t, const tile
 lp_expr *dsp_inst_id(dsp_lower *l);
 lp_expr *dsp_inst_tid(dsp_lower *l);
 lp_expr *dsp_inst_size(dsp_lower *l);
+/* Threads of the smallest instance the statement runs in: the chosen one's, or, when every
+ * instance runs it, the last's (a partial warp when threads is not a multiple of it). */
+int dsp_inst_threads(const dsp_query *q);
 
 /* The value a fill statement stores into a buffer of type t. */
 lp_expr *dsp_fill_value(dsp_lower *l, lp_type t);

@@ -132,6 +132,10 @@ lp_expr *dsp_inst_tid(dsp_lower *l) {
     }
 }
 
+int dsp_inst_threads(const dsp_query *q) {
+    return q->selected && q->st->exec.instance != q->inst_count - 1 ? q->inst_size : q->inst_last;
+}
+
 lp_expr *dsp_inst_size(dsp_lower *l) {
     const dsp_query *q = l->q;
     if (q->selected)

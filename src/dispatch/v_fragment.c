@@ -70,7 +70,8 @@ static bool classify(const dsp_query *q, const tilec_buffer *F, fbits *f, char *
             int which;
             const char *kind = bit_kind(f, i, &which);
             snprintf(why, wn, "%s bit %d of '%s' moves along both a reduced and a kept dimension; reduce over "
-                              "whole bits of the layout",
+                              "every dimension it moves along, or give the layout bits that each move along "
+                              "one dimension",
                      kind, which, F->name);
             return false;
         }
@@ -131,8 +132,7 @@ static bool warp32(const dsp_query *q, char *why, size_t n) {
     }
     /* every lane of the instance exists: threads=48 leaves a warp of 16, whose shuffles
      * would name lanes that do not (the last instance is the partial one) */
-    int size = q->selected && q->st->exec.instance == q->inst_count - 1 ? q->inst_last
-             : q->selected ? q->inst_size : q->inst_last;
+    int size = dsp_inst_threads(q);
     if (size == q->inst_size) return true;
     snprintf(why, n, "threads=%d leaves a %s of %d threads: a fragment needs whole warps (%d threads)", q->threads,
              tilec_scope_name(q->st->exec.scope), size, q->inst_size);

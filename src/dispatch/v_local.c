@@ -30,8 +30,7 @@ static bool whole_warps(const dsp_query *q, char *why, size_t n) {
         snprintf(why, n, "local operands are per thread; they reduce at thread or warp scope");
         return false;
     }
-    int size = q->selected && q->st->exec.instance == q->inst_count - 1 ? q->inst_last
-             : q->selected ? q->inst_size : q->inst_last;
+    int size = dsp_inst_threads(q);
     if (size == q->ws) return true;
     snprintf(why, n, "threads=%d leaves a warp of %d lanes (warp size %d): a warp-wide butterfly "
                      "would read lanes that do not exist", q->threads, size, q->ws);

@@ -247,6 +247,8 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at);
 /* The flat row-major index of the element that register reg of lane `lane` of warp `warp`
  * (of the warpgroup; 0 for a warp's layout) holds in b's checked layout. */
 int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg);
+/* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup). */
+int ir_frag_threads(const tilec_buffer *b);
 /* Makes a checked parameter a read-only view of `strides` (one per dim, any sign, 0 for a
  * broadcast; element [0, ..., 0] at `origin` past the lowest element): sets span and origin.
  * False, with a diagnostic, when the view spans more than 2^48 elements. */

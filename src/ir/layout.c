@@ -218,6 +218,8 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
     return true;
 }
 
+int ir_frag_threads(const tilec_buffer *b) { return 32 << b->frag_warp; }
+
 int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg) {
     int64_t e = 0;
     for (int i = 0; i < b->frag_reg; i++)

@@ -63,11 +63,10 @@ static int buf_index(const ref *R, const tilec_buffer *b) {
  * (a layout) is one tile for each instance of its scope, as the format defines it. */
 static bool lanes_own(const tilec_buffer *b) { return b->space == TILEC_SPACE_LOCAL && b->layout.kind == TILEC_LAYOUT_NONE; }
 static bool is_fragment(const tilec_buffer *b) { return b->layout.kind != TILEC_LAYOUT_NONE; }
-static int frag_threads(const tilec_buffer *b) { return b->frag_warp ? 128 : 32; }
 
 /* The reference's copies of b and the elements of each. */
 static size_t ref_copies(const tilec_kernel *k, const tilec_buffer *b) {
-    if (is_fragment(b)) return (size_t)((k->threads + frag_threads(b) - 1) / frag_threads(b));
+    if (is_fragment(b)) return (size_t)((k->threads + ir_frag_threads(b) - 1) / ir_frag_threads(b));
     return lanes_own(b) ? (size_t)k->threads : 1;
 }
 static size_t ref_elems(const tilec_buffer *b) { return (size_t)(is_fragment(b) ? b->elems : b->span); }
@@ -76,7 +75,7 @@ static size_t ref_elems(const tilec_buffer *b) { return (size_t)(is_fragment(b) 
  * instance). */
 static rval *at(ref *R, const tilec_buffer *b, int64_t off, int tid) {
     int i = buf_index(R, b);
-    if (is_fragment(b)) return &R->mem[i][(size_t)(tid / frag_threads(b)) * (size_t)b->elems + (size_t)off];
+    if (is_fragment(b)) return &R->mem[i][(size_t)(tid / ir_frag_threads(b)) * (size_t)b->elems + (size_t)off];
     if (b->space == TILEC_SPACE_LOCAL) return &R->mem[i][(size_t)tid * (size_t)b->span + (size_t)off];
     return &R->mem[i][off];
 }

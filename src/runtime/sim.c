@@ -1051,7 +1051,7 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
         if (b->param < 0 || b->space == TILEC_SPACE_GLOBAL) continue;
         if (b->tile && b->tile->layout.kind != TILEC_LAYOUT_NONE) { /* a fragment: the first instance's tile */
             size_t es = num_size(b->type);
-            int n = b->tile->frag_warp ? 128 : 32;
+            int n = ir_frag_threads(b->tile);
             for (int t = 0; t < n && t < S.threads; t++)
                 for (int64_t r = 0; r < b->elems; r++) {
                     int64_t e = ir_frag_element(b->tile, (t >> 5) & 3, t & 31, (int)r);
