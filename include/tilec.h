@@ -114,6 +114,16 @@ extern "C" {
     X(NONE, "none") X(MMA_C, "mma_m16n8k16_c") X(MMA_A, "mma_m16n8k16_a")                   \
     X(MMA_B, "mma_m16n8k16_b") X(WGMMA_D, "wgmma_m64nNk16_d") X(LINEAR, "linear")
 
+/* X(SUFFIX, name, bits, base, shift) — the swizzles of a `shared` tile
+ * (docs/format.md#swizzled-shared-tiles) by name: the element at byte offset o from the
+ * tile's first byte (by its strides) is stored at o ^ (((o >> (base + shift)) & (2^bits -
+ * 1)) << base), CuTe's Swizzle<bits, base, shift> on bytes. SW128, SW64 and SW32 are TMA's
+ * and wgmma's 128-, 64- and 32-byte swizzles (16-byte chunks of a 128-byte line, XORed
+ * with the line's index in a group of 8); XOR: any other (bits, base, shift). */
+#define TILEC_SWIZZLE_LIST(X)                                                              \
+    X(NONE, "none", 0, 0, 0) X(SW32, "sw32", 1, 4, 3) X(SW64, "sw64", 2, 4, 3)               \
+    X(SW128, "sw128", 3, 4, 3) X(XOR, "xor", 0, 0, 0)
+
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
 
@@ -160,6 +170,13 @@ typedef enum tilec_layout_kind {
         TILEC_LAYOUT_COUNT
 } tilec_layout_kind;
 
+typedef enum tilec_swizzle_kind {
+#define TILEC_X_(s, n, b, m, sh) TILEC_SWIZZLE_##s,
+    TILEC_SWIZZLE_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_SWIZZLE_COUNT
+} tilec_swizzle_kind;
+
 typedef enum tilec_op {
 #define TILEC_X_(s, n) TILEC_OP_##s,
     TILEC_OP_LIST(TILEC_X_)
@@ -187,6 +204,7 @@ TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
 TILEC_API const char *tilec_layout_name(tilec_layout_kind l);
+TILEC_API const char *tilec_swizzle_name(tilec_swizzle_kind s);
 /* Whether reduction op is defined on dtype (mean, norm2, var, std and logsumexp take
  * float dtypes only; argmax, argmin and aminmax every dtype) and,
  * with accumulate, whether it folds in the destination's old value (mean and norm2, whose
@@ -345,6 +363,20 @@ typedef struct tilec_layout {
  * layout's bit counts out of range; the context's diagnostic says what is wrong) the
  * buffer keeps the layout it had. */
 TILEC_API tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layout *layout);
+
+/* A shared tile's swizzle (TILEC_SWIZZLE_LIST). For a preset only `kind` is read; for
+ * TILEC_SWIZZLE_XOR, bits (1 to 5), base (the log2 of the bytes that move together: at
+ * least the element's size, at most 10) and shift (at least bits, base + shift + bits at
+ * most 20). */
+typedef struct tilec_swizzle {
+    tilec_swizzle_kind kind;
+    int bits, base, shift;
+} tilec_swizzle;
+
+/* Gives a `shared` allocation (or a func's `shared` parameter) a swizzle (NULL, or kind
+ * NONE: none), checked at once: on an error (TILEC_ERR_VERIFY; the context's diagnostic
+ * says what is wrong) the buffer keeps the swizzle it had. */
+TILEC_API tilec_status tilec_buffer_set_swizzle(tilec_buffer *b, const tilec_swizzle *swizzle);
 
 /* Who executes a statement: every instance of `scope`, or only `instance` when >= 0. */
 typedef struct tilec_exec {

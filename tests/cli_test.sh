@@ -149,6 +149,29 @@ for f in "$root"/tests/fragments/*.tile; do
     expect "run $n at warp size 64" 1 "$tilec" run "$f" --backend sim --warp-size 64
     has "run $n at warp size 64 says why" "$tmp/err" "fragment layouts are of warps of 32 lanes"
 done
+# swizzled shared tiles (tests/swizzle): checked against the reference on the simulator at
+# warp sizes 32 and 64 (with special values too), fmt keeps them, and NVRTC / hiprtc compile
+# them where installed (the emitted XOR and the tile's alignment)
+for f in "$root"/tests/swizzle/*.tile; do
+    n=$(basename "$f")
+    expect "fmt --check $n" 0 "$tilec" fmt --check "$f"
+    for ws in 32 64; do
+        expect "run --check $n at warp size $ws" 0 "$tilec" run "$f" --backend sim --warp-size "$ws" --check
+        expect "run --check --specials $n at warp size $ws" 0 "$tilec" run "$f" --backend sim --warp-size "$ws" --check --specials --seed 3
+    done
+    expect "emit $n for CUDA" 0 "$tilec" emit "$f" --target cuda -o "$tmp/swz.cu"
+    has "emit $n aligns the tile to the swizzle's 1024 bytes" "$tmp/swz.cu" "__shared__ __attribute__((aligned(1024))) float S[8192];"
+    if ldconfig -p | grep -q libnvrtc; then
+        expect "compile $n for sm_90 (NVRTC)" 0 "$tilec" compile "$f" --target cuda --arch sm_90 -o "$tmp/swz.cubin"
+    else
+        echo "skipped: NVRTC is not installed here, so $n is not compiled for sm_90"
+    fi
+    if ldconfig -p | grep -q libamdhip64; then
+        expect "compile $n for gfx90a (hiprtc)" 0 "$tilec" compile "$f" --target hip --arch gfx90a -o "$tmp/swz.co"
+    else
+        echo "skipped: hiprtc is not installed here, so $n is not compiled for gfx90a"
+    fi
+done
 printf 'kernel k(A: f32[2, 64] global, B: f32[2] global) threads=80 {\n  cta.sum(B, A, variant=cta_tree)\n}\n' >"$tmp/forced.tile"
 expect "explain with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile"
 has "the table says why" "$tmp/err" "several_warps    no: threads=80 is not a multiple of the warp size (32)"

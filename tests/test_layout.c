@@ -366,12 +366,185 @@ static void test_refused_statements(void **state) {
     }
 }
 
+/* ---- swizzled shared tiles ---------------------------------------------------------------- */
+
+/* TMA's 128-byte swizzle as the CUDA programming guide draws it: in each 1024-byte block of
+ * eight 128-byte rows, row r's 16-byte chunk c is stored as chunk c XOR r; 64 and 32 bytes:
+ * within each group of 4 (2) chunks, XOR the row's index mod 4 (2) (its
+ * block 512 and 256 bytes) */
+static int64_t tma_place(int64_t byte, int chunks) {
+    int64_t row = byte / 128, chunk = byte % 128 / 16, in = byte % 16;
+    int64_t xr = (row % 8) % chunks;
+    int64_t c2 = (chunk / chunks) * chunks + ((chunk % chunks) ^ xr);
+    return row * 128 + c2 * 16 + in;
+}
+
+static void test_swizzle_places(void **state) {
+    (void)state;
+    static const struct {
+        const char *name;
+        int chunks;
+        int64_t atom;
+    } presets[] = {{"sw128", 8, 1024}, {"sw64", 4, 512}, {"sw32", 2, 256}};
+    static const char *dts[] = {"f32", "f16", "f64"};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t d = 0; d < 3; d++) {
+            char text[256];
+            snprintf(text, sizeof text, "func f(T: %s[32, 64] shared swizzle=%s) threads=32 {\n}\n", dts[d], presets[i].name);
+            tilec_ctx *ctx;
+            tilec_open(&ctx);
+            tilec_program *p;
+            if (tilec_parse(ctx, "s.tile", text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+            const tilec_buffer *b = p->kernels[0]->params[0];
+            int64_t es = (int64_t)tilec_dtype_size(b->dtype);
+            char *seen = calloc((size_t)b->elems, 1);
+            assert_non_null(seen);
+            for (int64_t e = 0; e < b->elems; e++) {
+                int64_t got = ir_swizzle_offset(b, e), want = tma_place(e * es, presets[i].chunks) / es;
+                if (got != want)
+                    fail_msg("%s %s: element %lld is stored at %lld, TMA's swizzle says %lld", presets[i].name, dts[d],
+                             (long long)e, (long long)got, (long long)want);
+                assert_false(seen[got]);
+                seen[got] = 1;
+            }
+            free(seen);
+            assert_int_equal(ir_swizzle_atom(b), presets[i].atom);
+            tilec_program_free(p);
+            tilec_close(ctx);
+        }
+}
+
+static void test_swizzle_errors(void **state) {
+    (void)state;
+    static const struct {
+        const char *decl, *msg;
+    } cases[] = {
+        {"local L: f32[16, 64] @swizzle=sw128", "'L' is local: a swizzle places the elements of a shared tile"},
+        {"shared L: f32[16, 64] swizzle=@sw256", "unknown swizzle 'sw256'; expected sw128, sw64, sw32, none or xor(bits, base, shift)"},
+        {"shared L: f32[16, 64] @swizzle=xor(0, 4, 3)", "a swizzle of 0 bits; bits must be 1 to 5"},
+        {"shared L: f64[16, 64] @swizzle=xor(3, 2, 3)", "but a f64 element is 8 bytes; the base must be 3 to 10"},
+        {"shared L: f32[16, 64] @swizzle=xor(3, 4, 2)", "a swizzle shift of 2 with 3 bits and base 4"},
+        {"shared L: f32[16, 64] @swizzle=xor(5, 10, 6)", "base + shift + bits at most 20"},
+        {"shared L: f32[16, 64] swizzle=sw32 @swizzle=sw64", "'L' has two swizzle= options; keep one"},
+        {"shared L: f32[16, 64] swizzle=xor@(3, 4)", "xor takes three small integers"},
+        {"shared L: f32[16, 64] @layout=mma_m16n8k16_c swizzle=sw128", "'L' is a shared buffer; a fragment layout"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "kernel k(A: f32[4] global) threads=32 {\n  %s\n}\n", cases[i].decl);
+        int line, col;
+        char *text = strip_marker(src, strlen(src), &line, &col);
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        tilec_status st = check_text(ctx, text, strlen(text), 32);
+        const char *d = tilec_diag_text(ctx);
+        char where[64];
+        snprintf(where, sizeof where, "t.tile:%d:%d: error: ", line, col);
+        if (st == TILEC_OK || !strstr(d, cases[i].msg) || !strstr(d, where))
+            fail_msg("case %zu (%s): want %s%s, got:\n%s", i, cases[i].decl, where, cases[i].msg, d);
+        free(text);
+        tilec_close(ctx);
+    }
+    /* a global parameter of a func takes none either */
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    const char *g = "func f(G: f32[8, 32] global swizzle=sw32) threads=32 {\n}\n";
+    assert_int_not_equal(check_text(ctx, g, strlen(g), 32), TILEC_OK);
+    assert_non_null(strstr(tilec_diag_text(ctx), "'G' is global: a swizzle places"));
+    /* a func's tile that ends inside a group (the caller's array is what it is); an
+     * allocation of the same shape grows to whole groups */
+    const char *cut = "func f(G: f32[5, 7] shared swizzle=sw128) threads=32 {\n}\n";
+    assert_int_not_equal(check_text(ctx, cut, strlen(cut), 32), TILEC_OK);
+    assert_non_null(strstr(tilec_diag_text(ctx), "the tile's 140 bytes end inside a group: byte 128 would be stored at 144"));
+    const char *grown = "kernel k(A: f32[5, 7] global) threads=32 {\n  shared G: f32[5, 7] swizzle=sw128\n  cta.copy(G, A)\n}\n";
+    assert_int_equal(check_text(ctx, grown, strlen(grown), 32), TILEC_OK);
+    tilec_close(ctx);
+}
+
+/* fmt keeps a swizzle, a preset by name and the general form by its numbers; the builder
+ * sets one, refuses a local buffer and a bad one (keeping the old), and clears it. */
+static void test_swizzle_round_trip_and_builder(void **state) {
+    (void)state;
+    const char *text = "kernel k(A: f32[64, 32] global) threads=64 {\n"
+                       "  shared S: f32[64, 32] swizzle=sw64\n"
+                       "  shared T: f32[64, 33] strides=(33, 1) swizzle=xor(2, 5, 3)\n"
+                       "  cta.copy(S, A)\n"
+                       "}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    if (tilec_parse(ctx, "s.tile", text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    char *out = NULL;
+    size_t n = 0;
+    assert_int_equal(tilec_format(p, &out, &n), TILEC_OK);
+    assert_non_null(strstr(out, "shared S: f32[64, 32] swizzle=sw64\n"));
+    assert_non_null(strstr(out, "shared T: f32[64, 33] strides=(33, 1) swizzle=xor(2, 5, 3)\n"));
+    tilec_free(out);
+    tilec_program_free(p);
+
+    tilec_kernel *k;
+    tilec_buffer *b, *l;
+    int64_t shape[2] = {64, 32};
+    assert_int_equal(tilec_program_new(ctx, &p), TILEC_OK);
+    assert_int_equal(tilec_kernel_new(p, "k", false, 64, 1, &k), TILEC_OK);
+    assert_int_equal(tilec_kernel_alloc(k, "S", TILEC_SPACE_SHARED, TILEC_F32, 2, shape, NULL, &b), TILEC_OK);
+    assert_int_equal(tilec_kernel_alloc(k, "L", TILEC_SPACE_LOCAL, TILEC_F32, 2, shape, NULL, &l), TILEC_OK);
+    tilec_swizzle sw = {.kind = TILEC_SWIZZLE_SW128, .bits = 99}; /* a preset: its numbers are not read */
+    assert_int_equal(tilec_buffer_set_swizzle(b, &sw), TILEC_OK);
+    assert_int_equal(b->swizzle.bits, 3);
+    tilec_swizzle bad = {.kind = TILEC_SWIZZLE_XOR, .bits = 2, .base = 1, .shift = 3};
+    assert_int_equal(tilec_buffer_set_swizzle(b, &bad), TILEC_ERR_VERIFY);
+    assert_non_null(strstr(tilec_diag_text(ctx), "the base must be 2 to 10"));
+    assert_int_equal(b->swizzle.kind, TILEC_SWIZZLE_SW128);
+    assert_int_equal(tilec_buffer_set_swizzle(l, &sw), TILEC_ERR_VERIFY);
+    assert_int_equal(l->swizzle.kind, TILEC_SWIZZLE_NONE);
+    tilec_swizzle odd = {.kind = (tilec_swizzle_kind)77};
+    assert_int_equal(tilec_buffer_set_swizzle(b, &odd), TILEC_ERR_VERIFY);
+    assert_int_equal(tilec_buffer_set_swizzle(b, NULL), TILEC_OK);
+    assert_int_equal(b->swizzle.kind, TILEC_SWIZZLE_NONE);
+    assert_int_equal(tilec_buffer_set_swizzle(NULL, &sw), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(tilec_swizzle_name(TILEC_SWIZZLE_SW32), "sw32");
+    assert_null(tilec_swizzle_name(TILEC_SWIZZLE_COUNT));
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* The cost model reads the swizzle: rows of 128 bytes, one lane a row, are 8-way bank
+ * conflicts plain (eight rows' first chunks in one bank group) and none under sw128 (each
+ * row's chunk moved to its own banks), so the model takes one lane a row for the swizzled
+ * tile and not for the plain one. */
+static void test_swizzle_cost_model(void **state) {
+    (void)state;
+    const char *text = "func plain(dst: f32[64] shared, src: f32[64, 32] shared) threads=64 {\n"
+                       "  cta.sum(dst, src, axes=(1))\n}\n"
+                       "func swz(dst: f32[64] shared, src: f32[64, 32] shared swizzle=sw128) threads=64 {\n"
+                       "  cta.sum(dst, src, axes=(1))\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    if (tilec_parse(ctx, "s.tile", text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    tilec_target t = {TILEC_BACKEND_CUDA, "sm_90", 32};
+    char *out = NULL;
+    assert_int_equal(tilec_explain(p, &t, TILEC_EXPLAIN_SHORT, &out), TILEC_OK);
+    const char *sw = strstr(out, "func swz");
+    assert_non_null(sw);
+    const char *plain_one = strstr(out, "1 lane an output");
+    if (!plain_one || plain_one < sw) fail_msg("the swizzled tile is not read a lane a row:\n%s", out);
+    const char *p8 = strstr(out, " lanes an output");
+    if (!p8 || p8 > sw) fail_msg("the plain tile is read a lane a row (8-way conflicts):\n%s", out);
+    tilec_free(out);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets_follow_the_isa), cmocka_unit_test(test_linear_spells_a_preset),
         cmocka_unit_test(test_replicated_lanes),       cmocka_unit_test(test_format_round_trip),
         cmocka_unit_test(test_errors),                 cmocka_unit_test(test_builder),
         cmocka_unit_test(test_gpu_source_compiles),    cmocka_unit_test(test_refused_statements),
+        cmocka_unit_test(test_swizzle_places),         cmocka_unit_test(test_swizzle_errors),
+        cmocka_unit_test(test_swizzle_round_trip_and_builder), cmocka_unit_test(test_swizzle_cost_model),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -418,15 +418,28 @@ static bool written(const lp_kernel *k, const lp_buf *b) {
     return w.written;
 }
 
-size_t cg_shared_bytes(const lp_kernel *k) {
+/* The alignment of a shared allocation: 16 bytes, or a swizzled tile's atom (the bytes its
+ * pattern repeats over: TMA and wgmma place a tile's swizzle by its address). */
+static size_t shared_align(const lp_buf *b) {
+    size_t atom = b->tile ? (size_t)ir_swizzle_atom(b->tile) : 0;
+    return atom > 16 ? atom : 16;
+}
+
+/* Where each shared allocation starts in the kernel's shared memory, in order (each
+ * aligned, each rounded up to 16 bytes), and the end: the bytes a CTA needs. */
+static size_t shared_place(const lp_kernel *k, int upto) {
     size_t total = 0;
-    for (int i = 0; i < k->nbufs; i++) {
+    for (int i = 0; i < k->nbufs && i < upto; i++) {
         const lp_buf *b = k->bufs[i];
         if (b->space != TILEC_SPACE_SHARED || b->param >= 0) continue;
+        size_t a = shared_align(b);
+        total = (total + a - 1) / a * a;
         total += ((size_t)b->elems * num_size(b->type) + 15) & ~(size_t)15;
     }
     return total;
 }
+
+size_t cg_shared_bytes(const lp_kernel *k) { return shared_place(k, k->nbufs); }
 
 static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
     const tilec_kernel *tk = k->tile;
@@ -461,20 +474,23 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
             buf_name(s, k->bufs[i]);
         }
     ir_str_printf(s, ") {\n");
-    if (dynamic) ir_str_printf(s, "  extern __shared__ __attribute__((aligned(16))) unsigned char tl_smem[];\n");
-    size_t offset = 0;
+    size_t most = 16; /* the largest alignment a shared allocation asks for */
+    for (int i = 0; i < k->nbufs; i++)
+        if (k->bufs[i]->space == TILEC_SPACE_SHARED && k->bufs[i]->param < 0 && shared_align(k->bufs[i]) > most)
+            most = shared_align(k->bufs[i]);
+    if (dynamic) ir_str_printf(s, "  extern __shared__ __attribute__((aligned(%zu))) unsigned char tl_smem[];\n", most);
     for (int i = 0; i < k->nbufs; i++) {
         const lp_buf *b = k->bufs[i];
         if (b->param >= 0 || b->space == TILEC_SPACE_GLOBAL) continue;
         if (b->space == TILEC_SPACE_SHARED && dynamic) {
+            size_t a = shared_align(b), offset = (shared_place(k, i) + a - 1) / a * a;
             ir_str_printf(s, "  %s *const ", c_type(b->type));
             buf_name(s, b);
             ir_str_printf(s, " = (%s *)(tl_smem + %zu);\n", c_type(b->type), offset);
-            offset += ((size_t)b->elems * num_size(b->type) + 15) & ~(size_t)15;
             continue;
         }
-        ir_str_printf(s, "  %s%s ", b->space == TILEC_SPACE_SHARED ? "__shared__ __attribute__((aligned(16))) " : "",
-                      c_type(b->type));
+        if (b->space == TILEC_SPACE_SHARED) ir_str_printf(s, "  __shared__ __attribute__((aligned(%zu))) %s ", shared_align(b), c_type(b->type));
+        else ir_str_printf(s, "  %s ", c_type(b->type));
         buf_name(s, b);
         ir_str_printf(s, "[%lld];\n", (long long)b->elems);
     }

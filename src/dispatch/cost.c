@@ -122,11 +122,17 @@ static int64_t offset(const view *v, int64_t s, int64_t e) {
     return off;
 }
 
+/* The byte address of element offset `off` of the source: where a swizzled tile stores it. */
+static int64_t byte_addr(const dsp_query *q, const view *v, int64_t off) {
+    return ir_swizzle_offset(q->st->src.buf, off) * v->esize;
+}
+
 static bool vec_ok(const dsp_query *q, const view *v, dsp_orient o, int vec) {
     if (vec == 1) return true;
     int bytes = vec * v->esize;
     if (bytes != 4 && bytes != 8 && bytes != 16) return false;
     if (q->st->src.buf->space == TILEC_SPACE_LOCAL) return false;
+    if (!dsp_region_base_aligned(&q->st->src, vec)) return false; /* (a swizzle's chunk holds the vector) */
     if (v->base % vec || (v->id_gcd && v->id_gcd % vec)) return false;
     if (o == DSP_ALONG_REDUCED) {
         if (!v->reduced_trailing || !v->last_reduced || q->red_len % vec) return false;
@@ -274,7 +280,7 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
             int64_t t = wi * ws + i;
             int64_t grp = tree ? 0 : t / L, lane = tree ? t : t % L;
             int64_t s = st * groups + grp, ch = ci * L + lane;
-            addr[i] = t < T && s < S && ch < nch ? offset(v, s, ch * V) * v->esize : -1;
+            addr[i] = t < T && s < S && ch < nch ? byte_addr(q, v, offset(v, s, ch * V)) : -1;
         }
         tally(addr, ws, w, v->global, &sampled, &wf, &pipe);
     }
@@ -324,7 +330,7 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
         for (int l = 0; l < ws; l++) {
             int64_t t = wi * ws + l;
             int64_t g = P > 1 ? t % G : t + st * T, sl = P > 1 ? t / G : 0, r = sl + P * i;
-            addr[l] = t < T && g < G && sl < P && r < red ? offset(v, g * V, r) * v->esize : -1;
+            addr[l] = t < T && g < G && sl < P && r < red ? byte_addr(q, v, offset(v, g * V, r)) : -1;
         }
         tally(addr, ws, w, v->global, &sampled, &wf, &pipe);
     }

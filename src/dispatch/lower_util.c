@@ -211,6 +211,9 @@ bool dsp_region_dense(const ir_region *r) { return dense(r); }
 bool dsp_region_base_aligned(const ir_region *r, int vec) {
     const tilec_buffer *b = r->buf;
     if (b->origin % vec) return false;
+    /* a swizzle keeps chunks of 2^base bytes whole: a vector must fit in one */
+    if (b->swizzle.kind != TILEC_SWIZZLE_NONE && (int64_t)vec * (int64_t)tilec_dtype_size(b->dtype) > ((int64_t)1 << b->swizzle.base))
+        return false;
     for (int d = 0; d < b->rank && d < r->nindex; d++) {
         const ir_index *ix = &r->index[d];
         if (ix->kind == TILEC_INDEX_ID) {
@@ -240,15 +243,31 @@ lp_expr *dsp_fill_value(dsp_lower *l, lp_type t) {
     return lp_int(l->k, t, st->fill.i); /* the exact integer, as verified */
 }
 
+/* Where a swizzled tile stores the element at offset `off` (swizzle.c):
+ * off ^ (((off >> (base' + shift)) & mask) << base') in elements, base' = base - log2(size);
+ * the offset itself without a swizzle. */
+static lp_expr *swizzled(dsp_lower *l, const tilec_buffer *b, lp_expr *off) {
+    const tilec_swizzle *s = &b->swizzle;
+    if (s->kind == TILEC_SWIZZLE_NONE) return off;
+    if (off->kind == LX_CONST) return lp_int(l->k, off->type, ir_swizzle_offset(b, off->i));
+    int base = s->base;
+    for (size_t es = tilec_dtype_size(b->dtype); es > 1; es >>= 1) base--; /* the verifier keeps it >= 0 */
+    lp_kernel *k = l->k;
+    lp_type t = off->type;
+    lp_expr *sel = lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, off, lp_int(k, t, base + s->shift)),
+                             lp_int(k, t, ((int64_t)1 << s->bits) - 1));
+    return lp_binary(k, LO_BXOR, off, base ? lp_binary(k, LO_SHL, sel, lp_int(k, t, base)) : sel);
+}
+
 lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat) {
     if (r->buf->layout.kind != TILEC_LAYOUT_NONE && l->frag_at) return l->frag_at; /* a fragment: its register */
     int64_t dims[TILEC_MAX_RANK];
     lp_expr *coords[TILEC_MAX_RANK];
     int n = ir_region_shape(r, dims);
     lp_type it = dsp_index_type(r->buf->span, 0);
-    if (dense(r)) return dense_offset(l, r, lp_cast(l->k, it, flat), it);
+    if (dense(r)) return swizzled(l, r->buf, dense_offset(l, r, lp_cast(l->k, it, flat), it));
     unflatten(l, lp_cast(l->k, it, flat), dims, n, coords);
-    return offset_of(l, r, coords, it);
+    return swizzled(l, r->buf, offset_of(l, r, coords, it));
 }
 
 lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
@@ -268,13 +287,13 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
         lp_expr *flat = lp_cast(l->k, it, r);
         if (!(s->kind == LX_CONST && s->i == 0))
             flat = lp_binary(l->k, LO_ADD, lp_binary(l->k, LO_MUL, lp_cast(l->k, it, s), lp_int(l->k, it, q->red_len)), flat);
-        return dense_offset(l, src, flat, it);
+        return swizzled(l, src->buf, dense_offset(l, src, flat, it));
     }
     lp_expr *kc[TILEC_MAX_RANK], *rc[TILEC_MAX_RANK], *coords[TILEC_MAX_RANK];
     unflatten(l, lp_cast(l->k, it, s), kept, nk, kc);
     unflatten(l, lp_cast(l->k, it, r), red, nr, rc);
     for (int d = 0, i = 0, j = 0; d < q->src_rank; d++) coords[d] = q->reduced[d] ? rc[j++] : kc[i++];
-    return offset_of(l, src, coords, it);
+    return swizzled(l, src->buf, offset_of(l, src, coords, it));
 }
 
 /* ---- reductions -------------------------------------------------------------------------------- */

@@ -173,6 +173,21 @@ tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layout *layout
     return TILEC_OK;
 }
 
+tilec_status tilec_buffer_set_swizzle(tilec_buffer *b, const tilec_swizzle *swizzle) {
+    if (!b) return TILEC_ERR_INVALID_ARG;
+    tilec_program *p = b->kernel->prog;
+    ir_begin(p->ctx);
+    tilec_swizzle old = b->swizzle;
+    memset(&b->swizzle, 0, sizeof b->swizzle);
+    if (swizzle && swizzle->kind == TILEC_SWIZZLE_XOR) b->swizzle = *swizzle;
+    else if (swizzle) b->swizzle.kind = swizzle->kind; /* a preset: only its kind is read */
+    if (!ir_check_swizzle(p, b, b->pos)) {
+        b->swizzle = old;
+        return TILEC_ERR_VERIFY;
+    }
+    return TILEC_OK;
+}
+
 tilec_region tilec_region_whole(const tilec_buffer *b) {
     tilec_region r;
     memset(&r, 0, sizeof r);

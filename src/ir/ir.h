@@ -84,6 +84,7 @@ void ir_str_free(ir_str *s);
 int ir_lookup_dtype(const char *s, size_t n);
 int ir_lookup_space(const char *s, size_t n);
 int ir_lookup_layout(const char *s, size_t n); /* "mma_m16n8k16_c" -> TILEC_LAYOUT_MMA_C */
+int ir_lookup_swizzle(const char *s, size_t n); /* "sw128" -> TILEC_SWIZZLE_SW128 */
 int ir_lookup_scope(const char *s, size_t n);
 int ir_lookup_op(const char *s, size_t n);
 /* The op names joined for a message: "sum, max or min" with last " or ", "sum, max, min"
@@ -130,6 +131,10 @@ struct tilec_buffer {
     ir_pos layout_pos;
     int frag_reg, frag_lane, frag_warp;
     int64_t frag[TILEC_LAYOUT_MAX_BITS];
+    /* a shared tile's swizzle as given (kind NONE: none; swizzle.c), with its bits, base
+     * and shift resolved when checked */
+    tilec_swizzle swizzle;
+    ir_pos swizzle_pos;
     bool is_param;
     struct tilec_kernel *kernel;
     int64_t elems; /* product of the shape (checked for overflow) */
@@ -249,6 +254,16 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at);
 int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg);
 /* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup). */
 int ir_frag_threads(const tilec_buffer *b);
+/* Checks b->swizzle on the checked buffer b (swizzle.c: shared, the preset's or the given
+ * bits in range, an element whole in a chunk, every element's place inside the tile) and
+ * resolves a preset's bits, base and shift; errors at `at`. */
+bool ir_check_swizzle(tilec_program *p, tilec_buffer *b, ir_pos at);
+/* The element offset where b's element at (unswizzled) element offset `off` is stored:
+ * off itself without a swizzle. */
+int64_t ir_swizzle_offset(const tilec_buffer *b, int64_t off);
+/* The bytes the swizzle's pattern repeats over (its atom, 2^(base + shift + bits)), which a
+ * tile must start at a multiple of to match TMA's and wgmma's placement; 0 without one. */
+int64_t ir_swizzle_atom(const tilec_buffer *b);
 /* Makes a checked parameter a read-only view of `strides` (one per dim, any sign, 0 for a
  * broadcast; element [0, ..., 0] at `origin` past the lowest element): sets span and origin.
  * False, with a diagnostic, when the view spans more than 2^48 elements. */

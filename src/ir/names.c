@@ -53,6 +53,11 @@ static const char *const layout_names[] = {
     TILEC_LAYOUT_LIST(X)
 #undef X
 };
+static const char *const swizzle_names[] = {
+#define X(s, n, b, m, sh) n,
+    TILEC_SWIZZLE_LIST(X)
+#undef X
+};
 static const char *const nan_names[] = {
 #define X(s, n) n,
     TILEC_NAN_LIST(X)
@@ -83,6 +88,7 @@ _Static_assert(COUNT(scope_names) == TILEC_SCOPE_COUNT, "scope table");
 _Static_assert(COUNT(op_names) == TILEC_OP_COUNT, "op table");
 _Static_assert(COUNT(nan_names) == TILEC_NAN_COUNT, "nan table");
 _Static_assert(COUNT(layout_names) == TILEC_LAYOUT_COUNT, "layout table");
+_Static_assert(COUNT(swizzle_names) == TILEC_SWIZZLE_COUNT, "swizzle table");
 _Static_assert(COUNT(backend_names) == TILEC_BACKEND_COUNT, "backend table");
 
 static const char *name_at(const char *const *names, int count, int i) {
@@ -95,6 +101,7 @@ const char *tilec_scope_name(tilec_scope s) { return name_at(scope_names, COUNT(
 const char *tilec_op_name(tilec_op o) { return name_at(op_names, COUNT(op_names), (int)o); }
 const char *tilec_nan_name(tilec_nan n) { return name_at(nan_names, COUNT(nan_names), (int)n); }
 const char *tilec_layout_name(tilec_layout_kind l) { return name_at(layout_names, COUNT(layout_names), (int)l); }
+const char *tilec_swizzle_name(tilec_swizzle_kind s) { return name_at(swizzle_names, COUNT(swizzle_names), (int)s); }
 const char *tilec_backend_name(tilec_backend b) { return name_at(backend_names, COUNT(backend_names), (int)b); }
 
 const char *tilec_backend_file_extension(tilec_backend b, bool binary) {
@@ -133,6 +140,7 @@ static int lookup(const char *const *names, int count, const char *s, size_t n) 
 int ir_lookup_dtype(const char *s, size_t n) { return lookup(dtype_names, COUNT(dtype_names), s, n); }
 int ir_lookup_space(const char *s, size_t n) { return lookup(space_names, COUNT(space_names), s, n); }
 int ir_lookup_layout(const char *s, size_t n) { return lookup(layout_names, COUNT(layout_names), s, n); }
+int ir_lookup_swizzle(const char *s, size_t n) { return lookup(swizzle_names, COUNT(swizzle_names), s, n); }
 int ir_lookup_scope(const char *s, size_t n) { return lookup(scope_names, COUNT(scope_names), s, n); }
 int ir_lookup_op(const char *s, size_t n) { return lookup(op_names, COUNT(op_names), s, n); }
 

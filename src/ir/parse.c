@@ -44,6 +44,9 @@ static const char *const id_words[] = {"cta_id", "warpgroup_id", "warp_id", "thr
 #define LAYOUT_WORD(s, n) n,
 static const char *const layout_words[] = {TILEC_LAYOUT_LIST(LAYOUT_WORD)};
 #undef LAYOUT_WORD
+#define SWIZZLE_WORD(s, n, b, m, sh) n,
+static const char *const swizzle_words[] = {TILEC_SWIZZLE_LIST(SWIZZLE_WORD)};
+#undef SWIZZLE_WORD
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---- errors and tokens --------------------------------------------------------------- */
@@ -286,17 +289,19 @@ static tilec_buffer *parse_decl(parser *ps, const char *what, ir_pos *where) {
     return b;
 }
 
-static bool parse_layout_opt(parser *ps, tilec_buffer *b);
+static void parse_placement(parser *ps, tilec_buffer *b, bool *layout, bool *swizzle);
+static void check_placement(parser *ps, tilec_buffer *b, bool layout, bool swizzle);
 
-/* param := NAME ':' dtype shape space [ 'layout' '=' layout ] (a func's local fragment) */
+/* param := NAME ':' dtype shape space placement (a func's local fragment, shared swizzled tile) */
 static void parse_param(parser *ps) {
     ir_pos where[TILEC_MAX_RANK];
     tilec_buffer *b = parse_decl(ps, "a parameter name", where);
     b->space = parse_space(ps);
-    bool layout = parse_layout_opt(ps, b);
+    bool layout, swizzle;
+    parse_placement(ps, b, &layout, &swizzle);
     if (!ir_check_decl(ps->prog, b, where, b->pos)) longjmp(ps->fail, 1);
-    if (layout && !ir_check_layout(ps->prog, b, b->layout_pos)) longjmp(ps->fail, 1);
     if (!ir_param_add(ps->k, b)) oom(ps);
+    check_placement(ps, b, layout, swizzle); /* (a parameter's swizzle is checked as one) */
 }
 
 /* bits := '(' [ ints { ',' ints } [ ','] ] ')': the coordinates each bit adds, into
@@ -355,17 +360,56 @@ static void parse_layout(parser *ps, tilec_buffer *b) {
     b->layout.nwarp = got[2];
 }
 
-/* [ 'layout' '=' layout ]: whether one was given (checked by the caller after the shape) */
-static bool parse_layout_opt(parser *ps, tilec_buffer *b) {
-    ir_pos lpos = {ps->t.line, ps->t.col};
-    if (!accept(ps, "layout")) return false;
-    expect(ps, "=");
-    b->layout_pos = lpos;
-    parse_layout(ps, b);
-    return true;
+/* swizzle := 'sw32' | 'sw64' | 'sw128' | 'none' | 'xor' '(' INT ',' INT ',' INT ')' (bits, base, shift) */
+static void parse_swizzle(parser *ps, tilec_buffer *b) {
+    static const char *const known = "sw128, sw64, sw32, none or xor(bits, base, shift)";
+    if (ps->t.kind != TOK_NAME) fail_expected(ps, "a swizzle (sw128, sw64, sw32, none or xor(bits, base, shift))");
+    int kind = ir_lookup_swizzle(ps->t.s, ps->t.n);
+    if (kind < 0) fail_unknown(ps, &ps->t, "swizzle", swizzle_words, COUNT(swizzle_words), known);
+    memset(&b->swizzle, 0, sizeof b->swizzle);
+    b->swizzle.kind = (tilec_swizzle_kind)kind;
+    next(ps);
+    if (kind != TILEC_SWIZZLE_XOR) return;
+    ir_pos at = {ps->t.line, ps->t.col};
+    int64_t v[3];
+    int got = parse_ints(ps, v, 3, "xor(bits, base, shift)");
+    if (got != 3 || v[0] > 64 || v[1] > 64 || v[2] > 64)
+        fail_at(ps, at.line, at.col, "xor takes three small integers: xor(bits, base, shift), as CuTe's "
+                                     "Swizzle<bits, base, shift> on bytes (sw128 is xor(3, 4, 3))");
+    b->swizzle.bits = (int)v[0];
+    b->swizzle.base = (int)v[1];
+    b->swizzle.shift = (int)v[2];
 }
 
-/* alloc := ('shared' | 'local') NAME ':' dtype shape [ 'strides' '=' ints ] [ 'layout' '=' layout ] */
+/* placement := { 'layout' '=' layout | 'swizzle' '=' swizzle }, each at most once: which
+ * were given (checked by the caller after the shape) */
+static void parse_placement(parser *ps, tilec_buffer *b, bool *layout, bool *swizzle) {
+    *layout = *swizzle = false;
+    for (;;) {
+        ir_pos at = {ps->t.line, ps->t.col};
+        bool is_layout = tok_is(&ps->t, "layout");
+        if (!is_layout && !tok_is(&ps->t, "swizzle")) return;
+        bool *seen = is_layout ? layout : swizzle;
+        if (*seen) fail_at(ps, at.line, at.col, "'%s' has two %s= options; keep one", b->name, is_layout ? "layout" : "swizzle");
+        *seen = true;
+        next(ps);
+        expect(ps, "=");
+        if (is_layout) {
+            b->layout_pos = at;
+            parse_layout(ps, b);
+        } else {
+            b->swizzle_pos = at;
+            parse_swizzle(ps, b);
+        }
+    }
+}
+
+static void check_placement(parser *ps, tilec_buffer *b, bool layout, bool swizzle) {
+    if (layout && !ir_check_layout(ps->prog, b, b->layout_pos)) longjmp(ps->fail, 1);
+    if (swizzle && !ir_check_swizzle(ps->prog, b, b->swizzle_pos)) longjmp(ps->fail, 1);
+}
+
+/* alloc := ('shared' | 'local') NAME ':' dtype shape [ 'strides' '=' ints ] placement */
 static void parse_alloc(parser *ps, ir_stmt *st) {
     tilec_space space = tok_is(&ps->t, "shared") ? TILEC_SPACE_SHARED : TILEC_SPACE_LOCAL;
     next(ps);
@@ -381,9 +425,10 @@ static void parse_alloc(parser *ps, ir_stmt *st) {
                     b->rank, n, n == 1 ? "" : "s");
         b->has_strides = true;
     }
-    bool layout = parse_layout_opt(ps, b);
+    bool layout, swizzle;
+    parse_placement(ps, b, &layout, &swizzle);
     if (!ir_check_decl(ps->prog, b, where, spos)) longjmp(ps->fail, 1);
-    if (layout && !ir_check_layout(ps->prog, b, b->layout_pos)) longjmp(ps->fail, 1);
+    check_placement(ps, b, layout, swizzle);
     st->alloc = b;
 }
 

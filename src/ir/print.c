@@ -97,6 +97,14 @@ static void print_layout(ir_str *s, const tilec_buffer *b) {
     ir_str_printf(s, ")");
 }
 
+/* " swizzle=..." of a swizzled shared tile, nothing for another buffer */
+static void print_swizzle(ir_str *s, const tilec_buffer *b) {
+    const tilec_swizzle *w = &b->swizzle;
+    if (w->kind == TILEC_SWIZZLE_NONE) return;
+    ir_str_printf(s, " swizzle=%s", tilec_swizzle_name(w->kind));
+    if (w->kind == TILEC_SWIZZLE_XOR) ir_str_printf(s, "(%d, %d, %d)", w->bits, w->base, w->shift);
+}
+
 /* One statement without indentation or newline. */
 void ir_print_stmt(ir_str *s, const ir_stmt *st) {
     switch (st->kind) {
@@ -109,6 +117,7 @@ void ir_print_stmt(ir_str *s, const ir_stmt *st) {
             print_shape(s, b->rank, b->strides, "(", ")");
         }
         print_layout(s, b);
+        print_swizzle(s, b);
         return;
     }
     case IR_SYNC:
@@ -155,6 +164,7 @@ static void print_kernel(ir_str *s, const tilec_kernel *k) {
         print_shape(s, b->rank, b->shape, "[", "]");
         ir_str_printf(s, " %s", tilec_space_name(b->space));
         print_layout(s, b);
+        print_swizzle(s, b);
     }
     ir_str_printf(s, ") threads=%d", k->threads);
     if (k->grid != 1) ir_str_printf(s, " grid=%lld", (long long)k->grid);

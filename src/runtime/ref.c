@@ -106,6 +106,13 @@ static int64_t offset(const ref *R, const ir_region *r, const int64_t *c, int fi
         }
         off += pos * b->strides[d];
     }
+    if (b->swizzle.kind != TILEC_SWIZZLE_NONE) { /* format.md: the chunk's index among its group's, XOR the selector */
+        int64_t es = (int64_t)tilec_dtype_size(b->dtype), byte = off * es;
+        int64_t chunk = (int64_t)1 << b->swizzle.base, nchunks = (int64_t)1 << b->swizzle.bits;
+        int64_t line = byte / (chunk << b->swizzle.shift), sel = line % nchunks;
+        int64_t in_group = byte / chunk % nchunks, moved = in_group ^ sel;
+        off = (byte + (moved - in_group) * chunk) / es;
+    }
     return off;
 }
 
