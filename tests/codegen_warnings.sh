@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tests/codegen_warnings.sh TILEC SOURCE_ROOT — what `tilec emit` writes compiles without a
-# single warning in a user's own build: every examples/*.tile and six grid kernels (the
+# single warning in a user's own build: every examples/*.tile, six grid kernels (the
 # JIT's whole-tensor reductions: rows, columns, argmax's pair, var, f64 argmax and i64
-# aminmax), emitted for CUDA sm_90
+# aminmax), the swizzled tiles of tests/swizzle and the fragment programs of
+# tests/fragments (CUDA only: fragments are of warps of 32 lanes), emitted for CUDA sm_90
 # and compiled with `nvcc -c -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror` (the
 # device front end's diagnostics and the host compiler's), and for HIP gfx90a with
 # `hipcc -Wall -Wextra -Werror` (clang: device and host). No GPU is needed.
@@ -101,9 +102,11 @@ fi
 
 failed=0
 compiled=0
-for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile; do
+# fragments are of warps of 32 lanes (gfx90a runs 64: refused there), so CUDA only
+for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$root"/tests/swizzle/*.tile "$root"/tests/fragments/*.tile; do
     name=$(basename "$tile" .tile)
     for target in "${targets[@]}"; do
+        case $tile in */tests/fragments/*) [ "$target" = cuda ] || continue ;; esac
         if [ "$target" = cuda ]; then
             src=$tmp/$name.cu
             cmd=("$nvcc" "${nvcc_flags[@]}" "$src")

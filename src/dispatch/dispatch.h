@@ -189,6 +189,8 @@ extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_fragment_copy, dsp_case_fragment_fill;
 /* Whether a statement reads or writes a fragment (a local buffer with a layout). */
 bool dsp_stmt_has_fragment(const ir_stmt *st);
+/* How the fragment variant lowers q's reduction, in words (what `explain` prints). */
+void dsp_fragment_plan(const dsp_query *q, char *out, size_t n);
 
 /* ---- the verdicts of one dispatch ------------------------------------------------------ */
 

@@ -116,6 +116,10 @@ static void how_line(ir_str *s, const dsp_query *q, const char *variant, const l
         dsp_plan_text(q, p, plan, sizeof plan);
         ir_str_printf(s, "; %s; the cost model's estimate: %.0f cycles alone, %.0f with four to a multiprocessor",
                       plan, p->cycles1, p->cycles4);
+    } else if (!strcmp(variant, "fragment")) {
+        char plan[320];
+        dsp_fragment_plan(q, plan, sizeof plan);
+        ir_str_printf(s, "; %s", plan);
     } else if (!strcmp(variant, "sequential"))
         ir_str_printf(s, "; one thread folds each output, element after element");
     else if (!strcmp(variant, "smem_tree"))

@@ -21,6 +21,7 @@
  * the fold order of a fragment reduction: it depends on the layout and the op only.
  */
 #include "grid.h"
+#include "../ir/numeric.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -82,17 +83,23 @@ static bool classify(const dsp_query *q, const tilec_buffer *F, fbits *f, char *
     return true;
 }
 
-/* Register value of the XOR of consts[j] over the set bits j of idx (n bits). */
-static int xor_bits(lp_kernel *k, lp_block *b, lp_expr *idx, const int64_t *consts, int n, const char *name) {
-    int r = lp_reg_new(k, LP_I32, name);
-    lp_expr *e = lp_int(k, LP_I32, 0);
+/* The XOR of consts[j] over the set bits j of idx (n bits), as an expression: where it is
+ * not used (a fragment destination, an op without an index), nothing is left behind. */
+static lp_expr *xor_bits(lp_kernel *k, lp_expr *idx, const int64_t *consts, int n) {
+    lp_expr *e = NULL;
     for (int j = 0; j < n; j++)
         if (consts[j]) {
             lp_expr *bit = lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, idx, lp_int(k, LP_I32, j)), lp_int(k, LP_I32, 1));
-            e = lp_binary(k, LO_BXOR, e, lp_binary(k, LO_MUL, bit, lp_int(k, LP_I32, consts[j])));
+            lp_expr *t = lp_binary(k, LO_MUL, bit, lp_int(k, LP_I32, consts[j]));
+            e = e ? lp_binary(k, LO_BXOR, e, t) : t;
         }
-    lp_assign(k, b, r, e);
-    return r;
+    return e ? e : lp_int(k, LP_I32, 0);
+}
+
+static lp_expr *xor_of(lp_kernel *k, lp_expr *a, lp_expr *b) {
+    if (b->kind == LX_CONST && b->i == 0) return a;
+    if (a->kind == LX_CONST && a->i == 0) return b;
+    return lp_binary(k, LO_BXOR, a, b);
 }
 
 /* The lane and the warp (of the warpgroup) of the executing thread. */
@@ -158,10 +165,6 @@ static bool fragment_reduce(const dsp_query *q, char *why, size_t n) {
     const ir_stmt *st = q->st;
     if (!is_frag(&st->src)) {
         snprintf(why, n, "the source is not a fragment");
-        return false;
-    }
-    if (ir_op(st->op)->lift == IR_LIFT_SHIFT) {
-        snprintf(why, n, "%s of a fragment is not built yet: reduce with sum and sumsq", tilec_op_name(st->op));
         return false;
     }
     fbits f;
@@ -247,11 +250,10 @@ static bool lower_frag_copy(dsp_lower *l, char *why, size_t wn) {
     }
     lp_expr *lane, *warp;
     lane_warp(l, &lane, &warp);
-    int lw = xor_bits(k, l->into, lane, F->frag + F->frag_reg, F->frag_lane, "fl");
-    if (F->frag_warp) {
-        int w = xor_bits(k, l->into, warp, F->frag + F->frag_reg + F->frag_lane, F->frag_warp, "fw");
-        lp_assign(k, l->into, lw, lp_binary(k, LO_BXOR, lp_reg(k, lw), lp_reg(k, w)));
-    }
+    int lw = lp_reg_new(k, LP_I32, "fl");
+    lp_expr *lx = xor_bits(k, lane, F->frag + F->frag_reg, F->frag_lane);
+    if (F->frag_warp) lx = xor_of(k, lx, xor_bits(k, warp, F->frag + F->frag_reg + F->frag_lane, F->frag_warp));
+    lp_assign(k, l->into, lw, lx);
     lp_block *b = l->into;
     if (!in) { /* each element written once: by the lanes and warps whose replicated bits are 0 */
         unsigned zl = 0, zw = 0;
@@ -281,6 +283,61 @@ static bool lower_frag_fill(dsp_lower *l, char *why, size_t wn) {
     return true;
 }
 
+void dsp_fragment_plan(const dsp_query *q, char *out, size_t n) {
+    const tilec_buffer *F = q->st->src.buf;
+    fbits f;
+    char why[256];
+    if (!classify(q, F, &f, why, sizeof why)) {
+        snprintf(out, n, "%s", why);
+        return;
+    }
+    int NK = 1, NR = 1, nm = 0, wr = 0, slots = 0;
+    unsigned kl = 0;
+    for (int j = 0; j < f.n; j++) {
+        if (j < f.nreg) {
+            if (f.cls[j] == 'K') NK *= 2;
+            else NR *= 2;
+        } else if (j < f.nreg + f.nlane) {
+            if (f.cls[j] == 'R') nm++;
+            if (f.cls[j] == 'K') kl++;
+        } else if (f.cls[j] == 'R') {
+            wr++;
+        }
+    }
+    if (wr) slots = 4 * NK * (1 << kl);
+    char warps[96] = "";
+    if (wr)
+        snprintf(warps, sizeof warps, ", then the warps' values through %d shared slots (%d bytes) and a barrier", slots,
+                 slots * (int)num_size(dsp_acc_type(q)));
+    snprintf(out, n, "%s: each lane folds %d register%s an output (%d output%s a lane), then XOR shuffles over %d lane bit%s%s%s",
+             tilec_layout_name(F->layout.kind), NR, NR == 1 ? "" : "s", NK, NK == 1 ? "" : "s", nm, nm == 1 ? "" : "s",
+             warps,
+             ir_op(q->st->op)->lift != IR_LIFT_SHIFT ? ""
+             : wr ? "; var and std fold about each output's first element, which XOR shuffles pass to the lanes of its "
+                    "output and as many more slots and a barrier to the other warps"
+                  : "; var and std fold about each output's first element, which XOR shuffles pass to the lanes of its output");
+}
+
+/* The index of the thread's value among a warp's distinct ones: the lane's K bits (`kept`, a
+ * mask of lane bits), packed in order. */
+static lp_expr *packed_bits(lp_kernel *k, lp_expr *lane, unsigned kept) {
+    lp_expr *e = lp_int(k, LP_I32, 0);
+    for (int j = 0, i = 0; j < 5; j++)
+        if (kept >> j & 1) {
+            lp_expr *bit = lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, lane, lp_int(k, LP_I32, j)), lp_int(k, LP_I32, 1));
+            e = lp_binary(k, LO_BOR, e, i ? lp_binary(k, LO_SHL, bit, lp_int(k, LP_I32, i)) : bit);
+            i++;
+        }
+    return e;
+}
+
+/* Warp slots of a warpgroup's statement: value kr of warp w's lanes of packed K bits p, at
+ * base + (w * nk + kr) * np + p. */
+static lp_expr *slot_at(lp_kernel *k, lp_expr *base, lp_expr *w, int kr, int nk, lp_expr *p, int np) {
+    lp_expr *row = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, w, lp_int(k, LP_I32, nk)), lp_int(k, LP_I32, kr));
+    return lp_binary(k, LO_ADD, base, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, row, lp_int(k, LP_I32, np)), p));
+}
+
 static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
@@ -300,11 +357,10 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         lk[j - f.nreg] = f.cls[j] == 'K' ? f.kept[j] : 0;
         lr[j - f.nreg] = f.cls[j] == 'R' ? f.red[j] : 0;
     }
-    int keptl = xor_bits(k, b, lane, lk, f.nlane, "kl"), redl = xor_bits(k, b, lane, lr, f.nlane, "rl");
+    lp_expr *keptl = xor_bits(k, lane, lk, f.nlane), *redl = xor_bits(k, lane, lr, f.nlane);
     if (f.nwarp) {
-        int kw = xor_bits(k, b, warp, lk + f.nlane, f.nwarp, "kw"), rw = xor_bits(k, b, warp, lr + f.nlane, f.nwarp, "rw");
-        lp_assign(k, b, keptl, lp_binary(k, LO_BXOR, lp_reg(k, keptl), lp_reg(k, kw)));
-        lp_assign(k, b, redl, lp_binary(k, LO_BXOR, lp_reg(k, redl), lp_reg(k, rw)));
+        keptl = xor_of(k, keptl, xor_bits(k, warp, lk + f.nlane, f.nwarp));
+        redl = xor_of(k, redl, xor_bits(k, warp, lr + f.nlane, f.nwarp));
     }
     int kb[MAXB], rb[MAXB], nk = 0, nr = 0, masks[8], nm = 0;
     unsigned rl = 0, zl = 0, rwb = 0, zw = 0;
@@ -326,19 +382,52 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         if (c == 'Z') zw |= 1u << j;
     }
     int NK = 1 << nk, NR = 1 << nr;
-    snprintf(k->plan, sizeof k->plan,
-             "%s: each lane folds %d register%s an output (%d output%s a lane), then XOR shuffles over %d lane bit%s%s",
-             tilec_layout_name(F->layout.kind), NR, NR == 1 ? "" : "s", NK, NK == 1 ? "" : "s", nm, nm == 1 ? "" : "s",
-             rwb ? ", then the warps through shared memory" : "");
-    /* the warps' slots (a warpgroup whose warps split the reduced axis) */
-    lp_buf *slots = NULL;
-    lp_expr *wbase = NULL;
+    unsigned kl = 31u & ~(rl | zl); /* the K lane bits: a warp's distinct values are 2^popcount of them */
+    int NP = 1 << __builtin_popcount(kl);
+    bool shifted = ir_op(st->op)->lift == IR_LIFT_SHIFT;
+    dsp_fragment_plan(q, k->plan, sizeof k->plan);
+    /* the warps' slots (a warpgroup whose warps split the reduced axis): a value for each
+     * warp, output and K lane bits (the lanes that differ only in R or Z bits hold the same) */
+    lp_buf *slots = NULL, *firsts = NULL;
+    lp_expr *wbase = NULL, *packed = NULL, *writer = NULL, *home = NULL;
     if (rwb) {
-        slots = lp_buf_scratch(k, "frag_slots", at, (int64_t)q->inst_count * 4 * NK * 32);
-        wbase = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, 4 * NK * 32));
+        int64_t per = (int64_t)4 * NK * NP;
+        slots = lp_buf_scratch(k, "frag_slots", at, (int64_t)q->inst_count * per);
+        if (shifted) firsts = lp_buf_scratch(k, "frag_first", LP_F64, (int64_t)q->inst_count * per);
+        wbase = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)per));
+        int pr = lp_reg_new(k, LP_I32, "kp");
+        lp_assign(k, b, pr, packed_bits(k, lane, kl));
+        packed = lp_reg(k, pr);
+        writer = zero_bits(k, lane, warp, rl | zl, 0);
+        home = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & 3u))); /* the warp whose R bits are 0 */
     }
     int accs = grid_regs_new(k, at, "acc", NK);
     for (int kr = 0; kr < NK; kr++) {
+        /* var and std: the output's first element (reduced coordinates 0), the shift every
+         * part of it folds about: register r0 of the lane whose R bits are 0, passed to the
+         * lanes that differ from it in R bits (from bit-clear to bit-set, bit by bit), and
+         * from the warp whose R bits are 0 through shared memory */
+        lp_expr *shift = NULL;
+        if (shifted) {
+            int r0 = 0;
+            for (int i = 0; i < nk; i++)
+                if (kr >> i & 1) r0 |= 1 << kb[i];
+            int x0 = lp_reg_new(k, LP_F64, "x0"), xt = lp_reg_new(k, LP_F64, "x0t");
+            lp_assign(k, b, x0, lp_cast(k, LP_F64, lp_load(k, fb, lp_int(k, LP_I32, r0))));
+            for (int i = 0; i < nm; i++) {
+                lp_shfl(k, b, xt, x0, masks[i], 32);
+                lp_expr *set = lp_binary(k, LO_NE, lp_binary(k, LO_BAND, lane, lp_int(k, LP_I32, masks[i])), lp_int(k, LP_I32, 0));
+                lp_assign(k, b, x0, lp_select(k, set, lp_reg(k, xt), lp_reg(k, x0)));
+            }
+            if (rwb) {
+                lp_expr *mine = slot_at(k, wbase, warp, kr, NK, packed, NP);
+                lp_expr *w = zero_bits(k, lane, warp, rl | zl, rwb);
+                lp_store(k, &lp_if(k, b, w)->body, firsts, mine, lp_reg(k, x0));
+                lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
+                lp_assign(k, b, x0, lp_load(k, firsts, slot_at(k, wbase, home, kr, NK, packed, NP)));
+            }
+            shift = lp_reg(k, x0);
+        }
         int leaves = grid_regs_new(k, at, "leaf", NR);
         for (int rr = 0; rr < NR; rr++) {
             int r = 0;
@@ -346,17 +435,14 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
                 if (kr >> i & 1) r |= 1 << kb[i];
             for (int i = 0; i < nr; i++)
                 if (rr >> i & 1) r |= 1 << rb[i];
-            lp_expr *index = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, reg_part(f.red, f.nreg, r)), lp_reg(k, redl));
-            lp_assign(k, b, leaves + rr, dsp_element(l, lp_load(k, fb, lp_int(k, LP_I32, r)), index, NULL));
+            lp_expr *index = xor_of(k, lp_int(k, LP_I32, reg_part(f.red, f.nreg, r)), redl);
+            lp_assign(k, b, leaves + rr, dsp_element(l, lp_load(k, fb, lp_int(k, LP_I32, r)), index, shift));
         }
         grid_reg_tree(l, b, leaves, NR, 1, false);
         dsp_xor_masks(l, b, leaves, masks, nm, 32);
         lp_assign(k, b, accs + kr, lp_reg(k, leaves));
-        if (rwb) /* this warp's value, at slot (warp, kr, lane) */
-            lp_store(k, b, slots,
-                     lp_binary(k, LO_ADD, wbase,
-                               lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, warp, lp_int(k, LP_I32, NK * 32)),
-                                         lp_binary(k, LO_ADD, lp_int(k, LP_I32, kr * 32), lane))),
+        if (rwb) /* this warp's value, at slot (warp, kr, packed K bits), by one of the lanes that hold it */
+            lp_store(k, writer ? &lp_if(k, b, writer)->body : b, slots, slot_at(k, wbase, warp, kr, NK, packed, NP),
                      lp_reg(k, accs + kr));
     }
     if (rwb) { /* every lane folds the warps that differ from its own in R bits, in warp order */
@@ -367,9 +453,7 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
             for (int w = 0; w < 4; w++) {
                 if ((unsigned)w & ~rwb) continue; /* w: the R bits only */
                 lp_expr *wi = lp_binary(k, LO_BOR, mine, lp_int(k, LP_I32, w));
-                lp_expr *v = lp_load(k, slots, lp_binary(k, LO_ADD, wbase,
-                                                         lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, wi, lp_int(k, LP_I32, NK * 32)),
-                                                                   lp_binary(k, LO_ADD, lp_int(k, LP_I32, kr * 32), lane))));
+                lp_expr *v = lp_load(k, slots, slot_at(k, wbase, wi, kr, NK, packed, NP));
                 if (first) lp_assign(k, b, accs + kr, v);
                 else lp_assign(k, b, accs + kr, dsp_combine(l, b, lp_reg(k, accs + kr), v));
                 first = false;
@@ -387,7 +471,7 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         int r = 0;
         for (int i = 0; i < nk; i++)
             if (kr >> i & 1) r |= 1 << kb[i];
-        lp_expr *o = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, reg_part(f.kept, f.nreg, r)), lp_reg(k, keptl));
+        lp_expr *o = xor_of(k, lp_int(k, LP_I32, reg_part(f.kept, f.nreg, r)), keptl);
         l->frag_at = dfrag ? lp_int(k, LP_I32, kr) : NULL;
         dsp_store_output(l, store, o, lp_reg(k, accs + kr));
     }

@@ -28,7 +28,7 @@ LAYOUTS = [
     ("linear", "linear(reg=((0, 1), (4, 0)), lane=((1, 0), (0, 2), (2, 0), (0, 4), (8, 0)))", "f32", (16, 8),
      "warp", 32),
 ]
-OPS = ["sum", "max", "min", "prod", "sumsq", "norm2", "mean", "logsumexp", "argmax", "argmin"]
+OPS = ["sum", "max", "min", "prod", "sumsq", "norm2", "mean", "logsumexp", "var", "std", "argmax", "argmin"]
 
 
 def flavour_for(dt, op, r):
