@@ -316,9 +316,18 @@ if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     expect "emit a func for your own kernel" 0 "$tilec" emit "$root/examples/tile_row_max.tile" --target cuda -o "$tmp/tile_row_max.cuh"
     expect "nvcc compiles a kernel that calls the func (docs/codegen.md)" 0 "$nvcc" -arch=sm_90 -c "$root/examples/call_func.cu" -I "$tmp" -o "$tmp/call_func.o"
+    # an mma.sync kernel that passes its accumulator fragments to a func (scripts/gpu-check
+    # runs it on a GPU): compiled and linked, so the func's signature and the host code build
+    expect "emit the func of examples/attention" 0 "$tilec" emit "$root/examples/attention/attention_stats.tile" --target cuda -o "$tmp/attention_stats.cuh"
+    expect "nvcc builds examples/attention/attention_stats.cu" 0 "$nvcc" -arch=sm_90 "$root/examples/attention/attention_stats.cu" -I "$tmp" -o "$tmp/attention_stats"
 else
-    echo "skipped: no nvcc here, so examples/call_func.cu is not compiled"
+    echo "skipped: no nvcc here, so examples/call_func.cu and examples/attention/attention_stats.cu are not compiled"
 fi
+# examples/attention's func (fragments: warps of 32, so not among examples/*.tile, which run
+# at warp size 64 too): canonical, and right on the simulator against the reference
+expect "fmt --check examples/attention/attention_stats.tile" 0 "$tilec" fmt --check "$root/examples/attention/attention_stats.tile"
+expect "run --check examples/attention/attention_stats.tile" 0 "$tilec" run --backend sim --check "$root/examples/attention/attention_stats.tile"
+has "it checks the running logsumexp" "$tmp/out" "check l:"
 if ldconfig -p | grep -q libamdhip64; then
     expect "compile --target hip" 0 "$tilec" compile "$tmp/rs.tile" --target hip --arch gfx90a
     if [ -s "$tmp/rs.co" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: no rs.co"; fi
