@@ -8,6 +8,8 @@
 //                             disk cache the parent filled)
 //   bench --tile-sources DIR [--arch sm_XY]   (no GPU: writes the tile matrix's NVRTC
 //                             sources, tilec's funcs and the peers, into DIR)
+//   bench --fragment-sources DIR [--arch sm_XY]   (no GPU: the same for the fragments
+//                             part, DIR/fragments.cu)
 //
 // Every case is checked against a double-precision CPU reference before it is timed and
 // run twice more to see that it gives the same bits. Timing is CUDA events around batches
@@ -20,7 +22,9 @@
 // f16 and bf16; tiles (clock64 constants for a cost model; tilec funcs, its own choice,
 // beside CUB WarpReduce / BlockReduce and hand-written loops on the same tiles in one
 // clock64 harness that NVRTC compiles with them, at 1 and 4 CTAs a multiprocessor; kernels
-// that stream tiles global -> shared -> reduce); seed 000's two kernels as tilec
+// that stream tiles global -> shared -> reduce); fragments (issue 33: row max and sum of
+// mma.sync and wgmma accumulators in registers beside FlashAttention-2/3's, column sums,
+// a swizzled shared tile beside padded ones, in the same clock64 harness); seed 000's two kernels as tilec
 // programs, multi-pass as in the seed; the JIT's latencies. Then the targets table. A
 // progress line per case goes to stderr.
 #include <cub/cub.cuh>
@@ -1348,6 +1352,666 @@ static void bench_tiles() {
     bench_stream();
 }
 
+// ---- fragments (issue 33) ---------------------------------------------------------------
+//
+// `--only fragments`: the targets of issue 33 in the clock64 harness of the tile matrix,
+// one NVRTC module holding tilec's funcs, the hand-written peers and a kernel per
+// implementation (`bench --fragment-sources DIR` writes it without a GPU):
+//   mma    a warp's m16n8k16 f32 accumulator of 16 x 64 (float acc[32], 8 n8 tiles;
+//          4 warps a CTA, each its own): row max and row sum into a fragment replicated
+//          over each quad (as FlashAttention-2 keeps row_max), beside FA2's thread_reduce_
+//          (a chain a row) + Allreduce<4>; column sums into shared memory beside XOR 4, 8,
+//          16 on every column (CUTLASS's scheme) and a halving butterfly
+//   wgmma  a warpgroup's m64n128 f32 accumulator (float acc[64]): the same, beside FA3's
+//          reduce_max / reduce_sum, and columns beside XOR 4, 8, 16 + a shared-memory
+//          combine across the four warps
+//   smem   a 64 x 128 f32 tile in shared memory, rows and columns: 128-byte swizzled
+//          (row-major, and as TMA stores 128-byte boxes: 4 panels [4][64][32]), beside
+//          the tile unswizzled at strides 128, 129, 132 and 136; hand-written peers
+//          reading each placement (XOR on the address where swizzled)
+// The accumulator is loaded from global memory by the layout's PTX formula and stays in
+// registers; between the two clock64() reads the reduction runs `reps` times, each
+// register passed through an empty asm volatile a rep (no instruction, but the compiler
+// can neither hoist nor merge the calls) and a register result through another. Every
+// result (every lane's copy of a replicated one) is checked against a double reference.
+
+static const char *frag_prelude = R"FB(
+template <int OP> __device__ __forceinline__ float fb_op(float a, float b) { return OP == 0 ? a + b : fmaxf(a, b); }
+__device__ __forceinline__ float fb_nan() { return __int_as_float(0x7fffffff); }
+
+// FlashAttention-2 (csrc/flash_attn/src/softmax.h, reduce_max / reduce_sum with the quad
+// allreduce): thread_reduce_ folds each of the lane's two rows in one chain, column by
+// column (register 4n + 2j + e holds row j's column 2n + e of the lane's), then
+// Allreduce<4>: XOR 2, then 1. ORDER 1 is FlashAttention-3's (hopper/softmax.h): the
+// columns outer and the rows inner, the two chains interleaved.
+template <int OP, int NT, int ORDER> __device__ __forceinline__ void fb_fa_rows(const float *acc, float *m) {
+  if constexpr (ORDER == 0) {
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      m[j] = acc[2 * j];
+#pragma unroll
+      for (int c = 1; c < 2 * NT; c++) m[j] = fb_op<OP>(m[j], acc[4 * (c >> 1) + 2 * j + (c & 1)]);
+    }
+  } else {
+#pragma unroll
+    for (int c = 0; c < 2 * NT; c++)
+#pragma unroll
+      for (int j = 0; j < 2; j++) m[j] = c == 0 ? acc[2 * j] : fb_op<OP>(m[j], acc[4 * (c >> 1) + 2 * j + (c & 1)]);
+  }
+#pragma unroll
+  for (int j = 0; j < 2; j++) {
+    m[j] = fb_op<OP>(m[j], __shfl_xor_sync(0xffffffffu, m[j], 2));
+    m[j] = fb_op<OP>(m[j], __shfl_xor_sync(0xffffffffu, m[j], 1));
+  }
+}
+
+// The same rows with the thread's fold as a pairwise tree (independent chains)
+template <int OP, int NT> __device__ __forceinline__ void fb_tree_rows(const float *acc, float *m) {
+#pragma unroll
+  for (int j = 0; j < 2; j++) {
+    float x[2 * NT];
+#pragma unroll
+    for (int c = 0; c < 2 * NT; c++) x[c] = acc[4 * (c >> 1) + 2 * j + (c & 1)];
+#pragma unroll
+    for (int lv = 0; lv < 6; lv++) // halves of NT >> lv (constant bounds: the loops unroll, x stays in registers)
+#pragma unroll
+      for (int i = 0; i < NT; i++)
+        if (i < (NT >> lv)) x[i] = fb_op<OP>(x[i], x[i + (NT >> lv)]);
+    m[j] = fb_op<OP>(x[0], __shfl_xor_sync(0xffffffffu, x[0], 2));
+    m[j] = fb_op<OP>(m[j], __shfl_xor_sync(0xffffffffu, m[j], 1));
+  }
+}
+
+// Columns of an accumulator of NT n8 tiles whose lane holds rows g and g + 8 of its warp's
+// 16: the lane folds its two rows (2 NT column values), then XOR 4, 8 and 16 over the
+// lanes of the same t on every value (CUTLASS's column reduction); lanes 0-3 hold the
+// warp's sums, column 8n + 2t + e. W > 1: the W warps' partial sums meet in shared
+// memory (part[W][8 NT]) and thread c folds column c. The result goes to res[8 NT].
+template <int OP, int NT, int W> __device__ __forceinline__ void fb_cols_xor(float *res, const float *acc, float *part) {
+  const int l = threadIdx.x & 31, w = threadIdx.x >> 5, t = l & 3;
+  float v[2 * NT];
+#pragma unroll
+  for (int c = 0; c < 2 * NT; c++) {
+    v[c] = fb_op<OP>(acc[4 * (c >> 1) + (c & 1)], acc[4 * (c >> 1) + 2 + (c & 1)]);
+    v[c] = fb_op<OP>(v[c], __shfl_xor_sync(0xffffffffu, v[c], 4));
+    v[c] = fb_op<OP>(v[c], __shfl_xor_sync(0xffffffffu, v[c], 8));
+    v[c] = fb_op<OP>(v[c], __shfl_xor_sync(0xffffffffu, v[c], 16));
+  }
+  float *dst = W > 1 ? part + w * 8 * NT : res;
+  if (l < 4)
+#pragma unroll
+    for (int c = 0; c < 2 * NT; c++) dst[8 * (c >> 1) + 2 * t + (c & 1)] = v[c];
+  if constexpr (W > 1) {
+    __syncthreads();
+    for (int c = threadIdx.x; c < 8 * NT; c += 32 * W) {
+      float a = part[c];
+#pragma unroll
+      for (int k = 1; k < W; k++) a = fb_op<OP>(a, part[k * 8 * NT + c]);
+      res[c] = a;
+    }
+    __syncthreads();
+  } else {
+    __syncwarp();
+  }
+}
+
+// The same columns with a halving butterfly: at XOR 4 a lane keeps half of its values and
+// sends the other half, at 8 a quarter, at 16 an eighth (2 NT - 2 NT / 8 shuffles instead
+// of 3 x 2 NT); each lane ends with 2 NT / 8 sums, which it writes
+template <int OP, int NT, int W> __device__ __forceinline__ void fb_cols_fly(float *res, const float *acc, float *part) {
+  const int l = threadIdx.x & 31, w = threadIdx.x >> 5, t = l & 3;
+  float v[2 * NT];
+#pragma unroll
+  for (int c = 0; c < 2 * NT; c++) v[c] = fb_op<OP>(acc[4 * (c >> 1) + (c & 1)], acc[4 * (c >> 1) + 2 + (c & 1)]);
+#pragma unroll
+  for (int s = 0; s < 3; s++) {
+    const bool hi = (l >> (2 + s)) & 1;
+#pragma unroll
+    for (int k = 0; k < NT; k++) // NT >> s values kept (constant bounds: the loops unroll)
+      if (k < (NT >> s)) {
+        const int n = NT >> s;
+        float keep = hi ? v[k + n] : v[k], send = hi ? v[k] : v[k + n];
+        v[k] = fb_op<OP>(keep, __shfl_xor_sync(0xffffffffu, send, 4 << s));
+      }
+  }
+  // value k of the lane is value ((g & 1) 2NT/2 + ((g >> 1) & 1) 2NT/4 + ((g >> 2) & 1) 2NT/8 + k)
+  const int g = l >> 2, base = (g & 1) * NT + ((g >> 1) & 1) * (NT / 2) + ((g >> 2) & 1) * (NT / 4);
+  float *dst = W > 1 ? part + w * 8 * NT : res;
+#pragma unroll
+  for (int k = 0; k < NT / 4; k++) {
+    int c = base + k;
+    dst[8 * (c >> 1) + 2 * t + (c & 1)] = v[k];
+  }
+  if constexpr (W > 1) {
+    __syncthreads();
+    for (int c = threadIdx.x; c < 8 * NT; c += 32 * W) {
+      float a = part[c];
+#pragma unroll
+      for (int k = 1; k < W; k++) a = fb_op<OP>(a, part[k * 8 * NT + c]);
+      res[c] = a;
+    }
+    __syncthreads();
+  } else {
+    __syncwarp();
+  }
+}
+
+// Where element (r, c) of the 64 x 128 tile lives (a float index): PL 0 row-major with the
+// 128-byte swizzle, PL 1 TMA's 128-byte boxes (4 panels [4][64][32]) swizzled, else a
+// row stride of PL floats unswizzled. The swizzle: byte o goes to o ^ (((o >> 7) & 7) << 4).
+template <int PL> __device__ __forceinline__ int fb_at(int r, int c) {
+  if constexpr (PL == 0 || PL == 1) {
+    int e = PL == 0 ? r * 128 + c : (c >> 5) * 2048 + r * 32 + (c & 31);
+    return e ^ (((e >> 5) & 7) << 2);
+  } else {
+    return r * PL + c;
+  }
+}
+
+// Rows of the tile: L lanes a row, each folding V-wide loads (float4 keeps its 16 bytes
+// together under the swizzle, which moves 16-byte chunks), then XOR L/2 ... 1
+template <int OP, int PL, int T, int L, int V> __device__ __forceinline__ void fb_smem_rows(float *res, const float *tile) {
+  const int lane = threadIdx.x % L, grp = threadIdx.x / L;
+  for (int r = grp; r < 64; r += T / L) {
+    float a[4]; // four chains
+#pragma unroll
+    for (int k = 0; k < 4; k++) a[k] = OP == 0 ? 0.0f : __int_as_float(0xff800000);
+#pragma unroll
+    for (int i = 0; i < 128 / (L * V); i++) {
+      int c = (i * L + lane) * V;
+      if constexpr (V == 4) {
+        float4 x = *(const float4 *)(tile + fb_at<PL>(r, c));
+        a[0] = fb_op<OP>(a[0], x.x); a[1] = fb_op<OP>(a[1], x.y); a[2] = fb_op<OP>(a[2], x.z); a[3] = fb_op<OP>(a[3], x.w);
+      } else {
+        a[i & 3] = fb_op<OP>(a[i & 3], tile[fb_at<PL>(r, c)]);
+      }
+    }
+    float s = fb_op<OP>(fb_op<OP>(a[0], a[1]), fb_op<OP>(a[2], a[3]));
+#pragma unroll
+    for (int m = L / 2; m >= 1; m /= 2) s = fb_op<OP>(s, __shfl_xor_sync(0xffffffffu, s, m));
+    if (lane == 0) res[r] = s;
+  }
+  __syncthreads();
+}
+
+// Columns of the tile: thread c % (128 / V) takes V columns, P = T V / 128 row slices fold
+// 64 / P rows each and meet in part[P][128]
+template <int OP, int PL, int T, int V> __device__ __forceinline__ void fb_smem_cols(float *res, const float *tile, float *part) {
+  constexpr int CG = 128 / V, P = T / CG, RS = 64 / P;
+  const int cg = threadIdx.x % CG, p = threadIdx.x / CG;
+  float a[4]; // V == 4: a chain a column; V == 1: four chains down the column
+#pragma unroll
+  for (int k = 0; k < 4; k++) a[k] = OP == 0 ? 0.0f : __int_as_float(0xff800000);
+#pragma unroll 8
+  for (int i = 0; i < RS; i++) {
+    int r = p * RS + i;
+    if constexpr (V == 4) {
+      float4 x = *(const float4 *)(tile + fb_at<PL>(r, cg * 4));
+      a[0] = fb_op<OP>(a[0], x.x); a[1] = fb_op<OP>(a[1], x.y); a[2] = fb_op<OP>(a[2], x.z); a[3] = fb_op<OP>(a[3], x.w);
+    } else {
+      a[i & 3] = fb_op<OP>(a[i & 3], tile[fb_at<PL>(r, cg)]);
+    }
+  }
+  if constexpr (V == 1) a[0] = fb_op<OP>(fb_op<OP>(a[0], a[1]), fb_op<OP>(a[2], a[3]));
+  if constexpr (P > 1) {
+#pragma unroll
+    for (int k = 0; k < V; k++) part[p * 128 + cg * V + k] = a[k];
+    __syncthreads();
+    for (int c = threadIdx.x; c < 128; c += T) {
+      float s = part[c];
+#pragma unroll
+      for (int q = 1; q < P; q++) s = fb_op<OP>(s, part[q * 128 + c]);
+      res[c] = s;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; k++) res[cg * V + k] = a[k];
+  }
+  __syncthreads();
+}
+
+// the accumulator of warp w (mma: 16 x 64 tile (4 b + w) % 16 of 1024 floats; wgmma: the
+// 64 x 128 tile b % 16 of 8192), each register from its element by the PTX formula
+#define FB_LOAD_MMA(acc)                                                                         \
+  { const float *src = in + (long long)((blockIdx.x * 4 + w) % 16) * 1024;                         \
+    _Pragma("unroll") for (int i = 0; i < 32; i++)                                               \
+      acc[i] = src[(g + 8 * ((i >> 1) & 1)) * 64 + 8 * (i >> 2) + 2 * t + (i & 1)]; }
+#define FB_LOAD_WG(acc)                                                                          \
+  { const float *src = in + (long long)(blockIdx.x % 16) * 8192;                                 \
+    _Pragma("unroll") for (int i = 0; i < 64; i++)                                               \
+      acc[i] = src[(16 * w + g + 8 * ((i >> 1) & 1)) * 128 + 8 * (i >> 2) + 2 * t + (i & 1)]; }
+)FB";
+
+enum { FR_MMA, FR_WG, FR_SMEM };
+
+struct FragRun {
+    int kind, op;            // FR_*, 0 sum / 1 max
+    bool rows;
+    int pl = 0;              // smem: placement (0 swizzled, 1 TMA panels, 2 TMA by strides, else a row stride)
+    int id;
+    std::string label, func, variant, target_peer; // target_peer: the peer the issue's target names
+    std::vector<Impl> impls; // [0]: tilec
+    std::vector<int> regs, local_bytes;
+};
+
+static const char *frag_rows_layout_mma = "linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))";
+static const char *frag_rows_layout_wg =
+    "linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)), warp=((16, 0), (32, 0)))";
+
+// outputs a CTA writes: a replicated row result every thread holds 2 of; columns and shared
+// tiles go through a shared res array
+static int frag_nout(const FragRun &f) {
+    if (f.kind != FR_SMEM && f.rows) return 128 * 2;
+    if (f.kind == FR_MMA) return 4 * 64;
+    return f.kind == FR_WG ? 128 : (f.rows ? 64 : 128);
+}
+
+static std::string frag_func(const FragRun &f) {
+    const char *op = op_name[f.op];
+    char b[1024];
+    if (f.kind == FR_MMA && f.rows)
+        std::snprintf(b, sizeof b, "func %s(S: f32[16, 64] local layout=mma_m16n8k16_c, m: f32[16, 1] local layout=%s) threads=128 {\n  warp.%s(m, S, axes=(1))\n}\n",
+                      f.func.c_str(), frag_rows_layout_mma, op);
+    else if (f.kind == FR_WG && f.rows)
+        std::snprintf(b, sizeof b, "func %s(S: f32[64, 128] local layout=wgmma_m64nNk16_d, m: f32[64, 1] local layout=%s) threads=128 {\n  warpgroup.%s(m, S, axes=(1))\n}\n",
+                      f.func.c_str(), frag_rows_layout_wg, op);
+    else if (f.kind == FR_MMA)
+        std::snprintf(b, sizeof b, "func %s(S: f32[16, 64] local layout=mma_m16n8k16_c, s: f32[4, 64] shared) threads=128 {\n  warp.%s(s[warp_id], S, axes=(0))\n}\n",
+                      f.func.c_str(), op);
+    else if (f.kind == FR_WG)
+        std::snprintf(b, sizeof b, "func %s(S: f32[64, 128] local layout=wgmma_m64nNk16_d, s: f32[128] shared) threads=128 {\n  warpgroup.%s(s, S, axes=(0))\n}\n",
+                      f.func.c_str(), op);
+    else if (f.pl == 0)
+        std::snprintf(b, sizeof b, "func %s(dst: f32[%d] shared, src: f32[64, 128] shared swizzle=128B) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
+                      f.func.c_str(), f.rows ? 64 : 128, op, f.rows ? "-1" : "0");
+    else if (f.pl == 1) // TMA's boxes as the dense [4][64][32] they are
+        std::snprintf(b, sizeof b, "func %s(dst: f32[%s] shared, src: f32[4, 64, 32] shared swizzle=128B) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
+                      f.func.c_str(), f.rows ? "64" : "4, 32", op, f.rows ? "0, 2" : "1");
+    else if (f.pl == 2) // the same memory as [row, panel, column] by strides, where a parameter takes strides=
+        std::snprintf(b, sizeof b, "func %s(dst: f32[%s] shared, src: f32[64, 4, 32] shared strides=(32, 2048, 1) swizzle=128B) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
+                      f.func.c_str(), f.rows ? "64" : "128", op, f.rows ? "1, 2" : "0");
+    else
+        std::snprintf(b, sizeof b, "func %s(dst: f32[%d] shared, src: f32[64, %d] shared) threads=128 {\n  cta.%s(dst, src%s, axes=(%s))\n}\n",
+                      f.func.c_str(), f.rows ? 64 : 128, f.pl, op, f.pl != 128 ? "[:, 0:128]" : "", f.rows ? "-1" : "0");
+    return b;
+}
+
+// a kernel of the harness around `call`; the fragment's registers pass through an empty
+// asm each rep, a register result through another
+static std::string frag_harness(const FragRun &f, const std::string &kname, const std::string &call) {
+    std::string s = "extern \"C\" __global__ void __launch_bounds__(128) " + kname +
+                    "(const float *in, float *out, long long *cyc, int reps) {\n"
+                    "  const int l = threadIdx.x & 31, w = threadIdx.x >> 5, g = l >> 2, t = l & 3;\n  (void)w; (void)g; (void)t;\n";
+    int nout = frag_nout(f);
+    bool regs_out = f.kind != FR_SMEM && f.rows;
+    int nr = f.kind == FR_MMA ? 32 : 64;
+    if (f.kind == FR_SMEM) {
+        int span = f.pl <= 2 ? 8192 : 64 * f.pl;
+        s += "  __shared__ __align__(1024) float tile[" + std::to_string(span) + "];\n";
+        s += "  __shared__ __align__(16) float res[" + std::to_string(nout) + "];\n";
+        if (!f.rows) s += "  __shared__ __align__(16) float part[4 * 128];\n";
+        s += "  { const float *src = in + (long long)(blockIdx.x % 16) * 8192;\n"
+             "    for (int i = threadIdx.x; i < 8192; i += 128) tile[fb_at<" + std::to_string(f.pl == 2 ? 1 : f.pl) +
+             ">(i >> 7, i & 127)] = src[i]; }\n";
+        s += "  for (int i = threadIdx.x; i < " + std::to_string(nout) + "; i += 128) res[i] = fb_nan();\n";
+    } else {
+        s += "  float acc[" + std::to_string(nr) + "];\n";
+        s += f.kind == FR_MMA ? "  FB_LOAD_MMA(acc)\n" : "  FB_LOAD_WG(acc)\n";
+        if (regs_out) s += "  float m[2] = {fb_nan(), fb_nan()};\n";
+        else {
+            s += "  __shared__ __align__(16) float res[" + std::to_string(nout) + "];\n";
+            s += "  __shared__ __align__(16) float part[4 * 128];\n";
+            s += "  for (int i = threadIdx.x; i < " + std::to_string(nout) + "; i += 128) res[i] = fb_nan();\n";
+        }
+    }
+    s += "  __syncthreads();\n  long long t0 = clock64();\n#pragma unroll 1\n  for (int k = 0; k < reps; k++) {\n";
+    if (f.kind != FR_SMEM)
+        s += "#pragma unroll\n    for (int i = 0; i < " + std::to_string(nr) + "; i++) asm volatile(\"\" : \"+f\"(acc[i]));\n";
+    s += "    " + call + ";\n";
+    if (regs_out) s += "    asm volatile(\"\" :: \"f\"(m[0]), \"f\"(m[1]));\n";
+    s += "  }\n  long long t1 = clock64();\n  __syncthreads();\n";
+    if (regs_out)
+        s += "  out[((long long)blockIdx.x * 128 + threadIdx.x) * 2] = m[0];\n"
+             "  out[((long long)blockIdx.x * 128 + threadIdx.x) * 2 + 1] = m[1];\n";
+    else
+        s += "  for (int i = threadIdx.x; i < " + std::to_string(nout) + "; i += 128) out[(long long)blockIdx.x * " +
+             std::to_string(nout) + " + i] = res[i];\n";
+    s += "  if (threadIdx.x == 0) cyc[blockIdx.x] = t1 - t0;\n}\n";
+    return s;
+}
+
+static void frag_peers(FragRun &f, std::string &src) {
+    auto add = [&](const std::string &name, const std::string &call) {
+        Impl p;
+        p.name = name;
+        p.kernel = "f" + std::to_string(f.id) + "_" + std::to_string(f.impls.size());
+        src += frag_harness(f, p.kernel, call);
+        f.impls.push_back(p);
+    };
+    std::string op = std::to_string(f.op);
+    if (f.kind != FR_SMEM && f.rows) {
+        std::string nt = f.kind == FR_MMA ? "8" : "16";
+        f.target_peer = f.kind == FR_MMA ? "FA2 thread_reduce_ + Allreduce<4>" : "FA3 reduce_max/reduce_sum";
+        add("FA2 thread_reduce_ + Allreduce<4>", "fb_fa_rows<" + op + ", " + nt + ", 0>(acc, m)");
+        add("FA3 reduce_max/reduce_sum", "fb_fa_rows<" + op + ", " + nt + ", 1>(acc, m)");
+        add("tree fold + Allreduce<4>", "fb_tree_rows<" + op + ", " + nt + ">(acc, m)");
+    } else if (f.kind != FR_SMEM) {
+        std::string a = f.kind == FR_MMA ? "8, 1>(res + w * 64, acc, part)" : "16, 4>(res, acc, part)";
+        f.target_peer = "XOR 4,8,16 + smem combine";
+        add("XOR 4,8,16 + smem combine", "fb_cols_xor<" + op + ", " + a);
+        add("halving butterfly 4,8,16 + smem", "fb_cols_fly<" + op + ", " + a);
+    } else {
+        std::string pl = std::to_string(f.pl == 2 ? 1 : f.pl);
+        bool v4 = f.pl <= 2 || f.pl % 4 == 0;
+        if (f.rows) {
+            for (int L : {4, 8, 16, 32})
+                for (int V : {1, 4}) {
+                    if (V == 4 && !v4) continue;
+                    add(std::to_string(L) + " lanes a row, " + (V == 4 ? "16-byte" : "4-byte"),
+                        "fb_smem_rows<" + op + ", " + pl + ", 128, " + std::to_string(L) + ", " + std::to_string(V) + ">(res, tile)");
+                }
+        } else {
+            for (int V : {1, 4}) {
+                if (V == 4 && !v4) continue;
+                add(std::string("column loop, ") + (V == 4 ? "16-byte" : "4-byte"),
+                    "fb_smem_cols<" + op + ", " + pl + ", 128, " + std::to_string(V) + ">(res, tile, part)");
+            }
+        }
+    }
+}
+
+static std::string frag_label(const FragRun &f) {
+    std::string s = f.kind == FR_MMA ? "mma 16x64 warp" : f.kind == FR_WG ? "wgmma 64x128 warpgroup" : "smem 64x128 ";
+    if (f.kind == FR_SMEM) s += f.pl == 0 ? "swizzle128" : f.pl == 1 ? "swizzle128 TMA panels" : f.pl == 2 ? "swizzle128 TMA strides" : "stride" + std::to_string(f.pl);
+    return s + " " + op_name[f.op] + " " + (f.rows ? "rows" : "cols");
+}
+
+// the cases and their one NVRTC source: the funcs that lower (a placement tilec does not
+// take yet, e.g. a swizzle before it exists, is skipped with a line saying so)
+static void frag_sources(std::vector<FragRun> &runs, std::string &src) {
+    std::vector<FragRun> cases;
+    for (int kind : {FR_MMA, FR_WG})
+        for (int rows = 1; rows >= 0; rows--)
+            for (int op = 0; op < 2; op++) {
+                if (!rows && op == 1) continue; // columns: the sums of the target
+                FragRun f;
+                f.kind = kind, f.op = op, f.rows = rows;
+                cases.push_back(f);
+            }
+    for (int rows = 1; rows >= 0; rows--)
+        for (int pl : {0, 1, 2, 128, 129, 132, 136}) {
+            FragRun f;
+            f.kind = FR_SMEM, f.op = 0, f.rows = rows, f.pl = pl;
+            cases.push_back(f);
+        }
+    std::string funcs, harnesses;
+    for (auto &f : cases) {
+        f.id = (int)runs.size();
+        f.func = "tilec_f" + std::to_string(f.id);
+        f.label = frag_label(f);
+        std::string text = frag_func(f);
+        if (!lowers(text)) {
+            std::string why = tilec_diag_text(ctx);
+            std::printf("  fragments %-44s skipped: tilec does not take it (yet): %s\n", f.label.c_str(),
+                        why.empty() ? "it does not lower for this GPU" : why.substr(0, why.find('\n')).c_str());
+            continue;
+        }
+        funcs += text;
+        Impl mine;
+        mine.name = "tilec";
+        mine.kernel = "f" + std::to_string(f.id) + "_0";
+        f.impls.push_back(mine);
+        std::string call;
+        if (f.kind != FR_SMEM && f.rows) call = f.func + "(acc, m)";
+        else if (f.kind != FR_SMEM) call = f.func + "(acc, res)";
+        else call = f.func + "(res, tile)";
+        harnesses += frag_harness(f, mine.kernel, call);
+        frag_peers(f, harnesses);
+        runs.push_back(f);
+    }
+    std::string why;
+    tilec_program *p = parse(funcs, &why);
+    if (!p) {
+        std::fprintf(stderr, "bench: %s", why.c_str());
+        std::exit(1);
+    }
+    tilec_target tt = {TILEC_BACKEND_CUDA, arch, 32};
+    char *emitted = nullptr;
+    tilec_ok(tilec_emit(p, &tt, &emitted, nullptr), "tilec_emit");
+    for (auto &f : runs) f.variant = variant_of(emitted, f.func);
+    src = std::string(frag_prelude) + emitted + harnesses;
+    tilec_free(emitted);
+    tilec_program_free(p);
+}
+
+// bench --fragment-sources DIR [--arch sm_XY]: the fragment part's NVRTC source (no GPU),
+// DIR/fragments.cu (to compile by hand: nvcc -std=c++17 -arch=sm_90 -cubin -Xptxas -v),
+// and its cubin from NVRTC, DIR/fragments.cubin (cuobjdump -res-usage)
+static int write_frag_sources(const char *dir) {
+    tilec_open(&ctx);
+    std::vector<FragRun> runs;
+    std::string src;
+    frag_sources(runs, src);
+    std::string path = std::string(dir) + "/fragments.cu";
+    FILE *f = std::fopen(path.c_str(), "w");
+    if (!f) {
+        std::fprintf(stderr, "bench: cannot write %s\n", path.c_str());
+        return 1;
+    }
+    std::fputs(src.c_str(), f);
+    std::fclose(f);
+    // NVRTC needs no GPU: the module must compile as bench_fragments compiles it; the cubin
+    // is kept for cuobjdump -res-usage (registers a kernel)
+    std::string log;
+    std::vector<char> cubin = nvrtc_cubin(src, &log);
+    if (cubin.empty()) {
+        std::fprintf(stderr, "bench: NVRTC (%s) failed on %s:\n%s\n", arch, path.c_str(), log.c_str());
+        return 1;
+    }
+    std::string cpath = std::string(dir) + "/fragments.cubin";
+    if (FILE *c = std::fopen(cpath.c_str(), "wb")) {
+        std::fwrite(cubin.data(), 1, cubin.size(), c);
+        std::fclose(c);
+    }
+    std::printf("wrote %s and %s (NVRTC, %s)\n", path.c_str(), cpath.c_str(), arch);
+    for (auto &r : runs) {
+        std::printf("%-48s %-12s", r.label.c_str(), ("[" + r.variant + "]").c_str());
+        for (auto &im : r.impls) std::printf(" %s=%s", im.kernel.c_str(), im.name.c_str());
+        std::printf("\n");
+    }
+    tilec_close(ctx);
+    return 0;
+}
+
+// the reference of every output a CTA writes (CTA b), and the scale of a sum's rounding
+static void frag_reference(const FragRun &f, const std::vector<float> &in, int b, std::vector<double> *want,
+                           std::vector<double> *mag) {
+    int nout = frag_nout(f);
+    want->assign(nout, 0);
+    mag->assign(nout, 0);
+    auto fold = [&](const float *tile, int cols, bool row, int k, double *w, double *m) {
+        double acc = f.op == 0 ? 0 : -INFINITY, s = 0;
+        int n = row ? cols : (int)(f.kind == FR_MMA ? 16 : 64);
+        for (int i = 0; i < n; i++) {
+            double x = row ? tile[k * cols + i] : tile[i * cols + k];
+            acc = f.op == 0 ? acc + x : std::max(acc, x);
+            s += std::fabs(x);
+        }
+        *w = acc, *m = s;
+    };
+    for (int o = 0; o < nout; o++) {
+        if (f.kind == FR_MMA && f.rows) { // thread o / 2, register o % 2: row g + 8 j of warp w's tile
+            int tid = o / 2, j = o % 2, w = tid / 32, g = (tid % 32) / 4;
+            fold(&in[(size_t)((b * 4 + w) % 16) * 1024], 64, true, g + 8 * j, &(*want)[o], &(*mag)[o]);
+        } else if (f.kind == FR_WG && f.rows) {
+            int tid = o / 2, j = o % 2, w = tid / 32, g = (tid % 32) / 4;
+            fold(&in[(size_t)(b % 16) * 8192], 128, true, 16 * w + g + 8 * j, &(*want)[o], &(*mag)[o]);
+        } else if (f.kind == FR_MMA) {
+            int w = o / 64;
+            fold(&in[(size_t)((b * 4 + w) % 16) * 1024], 64, false, o % 64, &(*want)[o], &(*mag)[o]);
+        } else {
+            fold(&in[(size_t)(b % 16) * 8192], 128, f.rows, o, &(*want)[o], &(*mag)[o]);
+        }
+    }
+}
+
+// every output of every CTA (a CTA's reference is that of CTA b % 16): sums within 1e-5 of
+// their magnitude, max exact
+static bool frag_check(const FragRun &f, const std::vector<float> &in, const std::vector<float> &got, int ctas) {
+    int nout = frag_nout(f);
+    std::vector<std::vector<double>> want(16), mag(16);
+    for (int b = 0; b < 16; b++) frag_reference(f, in, b, &want[b], &mag[b]);
+    for (int b = 0; b < ctas; b++)
+        for (int o = 0; o < nout; o++) {
+            double g = got[(size_t)b * nout + o], w = want[b % 16][o], tol = f.op == 0 ? 1e-5 * mag[b % 16][o] : 0;
+            if (!(std::fabs(g - w) <= tol)) {
+                std::fprintf(stderr, "    %s: CTA %d output %d: got %.9g want %.9g\n", f.label.c_str(), b, o, g, w);
+                return false;
+            }
+        }
+    return true;
+}
+
+static void bench_fragments() {
+    int sms = 0;
+    CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    std::vector<FragRun> runs;
+    std::string src;
+    frag_sources(runs, src);
+    progress("fragments: compiling " + std::to_string(runs.size()) + " cases");
+    std::string log;
+    std::vector<char> cubin = nvrtc_cubin(src, &log);
+    if (cubin.empty()) {
+        std::fprintf(stderr, "NVRTC failed on the fragment module:\n%s\n", log.c_str());
+        cases_wrong++;
+        return;
+    }
+    Module mod = load_cubin(cubin);
+    std::printf("  fragments: cycles a call (median over CTAs) at 1/SM (%d CTAs of 128 threads) and 4/SM (%d); "
+                "regs = registers a thread (+ local bytes); ratio = peer / tilec (> 1: tilec ahead)\n",
+                sms, 4 * sms);
+    std::vector<float> in = random_floats(16 * 8192, 33);
+    float *d_in, *d_out;
+    long long *d_cyc;
+    CUDA(cudaMalloc(&d_in, in.size() * 4));
+    CUDA(cudaMemcpy(d_in, in.data(), in.size() * 4, cudaMemcpyHostToDevice));
+    CUDA(cudaMalloc(&d_out, (size_t)4 * sms * 256 * 4));
+    CUDA(cudaMalloc(&d_cyc, (size_t)4 * sms * 8));
+    int reps = quick ? 256 : 1024;
+    for (auto &f : runs) {
+        progress("fragments " + f.label);
+        int nout = frag_nout(f);
+        std::vector<float> got((size_t)4 * sms * nout);
+        for (auto &im : f.impls) {
+            cudaKernel_t k = mod.kernel(im.kernel.c_str());
+            cudaFuncAttributes fa = {};
+            if (cudaFuncGetAttributes(&fa, (const void *)k) != cudaSuccess) cudaGetLastError(), fa.numRegs = -1;
+            f.regs.push_back(fa.numRegs);
+            f.local_bytes.push_back((int)fa.localSizeBytes);
+            if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&im.fit, (const void *)k, 128, 0) != cudaSuccess)
+                cudaGetLastError(), im.fit = 4;
+            for (int occ = 0; occ < 2; occ++) {
+                int per = occ == 0 ? 1 : std::min(4, im.fit);
+                if (im.fit < 1) break;
+                int ctas = per * sms;
+                void *args[] = {&d_in, &d_out, &d_cyc, &reps};
+                launch(k, ctas, 128, args); // warm-up
+                CUDA(cudaMemset(d_out, 0xff, (size_t)ctas * nout * 4));
+                launch(k, ctas, 128, args);
+                CUDA(cudaDeviceSynchronize());
+                std::vector<long long> cyc(ctas);
+                CUDA(cudaMemcpy(got.data(), d_out, (size_t)ctas * nout * 4, cudaMemcpyDeviceToHost));
+                CUDA(cudaMemcpy(cyc.data(), d_cyc, ctas * 8, cudaMemcpyDeviceToHost));
+                im.ok[occ] = frag_check(f, in, got, ctas);
+                std::vector<double> per_call;
+                for (long long c : cyc) per_call.push_back((double)c / reps);
+                im.cyc[occ] = median(per_call);
+                if (!im.ok[occ]) {
+                    cases_wrong++;
+                    std::printf("  fragments %-44s %-34s WRONG (%s)\n", f.label.c_str(), im.name.c_str(), occ ? "4/SM" : "1/SM");
+                }
+            }
+        }
+        for (size_t i = 0; i < f.impls.size(); i++) {
+            const Impl &im = f.impls[i];
+            auto c = [&](int occ) { return im.ok[occ] ? fmt("%.1f", im.cyc[occ]) : std::string("-"); };
+            std::string name = i ? im.name : "tilec [" + f.variant + "]";
+            std::printf("  fragments %-44s %-34s %8s %8s  regs %3d%s%s\n", f.label.c_str(), name.c_str(), c(0).c_str(),
+                        c(1).c_str(), f.regs[i], f.local_bytes[i] ? fmt(" + %g local bytes", f.local_bytes[i]).c_str() : "",
+                        im.fit < 4 ? fmt("  (%g/SM fit)", im.fit).c_str() : "");
+            if (csv)
+                for (int occ = 0; occ < 2; occ++)
+                    std::fprintf(csv, "fragments,%s,\"%s\",,%.2f,cycles %d/SM regs %d%s\n", f.label.c_str(), name.c_str(),
+                                 im.cyc[occ], occ ? 4 : 1, f.regs[i], im.ok[occ] ? "" : " WRONG");
+        }
+        std::fflush(stdout);
+    }
+    // the targets of issue 33
+    auto find = [&](int kind, int op, bool rows, int pl) -> FragRun * {
+        for (auto &f : runs)
+            if (f.kind == kind && f.op == op && f.rows == rows && (kind != FR_SMEM || f.pl == pl)) return &f;
+        return nullptr;
+    };
+    auto line = [&](const std::string &what, double r1, double r4, const std::string &goal, double goal_ratio, const std::string &note) {
+        bool met = r1 >= goal_ratio && r4 >= goal_ratio;
+        std::printf("  fragments target: %-64s %5.2f %5.2f  (goal %s)  %s\n", what.c_str(), r1, r4, goal.c_str(),
+                    met ? "met" : "MISSED");
+        if (csv) std::fprintf(csv, "fragments-target,%s,,,%.4f,%s\n", what.c_str(), std::min(r1, r4), met ? "met" : "missed");
+        target("fragments " + what + " (1/SM, 4/SM)", fmt("%.2f", r1) + fmt(", %.2f", r4), goal,
+               std::min(r1, r4) / goal_ratio, note);
+    };
+    auto vs_peer = [&](FragRun *f, const std::string &what) {
+        if (!f) {
+            std::printf("  fragments target: %-64s not measured (tilec does not take it)\n", what.c_str());
+            target("fragments " + what, "not measured", "peer / tilec >= 1", 0, "tilec does not take it");
+            return;
+        }
+        double r[2] = {0, 0};
+        const Impl &me = f->impls[0];
+        for (auto &im : f->impls)
+            if (im.name == f->target_peer)
+                for (int occ = 0; occ < 2; occ++)
+                    if (me.ok[occ] && im.ok[occ] && me.cyc[occ] > 0) r[occ] = im.cyc[occ] / me.cyc[occ];
+        line(what + ", " + f->target_peer + " / tilec", r[0], r[1], "peer / tilec >= 1", 1.0,
+             fmt("tilec %.1f", me.cyc[0]) + fmt(" / %.1f cycles", me.cyc[1]));
+    };
+    for (int op = 0; op < 2; op++) {
+        vs_peer(find(FR_MMA, op, true, 0), std::string("mma 16x64 row ") + op_name[op]);
+        vs_peer(find(FR_WG, op, true, 0), std::string("wgmma 64x128 row ") + op_name[op]);
+    }
+    vs_peer(find(FR_MMA, 0, false, 0), "mma 16x64 column sum");
+    vs_peer(find(FR_WG, 0, false, 0), "wgmma 64x128 column sum");
+    // the swizzled tile against tilec on the best padding (the fewest cycles of the four)
+    for (int rows = 1; rows >= 0; rows--) {
+        FragRun *best[2] = {nullptr, nullptr};
+        for (int occ = 0; occ < 2; occ++)
+            for (int pl : {128, 129, 132, 136}) {
+                FragRun *f = find(FR_SMEM, 0, rows, pl);
+                if (f && f->impls[0].ok[occ] && (!best[occ] || f->impls[0].cyc[occ] < best[occ]->impls[0].cyc[occ])) best[occ] = f;
+            }
+        for (int pl : {0, 1, 2}) {
+            FragRun *f = find(FR_SMEM, 0, rows, pl);
+            std::string what = std::string("smem 64x128 ") + (pl == 0 ? "swizzle128" : pl == 1 ? "swizzle128 TMA panels" : "swizzle128 TMA strides") +
+                               (rows ? " rows" : " cols") + ", best pad / swizzled";
+            if (!f || !best[0] || !best[1]) {
+                if (pl == 2 && !f) continue; // the strides form: only where a parameter takes strides=
+                std::printf("  fragments target: %-64s not measured (tilec does not take it)\n", what.c_str());
+                target("fragments " + what, "not measured", ">= 0.95", 0, "tilec does not take it");
+                continue;
+            }
+            double r[2] = {0, 0};
+            for (int occ = 0; occ < 2; occ++)
+                if (f->impls[0].ok[occ]) r[occ] = best[occ]->impls[0].cyc[occ] / f->impls[0].cyc[occ];
+            line(what, r[0], r[1], ">= 0.95 (within 5%)", 0.95,
+                 "best pad " + std::to_string(best[0]->pl) + " / " + std::to_string(best[1]->pl));
+        }
+    }
+    CUDA(cudaFree(d_in));
+    CUDA(cudaFree(d_out));
+    CUDA(cudaFree(d_cyc));
+    CUDA(cudaLibraryUnload(mod.lib));
+}
+
 // Seed 000's host loop: a CTA reduces 512 elements to one, relaunched on the partials
 // until one is left; its two kernels are tilec programs forcing smem_tree (the branchy
 // halving tree) and cta_tree (warp shuffles, a slot per warp).
@@ -1520,13 +2184,14 @@ static void report(const char *md_path, const cudaDeviceProp &prop, int driver) 
 }
 
 int main(int argc, char **argv) {
-    const char *md = nullptr, *only = nullptr, *tile_dir = nullptr;
+    const char *md = nullptr, *only = nullptr, *tile_dir = nullptr, *frag_dir = nullptr;
     for (int i = 1; i < argc; i++) {
         if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!std::strcmp(argv[i], "--jit-child")) return jit_child();
         else if (!std::strcmp(argv[i], "--arch") && i + 1 < argc) std::snprintf(arch, sizeof arch, "%s", argv[++i]);
         else if (!std::strcmp(argv[i], "--tile-sources") && i + 1 < argc) tile_dir = argv[++i];
+        else if (!std::strcmp(argv[i], "--fragment-sources") && i + 1 < argc) frag_dir = argv[++i];
         else if (!std::strcmp(argv[i], "--tile-variants") && i + 1 < argc) {
             std::string list = argv[++i];
             for (size_t a = 0, b; a <= list.size(); a = b + 1) {
@@ -1538,14 +2203,19 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = std::fopen(argv[++i], "w");
         else if (!std::strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|seed] [--tile-variants V1,V2] [--csv FILE] [--md FILE]\n"
-                                 "       bench --tile-sources DIR [--arch sm_XY]\n");
+            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|fragments|seed] [--tile-variants V1,V2] [--csv FILE] [--md FILE]\n"
+                                 "       bench --tile-sources DIR [--arch sm_XY]\n"
+                                 "       bench --fragment-sources DIR [--arch sm_XY]\n");
             return 2;
         }
     }
     if (tile_dir) {
         if (!arch[0]) std::snprintf(arch, sizeof arch, "sm_90");
         return write_tile_sources(tile_dir);
+    }
+    if (frag_dir) {
+        if (!arch[0]) std::snprintf(arch, sizeof arch, "sm_90");
+        return write_frag_sources(frag_dir);
     }
     t_start = now_s();
     if (csv) std::fprintf(csv, "group,case,impl,ms,value,unit\n");
@@ -1576,6 +2246,7 @@ int main(int argc, char **argv) {
     if (want("cols") || want("16-bit")) bench_cols();
     if (want("16-bit")) bench_16();
     if (want("tiles")) bench_tiles();
+    if (want("fragments")) bench_fragments();
     if (want("seed")) bench_seed();
     report(md, prop, driver);
     progress("done");
