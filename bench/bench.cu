@@ -1622,13 +1622,13 @@ static std::string frag_func(const FragRun &f) {
         std::snprintf(b, sizeof b, "func %s(S: f32[64, 128] local layout=wgmma_m64nNk16_d, s: f32[128] shared) threads=128 {\n  warpgroup.%s(s, S, axes=(0))\n}\n",
                       f.func.c_str(), op);
     else if (f.pl == 0)
-        std::snprintf(b, sizeof b, "func %s(dst: f32[%d] shared, src: f32[64, 128] shared swizzle=128B) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
+        std::snprintf(b, sizeof b, "func %s(dst: f32[%d] shared, src: f32[64, 128] shared swizzle=sw128) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
                       f.func.c_str(), f.rows ? 64 : 128, op, f.rows ? "-1" : "0");
     else if (f.pl == 1) // TMA's boxes as the dense [4][64][32] they are
-        std::snprintf(b, sizeof b, "func %s(dst: f32[%s] shared, src: f32[4, 64, 32] shared swizzle=128B) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
+        std::snprintf(b, sizeof b, "func %s(dst: f32[%s] shared, src: f32[4, 64, 32] shared swizzle=sw128) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
                       f.func.c_str(), f.rows ? "64" : "4, 32", op, f.rows ? "0, 2" : "1");
     else if (f.pl == 2) // the same memory as [row, panel, column] by strides, where a parameter takes strides=
-        std::snprintf(b, sizeof b, "func %s(dst: f32[%s] shared, src: f32[64, 4, 32] shared strides=(32, 2048, 1) swizzle=128B) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
+        std::snprintf(b, sizeof b, "func %s(dst: f32[%s] shared, src: f32[64, 4, 32] shared strides=(32, 2048, 1) swizzle=sw128) threads=128 {\n  cta.%s(dst, src, axes=(%s))\n}\n",
                       f.func.c_str(), f.rows ? "64" : "128", op, f.rows ? "1, 2" : "0");
     else
         std::snprintf(b, sizeof b, "func %s(dst: f32[%d] shared, src: f32[64, %d] shared) threads=128 {\n  cta.%s(dst, src%s, axes=(%s))\n}\n",
