@@ -2,7 +2,8 @@
  * lower.c — lowers a verified tile kernel to loop IR, statement by statement: each
  * statement is dispatched to a variant, which appends its loop IR; a statement run by one
  * selected instance (`warp[5].sum`) is wrapped in a test of the instance id, and every
- * reduction ends with a barrier of its scope, as the format promises. The shared slots a
+ * reduction ends with a barrier of its scope, as the format promises (but one of a fragment
+ * into a fragment: registers only). The shared slots a
  * variant adds count against the target's shared memory with the kernel's own buffers.
  */
 #include "dispatch.h"
@@ -60,7 +61,12 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
             continue;
         }
         marker->variant = k->variants[i] = rep.v[rep.chosen].c->variant;
-        if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID)
+        /* (a fragment reduced into a fragment touches registers only: nothing to order) */
+        bool registers = st->kind == IR_REDUCE && st->src.buf->layout.kind != TILEC_LAYOUT_NONE &&
+                         st->dst.buf->space == TILEC_SPACE_LOCAL &&
+                         (!st->dst2.buf || st->dst2.buf->space == TILEC_SPACE_LOCAL);
+        if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID &&
+            !registers)
             lp_barrier(k, into, st->exec.scope);
     }
     if (k->oom) return NULL; /* *why is NOMEM */

@@ -338,6 +338,86 @@ static lp_expr *slot_at(lp_kernel *k, lp_expr *base, lp_expr *w, int kr, int nk,
     return lp_binary(k, LO_ADD, base, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, row, lp_int(k, LP_I32, np)), p));
 }
 
+/* A fragment reduction into shared or global memory, from the lanes' register folds
+ * accs[kr] (one for each value kr of the nk K register bits):
+ *
+ *   - the first `scatter` R lane bits (lowest first) halve the outputs a lane holds: at
+ *     mask m, a lane keeps the upper half of its live registers when its bit m is set, the
+ *     lower half when clear, sends the other half to lane ^ m and folds what it receives
+ *     into what it keeps, the lower lane's value first, as the butterfly does: the same
+ *     pairs, the same bits, a shuffle per exchanged value instead of one per value (for
+ *     mma_m16n8k16_c's columns 14 instead of 48). Register p then holds output
+ *     kr = p + the kept bits the lane's scatter bits chose;
+ *   - the other R lane bits: XOR shuffles, as everywhere;
+ *   - a warpgroup whose warp bits are R: each warp's values into slots [warp's R bits][output]
+ *     (by the lanes whose remaining R and Z bits are 0), a barrier, then each thread of the
+ *     warpgroup folds outputs t, t + 128, … over the warps in warp order and stores them;
+ *     else the lanes whose remaining R and Z bits are 0 store their outputs. */
+static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *warp, lp_expr *keptl, int accs, int NK,
+                         const int *kb, int nk, const int *masks, int nm, int scatter, unsigned zl, unsigned rwb,
+                         unsigned zw, lp_buf *slots) {
+    lp_kernel *k = l->k;
+    const dsp_query *q = l->q;
+    lp_block *b = l->into;
+    lp_type at = dsp_acc_type(q);
+    int live = NK, nrw = 1 << __builtin_popcount(rwb); /* the warps an output's parts come from */
+    lp_expr *chosen = lp_int(k, LP_I32, 0); /* the kept coordinates the scatter bits chose */
+    if (scatter) {
+        int recv = lp_reg_new(k, at, "recv"), send = lp_reg_new(k, at, "send");
+        for (int i = 0; i < scatter; i++) {
+            int half = live / 2;
+            lp_expr *set = lp_binary(k, LO_NE, lp_binary(k, LO_BAND, lane, lp_int(k, LP_I32, masks[i])), lp_int(k, LP_I32, 0));
+            for (int p = 0; p < half; p++) {
+                int lo = accs + p, hi = accs + p + half;
+                lp_assign(k, b, send, lp_select(k, set, lp_reg(k, lo), lp_reg(k, hi)));
+                lp_shfl(k, b, recv, send, masks[i], 32);
+                /* the lower lane's value first: (recv, hi) where the bit is set, else (lo, recv) */
+                lp_expr *first = lp_select(k, set, lp_reg(k, recv), lp_reg(k, lo));
+                lp_expr *second = lp_select(k, set, lp_reg(k, hi), lp_reg(k, recv));
+                lp_assign(k, b, lo, dsp_combine(l, b, first, second));
+            }
+            /* kr's bit nk - 1 - i is the lane's bit of masks[i] */
+            int64_t v = f->kept[kb[nk - 1 - i]];
+            int lb = 0;
+            while (1 << lb != masks[i]) lb++;
+            lp_expr *bit = lp_binary(k, LO_BAND, lp_binary(k, LO_SHR, lane, lp_int(k, LP_I32, lb)), lp_int(k, LP_I32, 1));
+            chosen = xor_of(k, chosen, lp_binary(k, LO_MUL, bit, lp_int(k, LP_I32, v)));
+            live = half;
+        }
+        for (int p = 0; p < live; p++) dsp_xor_masks(l, b, accs + p, masks + scatter, nm - scatter, 32);
+    }
+    unsigned rest = 0; /* the R lane bits whose lanes hold the same outputs */
+    for (int i = scatter; i < nm; i++) rest |= (unsigned)masks[i];
+    lp_expr *c = zero_bits(k, lane, warp, rest | zl, zw);
+    lp_block *mine = c ? &lp_if(k, b, c)->body : b;
+    for (int p = 0; p < live; p++) {
+        int r = 0;
+        for (int i = 0; i < nk; i++)
+            if (p >> i & 1) r |= 1 << kb[i];
+        lp_expr *o = xor_of(k, xor_of(k, lp_int(k, LP_I32, reg_part(f->kept, f->nreg, r)), chosen), keptl);
+        if (!rwb) {
+            dsp_store_output(l, mine, o, lp_reg(k, accs + p));
+            continue;
+        }
+        lp_expr *rw = packed_bits(k, warp, rwb);
+        lp_expr *base = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)(nrw * q->spatial_len)));
+        lp_expr *at_ = lp_binary(k, LO_ADD, base, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, rw, lp_int(k, LP_I32, (int)q->spatial_len)), o));
+        lp_store(k, mine, slots, at_, lp_reg(k, accs + p));
+    }
+    if (!rwb) return true;
+    lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
+    int o = lp_reg_new(k, LP_I32, "o"), v = lp_reg_new(k, at, "w");
+    lp_stmt *loop = lp_for(k, b, o, lp_cast(k, LP_I32, dsp_inst_tid(l)), lp_int(k, LP_I32, (int)q->spatial_len),
+                           lp_cast(k, LP_I32, dsp_inst_size(l)));
+    lp_expr *base = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)(nrw * q->spatial_len)));
+    for (int w = 0; w < nrw; w++) {
+        lp_expr *x = lp_load(k, slots, lp_binary(k, LO_ADD, base, lp_binary(k, LO_ADD, lp_int(k, LP_I32, (int)(w * q->spatial_len)), lp_reg(k, o))));
+        lp_assign(k, &loop->body, v, w ? dsp_combine(l, &loop->body, lp_reg(k, v), x) : x);
+    }
+    dsp_store_output(l, &loop->body, lp_reg(k, o), lp_reg(k, v)); /* (the statement's barrier follows) */
+    return true;
+}
+
 static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     const dsp_query *q = l->q;
@@ -388,16 +468,17 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
     dsp_fragment_plan(q, k->plan, sizeof k->plan);
     /* the warps' slots (a warpgroup whose warps split the reduced axis): a value for each
      * warp, output and K lane bits (the lanes that differ only in R or Z bits hold the same) */
+    /* a memory destination: outputs spread over the lanes by halving exchanges (below) for
+     * the ops whose state is one small value (not a key, var's pair or logsumexp's) */
+    int scatter = !dfrag && dsp_small_state(q) ? (nm < nk ? nm : nk) : 0;
     lp_buf *slots = NULL, *firsts = NULL;
     lp_expr *wbase = NULL, *packed = NULL, *writer = NULL, *home = NULL;
     if (rwb) {
-        int64_t per = (int64_t)4 * NK * NP;
-        slots = lp_buf_scratch(k, "frag_slots", at, (int64_t)q->inst_count * per);
+        int64_t per = (int64_t)4 * NK * NP, sper = dfrag ? per : (1 << __builtin_popcount(rwb)) * q->spatial_len;
+        slots = lp_buf_scratch(k, "frag_slots", at, (int64_t)q->inst_count * sper);
         if (shifted) firsts = lp_buf_scratch(k, "frag_first", LP_F64, (int64_t)q->inst_count * per);
         wbase = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)per));
-        int pr = lp_reg_new(k, LP_I32, "kp");
-        lp_assign(k, b, pr, packed_bits(k, lane, kl));
-        packed = lp_reg(k, pr);
+        packed = packed_bits(k, lane, kl);
         writer = zero_bits(k, lane, warp, rl | zl, 0);
         home = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & 3u))); /* the warp whose R bits are 0 */
     }
@@ -439,12 +520,13 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
             lp_assign(k, b, leaves + rr, dsp_element(l, lp_load(k, fb, lp_int(k, LP_I32, r)), index, shift));
         }
         grid_reg_tree(l, b, leaves, NR, 1, false);
-        dsp_xor_masks(l, b, leaves, masks, nm, 32);
+        if (!scatter) dsp_xor_masks(l, b, leaves, masks, nm, 32);
         lp_assign(k, b, accs + kr, lp_reg(k, leaves));
-        if (rwb) /* this warp's value, at slot (warp, kr, packed K bits), by one of the lanes that hold it */
+        if (rwb && dfrag) /* this warp's value, at slot (warp, kr, packed K bits), by one of the lanes that hold it */
             lp_store(k, writer ? &lp_if(k, b, writer)->body : b, slots, slot_at(k, wbase, warp, kr, NK, packed, NP),
                      lp_reg(k, accs + kr));
     }
+    if (!dfrag) return store_spread(l, &f, lane, warp, keptl, accs, NK, kb, nk, masks, nm, scatter, zl, rwb, zw, slots);
     if (rwb) { /* every lane folds the warps that differ from its own in R bits, in warp order */
         lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
         lp_expr *mine = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & 3u)));
@@ -461,19 +543,14 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         }
         lp_barrier(k, b, TILEC_SCOPE_WARPGROUP); /* the slots are read before anyone writes them again */
     }
-    /* the outputs */
-    lp_block *store = b;
-    if (!dfrag) {
-        lp_expr *c = zero_bits(k, lane, warp, rl | zl, rwb | zw);
-        if (c) store = &lp_if(k, b, c)->body;
-    }
+    /* the outputs: every lane its registers of the destination fragment */
     for (int kr = 0; kr < NK; kr++) {
         int r = 0;
         for (int i = 0; i < nk; i++)
             if (kr >> i & 1) r |= 1 << kb[i];
         lp_expr *o = xor_of(k, lp_int(k, LP_I32, reg_part(f.kept, f.nreg, r)), keptl);
-        l->frag_at = dfrag ? lp_int(k, LP_I32, kr) : NULL;
-        dsp_store_output(l, store, o, lp_reg(k, accs + kr));
+        l->frag_at = lp_int(k, LP_I32, kr);
+        dsp_store_output(l, b, o, lp_reg(k, accs + kr));
     }
     l->frag_at = NULL;
     return true;
