@@ -117,7 +117,7 @@ static void how_line(ir_str *s, const dsp_query *q, const char *variant, const l
         ir_str_printf(s, "; %s; the cost model's estimate: %.0f cycles alone, %.0f with four to a multiprocessor",
                       plan, p->cycles1, p->cycles4);
     } else if (!strcmp(variant, "fragment")) {
-        char plan[320];
+        char plan[512];
         dsp_fragment_plan(q, plan, sizeof plan);
         ir_str_printf(s, "; %s", plan);
     } else if (!strcmp(variant, "sequential"))

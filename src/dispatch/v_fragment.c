@@ -291,11 +291,10 @@ void dsp_fragment_plan(const dsp_query *q, char *out, size_t n) {
         snprintf(out, n, "%s", why);
         return;
     }
-    int NK = 1, NR = 1, nm = 0, wr = 0, slots = 0;
-    unsigned kl = 0;
+    int nk = 0, NR = 1, nm = 0, wr = 0, kl = 0;
     for (int j = 0; j < f.n; j++) {
         if (j < f.nreg) {
-            if (f.cls[j] == 'K') NK *= 2;
+            if (f.cls[j] == 'K') nk++;
             else NR *= 2;
         } else if (j < f.nreg + f.nlane) {
             if (f.cls[j] == 'R') nm++;
@@ -304,17 +303,32 @@ void dsp_fragment_plan(const dsp_query *q, char *out, size_t n) {
             wr++;
         }
     }
-    if (wr) slots = 4 * NK * (1 << kl);
-    char warps[96] = "";
-    if (wr)
-        snprintf(warps, sizeof warps, ", then the warps' values through %d shared slots (%d bytes) and a barrier", slots,
-                 slots * (int)num_size(dsp_acc_type(q)));
-    snprintf(out, n, "%s: each lane folds %d register%s an output (%d output%s a lane), then XOR shuffles over %d lane bit%s%s%s",
-             tilec_layout_name(F->layout.kind), NR, NR == 1 ? "" : "s", NK, NK == 1 ? "" : "s", nm, nm == 1 ? "" : "s",
-             warps,
+    int NK = 1 << nk;
+    bool dfrag = is_frag(&q->st->dst);
+    int scatter = !dfrag && dsp_small_state(q) ? (nm < nk ? nm : nk) : 0; /* (lower_frag_reduce's) */
+    char lanes[160] = "", warps[160] = "";
+    int shuffles = 0;
+    for (int i = 0; i < scatter; i++) shuffles += NK >> (i + 1);
+    shuffles += (NK >> scatter) * (nm - scatter);
+    if (scatter)
+        snprintf(lanes, sizeof lanes, "halving exchanges over %d lane bit%s and XOR shuffles over %d (%d shuffles a lane)",
+                 scatter, scatter == 1 ? "" : "s", nm - scatter, shuffles);
+    else
+        snprintf(lanes, sizeof lanes, "XOR shuffles over %d lane bit%s (%d shuffles a lane)", nm, nm == 1 ? "" : "s",
+                 shuffles);
+    int es = (int)num_size(dsp_acc_type(q));
+    if (wr && dfrag)
+        snprintf(warps, sizeof warps, ", then the warps' values through %d shared slots (%d bytes), every lane folding its own",
+                 4 * NK * (1 << kl), 4 * NK * (1 << kl) * es);
+    else if (wr)
+        snprintf(warps, sizeof warps, ", then the warps' values through %lld shared slots (%lld bytes), each thread folding "
+                                      "and storing its outputs",
+                 (long long)((1 << wr) * q->spatial_len), (long long)((1 << wr) * q->spatial_len * es));
+    snprintf(out, n, "%s: each lane folds %d register%s an output (%d output%s a lane), then %s%s%s",
+             tilec_layout_name(F->layout.kind), NR, NR == 1 ? "" : "s", NK, NK == 1 ? "" : "s", lanes, warps,
              ir_op(q->st->op)->lift != IR_LIFT_SHIFT ? ""
              : wr ? "; var and std fold about each output's first element, which XOR shuffles pass to the lanes of its "
-                    "output and as many more slots and a barrier to the other warps"
+                    "output and more slots and a barrier to the other warps"
                   : "; var and std fold about each output's first element, which XOR shuffles pass to the lanes of its output");
 }
 
@@ -465,7 +479,6 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
     unsigned kl = 31u & ~(rl | zl); /* the K lane bits: a warp's distinct values are 2^popcount of them */
     int NP = 1 << __builtin_popcount(kl);
     bool shifted = ir_op(st->op)->lift == IR_LIFT_SHIFT;
-    dsp_fragment_plan(q, k->plan, sizeof k->plan);
     /* the warps' slots (a warpgroup whose warps split the reduced axis): a value for each
      * warp, output and K lane bits (the lanes that differ only in R or Z bits hold the same) */
     /* a memory destination: outputs spread over the lanes by halving exchanges (below) for
