@@ -202,15 +202,15 @@ static void test_errors(void **state) {
         {"local L: f32[16] @layout=mma_m16n8k16_c", "which is two-dimensional"},
         {"shared L: f32[16, 64] @layout=mma_m16n8k16_c", "'L' is a shared buffer; a fragment layout places a local buffer"},
         {"local L: f32[16, 64] strides=(65, 1) @layout=mma_m16n8k16_c", "so leave strides= out"},
-        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (0, 2)))",
+        {"local L: f32[16, 8] layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), @(0, 2)))",
          "lane bit 4 reaches only elements the bits before it reach"},
         {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0)))",
          "a linear layout has 5 lane bits (a warp of 32 lanes), not 4"},
-        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (0, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
+        {"local L: f32[16, 8] layout=linear(reg=((0, 1), @(0, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
          "register bit 1 of the layout adds no coordinate"},
         {"local L: f32[16, 8] @layout=linear(reg=((0, 1)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
          "has 128 elements, and the layout places 64 of them"},
-        {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (16, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
+        {"local L: f32[16, 8] layout=linear(reg=((0, 1), @(16, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)))",
          "coordinate 0 of the layout's register bit 1 is 16, outside extent 16"},
         {"local L: f32[16, 8] layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), @(4)))",
          "lane bit 4 has 1 coordinate; the buffer has 2 dimensions"},
@@ -323,8 +323,9 @@ static void test_gpu_source_compiles(void **state) {
 }
 
 /* Statements a fragment cannot take, each refused with its reason (review r9): a copy between
- * a fragment and a thread's own array (the verifier), a fragment in a partial warp and a
- * warpgroup's fragment on HIP (the dispatcher, at emit). */
+ * a fragment and a thread's own array (the verifier), a fragment in a partial warp, a
+ * warpgroup's fragment on HIP and a forced variant of the other kind (the dispatcher, at
+ * emit). */
 static void test_refused_statements(void **state) {
     (void)state;
     static const struct {
@@ -343,6 +344,14 @@ static void test_refused_statements(void **state) {
         {"kernel k(A: f32[64, 8] global, B: f32[8] global) threads=128 {\n  local S: f32[64, 8] layout=wgmma_m64nNk16_d\n"
          "  warpgroup.copy(S, A)\n  warpgroup.max(B, S, axes=(0))\n}\n",
          "warpgroup scope needs a barrier of 128 threads, which HIP does not have", TILEC_BACKEND_HIP},
+        /* a forced variant of the other kind says which kind it is, and the ones that apply */
+        {"kernel k(A: f32[16, 64] global, B: f32[16] global) threads=32 {\n  local S: f32[16, 64] layout=mma_m16n8k16_c\n"
+         "  warp.copy(S, A)\n  warp.sum(B, S, axes=(1), variant=rows)\n}\n",
+         "variant 'rows' does not lower a statement on a fragment ('S' has a layout); the ones that do: fragment",
+         TILEC_BACKEND_CUDA},
+        {"kernel k(A: f32[16, 64] global, B: f32[16] global) threads=32 {\n  warp.sum(B, A, axes=(1), variant=fragment)\n}\n",
+         "variant 'fragment' lowers statements on fragments only (local buffers with a layout=); the ones for sum on cuda:",
+         TILEC_BACKEND_CUDA},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tilec_ctx *ctx;

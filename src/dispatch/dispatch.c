@@ -196,8 +196,19 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
     const char *op = dsp_stmt_what(q->st, what, sizeof what);
     switch (rep->outcome) {
     case DSP_UNKNOWN_VARIANT: {
-        ir_str_printf(&s, "no variant named '%s' is registered for %s on %s; registered:", q->st->variant,
-                      op, tilec_backend_name(q->target->backend));
+        /* a variant that exists, for the other kind of statement: fragments have their own */
+        bool frag = dsp_stmt_has_fragment(q->st), other = false;
+        for (int i = 0; i < NREGISTRY; i++)
+            other = other || (registry[i]->fragments != frag && !strcmp(registry[i]->variant, q->st->variant));
+        if (other && frag)
+            ir_str_printf(&s, "variant '%s' does not lower a statement on a fragment ('%s' has a layout); the ones that "
+                              "do:", q->st->variant, q->st->src.buf->layout.kind != TILEC_LAYOUT_NONE ? q->st->src.buf->name : q->st->dst.buf->name);
+        else if (other)
+            ir_str_printf(&s, "variant '%s' lowers statements on fragments only (local buffers with a layout=); the "
+                              "ones for %s on %s:", q->st->variant, op, tilec_backend_name(q->target->backend));
+        else
+            ir_str_printf(&s, "no variant named '%s' is registered for %s on %s; registered:", q->st->variant,
+                          op, tilec_backend_name(q->target->backend));
         dsp_report all;
         dsp_query q2 = *q;
         ir_stmt st2 = *q->st;

@@ -110,13 +110,6 @@ static void lane_warp(dsp_lower *l, lp_expr **lane, lp_expr **warp) {
     *warp = lp_binary(k, LO_SHR, tid, lp_int(k, LP_I32, 5));
 }
 
-/* The XOR of the register bits' vectors of r: E(r) (vals: the basis, or its projection). */
-static int64_t reg_part(const int64_t *vals, int nreg, int r) {
-    int64_t e = 0;
-    for (int i = 0; i < nreg; i++)
-        if (r >> i & 1) e ^= vals[i];
-    return e;
-}
 
 /* The condition that the thread's bits in `mask` (lane bits j < 5, warp bits 5 + j) are 0. */
 static lp_expr *zero_bits(lp_kernel *k, lp_expr *lane, lp_expr *warp, unsigned lanes, unsigned warps) {
@@ -265,7 +258,7 @@ static bool lower_frag_copy(dsp_lower *l, char *why, size_t wn) {
         if (c) b = &lp_if(k, b, c)->body;
     }
     for (int r = 0; r < R; r++) {
-        lp_expr *flat = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, reg_part(F->frag, F->frag_reg, r)), lp_reg(k, lw));
+        lp_expr *flat = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, ir_frag_xor(F->frag, F->frag_reg, r)), lp_reg(k, lw));
         lp_expr *at = dsp_region_offset(l, other, flat);
         if (in) lp_store(k, b, fb, lp_int(k, LP_I32, r), lp_load(k, ob, at));
         else lp_store(k, b, ob, at, lp_load(k, fb, lp_int(k, LP_I32, r)));
@@ -408,7 +401,7 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
         int r = 0;
         for (int i = 0; i < nk; i++)
             if (p >> i & 1) r |= 1 << kb[i];
-        lp_expr *o = xor_of(k, xor_of(k, lp_int(k, LP_I32, reg_part(f->kept, f->nreg, r)), chosen), keptl);
+        lp_expr *o = xor_of(k, xor_of(k, lp_int(k, LP_I32, ir_frag_xor(f->kept, f->nreg, r)), chosen), keptl);
         if (!rwb) {
             dsp_store_output(l, mine, o, lp_reg(k, accs + p));
             continue;
@@ -529,7 +522,7 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
                 if (kr >> i & 1) r |= 1 << kb[i];
             for (int i = 0; i < nr; i++)
                 if (rr >> i & 1) r |= 1 << rb[i];
-            lp_expr *index = xor_of(k, lp_int(k, LP_I32, reg_part(f.red, f.nreg, r)), redl);
+            lp_expr *index = xor_of(k, lp_int(k, LP_I32, ir_frag_xor(f.red, f.nreg, r)), redl);
             lp_assign(k, b, leaves + rr, dsp_element(l, lp_load(k, fb, lp_int(k, LP_I32, r)), index, shift));
         }
         grid_reg_tree(l, b, leaves, NR, 1, false);
@@ -561,7 +554,7 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         int r = 0;
         for (int i = 0; i < nk; i++)
             if (kr >> i & 1) r |= 1 << kb[i];
-        lp_expr *o = xor_of(k, lp_int(k, LP_I32, reg_part(f.kept, f.nreg, r)), keptl);
+        lp_expr *o = xor_of(k, lp_int(k, LP_I32, ir_frag_xor(f.kept, f.nreg, r)), keptl);
         l->frag_at = lp_int(k, LP_I32, kr);
         dsp_store_output(l, b, o, lp_reg(k, accs + kr));
     }

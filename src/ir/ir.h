@@ -129,6 +129,7 @@ struct tilec_buffer {
      * frag_reg + frag_lane + frag_warp basis vectors as flat row-major indices */
     tilec_layout layout;
     ir_pos layout_pos;
+    ir_pos layout_bit_pos[TILEC_LAYOUT_MAX_BITS]; /* each linear bit as written (line 0: built) */
     int frag_reg, frag_lane, frag_warp;
     int64_t frag[TILEC_LAYOUT_MAX_BITS];
     /* a shared tile's swizzle as given (kind NONE: none; swizzle.c), with its bits, base
@@ -252,6 +253,9 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at);
 /* The flat row-major index of the element that register reg of lane `lane` of warp `warp`
  * (of the warpgroup; 0 for a warp's layout) holds in b's checked layout. */
 int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg);
+/* The XOR of vals[i] over the set bits i of `bits` (n of them): a fragment's part for a
+ * register, lane or warp index, of its basis or of a projection of it. */
+int64_t ir_frag_xor(const int64_t *vals, int n, int64_t bits);
 /* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup). */
 int ir_frag_threads(const tilec_buffer *b);
 /* Checks b->swizzle on the checked buffer b (swizzle.c: shared, the preset's or the given

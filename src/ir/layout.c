@@ -48,51 +48,51 @@ typedef struct rc {
     int64_t r, c;
 } rc;
 
+/* The presets (TILEC_LAYOUT_LIST's), one row each: the shape, the first register bit, then
+ * (8, 0) and the columns' (0, 8), (0, 16), … up to the shape, the lane bits, and a
+ * warpgroup's warp bits (16, 0), (32, 0). */
+static const rc lanes_c[5] = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}}; /* t's bits, then g's */
+static const rc lanes_b[5] = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}}; /* k x n: t along k, g along n */
+static const struct preset_row {
+    tilec_layout_kind kind;
+    int64_t rows, min_cols; /* columns: powers of two from min_cols to 256 */
+    rc first;
+    const rc *lanes;
+    int nwarp;
+    const char *want;
+} presets[] = {
+    {TILEC_LAYOUT_MMA_C, 16, 8, {0, 1}, lanes_c, 0, "[16, 8n] (n fragments of n8 side by side, n a power of two up to 32)"},
+    {TILEC_LAYOUT_MMA_A, 16, 16, {0, 1}, lanes_c, 0, "[16, 16n] (n fragments of k16 side by side, n a power of two up to 16)"},
+    {TILEC_LAYOUT_MMA_B, 16, 8, {1, 0}, lanes_b, 0, "[16, 8n] (n fragments of n8 side by side, n a power of two up to 32)"},
+    {TILEC_LAYOUT_WGMMA_D, 64, 8, {0, 1}, lanes_c, 2, "[64, N] (N a power of two from 8 to 256)"},
+};
+_Static_assert(sizeof presets / sizeof presets[0] == TILEC_LAYOUT_COUNT - 2, "a row for every preset (not none, linear)");
+
 static int preset(const tilec_buffer *b, tilec_layout_kind kind, rc *v, int *nreg, int *nwarp, const char **want) {
     int64_t R = b->shape[0], C = b->rank == 2 ? b->shape[1] : 0;
+    const struct preset_row *row = NULL;
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (presets[i].kind == kind) row = &presets[i];
+    if (!row) return -1;
+    *want = row->want;
+    if (R != row->rows || C < row->min_cols || C > 256 || !pow2(C)) return -1;
     int n = 0;
-    static const rc lanes_c[5] = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
-    static const rc lanes_b[5] = {{2, 0}, {4, 0}, {0, 1}, {0, 2}, {0, 4}};
-    const rc *lanes = lanes_c;
-    *nwarp = 0;
-    switch (kind) {
-    case TILEC_LAYOUT_MMA_C:
-    case TILEC_LAYOUT_MMA_B:
-        *want = "[16, 8n] (n fragments of n8 side by side, n a power of two up to 32)";
-        if (R != 16 || C < 8 || C > 256 || !pow2(C)) return -1;
-        if (kind == TILEC_LAYOUT_MMA_B) {
-            v[n++] = (rc){1, 0};
-            lanes = lanes_b;
-        } else {
-            v[n++] = (rc){0, 1};
-        }
-        v[n++] = (rc){8, 0};
-        for (int64_t c = 8; c < C; c <<= 1) v[n++] = (rc){0, c};
-        break;
-    case TILEC_LAYOUT_MMA_A:
-        *want = "[16, 16n] (n fragments of k16 side by side, n a power of two up to 16)";
-        if (R != 16 || C < 16 || C > 256 || !pow2(C)) return -1;
-        v[n++] = (rc){0, 1};
-        v[n++] = (rc){8, 0};
-        for (int64_t c = 8; c < C; c <<= 1) v[n++] = (rc){0, c};
-        break;
-    case TILEC_LAYOUT_WGMMA_D:
-        *want = "[64, N] (N a power of two from 8 to 256)";
-        if (R != 64 || C < 8 || C > 256 || !pow2(C)) return -1;
-        v[n++] = (rc){0, 1};
-        v[n++] = (rc){8, 0};
-        for (int64_t c = 8; c < C; c <<= 1) v[n++] = (rc){0, c};
-        *nwarp = 2;
-        break;
-    default: return -1;
-    }
+    v[n++] = row->first;
+    v[n++] = (rc){8, 0};
+    for (int64_t c = 8; c < C; c <<= 1) v[n++] = (rc){0, c};
     *nreg = n;
-    for (int i = 0; i < 5; i++) v[n++] = lanes[i];
-    if (*nwarp) {
+    for (int i = 0; i < 5; i++) v[n++] = row->lanes[i];
+    *nwarp = row->nwarp;
+    if (row->nwarp) {
         v[n++] = (rc){16, 0};
         v[n++] = (rc){32, 0};
     }
     return n;
+}
+
+/* where linear bit i was written, else the layout's position */
+static ir_pos bit_at(const tilec_buffer *b, int i, ir_pos at) {
+    return b->layout.kind == TILEC_LAYOUT_LINEAR && b->layout_bit_pos[i].line ? b->layout_bit_pos[i] : at;
 }
 
 bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
@@ -139,7 +139,7 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
         for (int i = 0; i < n; i++) {
             for (int d = 0; d < b->rank; d++)
                 if (L->basis[i][d] < 0 || L->basis[i][d] >= b->shape[d]) {
-                    ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, at.line, at.col,
+                    ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, bit_at(b, i, at).line, bit_at(b, i, at).col,
                                 "'%s': coordinate %d of the layout's %s bit %d is %lld, outside extent %lld",
                                 b->name, d, i < nreg ? "register" : i < nreg + nlane ? "lane" : "warp",
                                 i < nreg ? i : i < nreg + nlane ? i - nreg : i - nreg - nlane,
@@ -179,7 +179,7 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
         int which = i < nreg ? i : i < nreg + nlane ? i - nreg : i - nreg - nlane;
         int64_t x = v[i];
         if (!x && i < nreg) {
-            ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, at.line, at.col,
+            ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, bit_at(b, i, at).line, bit_at(b, i, at).col,
                         "'%s': register bit %d of the layout adds no coordinate; a register holds one "
                         "element (drop the bit)", b->name, which);
             return false;
@@ -196,7 +196,7 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
                 }
             }
         if (!added) {
-            ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, at.line, at.col,
+            ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, bit_at(b, i, at).line, bit_at(b, i, at).col,
                         "'%s': the layout's %s bit %d reaches only elements the bits before it reach; every "
                         "element has one place (a lane bit whose lanes hold the same elements is all zero)",
                         b->name, kind, which);
@@ -220,13 +220,14 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
 
 int ir_frag_threads(const tilec_buffer *b) { return 32 << b->frag_warp; }
 
-int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg) {
+int64_t ir_frag_xor(const int64_t *vals, int n, int64_t bits) {
     int64_t e = 0;
-    for (int i = 0; i < b->frag_reg; i++)
-        if (reg >> i & 1) e ^= b->frag[i];
-    for (int i = 0; i < b->frag_lane; i++)
-        if (lane >> i & 1) e ^= b->frag[b->frag_reg + i];
-    for (int i = 0; i < b->frag_warp; i++)
-        if (warp >> i & 1) e ^= b->frag[b->frag_reg + b->frag_lane + i];
+    for (int i = 0; i < n; i++)
+        if (bits >> i & 1) e ^= vals[i];
     return e;
+}
+
+int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg) {
+    return ir_frag_xor(b->frag, b->frag_reg, reg) ^ ir_frag_xor(b->frag + b->frag_reg, b->frag_lane, lane) ^
+           ir_frag_xor(b->frag + b->frag_reg + b->frag_lane, b->frag_warp, warp);
 }

@@ -305,14 +305,15 @@ static void parse_param(parser *ps) {
 }
 
 /* bits := '(' [ ints { ',' ints } [ ','] ] ')': the coordinates each bit adds, into
- * L->basis from `first`; their count */
-static int parse_bits(parser *ps, tilec_layout *L, int first, int rank, const char *what) {
+ * L->basis from `first` (and where each is written, into pos); their count */
+static int parse_bits(parser *ps, tilec_layout *L, ir_pos *pos, int first, int rank, const char *what) {
     expect(ps, "(");
     int n = 0;
     while (!tok_is(&ps->t, ")")) {
         if (first + n == TILEC_LAYOUT_MAX_BITS)
             fail_at(ps, ps->t.line, ps->t.col, "a layout has at most %d bits in all", TILEC_LAYOUT_MAX_BITS);
         ir_pos at = {ps->t.line, ps->t.col};
+        pos[first + n] = at;
         int64_t c[TILEC_MAX_RANK];
         int got = parse_ints(ps, c, TILEC_MAX_RANK, what);
         if (got != rank)
@@ -350,7 +351,7 @@ static void parse_layout(parser *ps, tilec_buffer *b) {
         if (!tok_is(&ps->t, parts[i])) fail_expected(ps, wants[i]);
         next(ps);
         expect(ps, "=");
-        got[i] = parse_bits(ps, &b->layout, have, b->rank, parts[i]);
+        got[i] = parse_bits(ps, &b->layout, b->layout_bit_pos, have, b->rank, parts[i]);
         have += got[i];
         if (i == 2) accept(ps, ","); /* a trailing comma */
     }
