@@ -61,7 +61,6 @@ typedef struct view {
     int64_t kdim[TILEC_MAX_RANK], kstr[TILEC_MAX_RANK], rdim[TILEC_MAX_RANK], rstr[TILEC_MAX_RANK];
     int64_t base, id_gcd; /* id_gcd: the strides of dims indexed by an instance id, all of them */
     bool last_reduced;    /* the innermost dim as indexed is a reduced one */
-    bool reduced_trailing;/* no kept dim comes after a reduced one */
     int esize;
     bool global;
 } view;
@@ -80,8 +79,6 @@ static void view_of(const dsp_query *q, view *v) {
     v->esize = (int)tilec_dtype_size(b->dtype);
     v->global = b->space == TILEC_SPACE_GLOBAL;
     v->base = b->origin;
-    v->reduced_trailing = true;
-    bool seen_reduced = false;
     int j = 0;
     for (int d = 0; d < b->rank; d++) {
         if (d < r->nindex && r->index[d].kind == TILEC_INDEX_ID) {
@@ -97,11 +94,9 @@ static void view_of(const dsp_query *q, view *v) {
         if (q->reduced[j]) {
             v->rdim[v->nr] = ext;
             v->rstr[v->nr++] = b->strides[d];
-            seen_reduced = true;
         } else {
             v->kdim[v->nk] = ext;
             v->kstr[v->nk++] = b->strides[d];
-            if (seen_reduced && ext > 1) v->reduced_trailing = false;
         }
         v->last_reduced = q->reduced[j];
         j++;
@@ -135,12 +130,12 @@ static bool vec_ok(const dsp_query *q, const view *v, dsp_orient o, int vec) {
     if (!dsp_region_base_aligned(&q->st->src, vec)) return false; /* (a swizzle's chunk holds the vector) */
     if (v->base % vec || (v->id_gcd && v->id_gcd % vec)) return false;
     if (o == DSP_ALONG_REDUCED) {
-        if (!v->reduced_trailing || !v->last_reduced || q->red_len % vec) return false;
-        int64_t inner = 1;
-        for (int i = v->nr - 1; i >= 0; i--) { /* the reduced block is contiguous */
-            if (v->rdim[i] > 1 && v->rstr[i] != inner) return false;
-            inner *= v->rdim[i];
-        }
+        if (!v->last_reduced || q->red_len % vec) return false;
+        /* a vector inside the innermost reduced dim: contiguous, a whole number of vectors
+         * (the other reduced dims may lie anywhere: TMA's panels [box, row, 32] over (0, 2)) */
+        if (v->rstr[v->nr - 1] != 1 || v->rdim[v->nr - 1] % vec) return false;
+        for (int i = 0; i < v->nr - 1; i++)
+            if (v->rdim[i] > 1 && v->rstr[i] % vec) return false;
         for (int i = 0; i < v->nk; i++)
             if (v->kdim[i] > 1 && v->kstr[i] % vec) return false;
         return true;
