@@ -344,6 +344,16 @@ static void test_refused_statements(void **state) {
         {"kernel k(A: f32[64, 8] global, B: f32[8] global) threads=128 {\n  local S: f32[64, 8] layout=wgmma_m64nNk16_d\n"
          "  warpgroup.copy(S, A)\n  warpgroup.max(B, S, axes=(0))\n}\n",
          "warpgroup scope needs a barrier of 128 threads, which HIP does not have", TILEC_BACKEND_HIP},
+        /* a fragment reduced into a fragment ends with no barrier (registers only), so it does
+         * not order a warp's shared memory: the verifier asks for the sync */
+        {"kernel k(A: f32[16, 64] global, B: f32[4, 32] global) threads=128 {\n  shared Sh: f32[4, 32]\n"
+         "  local S: f32[16, 64] layout=mma_m16n8k16_c\n"
+         "  local m: f32[16, 1] layout=linear(reg=((8, 0)), lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0)))\n"
+         "  warp.copy(Sh[warp_id], A[warp_id, 0:32])\n  warp.copy(S, A)\n  warp.max(m, S, axes=(1))\n"
+         "  warp.copy(B[warp_id], Sh[warp_id])\n}\n",
+         "missing barrier: 'Sh' is read here but other threads wrote it at line 5 with no barrier between; add "
+         "warp.sync() before this statement",
+         TILEC_BACKEND_SIM},
         /* a forced variant of the other kind says which kind it is, and the ones that apply */
         {"kernel k(A: f32[16, 64] global, B: f32[16] global) threads=32 {\n  local S: f32[16, 64] layout=mma_m16n8k16_c\n"
          "  warp.copy(S, A)\n  warp.sum(B, S, axes=(1), variant=rows)\n}\n",

@@ -61,12 +61,8 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
             continue;
         }
         marker->variant = k->variants[i] = rep.v[rep.chosen].c->variant;
-        /* (a fragment reduced into a fragment touches registers only: nothing to order) */
-        bool registers = st->kind == IR_REDUCE && st->src.buf->layout.kind != TILEC_LAYOUT_NONE &&
-                         st->dst.buf->space == TILEC_SPACE_LOCAL &&
-                         (!st->dst2.buf || st->dst2.buf->space == TILEC_SPACE_LOCAL);
         if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID &&
-            !registers)
+            ir_reduce_has_barrier(st))
             lp_barrier(k, into, st->exec.scope);
     }
     if (k->oom) return NULL; /* *why is NOMEM */

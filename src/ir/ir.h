@@ -256,6 +256,9 @@ int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg);
 /* The XOR of vals[i] over the set bits i of `bits` (n of them): a fragment's part for a
  * register, lane or warp index, of its basis or of a projection of it. */
 int64_t ir_frag_xor(const int64_t *vals, int n, int64_t bits);
+/* Whether reduction st ends with a barrier of its scope (format.md, "Barriers"): every one
+ * but a fragment's into fragments, which touches registers only. */
+bool ir_reduce_has_barrier(const struct ir_stmt *st);
 /* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup). */
 int ir_frag_threads(const tilec_buffer *b);
 /* Checks b->swizzle on the checked buffer b (swizzle.c: shared, the preset's or the given

@@ -220,6 +220,12 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
 
 int ir_frag_threads(const tilec_buffer *b) { return 32 << b->frag_warp; }
 
+bool ir_reduce_has_barrier(const ir_stmt *st) {
+    bool registers = st->src.buf->layout.kind != TILEC_LAYOUT_NONE && st->dst.buf->space == TILEC_SPACE_LOCAL &&
+                     (!st->dst2.buf || st->dst2.buf->space == TILEC_SPACE_LOCAL);
+    return !registers;
+}
+
 int64_t ir_frag_xor(const int64_t *vals, int n, int64_t bits) {
     int64_t e = 0;
     for (int i = 0; i < n; i++)

@@ -214,7 +214,7 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
             }
             rc.acc[rc.nacc++] = now[j];
         }
-        if (st->kind == IR_REDUCE) add_barrier(&rc, st->exec.scope, st->exec.instance);
+        if (st->kind == IR_REDUCE && ir_reduce_has_barrier(st)) add_barrier(&rc, st->exec.scope, st->exec.instance);
     }
     if (rc.oom) ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while checking barriers");
     return !rc.oom;
