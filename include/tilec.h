@@ -366,8 +366,8 @@ TILEC_API tilec_status tilec_buffer_set_layout(tilec_buffer *b, const tilec_layo
 
 /* A shared tile's swizzle (TILEC_SWIZZLE_LIST). For a preset only `kind` is read; for
  * TILEC_SWIZZLE_XOR, bits (1 to 5), base (the log2 of the bytes that move together: at
- * least the element's size, at most 10) and shift (at least bits, base + shift + bits at
- * most 20). */
+ * least the element's size) and shift (at least bits), base + shift + bits at most 10 (an
+ * atom of at most 1024 bytes, to which the tile is aligned). */
 typedef struct tilec_swizzle {
     tilec_swizzle_kind kind;
     int bits, base, shift;

@@ -59,13 +59,14 @@ void dsp_query_init(dsp_query *q, const dsp_target *t, const tilec_kernel *k, co
 /* ---- shared memory ---- */
 
 /* Shared bytes of the kernel's CTA so far (its buffers and the variants' slots, 16-byte
- * aligned each, as the emitters lay them out). */
+ * aligned each, as the emitters lay them out; a swizzled tile with the most its alignment
+ * can add, as the verifier counts it: ir_alloc_bytes). */
 int64_t dsp_shared_bytes(const lp_kernel *k) {
     int64_t total = 0;
     for (int i = 0; i < k->nbufs; i++) {
         const lp_buf *b = k->bufs[i];
         if (b->space == TILEC_SPACE_SHARED && b->param < 0)
-            total += (b->elems * (int64_t)num_size(b->type) + 15) & ~(int64_t)15;
+            total += b->tile ? ir_alloc_bytes(b->tile) : (b->elems * (int64_t)num_size(b->type) + 15) & ~(int64_t)15;
     }
     return total;
 }

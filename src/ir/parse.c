@@ -374,7 +374,7 @@ static void parse_swizzle(parser *ps, tilec_buffer *b) {
     ir_pos at = {ps->t.line, ps->t.col};
     int64_t v[3];
     int got = parse_ints(ps, v, 3, "xor(bits, base, shift)");
-    if (got != 3 || v[0] > 64 || v[1] > 64 || v[2] > 64)
+    if (got != 3 || v[0] < 0 || v[1] < 0 || v[2] < 0 || v[0] > 64 || v[1] > 64 || v[2] > 64)
         fail_at(ps, at.line, at.col, "xor takes three small integers: xor(bits, base, shift), as CuTe's "
                                      "Swizzle<bits, base, shift> on bytes (sw128 is xor(3, 4, 3))");
     b->swizzle.bits = (int)v[0];

@@ -43,6 +43,14 @@ int64_t ir_swizzle_atom(const tilec_buffer *b) {
 
 #define FAIL(...) (ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, at.line, at.col, __VA_ARGS__), false)
 
+/* An allocation's elements by its strides alone (allocations have no negative strides):
+ * what it spans before a swizzle grows it. */
+static int64_t plain_span(const tilec_buffer *b) {
+    int64_t span = 1;
+    for (int d = 0; d < b->rank; d++) span += (b->shape[d] - 1) * b->strides[d];
+    return span;
+}
+
 bool ir_check_swizzle(tilec_program *p, tilec_buffer *b, ir_pos at) {
     tilec_swizzle *s = &b->swizzle;
     const char *kn = tilec_swizzle_name(s->kind);
@@ -50,6 +58,7 @@ bool ir_check_swizzle(tilec_program *p, tilec_buffer *b, ir_pos at) {
         return FAIL("'%s': swizzle %d is not a tilec_swizzle_kind", b->name, (int)s->kind);
     if (s->kind == TILEC_SWIZZLE_NONE) {
         s->bits = s->base = s->shift = 0;
+        if (!b->is_param && b->space == TILEC_SPACE_SHARED && b->elems > 0) b->span = plain_span(b); /* a growth undone */
         return true;
     }
     if (b->space != TILEC_SPACE_SHARED)
@@ -66,20 +75,20 @@ bool ir_check_swizzle(tilec_program *p, tilec_buffer *b, ir_pos at) {
         return FAIL("'%s': a swizzle of %d bits; bits must be 1 to 5 (sw128 is xor(3, 4, 3))", b->name, s->bits);
     if (s->base < 0 || s->base > 10 || ((int64_t)1 << s->base) < es)
         return FAIL("'%s': a swizzle base of %d moves chunks of 2^%d bytes, but a %s element is %d bytes; "
-                    "the base must be %d to 10",
+                    "the base must be %d to 10 (and base + shift + bits at most 10)",
                     b->name, s->base, s->base, tilec_dtype_name(b->dtype), es, es == 8 ? 3 : es == 4 ? 2 : es == 2 ? 1 : 0);
-    if (s->shift < s->bits || s->base + s->shift + s->bits > 20)
+    if (s->shift < s->bits || s->base + s->shift + s->bits > 10)
         return FAIL("'%s': a swizzle shift of %d with %d bits and base %d; the shift must be at least the bits "
                     "(the bits that choose the XOR lie above the chunks they move) and base + shift + bits at "
-                    "most 20",
+                    "most 10 (an atom of at most 1024 bytes, sw128's; the tile is aligned to it)",
                     b->name, s->shift, s->bits, s->base);
     /* every element's place inside the tile: only a group cut short by the tile's end can
      * send one past it. An allocation grows to whole groups (padding after its last
      * element); a func's parameter is the caller's array, which must hold them. */
     int64_t bytes = b->span * es, group = (int64_t)1 << (s->base + s->bits);
-    int64_t last = bytes / group * group, pad = (bytes + group - 1) / group * group;
+    int64_t last = bytes / group * group;
     if (!b->is_param) {
-        b->span = pad / es;
+        if (b->elems > 0) b->span = (plain_span(b) * es + group - 1) / group * group / es;
         return true;
     }
     for (int64_t o = last; o < bytes; o += es)

@@ -401,7 +401,8 @@ static void check_copy(verifier *v, const ir_stmt *st) {
 }
 
 int64_t ir_alloc_bytes(const tilec_buffer *b) {
-    return (b->span * (int64_t)tilec_dtype_size(b->dtype) + 15) & ~(int64_t)15; /* span <= 2^48 */
+    int64_t atom = ir_swizzle_atom(b); /* a swizzled tile is aligned to its atom: at most atom - 16 bytes before it */
+    return ((b->span * (int64_t)tilec_dtype_size(b->dtype) + 15) & ~(int64_t)15) + (atom > 16 ? atom - 16 : 0); /* span <= 2^48 */
 }
 
 static void kib(char *buf, size_t n, int64_t bytes) {
