@@ -187,6 +187,24 @@ static void test_format_round_trip(void **state) {
 }
 
 /* Each broken layout: the message and where it points (@ marks the place). */
+/* Declaration `decl` (an @ marks where the error is) in a kernel: refused there with msg. */
+static void expect_decl_error(size_t i, const char *decl, const char *msg) {
+    char src[512];
+    snprintf(src, sizeof src, "kernel k(A: f32[4] global) threads=32 {\n  %s\n}\n", decl);
+    int line, col;
+    char *text = strip_marker(src, strlen(src), &line, &col);
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_status st = check_text(ctx, text, strlen(text), 32);
+    const char *d = tilec_diag_text(ctx);
+    char where[64];
+    snprintf(where, sizeof where, "t.tile:%d:%d: error: ", line, col);
+    if (st == TILEC_OK || !strstr(d, msg) || !strstr(d, where))
+        fail_msg("case %zu (%s): want %s%s, got:\n%s", i, decl, where, msg, d);
+    free(text);
+    tilec_close(ctx);
+}
+
 static void test_errors(void **state) {
     (void)state;
     static const struct {
@@ -219,22 +237,7 @@ static void test_errors(void **state) {
          "warp=((0, 0)))",
          "no warp bits (a warp's) or 2 (a warpgroup's), not 1"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char src[512];
-        snprintf(src, sizeof src, "kernel k(A: f32[4] global) threads=32 {\n  %s\n}\n", cases[i].alloc);
-        int line, col;
-        char *text = strip_marker(src, strlen(src), &line, &col);
-        tilec_ctx *ctx;
-        tilec_open(&ctx);
-        tilec_status st = check_text(ctx, text, strlen(text), 32);
-        const char *d = tilec_diag_text(ctx);
-        char where[64];
-        snprintf(where, sizeof where, "t.tile:%d:%d: error: ", line, col);
-        if (st == TILEC_OK || !strstr(d, cases[i].msg) || !strstr(d, where))
-            fail_msg("case %zu (%s): want %s%s, got:\n%s", i, cases[i].alloc, where, cases[i].msg, d);
-        free(text);
-        tilec_close(ctx);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_decl_error(i, cases[i].alloc, cases[i].msg);
 }
 
 /* The builder: a global parameter takes no layout, bad bit counts are refused, and a refused
@@ -456,22 +459,8 @@ static void test_swizzle_errors(void **state) {
         {"shared L: f32[16, 64] swizzle=xor@(3, 4)", "xor takes three small integers"},
         {"shared L: f32[16, 64] @layout=mma_m16n8k16_c swizzle=sw128", "'L' is a shared buffer; a fragment layout"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char src[512];
-        snprintf(src, sizeof src, "kernel k(A: f32[4] global) threads=32 {\n  %s\n}\n", cases[i].decl);
-        int line, col;
-        char *text = strip_marker(src, strlen(src), &line, &col);
-        tilec_ctx *ctx;
-        tilec_open(&ctx);
-        tilec_status st = check_text(ctx, text, strlen(text), 32);
-        const char *d = tilec_diag_text(ctx);
-        char where[64];
-        snprintf(where, sizeof where, "t.tile:%d:%d: error: ", line, col);
-        if (st == TILEC_OK || !strstr(d, cases[i].msg) || !strstr(d, where))
-            fail_msg("case %zu (%s): want %s%s, got:\n%s", i, cases[i].decl, where, cases[i].msg, d);
-        free(text);
-        tilec_close(ctx);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_decl_error(i, cases[i].decl, cases[i].msg);
+
     /* a global parameter of a func takes none either */
     tilec_ctx *ctx;
     tilec_open(&ctx);
