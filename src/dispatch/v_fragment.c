@@ -393,6 +393,9 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
         }
         for (int p = 0; p < live; p++) dsp_xor_masks(l, b, accs + p, masks + scatter, nm - scatter, 32);
     }
+    /* a warpgroup's slots: [instance][the warp's R bits][output] */
+    lp_expr *base = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)(nrw * q->spatial_len)));
+    lp_expr *rw = packed_bits(k, warp, rwb);
     unsigned rest = 0; /* the R lane bits whose lanes hold the same outputs */
     for (int i = scatter; i < nm; i++) rest |= (unsigned)masks[i];
     lp_expr *c = zero_bits(k, lane, warp, rest | zl, zw);
@@ -406,8 +409,6 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
             dsp_store_output(l, mine, o, lp_reg(k, accs + p));
             continue;
         }
-        lp_expr *rw = packed_bits(k, warp, rwb);
-        lp_expr *base = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)(nrw * q->spatial_len)));
         lp_expr *at_ = lp_binary(k, LO_ADD, base, lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, rw, lp_int(k, LP_I32, (int)q->spatial_len)), o));
         lp_store(k, mine, slots, at_, lp_reg(k, accs + p));
     }
@@ -416,7 +417,6 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
     int o = lp_reg_new(k, LP_I32, "o"), v = lp_reg_new(k, at, "w");
     lp_stmt *loop = lp_for(k, b, o, lp_cast(k, LP_I32, dsp_inst_tid(l)), lp_int(k, LP_I32, (int)q->spatial_len),
                            lp_cast(k, LP_I32, dsp_inst_size(l)));
-    lp_expr *base = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)(nrw * q->spatial_len)));
     for (int w = 0; w < nrw; w++) {
         lp_expr *x = lp_load(k, slots, lp_binary(k, LO_ADD, base, lp_binary(k, LO_ADD, lp_int(k, LP_I32, (int)(w * q->spatial_len)), lp_reg(k, o))));
         lp_assign(k, &loop->body, v, w ? dsp_combine(l, &loop->body, lp_reg(k, v), x) : x);
@@ -488,33 +488,35 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         writer = zero_bits(k, lane, warp, rl | zl, 0);
         home = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & 3u))); /* the warp whose R bits are 0 */
     }
-    int accs = grid_regs_new(k, at, "acc", NK);
-    for (int kr = 0; kr < NK; kr++) {
-        /* var and std: the output's first element (reduced coordinates 0), the shift every
-         * part of it folds about: register r0 of the lane whose R bits are 0, passed to the
-         * lanes that differ from it in R bits (from bit-clear to bit-set, bit by bit), and
-         * from the warp whose R bits are 0 through shared memory */
-        lp_expr *shift = NULL;
-        if (shifted) {
+    /* var and std: each output's first element (reduced coordinates 0), the shift every part
+     * of it folds about: register r0 of the lane whose R bits are 0, passed to the lanes that
+     * differ from it in R bits (from bit-clear to bit-set, bit by bit), and from the warp
+     * whose R bits are 0 through shared memory, every output's at once (one barrier) */
+    int x0 = shifted ? grid_regs_new(k, LP_F64, "x0", NK) : -1;
+    if (shifted) {
+        int xt = lp_reg_new(k, LP_F64, "x0t");
+        for (int kr = 0; kr < NK; kr++) {
             int r0 = 0;
             for (int i = 0; i < nk; i++)
                 if (kr >> i & 1) r0 |= 1 << kb[i];
-            int x0 = lp_reg_new(k, LP_F64, "x0"), xt = lp_reg_new(k, LP_F64, "x0t");
-            lp_assign(k, b, x0, lp_cast(k, LP_F64, lp_load(k, fb, lp_int(k, LP_I32, r0))));
+            lp_assign(k, b, x0 + kr, lp_cast(k, LP_F64, lp_load(k, fb, lp_int(k, LP_I32, r0))));
             for (int i = 0; i < nm; i++) {
-                lp_shfl(k, b, xt, x0, masks[i], 32);
+                lp_shfl(k, b, xt, x0 + kr, masks[i], 32);
                 lp_expr *set = lp_binary(k, LO_NE, lp_binary(k, LO_BAND, lane, lp_int(k, LP_I32, masks[i])), lp_int(k, LP_I32, 0));
-                lp_assign(k, b, x0, lp_select(k, set, lp_reg(k, xt), lp_reg(k, x0)));
+                lp_assign(k, b, x0 + kr, lp_select(k, set, lp_reg(k, xt), lp_reg(k, x0 + kr)));
             }
-            if (rwb) {
-                lp_expr *mine = slot_at(k, wbase, warp, kr, NK, packed, NP);
-                lp_expr *w = zero_bits(k, lane, warp, rl | zl, rwb);
-                lp_store(k, &lp_if(k, b, w)->body, firsts, mine, lp_reg(k, x0));
-                lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
-                lp_assign(k, b, x0, lp_load(k, firsts, slot_at(k, wbase, home, kr, NK, packed, NP)));
-            }
-            shift = lp_reg(k, x0);
         }
+        if (rwb) {
+            lp_block *w = &lp_if(k, b, zero_bits(k, lane, warp, rl | zl, rwb))->body;
+            for (int kr = 0; kr < NK; kr++) lp_store(k, w, firsts, slot_at(k, wbase, warp, kr, NK, packed, NP), lp_reg(k, x0 + kr));
+            lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
+            for (int kr = 0; kr < NK; kr++)
+                lp_assign(k, b, x0 + kr, lp_load(k, firsts, slot_at(k, wbase, home, kr, NK, packed, NP)));
+        }
+    }
+    int accs = grid_regs_new(k, at, "acc", NK);
+    for (int kr = 0; kr < NK; kr++) {
+        lp_expr *shift = shifted ? lp_reg(k, x0 + kr) : NULL;
         int leaves = grid_regs_new(k, at, "leaf", NR);
         for (int rr = 0; rr < NR; rr++) {
             int r = 0;
