@@ -562,6 +562,46 @@ static void test_swizzle_cost_model(void **state) {
     tilec_close(ctx);
 }
 
+/* A batch of loads computes its first offset once and the others from it: the TMA panels
+ * [4][64][32] under sw128, reduced over (0, 2), need a division, a remainder and the
+ * swizzle's shift for element e; e + 4k is that offset XOR a constant (the step moves a
+ * chunk inside a 128-byte row) plus 2048 once the next panel starts. A load that computes
+ * its own offset again (what the emitted code did before) shows a '/' or '>>' in its index. */
+static void test_batch_offsets_hoisted(void **state) {
+    (void)state;
+    const char *text = "func f(dst: f32[64] shared, src: f32[4, 64, 32] shared swizzle=sw128) threads=128 {\n"
+                       "  cta.sum(dst, src, axes=(0, 2))\n}\n"
+                       "func g(dst: f32[128] shared, src: f32[64, 128] shared swizzle=sw128) threads=128 {\n"
+                       "  cta.sum(dst, src, axes=(0))\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    if (tilec_parse(ctx, "h.tile", text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    tilec_target t = {TILEC_BACKEND_CUDA, "sm_90", 32};
+    char *out = NULL;
+    if (tilec_emit(p, &t, &out, NULL) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    int loads = 0, hoisted = 0;
+    for (const char *line = out; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)n, line);
+        const char *at = strstr(buf, "src[");
+        if (at) {
+            loads++;
+            if (strchr(at, '/') || strstr(at, ">>")) fail_msg("a load computes its own offset:\n%s", buf);
+            at += strlen("src[");
+            while (*at == '(') at++;
+            if (!strncmp(at, "tl_p", 4)) hoisted++;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    if (loads < 32 || hoisted != loads) fail_msg("%d of %d loads use a hoisted offset:\n%s", hoisted, loads, out);
+    tilec_free(out);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets_follow_the_isa), cmocka_unit_test(test_linear_spells_a_preset),
@@ -570,6 +610,7 @@ int main(void) {
         cmocka_unit_test(test_gpu_source_compiles),    cmocka_unit_test(test_refused_statements),
         cmocka_unit_test(test_swizzle_places),         cmocka_unit_test(test_swizzle_errors),
         cmocka_unit_test(test_swizzle_round_trip_and_builder), cmocka_unit_test(test_swizzle_cost_model),
+        cmocka_unit_test(test_batch_offsets_hoisted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

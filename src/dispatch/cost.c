@@ -193,6 +193,47 @@ static int64_t request_wavefronts(const int64_t *addr, int nl, int w, bool globa
     return total;
 }
 
+enum { STEP_CHECKS = 1 << 16 }; /* starts dsp_load_step checks at most */
+
+bool dsp_load_step(const dsp_query *q, const dsp_starts *st, int64_t c, int64_t *x, int64_t *a) {
+    view v;
+    view_of(q, &v);
+    const tilec_buffer *b = q->st->src.buf;
+    bool swz = b->swizzle.kind != TILEC_SWIZZLE_NONE;
+    /* an instance id moves the base by a run-time amount: a distance stays, a swizzle's XOR
+     * may not */
+    if (swz && v.id_gcd) return false;
+    if (st->ns <= 0 || st->na <= 0 || st->ni <= 0 || st->ns > STEP_CHECKS / st->na / st->ni) return false;
+    bool add = true, xr = swz, first = true;
+    int64_t dadd = 0, dxor = 0, ones = 0; /* ones: the bits set in some start's offset */
+    for (int64_t k = 0; k < st->ns && (add || xr); k++)
+        for (int64_t m = 0; m < st->na && (add || xr); m++)
+            for (int64_t i = 0; i < st->ni && (add || xr); i++) {
+                int64_t s = st->s0 + k * st->s_step, e = m * st->a_step + i * st->i_step;
+                if (s >= q->spatial_len || e + c >= q->red_len) return false;
+                int64_t p0 = ir_swizzle_offset(b, offset(&v, s, e)), p1 = ir_swizzle_offset(b, offset(&v, s, e + c));
+                if (first) {
+                    dadd = p1 - p0;
+                    dxor = p1 ^ p0;
+                    first = false;
+                }
+                add = add && p1 - p0 == dadd;
+                xr = xr && (p1 ^ p0) == dxor;
+                ones |= p0;
+            }
+    if (add) {
+        *x = 0;
+        *a = dadd;
+        return true;
+    }
+    if (xr) {
+        *x = dxor & ones;
+        *a = dxor & ~ones;
+        return true;
+    }
+    return false;
+}
+
 static int log2i(int64_t v) {
     int n = 0;
     while ((1ll << n) < v) n++;

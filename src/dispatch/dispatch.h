@@ -123,6 +123,18 @@ bool dsp_tile_best(const dsp_query *q, dsp_orient orient, dsp_tile_plan *out);
  * b * per elements at most budget, whose elements fill the accs accumulators evenly (b * per
  * a multiple of accs) unless b is all of them; 0 when none is. */
 int dsp_batch(int64_t count, int per, int accs, int budget);
+/* The (output, reduced element) pairs at which a thread starts a batch of loads: outputs
+ * s0 + k * s_step (k < ns), elements a * a_step + i * i_step (a < na, i < ni). */
+typedef struct dsp_starts {
+    int64_t s0, s_step, ns, a_step, na, i_step, ni;
+} dsp_starts;
+/* Whether the source offset of reduced element e + c follows from element e's offset p the
+ * same way at every start: (p ^ *x) + *a. Without a swizzle that is a distance (*x = 0) where
+ * elements e and e + c sit the same way for every start; a swizzle that only permutes the
+ * chunks the step crosses gives an XOR, whose bits that p never has set go to *a (so the
+ * compiler folds them into the load). False when neither holds, or there are too many
+ * starts to check (the starts are enumerated, each one exactly). */
+bool dsp_load_step(const dsp_query *q, const dsp_starts *st, int64_t c, int64_t *x, int64_t *a);
 /* The plan as a few words: "8 lanes an output, 16-byte loads, 2 accumulators". */
 void dsp_plan_text(const dsp_query *q, const dsp_tile_plan *p, char *buf, size_t n);
 /* Whether a load of vec elements is aligned and inside one run for every output (rows:
@@ -259,6 +271,12 @@ bool dsp_region_dense(const ir_region *r);
 bool dsp_region_base_aligned(const ir_region *r, int vec);
 /* The source offset of output s, reduced element r (r over the reduced axes in order). */
 lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
+/* off[b] = the source offset of output s, reduced element e + c[b], for the B loads of a
+ * batch: where dsp_load_step finds a constant step for every b > 0, load 0's offset is
+ * computed once into a register (in `into`) and the others are it plus (or XOR) a constant,
+ * which the compiler folds into the load; else each is computed on its own. */
+void dsp_batch_offsets(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *e, const int64_t *c, int B,
+                       const dsp_starts *st, lp_expr **off);
 
 /* The reduction's identity and combine, in the accumulation type. */
 lp_type dsp_acc_type(const dsp_query *q);

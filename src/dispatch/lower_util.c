@@ -297,6 +297,28 @@ lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
     return swizzled(l, src->buf, offset_of(l, src, coords, it));
 }
 
+void dsp_batch_offsets(dsp_lower *l, lp_block *into, lp_expr *s, lp_expr *e, const int64_t *c, int B,
+                       const dsp_starts *st, lp_expr **off) {
+    int64_t x[64], a[64];
+    bool hoist = B > 1 && B <= 64;
+    for (int b = 1; b < B && hoist; b++) hoist = dsp_load_step(l->q, st, c[b], &x[b], &a[b]);
+    lp_kernel *k = l->k;
+    if (!hoist) {
+        for (int b = 0; b < B; b++)
+            off[b] = dsp_reduce_src_offset(l, s, c[b] ? lp_binary(k, LO_ADD, e, lp_int(k, e->type, c[b])) : e);
+        return;
+    }
+    lp_expr *first = dsp_reduce_src_offset(l, s, e);
+    lp_type t = first->type;
+    int p = lp_reg_new(k, t, "p");
+    lp_assign(k, into, p, first);
+    off[0] = lp_reg(k, p);
+    for (int b = 1; b < B; b++) {
+        lp_expr *o = x[b] ? lp_binary(k, LO_BXOR, lp_reg(k, p), lp_int(k, t, x[b])) : lp_reg(k, p);
+        off[b] = a[b] ? lp_binary(k, LO_ADD, o, lp_int(k, t, a[b])) : o;
+    }
+}
+
 /* ---- reductions -------------------------------------------------------------------------------- */
 
 /* The destination's accumulation type: the source's, or the wider one a grid reduction

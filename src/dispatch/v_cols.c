@@ -46,12 +46,16 @@ static void fold_group(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, boo
         lp_assign(k, body, e, turns == 1 ? at0 : lp_binary(k, LO_ADD, at0, lp_binary(k, LO_MUL, lp_reg(k, i), lp_int(k, it, stride))));
         int x = lp_reg_new(k, src->type, "x");
         for (int j = 1; j < B * V; j++) lp_reg_new(k, src->type, "x");
-        lp_expr *rows[64];
+        lp_expr *rows[64], *off[64];
+        int64_t c[64];
         for (int b = 0; b < B; b++) {
-            rows[b] = b ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)b * P)) : lp_reg(k, e);
-            lp_expr *off = dsp_reduce_src_offset(l, lp_reg(k, out), rows[b]);
-            dsp_load_run(l, body, src, off, x + b * V, V, scalar);
+            c[b] = (int64_t)b * P;
+            rows[b] = b ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, c[b])) : lp_reg(k, e);
         }
+        /* every output group (its first output) and every slice's turns */
+        dsp_starts starts = {.s0 = 0, .s_step = V, .ns = q->spatial_len / V, .a_step = 1, .na = P, .i_step = stride, .ni = turns};
+        dsp_batch_offsets(l, body, lp_reg(k, out), lp_reg(k, e), c, B, &starts, off);
+        for (int b = 0; b < B; b++) dsp_load_run(l, body, src, off[b], x + b * V, V, scalar);
         for (int b = 0; b < B; b++)
             for (int j = 0; j < V; j++) {
                 int a = (b % A) * V + j;

@@ -41,12 +41,16 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         lp_assign(k, body, e, turns == 1 ? first : lp_binary(k, LO_ADD, first, lp_binary(k, LO_MUL, lp_reg(k, i), lp_int(k, it, stride))));
         int x = lp_reg_new(k, src->type, "x");
         for (int j = 1; j < B * V; j++) lp_reg_new(k, src->type, "x");
-        lp_expr *at[64];
+        lp_expr *at[64], *off[64];
+        int64_t c[64];
         for (int b = 0; b < B; b++) {
-            at[b] = b ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, (int64_t)b * L * V)) : lp_reg(k, e);
-            lp_expr *off = dsp_reduce_src_offset(l, s, at[b]);
-            dsp_load_run(l, body, src, off, x + b * V, V, scalar);
+            c[b] = (int64_t)b * L * V;
+            at[b] = b ? lp_binary(k, LO_ADD, lp_reg(k, e), lp_int(k, it, c[b])) : lp_reg(k, e);
         }
+        /* every output, lane and turn (the groups' outputs cover [0, S)) */
+        dsp_starts starts = {.s0 = 0, .s_step = 1, .ns = q->spatial_len, .a_step = V, .na = L, .i_step = stride, .ni = turns};
+        dsp_batch_offsets(l, body, s, lp_reg(k, e), c, B, &starts, off);
+        for (int b = 0; b < B; b++) dsp_load_run(l, body, src, off[b], x + b * V, V, scalar);
         for (int b = 0; b < B; b++)
             for (int j = 0; j < V; j++) {
                 int ai = (b * V + j) % A;

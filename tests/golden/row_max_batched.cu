@@ -137,14 +137,15 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   float tl_x37;
   float tl_x38;
   float tl_x39;
-  int tl_slot40;
-  int tl_col41;
-  int tl_so42;
-  int tl_e43;
-  float tl_v44;
+  int tl_p40;
+  int tl_slot41;
+  int tl_col42;
+  int tl_so43;
+  int tl_e44;
   float tl_v45;
   float tl_v46;
   float tl_v47;
+  float tl_v48;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 7: cta.copy(As, A[cta_id])  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8192; tl_e0 += 256) {
@@ -161,38 +162,39 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
     tl_o5 = tl_g2;
     for (tl_i7 = 0; tl_i7 < 1; tl_i7 += 1) {
       tl_e6 = tl_slice3;
-      tl_x8 = As[((tl_o5 * 129) + tl_e6)];
-      tl_x9 = As[((tl_o5 * 129) + (tl_e6 + 4))];
-      tl_x10 = As[((tl_o5 * 129) + (tl_e6 + 8))];
-      tl_x11 = As[((tl_o5 * 129) + (tl_e6 + 12))];
-      tl_x12 = As[((tl_o5 * 129) + (tl_e6 + 16))];
-      tl_x13 = As[((tl_o5 * 129) + (tl_e6 + 20))];
-      tl_x14 = As[((tl_o5 * 129) + (tl_e6 + 24))];
-      tl_x15 = As[((tl_o5 * 129) + (tl_e6 + 28))];
-      tl_x16 = As[((tl_o5 * 129) + (tl_e6 + 32))];
-      tl_x17 = As[((tl_o5 * 129) + (tl_e6 + 36))];
-      tl_x18 = As[((tl_o5 * 129) + (tl_e6 + 40))];
-      tl_x19 = As[((tl_o5 * 129) + (tl_e6 + 44))];
-      tl_x20 = As[((tl_o5 * 129) + (tl_e6 + 48))];
-      tl_x21 = As[((tl_o5 * 129) + (tl_e6 + 52))];
-      tl_x22 = As[((tl_o5 * 129) + (tl_e6 + 56))];
-      tl_x23 = As[((tl_o5 * 129) + (tl_e6 + 60))];
-      tl_x24 = As[((tl_o5 * 129) + (tl_e6 + 64))];
-      tl_x25 = As[((tl_o5 * 129) + (tl_e6 + 68))];
-      tl_x26 = As[((tl_o5 * 129) + (tl_e6 + 72))];
-      tl_x27 = As[((tl_o5 * 129) + (tl_e6 + 76))];
-      tl_x28 = As[((tl_o5 * 129) + (tl_e6 + 80))];
-      tl_x29 = As[((tl_o5 * 129) + (tl_e6 + 84))];
-      tl_x30 = As[((tl_o5 * 129) + (tl_e6 + 88))];
-      tl_x31 = As[((tl_o5 * 129) + (tl_e6 + 92))];
-      tl_x32 = As[((tl_o5 * 129) + (tl_e6 + 96))];
-      tl_x33 = As[((tl_o5 * 129) + (tl_e6 + 100))];
-      tl_x34 = As[((tl_o5 * 129) + (tl_e6 + 104))];
-      tl_x35 = As[((tl_o5 * 129) + (tl_e6 + 108))];
-      tl_x36 = As[((tl_o5 * 129) + (tl_e6 + 112))];
-      tl_x37 = As[((tl_o5 * 129) + (tl_e6 + 116))];
-      tl_x38 = As[((tl_o5 * 129) + (tl_e6 + 120))];
-      tl_x39 = As[((tl_o5 * 129) + (tl_e6 + 124))];
+      tl_p40 = ((tl_o5 * 129) + tl_e6);
+      tl_x8 = As[tl_p40];
+      tl_x9 = As[(tl_p40 + 4)];
+      tl_x10 = As[(tl_p40 + 8)];
+      tl_x11 = As[(tl_p40 + 12)];
+      tl_x12 = As[(tl_p40 + 16)];
+      tl_x13 = As[(tl_p40 + 20)];
+      tl_x14 = As[(tl_p40 + 24)];
+      tl_x15 = As[(tl_p40 + 28)];
+      tl_x16 = As[(tl_p40 + 32)];
+      tl_x17 = As[(tl_p40 + 36)];
+      tl_x18 = As[(tl_p40 + 40)];
+      tl_x19 = As[(tl_p40 + 44)];
+      tl_x20 = As[(tl_p40 + 48)];
+      tl_x21 = As[(tl_p40 + 52)];
+      tl_x22 = As[(tl_p40 + 56)];
+      tl_x23 = As[(tl_p40 + 60)];
+      tl_x24 = As[(tl_p40 + 64)];
+      tl_x25 = As[(tl_p40 + 68)];
+      tl_x26 = As[(tl_p40 + 72)];
+      tl_x27 = As[(tl_p40 + 76)];
+      tl_x28 = As[(tl_p40 + 80)];
+      tl_x29 = As[(tl_p40 + 84)];
+      tl_x30 = As[(tl_p40 + 88)];
+      tl_x31 = As[(tl_p40 + 92)];
+      tl_x32 = As[(tl_p40 + 96)];
+      tl_x33 = As[(tl_p40 + 100)];
+      tl_x34 = As[(tl_p40 + 104)];
+      tl_x35 = As[(tl_p40 + 108)];
+      tl_x36 = As[(tl_p40 + 112)];
+      tl_x37 = As[(tl_p40 + 116)];
+      tl_x38 = As[(tl_p40 + 120)];
+      tl_x39 = As[(tl_p40 + 124)];
       tl_acc1 = tl_max_f32(tl_acc1, tl_x8);
       tl_acc1 = tl_max_f32(tl_acc1, tl_x9);
       tl_acc1 = tl_max_f32(tl_acc1, tl_x10);
@@ -227,38 +229,38 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
       tl_acc1 = tl_max_f32(tl_acc1, tl_x39);
     }
     if (0 < tl_slice3) {
-      tl_slot40 = ((tl_base4 + ((tl_slice3 - 1) * 64)) + (tl_g2 * 1));
-      tl_cols_slots4[tl_slot40] = tl_acc1;
+      tl_slot41 = ((tl_base4 + ((tl_slice3 - 1) * 64)) + (tl_g2 * 1));
+      tl_cols_slots4[tl_slot41] = tl_acc1;
     }
   }
   __syncthreads();
   if (tl_slice3 == 0) {
-    tl_col41 = (tl_base4 + (tl_g2 * 1));
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col41 + 0)]);
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col41 + 64)]);
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col41 + 128)]);
-    tl_so42 = (tl_g2 * 1);
-    Bs[tl_so42] = tl_acc1;
+    tl_col42 = (tl_base4 + (tl_g2 * 1));
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 0)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 64)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 128)]);
+    tl_so43 = (tl_g2 * 1);
+    Bs[tl_so43] = tl_acc1;
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
   __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
-  for (tl_e43 = tl_tid; tl_e43 < 16; tl_e43 += 256) {
+  for (tl_e44 = tl_tid; tl_e44 < 16; tl_e44 += 256) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e43 * 4)];
-      tl_v44 = tl_v.e[0];
-      tl_v45 = tl_v.e[1];
-      tl_v46 = tl_v.e[2];
-      tl_v47 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e44 * 4)];
+      tl_v45 = tl_v.e[0];
+      tl_v46 = tl_v.e[1];
+      tl_v47 = tl_v.e[2];
+      tl_v48 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v44;
-      tl_v.e[1] = tl_v45;
-      tl_v.e[2] = tl_v46;
-      tl_v.e[3] = tl_v47;
-      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e43 * 4))] = tl_v;
+      tl_v.e[0] = tl_v45;
+      tl_v.e[1] = tl_v46;
+      tl_v.e[2] = tl_v47;
+      tl_v.e[3] = tl_v48;
+      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e44 * 4))] = tl_v;
     }
   }
 }

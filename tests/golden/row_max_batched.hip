@@ -122,14 +122,15 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   float tl_x38;
   float tl_x39;
   float tl_x40;
-  int tl_slot41;
-  int tl_col42;
-  int tl_so43;
-  int tl_e44;
-  float tl_v45;
+  int tl_p41;
+  int tl_slot42;
+  int tl_col43;
+  int tl_so44;
+  int tl_e45;
   float tl_v46;
   float tl_v47;
   float tl_v48;
+  float tl_v49;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 7: cta.copy(As, A[cta_id])  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8192; tl_e0 += 256) {
@@ -147,38 +148,39 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
     tl_o6 = tl_g3;
     for (tl_i8 = 0; tl_i8 < 1; tl_i8 += 1) {
       tl_e7 = tl_slice4;
-      tl_x9 = As[((tl_o6 * 129) + tl_e7)];
-      tl_x10 = As[((tl_o6 * 129) + (tl_e7 + 4))];
-      tl_x11 = As[((tl_o6 * 129) + (tl_e7 + 8))];
-      tl_x12 = As[((tl_o6 * 129) + (tl_e7 + 12))];
-      tl_x13 = As[((tl_o6 * 129) + (tl_e7 + 16))];
-      tl_x14 = As[((tl_o6 * 129) + (tl_e7 + 20))];
-      tl_x15 = As[((tl_o6 * 129) + (tl_e7 + 24))];
-      tl_x16 = As[((tl_o6 * 129) + (tl_e7 + 28))];
-      tl_x17 = As[((tl_o6 * 129) + (tl_e7 + 32))];
-      tl_x18 = As[((tl_o6 * 129) + (tl_e7 + 36))];
-      tl_x19 = As[((tl_o6 * 129) + (tl_e7 + 40))];
-      tl_x20 = As[((tl_o6 * 129) + (tl_e7 + 44))];
-      tl_x21 = As[((tl_o6 * 129) + (tl_e7 + 48))];
-      tl_x22 = As[((tl_o6 * 129) + (tl_e7 + 52))];
-      tl_x23 = As[((tl_o6 * 129) + (tl_e7 + 56))];
-      tl_x24 = As[((tl_o6 * 129) + (tl_e7 + 60))];
-      tl_x25 = As[((tl_o6 * 129) + (tl_e7 + 64))];
-      tl_x26 = As[((tl_o6 * 129) + (tl_e7 + 68))];
-      tl_x27 = As[((tl_o6 * 129) + (tl_e7 + 72))];
-      tl_x28 = As[((tl_o6 * 129) + (tl_e7 + 76))];
-      tl_x29 = As[((tl_o6 * 129) + (tl_e7 + 80))];
-      tl_x30 = As[((tl_o6 * 129) + (tl_e7 + 84))];
-      tl_x31 = As[((tl_o6 * 129) + (tl_e7 + 88))];
-      tl_x32 = As[((tl_o6 * 129) + (tl_e7 + 92))];
-      tl_x33 = As[((tl_o6 * 129) + (tl_e7 + 96))];
-      tl_x34 = As[((tl_o6 * 129) + (tl_e7 + 100))];
-      tl_x35 = As[((tl_o6 * 129) + (tl_e7 + 104))];
-      tl_x36 = As[((tl_o6 * 129) + (tl_e7 + 108))];
-      tl_x37 = As[((tl_o6 * 129) + (tl_e7 + 112))];
-      tl_x38 = As[((tl_o6 * 129) + (tl_e7 + 116))];
-      tl_x39 = As[((tl_o6 * 129) + (tl_e7 + 120))];
-      tl_x40 = As[((tl_o6 * 129) + (tl_e7 + 124))];
+      tl_p41 = ((tl_o6 * 129) + tl_e7);
+      tl_x9 = As[tl_p41];
+      tl_x10 = As[(tl_p41 + 4)];
+      tl_x11 = As[(tl_p41 + 8)];
+      tl_x12 = As[(tl_p41 + 12)];
+      tl_x13 = As[(tl_p41 + 16)];
+      tl_x14 = As[(tl_p41 + 20)];
+      tl_x15 = As[(tl_p41 + 24)];
+      tl_x16 = As[(tl_p41 + 28)];
+      tl_x17 = As[(tl_p41 + 32)];
+      tl_x18 = As[(tl_p41 + 36)];
+      tl_x19 = As[(tl_p41 + 40)];
+      tl_x20 = As[(tl_p41 + 44)];
+      tl_x21 = As[(tl_p41 + 48)];
+      tl_x22 = As[(tl_p41 + 52)];
+      tl_x23 = As[(tl_p41 + 56)];
+      tl_x24 = As[(tl_p41 + 60)];
+      tl_x25 = As[(tl_p41 + 64)];
+      tl_x26 = As[(tl_p41 + 68)];
+      tl_x27 = As[(tl_p41 + 72)];
+      tl_x28 = As[(tl_p41 + 76)];
+      tl_x29 = As[(tl_p41 + 80)];
+      tl_x30 = As[(tl_p41 + 84)];
+      tl_x31 = As[(tl_p41 + 88)];
+      tl_x32 = As[(tl_p41 + 92)];
+      tl_x33 = As[(tl_p41 + 96)];
+      tl_x34 = As[(tl_p41 + 100)];
+      tl_x35 = As[(tl_p41 + 104)];
+      tl_x36 = As[(tl_p41 + 108)];
+      tl_x37 = As[(tl_p41 + 112)];
+      tl_x38 = As[(tl_p41 + 116)];
+      tl_x39 = As[(tl_p41 + 120)];
+      tl_x40 = As[(tl_p41 + 124)];
       tl_acc1 = tl_max_f32(tl_acc1, tl_x9);
       tl_acc2 = tl_max_f32(tl_acc2, tl_x10);
       tl_acc1 = tl_max_f32(tl_acc1, tl_x11);
@@ -214,38 +216,38 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
     }
     tl_acc1 = tl_max_f32(tl_acc1, tl_acc2);
     if (0 < tl_slice4) {
-      tl_slot41 = ((tl_base5 + ((tl_slice4 - 1) * 64)) + (tl_g3 * 1));
-      tl_cols_slots4[tl_slot41] = tl_acc1;
+      tl_slot42 = ((tl_base5 + ((tl_slice4 - 1) * 64)) + (tl_g3 * 1));
+      tl_cols_slots4[tl_slot42] = tl_acc1;
     }
   }
   __syncthreads();
   if (tl_slice4 == 0) {
-    tl_col42 = (tl_base5 + (tl_g3 * 1));
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 0)]);
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 64)]);
-    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col42 + 128)]);
-    tl_so43 = (tl_g3 * 1);
-    Bs[tl_so43] = tl_acc1;
+    tl_col43 = (tl_base5 + (tl_g3 * 1));
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col43 + 0)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col43 + 64)]);
+    tl_acc1 = tl_max_f32(tl_acc1, tl_cols_slots4[(tl_col43 + 128)]);
+    tl_so44 = (tl_g3 * 1);
+    Bs[tl_so44] = tl_acc1;
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
   __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
-  for (tl_e44 = tl_tid; tl_e44 < 16; tl_e44 += 256) {
+  for (tl_e45 = tl_tid; tl_e45 < 16; tl_e45 += 256) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e44 * 4)];
-      tl_v45 = tl_v.e[0];
-      tl_v46 = tl_v.e[1];
-      tl_v47 = tl_v.e[2];
-      tl_v48 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e45 * 4)];
+      tl_v46 = tl_v.e[0];
+      tl_v47 = tl_v.e[1];
+      tl_v48 = tl_v.e[2];
+      tl_v49 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v45;
-      tl_v.e[1] = tl_v46;
-      tl_v.e[2] = tl_v47;
-      tl_v.e[3] = tl_v48;
-      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e44 * 4))] = tl_v;
+      tl_v.e[0] = tl_v46;
+      tl_v.e[1] = tl_v47;
+      tl_v.e[2] = tl_v48;
+      tl_v.e[3] = tl_v49;
+      *(tl_f32x4 *)&B[((tl_cta * 64) + (tl_e45 * 4))] = tl_v;
     }
   }
 }

@@ -119,11 +119,12 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
   float tl_x20;
   float tl_x21;
   float tl_x22;
-  int tl_e23;
-  float tl_v24;
+  int tl_p23;
+  int tl_e24;
   float tl_v25;
   float tl_v26;
   float tl_v27;
+  float tl_v28;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 8: cta.copy(As, A)  [copy]
   for (tl_e0 = tl_tid; tl_e0 < 8; tl_e0 += 32) {
@@ -157,15 +158,16 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
     if (tl_s8 < 4) {
       for (tl_i14 = 0; tl_i14 < 1; tl_i14 += 1) {
         tl_e13 = (tl_lane5 * 4);
+        tl_p23 = ((tl_s8 * 8) + tl_e13);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&As[((tl_s8 * 8) + tl_e13)];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&As[tl_p23];
           tl_x15 = tl_v.e[0];
           tl_x16 = tl_v.e[1];
           tl_x17 = tl_v.e[2];
           tl_x18 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&As[((tl_s8 * 8) + (tl_e13 + 4))];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&As[(tl_p23 + 4)];
           tl_x19 = tl_v.e[0];
           tl_x20 = tl_v.e[1];
           tl_x21 = tl_v.e[2];
@@ -192,21 +194,21 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
   // line 11: cta.sync()  [barrier]
   __syncthreads();
   // line 12: cta.copy(B, Bs)  [copy]
-  for (tl_e23 = tl_tid; tl_e23 < 1; tl_e23 += 32) {
+  for (tl_e24 = tl_tid; tl_e24 < 1; tl_e24 += 32) {
     {
-      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e23 * 4)];
-      tl_v24 = tl_v.e[0];
-      tl_v25 = tl_v.e[1];
-      tl_v26 = tl_v.e[2];
-      tl_v27 = tl_v.e[3];
+      tl_f32x4 tl_v = *(const tl_f32x4 *)&Bs[(tl_e24 * 4)];
+      tl_v25 = tl_v.e[0];
+      tl_v26 = tl_v.e[1];
+      tl_v27 = tl_v.e[2];
+      tl_v28 = tl_v.e[3];
     }
     {
       tl_f32x4 tl_v;
-      tl_v.e[0] = tl_v24;
-      tl_v.e[1] = tl_v25;
-      tl_v.e[2] = tl_v26;
-      tl_v.e[3] = tl_v27;
-      *(tl_f32x4 *)&B[(tl_e23 * 4)] = tl_v;
+      tl_v.e[0] = tl_v25;
+      tl_v.e[1] = tl_v26;
+      tl_v.e[2] = tl_v27;
+      tl_v.e[3] = tl_v28;
+      *(tl_f32x4 *)&B[(tl_e24 * 4)] = tl_v;
     }
   }
 }

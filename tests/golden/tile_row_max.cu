@@ -117,9 +117,9 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   float tl_x18;
   float tl_x19;
   float tl_x20;
-  int tl_e21;
-  int tl_i22;
-  float tl_x23;
+  int tl_p21;
+  int tl_e22;
+  int tl_i23;
   float tl_x24;
   float tl_x25;
   float tl_x26;
@@ -127,85 +127,93 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   float tl_x28;
   float tl_x29;
   float tl_x30;
-  int tl_e31;
-  int tl_i32;
-  float tl_x33;
-  float tl_x34;
+  float tl_x31;
+  int tl_p32;
+  int tl_e33;
+  int tl_i34;
   float tl_x35;
   float tl_x36;
   float tl_x37;
   float tl_x38;
   float tl_x39;
   float tl_x40;
-  int tl_e41;
-  int tl_i42;
-  float tl_x43;
-  float tl_x44;
-  float tl_x45;
+  float tl_x41;
+  float tl_x42;
+  int tl_p43;
+  int tl_e44;
+  int tl_i45;
   float tl_x46;
   float tl_x47;
   float tl_x48;
   float tl_x49;
   float tl_x50;
-  float tl_t51;
-  float tl_t52;
-  float tl_t53;
-  float tl_t54;
-  int tl_lane55;
-  int tl_grp56;
-  int tl_turn57;
-  int tl_s58;
-  int tl_s59;
-  int tl_s60;
-  int tl_s61;
-  float tl_acc62;
-  float tl_acc63;
-  float tl_acc64;
-  float tl_acc65;
-  int tl_e66;
-  int tl_i67;
-  float tl_x68;
-  float tl_x69;
-  float tl_x70;
-  float tl_x71;
+  float tl_x51;
+  float tl_x52;
+  float tl_x53;
+  int tl_p54;
+  float tl_t55;
+  float tl_t56;
+  float tl_t57;
+  float tl_t58;
+  int tl_lane59;
+  int tl_grp60;
+  int tl_turn61;
+  int tl_s62;
+  int tl_s63;
+  int tl_s64;
+  int tl_s65;
+  float tl_acc66;
+  float tl_acc67;
+  float tl_acc68;
+  float tl_acc69;
+  int tl_e70;
+  int tl_i71;
   float tl_x72;
   float tl_x73;
   float tl_x74;
   float tl_x75;
-  int tl_e76;
-  int tl_i77;
+  float tl_x76;
+  float tl_x77;
   float tl_x78;
   float tl_x79;
-  float tl_x80;
-  float tl_x81;
-  float tl_x82;
+  int tl_p80;
+  int tl_e81;
+  int tl_i82;
   float tl_x83;
   float tl_x84;
   float tl_x85;
-  int tl_e86;
-  int tl_i87;
+  float tl_x86;
+  float tl_x87;
   float tl_x88;
   float tl_x89;
   float tl_x90;
-  float tl_x91;
-  float tl_x92;
-  float tl_x93;
+  int tl_p91;
+  int tl_e92;
+  int tl_i93;
   float tl_x94;
   float tl_x95;
-  int tl_e96;
-  int tl_i97;
+  float tl_x96;
+  float tl_x97;
   float tl_x98;
   float tl_x99;
   float tl_x100;
   float tl_x101;
-  float tl_x102;
-  float tl_x103;
-  float tl_x104;
+  int tl_p102;
+  int tl_e103;
+  int tl_i104;
   float tl_x105;
-  float tl_t106;
-  float tl_t107;
-  float tl_t108;
-  float tl_t109;
+  float tl_x106;
+  float tl_x107;
+  float tl_x108;
+  float tl_x109;
+  float tl_x110;
+  float tl_x111;
+  float tl_x112;
+  int tl_p113;
+  float tl_t114;
+  float tl_t115;
+  float tl_t116;
+  float tl_t117;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 4: cta.max(dst, src, axes=(-1), nan=ignore)  [rows]
   if (((unsigned long long)(const void *)src % 16ull == 0)) {
@@ -216,15 +224,16 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
       tl_acc7 = __int_as_float(0x7fc00000);
       for (tl_i12 = 0; tl_i12 < 2; tl_i12 += 1) {
         tl_e11 = ((tl_lane0 * 4) + (tl_i12 * 64));
+        tl_p21 = ((tl_s3 * 128) + tl_e11);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + tl_e11)];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p21];
           tl_x13 = tl_v.e[0];
           tl_x14 = tl_v.e[1];
           tl_x15 = tl_v.e[2];
           tl_x16 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + (tl_e11 + 32))];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p21 + 32)];
           tl_x17 = tl_v.e[0];
           tl_x18 = tl_v.e[1];
           tl_x19 = tl_v.e[2];
@@ -241,23 +250,23 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
       }
       tl_s4 = ((tl_turn2 + tl_grp1) + (16 * 1));
       tl_acc8 = __int_as_float(0x7fc00000);
-      for (tl_i22 = 0; tl_i22 < 2; tl_i22 += 1) {
-        tl_e21 = ((tl_lane0 * 4) + (tl_i22 * 64));
+      for (tl_i23 = 0; tl_i23 < 2; tl_i23 += 1) {
+        tl_e22 = ((tl_lane0 * 4) + (tl_i23 * 64));
+        tl_p32 = ((tl_s4 * 128) + tl_e22);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + tl_e21)];
-          tl_x23 = tl_v.e[0];
-          tl_x24 = tl_v.e[1];
-          tl_x25 = tl_v.e[2];
-          tl_x26 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p32];
+          tl_x24 = tl_v.e[0];
+          tl_x25 = tl_v.e[1];
+          tl_x26 = tl_v.e[2];
+          tl_x27 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + (tl_e21 + 32))];
-          tl_x27 = tl_v.e[0];
-          tl_x28 = tl_v.e[1];
-          tl_x29 = tl_v.e[2];
-          tl_x30 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p32 + 32)];
+          tl_x28 = tl_v.e[0];
+          tl_x29 = tl_v.e[1];
+          tl_x30 = tl_v.e[2];
+          tl_x31 = tl_v.e[3];
         }
-        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x23);
         tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x24);
         tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x25);
         tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x26);
@@ -265,85 +274,88 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
         tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x28);
         tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x29);
         tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x30);
+        tl_acc8 = tl_maxnum_f32(tl_acc8, tl_x31);
       }
       tl_s5 = ((tl_turn2 + tl_grp1) + (16 * 2));
       tl_acc9 = __int_as_float(0x7fc00000);
-      for (tl_i32 = 0; tl_i32 < 2; tl_i32 += 1) {
-        tl_e31 = ((tl_lane0 * 4) + (tl_i32 * 64));
+      for (tl_i34 = 0; tl_i34 < 2; tl_i34 += 1) {
+        tl_e33 = ((tl_lane0 * 4) + (tl_i34 * 64));
+        tl_p43 = ((tl_s5 * 128) + tl_e33);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + tl_e31)];
-          tl_x33 = tl_v.e[0];
-          tl_x34 = tl_v.e[1];
-          tl_x35 = tl_v.e[2];
-          tl_x36 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p43];
+          tl_x35 = tl_v.e[0];
+          tl_x36 = tl_v.e[1];
+          tl_x37 = tl_v.e[2];
+          tl_x38 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + (tl_e31 + 32))];
-          tl_x37 = tl_v.e[0];
-          tl_x38 = tl_v.e[1];
-          tl_x39 = tl_v.e[2];
-          tl_x40 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p43 + 32)];
+          tl_x39 = tl_v.e[0];
+          tl_x40 = tl_v.e[1];
+          tl_x41 = tl_v.e[2];
+          tl_x42 = tl_v.e[3];
         }
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x33);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x34);
         tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x35);
         tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x36);
         tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x37);
         tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x38);
         tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x39);
         tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x40);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x41);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x42);
       }
       tl_s6 = ((tl_turn2 + tl_grp1) + (16 * 3));
       tl_acc10 = __int_as_float(0x7fc00000);
-      for (tl_i42 = 0; tl_i42 < 2; tl_i42 += 1) {
-        tl_e41 = ((tl_lane0 * 4) + (tl_i42 * 64));
+      for (tl_i45 = 0; tl_i45 < 2; tl_i45 += 1) {
+        tl_e44 = ((tl_lane0 * 4) + (tl_i45 * 64));
+        tl_p54 = ((tl_s6 * 128) + tl_e44);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + tl_e41)];
-          tl_x43 = tl_v.e[0];
-          tl_x44 = tl_v.e[1];
-          tl_x45 = tl_v.e[2];
-          tl_x46 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p54];
+          tl_x46 = tl_v.e[0];
+          tl_x47 = tl_v.e[1];
+          tl_x48 = tl_v.e[2];
+          tl_x49 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + (tl_e41 + 32))];
-          tl_x47 = tl_v.e[0];
-          tl_x48 = tl_v.e[1];
-          tl_x49 = tl_v.e[2];
-          tl_x50 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p54 + 32)];
+          tl_x50 = tl_v.e[0];
+          tl_x51 = tl_v.e[1];
+          tl_x52 = tl_v.e[2];
+          tl_x53 = tl_v.e[3];
         }
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x43);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x44);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x45);
         tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x46);
         tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x47);
         tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x48);
         tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x49);
         tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x50);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x51);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x52);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x53);
       }
-      tl_t51 = __shfl_xor_sync(tl_mask, tl_acc7, 1, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t51);
-      tl_t51 = __shfl_xor_sync(tl_mask, tl_acc7, 2, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t51);
-      tl_t51 = __shfl_xor_sync(tl_mask, tl_acc7, 4, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t51);
-      tl_t52 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t52);
-      tl_t52 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t52);
-      tl_t52 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 8);
-      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t52);
-      tl_t53 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t53);
-      tl_t53 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t53);
-      tl_t53 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t53);
-      tl_t54 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t54);
-      tl_t54 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t54);
-      tl_t54 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 8);
-      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t54);
+      tl_t55 = __shfl_xor_sync(tl_mask, tl_acc7, 1, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
+      tl_t55 = __shfl_xor_sync(tl_mask, tl_acc7, 2, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
+      tl_t55 = __shfl_xor_sync(tl_mask, tl_acc7, 4, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
+      tl_t56 = __shfl_xor_sync(tl_mask, tl_acc8, 1, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t56);
+      tl_t56 = __shfl_xor_sync(tl_mask, tl_acc8, 2, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t56);
+      tl_t56 = __shfl_xor_sync(tl_mask, tl_acc8, 4, 8);
+      tl_acc8 = tl_maxnum_f32(tl_acc8, tl_t56);
+      tl_t57 = __shfl_xor_sync(tl_mask, tl_acc9, 1, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t57);
+      tl_t57 = __shfl_xor_sync(tl_mask, tl_acc9, 2, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t57);
+      tl_t57 = __shfl_xor_sync(tl_mask, tl_acc9, 4, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t57);
+      tl_t58 = __shfl_xor_sync(tl_mask, tl_acc10, 1, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t58);
+      tl_t58 = __shfl_xor_sync(tl_mask, tl_acc10, 2, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t58);
+      tl_t58 = __shfl_xor_sync(tl_mask, tl_acc10, 4, 8);
+      tl_acc10 = tl_maxnum_f32(tl_acc10, tl_t58);
       if (tl_lane0 == 0) {
         dst[tl_s3] = tl_acc7;
       }
@@ -358,128 +370,132 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
       }
     }
   } else {
-    tl_lane55 = (tl_tid % 8);
-    tl_grp56 = (tl_tid / 8);
-    for (tl_turn57 = 0; tl_turn57 < 64; tl_turn57 += 64) {
-      tl_s58 = (tl_turn57 + tl_grp56);
-      tl_acc62 = __int_as_float(0x7fc00000);
-      for (tl_i67 = 0; tl_i67 < 2; tl_i67 += 1) {
-        tl_e66 = ((tl_lane55 * 4) + (tl_i67 * 64));
-        tl_x68 = src[((tl_s58 * 128) + tl_e66)];
-        tl_x69 = src[(((tl_s58 * 128) + tl_e66) + 1)];
-        tl_x70 = src[(((tl_s58 * 128) + tl_e66) + 2)];
-        tl_x71 = src[(((tl_s58 * 128) + tl_e66) + 3)];
-        tl_x72 = src[((tl_s58 * 128) + (tl_e66 + 32))];
-        tl_x73 = src[(((tl_s58 * 128) + (tl_e66 + 32)) + 1)];
-        tl_x74 = src[(((tl_s58 * 128) + (tl_e66 + 32)) + 2)];
-        tl_x75 = src[(((tl_s58 * 128) + (tl_e66 + 32)) + 3)];
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x68);
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x69);
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x70);
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x71);
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x72);
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x73);
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x74);
-        tl_acc62 = tl_maxnum_f32(tl_acc62, tl_x75);
+    tl_lane59 = (tl_tid % 8);
+    tl_grp60 = (tl_tid / 8);
+    for (tl_turn61 = 0; tl_turn61 < 64; tl_turn61 += 64) {
+      tl_s62 = (tl_turn61 + tl_grp60);
+      tl_acc66 = __int_as_float(0x7fc00000);
+      for (tl_i71 = 0; tl_i71 < 2; tl_i71 += 1) {
+        tl_e70 = ((tl_lane59 * 4) + (tl_i71 * 64));
+        tl_p80 = ((tl_s62 * 128) + tl_e70);
+        tl_x72 = src[tl_p80];
+        tl_x73 = src[(tl_p80 + 1)];
+        tl_x74 = src[(tl_p80 + 2)];
+        tl_x75 = src[(tl_p80 + 3)];
+        tl_x76 = src[(tl_p80 + 32)];
+        tl_x77 = src[((tl_p80 + 32) + 1)];
+        tl_x78 = src[((tl_p80 + 32) + 2)];
+        tl_x79 = src[((tl_p80 + 32) + 3)];
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x72);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x73);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x74);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x75);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x76);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x77);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x78);
+        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x79);
       }
-      tl_s59 = ((tl_turn57 + tl_grp56) + (16 * 1));
-      tl_acc63 = __int_as_float(0x7fc00000);
-      for (tl_i77 = 0; tl_i77 < 2; tl_i77 += 1) {
-        tl_e76 = ((tl_lane55 * 4) + (tl_i77 * 64));
-        tl_x78 = src[((tl_s59 * 128) + tl_e76)];
-        tl_x79 = src[(((tl_s59 * 128) + tl_e76) + 1)];
-        tl_x80 = src[(((tl_s59 * 128) + tl_e76) + 2)];
-        tl_x81 = src[(((tl_s59 * 128) + tl_e76) + 3)];
-        tl_x82 = src[((tl_s59 * 128) + (tl_e76 + 32))];
-        tl_x83 = src[(((tl_s59 * 128) + (tl_e76 + 32)) + 1)];
-        tl_x84 = src[(((tl_s59 * 128) + (tl_e76 + 32)) + 2)];
-        tl_x85 = src[(((tl_s59 * 128) + (tl_e76 + 32)) + 3)];
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x78);
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x79);
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x80);
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x81);
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x82);
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x83);
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x84);
-        tl_acc63 = tl_maxnum_f32(tl_acc63, tl_x85);
+      tl_s63 = ((tl_turn61 + tl_grp60) + (16 * 1));
+      tl_acc67 = __int_as_float(0x7fc00000);
+      for (tl_i82 = 0; tl_i82 < 2; tl_i82 += 1) {
+        tl_e81 = ((tl_lane59 * 4) + (tl_i82 * 64));
+        tl_p91 = ((tl_s63 * 128) + tl_e81);
+        tl_x83 = src[tl_p91];
+        tl_x84 = src[(tl_p91 + 1)];
+        tl_x85 = src[(tl_p91 + 2)];
+        tl_x86 = src[(tl_p91 + 3)];
+        tl_x87 = src[(tl_p91 + 32)];
+        tl_x88 = src[((tl_p91 + 32) + 1)];
+        tl_x89 = src[((tl_p91 + 32) + 2)];
+        tl_x90 = src[((tl_p91 + 32) + 3)];
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x83);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x84);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x85);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x86);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x87);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x88);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x89);
+        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x90);
       }
-      tl_s60 = ((tl_turn57 + tl_grp56) + (16 * 2));
-      tl_acc64 = __int_as_float(0x7fc00000);
-      for (tl_i87 = 0; tl_i87 < 2; tl_i87 += 1) {
-        tl_e86 = ((tl_lane55 * 4) + (tl_i87 * 64));
-        tl_x88 = src[((tl_s60 * 128) + tl_e86)];
-        tl_x89 = src[(((tl_s60 * 128) + tl_e86) + 1)];
-        tl_x90 = src[(((tl_s60 * 128) + tl_e86) + 2)];
-        tl_x91 = src[(((tl_s60 * 128) + tl_e86) + 3)];
-        tl_x92 = src[((tl_s60 * 128) + (tl_e86 + 32))];
-        tl_x93 = src[(((tl_s60 * 128) + (tl_e86 + 32)) + 1)];
-        tl_x94 = src[(((tl_s60 * 128) + (tl_e86 + 32)) + 2)];
-        tl_x95 = src[(((tl_s60 * 128) + (tl_e86 + 32)) + 3)];
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x88);
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x89);
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x90);
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x91);
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x92);
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x93);
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x94);
-        tl_acc64 = tl_maxnum_f32(tl_acc64, tl_x95);
+      tl_s64 = ((tl_turn61 + tl_grp60) + (16 * 2));
+      tl_acc68 = __int_as_float(0x7fc00000);
+      for (tl_i93 = 0; tl_i93 < 2; tl_i93 += 1) {
+        tl_e92 = ((tl_lane59 * 4) + (tl_i93 * 64));
+        tl_p102 = ((tl_s64 * 128) + tl_e92);
+        tl_x94 = src[tl_p102];
+        tl_x95 = src[(tl_p102 + 1)];
+        tl_x96 = src[(tl_p102 + 2)];
+        tl_x97 = src[(tl_p102 + 3)];
+        tl_x98 = src[(tl_p102 + 32)];
+        tl_x99 = src[((tl_p102 + 32) + 1)];
+        tl_x100 = src[((tl_p102 + 32) + 2)];
+        tl_x101 = src[((tl_p102 + 32) + 3)];
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x94);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x95);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x96);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x97);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x98);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x99);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x100);
+        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x101);
       }
-      tl_s61 = ((tl_turn57 + tl_grp56) + (16 * 3));
-      tl_acc65 = __int_as_float(0x7fc00000);
-      for (tl_i97 = 0; tl_i97 < 2; tl_i97 += 1) {
-        tl_e96 = ((tl_lane55 * 4) + (tl_i97 * 64));
-        tl_x98 = src[((tl_s61 * 128) + tl_e96)];
-        tl_x99 = src[(((tl_s61 * 128) + tl_e96) + 1)];
-        tl_x100 = src[(((tl_s61 * 128) + tl_e96) + 2)];
-        tl_x101 = src[(((tl_s61 * 128) + tl_e96) + 3)];
-        tl_x102 = src[((tl_s61 * 128) + (tl_e96 + 32))];
-        tl_x103 = src[(((tl_s61 * 128) + (tl_e96 + 32)) + 1)];
-        tl_x104 = src[(((tl_s61 * 128) + (tl_e96 + 32)) + 2)];
-        tl_x105 = src[(((tl_s61 * 128) + (tl_e96 + 32)) + 3)];
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x98);
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x99);
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x100);
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x101);
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x102);
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x103);
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x104);
-        tl_acc65 = tl_maxnum_f32(tl_acc65, tl_x105);
+      tl_s65 = ((tl_turn61 + tl_grp60) + (16 * 3));
+      tl_acc69 = __int_as_float(0x7fc00000);
+      for (tl_i104 = 0; tl_i104 < 2; tl_i104 += 1) {
+        tl_e103 = ((tl_lane59 * 4) + (tl_i104 * 64));
+        tl_p113 = ((tl_s65 * 128) + tl_e103);
+        tl_x105 = src[tl_p113];
+        tl_x106 = src[(tl_p113 + 1)];
+        tl_x107 = src[(tl_p113 + 2)];
+        tl_x108 = src[(tl_p113 + 3)];
+        tl_x109 = src[(tl_p113 + 32)];
+        tl_x110 = src[((tl_p113 + 32) + 1)];
+        tl_x111 = src[((tl_p113 + 32) + 2)];
+        tl_x112 = src[((tl_p113 + 32) + 3)];
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x105);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x106);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x107);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x108);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x109);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x110);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x111);
+        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x112);
       }
-      tl_t106 = __shfl_xor_sync(tl_mask, tl_acc62, 1, 8);
-      tl_acc62 = tl_maxnum_f32(tl_acc62, tl_t106);
-      tl_t106 = __shfl_xor_sync(tl_mask, tl_acc62, 2, 8);
-      tl_acc62 = tl_maxnum_f32(tl_acc62, tl_t106);
-      tl_t106 = __shfl_xor_sync(tl_mask, tl_acc62, 4, 8);
-      tl_acc62 = tl_maxnum_f32(tl_acc62, tl_t106);
-      tl_t107 = __shfl_xor_sync(tl_mask, tl_acc63, 1, 8);
-      tl_acc63 = tl_maxnum_f32(tl_acc63, tl_t107);
-      tl_t107 = __shfl_xor_sync(tl_mask, tl_acc63, 2, 8);
-      tl_acc63 = tl_maxnum_f32(tl_acc63, tl_t107);
-      tl_t107 = __shfl_xor_sync(tl_mask, tl_acc63, 4, 8);
-      tl_acc63 = tl_maxnum_f32(tl_acc63, tl_t107);
-      tl_t108 = __shfl_xor_sync(tl_mask, tl_acc64, 1, 8);
-      tl_acc64 = tl_maxnum_f32(tl_acc64, tl_t108);
-      tl_t108 = __shfl_xor_sync(tl_mask, tl_acc64, 2, 8);
-      tl_acc64 = tl_maxnum_f32(tl_acc64, tl_t108);
-      tl_t108 = __shfl_xor_sync(tl_mask, tl_acc64, 4, 8);
-      tl_acc64 = tl_maxnum_f32(tl_acc64, tl_t108);
-      tl_t109 = __shfl_xor_sync(tl_mask, tl_acc65, 1, 8);
-      tl_acc65 = tl_maxnum_f32(tl_acc65, tl_t109);
-      tl_t109 = __shfl_xor_sync(tl_mask, tl_acc65, 2, 8);
-      tl_acc65 = tl_maxnum_f32(tl_acc65, tl_t109);
-      tl_t109 = __shfl_xor_sync(tl_mask, tl_acc65, 4, 8);
-      tl_acc65 = tl_maxnum_f32(tl_acc65, tl_t109);
-      if (tl_lane55 == 0) {
-        dst[tl_s58] = tl_acc62;
+      tl_t114 = __shfl_xor_sync(tl_mask, tl_acc66, 1, 8);
+      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
+      tl_t114 = __shfl_xor_sync(tl_mask, tl_acc66, 2, 8);
+      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
+      tl_t114 = __shfl_xor_sync(tl_mask, tl_acc66, 4, 8);
+      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
+      tl_t115 = __shfl_xor_sync(tl_mask, tl_acc67, 1, 8);
+      tl_acc67 = tl_maxnum_f32(tl_acc67, tl_t115);
+      tl_t115 = __shfl_xor_sync(tl_mask, tl_acc67, 2, 8);
+      tl_acc67 = tl_maxnum_f32(tl_acc67, tl_t115);
+      tl_t115 = __shfl_xor_sync(tl_mask, tl_acc67, 4, 8);
+      tl_acc67 = tl_maxnum_f32(tl_acc67, tl_t115);
+      tl_t116 = __shfl_xor_sync(tl_mask, tl_acc68, 1, 8);
+      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t116);
+      tl_t116 = __shfl_xor_sync(tl_mask, tl_acc68, 2, 8);
+      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t116);
+      tl_t116 = __shfl_xor_sync(tl_mask, tl_acc68, 4, 8);
+      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t116);
+      tl_t117 = __shfl_xor_sync(tl_mask, tl_acc69, 1, 8);
+      tl_acc69 = tl_maxnum_f32(tl_acc69, tl_t117);
+      tl_t117 = __shfl_xor_sync(tl_mask, tl_acc69, 2, 8);
+      tl_acc69 = tl_maxnum_f32(tl_acc69, tl_t117);
+      tl_t117 = __shfl_xor_sync(tl_mask, tl_acc69, 4, 8);
+      tl_acc69 = tl_maxnum_f32(tl_acc69, tl_t117);
+      if (tl_lane59 == 0) {
+        dst[tl_s62] = tl_acc66;
       }
-      if (tl_lane55 == 0) {
-        dst[tl_s59] = tl_acc63;
+      if (tl_lane59 == 0) {
+        dst[tl_s63] = tl_acc67;
       }
-      if (tl_lane55 == 0) {
-        dst[tl_s60] = tl_acc64;
+      if (tl_lane59 == 0) {
+        dst[tl_s64] = tl_acc68;
       }
-      if (tl_lane55 == 0) {
-        dst[tl_s61] = tl_acc65;
+      if (tl_lane59 == 0) {
+        dst[tl_s65] = tl_acc69;
       }
     }
   }

@@ -105,9 +105,9 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   float tl_x22;
   float tl_x23;
   float tl_x24;
-  int tl_e25;
-  int tl_i26;
-  float tl_x27;
+  int tl_p25;
+  int tl_e26;
+  int tl_i27;
   float tl_x28;
   float tl_x29;
   float tl_x30;
@@ -115,89 +115,97 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
   float tl_x32;
   float tl_x33;
   float tl_x34;
-  int tl_e35;
-  int tl_i36;
-  float tl_x37;
-  float tl_x38;
+  float tl_x35;
+  int tl_p36;
+  int tl_e37;
+  int tl_i38;
   float tl_x39;
   float tl_x40;
   float tl_x41;
   float tl_x42;
   float tl_x43;
   float tl_x44;
-  int tl_e45;
-  int tl_i46;
-  float tl_x47;
-  float tl_x48;
-  float tl_x49;
+  float tl_x45;
+  float tl_x46;
+  int tl_p47;
+  int tl_e48;
+  int tl_i49;
   float tl_x50;
   float tl_x51;
   float tl_x52;
   float tl_x53;
   float tl_x54;
-  float tl_t55;
-  float tl_t56;
-  float tl_t57;
-  float tl_t58;
-  int tl_lane59;
-  int tl_grp60;
-  int tl_turn61;
-  int tl_s62;
-  int tl_s63;
-  int tl_s64;
-  int tl_s65;
-  float tl_acc66;
-  float tl_acc67;
-  float tl_acc68;
-  float tl_acc69;
+  float tl_x55;
+  float tl_x56;
+  float tl_x57;
+  int tl_p58;
+  float tl_t59;
+  float tl_t60;
+  float tl_t61;
+  float tl_t62;
+  int tl_lane63;
+  int tl_grp64;
+  int tl_turn65;
+  int tl_s66;
+  int tl_s67;
+  int tl_s68;
+  int tl_s69;
   float tl_acc70;
   float tl_acc71;
   float tl_acc72;
   float tl_acc73;
-  int tl_e74;
-  int tl_i75;
-  float tl_x76;
-  float tl_x77;
-  float tl_x78;
-  float tl_x79;
+  float tl_acc74;
+  float tl_acc75;
+  float tl_acc76;
+  float tl_acc77;
+  int tl_e78;
+  int tl_i79;
   float tl_x80;
   float tl_x81;
   float tl_x82;
   float tl_x83;
-  int tl_e84;
-  int tl_i85;
+  float tl_x84;
+  float tl_x85;
   float tl_x86;
   float tl_x87;
-  float tl_x88;
-  float tl_x89;
-  float tl_x90;
+  int tl_p88;
+  int tl_e89;
+  int tl_i90;
   float tl_x91;
   float tl_x92;
   float tl_x93;
-  int tl_e94;
-  int tl_i95;
+  float tl_x94;
+  float tl_x95;
   float tl_x96;
   float tl_x97;
   float tl_x98;
-  float tl_x99;
-  float tl_x100;
-  float tl_x101;
+  int tl_p99;
+  int tl_e100;
+  int tl_i101;
   float tl_x102;
   float tl_x103;
-  int tl_e104;
-  int tl_i105;
+  float tl_x104;
+  float tl_x105;
   float tl_x106;
   float tl_x107;
   float tl_x108;
   float tl_x109;
-  float tl_x110;
-  float tl_x111;
-  float tl_x112;
+  int tl_p110;
+  int tl_e111;
+  int tl_i112;
   float tl_x113;
-  float tl_t114;
-  float tl_t115;
-  float tl_t116;
-  float tl_t117;
+  float tl_x114;
+  float tl_x115;
+  float tl_x116;
+  float tl_x117;
+  float tl_x118;
+  float tl_x119;
+  float tl_x120;
+  int tl_p121;
+  float tl_t122;
+  float tl_t123;
+  float tl_t124;
+  float tl_t125;
   (void)tl_cta; (void)tl_lane; (void)tl_warp;
   // line 4: cta.max(dst, src, axes=(-1), nan=ignore)  [rows]
   if (((unsigned long long)(const void *)src % 16ull == 0)) {
@@ -209,15 +217,16 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
       tl_acc8 = __int_as_float(0x7fc00000);
       for (tl_i16 = 0; tl_i16 < 2; tl_i16 += 1) {
         tl_e15 = ((tl_lane0 * 4) + (tl_i16 * 64));
+        tl_p25 = ((tl_s3 * 128) + tl_e15);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + tl_e15)];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p25];
           tl_x17 = tl_v.e[0];
           tl_x18 = tl_v.e[1];
           tl_x19 = tl_v.e[2];
           tl_x20 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s3 * 128) + (tl_e15 + 32))];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p25 + 32)];
           tl_x21 = tl_v.e[0];
           tl_x22 = tl_v.e[1];
           tl_x23 = tl_v.e[2];
@@ -236,114 +245,117 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
       tl_s4 = ((tl_turn2 + tl_grp1) + (16 * 1));
       tl_acc9 = __int_as_float(0x7fc00000);
       tl_acc10 = __int_as_float(0x7fc00000);
-      for (tl_i26 = 0; tl_i26 < 2; tl_i26 += 1) {
-        tl_e25 = ((tl_lane0 * 4) + (tl_i26 * 64));
+      for (tl_i27 = 0; tl_i27 < 2; tl_i27 += 1) {
+        tl_e26 = ((tl_lane0 * 4) + (tl_i27 * 64));
+        tl_p36 = ((tl_s4 * 128) + tl_e26);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + tl_e25)];
-          tl_x27 = tl_v.e[0];
-          tl_x28 = tl_v.e[1];
-          tl_x29 = tl_v.e[2];
-          tl_x30 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p36];
+          tl_x28 = tl_v.e[0];
+          tl_x29 = tl_v.e[1];
+          tl_x30 = tl_v.e[2];
+          tl_x31 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s4 * 128) + (tl_e25 + 32))];
-          tl_x31 = tl_v.e[0];
-          tl_x32 = tl_v.e[1];
-          tl_x33 = tl_v.e[2];
-          tl_x34 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p36 + 32)];
+          tl_x32 = tl_v.e[0];
+          tl_x33 = tl_v.e[1];
+          tl_x34 = tl_v.e[2];
+          tl_x35 = tl_v.e[3];
         }
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x27);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x28);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x29);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x30);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x31);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x32);
-        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x33);
-        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x34);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x28);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x29);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x30);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x31);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x32);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x33);
+        tl_acc9 = tl_maxnum_f32(tl_acc9, tl_x34);
+        tl_acc10 = tl_maxnum_f32(tl_acc10, tl_x35);
       }
       tl_acc9 = tl_maxnum_f32(tl_acc9, tl_acc10);
       tl_s5 = ((tl_turn2 + tl_grp1) + (16 * 2));
       tl_acc11 = __int_as_float(0x7fc00000);
       tl_acc12 = __int_as_float(0x7fc00000);
-      for (tl_i36 = 0; tl_i36 < 2; tl_i36 += 1) {
-        tl_e35 = ((tl_lane0 * 4) + (tl_i36 * 64));
+      for (tl_i38 = 0; tl_i38 < 2; tl_i38 += 1) {
+        tl_e37 = ((tl_lane0 * 4) + (tl_i38 * 64));
+        tl_p47 = ((tl_s5 * 128) + tl_e37);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + tl_e35)];
-          tl_x37 = tl_v.e[0];
-          tl_x38 = tl_v.e[1];
-          tl_x39 = tl_v.e[2];
-          tl_x40 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p47];
+          tl_x39 = tl_v.e[0];
+          tl_x40 = tl_v.e[1];
+          tl_x41 = tl_v.e[2];
+          tl_x42 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s5 * 128) + (tl_e35 + 32))];
-          tl_x41 = tl_v.e[0];
-          tl_x42 = tl_v.e[1];
-          tl_x43 = tl_v.e[2];
-          tl_x44 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p47 + 32)];
+          tl_x43 = tl_v.e[0];
+          tl_x44 = tl_v.e[1];
+          tl_x45 = tl_v.e[2];
+          tl_x46 = tl_v.e[3];
         }
-        tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x37);
-        tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x38);
         tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x39);
         tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x40);
         tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x41);
         tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x42);
         tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x43);
         tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x44);
+        tl_acc11 = tl_maxnum_f32(tl_acc11, tl_x45);
+        tl_acc12 = tl_maxnum_f32(tl_acc12, tl_x46);
       }
       tl_acc11 = tl_maxnum_f32(tl_acc11, tl_acc12);
       tl_s6 = ((tl_turn2 + tl_grp1) + (16 * 3));
       tl_acc13 = __int_as_float(0x7fc00000);
       tl_acc14 = __int_as_float(0x7fc00000);
-      for (tl_i46 = 0; tl_i46 < 2; tl_i46 += 1) {
-        tl_e45 = ((tl_lane0 * 4) + (tl_i46 * 64));
+      for (tl_i49 = 0; tl_i49 < 2; tl_i49 += 1) {
+        tl_e48 = ((tl_lane0 * 4) + (tl_i49 * 64));
+        tl_p58 = ((tl_s6 * 128) + tl_e48);
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + tl_e45)];
-          tl_x47 = tl_v.e[0];
-          tl_x48 = tl_v.e[1];
-          tl_x49 = tl_v.e[2];
-          tl_x50 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[tl_p58];
+          tl_x50 = tl_v.e[0];
+          tl_x51 = tl_v.e[1];
+          tl_x52 = tl_v.e[2];
+          tl_x53 = tl_v.e[3];
         }
         {
-          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[((tl_s6 * 128) + (tl_e45 + 32))];
-          tl_x51 = tl_v.e[0];
-          tl_x52 = tl_v.e[1];
-          tl_x53 = tl_v.e[2];
-          tl_x54 = tl_v.e[3];
+          tl_f32x4 tl_v = *(const tl_f32x4 *)&src[(tl_p58 + 32)];
+          tl_x54 = tl_v.e[0];
+          tl_x55 = tl_v.e[1];
+          tl_x56 = tl_v.e[2];
+          tl_x57 = tl_v.e[3];
         }
-        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x47);
-        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x48);
-        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x49);
-        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x50);
-        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x51);
-        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x52);
-        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x53);
-        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x54);
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x50);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x51);
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x52);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x53);
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x54);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x55);
+        tl_acc13 = tl_maxnum_f32(tl_acc13, tl_x56);
+        tl_acc14 = tl_maxnum_f32(tl_acc14, tl_x57);
       }
       tl_acc13 = tl_maxnum_f32(tl_acc13, tl_acc14);
-      tl_t55 = __shfl_xor(tl_acc7, 1, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
-      tl_t55 = __shfl_xor(tl_acc7, 2, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
-      tl_t55 = __shfl_xor(tl_acc7, 4, 8);
-      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t55);
-      tl_t56 = __shfl_xor(tl_acc9, 1, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t56);
-      tl_t56 = __shfl_xor(tl_acc9, 2, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t56);
-      tl_t56 = __shfl_xor(tl_acc9, 4, 8);
-      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t56);
-      tl_t57 = __shfl_xor(tl_acc11, 1, 8);
-      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t57);
-      tl_t57 = __shfl_xor(tl_acc11, 2, 8);
-      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t57);
-      tl_t57 = __shfl_xor(tl_acc11, 4, 8);
-      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t57);
-      tl_t58 = __shfl_xor(tl_acc13, 1, 8);
-      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t58);
-      tl_t58 = __shfl_xor(tl_acc13, 2, 8);
-      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t58);
-      tl_t58 = __shfl_xor(tl_acc13, 4, 8);
-      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t58);
+      tl_t59 = __shfl_xor(tl_acc7, 1, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t59);
+      tl_t59 = __shfl_xor(tl_acc7, 2, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t59);
+      tl_t59 = __shfl_xor(tl_acc7, 4, 8);
+      tl_acc7 = tl_maxnum_f32(tl_acc7, tl_t59);
+      tl_t60 = __shfl_xor(tl_acc9, 1, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t60);
+      tl_t60 = __shfl_xor(tl_acc9, 2, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t60);
+      tl_t60 = __shfl_xor(tl_acc9, 4, 8);
+      tl_acc9 = tl_maxnum_f32(tl_acc9, tl_t60);
+      tl_t61 = __shfl_xor(tl_acc11, 1, 8);
+      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t61);
+      tl_t61 = __shfl_xor(tl_acc11, 2, 8);
+      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t61);
+      tl_t61 = __shfl_xor(tl_acc11, 4, 8);
+      tl_acc11 = tl_maxnum_f32(tl_acc11, tl_t61);
+      tl_t62 = __shfl_xor(tl_acc13, 1, 8);
+      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t62);
+      tl_t62 = __shfl_xor(tl_acc13, 2, 8);
+      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t62);
+      tl_t62 = __shfl_xor(tl_acc13, 4, 8);
+      tl_acc13 = tl_maxnum_f32(tl_acc13, tl_t62);
       if (tl_lane0 == 0) {
         dst[tl_s3] = tl_acc7;
       }
@@ -358,136 +370,140 @@ extern "C" __device__ void tile_row_max(float *dst, const float *src) {
       }
     }
   } else {
-    tl_lane59 = (tl_tid % 8);
-    tl_grp60 = (tl_tid / 8);
-    for (tl_turn61 = 0; tl_turn61 < 64; tl_turn61 += 64) {
-      tl_s62 = (tl_turn61 + tl_grp60);
-      tl_acc66 = __int_as_float(0x7fc00000);
-      tl_acc67 = __int_as_float(0x7fc00000);
-      for (tl_i75 = 0; tl_i75 < 2; tl_i75 += 1) {
-        tl_e74 = ((tl_lane59 * 4) + (tl_i75 * 64));
-        tl_x76 = src[((tl_s62 * 128) + tl_e74)];
-        tl_x77 = src[(((tl_s62 * 128) + tl_e74) + 1)];
-        tl_x78 = src[(((tl_s62 * 128) + tl_e74) + 2)];
-        tl_x79 = src[(((tl_s62 * 128) + tl_e74) + 3)];
-        tl_x80 = src[((tl_s62 * 128) + (tl_e74 + 32))];
-        tl_x81 = src[(((tl_s62 * 128) + (tl_e74 + 32)) + 1)];
-        tl_x82 = src[(((tl_s62 * 128) + (tl_e74 + 32)) + 2)];
-        tl_x83 = src[(((tl_s62 * 128) + (tl_e74 + 32)) + 3)];
-        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x76);
-        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x77);
-        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x78);
-        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x79);
-        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x80);
-        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x81);
-        tl_acc66 = tl_maxnum_f32(tl_acc66, tl_x82);
-        tl_acc67 = tl_maxnum_f32(tl_acc67, tl_x83);
-      }
-      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_acc67);
-      tl_s63 = ((tl_turn61 + tl_grp60) + (16 * 1));
-      tl_acc68 = __int_as_float(0x7fc00000);
-      tl_acc69 = __int_as_float(0x7fc00000);
-      for (tl_i85 = 0; tl_i85 < 2; tl_i85 += 1) {
-        tl_e84 = ((tl_lane59 * 4) + (tl_i85 * 64));
-        tl_x86 = src[((tl_s63 * 128) + tl_e84)];
-        tl_x87 = src[(((tl_s63 * 128) + tl_e84) + 1)];
-        tl_x88 = src[(((tl_s63 * 128) + tl_e84) + 2)];
-        tl_x89 = src[(((tl_s63 * 128) + tl_e84) + 3)];
-        tl_x90 = src[((tl_s63 * 128) + (tl_e84 + 32))];
-        tl_x91 = src[(((tl_s63 * 128) + (tl_e84 + 32)) + 1)];
-        tl_x92 = src[(((tl_s63 * 128) + (tl_e84 + 32)) + 2)];
-        tl_x93 = src[(((tl_s63 * 128) + (tl_e84 + 32)) + 3)];
-        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x86);
-        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x87);
-        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x88);
-        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x89);
-        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x90);
-        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x91);
-        tl_acc68 = tl_maxnum_f32(tl_acc68, tl_x92);
-        tl_acc69 = tl_maxnum_f32(tl_acc69, tl_x93);
-      }
-      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_acc69);
-      tl_s64 = ((tl_turn61 + tl_grp60) + (16 * 2));
+    tl_lane63 = (tl_tid % 8);
+    tl_grp64 = (tl_tid / 8);
+    for (tl_turn65 = 0; tl_turn65 < 64; tl_turn65 += 64) {
+      tl_s66 = (tl_turn65 + tl_grp64);
       tl_acc70 = __int_as_float(0x7fc00000);
       tl_acc71 = __int_as_float(0x7fc00000);
-      for (tl_i95 = 0; tl_i95 < 2; tl_i95 += 1) {
-        tl_e94 = ((tl_lane59 * 4) + (tl_i95 * 64));
-        tl_x96 = src[((tl_s64 * 128) + tl_e94)];
-        tl_x97 = src[(((tl_s64 * 128) + tl_e94) + 1)];
-        tl_x98 = src[(((tl_s64 * 128) + tl_e94) + 2)];
-        tl_x99 = src[(((tl_s64 * 128) + tl_e94) + 3)];
-        tl_x100 = src[((tl_s64 * 128) + (tl_e94 + 32))];
-        tl_x101 = src[(((tl_s64 * 128) + (tl_e94 + 32)) + 1)];
-        tl_x102 = src[(((tl_s64 * 128) + (tl_e94 + 32)) + 2)];
-        tl_x103 = src[(((tl_s64 * 128) + (tl_e94 + 32)) + 3)];
-        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x96);
-        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x97);
-        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x98);
-        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x99);
-        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x100);
-        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x101);
-        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x102);
-        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x103);
+      for (tl_i79 = 0; tl_i79 < 2; tl_i79 += 1) {
+        tl_e78 = ((tl_lane63 * 4) + (tl_i79 * 64));
+        tl_p88 = ((tl_s66 * 128) + tl_e78);
+        tl_x80 = src[tl_p88];
+        tl_x81 = src[(tl_p88 + 1)];
+        tl_x82 = src[(tl_p88 + 2)];
+        tl_x83 = src[(tl_p88 + 3)];
+        tl_x84 = src[(tl_p88 + 32)];
+        tl_x85 = src[((tl_p88 + 32) + 1)];
+        tl_x86 = src[((tl_p88 + 32) + 2)];
+        tl_x87 = src[((tl_p88 + 32) + 3)];
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x80);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x81);
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x82);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x83);
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x84);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x85);
+        tl_acc70 = tl_maxnum_f32(tl_acc70, tl_x86);
+        tl_acc71 = tl_maxnum_f32(tl_acc71, tl_x87);
       }
       tl_acc70 = tl_maxnum_f32(tl_acc70, tl_acc71);
-      tl_s65 = ((tl_turn61 + tl_grp60) + (16 * 3));
+      tl_s67 = ((tl_turn65 + tl_grp64) + (16 * 1));
       tl_acc72 = __int_as_float(0x7fc00000);
       tl_acc73 = __int_as_float(0x7fc00000);
-      for (tl_i105 = 0; tl_i105 < 2; tl_i105 += 1) {
-        tl_e104 = ((tl_lane59 * 4) + (tl_i105 * 64));
-        tl_x106 = src[((tl_s65 * 128) + tl_e104)];
-        tl_x107 = src[(((tl_s65 * 128) + tl_e104) + 1)];
-        tl_x108 = src[(((tl_s65 * 128) + tl_e104) + 2)];
-        tl_x109 = src[(((tl_s65 * 128) + tl_e104) + 3)];
-        tl_x110 = src[((tl_s65 * 128) + (tl_e104 + 32))];
-        tl_x111 = src[(((tl_s65 * 128) + (tl_e104 + 32)) + 1)];
-        tl_x112 = src[(((tl_s65 * 128) + (tl_e104 + 32)) + 2)];
-        tl_x113 = src[(((tl_s65 * 128) + (tl_e104 + 32)) + 3)];
-        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x106);
-        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x107);
-        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x108);
-        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x109);
-        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x110);
-        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x111);
-        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x112);
-        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x113);
+      for (tl_i90 = 0; tl_i90 < 2; tl_i90 += 1) {
+        tl_e89 = ((tl_lane63 * 4) + (tl_i90 * 64));
+        tl_p99 = ((tl_s67 * 128) + tl_e89);
+        tl_x91 = src[tl_p99];
+        tl_x92 = src[(tl_p99 + 1)];
+        tl_x93 = src[(tl_p99 + 2)];
+        tl_x94 = src[(tl_p99 + 3)];
+        tl_x95 = src[(tl_p99 + 32)];
+        tl_x96 = src[((tl_p99 + 32) + 1)];
+        tl_x97 = src[((tl_p99 + 32) + 2)];
+        tl_x98 = src[((tl_p99 + 32) + 3)];
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x91);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x92);
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x93);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x94);
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x95);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x96);
+        tl_acc72 = tl_maxnum_f32(tl_acc72, tl_x97);
+        tl_acc73 = tl_maxnum_f32(tl_acc73, tl_x98);
       }
       tl_acc72 = tl_maxnum_f32(tl_acc72, tl_acc73);
-      tl_t114 = __shfl_xor(tl_acc66, 1, 8);
-      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
-      tl_t114 = __shfl_xor(tl_acc66, 2, 8);
-      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
-      tl_t114 = __shfl_xor(tl_acc66, 4, 8);
-      tl_acc66 = tl_maxnum_f32(tl_acc66, tl_t114);
-      tl_t115 = __shfl_xor(tl_acc68, 1, 8);
-      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t115);
-      tl_t115 = __shfl_xor(tl_acc68, 2, 8);
-      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t115);
-      tl_t115 = __shfl_xor(tl_acc68, 4, 8);
-      tl_acc68 = tl_maxnum_f32(tl_acc68, tl_t115);
-      tl_t116 = __shfl_xor(tl_acc70, 1, 8);
-      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t116);
-      tl_t116 = __shfl_xor(tl_acc70, 2, 8);
-      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t116);
-      tl_t116 = __shfl_xor(tl_acc70, 4, 8);
-      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t116);
-      tl_t117 = __shfl_xor(tl_acc72, 1, 8);
-      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t117);
-      tl_t117 = __shfl_xor(tl_acc72, 2, 8);
-      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t117);
-      tl_t117 = __shfl_xor(tl_acc72, 4, 8);
-      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t117);
-      if (tl_lane59 == 0) {
-        dst[tl_s62] = tl_acc66;
+      tl_s68 = ((tl_turn65 + tl_grp64) + (16 * 2));
+      tl_acc74 = __int_as_float(0x7fc00000);
+      tl_acc75 = __int_as_float(0x7fc00000);
+      for (tl_i101 = 0; tl_i101 < 2; tl_i101 += 1) {
+        tl_e100 = ((tl_lane63 * 4) + (tl_i101 * 64));
+        tl_p110 = ((tl_s68 * 128) + tl_e100);
+        tl_x102 = src[tl_p110];
+        tl_x103 = src[(tl_p110 + 1)];
+        tl_x104 = src[(tl_p110 + 2)];
+        tl_x105 = src[(tl_p110 + 3)];
+        tl_x106 = src[(tl_p110 + 32)];
+        tl_x107 = src[((tl_p110 + 32) + 1)];
+        tl_x108 = src[((tl_p110 + 32) + 2)];
+        tl_x109 = src[((tl_p110 + 32) + 3)];
+        tl_acc74 = tl_maxnum_f32(tl_acc74, tl_x102);
+        tl_acc75 = tl_maxnum_f32(tl_acc75, tl_x103);
+        tl_acc74 = tl_maxnum_f32(tl_acc74, tl_x104);
+        tl_acc75 = tl_maxnum_f32(tl_acc75, tl_x105);
+        tl_acc74 = tl_maxnum_f32(tl_acc74, tl_x106);
+        tl_acc75 = tl_maxnum_f32(tl_acc75, tl_x107);
+        tl_acc74 = tl_maxnum_f32(tl_acc74, tl_x108);
+        tl_acc75 = tl_maxnum_f32(tl_acc75, tl_x109);
       }
-      if (tl_lane59 == 0) {
-        dst[tl_s63] = tl_acc68;
+      tl_acc74 = tl_maxnum_f32(tl_acc74, tl_acc75);
+      tl_s69 = ((tl_turn65 + tl_grp64) + (16 * 3));
+      tl_acc76 = __int_as_float(0x7fc00000);
+      tl_acc77 = __int_as_float(0x7fc00000);
+      for (tl_i112 = 0; tl_i112 < 2; tl_i112 += 1) {
+        tl_e111 = ((tl_lane63 * 4) + (tl_i112 * 64));
+        tl_p121 = ((tl_s69 * 128) + tl_e111);
+        tl_x113 = src[tl_p121];
+        tl_x114 = src[(tl_p121 + 1)];
+        tl_x115 = src[(tl_p121 + 2)];
+        tl_x116 = src[(tl_p121 + 3)];
+        tl_x117 = src[(tl_p121 + 32)];
+        tl_x118 = src[((tl_p121 + 32) + 1)];
+        tl_x119 = src[((tl_p121 + 32) + 2)];
+        tl_x120 = src[((tl_p121 + 32) + 3)];
+        tl_acc76 = tl_maxnum_f32(tl_acc76, tl_x113);
+        tl_acc77 = tl_maxnum_f32(tl_acc77, tl_x114);
+        tl_acc76 = tl_maxnum_f32(tl_acc76, tl_x115);
+        tl_acc77 = tl_maxnum_f32(tl_acc77, tl_x116);
+        tl_acc76 = tl_maxnum_f32(tl_acc76, tl_x117);
+        tl_acc77 = tl_maxnum_f32(tl_acc77, tl_x118);
+        tl_acc76 = tl_maxnum_f32(tl_acc76, tl_x119);
+        tl_acc77 = tl_maxnum_f32(tl_acc77, tl_x120);
       }
-      if (tl_lane59 == 0) {
-        dst[tl_s64] = tl_acc70;
+      tl_acc76 = tl_maxnum_f32(tl_acc76, tl_acc77);
+      tl_t122 = __shfl_xor(tl_acc70, 1, 8);
+      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t122);
+      tl_t122 = __shfl_xor(tl_acc70, 2, 8);
+      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t122);
+      tl_t122 = __shfl_xor(tl_acc70, 4, 8);
+      tl_acc70 = tl_maxnum_f32(tl_acc70, tl_t122);
+      tl_t123 = __shfl_xor(tl_acc72, 1, 8);
+      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t123);
+      tl_t123 = __shfl_xor(tl_acc72, 2, 8);
+      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t123);
+      tl_t123 = __shfl_xor(tl_acc72, 4, 8);
+      tl_acc72 = tl_maxnum_f32(tl_acc72, tl_t123);
+      tl_t124 = __shfl_xor(tl_acc74, 1, 8);
+      tl_acc74 = tl_maxnum_f32(tl_acc74, tl_t124);
+      tl_t124 = __shfl_xor(tl_acc74, 2, 8);
+      tl_acc74 = tl_maxnum_f32(tl_acc74, tl_t124);
+      tl_t124 = __shfl_xor(tl_acc74, 4, 8);
+      tl_acc74 = tl_maxnum_f32(tl_acc74, tl_t124);
+      tl_t125 = __shfl_xor(tl_acc76, 1, 8);
+      tl_acc76 = tl_maxnum_f32(tl_acc76, tl_t125);
+      tl_t125 = __shfl_xor(tl_acc76, 2, 8);
+      tl_acc76 = tl_maxnum_f32(tl_acc76, tl_t125);
+      tl_t125 = __shfl_xor(tl_acc76, 4, 8);
+      tl_acc76 = tl_maxnum_f32(tl_acc76, tl_t125);
+      if (tl_lane63 == 0) {
+        dst[tl_s66] = tl_acc70;
       }
-      if (tl_lane59 == 0) {
-        dst[tl_s65] = tl_acc72;
+      if (tl_lane63 == 0) {
+        dst[tl_s67] = tl_acc72;
+      }
+      if (tl_lane63 == 0) {
+        dst[tl_s68] = tl_acc74;
+      }
+      if (tl_lane63 == 0) {
+        dst[tl_s69] = tl_acc76;
       }
     }
   }
