@@ -351,7 +351,8 @@ static lp_expr *slot_at(lp_kernel *k, lp_expr *base, lp_expr *w, int kr, int nk,
  *   - the first `scatter` R lane bits (lowest first) halve the outputs a lane holds: at
  *     mask m, a lane keeps the upper half of its live registers when its bit m is set, the
  *     lower half when clear, sends the other half to lane ^ m and folds what it receives
- *     into what it keeps, the lower lane's value first, as the butterfly does: the same
+ *     into what it keeps, the lower lane's value first, as the butterfly does (an add or
+ *     a multiply, whose bits do not depend on the order, folds them as they are): the same
  *     pairs, the same bits, a shuffle per exchanged value instead of one per value (for
  *     mma_m16n8k16_c's columns 14 instead of 48). Register p then holds output
  *     kr = p + the kept bits the lane's scatter bits chose;
@@ -371,6 +372,10 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
     lp_expr *chosen = lp_int(k, LP_I32, 0); /* the kept coordinates the scatter bits chose */
     if (scatter) {
         int recv = lp_reg_new(k, at, "recv"), send = lp_reg_new(k, at, "send");
+        /* an add or a multiply gives the same bits in either order (a NaN stays a NaN): the
+         * kept value and the received one fold as they are, one select fewer an exchange */
+        const ir_op_info *op = ir_op(q->st->op);
+        bool either = op->key == IR_KEY_NONE && !op->compares && (op->combine == LO_ADD || op->combine == LO_MUL);
         for (int i = 0; i < scatter; i++) {
             int half = live / 2;
             lp_expr *set = lp_binary(k, LO_NE, lp_binary(k, LO_BAND, lane, lp_int(k, LP_I32, masks[i])), lp_int(k, LP_I32, 0));
@@ -378,6 +383,10 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
                 int lo = accs + p, hi = accs + p + half;
                 lp_assign(k, b, send, lp_select(k, set, lp_reg(k, lo), lp_reg(k, hi)));
                 lp_shfl(k, b, recv, send, masks[i], 32);
+                if (either) {
+                    lp_assign(k, b, lo, dsp_combine(l, b, lp_select(k, set, lp_reg(k, hi), lp_reg(k, lo)), lp_reg(k, recv)));
+                    continue;
+                }
                 /* the lower lane's value first: (recv, hi) where the bit is set, else (lo, recv) */
                 lp_expr *first = lp_select(k, set, lp_reg(k, recv), lp_reg(k, lo));
                 lp_expr *second = lp_select(k, set, lp_reg(k, hi), lp_reg(k, recv));
