@@ -534,6 +534,14 @@ static void test_swizzle_round_trip_and_builder(void **state) {
     tilec_close(ctx);
 }
 
+/* A new context and the program `text` parsed in it; a parse error fails the test. */
+static tilec_program *parse_ok(tilec_ctx **ctx, const char *name, const char *text) {
+    tilec_open(ctx);
+    tilec_program *p = NULL;
+    if (tilec_parse(*ctx, name, text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(*ctx));
+    return p;
+}
+
 /* The cost model reads the swizzle: rows of 128 bytes, one lane a row, are 8-way bank
  * conflicts plain (eight rows' first chunks in one bank group) and none under sw128 (each
  * row's chunk moved to its own banks), so the model takes one lane a row for the swizzled
@@ -545,9 +553,7 @@ static void test_swizzle_cost_model(void **state) {
                        "func swz(dst: f32[64] shared, src: f32[64, 32] shared swizzle=sw128) threads=64 {\n"
                        "  cta.sum(dst, src, axes=(1))\n}\n";
     tilec_ctx *ctx;
-    tilec_open(&ctx);
-    tilec_program *p;
-    if (tilec_parse(ctx, "s.tile", text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    tilec_program *p = parse_ok(&ctx, "s.tile", text);
     tilec_target t = {TILEC_BACKEND_CUDA, "sm_90", 32};
     char *out = NULL;
     assert_int_equal(tilec_explain(p, &t, TILEC_EXPLAIN_SHORT, &out), TILEC_OK);
@@ -574,9 +580,7 @@ static void test_batch_offsets_hoisted(void **state) {
                        "func g(dst: f32[128] shared, src: f32[64, 128] shared swizzle=sw128) threads=128 {\n"
                        "  cta.sum(dst, src, axes=(0))\n}\n";
     tilec_ctx *ctx;
-    tilec_open(&ctx);
-    tilec_program *p;
-    if (tilec_parse(ctx, "h.tile", text, strlen(text), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    tilec_program *p = parse_ok(&ctx, "h.tile", text);
     tilec_target t = {TILEC_BACKEND_CUDA, "sm_90", 32};
     char *out = NULL;
     if (tilec_emit(p, &t, &out, NULL) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
