@@ -276,6 +276,39 @@ static bool lower_frag_fill(dsp_lower *l, char *why, size_t wn) {
     return true;
 }
 
+/* The layout's bits sorted for a reduction: the K and R register bits, the R lane bits as
+ * shuffle masks (lowest first), the R and Z lane and warp bits as sets, the K lane bits,
+ * and how many R lane bits spread the outputs over the lanes (store_spread's halving
+ * exchanges: into memory, for the ops whose state is one small value, not a key, var's
+ * pair or logsumexp's). */
+typedef struct fsort {
+    int kb[MAXB], rb[MAXB], nk, nr, masks[8], nm, scatter;
+    unsigned rl, zl, rwb, zw, kl;
+} fsort;
+
+static void sort_bits(const dsp_query *q, const fbits *f, fsort *s) {
+    memset(s, 0, sizeof *s);
+    for (int j = 0; j < f->nreg; j++) {
+        if (f->cls[j] == 'K') s->kb[s->nk++] = j;
+        else s->rb[s->nr++] = j;
+    }
+    for (int j = 0; j < f->nlane; j++) {
+        char c = f->cls[f->nreg + j];
+        if (c == 'R') {
+            s->masks[s->nm++] = 1 << j;
+            s->rl |= 1u << j;
+        }
+        if (c == 'Z') s->zl |= 1u << j;
+    }
+    for (int j = 0; j < f->nwarp; j++) {
+        char c = f->cls[f->nreg + f->nlane + j];
+        if (c == 'R') s->rwb |= 1u << j;
+        if (c == 'Z') s->zw |= 1u << j;
+    }
+    s->kl = 31u & ~(s->rl | s->zl); /* a warp's distinct values are 2^popcount of them */
+    s->scatter = !is_frag(&q->st->dst) && dsp_small_state(q) ? (s->nm < s->nk ? s->nm : s->nk) : 0;
+}
+
 void dsp_fragment_plan(const dsp_query *q, char *out, size_t n) {
     const tilec_buffer *F = q->st->src.buf;
     fbits f;
@@ -284,21 +317,12 @@ void dsp_fragment_plan(const dsp_query *q, char *out, size_t n) {
         snprintf(out, n, "%s", why);
         return;
     }
-    int nk = 0, NR = 1, nm = 0, wr = 0, kl = 0;
-    for (int j = 0; j < f.n; j++) {
-        if (j < f.nreg) {
-            if (f.cls[j] == 'K') nk++;
-            else NR *= 2;
-        } else if (j < f.nreg + f.nlane) {
-            if (f.cls[j] == 'R') nm++;
-            if (f.cls[j] == 'K') kl++;
-        } else if (f.cls[j] == 'R') {
-            wr++;
-        }
-    }
+    fsort so;
+    sort_bits(q, &f, &so);
+    int nk = so.nk, NR = 1 << so.nr, nm = so.nm, wr = __builtin_popcount(so.rwb), kl = __builtin_popcount(so.kl);
     int NK = 1 << nk;
     bool dfrag = is_frag(&q->st->dst);
-    int scatter = !dfrag && dsp_small_state(q) ? (nm < nk ? nm : nk) : 0; /* (lower_frag_reduce's) */
+    int scatter = so.scatter;
     char lanes[160] = "", warps[160] = "";
     int shuffles = 0;
     for (int i = 0; i < scatter; i++) shuffles += NK >> (i + 1);
@@ -458,34 +482,18 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         keptl = xor_of(k, keptl, xor_bits(k, warp, lk + f.nlane, f.nwarp));
         redl = xor_of(k, redl, xor_bits(k, warp, lr + f.nlane, f.nwarp));
     }
-    int kb[MAXB], rb[MAXB], nk = 0, nr = 0, masks[8], nm = 0;
-    unsigned rl = 0, zl = 0, rwb = 0, zw = 0;
-    for (int j = 0; j < f.nreg; j++) {
-        if (f.cls[j] == 'K') kb[nk++] = j;
-        else rb[nr++] = j;
-    }
-    for (int j = 0; j < f.nlane; j++) {
-        char c = f.cls[f.nreg + j];
-        if (c == 'R') {
-            masks[nm++] = 1 << j;
-            rl |= 1u << j;
-        }
-        if (c == 'Z') zl |= 1u << j;
-    }
-    for (int j = 0; j < f.nwarp; j++) {
-        char c = f.cls[f.nreg + f.nlane + j];
-        if (c == 'R') rwb |= 1u << j;
-        if (c == 'Z') zw |= 1u << j;
-    }
+    fsort so;
+    sort_bits(q, &f, &so);
+    const int *kb = so.kb, *rb = so.rb, *masks = so.masks;
+    int nk = so.nk, nr = so.nr, nm = so.nm;
+    unsigned rl = so.rl, zl = so.zl, rwb = so.rwb, zw = so.zw;
     int NK = 1 << nk, NR = 1 << nr;
-    unsigned kl = 31u & ~(rl | zl); /* the K lane bits: a warp's distinct values are 2^popcount of them */
+    unsigned kl = so.kl;
     int NP = 1 << __builtin_popcount(kl);
     bool shifted = ir_op(st->op)->lift == IR_LIFT_SHIFT;
     /* the warps' slots (a warpgroup whose warps split the reduced axis): a value for each
      * warp, output and K lane bits (the lanes that differ only in R or Z bits hold the same) */
-    /* a memory destination: outputs spread over the lanes by halving exchanges (below) for
-     * the ops whose state is one small value (not a key, var's pair or logsumexp's) */
-    int scatter = !dfrag && dsp_small_state(q) ? (nm < nk ? nm : nk) : 0;
+    int scatter = so.scatter;
     lp_buf *slots = NULL, *firsts = NULL;
     lp_expr *wbase = NULL, *packed = NULL, *writer = NULL, *home = NULL;
     if (rwb) {
