@@ -203,10 +203,13 @@ bool dsp_load_step(const dsp_query *q, const dsp_starts *st, int64_t c, int64_t 
     /* an instance id moves the base by a run-time amount: a distance stays, a swizzle's XOR
      * may not */
     if (swz && v.id_gcd) return false;
-    if (st->ns <= 0 || st->na <= 0 || st->ni <= 0 || st->ns > STEP_CHECKS / st->na / st->ni) return false;
+    /* without a swizzle an offset is the output's part plus the element's: one output says
+     * what the distance is for all of them */
+    int64_t ns = swz ? st->ns : (st->ns > 0);
+    if (ns <= 0 || st->na <= 0 || st->ni <= 0 || ns > STEP_CHECKS / st->na / st->ni) return false;
     bool add = true, xr = swz, first = true;
     int64_t dadd = 0, dxor = 0, ones = 0; /* ones: the bits set in some start's offset */
-    for (int64_t k = 0; k < st->ns && (add || xr); k++)
+    for (int64_t k = 0; k < ns && (add || xr); k++)
         for (int64_t m = 0; m < st->na && (add || xr); m++)
             for (int64_t i = 0; i < st->ni && (add || xr); i++) {
                 int64_t s = st->s0 + k * st->s_step, e = m * st->a_step + i * st->i_step;
