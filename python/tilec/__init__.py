@@ -545,10 +545,7 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     if correction is not None:
         if not _lib.tilec_op_takes_correction(o):
             raise TypeError("tilec: correction applies to var and std, not %s" % op)
-        if not 0 <= correction <= _I64[1]:
-            raise ValueError("tilec: correction must be an int from 0 to 2^63 - 1, not %r" % (
-                correction,))
-        corr = _c_i64(correction)
+        corr = _c_i64(_int(correction, "correction", 0, _I64[1]))  # a bool refused, never 1
         desc.correction = _ctypes.pointer(corr)
     st = None
     if strides is not None:
@@ -1541,21 +1538,66 @@ def _run_host(ctx, prog, kernel, params, args):
 _bind("tilec_reduce_segmented", _c_int, _vp, _vp, _vp, _ctypes.c_bool, _c_i64, _vp, _vp)
 
 
-def _segment_offsets(offsets, lengths):
-    """offsets= or lengths= as a 1-D int64 (or int32) numpy array of nsegs + 1 offsets."""
-    import numpy as np
+_INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+
+
+def _segment_arg(offsets, lengths, extent=None):
+    """The one check of offsets= and lengths= on every path (numpy, torch CPU and CUDA, CuPy,
+    JAX; tilec.segment_reduce and tilec.torch.segment_reduce): exactly one of them; a 1-D
+    array of integers (a float, bool or str dtype refused, never truncated: 3.7 is not 3);
+    lengths 0 or more; with extent (torch's rule), lengths that sum to it, or offsets from
+    0 to it. Arrays of any library are read with their own operations (a GPU array's check
+    waits for it); a list or a scalar as numpy reads it. Returns (name, array): "offsets" or
+    "lengths", and the array as given (a list made a numpy array)."""
     if (offsets is None) == (lengths is None):
         raise TypeError("tilec: give offsets= (nsegs + 1 of them) or lengths= (nsegs), one of the two")
-    a = np.asarray(lengths if offsets is None else offsets)
-    if a.ndim != 1 or a.dtype.kind not in "iu":
-        raise TypeError("tilec: %s must be a 1-D array of integers, not %s %s" % (
-            "lengths" if offsets is None else "offsets", a.dtype, a.shape))
-    if offsets is None:
-        if (a < 0).any():
-            raise ValueError("tilec: lengths must be 0 or more")
-        a = np.concatenate([np.zeros(1, np.int64), np.cumsum(a, dtype=np.int64)])
-    if a.size < 1:
+    name, a = ("lengths", lengths) if offsets is None else ("offsets", offsets)
+    if not (hasattr(a, "dtype") and hasattr(a, "shape")):
+        import numpy as np
+        a = np.asarray(a)
+        if a.size == 0 and a.dtype == np.float64:  # [] says no dtype: numpy's guess is float
+            a = a.astype(np.int64)
+    dt = getattr(a.dtype, "name", None) or str(a.dtype).replace("torch.", "")
+    shape = tuple(a.shape)
+    if dt not in _INDEX_DTYPES or len(shape) != 1:
+        raise TypeError("tilec: %s must be a 1-D array of integers, not %s of shape %s (cast "
+                        "it: a float offset or length is not rounded)" % (name, dt, shape))
+    if name == "offsets" and shape[0] < 1:
         raise ValueError("tilec: offsets holds nsegs + 1 offsets: give at least one")
+    if name == "lengths" and shape[0] and bool((a < 0).any()):
+        raise ValueError("tilec: lengths must be 0 or more; lengths[%d] is %d" % (
+            _first_negative(a), int(a[_first_negative(a)])))
+    if extent is not None:
+        if name == "lengths":
+            total = int(a.sum()) if shape[0] else 0
+            if total != extent:
+                raise ValueError("tilec: the lengths sum to %d; they must sum to the axis's "
+                                 "extent, %d (torch.segment_reduce's rule)" % (total, extent))
+        elif int(a[0]) != 0 or int(a[-1]) != extent:
+            raise ValueError("tilec: the offsets run from %d to %d; they must run from 0 to "
+                             "the axis's extent, %d (torch.segment_reduce's rule)" % (
+                                 int(a[0]), int(a[-1]), extent))
+    return name, a
+
+
+def _first_negative(a):
+    for i in range(len(a)):
+        if int(a[i]) < 0:
+            return i
+    return 0
+
+
+def _segment_offsets(offsets, lengths):
+    """offsets= or lengths= (checked by _segment_arg) as a 1-D int64 (or int32) numpy array
+    of nsegs + 1 offsets."""
+    import numpy as np
+    name, a = _segment_arg(offsets, lengths)
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        a = a.cpu().numpy()
+    a = np.asarray(a)
+    if name == "lengths":
+        a = np.concatenate([np.zeros(1, np.int64), np.cumsum(a, dtype=np.int64)])
     if a.dtype == np.int32:
         return np.ascontiguousarray(a), True
     if a.dtype.kind == "u" and a.size and int(a.max()) > _I64[1]:
@@ -1571,7 +1613,9 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
     has x's shape with that axis's extent replaced by the number of segments; argmax and
     argmin give each segment's index from its start (as tilec.argmax does), aminmax (min,
     max). Every op of tilec.OPS; nan=, dtype= (the wide dtype), correction= and
-    index_dtype= as tilec.reduce takes them. Each segment has the bits tilec.reduce gives
+    index_dtype= as tilec.reduce takes them. offsets= and lengths= are integers (a float or
+    bool array is refused, never truncated), lengths 0 or more: one check on every path
+    (_segment_arg). Each segment has the bits tilec.reduce gives
     for a contiguous row of its elements. An empty segment gives what an empty axis gives
     (sum 0, prod 1, mean / var / std NaN, logsumexp -inf); for max, min, argmax, argmin
     and aminmax it is an error, as are offsets that fall, start below 0 or end past the
@@ -1609,14 +1653,14 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
     dense = tuple(_prod(moved[i + 1:]) for i in range(len(moved)))
     p = _plan(op, dt, moved, dense, (len(moved) - 1,), False, nan, dtype, correction, index_dtype)
     if gpu:
-        offs = offsets if offsets is not None else lengths
+        name, offs = _segment_arg(offsets, lengths)
         if isinstance(offs, torch.Tensor) and offs.device != x.device:
-            raise ValueError("tilec: offsets are on %s; the input on %s" % (offs.device, x.device))
-        if offsets is None:
-            ln = torch.as_tensor(lengths, device=x.device).to(torch.int64)
+            raise ValueError("tilec: %s are on %s; the input on %s" % (name, offs.device, x.device))
+        if name == "lengths":
+            ln = torch.as_tensor(offs, device=x.device).to(torch.int64)
             offs = torch.cat([ln.new_zeros(1), torch.cumsum(ln, 0)])
         else:
-            offs = torch.as_tensor(offsets, device=x.device)
+            offs = torch.as_tensor(offs, device=x.device)
             if offs.dtype not in (torch.int32, torch.int64):
                 offs = offs.to(torch.int64)
         offs = offs.contiguous()
