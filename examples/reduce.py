@@ -17,8 +17,8 @@ print("row maxima:", tilec.max(x, axis=1))                          # [-7. -1.  
 print("column sums of the transpose's view:", tilec.sum(x.T, axis=1))
 print("argmin of each column:", tilec.argmin(x[::-1], axis=0))      # [3 3 3 3 3 3]
 print("var, numpy's ddof=0:", tilec.var(x, axis=1))
-print("var and mean, torch's correction=1:", tilec.var_mean(x, axis=1))
-print("i32 sum widened to i64:", tilec.sum(np.full(8, 2**30, np.int32), dtype=np.int64))
+print("var and mean, ddof=0 too:", tilec.var_mean(x, axis=1))
+print("i32 sum in int64, as numpy's:", tilec.sum(np.full(8, 2**30, np.int32)))  # 8589934592
 try:
     tilec.max(np.zeros((2, 0), np.float32), axis=1)
 except tilec.Error as e:  # a ValueError too (tilec.ArgumentError), as numpy's

@@ -6,8 +6,8 @@ Python over libtilec through ctypes, with a compiled core (tilec._core, python/t
 that serves a call planned before; docs/python.md says how both are found.
 
     >>> import numpy, tilec
-    >>> tilec.sum(numpy.arange(10, dtype=numpy.int32), backend="sim")
-    array(45, dtype=int32)
+    >>> tilec.sum(numpy.arange(10, dtype=numpy.int32), backend="sim")  # numpy's int64
+    array(45)
 
 Every name of an op, dtype, NaN policy, backend and status comes from the library's own
 tables (tilec_op_name, tilec_dtype_name, ...), so a row added to them is here too.
@@ -528,6 +528,8 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
             raise TypeError("tilec: dtype=%s for a %s input; tilec writes %s%s" % (
                 _TO_NAME[want], name, name, ", or %s (the wide dtype)" % _TO_NAME[wide] if wide != dt else
                 " (it has no wider dtype): leave dtype out"))
+    elif dt in ("i32", "u32") and op in _INT_SUMS:  # numpy's rule: an integer sum is int64
+        desc.widen = True
     res = wide if desc.widen else dt
     res2 = None
     nout = _lib.tilec_op_outputs(o)
@@ -542,10 +544,10 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     if index_dtype is not None and not op.startswith("arg"):
         raise TypeError("tilec: index_dtype applies to argmax and argmin, not %s" % op)
     corr = None
-    if correction is not None:
-        if not _lib.tilec_op_takes_correction(o):
-            raise TypeError("tilec: correction applies to var and std, not %s" % op)
-        corr = _c_i64(_int(correction, "correction", 0, _I64[1]))  # a bool refused, never 1
+    if correction is not None and not _lib.tilec_op_takes_correction(o):
+        raise TypeError("tilec: correction applies to var and std, not %s" % op)
+    if _lib.tilec_op_takes_correction(o):  # numpy's ddof=0 unless given
+        corr = _c_i64(0 if correction is None else _int(correction, "correction", 0, _I64[1]))
         desc.correction = _ctypes.pointer(corr)
     st = None
     if strides is not None:
@@ -557,6 +559,14 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     # what the call gives back: argmax / argmin their indices (out2), aminmax both
     p.visible = (1,) if op.startswith("arg") else (0, 1) if res2 else (0,)
     return p
+
+
+# numpy's dtype rules for integer inputs (the package's namespace; tilec.torch has torch's):
+# an integer sum, product or sum of squares is int64 (tilec_dtype_wide: numpy gives uint32
+# uint64, which tilec does not have), and the ops of floats (mean, var, ...) reduce an
+# integer input as float64
+_INTS = ("i32", "u32", "i64")
+_INT_SUMS = ("sum", "prod", "sumsq")
 
 
 _PLANS_MAX = 1024  # descriptors a context keeps; a program that makes more just plans again
@@ -968,8 +978,56 @@ def _kind(x):
     return "host"
 
 
+def _float_ops():
+    """The ops of floats only (mean, var, std, norm2, logsumexp), from the library's table."""
+    i32, f64 = DTYPES.index("i32"), DTYPES.index("f64")
+    return tuple(o for i, o in enumerate(OPS) if _lib.tilec_op_supports(i, f64, False) and
+                 not _lib.tilec_op_supports(i, i32, False))
+
+
+_FLOAT_OPS = _float_ops()
+
+
+def _int_name(x, k):
+    """numpy's name of x's dtype when it is one of tilec's integer dtypes, else None."""
+    if k == "host":
+        import numpy as np
+        name = getattr(getattr(x, "dtype", None), "name", None) or np.asarray(x).dtype.name
+    else:
+        name = str(getattr(x, "dtype", "")).replace("torch.", "")
+    return name if _FROM_NAME.get(name) in _INTS else None
+
+
+def _as_float(x, k, reqs):
+    """numpy's rule for an integer input of an op of floats (mean, var, std, norm2,
+    logsumexp): reduced as float64, or as dtype= where that is a floating dtype (numpy's
+    np.mean(x, dtype=np.float32)). x cast once, in its own library; the requests' dtype=
+    then the input's."""
+    if not any(r[0] in _FLOAT_OPS for r in reqs if isinstance(r[0], str)):
+        return x, reqs
+    if _int_name(x, k) is None:
+        return x, reqs
+    want = "float64"
+    for r in reqs:
+        if r[3] is not None:
+            t = _tilec_dtype(r[3], "dtype=")
+            if t.startswith(("f", "bf")):
+                want = _TO_NAME[t]
+    if k.startswith("torch"):
+        torch = _sys.modules["torch"]
+        x = x.to(getattr(torch, want))
+    elif k == "host":
+        import numpy as np
+        x = np.asarray(x).astype(want)
+    else:
+        x = x.astype(want)
+    return x, [r[:3] + (None,) + r[4:] if r[3] is not None and
+               _tilec_dtype(r[3], "dtype=") == _FROM_NAME[want] else r for r in reqs]
+
+
 def _dispatch(x, reqs, out, backend):
     k = _kind(x)
+    x, reqs = _as_float(x, k, reqs)
     if k == "torch-gpu":
         return _reduce_torch(x, _sys.modules["torch"], reqs, out, backend)
     if k == "torch-cpu":
@@ -989,10 +1047,12 @@ def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate",
     simulator (backend= "auto", "cuda", "hip" or "sim"; None: $TILEC_BACKEND, else "auto");
     torch and CuPy tensors (anything with __cuda_array_interface__, or __dlpack__ through
     torch or CuPy) on their GPU, on the current stream, with their strides, the output made
-    by their library. dtype: the output's dtype, the input's (default) or its wide dtype
-    (f16, bf16 -> f32, f32 -> f64, i32, u32 -> i64); nan: "propagate" or "ignore" (max,
-    min, argmax, argmin, aminmax of floats); correction: var and std's divisor is
-    n - correction (default 1, torch's; numpy's ddof); index_dtype: argmax / argmin
+    by their library. dtype: the output's dtype, the input's or its wide dtype (f16, bf16 ->
+    f32, f32 -> f64, i32, u32 -> i64); left out, numpy's: an int32 or uint32 sum, prod or
+    sumsq is int64, and mean, var, std, norm2 and logsumexp reduce an integer input as
+    float64; nan: "propagate" or "ignore" (max, min, argmax, argmin, aminmax of floats);
+    correction: var and std's divisor is n - correction (default 0, numpy's ddof; an int,
+    never a bool); index_dtype: argmax / argmin
     indices int64 (default) or int32. argmax and argmin return the indices; aminmax
     (min, max). out: an array, or a tuple or list of what the call returns (argmax and
     argmin may take (values, indices)), all checked before any work. Raises tilec.Error
@@ -1024,7 +1084,7 @@ def _correction(name, kw, default):
 
 
 def _moments(name, op, x, axis, keepdims, dim, keepdim, dtype, out, backend, kw):
-    corr = _correction(name, kw, 1)
+    corr = _correction(name, kw, None)  # None: numpy's ddof=0 (_plan)
     if kw:
         raise TypeError("tilec.%s got an unexpected keyword argument %r" % (name, next(iter(kw))))
     axis, keepdims = _names(axis, keepdims, dim, keepdim)
@@ -1034,16 +1094,17 @@ def _moments(name, op, x, axis, keepdims, dim, keepdim, dtype, out, backend, kw)
 
 def var_mean(x, axis=None, *, keepdims=_UNSET, dtype=None, out=None, dim=None, keepdim=None,
              backend=None, **kw):
-    """(var, mean) of x over axis, as torch.var_mean: correction=1 by default (torch's;
-    ddof= is numpy's name for it). Two reductions of one copy of x (a host array is copied
-    to the device once): the library's var does not hand out its mean. out: (var, mean)."""
+    """(var, mean) of x over axis, as torch.var_mean but in the package's (numpy's)
+    convention: correction (or ddof=) 0 by default, as tilec.var. Two reductions of one
+    copy of x (a host array is copied to the device once): the library's var does not hand
+    out its mean. out: (var, mean)."""
     return _moments("var_mean", "var", x, axis, keepdims, dim, keepdim, dtype, out, backend, kw)
 
 
 def std_mean(x, axis=None, *, keepdims=_UNSET, dtype=None, out=None, dim=None, keepdim=None,
              backend=None, **kw):
-    """(std, mean) of x over axis, as torch.std_mean: correction=1 by default (torch's;
-    ddof= is numpy's name for it). out: (std, mean)."""
+    """(std, mean) of x over axis, as torch.std_mean: correction (or ddof=) 0 by default,
+    as tilec.std. out: (std, mean)."""
     return _moments("std_mean", "std", x, axis, keepdims, dim, keepdim, dtype, out, backend, kw)
 
 
@@ -1166,6 +1227,8 @@ def _core_plan(x, kind, req):
 
         def spell(t):
             return np.dtype(_TO_NAME[t])
+    if req[0] in _FLOAT_OPS and dt in _INTS:
+        return None  # an integer input of an op of floats: the package's path casts it
     with ctx.lock:
         p = _cached_plan(ctx, req, shape, strides, dt)
     if warn:
@@ -1613,9 +1676,9 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
     has x's shape with that axis's extent replaced by the number of segments; argmax and
     argmin give each segment's index from its start (as tilec.argmax does), aminmax (min,
     max). Every op of tilec.OPS; nan=, dtype= (the wide dtype), correction= and
-    index_dtype= as tilec.reduce takes them. offsets= and lengths= are integers (a float or
-    bool array is refused, never truncated), lengths 0 or more: one check on every path
-    (_segment_arg). Each segment has the bits tilec.reduce gives
+    index_dtype= as tilec.reduce takes them, with its (numpy's) defaults. offsets= and
+    lengths= are integers (a float or bool array is refused, never truncated), lengths 0 or
+    more: one check on every path (_segment_arg). Each segment has the bits tilec.reduce gives
     for a contiguous row of its elements. An empty segment gives what an empty axis gives
     (sum 0, prod 1, mean / var / std NaN, logsumexp -inf); for max, min, argmax, argmin
     and aminmax it is an error, as are offsets that fall, start below 0 or end past the
@@ -1635,6 +1698,8 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
                            isinstance(lengths, torch.Tensor) else lengths, nan=nan, dtype=dtype,
                            correction=correction, index_dtype=index_dtype, backend=backend)
         return tuple(torch.from_numpy(a) for a in r) if isinstance(r, tuple) else torch.from_numpy(r)
+    x, ((_, _, _, dtype, _, _, _),) = _as_float(x, "torch-gpu" if gpu else "host", [
+        (op, None, False, dtype, nan, correction, index_dtype)])  # numpy's mean of ints
     if gpu:
         shape = tuple(x.shape)
         dt = _tilec_dtype(str(x.dtype))

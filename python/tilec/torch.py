@@ -41,7 +41,8 @@ if _torch_version() < (2, 4) or not all(hasattr(_lib_mod, n) for n in (
 import tilec as _tilec  # noqa: E402
 
 __all__ = ["sum", "mean", "prod", "sumsq", "norm2", "amax", "amin", "max", "min",
-           "logsumexp", "var", "std", "argmax", "argmin", "aminmax", "OPS", "GRADIENTS"]
+           "logsumexp", "var", "std", "argmax", "argmin", "aminmax", "segment_reduce", "OPS",
+           "GRADIENTS"]
 
 # ---- dtypes: tilec's, as torch names them ----------------------------------------------
 
@@ -78,6 +79,7 @@ def _supports_table():
 
 _SUPPORTS = _supports_table()
 _NEEDS_ONE = ("max", "min", "argmax", "argmin", "aminmax")  # over an empty axis: an error
+_FLOAT_OPS = _tilec._FLOAT_OPS  # mean, var, std, norm2, logsumexp: floating inputs only
 
 
 def _check_dtype(op, x):
@@ -196,8 +198,8 @@ def _define(name, schema, impl, fake):
 
 
 def _with_dtype(name, op):  # schema _A
-    def impl(x, dim=None, keepdim=False, dtype=None):
-        return _run(x, op, dim, keepdim, dtype=dtype)
+    def impl(x, dim=None, keepdim=False, dtype=None):  # None: the input's (tilec.reduce's
+        return _run(x, op, dim, keepdim, dtype=x.dtype if dtype is None else dtype)  # is numpy's)
 
     def fake(x, dim=None, keepdim=False, dtype=None):
         return _fake(x, op, dim, keepdim, dtype)
@@ -544,3 +546,35 @@ def aminmax(x, *, dim=None, keepdim=False):
     """torch.aminmax: the pair (min, max) in one pass; no gradient. As torch's, dim=None gives
     0-d results whatever keepdim says (torch 2.11 measured on the H200)."""
     return _call["aminmax"](x, _dim_list(dim, "aminmax"), keepdim if dim is not None else False)
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """torch.segment_reduce's signature: reduces the segments of data's dim `axis` with
+    reduce ("sum", "mean", "max", "min", "prod", or any op of tilec.OPS), the segments given
+    by lengths= or offsets= (integer tensors; a float or bool one refused, never truncated).
+    As torch's, the lengths must sum to the axis's extent (offsets run from 0 to it), unless
+    unsafe=True. A plain function over tilec.segment_reduce, not a custom operator: no
+    autograd, no torch.compile tracing. initial= is not taken, and an empty segment of max or
+    min is an error (tilec.ArgumentError) where torch fills it with -inf / +inf."""
+    if indices is not None or initial is not None:
+        raise TypeError("tilec.torch.segment_reduce takes lengths= or offsets=; indices= and "
+                        "initial= are not taken")
+    if not isinstance(data, torch.Tensor):
+        raise TypeError("tilec.torch.segment_reduce: data must be a torch tensor, not %s" %
+                        type(data).__name__)
+    if not isinstance(axis, int) or isinstance(axis, bool):
+        raise TypeError("tilec.torch.segment_reduce: axis must be an int, not %r" % (axis,))
+    n = _builtins.max(data.dim(), 1)
+    if not -n <= axis < n:
+        raise IndexError("tilec: dimension out of range (expected to be in range of [%d, %d], "
+                         "but got %d)" % (-n, n - 1, axis))
+    extent = None if unsafe or data.dim() == 0 else data.shape[axis]
+    _tilec._segment_arg(offsets, lengths, extent)  # the package's one check, torch's rule
+    if reduce in _FLOAT_OPS and data.dtype not in _FLOATS:
+        raise TypeError("tilec.torch.segment_reduce: %s takes floating-point data (as torch's "
+                        "does), not %s; cast it first, e.g. data.float()" % (reduce, data.dtype))
+    return _tilec.segment_reduce(  # torch's: the data's dtype (not numpy's int64), correction 1
+        data, offsets, reduce, axis, lengths=lengths,
+        dtype=None if reduce in _FLOAT_OPS or str(reduce).startswith("arg") else data.dtype,
+        correction=1 if reduce in ("var", "std") else None)
