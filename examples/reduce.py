@@ -19,6 +19,7 @@ print("argmin of each column:", tilec.argmin(x[::-1], axis=0))      # [3 3 3 3 3
 print("var, numpy's ddof=0:", tilec.var(x, axis=1))
 print("var and mean, ddof=0 too:", tilec.var_mean(x, axis=1))
 print("i32 sum in int64, as numpy's:", tilec.sum(np.full(8, 2**30, np.int32)))  # 8589934592
+print("nanmean skips NaN:", tilec.nanmean(np.array([1.0, np.nan, 3.0])))       # 2.0
 try:
     tilec.max(np.zeros((2, 0), np.float32), axis=1)
 except tilec.Error as e:  # a ValueError too (tilec.ArgumentError), as numpy's

@@ -1,7 +1,9 @@
 """The package's namespace follows numpy's conventions (tilec.torch has torch's): numpy itself
 is the oracle for the dtype of integer reductions (sum, prod and sumsq of int32 give int64;
-mean, var, std, norm2 and logsumexp of integers give float64), and for ddof=0 on every
-spelling (var, std, reduce, var_mean, std_mean, segment_reduce). Each reduction is called twice,
+mean, var, std, norm2 and logsumexp of integers give float64), for ddof=0 on every spelling
+(var, std, reduce, var_mean, std_mean, segment_reduce), and for the nan spellings numpy users
+reach for (nansum, nanprod, nanmean, nanvar, nanstd: all-NaN slices, empty axes, ±inf, ±0,
+odd lengths, and numpy's RuntimeWarning where numpy warns). Each reduction is called twice,
 so that on the compiled core the second call is the one its plan cache serves."""
 import warnings
 
@@ -125,7 +127,131 @@ def test_ddof_zero_everywhere(dtype):
     assert np.isnan(tilec.var(a[:, :1], axis=1, ddof=1)).all()
 
 
+# ---- the nan spellings: numpy's results ------------------------------------------------------
+
+NAN_FUNCS = ["nansum", "nanprod", "nanmean", "nanvar", "nanstd"]
+
+
+def specials(dtype, shape):
+    a = RNG.standard_normal(shape).astype(dtype)
+    flat = a.reshape(-1)
+    flat[::5] = np.nan
+    flat[1::13] = np.inf
+    flat[2::17] = -np.inf
+    flat[3::7] = -0.0
+    flat[4::11] = 0.0
+    return a
+
+
+def same(got, want, dtype, name):
+    assert got.shape == np.shape(want), (name, got.shape, np.shape(want))
+    assert got.dtype == np.asarray(want).dtype, (name, got.dtype, np.asarray(want).dtype)
+    tol = {"float16": 2e-2, "float32": 2e-5, "float64": 1e-12}[str(np.dtype(dtype))]
+    assert np.allclose(got, want, rtol=tol, atol=tol, equal_nan=True), (name, got, want)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (name, got, want)
+
+
 def numpy_quiet(fn, *args, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         return fn(*args, **kw)
+
+
+@pytest.mark.parametrize("name", NAN_FUNCS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2), -1])
+def test_nan_spellings_against_numpy(name, dtype, axis):
+    a = specials(dtype, (3, 7, 5))  # odd lengths
+    a[1, :, :] = np.nan  # all-NaN slices along every axis that crosses it
+    if name == "nanprod":  # factors near 1, so the products stay finite
+        with np.errstate(invalid="ignore"):
+            a = np.where(np.isfinite(a), np.sign(a) * (np.abs(a) % 2 + 0.5), a).astype(dtype)
+    for keepdims in (False, True):
+        want = numpy_quiet(getattr(np, name), a, axis=axis, keepdims=keepdims)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            got = getattr(tilec, name)(a, axis=axis, keepdims=keepdims)
+            again = getattr(tilec, name)(a, axis=axis, keepdims=keepdims)
+        same(got, want, dtype, name)
+        assert got.tobytes() == again.tobytes()
+
+
+@pytest.mark.parametrize("name", NAN_FUNCS)
+def test_nan_spellings_all_nan_and_empty(name):
+    a = np.full((4, 3), np.nan, np.float64)
+    e = np.zeros((2, 0), np.float32)
+    warns = name in ("nanmean", "nanvar", "nanstd")
+    for x, axis in ((a, None), (a, 0), (a, 1), (e, 1), (e, None), (np.float64(np.nan), None)):
+        want = numpy_quiet(getattr(np, name), x, axis=axis)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            got = getattr(tilec, name)(x, axis=axis)
+        same(np.asarray(got), want, x.dtype, name)
+        mine = [str(m.message) for m in w if issubclass(m.category, RuntimeWarning)]
+        if warns:  # numpy's warning, once, and no other
+            assert mine in (["Mean of empty slice"], ["Degrees of freedom <= 0 for slice."]), mine
+            assert w[0].filename == __file__  # pointed at the caller's line, as numpy's
+        else:
+            assert mine == [], mine
+    r = float(numpy_quiet(getattr(tilec, name), a))  # numpy's values: 0, 1, NaN
+    assert r == 0.0 if name == "nansum" else r == 1.0 if name == "nanprod" else np.isnan(r)
+
+
+def test_nan_spellings_no_warning_without_an_empty_slice():
+    a = specials("float64", (4, 9))
+    a[:, 0] = 1.0  # every row has a number
+    for name in NAN_FUNCS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            getattr(tilec, name)(a, axis=1)
+
+
+def test_nan_spellings_ddof_dtype_out_and_signed_zero():
+    a = specials("float32", (5, 8))
+    a[2, :7] = np.nan  # one number left: ddof=1 gives NaN there
+    for name in ("nanvar", "nanstd"):
+        for ddof in (0, 1, 3):
+            want = numpy_quiet(getattr(np, name), a, axis=1, ddof=ddof)
+            got = numpy_quiet(getattr(tilec, name), a, axis=1, ddof=ddof)
+            same(got, want, "float32", name)
+            assert np.array_equal(numpy_quiet(getattr(tilec, name), a, axis=1, correction=ddof),
+                                  got, equal_nan=True)
+        with pytest.raises(TypeError, match="not both"):
+            getattr(tilec, name)(a, ddof=1, correction=1)
+        with pytest.raises(TypeError, match="unexpected keyword"):
+            getattr(tilec, name)(a, nan="ignore")
+    wide = tilec.nansum(a, axis=1, dtype=np.float64)
+    assert wide.dtype == np.float64
+    same(wide, np.nansum(a, axis=1, dtype=np.float64), "float64", "nansum")
+    out = np.empty(5, np.float32)
+    assert numpy_quiet(tilec.nanmean, a, axis=1, out=out) is out
+    same(out, numpy_quiet(np.nanmean, a, axis=1), "float32", "nanmean")
+    z = np.array([-0.0, np.nan, -0.0])
+    assert np.signbit(tilec.nanprod(z)) == np.signbit(np.nanprod(z))  # (-0) * 1 * (-0) = +0
+    assert tilec.nansum(z) == 0.0 and tilec.nanmax(z) == 0.0
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64"])
+def test_nan_spellings_of_integers_are_the_plain_ones(dtype):
+    a = ints(dtype, (3, 7))
+    for name in NAN_FUNCS:
+        want = getattr(np, name)(a, axis=1)
+        got = getattr(tilec, name)(a, axis=1)
+        want = np.asarray(want).astype(np.int64) if np.asarray(want).dtype == np.uint64 else want
+        assert got.dtype == np.asarray(want).dtype, (name, got.dtype)
+        scale = 1e-12 * float(np.abs(a.astype(np.float64)).max()) * a.shape[1]  # cancellation
+        assert np.allclose(got, want, rtol=1e-12, atol=scale) if got.dtype.kind == "f" else \
+            np.array_equal(got, want), (name, got, want)
+
+
+def test_nan_spellings_in_the_namespace():
+    for name in NAN_FUNCS:
+        assert name in tilec.__all__ and callable(getattr(tilec, name))
+
+
+@pytest.mark.parametrize("bad", [True, False, np.True_])
+def test_bool_ddof_refused_by_the_nan_spellings(bad):
+    a = np.arange(6, dtype=np.float32)
+    for call in (lambda: tilec.nanvar(a, ddof=bad), lambda: tilec.nanstd(a, correction=bad)):
+        with pytest.raises(TypeError, match="must be an int, not"):
+            call()

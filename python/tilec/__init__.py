@@ -1312,6 +1312,166 @@ amax, amin = max, min  # noqa: F821 (made above)
 __all__ += ["amax", "amin"]
 
 
+# ---- numpy's nan spellings of the ops that add: NaN as a missing element -----------------
+#
+# The library ignores NaN only where it compares (nan="ignore"); nansum, nanprod, nanmean,
+# nanvar and nanstd are numpy's algorithm over tilec's reductions, in the input's own
+# library (numpy, torch, CuPy, JAX): NaN replaced by 0 (by 1 for nanprod), the count of the
+# other elements a sum of the mask. An all-NaN (or empty) slice gives numpy's results: 0 for
+# nansum, 1 for nanprod, NaN for nanmean, nanvar and nanstd, with numpy's RuntimeWarning
+# ("Mean of empty slice", "Degrees of freedom <= 0 for slice."). Integer inputs hold no NaN:
+# they are the plain spellings' (numpy's np.nansum(int32) is np.sum's int64).
+
+def _xp(x, k):
+    """The array module of x (its kind k from _kind) and x as that module's array."""
+    if k.startswith("torch"):
+        return _sys.modules["torch"], x
+    if k == "host":
+        import numpy as np
+        return np, _host_input(x)[0]
+    mod = type(x).__module__.split(".")[0]
+    if mod in ("jax", "jaxlib"):
+        import jax.numpy as jnp
+        return jnp, x
+    return _sys.modules[mod], x
+
+
+def _nan_parts(name, x, axis, keepdims, backend, fill):
+    """(module, kind, x with NaN as fill, the mask of NaN, the count of the others over axis
+    kept as extent-1 dims) of a float x; None for an integer one."""
+    k = _kind(x)
+    xp, x = _xp(x, k)
+    if _int_name(x, k) is not None:
+        return None
+    mask = xp.isnan(x)
+    filled = xp.where(mask, xp.full_like(x, fill), x)
+    keep = ~mask
+    keep = keep.to(xp.int32) if k.startswith("torch") else keep.astype("int32")
+    count = reduce(keep, "sum", axis=axis, keepdims=True, backend=backend)
+    return xp, k, filled, mask, count
+
+
+def _squeeze(a, axis, keepdims, ndim):
+    """a reduced with keepdims=True, as keepdims says."""
+    if keepdims or ndim == 0:
+        return a
+    axes = tuple(range(ndim)) if axis is None else tuple(
+        sorted(_i % ndim for _i in (axis if isinstance(axis, (tuple, list)) else (axis,))))
+    shape = tuple(e for i, e in enumerate(a.shape) if i not in axes)
+    return a.reshape(shape)
+
+
+def _divide(xp, k, top, count, like):
+    """top / count in top's dtype (numpy's _divide_by_count), no warning of a 0 count."""
+    if k == "host":
+        with xp.errstate(divide="ignore", invalid="ignore"):
+            return xp.asarray(xp.true_divide(top, count)).astype(like)
+    q = top / count
+    return q.to(like) if k.startswith("torch") else q.astype(like)
+
+
+def _nan_result(r, out):
+    np = _sys.modules.get("numpy")
+    if np is not None and isinstance(r, np.generic):
+        r = np.asarray(r)  # a 0-d array, as tilec.sum gives
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+def _warn_empty(text):
+    f, level = _sys._getframe(1), 2  # the user's frame, as _warn_simulator finds it
+    while f is not None and f.f_globals.get("__name__") == __name__:
+        f, level = f.f_back, level + 1
+    _warnings.warn(text, RuntimeWarning, stacklevel=level)
+
+
+def _nan_additive(name, op, fill):
+    def f(x, axis=None, *, dtype=None, out=None, keepdims=False, backend=None):
+        keepdims = _flag(keepdims, "keepdims")
+        k = _kind(x)
+        xp, x = _xp(x, k)
+        if _int_name(x, k) is None:
+            x = xp.where(xp.isnan(x), xp.full_like(x, fill), x)
+        return _nan_result(reduce(x, op, axis=axis, keepdims=keepdims, dtype=dtype,
+                                  backend=backend), out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = ("numpy's %s: tilec.%s with NaN taken as %d (an all-NaN or empty slice "
+                 "gives %d); axis, dtype, out and keepdims as tilec.%s takes them" % (
+                     name, op, fill, fill, op))
+    return f
+
+
+nansum = _nan_additive("nansum", "sum", 0)
+nanprod = _nan_additive("nanprod", "prod", 1)
+
+
+def nanmean(x, axis=None, *, dtype=None, out=None, keepdims=False, backend=None):
+    """numpy's nanmean: the mean of the elements that are not NaN; an all-NaN or empty slice
+    gives NaN and numpy's RuntimeWarning ("Mean of empty slice"). An integer input is
+    tilec.mean's (float64)."""
+    keepdims = _flag(keepdims, "keepdims")
+    parts = _nan_parts("nanmean", x, axis, keepdims, backend, 0)
+    if parts is None:
+        return _nan_result(reduce(x, "mean", axis=axis, keepdims=keepdims, dtype=dtype,
+                                  backend=backend), out)
+    xp, k, filled, mask, count = parts
+    total = reduce(filled, "sum", axis=axis, keepdims=True, dtype=dtype, backend=backend)
+    if bool((count == 0).any()):
+        _warn_empty("Mean of empty slice")
+    r = _divide(xp, k, total, count, total.dtype)
+    return _nan_result(_squeeze(r, axis, keepdims, filled.ndim), out)
+
+
+def _nan_moment(name, op, x, axis, dtype, keepdims, backend, kw):
+    """nanvar's (module, variance); (None, tilec's var or std) of an integer input."""
+    corr = _correction(name, kw, 0)
+    if kw:
+        raise TypeError("tilec.%s got an unexpected keyword argument %r" % (name, next(iter(kw))))
+    ddof = _int(corr, "ddof", 0, _I64[1])
+    keepdims = _flag(keepdims, "keepdims")
+    parts = _nan_parts(name, x, axis, keepdims, backend, 0)
+    if parts is None:
+        return None, reduce(x, op, axis=axis, keepdims=keepdims, dtype=dtype,
+                            correction=ddof, backend=backend)
+    xp, k, filled, mask, count = parts
+    total = reduce(filled, "sum", axis=axis, keepdims=True, dtype=dtype, backend=backend)
+    avg = _divide(xp, k, total, count, total.dtype)
+    centred = filled.to(avg.dtype) if k.startswith("torch") else filled.astype(avg.dtype)
+    if k == "host":  # inf - inf is NaN, as numpy's; its warning is numpy's, not ours
+        with xp.errstate(invalid="ignore"):
+            centred = centred - avg
+    else:
+        centred = centred - avg
+    centred = xp.where(mask, xp.full_like(centred, 0), centred)
+    sq = reduce(centred, "sumsq", axis=axis, keepdims=True, backend=backend)
+    dof = count - ddof
+    bad = dof <= 0
+    if bool(bad.any()):
+        _warn_empty("Degrees of freedom <= 0 for slice.")
+    v = _divide(xp, k, sq, xp.where(bad, xp.full_like(dof, 1), dof), sq.dtype)
+    v = xp.where(bad, xp.full_like(v, float("nan")), v)
+    return xp, _squeeze(v, axis, keepdims, filled.ndim)
+
+
+def nanvar(x, axis=None, *, dtype=None, out=None, keepdims=False, backend=None, **kw):
+    """numpy's nanvar: the variance of the elements that are not NaN, divisor n - ddof
+    (ddof= or correction=, 0 by default as numpy's); NaN where n - ddof <= 0 (an all-NaN
+    slice), with numpy's RuntimeWarning. An integer input is tilec.var's (float64)."""
+    return _nan_result(_nan_moment("nanvar", "var", x, axis, dtype, keepdims, backend, kw)[1],
+                       out)
+
+
+def nanstd(x, axis=None, *, dtype=None, out=None, keepdims=False, backend=None, **kw):
+    """numpy's nanstd: the square root of nanvar (ddof= 0 by default)."""
+    xp, v = _nan_moment("nanstd", "std", x, axis, dtype, keepdims, backend, kw)
+    return _nan_result(v if xp is None else xp.sqrt(v), out)  # None: an integer input
+
+
+__all__ += ["nansum", "nanprod", "nanmean", "nanvar", "nanstd"]
+
+
 # ---- .tile text ---------------------------------------------------------------------------
 
 def _text(text):
