@@ -101,3 +101,27 @@ def test_torch_rule_lengths_sum_to_the_extent():
             tilec._segment_arg(offsets, None, 10)
     # the package's own segment_reduce keeps CSR offsets that need not cover the axis
     assert tilec.segment_reduce(np.arange(10.0), [2, 4], "sum").tolist() == [5.0]
+
+
+class CupyLike(TorchLike):
+    """A GPU array as CuPy's: a numpy dtype, __cuda_array_interface__, get() to the host."""
+
+    def __init__(self, values, dtype):
+        super().__init__(values, dtype)
+        self.dtype = np.dtype(dtype)
+        self.__cuda_array_interface__ = {"shape": self.shape, "typestr": self.dtype.str}
+
+    def get(self):
+        return self.a
+
+    def __array__(self, *args, **kw):  # as CuPy's: no implicit copy to the host
+        raise TypeError("Implicit conversion to a NumPy array is not allowed")
+
+
+def test_offsets_of_a_gpu_array_for_a_host_input():
+    x = np.arange(10, dtype=np.float64)
+    got = tilec.segment_reduce(x, CupyLike([0, 3, 10], "int64"), "sum")
+    assert got.tolist() == [3.0, 42.0]
+    assert tilec.segment_reduce(x, lengths=CupyLike([4, 6], "int32"), op="max").tolist() == [3.0, 9.0]
+    with pytest.raises(TypeError, match="integers, not float32"):
+        tilec.segment_reduce(x, CupyLike([0, 3, 10], "float32"), "sum")

@@ -1818,7 +1818,9 @@ def _segment_offsets(offsets, lengths):
     torch = _sys.modules.get("torch")
     if torch is not None and isinstance(a, torch.Tensor):
         a = a.cpu().numpy()
-    a = np.asarray(a)
+    elif hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):  # CuPy's, to the host
+        a = a.get()
+    a = np.asarray(a)  # JAX's too
     if name == "lengths":
         a = np.concatenate([np.zeros(1, np.int64), np.cumsum(a, dtype=np.int64)])
     if a.dtype == np.int32:
