@@ -198,8 +198,8 @@ def _define(name, schema, impl, fake):
 
 
 def _with_dtype(name, op):  # schema _A
-    def impl(x, dim=None, keepdim=False, dtype=None):  # None: the input's (tilec.reduce's
-        return _run(x, op, dim, keepdim, dtype=x.dtype if dtype is None else dtype)  # is numpy's)
+    def impl(x, dim=None, keepdim=False, dtype=None):  # None: the input's, as the fake says
+        return _run(x, op, dim, keepdim, dtype=x.dtype if dtype is None else dtype)
 
     def fake(x, dim=None, keepdim=False, dtype=None):
         return _fake(x, op, dim, keepdim, dtype)
