@@ -2,7 +2,8 @@
 # ./test.sh — set up, build, and run every test: the suites in a normal build, the same
 # suites again under AddressSanitizer + UndefinedBehaviorSanitizer, an install check (the
 # header, library, pkg-config file, CMake package and Python package used by an outside
-# program), a build of tilec as a Meson subproject (scripts/subproject-check.sh),
+# program), a build of tilec as a Meson subproject (scripts/subproject-check.sh), the Python
+# wheel built, installed into a fresh venv and tested there (scripts/wheel-check),
 # valgrind memcheck of the CLI over every example, 30 s of each fuzzer (libFuzzer +
 # ASan/UBSan), and the HIP of every example and the kernel matrix compiled for gfx942 and
 # gfx1100 by the ROCm 5.7 of a Debian 13 root (scripts/hip-new-archs). Exits non-zero if
@@ -63,6 +64,9 @@ run_check() {
 
 echo "== tilec as a Meson subproject (examples/meson-subproject)"
 run_check "subproject check" scripts/subproject-check.sh
+
+echo "== the Python wheel: built offline, installed into a fresh venv, its tilec run and the Python suite run against it (scripts/wheel-check)"
+run_check "wheel check" scripts/wheel-check
 
 echo "== HIP for gfx942 and gfx1100 with Debian 13's ROCm 5.7 (scripts/hip-new-archs; its root is built once)"
 run_check "hip-new-archs" scripts/hip-new-archs build

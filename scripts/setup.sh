@@ -3,7 +3,8 @@
 # missing: meson, ninja, pkg-config and cmocka; cmake (the CMake package and its install
 # check) and help2man (the man page); python3-dev (Python.h, for the Python package's
 # compiled core); Debian's python3 numpy and pytest (the
-# oracle suite, tests/oracle, fails without them); the HIP packages (hipcc, the HIP
+# oracle suite, tests/oracle, fails without them); pip, venv and meson-python (the Python
+# wheel: pip install ., and scripts/wheel-check); the HIP packages (hipcc, the HIP
 # runtime with hiprtc, its builtins and the ROCm device libraries) where the distribution
 # has them; clang (libFuzzer) and valgrind for the fuzz and memcheck runs of ./test.sh;
 # mmdebstrap, which builds the ROCm 5.7 root of scripts/rocm-root.sh.
@@ -11,7 +12,8 @@
 # ./test.sh; safe to run again.
 set -euo pipefail
 
-core=(meson ninja-build pkg-config libcmocka-dev gcc g++ python3-numpy python3-pytest python3-dev cmake help2man)
+core=(meson ninja-build pkg-config libcmocka-dev gcc g++ python3-numpy python3-pytest python3-dev cmake help2man
+      python3-pip python3-venv python3-mesonpy)
 hip=(hipcc libamdhip64-dev libhiprtc-builtins5 rocm-device-libs)
 checkers=(clang libclang-rt-14-dev valgrind mmdebstrap) # the fuzzers (clang, its libFuzzer), memcheck, and the
 # Debian 13 root of ROCm 5.7 (scripts/rocm-root.sh) that compiles for gfx942 and gfx1100 in ./test.sh

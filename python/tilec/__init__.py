@@ -29,6 +29,12 @@ __all__ = ["Error", "ArgumentError", "SimulatorWarning", "PurePythonWarning", "r
 
 # ---- finding and binding the library ---------------------------------------------------
 
+# The layout of tilec_reduce_desc and the calls bound below are those of this minor
+# version (before 1.0 a minor version may change the ABI); the python suite checks that
+# this line names include/tilec.h's version.
+_ABI = "0.2"
+
+
 def _candidates():
     env = _os.environ.get("TILEC_LIB")
     if env:
@@ -41,6 +47,7 @@ def _candidates():
     except ImportError:
         pass
     yield _os.path.join(here, "libtilec.so")
+    yield _os.path.join(here, "libtilec.so." + _ABI)  # the wheel's: named by its soname
     root = _os.path.dirname(_os.path.dirname(here))  # the source tree, when run from it
     for build in sorted(_os.listdir(root)) if _os.path.isdir(root) else []:
         if build.startswith("build"):
@@ -71,11 +78,6 @@ def _load():
 
 
 _lib, library_path = _load()
-
-# The layout of tilec_reduce_desc and the calls bound below are those of this minor
-# version (before 1.0 a minor version may change the ABI); the python suite checks that
-# this line names include/tilec.h's version.
-_ABI = "0.2"
 
 _c_int, _c_i64, _c_size, _vp, _cp = (_ctypes.c_int, _ctypes.c_int64, _ctypes.c_size_t,
                                      _ctypes.c_void_p, _ctypes.c_char_p)
