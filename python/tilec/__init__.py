@@ -572,14 +572,19 @@ def _cached_plan(ctx, req, shape, strides, dt):
     correction are made ints first, so a key equal to a good one (True == 1) is checked
     as itself."""
     op, axis, keepdims, out_dtype, nan, correction, index_dtype = req
-    key = (op, dt, shape, strides, _axis_key(axis), bool(keepdims), nan, out_dtype,
-           None if correction is None else _int(correction, "correction"), index_dtype)
-    try:
+    axis, keepdims = _axis_key(axis), bool(keepdims)
+    correction = None if correction is None else _int(correction, "correction")
+    args = (op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, index_dtype)
+    try:  # the dtypes as tilec's names: an object's dtype attribute may change, a str
+        # subclass compare as another dtype; a plan is found only by what it was planned for
+        key = args[:7] + (None if out_dtype is None else _tilec_dtype(out_dtype, "dtype="),
+                          correction,
+                          None if index_dtype is None else _tilec_dtype(index_dtype, "index_dtype="))
         p = ctx.plans.get(key)
-    except TypeError:  # an unhashable argument (a dtype object): plan without the cache
-        return _plan(*key)
+    except TypeError:  # a dtype that is not one: _plan says so, after the checks before it
+        return _plan(*args)
     if p is None:
-        p = _plan(*key)
+        p = _plan(*args)
         if len(ctx.plans) >= _PLANS_MAX:
             ctx.plans.clear()
         ctx.plans[key] = p
@@ -1003,7 +1008,8 @@ def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate",
     library's diagnostics."""
     axis, keepdims = _names(axis, keepdims, dim, keepdim)
     reqs = [(op, axis, keepdims, dtype, nan, correction, index_dtype)]
-    fast = _FAST.get((op, nan)) if isinstance(op, str) and isinstance(nan, str) else None
+    # exactly str: a subclass's __eq__ and __hash__ could find another op's callable
+    fast = _FAST.get((op, nan)) if type(op) is str and type(nan) is str else None
     if fast is not None:  # the compiled core: a call it has seen planned runs there
         return fast.run(x, axis, keepdims, dtype, correction, index_dtype, out, backend,
                         _dispatch, (x, reqs, out, backend))
