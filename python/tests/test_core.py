@@ -487,3 +487,51 @@ def test_subclasses_and_changing_objects_do_not_poison_the_plans():
     assert got["dtype='float64'"] == "float64 %s" % x.astype(np.float64).sum(axis=1).tolist()
     assert got["reduce op='max'"] == f32(x.max(axis=1))
     assert got["reduce op='sum'"] == f32(x.sum(axis=1))
+
+
+SIGNATURE_CODE = r'''
+import inspect, pydoc, numpy as np, tilec
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+for name in ("sum", "var", "nanargmax"):
+    print(name, "doc", pydoc.render_doc(getattr(tilec, name), renderer=pydoc.plaintext).splitlines()[2])
+    print(name, "sig", inspect.signature(getattr(tilec, name)))
+print("sum wraps", "wrap around on overflow" in tilec.sum.__doc__, "max wraps", "wrap" in tilec.max.__doc__)
+print("sum doc", "numpy's rules" in tilec.sum.__doc__ and "(x, axis, keepdims" not in tilec.sum.__doc__)
+for kw in ({"axes": 1}, {"axis\0": 1}, {"\udc80": 1}, {"ddof": 1}, {"nan": "ignore"}):
+    for f in (tilec.sum, tilec.nanmax):
+        try:
+            r = f(x, **kw)
+            print(f.__name__, ascii(kw), "->", r.tolist())
+        except Exception as e:
+            print(f.__name__, ascii(kw), "->", type(e).__name__, ascii(str(e))[1:-1])
+'''
+
+
+def test_the_spellings_signatures_docs_and_keyword_errors():
+    """help() shows each spelling's signature (the core's callables carry a
+    __text_signature__; the pure path's are functions); the docstring says which arguments
+    are keywords, that result dtypes follow numpy's rules and where integers wrap; a
+    keyword that is not the spelling's — a typo, a name with a NUL or a lone surrogate in it
+    — is the same TypeError on both paths, naming the public spelling and what it takes."""
+    core = run_py(SIGNATURE_CODE, TILEC_PURE_PYTHON=None)
+    pure = run_py(SIGNATURE_CODE, TILEC_PURE_PYTHON="1")
+    for out in (core, pure):
+        assert "sum doc sum(x, axis=None, *, dtype=None, out=None, keepdims=False" in out, out
+        assert "sum wraps True max wraps False" in out and "sum doc True" in out, out
+        err = ("TypeError tilec.sum got an unexpected keyword argument %s; it takes x, axis and "
+               "the keywords dtype, out, keepdims, dim, keepdim, backend")
+        assert "sum {'axes': 1} -> " + err % "'axes'" in out, out
+        assert "sum {'axis\\x00': 1} -> " + err % "'axis\\\\x00'" in out, out
+        assert "sum {'\\udc80': 1} -> " + err % "'\\\\udc80'" in out, out
+        assert "sum {'ddof': 1} -> " + err % "'ddof'" in out, out
+        assert "nanmax {'nan': 'ignore'} -> TypeError tilec.nanmax takes no nan=" in out, out
+    # the core's callables: their own signatures, the keywords each takes
+    assert ("sum sig (x, axis=None, *, dtype=None, out=None, keepdims=False, dim=None, "
+            "keepdim=None, backend=None)") in core or tilec._CORE is None, core
+    assert "var sig (x, axis=None, *, dtype=None, out=None, keepdims=False, dim=None, " \
+        "keepdim=None, backend=None, ddof=0, correction=None)" in core or tilec._CORE is None, core
+    assert "nanargmax doc nanargmax(x, axis=None, *, dtype=None, out=None, keepdims=False, " \
+        "dim=None, keepdim=None, backend=None, index_dtype=None)" in core or tilec._CORE is None, core
+    # every line but the signatures is the same on both paths
+    same = lambda s: [ln for ln in s.splitlines() if " sig " not in ln and " doc " not in ln]  # noqa: E731
+    assert same(core) == same(pure)

@@ -863,16 +863,21 @@ static int ready(reducer *self) {
 }
 
 /* The names this module reads of a spelling's keywords; a keyword of any other name (a typo,
- * nan=, a str subclass) sends the call to the package, which says what is wrong. */
+ * nan=, a name with a NUL inside, a str subclass) sends the call to the package, which says
+ * what is wrong. */
 enum { KW_AXIS, KW_DIM, KW_KEEPDIMS, KW_KEEPDIM, KW_DTYPE, KW_OUT, KW_INDEX_DTYPE, KW_BACKEND, KW_DDOF, KW_CORRECTION, KWS };
 static const char *kw_names[KWS] = {"axis", "dim", "keepdims", "keepdim", "dtype", "out", "index_dtype", "backend", "ddof", "correction"};
 
 static int kw_index(PyObject *name) {
     if (!PyUnicode_CheckExact(name)) return -1;
-    const char *s = PyUnicode_AsUTF8AndSize(name, NULL);
-    if (!s) return -2;
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(name, &len);
+    if (!s) { /* a lone surrogate: no name of ours, and the package's TypeError, not this */
+        PyErr_Clear();
+        return -1;
+    }
     for (int i = 0; i < KWS; i++)
-        if (!strcmp(s, kw_names[i])) return i;
+        if ((size_t)len == strlen(kw_names[i]) && memcmp(s, kw_names[i], (size_t)len) == 0) return i;
     return -1;
 }
 
@@ -893,7 +898,6 @@ static PyObject *reducer_call(PyObject *o, PyObject *args, PyObject *kw) {
         Py_ssize_t pos = 0;
         while (PyDict_Next(kw, &pos, &name, &value)) {
             int i = kw_index(name);
-            if (i == -2) return NULL;
             if (i < 0 || v[i] || ((i == KW_DDOF || i == KW_CORRECTION) && (!self->corrects || v[KW_DDOF] || v[KW_CORRECTION])))
                 return slow(self, args, kw); /* nan=, an unknown name, two of one: the package says */
             v[i] = value;
@@ -959,12 +963,23 @@ static void reducer_dealloc(PyObject *o) {
     Py_DECREF(tp);
 }
 
+/* A reducer read as an attribute of a class is itself, as a builtin function is: so
+ * inspect and help() take a spelling for a routine, and show its __text_signature__ (the
+ * package sets each spelling's) */
+static PyObject *reducer_get(PyObject *self, PyObject *obj, PyObject *type) { return Py_NewRef(self); }
+
 static PyMethodDef reducer_methods[] = {
-    {"run", reducer_run, METH_VARARGS, "tilec.reduce's request: (x, axis, keepdims, dtype, correction, index_dtype, out, backend, fn, args), fn(*args) when it is not one for this module"},
+    {"run", reducer_run, METH_VARARGS,
+     "run($self, x, axis, keepdims, dtype, correction, index_dtype, out, backend, fn, args, /)\n--\n\n"
+     "tilec.reduce's request, its names already resolved: run here when planned before, else fn(*args)."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot reducer_slots[] = {
-    {Py_tp_doc, "A reduction of one op and NaN rule, run here when planned before, else by the package."},
+    {Py_tp_doc, "Reducer(op, nan, corrects, fallback)\n--\n\n"
+                "A reduction of one op and NaN rule (the library's numbers; corrects: it takes ddof), "
+                "run here when planned before, else by fallback, the package's function with the same "
+                "arguments."},
+    {Py_tp_descr_get, reducer_get},
     {Py_tp_init, reducer_init},
     {Py_tp_call, reducer_call},
     {Py_tp_dealloc, reducer_dealloc},
@@ -1007,10 +1022,12 @@ static PyObject *clear(PyObject *m, PyObject *unused) {
 static PyObject *stats(PyObject *m, PyObject *unused) { return Py_BuildValue("(KKi)", hits, misses, nentries); }
 
 /* profile(on): starts (True) or stops (False) timing the phases of served calls, from zero;
- * profile(): {phase: mean ns a served call} and the count, since it started */
+ * profile() (or None): {phase: mean ns a served call} and the count, since it started */
 static PyObject *profile(PyObject *m, PyObject *args) {
-    int on = -1;
-    if (!PyArg_ParseTuple(args, "|p", &on)) return NULL;
+    PyObject *arg = Py_None;
+    if (!PyArg_ParseTuple(args, "|O", &arg)) return NULL;
+    int on = arg == Py_None ? -1 : PyObject_IsTrue(arg);
+    if (arg != Py_None && on < 0) return NULL;
     if (on >= 0) {
         profiling = on;
         memset(phase_ns, 0, sizeof phase_ns);
@@ -1028,10 +1045,17 @@ static PyObject *profile(PyObject *m, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"bind", bind, METH_VARARGS, "bind((reduce, mem_alloc, mem_free, mem_upload, mem_download, synchronize), plan, fail)"},
-    {"clear", clear, METH_NOARGS, "Forgets every kept plan."},
-    {"profile", profile, METH_VARARGS, "profile(True|False) starts or stops timing the phases of served calls; profile() gives ({phase: mean ns}, calls)"},
-    {"stats", stats, METH_NOARGS, "(calls this module ran, keys it sent to the package to plan, plans kept)"},
+    {"bind", bind, METH_VARARGS,
+     "bind($module, addresses, plan, fail, /)\n--\n\n"
+     "The calls of the library the package loaded, by address: (reduce, mem_alloc, mem_free, mem_upload, "
+     "mem_download, synchronize); plan and fail, the package's planner and error. Forgets every kept plan."},
+    {"clear", clear, METH_NOARGS, "clear($module, /)\n--\n\nForgets every kept plan."},
+    {"profile", profile, METH_VARARGS,
+     "profile($module, on=None, /)\n--\n\n"
+     "profile(True) starts (from zero) and profile(False) stops timing the phases of served calls; "
+     "profile() gives ({phase: mean ns a call}, calls) since it started."},
+    {"stats", stats, METH_NOARGS,
+     "stats($module, /)\n--\n\n(calls this module ran, keys it sent to the package to plan, plans kept)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tilec._core",
