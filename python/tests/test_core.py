@@ -535,3 +535,23 @@ def test_the_spellings_signatures_docs_and_keyword_errors():
     # every line but the signatures is the same on both paths
     same = lambda s: [ln for ln in s.splitlines() if " sig " not in ln and " doc " not in ln]  # noqa: E731
     assert same(core) == same(pure)
+
+
+@needs_core
+def test_a_reducer_and_its_fallback_in_a_cycle_are_collected():
+    """A Reducer whose fallback reaches it back (a spelling's function reaches the module
+    that holds the spelling) is a cycle the collector sees and frees: the Reducer visits
+    its fallback."""
+    import gc
+    import weakref
+
+    def make():
+        box = []
+
+        def fallback(*args, **kw):
+            return box
+        box.append(tilec._CORE.Reducer(0, 0, False, fallback))
+        return weakref.ref(fallback)
+    w = make()
+    gc.collect()
+    assert w() is None

@@ -954,10 +954,23 @@ static int reducer_init(PyObject *o, PyObject *args, PyObject *kw) {
     return 0;
 }
 
+/* The fallback may hold the reducer (a spelling's function reaches the module that holds
+ * the spelling): the collector sees that reference, and breaks such a cycle. */
+static int reducer_traverse(PyObject *o, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(o)); /* a heap type's instances hold their type */
+    Py_VISIT(((reducer *)o)->slow);
+    return 0;
+}
+
+static int reducer_clear(PyObject *o) {
+    Py_CLEAR(((reducer *)o)->slow);
+    return 0;
+}
+
 static void reducer_dealloc(PyObject *o) {
-    reducer *self = (reducer *)o;
     PyTypeObject *tp = Py_TYPE(o);
-    Py_XDECREF(self->slow);
+    PyObject_GC_UnTrack(o);
+    reducer_clear(o);
     freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     f(o);
     Py_DECREF(tp);
@@ -983,11 +996,14 @@ static PyType_Slot reducer_slots[] = {
     {Py_tp_init, reducer_init},
     {Py_tp_call, reducer_call},
     {Py_tp_dealloc, reducer_dealloc},
+    {Py_tp_traverse, reducer_traverse},
+    {Py_tp_clear, reducer_clear},
     {Py_tp_methods, reducer_methods},
     {Py_tp_new, PyType_GenericNew},
     {0, NULL}};
 
-static PyType_Spec reducer_spec = {"tilec._core.Reducer", sizeof(reducer), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, reducer_slots};
+static PyType_Spec reducer_spec = {"tilec._core.Reducer", sizeof(reducer), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+                                   reducer_slots};
 
 /* ---- module functions ---------------------------------------------------------------- */
 
