@@ -731,7 +731,9 @@ typedef struct {
     PyObject *slow;        /* the package's function for everything else */
 } reducer;
 
-/* One request, read into the key. Returns 1 to run it here, 0 for the package, -1 error. */
+/* One call's arguments as fast() reads them (NULL: not given), each held by the caller for
+ * the whole call: reducer_call takes a reference to each, reducer_run's are its argument
+ * tuple's. */
 typedef struct request {
     PyObject *x, *axis, *dtype, *out, *index_dtype, *keepdims, *backend, *corr;
 } request;
