@@ -51,6 +51,8 @@ def test_the_path_the_suite_asked_for_is_the_one_loaded():
                               "PurePythonWarning of the import says what was tried")
     assert core.__name__ == "tilec._core" and sys.modules["tilec._core"] is core
     assert core.__file__.endswith("_core.abi3.so"), core.__file__
+    if os.environ.get("TILEC_CORE"):  # the one asked for (python-core-asan: the ASan build)
+        assert os.path.samefile(core.__file__, os.environ["TILEC_CORE"]), core.__file__
     assert core.LIMITED_API == 0x030B0000  # built on the limited API of 3.11
     assert isinstance(tilec.sum, core.Reducer) and isinstance(tilec.nanargmax, core.Reducer)
     if shutil.which("nm"):  # it calls nothing of CPython's outside the stable ABI
@@ -273,6 +275,7 @@ step("size-1 strided out", lambda: tilec.sum(x, axis=1, keepdims=True, out=o1))
 class Sub(torch.Tensor):
     pass
 step("subclass", lambda: tilec.sum(Sub(x._a), axis=1))
+step("subclass out", lambda: tilec.sum(x, axis=1, out=Sub(np.empty(300, np.float32))))
 """, TILEC_HIP_PATH=FAKE_HIP, FAKE_HIP_ARCH="gfx90a", TILEC_NVRTC_PATH="/nonexistent/libnvrtc.so",
                      PYTHONPATH=d + os.pathsep + os.path.join(ROOT, "python"), TILEC_BACKEND=None)
     want = [
@@ -295,7 +298,9 @@ step("subclass", lambda: tilec.sum(Sub(x._a), axis=1))
         "served 0, planned 1",
         "size-1 strided out: ValueError: tilec: out must be dense (row-major); its strides are "
         "(1, 300); launches 0, served 0",
-        "subclass: Tensor (300,) torch.float32; launches 1, served 0, planned 0"]
+        "subclass: Tensor (300,) torch.float32; launches 1, served 0, planned 0",
+        # an out= subclass's shape, strides and pointer are its own: the package's to check
+        "subclass out: Sub (300,) torch.float32; launches 1, served 0, planned 0"]
     lines = out.splitlines()
     for w in want:
         assert any(line.startswith(w) for line in lines), "%s\nnot in:\n%s" % (w, out)
@@ -371,3 +376,182 @@ def test_specials_served_by_the_core_against_hand_written_values():
         assert am.tolist() == [1, 0, 2]
         assert tilec.min(f[0, 4:6], axis=0) == np.float32(3e-45)  # a subnormal kept
     assert tilec._CORE.stats()[0] - h == 5  # the second round all served by the core
+
+
+# ---- the core's references, its key and its callables' words ------------------------------
+
+def test_a_str_the_core_forgot_is_not_used_after():
+    """A dtype= str the core had made canonical and then forgot (its table of 256 values
+    full, emptied for the index_dtype= of the same call) is not used after it is freed: the
+    plan keeps a reference of its own. Under the meson test `python-core-asan` (the core
+    built with AddressSanitizer, objects on malloc) the old borrowed reference is a
+    heap-use-after-free; here the answer is checked against numpy's."""
+    code = r'''
+import numpy as np, tilec
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+for i in range(256):  # 256 str values refused by the package: the core's table is full
+    try:
+        tilec.argmax(x, axis=5, dtype="".join(["float", "32"]) if i == 0 else "junk%d" % i)
+    except (TypeError, ValueError):
+        pass
+for _ in range(2):  # planned (the table emptied on the way), then served
+    r = tilec.argmax(x, axis=1, dtype="".join(["float", "32"]), index_dtype="".join(["int", "64"]))
+    print("argmax", r.dtype, r.tolist())
+if tilec._CORE is not None:
+    tilec._CORE.clear()  # drops the plan: the references it holds
+print("after", tilec.argmax(x, axis=0, index_dtype="".join(["int", "32"])).tolist())
+'''
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = ["argmax int64 %s" % x.argmax(axis=1).tolist()] * 2 + ["after %s" % x.argmax(axis=0).tolist()]
+    for env in ({"TILEC_PURE_PYTHON": None}, {"TILEC_PURE_PYTHON": "1"}):
+        assert run_py(code, **env).splitlines() == want
+
+
+POISON = r'''
+import numpy as np, tilec
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+def show(name, f):
+    try:
+        r = f()
+        r = "%s %s" % (r.dtype, r.tolist()) if hasattr(r, "dtype") else repr(r)
+    except Exception as e:
+        r = "%s: %s" % (type(e).__name__, e)
+    print(name, "->", r)
+class T(tuple):  # its items say axis 0; iterated, as the package reads it, axis 1
+    def __iter__(self):
+        return iter((1,))
+show("sum axis=T((0,))", lambda: tilec.sum(x, axis=T((0,))))
+show("sum axis=(0,)", lambda: tilec.sum(x, axis=(0,)))
+show("reduce axis=T((0,))", lambda: tilec.reduce(x, "sum", T((0,))))
+show("reduce axis=(0,)", lambda: tilec.reduce(x, "sum", (0,)))
+show("max dim=T((0,))", lambda: tilec.max(x, dim=T((0,))))
+show("max dim=(0,)", lambda: tilec.max(x, dim=(0,)))
+class I(int):  # 0, whose __index__ says 1
+    __index__ = lambda s: 1
+show("keepdims=I(0)", lambda: tilec.sum(x, axis=0, keepdims=I(0)))
+show("keepdims=False", lambda: tilec.sum(x, axis=0, keepdims=False))
+show("var ddof=I(0)", lambda: tilec.var(x, axis=1, ddof=I(0)))
+show("var ddof=0", lambda: tilec.var(x, axis=1, ddof=0))
+class Flip:  # a dtype= numpy reads at every call, through its dtype attribute
+    dtype = np.dtype(np.float32)
+f = Flip()
+show("dtype=f (float32)", lambda: tilec.sum(x, axis=1, dtype=f))
+Flip.dtype = np.dtype(np.float64)
+show("dtype=f (now float64)", lambda: tilec.sum(x, axis=1, dtype=f))
+Flip.dtype = np.dtype(np.int64)
+show("index_dtype=f (int64)", lambda: tilec.argmax(x, axis=1, index_dtype=f))
+Flip.dtype = np.dtype(np.int32)
+show("index_dtype=f (now int32)", lambda: tilec.argmax(x, axis=1, index_dtype=f))
+class S(str):  # "float32" that hashes and compares as "float64"
+    def __hash__(self):
+        return hash("float64")
+    def __eq__(self, o):
+        return str.__eq__("float64", o)
+show("dtype=S('float32')", lambda: tilec.sum(x, axis=1, dtype=S("float32")))
+show("dtype='float32'", lambda: tilec.sum(x, axis=1, dtype="float32"))
+show("dtype='float64'", lambda: tilec.sum(x, axis=1, dtype="float64"))
+class Op(str):  # "max" that hashes and compares as "sum"
+    def __hash__(self):
+        return hash("sum")
+    def __eq__(self, o):
+        return str.__eq__("sum", o)
+show("reduce op=Op('max')", lambda: tilec.reduce(x, Op("max"), 1))
+show("reduce op='max'", lambda: tilec.reduce(x, "max", 1))
+show("reduce op='sum'", lambda: tilec.reduce(x, "sum", 1))
+'''
+
+
+def test_subclasses_and_changing_objects_do_not_poison_the_plans():
+    """The core keys a plan only by what the package planned: an axis given as a tuple
+    subclass (whose iteration says other axes than its items), an int subclass (keepdims,
+    ddof), a dtype= or index_dtype= object whose meaning changes between calls, a str
+    subclass that compares as another dtype or op — each is planned by the package as it
+    reads it, and a later plain call gets its own answer. Both paths print the same, and
+    the plain calls' answers are numpy's."""
+    core = run_py(POISON, TILEC_PURE_PYTHON=None)
+    pure = run_py(POISON, TILEC_PURE_PYTHON="1")
+    assert core == pure, "core:\n%s\npure:\n%s" % (core, pure)
+    got = dict(line.split(" -> ") for line in core.splitlines())
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    f32 = lambda a: "float32 %s" % a.astype(np.float32).tolist()  # noqa: E731
+    assert got["sum axis=(0,)"] == f32(x.sum(axis=0))
+    assert got["reduce axis=(0,)"] == f32(x.sum(axis=0))
+    assert got["max dim=(0,)"] == f32(x.max(axis=0))
+    assert got["keepdims=False"] == f32(x.sum(axis=0))
+    assert got["var ddof=0"] == f32(x.astype(np.float64).var(axis=1))
+    assert got["dtype=f (float32)"] == f32(x.sum(axis=1))
+    assert got["dtype=f (now float64)"] == "float64 %s" % x.astype(np.float64).sum(axis=1).tolist()
+    assert got["index_dtype=f (int64)"] == "int64 [2, 2]"
+    assert got["index_dtype=f (now int32)"] == "int32 [2, 2]"
+    assert got["dtype='float32'"] == f32(x.sum(axis=1))
+    assert got["dtype='float64'"] == "float64 %s" % x.astype(np.float64).sum(axis=1).tolist()
+    assert got["reduce op='max'"] == f32(x.max(axis=1))
+    assert got["reduce op='sum'"] == f32(x.sum(axis=1))
+
+
+SIGNATURE_CODE = r'''
+import inspect, pydoc, numpy as np, tilec
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+for name in ("sum", "var", "nanargmax"):
+    print(name, "doc", pydoc.render_doc(getattr(tilec, name), renderer=pydoc.plaintext).splitlines()[2])
+    print(name, "sig", inspect.signature(getattr(tilec, name)))
+print("sum wraps", "wrap around on overflow" in tilec.sum.__doc__, "max wraps", "wrap" in tilec.max.__doc__)
+print("sum doc", "numpy's rules" in tilec.sum.__doc__ and "(x, axis, keepdims" not in tilec.sum.__doc__)
+for kw in ({"axes": 1}, {"axis\0": 1}, {"\udc80": 1}, {"ddof": 1}, {"nan": "ignore"}):
+    for f in (tilec.sum, tilec.nanmax):
+        try:
+            r = f(x, **kw)
+            print(f.__name__, ascii(kw), "->", r.tolist())
+        except Exception as e:
+            print(f.__name__, ascii(kw), "->", type(e).__name__, ascii(str(e))[1:-1])
+'''
+
+
+def test_the_spellings_signatures_docs_and_keyword_errors():
+    """help() shows each spelling's signature (the core's callables carry a
+    __text_signature__; the pure path's are functions); the docstring says which arguments
+    are keywords, that result dtypes follow numpy's rules and where integers wrap; a
+    keyword that is not the spelling's — a typo, a name with a NUL or a lone surrogate in it
+    — is the same TypeError on both paths, naming the public spelling and what it takes."""
+    core = run_py(SIGNATURE_CODE, TILEC_PURE_PYTHON=None)
+    pure = run_py(SIGNATURE_CODE, TILEC_PURE_PYTHON="1")
+    for out in (core, pure):
+        assert "sum doc sum(x, axis=None, *, dtype=None, out=None, keepdims=False" in out, out
+        assert "sum wraps True max wraps False" in out and "sum doc True" in out, out
+        err = ("TypeError tilec.sum got an unexpected keyword argument %s; it takes x, axis and "
+               "the keywords dtype, out, keepdims, dim, keepdim, backend")
+        assert "sum {'axes': 1} -> " + err % "'axes'" in out, out
+        assert "sum {'axis\\x00': 1} -> " + err % "'axis\\\\x00'" in out, out
+        assert "sum {'\\udc80': 1} -> " + err % "'\\\\udc80'" in out, out
+        assert "sum {'ddof': 1} -> " + err % "'ddof'" in out, out
+        assert "nanmax {'nan': 'ignore'} -> TypeError tilec.nanmax takes no nan=" in out, out
+    # the core's callables: their own signatures, the keywords each takes
+    assert ("sum sig (x, axis=None, *, dtype=None, out=None, keepdims=False, dim=None, "
+            "keepdim=None, backend=None)") in core or tilec._CORE is None, core
+    assert "var sig (x, axis=None, *, dtype=None, out=None, keepdims=False, dim=None, " \
+        "keepdim=None, backend=None, ddof=0, correction=None)" in core or tilec._CORE is None, core
+    assert "nanargmax doc nanargmax(x, axis=None, *, dtype=None, out=None, keepdims=False, " \
+        "dim=None, keepdim=None, backend=None, index_dtype=None)" in core or tilec._CORE is None, core
+    # every line but the signatures is the same on both paths
+    same = lambda s: [ln for ln in s.splitlines() if " sig " not in ln and " doc " not in ln]  # noqa: E731
+    assert same(core) == same(pure)
+
+
+@needs_core
+def test_a_reducer_and_its_fallback_in_a_cycle_are_collected():
+    """A Reducer whose fallback reaches it back (a spelling's function reaches the module
+    that holds the spelling) is a cycle the collector sees and frees: the Reducer visits
+    its fallback."""
+    import gc
+    import weakref
+
+    def make():
+        box = []
+
+        def fallback(*args, **kw):
+            return box
+        box.append(tilec._CORE.Reducer(0, 0, False, fallback))
+        return weakref.ref(fallback)
+    w = make()
+    gc.collect()
+    assert w() is None

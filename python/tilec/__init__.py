@@ -581,14 +581,19 @@ def _cached_plan(ctx, req, shape, strides, dt):
     correction are made ints first, so a key equal to a good one (True == 1) is checked
     as itself."""
     op, axis, keepdims, out_dtype, nan, correction, index_dtype = req
-    key = (op, dt, shape, strides, _axis_key(axis), bool(keepdims), nan, out_dtype,
-           None if correction is None else _int(correction, "correction"), index_dtype)
-    try:
+    axis, keepdims = _axis_key(axis), bool(keepdims)
+    correction = None if correction is None else _int(correction, "correction")
+    args = (op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, index_dtype)
+    try:  # the dtypes as tilec's names: an object's dtype attribute may change, a str
+        # subclass compare as another dtype; a plan is found only by what it was planned for
+        key = args[:7] + (None if out_dtype is None else _tilec_dtype(out_dtype, "dtype="),
+                          correction,
+                          None if index_dtype is None else _tilec_dtype(index_dtype, "index_dtype="))
         p = ctx.plans.get(key)
-    except TypeError:  # an unhashable argument (a dtype object): plan without the cache
-        return _plan(*key)
+    except TypeError:  # a dtype that is not one: _plan says so, after the checks before it
+        return _plan(*args)
     if p is None:
-        p = _plan(*key)
+        p = _plan(*args)
         if len(ctx.plans) >= _PLANS_MAX:
             ctx.plans.clear()
         ctx.plans[key] = p
@@ -1062,7 +1067,8 @@ def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate",
     library's diagnostics."""
     axis, keepdims = _names(axis, keepdims, dim, keepdim)
     reqs = [(op, axis, keepdims, dtype, nan, correction, index_dtype)]
-    fast = _FAST.get((op, nan)) if isinstance(op, str) and isinstance(nan, str) else None
+    # exactly str: a subclass's __eq__ and __hash__ could find another op's callable
+    fast = _FAST.get((op, nan)) if type(op) is str and type(nan) is str else None
     if fast is not None:  # the compiled core: a call it has seen planned runs there
         return fast.run(x, axis, keepdims, dtype, correction, index_dtype, out, backend,
                         _dispatch, (x, reqs, out, backend))
@@ -1260,7 +1266,8 @@ def _fast_spelling(f, op, nan):
     r = _Spelling(OPS.index(op), _NANS.index(nan), bool(_lib.tilec_op_takes_correction(
         OPS.index(op))), f)
     r.__name__ = r.__qualname__ = f.__name__
-    r.__doc__, r.__wrapped__, r.__module__ = f.__doc__, f, __name__
+    r.__doc__, r.__module__ = f.__doc__, __name__
+    r.__text_signature__ = _spelling_signature(op, nan)  # what help() and inspect show
     _FAST[(op, nan)] = _Reducer(OPS.index(op), _NANS.index(nan), False, _dispatch)
     return r
 
@@ -1285,21 +1292,77 @@ if _CORE is not None:
 
 # ---- the numpy spellings: one function per op, read from the op table ----------------------
 
+def _spelling_keywords(op, nan):
+    """The keywords a spelling takes beside dtype, out and keepdims, with their defaults, read
+    from the op table: those of tilec.reduce that apply to it."""
+    o = OPS.index(op)
+    kws = ["dim=None", "keepdim=None", "backend=None"]
+    if _lib.tilec_op_takes_correction(o):
+        kws += ["ddof=0", "correction=None"]
+    if op.startswith("arg"):  # the rule _desc applies to index_dtype
+        kws.append("index_dtype=None")
+    if nan == "propagate" and _lib.tilec_op_compares(o):
+        kws.append("nan='propagate'")
+    return kws
+
+
+def _spelling_signature(op, nan):
+    """A spelling's signature, as __text_signature__ spells it: only x and axis positional."""
+    return "(x, axis=None, *, dtype=None, out=None, keepdims=False, %s)" % ", ".join(
+        _spelling_keywords(op, nan))
+
+
+def _spelling_doc(op, nan, name):
+    o = OPS.index(op)
+    kws = [k.split("=")[0] for k in _spelling_keywords(op, nan)]
+    doc = ["numpy's %s of x over axis (None: every axis; an int or a tuple of ints, negative "
+           "from the end). Only x and axis are positional; dtype, out, keepdims, %s are "
+           "keywords." % (name, ", ".join(kws))]
+    if nan == "ignore":
+        doc.append("NaN are ignored (tilec.%s propagates them)." % op)
+    doc.append("dtype: the result's dtype; result dtypes follow numpy's rules (see "
+               "docs/python.md). out: an array for the result, or a tuple of what the call "
+               "returns, checked before any work. keepdims: keep the reduced dims with extent "
+               "1; dim and keepdim are torch's names for axis and keepdims. backend: where a "
+               "host array runs (\"auto\", \"cuda\", \"hip\" or \"sim\"; None: "
+               "$TILEC_BACKEND, else \"auto\").")
+    if "ddof" in kws:
+        doc.append("ddof (or correction): the divisor is n - ddof; 0 by default, as in numpy.")
+    if "index_dtype" in kws:
+        doc.append("Returns the indices; index_dtype: their dtype, \"int64\" (the default) or "
+                   "\"int32\".")
+    if "nan" in kws:
+        doc.append("nan: \"propagate\" (the default: a NaN in a slice gives NaN) or "
+                   "\"ignore\" (as tilec.nan%s)." % op)
+    if not _lib.tilec_op_compares(o) and _lib.tilec_op_supports(o, DTYPES.index("i32"), False):
+        doc.append("Integer results are computed in the result's dtype and wrap around on "
+                   "overflow, as numpy's do: an explicit narrow dtype= (int32) wraps where a "
+                   "wide one (int64) would not.")
+    return "\n\n".join(doc)
+
+
 def _spelling(op, nan):
     name = ("nan" if nan == "ignore" else "") + op
     corrects = bool(_lib.tilec_op_takes_correction(OPS.index(op)))
+    takes = ("dim", "keepdim", "backend", "nan", "index_dtype", "correction") + (
+        ("ddof",) if corrects else ())  # tilec.reduce's keywords, which say what is wrong
 
     def f(x, axis=None, *, dtype=None, out=None, keepdims=_UNSET, **kw):
         if "nan" in kw and nan == "ignore":
             raise TypeError("tilec.%s takes no nan=: it ignores NaN (tilec.%s propagates it)"
                             % (name, op))
+        for k in kw:
+            if k not in takes:
+                raise TypeError("tilec.%s got an unexpected keyword argument %r; it takes x, "
+                                "axis and the keywords dtype, out, keepdims, %s" % (
+                                    name, k, ", ".join(a.split("=")[0] for a in
+                                                       _spelling_keywords(op, nan))))
         kw.setdefault("nan", nan)
         if corrects:  # numpy's ddof (default 0) or the array API's correction
             kw["correction"] = _correction(name, kw, 0)
         return _reduce_py(x, op, axis=axis, keepdims=keepdims, dtype=dtype, out=out, **kw)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = ("numpy's %s: tilec.reduce(x, %r, axis, keepdims, dtype, nan=%r, out)%s" % (
-        name, op, nan, "; ddof= (or correction=), 0 by default as in numpy" if corrects else ""))
+    f.__doc__ = _spelling_doc(op, nan, name)
     return f
 
 

@@ -38,6 +38,7 @@ static tilec_status (*f_download)(tilec_ctx *, void *, const void *, size_t);
 static tilec_status (*f_sync)(tilec_ctx *);
 static PyObject *py_plan; /* _core_plan(x, kind, req, backend): (ctx, handle, desc address, ...) */
 static PyObject *py_fail; /* _core_fail(ctx, status, what): raises the package's error */
+static PyObject *zero;    /* 0: numpy's ddof when a spelling is given none */
 static unsigned long long hits, misses;
 
 /* profile(True): where the served calls' host time goes, in phases (the evidence of
@@ -70,7 +71,8 @@ enum { K_NONE, K_TORCH, K_CUPY, K_NUMPY };
 static PyObject *torch_tensor, *torch_stream, *torch_empty_like; /* torch.Tensor,
                                           torch._C._cuda_getCurrentRawStream, torch.empty_like */
 static PyObject *cupy_ndarray, *cupy_stream, *cupy_device; /* cupy.ndarray, get_current_stream, runtime.getDevice */
-static PyObject *np_ndarray, *np_empty, *os_environ;
+static PyObject *np_ndarray, *np_empty, *np_dtype, *torch_dtype, *os_environ; /* np_dtype: numpy.dtype,
+                                          torch_dtype: torch.dtype (the dtype= objects a key holds) */
 static PyObject *canon; /* str arguments (dtype="float64"), one object per value: keys by identity */
 static PyObject *s_dtype, *s_shape, *s_strides, *s_device, *s_data, *s_ptr, *s_id, *s_new_empty, *s_get_device,
     *s_stride, *s_data_ptr, *s_is_contiguous, *s_acquire, *s_release; /* names, interned once */
@@ -107,30 +109,47 @@ static int kind_of(PyObject *x) {
         torch_empty_like = module_attr("torch", "empty_like");
     }
     /* the exact types: a subclass's outputs are its own (new_empty's), and the package's */
+    if (!torch_dtype && torch_tensor) torch_dtype = module_attr("torch", "dtype");
     if (torch_tensor && Py_TYPE(x) == (PyTypeObject *)torch_tensor) return torch_stream && torch_empty_like ? K_TORCH : K_NONE;
     if (!cupy_ndarray && (cupy_ndarray = module_attr("cupy", "ndarray"))) {
         cupy_stream = module_attr("cupy", "cuda.get_current_stream");
         cupy_device = module_attr("cupy", "cuda.runtime.getDevice");
     }
     if (cupy_ndarray && Py_TYPE(x) == (PyTypeObject *)cupy_ndarray) return cupy_stream && cupy_device ? K_CUPY : K_NONE;
-    if (!np_ndarray && (np_ndarray = module_attr("numpy", "ndarray"))) np_empty = module_attr("numpy", "empty");
+    if (!np_ndarray && (np_ndarray = module_attr("numpy", "ndarray"))) {
+        np_empty = module_attr("numpy", "empty");
+        np_dtype = module_attr("numpy", "dtype");
+    }
     if (np_ndarray && Py_TYPE(x) == (PyTypeObject *)np_ndarray) return np_empty ? K_NUMPY : K_NONE;
     return K_NONE;
 }
 
 /* ---- the plans: a hash table of keys made of the call's canonical arguments ----------- */
 
-/* Everything a plan depends on. Objects are compared by identity (each held by the entry,
- * so its address is not reused): an equal object that is not the same one just misses, and
- * the package plans it. Zeroed before it is filled, so padding compares equal. */
+/* Everything a plan depends on, as the package was asked to plan it: fast() keys only
+ * arguments whose value cannot change or lie (exact ints, bools and tuples of ints, exact
+ * strs, dtype objects), and hands the package the values it keyed, never the caller's
+ * objects, so a plan is found only by what it was planned for. Objects are compared by
+ * identity, each held by the key (a reference of its own: the key outlives any borrowed
+ * one) and by the entry, so its address is not reused: an equal object that is not the
+ * same one just misses, and the package plans it. Zeroed before it is filled, so padding
+ * compares equal. */
 typedef struct key {
     int kind, op, nan, rank, naxes; /* naxes -1: axis None */
+    int axis_int;                   /* axis given as an int, not a tuple of one */
     int axes[TILEC_MAX_RANK];       /* as given (negative from the end) */
     int keepdims, has_corr, device, backend;
     int64_t corr;
     int64_t shape[TILEC_MAX_RANK], strides[TILEC_MAX_RANK];
-    PyObject *dtype, *out_dtype, *index_dtype; /* x's dtype; dtype= and index_dtype= (NULL: None) */
+    PyObject *dtype, *out_dtype, *index_dtype; /* x's dtype; dtype= and index_dtype= (NULL: None);
+                                                  each a reference the key owns */
 } key;
+
+static void key_release(key *k) {
+    Py_CLEAR(k->dtype);
+    Py_CLEAR(k->out_dtype);
+    Py_CLEAR(k->index_dtype);
+}
 
 typedef struct entry {
     key k;
@@ -236,27 +255,42 @@ static int read_ints(PyObject *t, int64_t *v, int *n) {
     return 0;
 }
 
-/* axis: None, an int or a tuple of ints, kept as given */
+/* axis: None, an int or a tuple of ints, exactly those types (a subclass's __iter__ or
+ * __index__ may say other axes than its items: the package's, which asks them) */
 static int read_axis(PyObject *axis, key *k) {
     if (!axis || axis == Py_None) {
         k->naxes = -1;
         return 0;
     }
     int64_t v[TILEC_MAX_RANK];
-    if (PyLong_Check(axis)) {
+    if (PyLong_CheckExact(axis)) {
         if (as_i64(axis, &v[0]) || v[0] < -TILEC_MAX_RANK || v[0] >= TILEC_MAX_RANK) return -1;
         k->naxes = 1;
+        k->axis_int = 1;
         k->axes[0] = (int)v[0];
         return 0;
     }
     int n;
-    if (read_ints(axis, v, &n) || n == 0) return -1;
+    if (!PyTuple_CheckExact(axis) || read_ints(axis, v, &n) || n == 0) return -1;
     for (int i = 0; i < n; i++) {
         if (v[i] < -TILEC_MAX_RANK || v[i] >= TILEC_MAX_RANK) return -1;
         k->axes[i] = (int)v[i];
     }
     k->naxes = n;
     return 0;
+}
+
+/* the key's axes as the object the package plans: None, an int or a tuple of ints */
+static PyObject *key_axis(const key *k) {
+    if (k->naxes < 0) Py_RETURN_NONE;
+    if (k->naxes == 1 && k->axis_int) return PyLong_FromLong(k->axes[0]);
+    PyObject *t = PyTuple_New(k->naxes);
+    for (int i = 0; t && i < k->naxes; i++) {
+        PyObject *v = PyLong_FromLong(k->axes[i]);
+        if (!v) Py_CLEAR(t);
+        else PyTuple_SetItem(t, i, v);
+    }
+    return t;
 }
 
 /* o.method(): looked up and called without a bound method made in between */
@@ -408,7 +442,7 @@ static entry *keep_plan(const key *k, uint64_t h, PyObject *ans) {
     Py_XINCREF(e->k.index_dtype);
     e->hash = h;
     PyObject *handle = NULL, *addr = NULL, *o = NULL;
-    int64_t v, vis = 0;
+    int64_t v = 0, vis = 0;
     int bad = take_obj(ans, 0, &e->ctx_obj) || take_obj(ans, 1, &handle) || take_obj(ans, 2, &e->lock) ||
               take_obj(ans, 3, &e->plan) || take_obj(ans, 4, &addr) || take_obj(ans, 7, &e->oshape) ||
               take_obj(ans, 8, &e->odt[0]) || take_obj(ans, 9, &e->odt[1]);
@@ -478,7 +512,9 @@ static void unlock(entry *e) {
 
 /* raises the package's error for a failed status (the context's diagnostics with it) */
 static void fail(entry *e, tilec_status st, const char *what) {
-    PyObject *r = PyObject_CallFunction(py_fail, "OisO", e->ctx_obj, (int)st, what, e->plan);
+    PyObject *fn = Py_NewRef(py_fail); /* bind() may replace it meanwhile */
+    PyObject *r = PyObject_CallFunction(fn, "OisO", e->ctx_obj, (int)st, what, e->plan);
+    Py_DECREF(fn);
     Py_XDECREF(r);
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, what);
 }
@@ -521,12 +557,15 @@ static int64_t ptr_of(PyObject *o, int kind) {
     return p;
 }
 
-/* out= of one dense tensor of the input's library, shape, dtype and device: else -1 (the
- * package checks it and says what is wrong) */
+/* out= of one dense tensor of exactly the input's library's type (a subclass's shape,
+ * strides or pointer may be its own), shape, dtype and device: else -1 (the package checks
+ * it and says what is wrong) */
 static int64_t fast_out(entry *e, PyObject *out, int kind, int device) {
-    if (e->nout != 1 || !is_a(out, kind == K_TORCH ? torch_tensor : cupy_ndarray)) return -1;
+    if (e->nout != 1 || Py_TYPE(out) != (PyTypeObject *)(kind == K_TORCH ? torch_tensor : cupy_ndarray)) return -1;
     PyObject *shape = PyObject_GetAttr(out, s_shape), *dt = PyObject_GetAttr(out, s_dtype);
-    int ok = shape && dt && dt == e->odt[0] && PyObject_RichCompareBool(shape, e->oshape, Py_EQ) == 1;
+    int64_t have[TILEC_MAX_RANK], want;
+    int dims = 0, ok = shape && dt && dt == e->odt[0] && !read_ints(shape, have, &dims) && dims == (int)PyTuple_Size(e->oshape);
+    for (int i = 0; ok && i < dims; i++) ok = !as_i64(PyTuple_GetItem(e->oshape, i), &want) && want == have[i];
     Py_XDECREF(shape);
     Py_XDECREF(dt);
     /* its strides the dense row-major ones, every dim's (the package's rule: a size-1 dim's
@@ -692,22 +731,68 @@ typedef struct {
     PyObject *slow;        /* the package's function for everything else */
 } reducer;
 
-/* One request, read into the key. Returns 1 to run it here, 0 for the package, -1 error. */
+/* One call's arguments as fast() reads them (NULL: not given), each held by the caller for
+ * the whole call: reducer_call takes a reference to each, reducer_run's are its argument
+ * tuple's. */
 typedef struct request {
     PyObject *x, *axis, *dtype, *out, *index_dtype, *keepdims, *backend, *corr;
 } request;
 
-/* A str argument as the first object of its value seen (so "float64" made anew each call
- * finds its plan); others as they are; NULL with an error set only on no memory. Up to 256
- * values are kept, then forgotten (the plans keep their own references). */
+/* An exact str argument as the first object of its value seen (so "float64" made anew each
+ * call finds its plan): a new reference, or NULL with an error set (no memory). Up to 256
+ * values are kept, then forgotten; the reference returned is the caller's, so a later
+ * call's forgetting (this thread's next argument, another thread's) frees nothing it holds. */
 static PyObject *canonical(PyObject *o) {
-    if (!PyUnicode_CheckExact(o)) return o;
     if (!canon && !(canon = PyDict_New())) return NULL;
-    PyObject *c = PyDict_GetItemWithError(canon, o); /* borrowed */
-    if (c) return c;
+    PyObject *c = PyDict_GetItemWithError(canon, o); /* borrowed: a reference taken at once */
+    if (c) return Py_NewRef(c);
     if (PyErr_Occurred()) return NULL;
     if (PyDict_Size(canon) >= 256) PyDict_Clear(canon);
-    return PyDict_SetItem(canon, o, o) < 0 ? NULL : o;
+    return PyDict_SetItem(canon, o, o) < 0 ? NULL : Py_NewRef(o);
+}
+
+/* dtype= or index_dtype= as the key holds it: *slot a new reference (NULL for None) and 0,
+ * for the objects whose meaning cannot change between calls — an exact str (made
+ * canonical), a numpy dtype, a torch dtype, a type that is not a class made in Python
+ * (np.float64, float: static types, which nothing can change); -1 (an error set only on no
+ * memory) for anything else, which the package takes at every call: a str subclass's
+ * __eq__ and __hash__, an object's dtype attribute or a class's may say another dtype on
+ * the next call than the one planned. */
+static int key_object(PyObject *o, PyObject **slot) {
+    *slot = NULL;
+    if (!o || o == Py_None) return 0;
+    if (PyUnicode_CheckExact(o)) return (*slot = canonical(o)) ? 0 : -1;
+    if (is_a(o, np_dtype) || (torch_dtype && Py_TYPE(o) == (PyTypeObject *)torch_dtype) ||
+        (PyType_Check(o) && !(PyType_GetFlags((PyTypeObject *)o) & Py_TPFLAGS_HEAPTYPE))) {
+        *slot = Py_NewRef(o);
+        return 0;
+    }
+    return -1;
+}
+
+/* The package plans a key it has not seen: the request built from the key (the values
+ * keyed, not the caller's objects), its answer kept. Returns the entry, or NULL: with an
+ * error set (the package's for wrong arguments), or with none when the package keeps
+ * the call to itself. */
+static entry *plan(const key *k, uint64_t h, PyObject *x) {
+    static const char *kinds[] = {"", "torch", "cupy", "numpy"};
+    PyObject *planner = py_plan ? Py_NewRef(py_plan) : NULL; /* bind() may replace it meanwhile */
+    PyObject *axis = key_axis(k), *corr = k->has_corr ? PyLong_FromLongLong(k->corr) : Py_NewRef(Py_None);
+    PyObject *req = planner && axis && corr
+                        ? Py_BuildValue("(iOOOiOO)", k->op, axis, k->keepdims ? Py_True : Py_False,
+                                        k->out_dtype ? k->out_dtype : Py_None, k->nan, corr,
+                                        k->index_dtype ? k->index_dtype : Py_None)
+                        : NULL;
+    PyObject *ans = req ? PyObject_CallFunction(planner, "OsO", x, kinds[k->kind], req) : NULL;
+    Py_XDECREF(planner);
+    Py_XDECREF(axis);
+    Py_XDECREF(corr);
+    Py_XDECREF(req);
+    if (!ans) return NULL;
+    entry *e = keep_plan(k, h, ans);
+    if (e) e->uses++; /* before anything is dropped: a finalizer may clear the table */
+    Py_DECREF(ans);
+    return e;
 }
 
 static PyObject *fast(reducer *self, request *q) {
@@ -723,17 +808,15 @@ static PyObject *fast(reducer *self, request *q) {
         if (as_i64(q->corr, &k.corr)) return NULL;
         k.has_corr = 1;
     }
-    k.out_dtype = q->dtype == Py_None ? NULL : canonical(q->dtype);
-    k.index_dtype = q->index_dtype == Py_None ? NULL : canonical(q->index_dtype);
-    if ((q->dtype != Py_None && !k.out_dtype) || (q->index_dtype != Py_None && !k.index_dtype)) return NULL;
-    k.kind = kind_of(q->x);
+    k.kind = kind_of(q->x); /* first: it finds numpy's and torch's dtype types */
     if (k.kind == K_NONE) return NULL;
     if (q->out && q->out != Py_None && k.kind == K_NUMPY) return NULL;
+    PyObject *r = NULL;
     tensor t;
     memset(&t, 0, sizeof t);
+    if (key_object(q->dtype, &k.out_dtype) || key_object(q->index_dtype, &k.index_dtype)) goto done;
     int bad = k.kind == K_TORCH ? read_torch(q->x, &k, &t) : k.kind == K_CUPY ? read_cupy(q->x, &k, &t)
                                                                            : read_numpy(q->x, &k, &t);
-    PyObject *r = NULL, *dt = k.dtype;
     if (bad) {
         PyErr_Clear();
         goto done;
@@ -741,27 +824,19 @@ static PyObject *fast(reducer *self, request *q) {
     mark(PH_READ);
     uint64_t h = key_hash(&k);
     entry *e = lookup(&k, h);
-    if (!e) {
+    if (e) e->uses++; /* held while the call runs (the table may be cleared meanwhile) */
+    else {
         misses++;
-        static const char *kinds[] = {"", "torch", "cupy", "numpy"};
-        PyObject *req = Py_BuildValue("(iOOOiOO)", self->op, q->axis ? q->axis : Py_None, k.keepdims ? Py_True : Py_False,
-                                      q->dtype, self->nan, k.has_corr ? q->corr : Py_None, q->index_dtype);
-        PyObject *ans = req ? PyObject_CallFunction(py_plan, "OsO", q->x, kinds[k.kind], req) : NULL;
-        Py_XDECREF(req);
-        if (!ans) goto done; /* the package's error: the arguments are wrong */
-        e = keep_plan(&k, h, ans);
-        Py_DECREF(ans);
-        if (!e) goto done;
+        if (!(e = plan(&k, h, q->x))) goto done;
     }
     PyObject *out = q->out && q->out != Py_None ? q->out : NULL;
     mark(PH_LOOKUP);
-    e->uses++;
     r = k.kind == K_NUMPY ? run_host(e, &t) : run_gpu(e, q->x, k.kind, &t, out);
     if (r) hits++;
     if (--e->uses == 0 && e->dead) entry_free(e);
 done:
     if (t.has_view) PyBuffer_Release(&t.view);
-    Py_XDECREF(dt);
+    key_release(&k);
     if (r && profiling) {
         mark(PH_RETURN);
         profiled++;
@@ -772,57 +847,86 @@ done:
 /* NULL with no error: the package's slow path takes the call as it was made */
 static PyObject *slow(reducer *self, PyObject *args, PyObject *kw) {
     if (PyErr_Occurred()) return NULL;
-    return PyObject_Call(self->slow, args, kw);
+    PyObject *fn = Py_NewRef(self->slow), *r = PyObject_Call(fn, args, kw); /* __init__ may replace it meanwhile */
+    Py_DECREF(fn);
+    return r;
 }
 
 static int ready(reducer *self) {
-    if (self->slow) return 1;
-    PyErr_SetString(PyExc_TypeError, "tilec._core.Reducer: made without __init__(op, nan, corrects, fallback)");
-    return 0;
+    if (!self->slow) {
+        PyErr_SetString(PyExc_TypeError, "tilec._core.Reducer: made without __init__(op, nan, corrects, fallback)");
+        return 0;
+    }
+    if (!py_plan || !f_reduce) {
+        PyErr_SetString(PyExc_RuntimeError, "tilec._core: called before bind() (import tilec binds it)");
+        return 0;
+    }
+    return 1;
+}
+
+/* The names this module reads of a spelling's keywords; a keyword of any other name (a typo,
+ * nan=, a name with a NUL inside, a str subclass) sends the call to the package, which says
+ * what is wrong. */
+enum { KW_AXIS, KW_DIM, KW_KEEPDIMS, KW_KEEPDIM, KW_DTYPE, KW_OUT, KW_INDEX_DTYPE, KW_BACKEND, KW_DDOF, KW_CORRECTION, KWS };
+static const char *kw_names[KWS] = {"axis", "dim", "keepdims", "keepdim", "dtype", "out", "index_dtype", "backend", "ddof", "correction"};
+
+static int kw_index(PyObject *name) {
+    if (!PyUnicode_CheckExact(name)) return -1;
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(name, &len);
+    if (!s) { /* a lone surrogate: no name of ours, and the package's TypeError, not this */
+        PyErr_Clear();
+        return -1;
+    }
+    for (int i = 0; i < KWS; i++)
+        if ((size_t)len == strlen(kw_names[i]) && memcmp(s, kw_names[i], (size_t)len) == 0) return i;
+    return -1;
 }
 
 /* tilec.sum(x, axis=None, *, dtype=None, out=None, keepdims=False, **kw): kw of the fast path
- * are dim, keepdim, index_dtype, backend and (var, std) ddof or correction */
+ * are dim, keepdim, index_dtype, backend and (var, std) ddof or correction. The request holds
+ * a reference to each argument it reads: a keyword dict may be the caller's own (a
+ * functools.partial's), changed by another thread while the package plans. */
 static PyObject *reducer_call(PyObject *o, PyObject *args, PyObject *kw) {
     reducer *self = (reducer *)o;
-    request q = {0};
     if (!ready(self)) return NULL;
     mark(-1);
     Py_ssize_t na = PyTuple_Size(args);
     if (na < 1 || na > 2) return slow(self, args, kw);
-    q.x = PyTuple_GetItem(args, 0);
-    q.axis = na > 1 ? PyTuple_GetItem(args, 1) : NULL;
-    q.dtype = q.index_dtype = Py_None;
-    PyObject *dim = NULL, *keepdim = NULL, *ddof = NULL;
+    PyObject *v[KWS] = {NULL};
+    if (na > 1) v[KW_AXIS] = PyTuple_GetItem(args, 1);
     if (kw) {
         PyObject *name, *value;
         Py_ssize_t pos = 0;
         while (PyDict_Next(kw, &pos, &name, &value)) {
-            const char *s = PyUnicode_AsUTF8AndSize(name, NULL);
-            if (!s) return NULL;
-            if (!strcmp(s, "axis") && !q.axis) q.axis = value;
-            else if (!strcmp(s, "dim")) dim = value;
-            else if (!strcmp(s, "keepdims")) q.keepdims = value;
-            else if (!strcmp(s, "keepdim")) keepdim = value;
-            else if (!strcmp(s, "dtype")) q.dtype = value;
-            else if (!strcmp(s, "out")) q.out = value;
-            else if (!strcmp(s, "index_dtype")) q.index_dtype = value;
-            else if (!strcmp(s, "backend")) q.backend = value;
-            else if (self->corrects && (!strcmp(s, "ddof") || !strcmp(s, "correction")) && !ddof) ddof = value;
-            else return slow(self, args, kw); /* nan=, an unknown name, two of one: the package says */
+            int i = kw_index(name);
+            if (i < 0 || v[i] || ((i == KW_DDOF || i == KW_CORRECTION) && (!self->corrects || v[KW_DDOF] || v[KW_CORRECTION])))
+                return slow(self, args, kw); /* nan=, an unknown name, two of one: the package says */
+            v[i] = value;
         }
     }
-    if (dim && dim != Py_None) {
+    request q = {0};
+    q.x = PyTuple_GetItem(args, 0);
+    q.axis = v[KW_AXIS];
+    if (v[KW_DIM] && v[KW_DIM] != Py_None) {
         if (q.axis && q.axis != Py_None) return slow(self, args, kw);
-        q.axis = dim;
+        q.axis = v[KW_DIM];
     }
-    if (keepdim && keepdim != Py_None) {
+    q.keepdims = v[KW_KEEPDIMS];
+    if (v[KW_KEEPDIM] && v[KW_KEEPDIM] != Py_None) {
         if (q.keepdims) return slow(self, args, kw);
-        q.keepdims = keepdim;
+        q.keepdims = v[KW_KEEPDIM];
     }
-    if (self->corrects) q.corr = ddof && ddof != Py_None ? ddof : PyLong_FromLong(0); /* numpy's ddof=0 */
+    q.dtype = v[KW_DTYPE] ? v[KW_DTYPE] : Py_None;
+    q.index_dtype = v[KW_INDEX_DTYPE] ? v[KW_INDEX_DTYPE] : Py_None;
+    q.out = v[KW_OUT];
+    q.backend = v[KW_BACKEND];
+    PyObject *ddof = v[KW_DDOF] ? v[KW_DDOF] : v[KW_CORRECTION];
+    if (self->corrects) q.corr = ddof && ddof != Py_None ? ddof : zero; /* numpy's ddof=0 */
+    PyObject **held[] = {&q.x, &q.axis, &q.keepdims, &q.dtype, &q.index_dtype, &q.out, &q.backend, &q.corr};
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) Py_XINCREF(*held[i]);
     PyObject *r = fast(self, &q);
-    if (self->corrects && !(ddof && ddof != Py_None)) Py_DECREF(q.corr);
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) Py_XDECREF(*held[i]);
     return r ? r : slow(self, args, kw);
 }
 
@@ -846,34 +950,62 @@ static int reducer_init(PyObject *o, PyObject *args, PyObject *kw) {
     reducer *self = (reducer *)o;
     PyObject *fn;
     if (!PyArg_ParseTuple(args, "iipO", &self->op, &self->nan, &self->corrects, &fn)) return -1;
-    Py_XDECREF(self->slow);
+    PyObject *old = self->slow; /* dropped after the new one is in place: its finalizer may call self */
     self->slow = Py_NewRef(fn);
+    Py_XDECREF(old);
+    return 0;
+}
+
+/* The fallback may hold the reducer (a spelling's function reaches the module that holds
+ * the spelling): the collector sees that reference, and breaks such a cycle. */
+static int reducer_traverse(PyObject *o, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(o)); /* a heap type's instances hold their type */
+    Py_VISIT(((reducer *)o)->slow);
+    return 0;
+}
+
+static int reducer_clear(PyObject *o) {
+    Py_CLEAR(((reducer *)o)->slow);
     return 0;
 }
 
 static void reducer_dealloc(PyObject *o) {
-    reducer *self = (reducer *)o;
     PyTypeObject *tp = Py_TYPE(o);
-    Py_XDECREF(self->slow);
+    PyObject_GC_UnTrack(o);
+    reducer_clear(o);
     freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
     f(o);
     Py_DECREF(tp);
 }
 
+/* A reducer read as an attribute of a class is itself, as a builtin function is: so
+ * inspect and help() take a spelling for a routine, and show its __text_signature__ (the
+ * package sets each spelling's) */
+static PyObject *reducer_get(PyObject *self, PyObject *obj, PyObject *type) { return Py_NewRef(self); }
+
 static PyMethodDef reducer_methods[] = {
-    {"run", reducer_run, METH_VARARGS, "tilec.reduce's request: (x, axis, keepdims, dtype, correction, index_dtype, out, backend, fn, args), fn(*args) when it is not one for this module"},
+    {"run", reducer_run, METH_VARARGS,
+     "run($self, x, axis, keepdims, dtype, correction, index_dtype, out, backend, fn, args, /)\n--\n\n"
+     "tilec.reduce's request, its names already resolved: run here when planned before, else fn(*args)."},
     {NULL, NULL, 0, NULL}};
 
 static PyType_Slot reducer_slots[] = {
-    {Py_tp_doc, "A reduction of one op and NaN rule, run here when planned before, else by the package."},
+    {Py_tp_doc, "Reducer(op, nan, corrects, fallback)\n--\n\n"
+                "A reduction of one op and NaN rule (the library's numbers; corrects: it takes ddof), "
+                "run here when planned before, else by fallback, the package's function with the same "
+                "arguments."},
+    {Py_tp_descr_get, reducer_get},
     {Py_tp_init, reducer_init},
     {Py_tp_call, reducer_call},
     {Py_tp_dealloc, reducer_dealloc},
+    {Py_tp_traverse, reducer_traverse},
+    {Py_tp_clear, reducer_clear},
     {Py_tp_methods, reducer_methods},
     {Py_tp_new, PyType_GenericNew},
     {0, NULL}};
 
-static PyType_Spec reducer_spec = {"tilec._core.Reducer", sizeof(reducer), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, reducer_slots};
+static PyType_Spec reducer_spec = {"tilec._core.Reducer", sizeof(reducer), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+                                   reducer_slots};
 
 /* ---- module functions ---------------------------------------------------------------- */
 
@@ -891,10 +1023,11 @@ static PyObject *bind(PyObject *m, PyObject *args) {
     f_upload = (tilec_status(*)(tilec_ctx *, void *, const void *, size_t))(uintptr_t)a[3];
     f_download = (tilec_status(*)(tilec_ctx *, void *, const void *, size_t))(uintptr_t)a[4];
     f_sync = (tilec_status(*)(tilec_ctx *))(uintptr_t)a[5];
-    Py_XDECREF(py_plan);
-    Py_XDECREF(py_fail);
+    PyObject *old_plan = py_plan, *old_fail = py_fail;
     py_plan = Py_NewRef(plan);
     py_fail = Py_NewRef(fn);
+    Py_XDECREF(old_plan);
+    Py_XDECREF(old_fail);
     table_clear();
     Py_RETURN_NONE;
 }
@@ -907,10 +1040,12 @@ static PyObject *clear(PyObject *m, PyObject *unused) {
 static PyObject *stats(PyObject *m, PyObject *unused) { return Py_BuildValue("(KKi)", hits, misses, nentries); }
 
 /* profile(on): starts (True) or stops (False) timing the phases of served calls, from zero;
- * profile(): {phase: mean ns a served call} and the count, since it started */
+ * profile() (or None): {phase: mean ns a served call} and the count, since it started */
 static PyObject *profile(PyObject *m, PyObject *args) {
-    int on = -1;
-    if (!PyArg_ParseTuple(args, "|p", &on)) return NULL;
+    PyObject *arg = Py_None;
+    if (!PyArg_ParseTuple(args, "|O", &arg)) return NULL;
+    int on = arg == Py_None ? -1 : PyObject_IsTrue(arg);
+    if (arg != Py_None && on < 0) return NULL;
     if (on >= 0) {
         profiling = on;
         memset(phase_ns, 0, sizeof phase_ns);
@@ -928,10 +1063,17 @@ static PyObject *profile(PyObject *m, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"bind", bind, METH_VARARGS, "bind((reduce, mem_alloc, mem_free, mem_upload, mem_download, synchronize), plan, fail)"},
-    {"clear", clear, METH_NOARGS, "Forgets every kept plan."},
-    {"profile", profile, METH_VARARGS, "profile(True|False) starts or stops timing the phases of served calls; profile() gives ({phase: mean ns}, calls)"},
-    {"stats", stats, METH_NOARGS, "(calls this module ran, keys it sent to the package to plan, plans kept)"},
+    {"bind", bind, METH_VARARGS,
+     "bind($module, addresses, plan, fail, /)\n--\n\n"
+     "The calls of the library the package loaded, by address: (reduce, mem_alloc, mem_free, mem_upload, "
+     "mem_download, synchronize); plan and fail, the package's planner and error. Forgets every kept plan."},
+    {"clear", clear, METH_NOARGS, "clear($module, /)\n--\n\nForgets every kept plan."},
+    {"profile", profile, METH_VARARGS,
+     "profile($module, on=None, /)\n--\n\n"
+     "profile(True) starts (from zero) and profile(False) stops timing the phases of served calls; "
+     "profile() gives ({phase: mean ns a call}, calls) since it started."},
+    {"stats", stats, METH_NOARGS,
+     "stats($module, /)\n--\n\n(calls this module ran, keys it sent to the package to plan, plans kept)"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "tilec._core",
@@ -942,7 +1084,9 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *type = PyType_FromSpec(&reducer_spec);
-    if (!type || PyModule_AddObject(m, "Reducer", type) < 0) goto fail;
+    int bad = !type || PyModule_AddObjectRef(m, "Reducer", type) < 0;
+    Py_XDECREF(type);
+    if (bad || (!zero && !(zero = PyLong_FromLong(0)))) goto fail;
     struct {
         PyObject **s;
         const char *v;
@@ -951,10 +1095,12 @@ PyMODINIT_FUNC PyInit__core(void) {
                  {&s_get_device, "get_device"}, {&s_stride, "stride"}, {&s_data_ptr, "data_ptr"},
                  {&s_is_contiguous, "is_contiguous"}, {&s_acquire, "acquire"}, {&s_release, "release"}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!(*names[i].s = PyUnicode_InternFromString(names[i].v))) goto fail;
-    if (PyModule_AddIntConstant(m, "LIMITED_API", Py_LIMITED_API) < 0 ||
-        PyModule_AddIntConstant(m, "DESC_SIZE", (long)sizeof(tilec_reduce_desc)) < 0 ||
-        PyModule_AddObject(m, "ABI", PyUnicode_FromFormat("%d.%d", TILEC_VERSION_MAJOR, TILEC_VERSION_MINOR)) < 0)
+        if (!*names[i].s && !(*names[i].s = PyUnicode_InternFromString(names[i].v))) goto fail; /* once a process */
+    PyObject *abi = PyUnicode_FromFormat("%d.%d", TILEC_VERSION_MAJOR, TILEC_VERSION_MINOR);
+    bad = !abi || PyModule_AddObjectRef(m, "ABI", abi) < 0;
+    Py_XDECREF(abi);
+    if (bad || PyModule_AddIntConstant(m, "LIMITED_API", Py_LIMITED_API) < 0 ||
+        PyModule_AddIntConstant(m, "DESC_SIZE", (long)sizeof(tilec_reduce_desc)) < 0)
         goto fail;
     return m;
 fail:
