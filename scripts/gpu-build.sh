@@ -5,6 +5,7 @@
 #   beat LABEL CMD...     runs CMD, saying "LABEL: still running" every 30 s; CMD's status
 #   build_gpu [TARGET...] meson setup (once) and ninja of build-gpu/ (release, no tests),
 #                         a line per step and every 30 s; on failure the errors and 1
+#   build_bench           the same for build-bench/ (with bench/bench.cu: -Dbench=enabled)
 gpu_t0=$(date +%s)
 say() { echo "${gpu_name:-gpu}: [$(( $(date +%s) - gpu_t0 )) s] $*"; }
 beat() {
@@ -18,17 +19,22 @@ beat() {
     done
     wait "$pid"
 }
-build_gpu() {
-    local log
+build_gpu() { build_tree build-gpu "-Dtests=disabled --buildtype=release" "$@"; }
+build_bench() { build_tree build-bench "-Dtests=disabled -Dbench=enabled --buildtype=release"; }
+# build_tree DIR "MESON OPTIONS" [TARGET...]
+build_tree() {
+    local dir=$1 opts=$2 log
+    shift 2
     log=$(mktemp -t gpu-build.XXXXXX)
-    if [ ! -f build-gpu/build.ninja ]; then
-        say "meson setup build-gpu (release, no tests)"
-        meson setup build-gpu -Dtests=disabled --buildtype=release >"$log" 2>&1 || { tail -n 30 "$log"; return 1; }
+    if [ ! -f "$dir/build.ninja" ]; then
+        say "meson setup $dir $opts"
+        # shellcheck disable=SC2086 # the options are words
+        meson setup "$dir" $opts >"$log" 2>&1 || { tail -n 30 "$log"; return 1; }
     fi
-    say "ninja -C build-gpu${*:+ $*} (a fresh machine takes a few minutes; its output: $log)"
-    if ! beat "ninja" sh -c 'log=$1; shift; ninja -C build-gpu "$@" >>"$log" 2>&1' sh "$log" "$@"; then
+    say "ninja -C $dir${*:+ $*} (a fresh machine takes a few minutes; its output: $log)"
+    if ! beat "ninja" sh -c 'log=$1; dir=$2; shift 2; ninja -C "$dir" "$@" >>"$log" 2>&1' sh "$log" "$dir" "$@"; then
         if grep -q '^FAILED: ' "$log"; then sed -n '/^FAILED: /,$p' "$log" | head -n 60; else tail -n 30 "$log"; fi
         return 1
     fi
-    say "build-gpu is built"
+    say "$dir is built"
 }
