@@ -468,8 +468,9 @@ static shape_seen lowered_shape(const char *src, int ws) {
     return v;
 }
 
-/* The lowering the model picks for the issue's tiles (f32), from the loop IR: a regression
- * of the model's choice shows here before any benchmark runs. */
+/* The lowering the model picks for the benchmark's target tiles (f32; docs/performance.md,
+ * "Tile results"), from the loop IR: a regression of the model's choice shows here before
+ * any benchmark runs. */
 static void test_model_choices(void **state) {
     (void)state;
     char src[1024];
