@@ -38,9 +38,13 @@ scripts/gpu-check no-such-section >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "scripts/gpu-check no-such-section did not exit 2"
 
 # every script the tree names exists
+# (words of prose after "scripts/bench", and names in capitals, are not references)
 while IFS= read -r ref; do
     name=${ref#scripts/}
     case "$name" in
+    bench\ and | bench\ or | bench\ has | bench\ is | bench\ read | bench\ runs | bench\ with | bench\ to | bench\ in | bench\ the | bench\ its | bench\ that | bench\ which) ;;
+    *[A-Z]*) [[ "$name" =~ [a-z] ]] || continue
+        [ -e "scripts/$name" ] && ok || bad "'$ref' is named (grep -rn '$ref' .) but there is no scripts/$name" ;;
     bench\ *)
         s=${name#bench }
         [ -f "scripts/bench.d/$s" ] && ok || bad "'$ref' is named (grep -rn '$ref' .) but scripts/bench has no section $s" ;;
