@@ -667,8 +667,8 @@ TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *des
  * the context stays open. `in` is not read: its address decides the plan (16-byte loads
  * or not), so pass the pointer the captured call will use. A call not prepared may be
  * captured too: on a stream being captured, tilec_reduce does this work itself, outside
- * the capture (docs/runtime.md, "Streams and threads", its item CUDA graphs); preparing keeps that work, which waits on
- * the host, out of the capturing code. */
+ * the capture (docs/runtime.md, "Streams and threads", its item CUDA graphs); preparing
+ * keeps that work, which waits on the host, out of the capturing code. */
 TILEC_API tilec_status tilec_reduce_prepare(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in);
 
 /* Checks a reduction's result against the double-precision reference (as tilec_check
