@@ -1,5 +1,5 @@
 // bench.cu — tilec on one GPU, in one process and one run, against the copy ceiling, CUB
-// and the seed's kernels; every target of docs/performance.md as a ratio next to its goal.
+// and multi-pass kernels; every target of docs/performance.md as a ratio next to its goal.
 //
 //   bench [--quick] [--only SECTION] [--tile-variants V1,V2,...] [--csv FILE] [--md FILE]
 //                            (--tile-variants: also time those tilec variants, forced, in
@@ -22,10 +22,11 @@
 // f16 and bf16; tiles (clock64 constants for a cost model; tilec funcs, its own choice,
 // beside CUB WarpReduce / BlockReduce and hand-written loops on the same tiles in one
 // clock64 harness that NVRTC compiles with them, at 1 and 4 CTAs a multiprocessor; kernels
-// that stream tiles global -> shared -> reduce); fragments (issue 33: row max and sum of
+// that stream tiles global -> shared -> reduce); fragments (row max and sum of
 // mma.sync and wgmma accumulators in registers beside FlashAttention-2/3's, column sums,
-// a swizzled shared tile beside padded ones, in the same clock64 harness); seed 000's two kernels as tilec
-// programs, multi-pass as in the seed; the JIT's latencies. Then the targets table. A
+// a swizzled shared tile beside padded ones, in the same clock64 harness); multipass (a
+// whole array reduced by relaunching a 512-elements-a-CTA kernel on its partials, two
+// tilec programs); the JIT's latencies. Then the targets table. A
 // progress line per case goes to stderr.
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -163,7 +164,7 @@ template <class T, class Conv>
 static std::vector<double> reference(const std::vector<T> &h, long long rows, long long cols, int axis, tilec_op op,
                                      std::vector<double> *mag, Conv conv) {
     long long n_out = axis == 1 ? rows : cols;
-    // the three ops this benchmark times (scripts/bench-ops times the others against torch)
+    // the three ops this benchmark times (scripts/bench ops times the others against torch)
     if (op != TILEC_OP_SUM && op != TILEC_OP_MAX && op != TILEC_OP_MIN) {
         std::fprintf(stderr, "bench: no reference for %s\n", tilec_op_name(op));
         std::exit(1);
@@ -1352,9 +1353,9 @@ static void bench_tiles() {
     bench_stream();
 }
 
-// ---- fragments (issue 33) ---------------------------------------------------------------
+// ---- fragments ---------------------------------------------------------------------
 //
-// `--only fragments`: the targets of issue 33 in the clock64 harness of the tile matrix,
+// `--only fragments`: the fragments' targets (docs/performance.md) in the clock64 harness of the tile matrix,
 // one NVRTC module holding tilec's funcs, the hand-written peers and a kernel per
 // implementation (`bench --fragment-sources DIR` writes it without a GPU):
 //   mma    a warp's m16n8k16 f32 accumulator of 16 x 64 (float acc[32], 8 n8 tiles;
@@ -1589,7 +1590,7 @@ struct FragRun {
     bool rows;
     int pl = 0;              // smem: placement (0 swizzled, 1 TMA panels, 2 TMA by strides, else a row stride)
     int id;
-    std::string label, func, variant, target_peer; // target_peer: the peer the issue's target names
+    std::string label, func, variant, target_peer; // target_peer: the peer the target names
     std::vector<Impl> impls; // [0]: tilec
     std::vector<int> regs, local_bytes;
 };
@@ -1946,7 +1947,7 @@ static void bench_fragments() {
         }
         std::fflush(stdout);
     }
-    // the targets of issue 33
+    // the fragments' targets
     auto find = [&](int kind, int op, bool rows, int pl) -> FragRun * {
         for (auto &f : runs)
             if (f.kind == kind && f.op == op && f.rows == rows && (kind != FR_SMEM || f.pl == pl)) return &f;
@@ -2012,10 +2013,10 @@ static void bench_fragments() {
     CUDA(cudaLibraryUnload(mod.lib));
 }
 
-// Seed 000's host loop: a CTA reduces 512 elements to one, relaunched on the partials
+// A multi-pass host loop: a CTA reduces 512 elements to one, relaunched on the partials
 // until one is left; its two kernels are tilec programs forcing smem_tree (the branchy
 // halving tree) and cta_tree (warp shuffles, a slot per warp).
-static void bench_seed() {
+static void bench_multipass() {
     for (int e : {24, 26}) {
         long long n0 = 1ll << e;
         std::vector<float> h = random_floats((size_t)n0, 1234 + e);
@@ -2027,7 +2028,7 @@ static void bench_seed() {
         CUDA(cudaMalloc(&buf[2], n0 / 512 * 4 + 4));
         CUDA(cudaMemcpy(buf[0], h.data(), n0 * 4, cudaMemcpyHostToDevice));
         for (const char *v : {"smem_tree", "cta_tree"}) {
-            progress(std::string("seed 000 ") + v + " 2^" + std::to_string(e));
+            progress(std::string("multi-pass ") + v + " 2^" + std::to_string(e));
             std::string text;
             std::vector<std::pair<std::string, long long>> passes; // kernel, grid
             for (long long n = n0; n > 1;) {
@@ -2046,7 +2047,7 @@ static void bench_seed() {
             Module m = tilec_module(text);
             std::vector<cudaKernel_t> ks;
             for (auto &p : passes) ks.push_back(m.kernel(p.first.c_str()));
-            auto run = [&](int) { // ping-pong between the two partial buffers, as the seed does
+            auto run = [&](int) { // ping-pong between the two partial buffers
                 const float *in = buf[0];
                 for (size_t i = 0; i < passes.size(); i++) {
                     float *out = buf[1 + i % 2];
@@ -2063,7 +2064,7 @@ static void bench_seed() {
             bool ok = std::fabs(got - want) <= 1e-5 * mag;
             cases_wrong += !ok;
             double ms = time_ms(run, 1);
-            row("seed", "sum 2^" + std::to_string(e), (std::string("seed 000 ") + v).c_str(), ms, (double)n0 * 4 + 4,
+            row("multipass", "sum 2^" + std::to_string(e), (std::string("multi-pass ") + v).c_str(), ms, (double)n0 * 4 + 4,
                 ok ? "checked (multi-pass)" : "WRONG");
             CUDA(cudaLibraryUnload(m.lib));
         }
@@ -2073,7 +2074,7 @@ static void bench_seed() {
 
 // ---- the JIT's latencies ---------------------------------------------------------------
 
-// A shape no other case uses, so its first call compiles (scripts/bench-gpu gives the
+// A shape no other case uses, so its first call compiles (scripts/bench kernels gives the
 // run an empty disk cache).
 static tilec_reduce_desc latency_desc() { return desc_2d(TILEC_OP_MAX, TILEC_F32, 4096, 1003, 1); }
 
@@ -2203,7 +2204,7 @@ int main(int argc, char **argv) {
         else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = std::fopen(argv[++i], "w");
         else if (!std::strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
         else {
-            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|fragments|seed] [--tile-variants V1,V2] [--csv FILE] [--md FILE]\n"
+            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|fragments|multipass] [--tile-variants V1,V2] [--csv FILE] [--md FILE]\n"
                                  "       bench --tile-sources DIR [--arch sm_XY]\n"
                                  "       bench --fragment-sources DIR [--arch sm_XY]\n");
             return 2;
@@ -2247,7 +2248,7 @@ int main(int argc, char **argv) {
     if (want("16-bit")) bench_16();
     if (want("tiles")) bench_tiles();
     if (want("fragments")) bench_fragments();
-    if (want("seed")) bench_seed();
+    if (want("multipass")) bench_multipass();
     report(md, prop, driver);
     progress("done");
     tilec_close(ctx);

@@ -632,9 +632,11 @@ typedef struct tilec_reduce_desc {
     bool widen;      /* the output in tilec_dtype_wide(dtype), accumulated in it (or in
                       * f32 for 16-bit floats): an i32 sum that passes 2^31 stays exact,
                       * an f16 sum is not rounded to f16 */
-    void *out2;      /* argmax / argmin: where the indices go (the output's shape; i64, or
-                      * i32 with index_i32), device memory as `out` is; in
-                      * tilec_reduce_check, the host copy of them after the call. NULL for
+    void *out2;      /* the second result, of the output's shape, device memory as `out`
+                      * is: argmax / argmin's indices (i64, or i32 with index_i32),
+                      * aminmax's maxima (in the output's dtype; out gets the minima).
+                      * Required for these three (tilec_op_outputs is 2); in
+                      * tilec_reduce_check, the host copy of it after the call. NULL for
                       * every other op */
     bool index_i32;  /* argmax / argmin: out2 holds i32 indices */
     const int64_t *correction; /* var / std: the divisor is max(n - *correction, 0), with
@@ -646,9 +648,12 @@ typedef struct tilec_reduce_desc {
  * shape plans, generates, compiles (or finds in the cache) and loads a kernel; later calls
  * launch it. Asynchronous on GPUs (tilec_synchronize). The same input gives the same bits
  * on every run. 16-bit floats accumulate in f32 (a norm2 of bf16 or f32 in f64); integer
- * sums and products wrap. Over an empty axis a sum, sumsq or norm2 gives 0, a prod 1 and a
- * mean NaN; max, min, argmax and argmin over one are errors. argmax and argmin write the
- * values to out and the indices to desc->out2 (docs/runtime.md, "Two outputs"). On the
+ * sums and products wrap. Over an empty axis (a reduced extent 0, the output not empty) a
+ * sum, sumsq or norm2 gives +0, a prod 1, a mean, var or std NaN and a logsumexp -inf (when
+ * accumulating, the output is left as it was); max, min, argmax, argmin and aminmax over one
+ * are TILEC_ERR_INVALID_ARG. argmax and argmin write the values to out and the indices to
+ * desc->out2; aminmax the minima to out and the maxima to desc->out2 (docs/runtime.md,
+ * "Two outputs"). On the
  * simulator, a reduction whose planned kernel must take more thread-steps than the work
  * budget allows (a lower bound from its loop IR: the steps each element's read costs at
  * least) is TILEC_ERR_BUDGET before it runs (tilec_set_sim_budget). */
@@ -662,8 +667,8 @@ TILEC_API tilec_status tilec_reduce(tilec_ctx *ctx, const tilec_reduce_desc *des
  * the context stays open. `in` is not read: its address decides the plan (16-byte loads
  * or not), so pass the pointer the captured call will use. A call not prepared may be
  * captured too: on a stream being captured, tilec_reduce does this work itself, outside
- * the capture (docs/runtime.md, "CUDA graphs"); preparing keeps that work, which waits on
- * the host, out of the capturing code. */
+ * the capture (docs/runtime.md, "Streams and threads", its item CUDA graphs); preparing
+ * keeps that work, which waits on the host, out of the capturing code. */
 TILEC_API tilec_status tilec_reduce_prepare(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *in);
 
 /* Checks a reduction's result against the double-precision reference (as tilec_check

@@ -3,7 +3,9 @@
 # configures examples/meson-subproject (whose subprojects/tilec is this tree) in a scratch
 # build directory, builds it, runs its consumer (tilec_reduce on the simulator), and checks
 # that tilec built only its library there: no tilec test in `meson introspect --tests`, no
-# executable of tilec's among the targets, no tilec CLI among what would be installed.
+# executable of tilec's among the targets; and that the parent's install would install
+# tilec's library (shared and static) and tilec.h (its programs need them) and nothing else of tilec's
+# (no CLI, tilec.pc, CMake package, man page, completion or Python package), as the README says.
 # Exit 3 when meson or ninja is not installed (scripts/setup.sh installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,11 +37,18 @@ if tests != ["consumer"]:
 for t in load("targets.json"):
     if t.get("subproject") == "tilec" and not (t["name"] == "tilec" and t["type"].endswith(" library")):
         problems.append(f"tilec built its {t['type']} '{t['name']}' as a subproject (only the library tilec should be)")
-for path in load("installed.json").values():
-    if os.path.basename(path) == "tilec" and "/bin/" in path:
+installed = list(load("installed.json").values())
+for path in installed:
+    name = os.path.basename(path)
+    if name == "tilec" and "/bin/" in path:
         problems.append(f"tilec's CLI would be installed as {path}")
-    if os.path.basename(path) in ("tilec.pc", "tilecConfig.cmake", "tilec.1") or "/tilec/__init__.py" in path:
+    elif name.startswith("libtilec.so") or name in ("libtilec.a", "tilec.h", "consumer"):
+        pass  # the library and header the parent's programs need, and the parent's own program
+    else:
         problems.append(f"the parent would install tilec's own {path}")
+for want in ("libtilec.so", "tilec.h"):
+    if not any(os.path.basename(p).startswith(want) for p in installed):
+        problems.append(f"the parent would not install {want}, which its programs need (README says it does)")
 for p in problems:
     print("subproject check:", p, file=sys.stderr)
 sys.exit(1 if problems else 0)

@@ -567,7 +567,7 @@ else
     echo "skipped: no numpy for /usr/bin/python3, so --specials and .npy files are not compared with it"
 fi
 
-# ---- issue 11: sizes, bounded reading, safe writing, strict numbers -----------------------
+# ---- sizes, bounded reading, safe writing, strict numbers ---------------------------------
 # is NAME WHAT PATH : PATH is a symlink (-L), FIFO (-p), character device (-c) or regular file (-f)
 is() {
     if [ "$2" "$3" ] && { [ "$2" = -L ] || [ ! -L "$3" ]; }; then pass=$((pass + 1)); else
@@ -814,7 +814,7 @@ else
     echo "skipped: the permission tests of safe writes (they need root and setpriv)"
 fi
 
-# ---- issue 14: one option parser, many files, terminals, no internal IR in errors --------
+# ---- one option parser, many files, terminals, no internal IR in errors ------------------
 # --opt=value and --opt value, for every command
 expect "check --warp-size=64" 0 "$tilec" check --warp-size=64 "$rs"
 expect "run --warp-size=64 --seed=3" 0 "$tilec" run "$rs" --warp-size=64 --seed=3 --check
@@ -1022,7 +1022,7 @@ for args in "--op max --dtype i32 --nan ignore" "--op sum --dtype f32 --nan igno
 done
 has "--nan on an integer: floats only" <("$tilec" reduce --op max --dtype i32 --nan ignore --shape 8 --backend sim 2>&1) "of float dtypes only"
 
-# ---- issue 29, second review: what run and reduce write ------------------------------------
+# ---- what run and reduce write -------------------------------------------------------------
 # no output overwrites the program, an --in file (what was read would be lost) or another
 # output (the second write would replace the first): by name, through a symlink or a hard
 # link, checked before anything runs (exit 2), the file left as it was

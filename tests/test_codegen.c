@@ -1,9 +1,9 @@
 /*
  * test_codegen.c — the emitted CUDA and HIP source: real compilers accept it (NVRTC for
  * sm_80 and sm_90, hiprtc for gfx90a at wave64 and gfx1030 at wave32), for every example
- * and a generated matrix of variants × dtypes × ops × shapes; its shape is what the seed
- * promises; it matches the golden files; hostile names cannot break it; and the same input
- * gives the same bytes. A compiler that is not installed skips its part with a message.
+ * and a generated matrix of variants × dtypes × ops × shapes; its shape is what
+ * docs/dispatch.md promises; it matches the golden files; hostile names cannot break it;
+ * and the same input gives the same bytes. A compiler that is not installed skips its part with a message.
  * TILEC_TEST_TARGETS chooses other targets (below): scripts/hip-new-archs compiles for gfx942
  * and gfx1100 with the ROCm 5.7 of scripts/rocm-root.sh.
  */
@@ -191,10 +191,10 @@ static void test_matrix_compiles(void **state) {
     free(src);
 }
 
-/* The seed demo forced to the shared variant: exactly three shuffle-xor steps, masks 1,
+/* The row-sum example forced to the shared variant: exactly three shuffle-xor steps, masks 1,
  * 2, 4, width 8; and the PTX of a shared-variant kernel uses the butterfly shuffle. Its
  * own choice (rows) reads each row with 16-byte loads and needs no shuffle. */
-static void test_seed_demo_source_and_ptx(void **state) {
+static void test_row_sum_shared_source_and_ptx(void **state) {
     (void)state;
     char *text = example("row_sum");
     tilec_ctx *ctx;
@@ -427,7 +427,7 @@ int main(void) {
         return cmocka_run_group_tests_name("emitted code, chosen targets", tests, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seed_demo_source_and_ptx),
+        cmocka_unit_test(test_row_sum_shared_source_and_ptx),
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_grid_rows_source),

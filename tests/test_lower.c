@@ -48,16 +48,16 @@ static const char *const row_sum =
     "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
     "  cta.sum(Bs, As, axes=(-1), accum=false)\n  cta.sync()\n  cta.copy(B, Bs)\n}\n";
 
-/* The same with the seed's lowering forced: the cost model now picks `rows` for it
+/* The same with the shared variant forced: the cost model now picks `rows` for it
  * (test_model_choices), and the shape of the shared variant is still what these check. */
 static const char *const row_sum_shared =
     "kernel row_sum(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
     "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
     "  cta.sum(Bs, As, axes=(-1), accum=false, variant=shared)\n  cta.sync()\n  cta.copy(B, Bs)\n}\n";
 
-/* The seed demo forced to the shared variant: groups of 8 lanes, three xor steps 1, 2, 4
+/* The row-sum example forced to the shared variant: groups of 8 lanes, three xor steps 1, 2, 4
  * of width 8. */
-static void test_seed_demo_shape(void **state) {
+static void test_row_sum_shared_shape(void **state) {
     (void)state;
     tilec_ctx *ctx;
     tilec_open(&ctx);
@@ -468,8 +468,9 @@ static shape_seen lowered_shape(const char *src, int ws) {
     return v;
 }
 
-/* The lowering the model picks for the issue's tiles (f32), from the loop IR: a regression
- * of the model's choice shows here before any benchmark runs. */
+/* The lowering the model picks for the benchmark's target tiles (f32; docs/performance.md,
+ * "Tile results"), from the loop IR: a regression of the model's choice shows here before
+ * any benchmark runs. */
 static void test_model_choices(void **state) {
     (void)state;
     char src[1024];
@@ -512,7 +513,7 @@ static void test_model_choices(void **state) {
         v = lowered_shape(src, ws);
         if (strcmp(v.variant, "rows") || v.src_vec != 4 || v.src_loads)
             fail_msg("ws %d: %s, vec %d\n%s", ws, v.variant, v.src_vec, src);
-        /* the seed's 4x8 demo at 32 threads: a lane a row, 16-byte loads, no shuffle */
+        /* the row-sum example's 4x8 tile at 32 threads: a lane a row, 16-byte loads, no shuffle */
         tile_prog(src, sizeof src, "4, 8", "4", 32, "", "axes=(1)");
         v = lowered_shape(src, ws);
         if (strcmp(v.variant, "rows") || v.src_vec != 4 || v.shfl)
@@ -923,7 +924,7 @@ static void test_index_types_fit(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seed_demo_shape),
+        cmocka_unit_test(test_row_sum_shared_shape),
         cmocka_unit_test(test_index_types_fit),
         cmocka_unit_test(test_partial_groups_shrink),
         cmocka_unit_test(test_planted_missing_barrier),

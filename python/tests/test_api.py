@@ -30,7 +30,7 @@ FAKE_HIP = os.path.join(os.path.dirname(os.path.abspath(LIB)), "tests", "libfake
 NO_GPU = {"TILEC_NVRTC_PATH": "/nonexistent/libnvrtc.so", "TILEC_HIP_PATH": "/nonexistent/libamdhip64.so"}
 
 
-# ---- integers that ctypes would wrap (issue 29, defect 8) ----------------------------------
+# ---- integers that ctypes would wrap -------------------------------------------------------
 
 def test_integers_are_range_checked():
     for bad in (2**32 + 64, 2**64, 2**31 + 32, -(2**32) + 32, 48, -32):

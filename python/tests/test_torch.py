@@ -179,7 +179,7 @@ def test_fake_refuses_what_the_kernel_refuses():
         tt.amax(m, 1)  # the max of nothing: tilec's ArgumentError, a ValueError
     with pytest.raises(TypeError):  # the op itself, past the wrapper's float check: the table's no
         torch.ops.tilec.logsumexp(torch.empty(3, dtype=torch.int32, device="meta"), [0], False)
-    # 64-bit inputs have arg-reductions (issue 32): int64 indices, no refusal
+    # 64-bit inputs have arg-reductions: int64 indices, no refusal
     assert tt.argmax(torch.empty(3, 5, dtype=torch.float64, device="meta"), 1).dtype == torch.int64
     assert tt.argmin(torch.empty(3, 5, dtype=torch.int64, device="meta"), 0).shape == (5,)
     with pytest.raises(TypeError):
@@ -333,7 +333,7 @@ def test_errors():
     x = normal((4, 5))
     with pytest.raises(TypeError):
         tt.logsumexp(x.int(), 1)  # logsumexp of integers: tilec's table has none (torch promotes them to float)
-    # 64-bit arg-reductions (issue 32): torch's indices, first of ties, NaN wins
+    # 64-bit arg-reductions: torch's indices, first of ties, NaN wins
     d = x.double()
     d[1, 3] = float("nan")
     d[2, :] = 7.0

@@ -1580,7 +1580,8 @@ def _take(p, n):
 
 def _target(target, backend, arch, warp_size, fn):
     """tilec_target of target= (backend=: its old name, deprecated), arch and warp_size, all
-    checked before the text is parsed. None: cuda, the CLI's default."""
+    checked before the text is parsed. None: cuda (tilec explain's default; tilec emit and
+    tilec compile require --target)."""
     if backend is not None:
         if target is not None:
             raise TypeError("tilec.%s: give target (backend is its old name), not both" % fn)
@@ -1636,15 +1637,16 @@ def _generate(fn, what, binary, text, t, file):
 
 def emit(text, target=None, arch=None, warp_size=0, file="<text>", *, backend=None):
     """CUDA or HIP source for every kernel and func of the .tile text (str for str, bytes
-    for bytes). target: "cuda" (None, the CLI's default) or "hip"; backend= is its old,
-    deprecated name."""
+    for bytes). target: "cuda" (None, the default here; `tilec emit` requires --target) or
+    "hip"; backend= is its old, deprecated name."""
     t = _target(target, backend, arch, warp_size, "emit")
     return _generate(_lib.tilec_emit, "emitting", False, text, t, file)
 
 
 def compile(text, target=None, arch=None, warp_size=0, file="<text>", *, backend=None):
     """A CUBIN (NVRTC) or code object (hiprtc) of the .tile text, as bytes; no GPU needed.
-    target: "cuda" (None, the CLI's default) or "hip"; backend= is its old, deprecated name."""
+    target: "cuda" (None, the default here; `tilec compile` requires --target) or "hip";
+    backend= is its old, deprecated name."""
     t = _target(target, backend, arch, warp_size, "compile")
     return _generate(_lib.tilec_compile, "compiling", True, text, t, file)
 
@@ -1654,7 +1656,7 @@ def explain(text, target=None, arch=None, warp_size=0, dump_loop=False, file="<t
     """Which variant lowers every tile statement, the one reason it won and what it does, as
     `tilec explain` prints it; verbose=True: each variant tried and each predicate's verdict
     (`tilec explain --verbose`); dump_loop=True adds the lowered loop IR (`--dump=loop`).
-    str for str text, bytes for bytes. target: "cuda" (None, the CLI's default), "hip" or
+    str for str text, bytes for bytes. target: "cuda" (None, as `tilec explain`'s default), "hip" or
     "sim"; backend= is its old, deprecated name."""
     t = _target(target, backend, arch, warp_size, "explain")
     flags = (1 if dump_loop else 0) | (0 if verbose else 2)  # TILEC_EXPLAIN_LOOP, _SHORT

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Measured on an H200 by `scripts/bench-gpu --only tiles` (its "constant" lines;
+/* Measured on an H200 by `scripts/bench kernels --only tiles` (its "constant" lines;
  * docs/dispatch.md#the-cost-model). */
 const dsp_cost_consts dsp_costs = {
     .lds_latency = 23,  /* a dependent 4- or 16-byte shared load */

@@ -309,7 +309,7 @@ static bool lower_rows(dsp_lower *l, char *why, size_t wn) {
         /* an f64 accumulator for narrower data (a norm of f32, a widened sum) doubles the
          * leaves' registers and makes each fold an f64 shuffle: on the H200 a norm of
          * 1048576 x 32 f32 ran at 77% of the sum's bytes/s with 8 outputs in flight, 84%
-         * with 4, 100% with 2, 89% with 1 (scripts/bench-ops). An op whose finish is long
+         * with 4, 100% with 2, 89% with 1 (scripts/bench ops). An op whose finish is long
          * gathers its outputs (gather_outputs) and gains from twice as many: logsumexp of
          * those rows ran at 75% with 2 and 84% with 4, std at 87% and 92% (H200). */
         if (items > 1 && num_size(at) > 4 && tilec_dtype_size(q->st->src.buf->dtype) < 8)

@@ -194,7 +194,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
     const ir_op_info *op = ir_op(sg->op);
     /* a state of one 4-byte register (dsp_small_state): three CTAs an SM on CUDA, so at
      * most 80 registers a thread, where ptxas takes about 96 and fits two (H200,
-     * scripts/bench-segmented: 10^6 segments of 0-64 elements 153 -> 203 GB/s, 4096 of
+     * scripts/bench segmented: 10^6 segments of 0-64 elements 153 -> 203 GB/s, 4096 of
      * 1k-100k 1.57 -> 1.80 TB/s); the states of pairs, keys and f64 would spill */
     k->min_ctas = t->backend == TILEC_BACKEND_CUDA && dsp_small_state(&q) && T == 256 ? 3 : 0;
     int workers = sg->workers, C = sg->ctas, nw = workers * C;

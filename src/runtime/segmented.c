@@ -37,7 +37,7 @@ typedef struct seg_view {
  * about two pieces or less on average; else a CTA's groups, and more CTAs (up to 64, and
  * 2^24 CTAs a launch) while a group would fold more than two pieces of a mean segment one
  * after another: a group has one piece's loads in flight at a time, so short chains over
- * many CTAs keep more of them in flight (H200, scripts/bench-segmented: 4096 segments of
+ * many CTAs keep more of them in flight (H200, scripts/bench segmented: 4096 segments of
  * 1k-100k elements: 1.60 TB/s with one CTA a segment, 1.80 with chains of 3, 1.90 of 2). */
 static void choose_workers(const tilec_reduce_desc *d, seg_view *v) {
     int64_t W = dsp_segment_piece(d->dtype);

@@ -1,4 +1,4 @@
-"""argmax and argmin through `tilec reduce` (issue 13), against numpy:
+"""argmax and argmin through `tilec reduce`, against numpy:
 
     tilec reduce --op argmax|argmin --dtype D --shape AxB.. --axes a,b --nan P --backend sim
                  --in FILE --out VALUES --out2 INDICES [--index-dtype i64|i32] [--strides S,..]

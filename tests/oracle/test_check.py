@@ -1,5 +1,5 @@
 """tilec's own reference (`tilec run --check`) must accept a correct result that overflows
-in the accumulation type (issue 11, item 3): f32 sums accumulate in f32 (docs/format.md),
+in the accumulation type: f32 sums accumulate in f32 (docs/format.md),
 so [3e38, 3e38, -inf] is NaN when the two finite terms are added first (3e38 + 3e38
 overflows to +inf, then +inf + -inf) and -inf when -inf comes first; a reference that
 sums in double gets -inf only and rejects the NaN.

@@ -1,5 +1,5 @@
-"""Fill constants are rounded once, from the decimal text, to the buffer's dtype (issue 11,
-item 2). docs/dispatch.md: "the constant is rounded once from its exact value to the
+"""Fill constants are rounded once, from the decimal text, to the buffer's dtype.
+docs/dispatch.md: "the constant is rounded once from its exact value to the
 dtype"; docs/format.md: integer buffers take integers in their range (integral decimals
 such as 2.0 too), a finite value that would round to infinity is an error.
 
@@ -56,7 +56,7 @@ def halfway_cases(rng, dt, n):
 
 
 FIXED = {
-    # the issue's case: 1 + 2^-24 + 10^-28 is just above the f32 halfway 1 + 2^-24
+    # the case that was rounded twice: 1 + 2^-24 + 10^-28 is just above the f32 halfway 1 + 2^-24
     "f32": ["1.0000000596046447753906250001", "1.000000059604644775390625", "1.0000000596046447753906249999",
             "16777217.000000000001", "16777217", "16777219", "-16777217.000000000001", "0.1", "-0.1", "1e-3",
             "6.0E+4", ".25", "2.", "-0", "-0.0", "0", "inf", "-inf", "nan", "1e-45", "-1e-45", "1e-50", "-1e-50",

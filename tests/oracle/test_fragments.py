@@ -1,4 +1,4 @@
-"""Fragments (docs/format.md, "Fragment layouts"; issue 33) on the simulator against numpy:
+"""Fragments (docs/format.md, "Fragment layouts") on the simulator against numpy:
 a .tile kernel copies a global tile into a fragment of each layout, reduces it over its
 rows and over its columns into global memory with every op, into a replicated fragment
 (and out again), and copies the fragment back out; every result against numerics.py's

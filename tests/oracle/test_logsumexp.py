@@ -1,4 +1,4 @@
-"""logsumexp (issue 13) against numerics.LseSpec, the definition in float64 with math.exp
+"""logsumexp against numerics.LseSpec, the definition in float64 with math.exp
 and math.log: through `tilec reduce` (random shapes and axes, strided views, an empty
 axis, literal vectors written from the format's rules) and in tile programs of every
 scope kind, each variant forced in turn, at both warp sizes.

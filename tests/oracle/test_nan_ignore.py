@@ -1,4 +1,4 @@
-"""max / min with nan=ignore over slices that are all NaN (issue 11, item 1).
+"""max / min with nan=ignore over slices that are all NaN.
 
 docs/format.md: "with nan=ignore NaNs are skipped, and an all-NaN slice gives NaN" — as
 numpy's nanmax / nanmin (which warn about it; numerics.py does not call them). With

@@ -1,4 +1,4 @@
-"""`tilec reduce` on user data (issue 11: `tilec reduce` gains --in FILE and --out FILE):
+"""`tilec reduce` on user data (--in FILE and --out FILE):
 
     tilec reduce --op OP --dtype D --shape AxB.. --axes a,b --nan P --backend sim
                  --in FILE --out FILE
@@ -24,7 +24,7 @@ from conftest import ROUNDS, fail_on
 from tiles import run_tilec
 
 INTERFACE = ("tilec reduce --op OP --dtype D --shape AxB --axes a,b --nan P --backend sim "
-             "--in FILE --out FILE (issue 11)")
+             "--in FILE --out FILE")
 
 
 class Reduce:
@@ -171,7 +171,7 @@ EXTENT1 = [((5, 1), (1,)), ((1, 7), (0,)), ((1,), (0,)), ((3, 1, 4), (1,)), ((3,
 @pytest.mark.parametrize("op", ["max", "min"])
 @pytest.mark.parametrize("nan", ["ignore", "propagate"])
 def test_reduce_nan_over_extent1_axes(tilec, rng, tmp_path, repro, d, op, nan):
-    """Issue 11, item 1: a reduction over an extent-1 axis copies its one element — a NaN
+    """A reduction over an extent-1 axis copies its one element — a NaN
     stays NaN under either policy (an all-NaN slice of one); the plan drops extent-1 dims,
     which must not turn the NaN into the identity. Also all-NaN rows of longer slices."""
     dt = nm.DTYPES[d]
@@ -240,7 +240,7 @@ def test_reduce_strided(tilec, rng, tmp_path, repro, d):
 
 
 def test_reduce_check_accepts_f32_overflow(tilec, tmp_path, repro):
-    """Issue 11, item 3 through tilec_reduce_check: `tilec reduce --check` on
+    """f32 overflow judged in the accumulation type, through tilec_reduce_check: `tilec reduce --check` on
     [3e38, 3e38, -inf] must accept whichever of NaN and -inf the kernel gives."""
     dt = nm.DTYPES["f32"]
     big = float(np.float32(3e38))

@@ -1,4 +1,4 @@
-"""Segmented reductions through `tilec reduce --offsets` (issue 32), against numpy:
+"""Segmented reductions through `tilec reduce --offsets`, against numpy:
 
     tilec reduce --op OP --dtype D --shape RxN --offsets OFF.npy --in X.npy --out Y.npy
                  [--out2 Z.npy] --backend sim

@@ -1,4 +1,4 @@
-"""Swizzled shared tiles (docs/format.md, "Swizzled shared tiles"; issue 33) on the
+"""Swizzled shared tiles (docs/format.md, "Swizzled shared tiles") on the
 simulator against numpy.
 
 A func's shared parameter arrives as the caller's bytes: here the test lays the tile out
