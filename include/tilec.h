@@ -525,6 +525,14 @@ TILEC_API tilec_status tilec_set_sim_budget(tilec_ctx *ctx, uint64_t steps);
 TILEC_API tilec_status tilec_emit(tilec_program *prog, const tilec_target *target, char **source,
                                   size_t *len);
 
+/* Verifies the program for the target's warp size and lowers every kernel and func for
+ * the target, as tilec_emit, tilec_compile and tilec_simulate do first, and keeps nothing:
+ * TILEC_OK when the target can run the program, else the status and diagnostics those
+ * would give (TILEC_ERR_VERIFY; TILEC_ERR_DISPATCH with the statement's FILE:LINE:COL and
+ * every variant's reason; TILEC_ERR_INVALID_ARG for a target it does not know). `tilec
+ * check` calls it for each target it checks. */
+TILEC_API tilec_status tilec_lower(tilec_program *prog, const tilec_target *target);
+
 /* Emits and compiles with NVRTC (a CUBIN for the target's sm_XX) or hiprtc (a code object
  * for its gfxNNN); no GPU is needed. *binary is freed with tilec_free. TILEC_ERR_UNAVAILABLE
  * when the compiler is not installed or does not know the arch (the diagnostic says what
