@@ -736,7 +736,9 @@ TILEC_API tilec_status tilec_comm_unique_id(tilec_ctx *ctx, tilec_comm_id *out);
  * (opened on AUTO device 0 when it is not yet). Blocks until every rank has joined (NCCL's
  * ncclCommInitRank). *out is NULL on failure; free it with tilec_comm_free before closing
  * ctx. One thread per rank: a process driving several GPUs runs a thread per GPU, each
- * with its own context. */
+ * with its own context. NCCL moves GPU memory only: on a context whose runtime is the
+ * simulator it is not asked, and the call fails with TILEC_ERR_UNAVAILABLE saying so
+ * (only a stand-in that exchanges host memory, such as tests/fake_nccl.c, runs there). */
 TILEC_API tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_comm_id *id,
                                        tilec_comm **out);
 /* Leaves the group (ncclCommDestroy). NULL is allowed. */

@@ -57,6 +57,7 @@ tilec_status rt_nccl_open(tilec_ctx *ctx, rt_nccl *lib) {
                     "ncclCommDestroy; set TILEC_NCCL_PATH to a libnccl.so.2", path);
         return TILEC_ERR_UNAVAILABLE;
     }
+    lib->host_memory = dlsym(h, "tilecNcclHostMemory") != NULL;
     lib->handle = h;
     snprintf(lib->path, sizeof lib->path, "%s", path);
     return TILEC_OK;
