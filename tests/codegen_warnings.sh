@@ -140,8 +140,8 @@ done
 # Emitted files combine: one translation unit includes every file emitted above (one per
 # kernel name: two files that define the same kernel are the user's own clash), two more
 # emitted with other options (CUDA sm_75, HIP gfx1100's 32-lane waves), and one whose
-# prelude is of another ABI (its names and guard say tl_p9_ / TL_P9_, as another
-# tilec version's would), and compiles it with the same flags: no name is defined twice.
+# prelude is of another ABI (its names and guard say tl_p<ABI+1>_ / TL_P<ABI+1>_, as
+# another tilec version's would), and compiles it with the same flags: no name is defined twice.
 # extern_names FILE: the extern "C" names an emitted file defines, one a line
 extern_names() {
     sed -n 's/^extern "C" __[a-z]*__ void \(__launch_bounds__([0-9, ]*) \)\{0,1\}\([A-Za-z_0-9]*\)(.*/\2/p' "$1"
@@ -174,10 +174,13 @@ for target in "${targets[@]}"; do
         failed=1
         continue
     fi
-    sed -i 's/tl_p1_/tl_p9_/g; s/TL_P1_/TL_P9_/g' "$tmp/abi.$ext.inc"
-    if ! grep -q '^#ifndef TL_P9_PRELUDE' "$tmp/abi.$ext.inc"; then
-        echo "FAIL one translation unit ($target): the emitted prelude has no TL_P1_PRELUDE guard"
+    # the ABI the file's guard names (TL_P<ABI>_PRELUDE); the other file says ABI + 1
+    abi=$(sed -n 's/^#ifndef TL_P\([0-9][0-9]*\)_PRELUDE.*/\1/p' "$tmp/abi.$ext.inc" | head -n 1)
+    if [ -z "$abi" ]; then
+        echo "FAIL one translation unit ($target): the emitted prelude has no #ifndef TL_P<ABI>_PRELUDE guard"
         failed=1
+    else
+        sed -i "s/tl_p${abi}_/tl_p$((abi + 1))_/g; s/TL_P${abi}_/TL_P$((abi + 1))_/g" "$tmp/abi.$ext.inc"
     fi
     printf '#include "%s"\n' "$tmp/options.$ext.inc" "$tmp/abi.$ext.inc" >>"$tu"
     if [ "$target" = cuda ]; then cmd=("$nvcc" "${nvcc_flags[@]}" "$tu"); else cmd=("$hipcc" "${hipcc_flags[@]}" "$tu"); fi
