@@ -200,6 +200,8 @@ has "check --target hip: fragments say why" "$tmp/err" "fragment layouts are of 
 expect "check --target hip --arch gfx1100: fragments of warps" 0 "$tilec" check --target hip --arch gfx1100 "$root/tests/fragments/mma_rows_cols.tile"
 expect "check --arch without --target" 2 "$tilec" check --arch sm_90 "$root/examples/row_sum.tile"
 expect "check --target sim" 2 "$tilec" check --target sim "$root/examples/row_sum.tile"
+expect "check --target cuda --warp-size 64, as emit" 2 "$tilec" check --target cuda --warp-size 64 "$root/examples/row_sum.tile"
+has "check --target cuda --warp-size 64 says why" "$tmp/err" "CUDA runs warps of 32 threads, not 64"
 
 # fmt's modes
 printf 'kernel k(A:f32[4] global) threads=32 {\n cta.fill(A,1.50)  # one and a half\n}\n' >"$tmp/loose.tile"

@@ -144,12 +144,14 @@ static int worst(int a, int b) { return a > b ? a : b; }
 
 /* Whether prog lowers for one of the targets (nt of them): tilec_lower's verdict, the one
  * tilec emit gives. A failure prints its diagnostics when every target failed (with one
- * target: when it failed); a program some target lowers is valid. */
+ * target: when it failed); a program some target lowers is valid. The exit status is
+ * emit's: 2 for a --target that cannot be had (a warp size it does not run), else 1. */
 static int check_targets(tilec_ctx *ctx, tilec_program *prog, const tilec_target *targets, int nt) {
     char *why[TILEC_BACKEND_COUNT] = {0}; /* each failed target's diagnostics */
     bool ok = false;
+    tilec_status st = TILEC_OK;
     for (int i = 0; i < nt && !ok; i++) {
-        ok = tilec_lower(prog, &targets[i]) == TILEC_OK;
+        ok = (st = tilec_lower(prog, &targets[i])) == TILEC_OK;
         const char *d = tilec_diag_text(ctx);
         if (!ok && (why[i] = malloc(strlen(d) + 1))) strcpy(why[i], d);
         else if (!ok) fprintf(stderr, "tilec: out of memory\n");
@@ -158,7 +160,8 @@ static int check_targets(tilec_ctx *ctx, tilec_program *prog, const tilec_target
         if (!ok && why[i]) fputs(why[i], stderr);
         free(why[i]);
     }
-    return ok ? EXIT_OK : EXIT_BAD_INPUT;
+    if (ok) return EXIT_OK;
+    return nt == 1 && st == TILEC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_BAD_INPUT; /* a target it cannot take, as emit */
 }
 
 int cmd_check(int argc, char **argv) {
