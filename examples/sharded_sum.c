@@ -6,10 +6,14 @@
  * same row sums, bit for bit (docs/runtime.md, "Sharded reductions").
  *
  *   cc sharded_sum.c $(pkg-config --cflags --libs tilec) -lpthread -o sharded_sum
- *   NCCL_NVLS_ENABLE=0 ./sharded_sum 4        (add "sim" to stay on the simulator)
+ *   NCCL_NVLS_ENABLE=0 ./sharded_sum 4        (a GPU per rank)
  *
  * NCCL is libnccl.so.2, or the file TILEC_NCCL_PATH names; without it the program says so
- * and exits with status 3.
+ * and exits with status 3. NCCL moves GPU memory only, so a rank on the simulator (the
+ * "sim" argument, or a rank beyond the GPUs there are) fails with a message saying so;
+ * "sim" runs only with an NCCL stand-in that exchanges host memory, as `meson test
+ * sharded-example` runs it with tests/fake_nccl.c:
+ *   TILEC_NCCL_PATH=build/tests/libfake_nccl.so NCCL_NVLS_ENABLE=0 ./sharded_sum 3 sim
  */
 #include <pthread.h>
 #include <stdbool.h>

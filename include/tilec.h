@@ -525,6 +525,14 @@ TILEC_API tilec_status tilec_set_sim_budget(tilec_ctx *ctx, uint64_t steps);
 TILEC_API tilec_status tilec_emit(tilec_program *prog, const tilec_target *target, char **source,
                                   size_t *len);
 
+/* Verifies the program for the target's warp size and lowers every kernel and func for
+ * the target, as tilec_emit, tilec_compile and tilec_simulate do first, and keeps nothing:
+ * TILEC_OK when the target can run the program, else the status and diagnostics those
+ * would give (TILEC_ERR_VERIFY; TILEC_ERR_DISPATCH with the statement's FILE:LINE:COL and
+ * every variant's reason; TILEC_ERR_INVALID_ARG for a target it does not know). `tilec
+ * check` calls it for each target it checks. */
+TILEC_API tilec_status tilec_lower(tilec_program *prog, const tilec_target *target);
+
 /* Emits and compiles with NVRTC (a CUBIN for the target's sm_XX) or hiprtc (a code object
  * for its gfxNNN); no GPU is needed. *binary is freed with tilec_free. TILEC_ERR_UNAVAILABLE
  * when the compiler is not installed or does not know the arch (the diagnostic says what
@@ -733,7 +741,9 @@ TILEC_API tilec_status tilec_comm_unique_id(tilec_ctx *ctx, tilec_comm_id *out);
  * (opened on AUTO device 0 when it is not yet). Blocks until every rank has joined (NCCL's
  * ncclCommInitRank). *out is NULL on failure; free it with tilec_comm_free before closing
  * ctx. One thread per rank: a process driving several GPUs runs a thread per GPU, each
- * with its own context. */
+ * with its own context. NCCL moves GPU memory only: on a context whose runtime is the
+ * simulator it is not asked, and the call fails with TILEC_ERR_UNAVAILABLE saying so
+ * (only a stand-in that exchanges host memory, such as tests/fake_nccl.c, runs there). */
 TILEC_API tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_comm_id *id,
                                        tilec_comm **out);
 /* Leaves the group (ncclCommDestroy). NULL is allowed. */

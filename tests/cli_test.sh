@@ -65,7 +65,7 @@ help_lists() { # CMD OPTION... : each OPTION is at the start of an option line o
             fail=$((fail + 1)); echo "FAIL: tilec $cmd --help does not list $o"; fi
     done
 }
-help_lists check --warp-size
+help_lists check --warp-size --target --arch
 help_lists fmt -o --in-place --check
 help_lists explain --target --arch --warp-size --dump --verbose
 help_lists run --backend --arch --warp-size --kernel --in --out --seed --check --specials --sim-budget
@@ -107,6 +107,101 @@ expect "missing file" 1 "$tilec" check "$tmp/nope.tile"
 has "missing file is explained" "$tmp/err" "tilec: cannot read '$tmp/nope.tile': No such file or directory"
 expect "check reads standard input" 1 "$tilec" check - <"$tmp/syntax.tile"
 has "standard input is named" "$tmp/err" "<stdin>:1:13: error:"
+
+# check gives the verdict emit gives: a program no target can lower is not valid, with the
+# dispatcher's FILE:LINE:COL and reasons; --target (and --arch, --warp-size) check one
+# target as `emit --target` would
+# check_fails NAME WANT_TEXT [CHECK OPTIONS...] < program : check exits 1 and says WANT_TEXT
+check_fails() {
+    local name=$1 want=$2
+    shift 2
+    cat >"$tmp/lower.tile"
+    expect "check: $name" 1 "$tilec" check "$@" "$tmp/lower.tile"
+    has "check: $name says why" "$tmp/err" "$want"
+}
+check_fails "a fragment destination of the wrong layout" "lower.tile:5:8: error: no variant can lower this max on cuda sm_90" <<'EOF'
+kernel k(A: f32[16, 64] global, M: f32[16, 1] global) threads=32 {
+  local S: f32[16, 64] layout=mma_m16n8k16_c
+  local m: f32[16, 1] layout=linear(reg=((1, 0)), lane=((0, 0), (0, 0), (2, 0), (4, 0), (8, 0)))
+  warp.copy(S, A)
+  warp.max(m, S, axes=(1))
+  warp.copy(M, m)
+}
+EOF
+check_fails "a plain local destination of a fragment reduction" "lower.tile:5:8: error: no variant can lower this max on cuda sm_90" <<'EOF'
+kernel k(A: f32[16, 64] global) threads=32 {
+  local S: f32[16, 64] layout=mma_m16n8k16_c
+  local m: f32[16]
+  warp.copy(S, A)
+  warp.max(m, S, axes=(1))
+}
+EOF
+check_fails "a fragment in a partial warp" "threads=48 leaves a warp of 16 threads: a fragment needs whole warps" <<'EOF'
+kernel k(A: f32[16, 64] global, M: f32[2, 16] global) threads=48 {
+  local S: f32[16, 64] layout=mma_m16n8k16_c
+  warp.copy(S, A)
+  warp.max(M[warp_id], S, axes=(1))
+}
+EOF
+check_fails "a copy between fragments of different layouts" "lower.tile:5:8: error: no variant can lower this copy on cuda sm_90" <<'EOF'
+kernel k(A: f16[16, 16] global, B: f16[16, 16] global) threads=32 {
+  local X: f16[16, 16] layout=mma_m16n8k16_a
+  local Y: f16[16, 16] layout=mma_m16n8k16_b
+  warp.copy(X, A)
+  warp.copy(Y, X)
+  warp.copy(B, Y)
+}
+EOF
+check_fails "a layout bit along a reduced and a kept dimension" "lower.tile:4:8: error: no variant can lower this sum on cuda sm_90" <<'EOF'
+kernel k(A: f32[4, 8] global, M: f32[4] global) threads=32 {
+  local S: f32[4, 8] layout=linear(reg=(), lane=((1, 1), (2, 0), (0, 1), (0, 2), (0, 4)))
+  warp.copy(S, A)
+  warp.sum(M, S, axes=(1))
+}
+EOF
+cat >"$tmp/warp64.tile" <<'EOF'
+kernel k(A: f32[16, 64] global, M: f32[16] global) threads=64 {
+  local S: f32[16, 64] layout=mma_m16n8k16_c
+  warp.copy(S, A)
+  warp.max(M, S, axes=(1))
+}
+EOF
+check_fails "fragments at warp size 64" "fragment layouts are of warps of 32 lanes" --warp-size 64 <"$tmp/warp64.tile"
+has "check: fragments at warp size 64 name the hip target" "$tmp/err" "lower.tile:3:8: error: no variant can lower this copy on hip gfx90a, warp size 64"
+check_fails "fragments on hip" "lower.tile:3:8: error: no variant can lower this copy on hip gfx90a, warp size 64" --target hip <"$tmp/warp64.tile"
+check_fails "a misspelt variant" "registered: local, local_smem, cols, rows, cta_tree, shared, sequential, smem_tree; did you mean 'rows'?" <<'EOF'
+kernel k(A: f32[32, 64] global, B: f32[32] global) threads=32 {
+  shared As: f32[32, 64]
+  shared Bs: f32[32]
+  cta.copy(As, A)
+  cta.sync()
+  cta.sum(Bs, As, axes=(1), variant=rowz)
+  cta.sync()
+  cta.copy(B, Bs)
+}
+EOF
+has "check: a misspelt variant is positioned" "$tmp/err" "lower.tile:6:7: error: no variant named 'rowz' is registered for sum on cuda"
+check_fails "a misspelt op" "lower.tile:2:7: error: unknown operation 'smu'; did you mean 'sum'?" <<'EOF'
+kernel k(A: f32[32] global, B: f32[1] global) threads=32 {
+  cta.smu(B, A, axes=(0))
+}
+EOF
+check_fails "a misspelt dtype" "lower.tile:1:13: error: unknown dtype 'f23'; did you mean 'f32'?" <<'EOF'
+kernel k(A: f23[32] global, B: f32[1] global) threads=32 {
+  cta.sum(B, A, axes=(0))
+}
+EOF
+# a program one target lowers is valid (fragments: CUDA only); --target asks for one
+expect "check: fragments are valid (cuda lowers them)" 0 "$tilec" check "$root/tests/fragments/layouts.tile"
+empty "check: valid fragments are silent" "$tmp/err"
+expect "check --target cuda: fragments" 0 "$tilec" check --target cuda "$root/tests/fragments/layouts.tile"
+expect "check --target hip: fragments" 1 "$tilec" check --target hip "$root/tests/fragments/layouts.tile"
+has "check --target hip: fragments say why" "$tmp/err" "fragment layouts are of warps of 32 lanes (NVIDIA's MMA layouts); this target runs 64"
+expect "check --target hip --arch gfx1100: fragments of warps" 0 "$tilec" check --target hip --arch gfx1100 "$root/tests/fragments/mma_rows_cols.tile"
+expect "check --arch without --target" 2 "$tilec" check --arch sm_90 "$root/examples/row_sum.tile"
+expect "check --target sim" 2 "$tilec" check --target sim "$root/examples/row_sum.tile"
+expect "check --target cuda --warp-size 64, as emit" 2 "$tilec" check --target cuda --warp-size 64 "$root/examples/row_sum.tile"
+has "check --target cuda --warp-size 64 says why" "$tmp/err" "CUDA runs warps of 32 threads, not 64"
 
 # fmt's modes
 printf 'kernel k(A:f32[4] global) threads=32 {\n cta.fill(A,1.50)  # one and a half\n}\n' >"$tmp/loose.tile"
@@ -262,7 +357,7 @@ rs_src="$root/examples/row_sum.tile"
 expect "emit --target cuda" 0 "$tilec" emit "$tmp/rs.tile" --target cuda
 has "emit writes FILE.cu" "$tmp/rs.cu" "extern \"C\" __global__ void __launch_bounds__(32) row_sum("
 expect "emit --target hip" 0 "$tilec" emit "$tmp/rs.tile" --target hip --arch gfx1030
-has "emit writes FILE.hip for wave32" "$tmp/rs.hip" "tl_f32x4 tl_v = *(const tl_f32x4 *)&As["
+has "emit writes FILE.hip for wave32" "$tmp/rs.hip" "tl_p1_f32x4 tl_v = *(const tl_p1_f32x4 *)&As["
 expect "emit -o -" 0 "$tilec" emit "$tmp/rs.tile" --target cuda -o -
 has "emit to standard output" "$tmp/out" "// line 10: cta.sum(Bs, As, axes=(-1))  [rows]"
 expect "emit without --target" 2 "$tilec" emit "$tmp/rs.tile"

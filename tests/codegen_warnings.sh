@@ -6,7 +6,8 @@
 # tests/fragments (CUDA only: fragments are of warps of 32 lanes), emitted for CUDA sm_90
 # and compiled with `nvcc -c -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror` (the
 # device front end's diagnostics and the host compiler's), and for HIP gfx90a with
-# `hipcc -Wall -Wextra -Werror` (clang: device and host). No GPU is needed.
+# `hipcc -Wall -Wextra -Werror` (clang: device and host). Then every emitted file of a
+# compiler, with two more, in one translation unit (below). No GPU is needed.
 #
 # The emitted source is written for NVRTC and hiprtc, which need no include; hipcc gets
 # `-include hip/hip_runtime.h` (nvcc includes the CUDA runtime itself). A compiler that is
@@ -134,6 +135,65 @@ for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$root"/tests/swizzle/*.t
             echo "ok   $name ($target)"
         fi
     done
+done
+
+# Emitted files combine: one translation unit includes every file emitted above (one per
+# kernel name: two files that define the same kernel are the user's own clash), two more
+# emitted with other options (CUDA sm_75, HIP gfx1100's 32-lane waves), and one whose
+# prelude is of another ABI (its names and guard say tl_p<ABI+1>_ / TL_P<ABI+1>_, as
+# another tilec version's would), and compiles it with the same flags: no name is defined twice.
+# extern_names FILE: the extern "C" names an emitted file defines, one a line
+extern_names() {
+    sed -n 's/^extern "C" __[a-z]*__ void \(__launch_bounds__([0-9, ]*) \)\{0,1\}\([A-Za-z_0-9]*\)(.*/\2/p' "$1"
+}
+cat >"$tmp/other_options.tile" <<'EOF'
+kernel other_options(A: f16[64, 1000] global, B: f32[64] global) threads=128 {
+  grid.max(B, A, axes=(1), nan=ignore)
+}
+EOF
+cat >"$tmp/other_abi.tile" <<'EOF'
+kernel other_abi(A: bf16[8, 256] global, B: bf16[8] global) threads=64 {
+  grid.sum(B, A, axes=(1))
+}
+EOF
+for target in "${targets[@]}"; do
+    if [ "$target" = cuda ]; then ext=cu; other=(--arch sm_75); else ext=hip; other=(--arch gfx1100); fi
+    tu=$tmp/all_in_one.$ext
+    : >"$tu"
+    : >"$tmp/names"
+    for src in "$tmp"/*."$ext"; do
+        case $src in */probe."$ext" | "$tu") continue ;; esac
+        if extern_names "$src" | grep -qxFf "$tmp/names"; then continue; fi
+        extern_names "$src" >>"$tmp/names"
+        echo "#include \"$src\"" >>"$tu"
+    done
+    if ! "$tilec" emit "$tmp/other_options.tile" --target "$target" "${other[@]}" -o "$tmp/options.$ext.inc" 2>"$tmp/emit.log" ||
+        ! "$tilec" emit "$tmp/other_abi.tile" --target "$target" -o "$tmp/abi.$ext.inc" 2>>"$tmp/emit.log"; then
+        echo "FAIL one translation unit ($target): tilec emit failed:"
+        cat "$tmp/emit.log"
+        failed=1
+        continue
+    fi
+    # the ABI the file's guard names (TL_P<ABI>_PRELUDE); the other file says ABI + 1
+    abi=$(sed -n 's/^#ifndef TL_P\([0-9][0-9]*\)_PRELUDE.*/\1/p' "$tmp/abi.$ext.inc" | head -n 1)
+    if [ -z "$abi" ]; then
+        echo "FAIL one translation unit ($target): the emitted prelude has no #ifndef TL_P<ABI>_PRELUDE guard"
+        failed=1
+    else
+        sed -i "s/tl_p${abi}_/tl_p$((abi + 1))_/g; s/TL_P${abi}_/TL_P$((abi + 1))_/g" "$tmp/abi.$ext.inc"
+    fi
+    printf '#include "%s"\n' "$tmp/options.$ext.inc" "$tmp/abi.$ext.inc" >>"$tu"
+    if [ "$target" = cuda ]; then cmd=("$nvcc" "${nvcc_flags[@]}" "$tu"); else cmd=("$hipcc" "${hipcc_flags[@]}" "$tu"); fi
+    "${cmd[@]}" -o "$tmp/all_in_one.$target.o" >"$tmp/cc.log" 2>&1
+    rc=$?
+    compiled=$((compiled + 1))
+    if [ $rc -ne 0 ] || grep -qi 'warning' "$tmp/cc.log"; then
+        echo "FAIL one translation unit of $(grep -c include "$tu") emitted files ($target, exit $rc): ${cmd[*]}"
+        sed 's/^/  /' "$tmp/cc.log" | head -40
+        failed=1
+    else
+        echo "ok   one translation unit of $(grep -c include "$tu") emitted files ($target)"
+    fi
 done
 echo "codegen warnings: $compiled compiles (${targets[*]}), $([ $failed = 0 ] && echo 'no warning' || echo 'some FAILED')"
 exit $failed

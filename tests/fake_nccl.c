@@ -14,6 +14,11 @@
  *                   at once, without telling the group): the others time out
  * ncclCommInitRank also fails (ncclInvalidUsage) unless NCCL_NVLS_ENABLE=0 is set, which
  * every process of these machines must have.
+ *
+ * It exchanges host memory and says so by exporting tilecNcclHostMemory, which real NCCL
+ * never does. Built with -DFAKE_NCCL_LIKE_REAL (fake_nccl_real in tests/meson.build) it
+ * stands for real NCCL on a machine without a GPU instead: no marker, and
+ * ncclCommInitRank fails with "unhandled cuda error", as NCCL does there.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,7 +32,7 @@ typedef struct {
 } ncclUniqueId;
 typedef struct fake_comm *ncclComm_t;
 
-enum { SUCCESS = 0, SYSTEM_ERROR = 2, INTERNAL_ERROR = 3, INVALID_ARGUMENT = 4, INVALID_USAGE = 5, REMOTE_ERROR = 6 };
+enum { SUCCESS = 0, CUDA_ERROR = 1, SYSTEM_ERROR = 2, INTERNAL_ERROR = 3, INVALID_ARGUMENT = 4, INVALID_USAGE = 5, REMOTE_ERROR = 6 };
 enum { MAX_RANKS = 64 };
 
 typedef struct group {
@@ -60,6 +65,9 @@ int ncclCommAbort(ncclComm_t comm);
 const char *ncclGetErrorString(int result);
 int ncclGroupStart(void);
 int ncclGroupEnd(void);
+#ifndef FAKE_NCCL_LIKE_REAL
+int tilecNcclHostMemory = 1; /* the all-gather copies host memory (tilec's simulator's) */
+#endif
 
 /* Whether FAKE_NCCL_FAIL plants `what` for rank (and call k, when the mode takes one). */
 static int planted(const char *what, int rank, int k) {
@@ -136,6 +144,9 @@ int ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int rank) {
     const char *nvls = getenv("NCCL_NVLS_ENABLE");
     if (!comm || nranks < 1 || nranks > MAX_RANKS || rank < 0 || rank >= nranks) return INVALID_ARGUMENT;
     if (!nvls || strcmp(nvls, "0") != 0) return INVALID_USAGE;
+#ifdef FAKE_NCCL_LIKE_REAL
+    return CUDA_ERROR; /* real NCCL without a GPU */
+#endif
     pthread_mutex_lock(&lock);
     group *g = groups;
     while (g && memcmp(&g->id, &id, sizeof id) != 0) g = g->next;
@@ -249,6 +260,7 @@ int ncclCommAbort(ncclComm_t c) { return ncclCommDestroy(c); }
 const char *ncclGetErrorString(int result) {
     switch (result) {
     case SUCCESS: return "no error";
+    case CUDA_ERROR: return "unhandled cuda error (fake NCCL standing for NCCL without a GPU)";
     case SYSTEM_ERROR: return "unhandled system error (fake NCCL: a planted failure)";
     case INTERNAL_ERROR: return "internal error (fake NCCL: a planted failure or a timeout)";
     case INVALID_ARGUMENT: return "invalid argument";

@@ -232,6 +232,7 @@ static void test_null_arguments(void **state) {
     assert_string_equal(first_message(ctx), "tilec_parse: text is NULL with a length of 1 byte");
     tilec_diag_clear(ctx);
     assert_int_equal(tilec_verify(NULL, NULL), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_lower(NULL, NULL), TILEC_ERR_INVALID_ARG);
     char *text;
     assert_int_equal(tilec_format(NULL, &text, NULL), TILEC_ERR_INVALID_ARG);
     tilec_diag d;
@@ -247,6 +248,34 @@ static void test_null_arguments(void **state) {
     assert_int_equal(tilec_parse(ctx, "f", src, sizeof src - 1 - 7, &p), TILEC_OK);
     tilec_program_free(p);
     tilec_diag_clear(ctx);
+    tilec_close(ctx);
+}
+
+/* tilec_lower gives the dispatcher's verdict for one target, which tilec_verify cannot: a
+ * copy between fragments of two layouts verifies, and no variant lowers it. */
+static void test_lower_verdict(void **state) {
+    (void)state;
+    static const char src[] = "kernel k(A: f16[16, 16] global, B: f16[16, 16] global) threads=32 {\n"
+                              "  local X: f16[16, 16] layout=mma_m16n8k16_a\n"
+                              "  local Y: f16[16, 16] layout=mma_m16n8k16_b\n"
+                              "  warp.copy(X, A)\n  warp.copy(Y, X)\n  warp.copy(B, Y)\n}\n";
+    static const char ok[] = "kernel k(A: f16[16, 16] global, B: f16[16, 16] global) threads=32 {\n"
+                             "  local X: f16[16, 16] layout=mma_m16n8k16_a\n"
+                             "  warp.copy(X, A)\n  warp.copy(B, X)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "f.tile", src, strlen(src), &p), TILEC_OK);
+    assert_int_equal(tilec_verify(p, NULL), TILEC_OK);
+    assert_int_equal(tilec_lower(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}), TILEC_ERR_DISPATCH);
+    assert_non_null(strstr(tilec_diag_text(ctx), "f.tile:5:8: error: no variant can lower this copy on cuda sm_90"));
+    tilec_program_free(p);
+    assert_int_equal(tilec_parse(ctx, "f.tile", ok, strlen(ok), &p), TILEC_OK);
+    assert_int_equal(tilec_lower(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}), TILEC_OK);
+    assert_string_equal(tilec_diag_text(ctx), "");
+    assert_int_equal(tilec_lower(p, &(tilec_target){TILEC_BACKEND_HIP, "gfx90a", 0}), TILEC_ERR_DISPATCH);
+    assert_non_null(strstr(tilec_diag_text(ctx), "fragment layouts are of warps of 32 lanes"));
+    tilec_program_free(p);
     tilec_close(ctx);
 }
 
@@ -638,6 +667,7 @@ int main(void) {
         cmocka_unit_test(test_builder_rejects_bad_arguments),
         cmocka_unit_test(test_builder_limits),
         cmocka_unit_test(test_null_arguments),
+        cmocka_unit_test(test_lower_verdict),
         cmocka_unit_test(test_names_and_statuses),
     };
     return cmocka_run_group_tests_name("api", tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 
+#include "../src/codegen/codegen.h"
 #include "../src/runtime/rtc.h"
 #include "support.h"
 
@@ -204,7 +205,7 @@ static void test_row_sum_shared_source_and_ptx(void **state) {
     char *own;
     assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &own, NULL), TILEC_OK);
     assert_non_null(strstr(own, "[rows]"));
-    assert_non_null(strstr(own, "tl_f32x4 tl_v = *(const tl_f32x4 *)&As["));
+    assert_non_null(strstr(own, "tl_p1_f32x4 tl_v = *(const tl_p1_f32x4 *)&As["));
     assert_null(strstr(own, "__shfl_xor_sync("));
     tilec_free(own);
     tilec_program_free(p);
@@ -276,6 +277,48 @@ static void test_golden(void **state) {
 }
 
 /* Names that are keywords, builtins, reserved, ours, or 63 characters long. */
+/* The prelude of each ABI is one text per target: two tilec versions whose files share
+ * the prelude's guard and names must write the same prelude, or the second file would
+ * call the first's helpers. So the prelude is held to a digest (FNV-1a, 64 bits) recorded
+ * per ABI; a change to it fails here until CG_PRELUDE_ABI (src/codegen/codegen.h) is
+ * bumped and the new digests recorded. */
+static uint64_t fnv1a(const char *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void test_prelude_abi(void **state) {
+    (void)state;
+    static const struct { const char *abi; tilec_backend b; uint64_t digest; } known[] = {
+        {"1", TILEC_BACKEND_CUDA, 0xe15fd7e46f32c1c7ull},
+        {"1", TILEC_BACKEND_HIP, 0x0f9a1f858fc459eaull},
+    };
+    char *text = example("row_sum");
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "row_sum.tile", text, strlen(text), &p), TILEC_OK);
+    for (size_t i = 0; i < COUNT(known); i++) {
+        char *src;
+        assert_int_equal(tilec_emit(p, &(tilec_target){known[i].b, NULL, 0}, &src, NULL), TILEC_OK);
+        const char *from = strstr(src, "\n#ifndef TL_P" CG_PRELUDE_ABI "_PRELUDE");
+        const char *to = strstr(src, "\n#endif  /* TL_P" CG_PRELUDE_ABI "_PRELUDE */\n");
+        assert_non_null(from);
+        assert_non_null(to);
+        uint64_t got = fnv1a(from, (size_t)(to - from));
+        if (strcmp(known[i].abi, CG_PRELUDE_ABI) == 0 && got != known[i].digest)
+            fail_msg("the %s prelude of ABI %s changed (digest 0x%016llxull, recorded 0x%016llxull): bump "
+                     "CG_PRELUDE_ABI in src/codegen/codegen.h and record the new ABI's digests here",
+                     tilec_backend_name(known[i].b), CG_PRELUDE_ABI, (unsigned long long)got,
+                     (unsigned long long)known[i].digest);
+        tilec_free(src);
+    }
+    tilec_program_free(p);
+    tilec_close(ctx);
+    free(text);
+}
+
 static void test_hostile_names(void **state) {
     (void)state;
     char long_name[64];
@@ -371,7 +414,7 @@ static void test_wide_keys_compile(void **state) {
         char *src = NULL;
         tilec_target tg = {targets[t].backend, targets[t].arch, 0};
         assert_int_equal(tilec_emit(p, &tg, &src, NULL), TILEC_OK);
-        assert_non_null(strstr(src, "tl_i64x2{{"));
+        assert_non_null(strstr(src, "tl_p1_i64x2{{"));
         assert_non_null(strstr(src, "__double_as_longlong("));
         assert_non_null(strstr(src, ".e[1], 1, ")); /* a shuffle of a key's second half */
         tilec_free(src);
@@ -431,6 +474,7 @@ int main(void) {
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_grid_rows_source),
+        cmocka_unit_test(test_prelude_abi),
         cmocka_unit_test(test_unknown_arch),
         cmocka_unit_test(test_examples_compile),
         cmocka_unit_test(test_matrix_compiles),

@@ -658,6 +658,29 @@ static void test_nccl_missing(void **state) {
     else unsetenv("TILEC_NCCL_PATH");
 }
 
+/* A group on the simulator through real NCCL (here the fake built to behave like NCCL on a
+ * machine without a GPU: no host-memory marker, "unhandled cuda error" from
+ * ncclCommInitRank) is refused before NCCL is asked, with what to do instead. */
+static void test_sim_needs_host_nccl(void **state) {
+    (void)state;
+    const char *real = getenv("FAKE_NCCL_REAL");
+    if (!real) skip();
+    setenv("TILEC_NCCL_PATH", real, 1); /* clean() puts the suite's fake back */
+    tilec_ctx *ctx;
+    assert_int_equal(tilec_open(&ctx), TILEC_OK);
+    tilec_comm_id id;
+    assert_int_equal(tilec_comm_unique_id(ctx, &id), TILEC_OK);
+    assert_int_equal(tilec_runtime_open(ctx, TILEC_BACKEND_SIM, 0), TILEC_OK);
+    tilec_comm *c = (tilec_comm *)1;
+    assert_int_equal(tilec_comm_init(ctx, 1, 0, &id, &c), TILEC_ERR_UNAVAILABLE);
+    assert_null(c);
+    const char *text = tilec_diag_text(ctx);
+    if (!strstr(text, "a sharded reduction on the simulator cannot go through") || !strstr(text, "own GPU") ||
+        strstr(text, "cuda error"))
+        fail_msg("unexpected message: %s", text);
+    tilec_close(ctx);
+}
+
 /* NCCL_NVLS_ENABLE=0 is required on these machines; the fake refuses to start without it. */
 static void test_nvls_required(void **state) {
     (void)state;
@@ -741,8 +764,12 @@ static void test_correction_null_is_one(void **state) {
 }
 
 /* Each test starts with no planted failure and NVLS off, whatever the last one left. */
+/* TILEC_NCCL_PATH as the suite set it (the fake NCCL), put back before each test */
+static char suite_nccl[1024];
+
 static int clean(void **state) {
     (void)state;
+    if (suite_nccl[0]) setenv("TILEC_NCCL_PATH", suite_nccl, 1); /* a test that failed may have changed it */
     unsetenv("FAKE_NCCL_FAIL");
     unsetenv("FAKE_NCCL_TIMEOUT_MS");
     setenv("NCCL_NVLS_ENABLE", "0", 1);
@@ -758,8 +785,11 @@ static int clean(void **state) {
 
 int main(void) {
     setenv("TILEC_CACHE", "off", 1);
+    const char *nccl = getenv("TILEC_NCCL_PATH");
+    snprintf(suite_nccl, sizeof suite_nccl, "%s", nccl ? nccl : "");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_bad_arguments, clean), cmocka_unit_test_setup(test_nccl_missing, clean),
+        cmocka_unit_test_setup(test_sim_needs_host_nccl, clean),
         cmocka_unit_test_setup(test_nvls_required, clean), cmocka_unit_test_setup(test_failures, clean),
         cmocka_unit_test_setup(test_int_oracle, clean),    cmocka_unit_test_setup(test_special_values, clean),    cmocka_unit_test_setup(test_kept_every_op, clean),
         cmocka_unit_test_setup(test_boundaries, clean),    cmocka_unit_test_setup(test_correction_null_is_one, clean),

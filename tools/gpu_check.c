@@ -136,7 +136,7 @@ typedef struct tally {
 static void func_wrapper(ir_str *s, const tilec_kernel *k) {
     ir_str_printf(s, "\nextern \"C\" __global__ void tl_gpu_check_%s(", k->name);
     for (int i = 0; i < k->nparams; i++) {
-        const char *t = lp_type_of(k->params[i]->dtype) == LP_F16 || lp_type_of(k->params[i]->dtype) == LP_BF16 ? "tl_u16"
+        const char *t = lp_type_of(k->params[i]->dtype) == LP_F16 || lp_type_of(k->params[i]->dtype) == LP_BF16 ? CG_P "u16"
                       : k->params[i]->dtype == TILEC_F32 ? "float" : k->params[i]->dtype == TILEC_F64 ? "double"
                       : k->params[i]->dtype == TILEC_I32 ? "int" : k->params[i]->dtype == TILEC_U32 ? "unsigned" : "long long";
         ir_str_printf(s, "%s%s *g%d", i ? ", " : "", t, i);
@@ -145,7 +145,7 @@ static void func_wrapper(ir_str *s, const tilec_kernel *k) {
     for (int i = 0; i < k->nparams; i++) {
         const tilec_buffer *b = k->params[i];
         const char *t = b->dtype == TILEC_F32 ? "float" : b->dtype == TILEC_F64 ? "double" : b->dtype == TILEC_I32 ? "int"
-                      : b->dtype == TILEC_U32 ? "unsigned" : b->dtype == TILEC_I64 ? "long long" : "tl_u16";
+                      : b->dtype == TILEC_U32 ? "unsigned" : b->dtype == TILEC_I64 ? "long long" : CG_P "u16";
         ir_str_printf(s, "  %s%s p%d[%lld];\n", b->space == TILEC_SPACE_SHARED ? "__shared__ " : "", t, i, (long long)b->span);
         ir_str_printf(s, "  for (int e = %s; e < %lld; e += %s) p%d[e] = g%d[e];\n",
                       b->space == TILEC_SPACE_SHARED ? "(int)threadIdx.x" : "0", (long long)b->span,

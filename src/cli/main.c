@@ -142,21 +142,60 @@ void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed, bo
 /* The exit status of many files: the worst of them (the highest code). */
 static int worst(int a, int b) { return a > b ? a : b; }
 
+/* Whether prog lowers for one of the targets (nt of them): tilec_lower's verdict, the one
+ * tilec emit gives. A failure prints its diagnostics when every target failed (with one
+ * target: when it failed); a program some target lowers is valid. The exit status is
+ * emit's: 2 for a --target that cannot be had (a warp size it does not run), else 1. */
+static int check_targets(tilec_ctx *ctx, tilec_program *prog, const tilec_target *targets, int nt) {
+    char *why[TILEC_BACKEND_COUNT] = {0}; /* each failed target's diagnostics */
+    bool ok = false;
+    tilec_status st = TILEC_OK;
+    for (int i = 0; i < nt && !ok; i++) {
+        ok = (st = tilec_lower(prog, &targets[i])) == TILEC_OK;
+        const char *d = tilec_diag_text(ctx);
+        if (!ok && (why[i] = malloc(strlen(d) + 1))) strcpy(why[i], d);
+        else if (!ok) fprintf(stderr, "tilec: out of memory\n");
+    }
+    for (int i = 0; i < nt; i++) {
+        if (!ok && why[i]) fputs(why[i], stderr);
+        free(why[i]);
+    }
+    if (ok) return EXIT_OK;
+    return nt == 1 && st == TILEC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_BAD_INPUT; /* a target it cannot take, as emit */
+}
+
 int cmd_check(int argc, char **argv) {
-    const char *warp = NULL;
-    int ws = 32, r, nfiles;
-    const opt_spec specs[] = {{"--warp-size", NULL, OPT_VALUE, .value = &warp}};
+    const char *warp = NULL, *target = NULL, *arch = NULL;
+    int ws = 0, r, nfiles;
+    const opt_spec specs[] = {{"--warp-size", NULL, OPT_VALUE, .value = &warp},
+                              {"--target", NULL, OPT_VALUE, .value = &target},
+                              {"--arch", NULL, OPT_VALUE, .value = &arch}};
     const char **files = calloc((size_t)argc, sizeof *files);
     if (!files) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
-    r = parse_options("check", argc, argv, specs, 1, files, argc, &nfiles);
+    r = parse_options("check", argc, argv, specs, 3, files, argc, &nfiles);
     if (!r && warp) r = parse_warp_size("check", warp, &ws);
+    /* the targets: the one asked for, or each GPU target at its default arch */
+    tilec_target targets[TILEC_BACKEND_COUNT];
+    int nt = 0;
+    if (!r && target) {
+        targets[nt] = (tilec_target){TILEC_BACKEND_AUTO, arch, ws};
+        r = parse_backend("check", "--target", target, true, &targets[nt++].backend);
+    } else if (!r && arch) {
+        r = usage_error("check", "%s--arch needs --target (cuda or hip): an arch belongs to one target", "");
+    } else {
+        for (int b = 0; b < TILEC_BACKEND_COUNT; b++)
+            if (tilec_backend_file_extension((tilec_backend)b, false))
+                targets[nt++] = (tilec_target){(tilec_backend)b, NULL, ws};
+    }
     if (!r && !nfiles) r = usage_error("check", "%sno FILE given", "");
     tilec_ctx *ctx = NULL;
     if (!r && tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); r = EXIT_BAD_INPUT; }
     int rc = r;
     for (int f = 0; !r && f < nfiles; f++) { /* every file, each with its own diagnostics */
-        tilec_program *prog = load(ctx, files[f], true, ws);
-        rc = worst(rc, prog ? EXIT_OK : EXIT_BAD_INPUT);
+        /* with --target, tilec_lower verifies for that target's warp size, as emit does;
+         * without, the rules are checked once, for --warp-size (32 by default) */
+        tilec_program *prog = load(ctx, files[f], !target, ws ? ws : 32);
+        rc = worst(rc, prog ? check_targets(ctx, prog, targets, nt) : EXIT_BAD_INPUT);
         tilec_program_free(prog);
     }
     tilec_close(ctx);
@@ -227,17 +266,23 @@ int cmd_fmt(int argc, char **argv) {
 /* ---- the command table ---------------------------------------------------------------- */
 
 static const command commands[] = {
-    {"check", "parse and verify .tile files; silent on success",
+    {"check", "parse, verify and lower .tile files; silent on success",
      "Usage: tilec check [OPTIONS] FILE...\n"
      "\n"
      "Parses and verifies each FILE (\"-\" reads standard input) against every rule of the\n"
-     ".tile format: shapes, axes, dtypes, ids, scopes and barriers. Prints nothing and exits\n"
-     "0 when every program is valid; otherwise prints each error as FILE:LINE:COL with the\n"
-     "source line and a caret, goes on with the next FILE, and exits 1. With many FILEs the\n"
-     "exit status is the worst of them.\n"
+     ".tile format (shapes, axes, dtypes, ids, scopes and barriers), then lowers it as\n"
+     "'tilec emit' does: for the --target given, or else for each GPU target at its default\n"
+     "arch (cuda sm_90, hip gfx90a), where it is valid when one of them lowers it. Prints\n"
+     "nothing and exits 0 when every program is valid; otherwise prints each error as\n"
+     "FILE:LINE:COL with the source line and a caret (a program no target lowers: each\n"
+     "target's reasons), goes on with the next FILE, and exits 1. With many FILEs the exit\n"
+     "status is the worst of them.\n"
      "\n"
      "Options:\n"
-     "  --warp-size=32|64  count warps as that many threads (default 32)\n",
+     "  --target=cuda|hip  the verdict of 'tilec emit --target' for that target alone\n"
+     "  --arch=ARCH        with --target: the arch (sm_80, sm_90, gfx90a, gfx1100...)\n"
+     "  --warp-size=32|64  count warps as that many threads (default 32; with --target, the\n"
+     "                     arch's)\n",
      cmd_check},
     {"fmt", "print .tile files in canonical form",
      "Usage: tilec fmt [OPTIONS] FILE...\n"

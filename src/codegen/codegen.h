@@ -26,6 +26,14 @@ typedef struct cg_target {
 } cg_target;
 
 extern const cg_target cg_cuda, cg_hip;
+
+/* The prelude's ABI version. Every name the prelude defines (functions, types, macros)
+ * carries it (tl_p1_…, TL_P1_…) and its include guard is TL_P<ABI>_PRELUDE, so any number
+ * of emitted files combine in one translation unit: files of the same ABI share one
+ * prelude, and files of two ABIs each have their own, under other names. Bump it whenever
+ * the prelude's text changes (test_codegen holds the prelude of each ABI to its digest). */
+#define CG_PRELUDE_ABI "1"
+#define CG_P "tl_p" CG_PRELUDE_ABI "_" /* the prefix of the prelude's names in C++ */
 /* The source target of a backend: cg_cuda, cg_hip; NULL for one with no source (sim, auto,
  * out of range). */
 const cg_target *cg_target_for(tilec_backend b);
@@ -42,6 +50,9 @@ enum { CG_STATIC_SHARED_LIMIT = 48 * 1024 };
 /* Emits a whole program: a header, the prelude, then each lowered kernel (kernels[i] of
  * the program, lowered for the same target) in order; a NULL kernels[i] is left out (the
  * runtime emits only the kernel it launches). */
+/* The prelude alone, guarded and with its names versioned (what cg_emit_program writes
+ * after the header comment). */
+void cg_prelude(ir_str *s, const cg_target *t);
 void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_kernel *const *kernels);
 
 #endif

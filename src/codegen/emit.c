@@ -2,7 +2,8 @@
  * emit.c — prints loop IR as CUDA / HIP C++ (see codegen.h).
  *
  * Layout of a generated file: a header comment, the prelude (fixed-width types, 16-bit
- * float conversions, the format's max / min, 16-byte vector types), then one
+ * float conversions, the format's max / min, 16-byte vector types; guarded, its names
+ * versioned by CG_PRELUDE_ABI, so many files combine in one translation unit), then one
  * `extern "C" __global__` function per kernel and one `extern "C" __device__` function
  * per func. Inside a function: shared and local arrays, the thread's position, every
  * register declared once, then the statements, each tile statement introduced by a
@@ -64,10 +65,10 @@ static const char *c_type(lp_type t) {
     case LP_I32: return "int";
     case LP_U32: return "unsigned";
     case LP_I64: return "long long";
-    case LP_F16: case LP_BF16: return "tl_u16";
+    case LP_F16: case LP_BF16: return CG_P "u16";
     case LP_F32: return "float";
-    case LP_F64X2: return "tl_f64x2";
-    case LP_I64X2: return "tl_i64x2";
+    case LP_F64X2: return CG_P "f64x2";
+    case LP_I64X2: return CG_P "i64x2";
     default: return "double";
     }
 }
@@ -77,7 +78,7 @@ static const char *type_tag(lp_type t) { return lp_type_name(t); }
 /* A float literal, the same in every locale; ±inf and NaN as bit patterns. */
 static void float_literal(ir_str *s, lp_type t, double v) {
     if (t == LP_F16 || t == LP_BF16) { /* stored as bits */
-        ir_str_printf(s, "((tl_u16)0x%04x)", t == LP_F16 ? num_to_f16(v) : num_to_bf16(v));
+        ir_str_printf(s, "((" CG_P "u16)0x%04x)", t == LP_F16 ? num_to_f16(v) : num_to_bf16(v));
         return;
     }
     bool f32 = t == LP_F32;
@@ -137,13 +138,13 @@ static void cast(ir_str *s, const lp_kernel *k, lp_type to, const lp_expr *a) {
     }
     if (from == LP_F16 || from == LP_BF16) { /* 16-bit floats widen through f32 */
         if (to != LP_F32) ir_str_printf(s, "((%s)", c_type(to));
-        ir_str_printf(s, "%s(", from == LP_F16 ? "tl_f16_to_f32" : "tl_bf16_to_f32");
+        ir_str_printf(s, "%s(", from == LP_F16 ? CG_P "f16_to_f32" : CG_P "bf16_to_f32");
         expr(s, k, a);
         ir_str_printf(s, ")%s", to != LP_F32 ? ")" : "");
         return;
     }
     if (to == LP_F16 || to == LP_BF16) { /* lowerings narrow only from f32 (or fold constants) */
-        ir_str_printf(s, "%s(%s", to == LP_F16 ? "tl_f32_to_f16" : "tl_f32_to_bf16", from != LP_F32 ? "(float)(" : "");
+        ir_str_printf(s, "%s(%s", to == LP_F16 ? CG_P "f32_to_f16" : CG_P "f32_to_bf16", from != LP_F32 ? "(float)(" : "");
         expr(s, k, a);
         ir_str_printf(s, "%s)", from != LP_F32 ? ")" : "");
         return;
@@ -196,14 +197,14 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     case LX_REG: reg_name(s, k, e->reg); return;
     case LX_SPECIAL: ir_str_printf(s, "%s", special_names[e->special]); return;
     case LX_UNARY:
-        if (e->op == LO_SQRT) ir_str_printf(s, "tl_sqrt_%s(", type_tag(e->type));
+        if (e->op == LO_SQRT) ir_str_printf(s, CG_P "sqrt_%s(", type_tag(e->type));
         else ir_str_printf(s, e->op == LO_NOT ? "(!" : "(-");
         expr(s, k, e->a);
         ir_str_printf(s, ")");
         return;
     case LX_BINARY: {
         if (e->type == LP_F64X2) { /* the one operation on pairs: an addition, part by part */
-            operands(s, k, "tl_add_f64x2(", e->a, ", ", e->b, NULL, NULL, ")");
+            operands(s, k, CG_P "add_f64x2(", e->a, ", ", e->b, NULL, NULL, ")");
             return;
         }
         /* float products and quotients through the target's correctly rounded helpers: never
@@ -211,7 +212,7 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         bool rn = lp_is_float(e->type) && (e->op == LO_MUL || e->op == LO_DIV);
         if (e->op == LO_MAX || e->op == LO_MIN || rn) {
             bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE && !rn;
-            snprintf(name, sizeof name, "tl_%s%s_%s(", helper_name[e->op], num ? "num" : "", type_tag(e->type));
+            snprintf(name, sizeof name, CG_P "%s%s_%s(", helper_name[e->op], num ? "num" : "", type_tag(e->type));
             operands(s, k, name, e->a, ", ", e->b, NULL, NULL, ")");
             return;
         }
@@ -230,11 +231,11 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     }
     case LX_SELECT: operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")"); return;
     case LX_FMA:
-        snprintf(name, sizeof name, "tl_fma_%s(", type_tag(e->type));
+        snprintf(name, sizeof name, CG_P "fma_%s(", type_tag(e->type));
         operands(s, k, name, e->a, ", ", e->b, ", ", e->c, ")");
         return;
     case LX_PAIR: /* an i64x2 as an aggregate of the prelude's vector type (no helper: the prelude stays) */
-        operands(s, k, e->type == LP_I64X2 ? "tl_i64x2{{" : "tl_pair(", e->a, ", ", e->b, NULL, NULL,
+        operands(s, k, e->type == LP_I64X2 ? CG_P "i64x2{{" : CG_P "pair(", e->a, ", ", e->b, NULL, NULL,
                  e->type == LP_I64X2 ? "}}" : ")");
         return;
     case LX_PART:
@@ -269,15 +270,15 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
 /* The 16-byte vector type of element type t. */
 /* The vector type of vec elements of type t (16, 8 or 4 bytes; the prelude declares them). */
 static const char *vec_type(lp_type t, int vec) {
-    static const char *const u16[] = {"tl_u16x2", "tl_u16x4", "tl_u16x8"}, *const w32[][2] = {
-        {"tl_f32x2", "tl_f32x4"}, {"tl_i32x2", "tl_i32x4"}, {"tl_u32x2", "tl_u32x4"}};
+    static const char *const u16[] = {CG_P "u16x2", CG_P "u16x4", CG_P "u16x8"}, *const w32[][2] = {
+        {CG_P "f32x2", CG_P "f32x4"}, {CG_P "i32x2", CG_P "i32x4"}, {CG_P "u32x2", CG_P "u32x4"}};
     switch (t) {
     case LP_F16: case LP_BF16: return u16[vec == 2 ? 0 : vec == 4 ? 1 : 2];
     case LP_F32: return w32[0][vec == 4];
     case LP_I32: return w32[1][vec == 4];
     case LP_U32: return w32[2][vec == 4];
-    case LP_F64: return "tl_f64x2";
-    default: return "tl_i64x2";
+    case LP_F64: return CG_P "f64x2";
+    default: return CG_P "i64x2";
     }
 }
 
@@ -568,13 +569,46 @@ static const cg_target *const targets[TILEC_BACKEND_COUNT] = {[TILEC_BACKEND_CUD
 
 const cg_target *cg_target_for(tilec_backend b) { return (unsigned)b < TILEC_BACKEND_COUNT ? targets[b] : NULL; }
 
+static bool ident_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+/* Appends the prelude text to s with its names versioned: each identifier that starts with
+ * tl_ becomes CG_P + the rest, and each that starts with TL_ "TL_P<ABI>_" + the rest. The
+ * prelude is written with the plain prefixes, for its reader; what the kernels call is
+ * spelt with CG_P (emit.c's expressions and types). */
+static void put_versioned(ir_str *s, const char *text, size_t n) {
+    size_t from = 0, i = 0;
+    while (i + 3 <= n) {
+        bool lower = strncmp(text + i, "tl_", 3) == 0, upper = strncmp(text + i, "TL_", 3) == 0;
+        if ((lower || upper) && (i == 0 || !ident_char(text[i - 1]))) {
+            ir_str_put(s, text + from, i - from);
+            ir_str_printf(s, "%s", lower ? CG_P : "TL_P" CG_PRELUDE_ABI "_");
+            from = i += 3;
+        } else {
+            i++;
+        }
+    }
+    ir_str_put(s, text + from, n - from);
+}
+
+void cg_prelude(ir_str *s, const cg_target *t) {
+    ir_str pre = {0};
+    ir_str_printf(&pre, "#ifndef TL_PRELUDE  /* one prelude of this ABI per translation unit */\n"
+                        "#define TL_PRELUDE\n"
+                        "typedef unsigned short tl_u16;  /* f16 and bf16 are stored as their bits */\n");
+    t->prelude(&pre);
+    ir_str_printf(&pre, "%s#endif  /* TL_PRELUDE */\n", common_prelude);
+    if (pre.oom) s->oom = true;
+    else put_versioned(s, pre.data, pre.len);
+    ir_str_free(&pre);
+}
+
 void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_kernel *const *kernels) {
     ir_str_printf(s, "// Generated by tilec %s for %s. Do not edit: change the .tile program instead.\n"
-                     "// Self-contained: no include directives. Kernels are extern \"C\".\n\n"
-                     "typedef unsigned short tl_u16;  /* f16 and bf16 are stored as their bits */\n",
+                     "// Self-contained: no include directives. Kernels are extern \"C\". Any number of\n"
+                     "// emitted files may be included in one translation unit: the prelude below is\n"
+                     "// guarded, and its names (" CG_P "*, TL_P" CG_PRELUDE_ABI "_*) carry its ABI version.\n\n",
                   TILEC_VERSION_STRING, t->name);
-    t->prelude(s);
-    ir_str_printf(s, "%s", common_prelude);
+    cg_prelude(s, t);
     for (int i = 0; i < p->nkernels; i++)
         if (kernels[i]) kernel(s, t, kernels[i]);
 }

@@ -215,7 +215,13 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
         st2.variant = NULL;
         q2.st = &st2;
         dsp_dispatch(&q2, NULL, &all);
-        for (int i = 0; i < all.n; i++) ir_str_printf(&s, "%s %s", i ? "," : "", all.v[i].c->variant);
+        const char *names[DSP_MAX_CASES];
+        for (int i = 0; i < all.n; i++) {
+            ir_str_printf(&s, "%s %s", i ? "," : "", all.v[i].c->variant);
+            names[i] = all.v[i].c->variant;
+        }
+        const char *near = ir_did_you_mean(q->st->variant, strlen(q->st->variant), names, all.n);
+        if (near) ir_str_printf(&s, "; did you mean '%s'?", near);
         break;
     }
     case DSP_NO_CASES:

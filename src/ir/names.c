@@ -156,25 +156,25 @@ const char *ir_op_names(char *buf, size_t n, const char *last) {
 }
 int ir_lookup_id(const char *s, size_t n) { return lookup(id_names, COUNT(id_names), s, n); }
 
-/* Levenshtein distance capped at 3 (enough to rank near misses of short keywords). */
+/* Edit distance capped at 3 (enough to rank near misses of short keywords): insertions,
+ * deletions, substitutions and swaps of two neighbours (f23 for f32, sme for sum) each
+ * count one. */
 static int distance(const char *a, size_t na, const char *b, size_t nb) {
     enum { CAP = 3, MAXN = 32 };
     if (na > MAXN || nb > MAXN) return CAP;
-    int row[MAXN + 1];
-    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= na; i++) {
-        int diag = row[0];
-        row[0] = (int)i;
+    int d[MAXN + 1][MAXN + 1];
+    for (size_t i = 0; i <= na; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= nb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= na; i++)
         for (size_t j = 1; j <= nb; j++) {
-            int up = row[j];
-            int best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            if (up + 1 < best) best = up + 1;
-            row[j] = best;
-            diag = up;
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
         }
-    }
-    return row[nb] < CAP ? row[nb] : CAP;
+    return d[na][nb] < CAP ? d[na][nb] : CAP;
 }
 
 const char *ir_did_you_mean(const char *word, size_t n, const char *const *names, int count) {

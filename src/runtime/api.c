@@ -5,8 +5,8 @@
  *                                                             ↘ simulate (sim)
  *
  * lower_program() is that pipeline up to loop IR (dsp_lower_program, which the JIT and
- * tilec_explain take too); tilec_emit, tilec_compile, tilec_simulate and
- * tilec_launch_info_get take it from there.
+ * tilec_explain take too; tilec_lower stops there); tilec_emit, tilec_compile,
+ * tilec_simulate and tilec_launch_info_get take it from there.
  */
 #include "rtc.h"
 #include "runtime.h"
@@ -60,6 +60,14 @@ tilec_status tilec_emit(tilec_program *prog, const tilec_target *target, char **
     *source = s.data;
     if (len) *len = s.len;
     return TILEC_OK;
+}
+
+tilec_status tilec_lower(tilec_program *prog, const tilec_target *target) {
+    if (!prog) return TILEC_ERR_INVALID_ARG;
+    ir_begin(prog->ctx);
+    dsp_target t;
+    lp_kernel **ks;
+    return lower_program(prog, target, NULL, &t, &ks);
 }
 
 tilec_status tilec_compile(tilec_program *prog, const tilec_target *target, void **binary, size_t *size) {

@@ -99,6 +99,12 @@ static void leave(rt *r) {
 static tilec_status cuda_open(rt *r, int device) {
     cuda_dev *d = calloc(1, sizeof *d);
     if (!d) return TILEC_ERR_NOMEM;
+    const char *no_loader = rt_no_loader();
+    if (no_loader) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no CUDA driver: %s", no_loader);
+        free(d);
+        return TILEC_ERR_UNAVAILABLE;
+    }
     d->lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!d->lib) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,

@@ -197,7 +197,12 @@ static tilec_status hip_open(rt *r, int device) {
     static const char *const names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"};
     hip_dev *d = calloc(1, sizeof *d);
     if (!d) return TILEC_ERR_NOMEM;
-    const char *over = getenv("TILEC_HIP_PATH");
+    const char *over = getenv("TILEC_HIP_PATH"), *no_loader = rt_no_loader();
+    if (no_loader) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no HIP runtime: %s", no_loader);
+        free(d);
+        return TILEC_ERR_UNAVAILABLE;
+    }
     if (over && *over) { /* an explicit choice replaces the search, so a mistake shows */
         d->lib = dlopen(over, RTLD_NOW | RTLD_LOCAL);
         if (!d->lib) {

@@ -8,6 +8,7 @@
  * NCCL_NVLS_ENABLE: callers run with NCCL_NVLS_ENABLE=0 (docs/runtime.md).
  */
 #include "nccl.h"
+#include "runtime.h"
 #include "../ir/ir.h"
 
 #include <dlfcn.h>
@@ -29,7 +30,12 @@ tilec_status rt_nccl_open(tilec_ctx *ctx, rt_nccl *lib) {
      * own running (the bootstrap root, until every rank has joined) that a dlclose would
      * pull the code from under (a segfault on the H200 with NCCL 2.28, the id made in a
      * context closed before the ranks joined). */
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    const char *no_loader = rt_no_loader();
+    void *h = no_loader ? NULL : dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    if (!h && no_loader) {
+        ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "NCCL is not available: %s", no_loader);
+        return TILEC_ERR_UNAVAILABLE;
+    }
     if (!h) {
         const char *why = dlerror();
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0,
@@ -51,6 +57,7 @@ tilec_status rt_nccl_open(tilec_ctx *ctx, rt_nccl *lib) {
                     "ncclCommDestroy; set TILEC_NCCL_PATH to a libnccl.so.2", path);
         return TILEC_ERR_UNAVAILABLE;
     }
+    lib->host_memory = dlsym(h, "tilecNcclHostMemory") != NULL;
     lib->handle = h;
     snprintf(lib->path, sizeof lib->path, "%s", path);
     return TILEC_OK;

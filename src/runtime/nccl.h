@@ -24,6 +24,10 @@ typedef struct rt_nccl {
     int (*comm_destroy)(void *comm);
     int (*comm_abort)(void *comm); /* optional */
     const char *(*error_string)(int result);
+    /* whether it exchanges host memory: a stand-in that says so by exporting
+     * tilecNcclHostMemory (tests/fake_nccl.c). NCCL and RCCL move device memory only, and
+     * need a GPU for every rank even to start a group */
+    bool host_memory;
 } rt_nccl;
 
 /* Loads TILEC_NCCL_PATH when it is set (and only it), else libnccl.so.2. On failure

@@ -14,6 +14,7 @@
  * not know, so calls are serialised and the arch is checked against comgr's ISA list first.
  */
 #include "rtc.h"
+#include "runtime.h"
 
 #include <dlfcn.h>
 #include <locale.h>
@@ -66,6 +67,7 @@ static void load_fn(void *fn, void *h, const char *prefix, const char *name) {
 
 /* Tries the candidates in order; keeps the first that has every required entry point. */
 static void open_lib(rtc_lib *L, const char *env, const char *const *names, const char *prefix) {
+    if (rt_no_loader()) return; /* rtc_compile says why */
     const char *over = getenv(env);
     const char *cuda_home = getenv("CUDA_HOME");
     char extra[2][512];
@@ -149,6 +151,7 @@ static void open_hiprtc(void) {
     static const char *const names[] = {"libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so", "libamdhip64.so.7",
                                         "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so", NULL};
     open_lib(&hiprtc, "TILEC_HIPRTC_PATH", names, "hiprtc");
+    if (rt_no_loader()) return;
     static const char *const comgr[] = {"libamd_comgr.so.3", "libamd_comgr.so.2", "/opt/rocm/lib/libamd_comgr.so"};
     /* the comgr hiprtc loaded is the one that compiles: looked for among the loaded
      * libraries first (RTLD_NOLOAD), so a comgr of another release on the search path is not
@@ -267,6 +270,10 @@ tilec_status rtc_compile(tilec_ctx *ctx, tilec_backend backend, const char *arch
     *out = (rtc_result){0};
     bool cuda = backend == TILEC_BACKEND_CUDA;
     rtc_lib *L = get(backend);
+    if (!L->handle && rt_no_loader()) {
+        ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s is not available: %s", cuda ? "NVRTC" : "hiprtc", rt_no_loader());
+        return TILEC_ERR_UNAVAILABLE;
+    }
     if (!L->handle) {
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0,
                     "%s is not available: tried %s. Install %s, or set %s to the library's path.",

@@ -156,6 +156,11 @@ bool rt_input_range(const tilec_reduce_desc *d, const void *in, uintptr_t *lo, s
 
 /* How to launch a lowered kernel: its symbol, block, grid, dynamic shared memory and
  * global scratch. TILEC_ERR_INTERNAL when it needs more scratch than the struct holds. */
+/* NULL when this process can load libraries (dlopen); in a program linked statically,
+ * which has no dynamic loader, the message every loader fails with instead of calling
+ * dlopen (loader.c). */
+const char *rt_no_loader(void);
+
 tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_info *info);
 
 /* Launches a plan on the stream with the stream's scratch (made on first use, and

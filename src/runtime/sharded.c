@@ -128,6 +128,16 @@ tilec_status tilec_comm_init(tilec_ctx *ctx, int nranks, int rank, const tilec_c
         free(c);
         return st;
     }
+    if (r->be->kind == TILEC_BACKEND_SIM && !c->lib.host_memory) { /* NCCL would fail on CUDA, or crash */
+        st = fail(ctx, TILEC_ERR_UNAVAILABLE,
+                  "a sharded reduction on the simulator cannot go through %s: NCCL exchanges GPU memory and needs a "
+                  "GPU for every rank, and the simulator's memory is host memory; open each rank's runtime on its "
+                  "own GPU (tilec_runtime_open with TILEC_BACKEND_AUTO or CUDA and the rank's device), or reduce the "
+                  "whole tensor in one context with tilec_reduce", c->lib.path);
+        rt_nccl_close(&c->lib);
+        free(c);
+        return st;
+    }
     rt_nccl_uid uid;
     memcpy(uid.internal, id->bytes, sizeof uid.internal);
     int saved = 0;
