@@ -1087,6 +1087,22 @@ expect "reduce --out F --out2 a symlink to F" 2 "$tilec" "${red[@]}" --op aminma
 expect "reduce --out F --out2 G" 0 "$tilec" "${red[@]}" --op argmax --in "$tmp/ow/x6.bin" --out "$tmp/ow/s.bin" --out2 "$tmp/ow/i.bin" --index-dtype i32
 le32 3 6 >"$tmp/ow/want.bin"
 same "writes the values" "$tmp/ow/s.bin" "$tmp/ow/want.bin"
+# --offsets is an input too: the results never replace it, by name, symlink or hard link,
+# and nothing runs (the offsets are not even read before the check)
+printf '0 1 3\n' >"$tmp/ow/off.txt"
+cp "$tmp/ow/off.txt" "$tmp/ow/off.orig"
+ln -s off.txt "$tmp/ow/off-link.txt"
+ln "$tmp/ow/off.txt" "$tmp/ow/off-hard.txt"
+seg=(reduce --dtype f32 --shape 2x3 --backend sim --repeat 0 --offsets "$tmp/ow/off.txt")
+expect "reduce --offsets F --out F" 2 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/off.txt"
+has "is refused: both named, write elsewhere" "$tmp/err" "tilec reduce: --out '$tmp/ow/off.txt' would overwrite the input --offsets '$tmp/ow/off.txt' (the same file), which is read first; write the output elsewhere"
+same "and the offsets are as they were" "$tmp/ow/off.txt" "$tmp/ow/off.orig"
+expect "reduce --offsets F --out2 F" 2 "$tilec" "${seg[@]}" --op argmax --out2 "$tmp/ow/off.txt"
+has "names --out2 and --offsets" "$tmp/err" "tilec reduce: --out2 '$tmp/ow/off.txt' would overwrite the input --offsets '$tmp/ow/off.txt'"
+expect "reduce --offsets F --out a symlink to F" 2 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/off-link.txt"
+expect "reduce --offsets F --out a hard link to F" 2 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/off-hard.txt"
+same "the offsets are still as they were" "$tmp/ow/off.txt" "$tmp/ow/off.orig"
+expect "reduce --offsets F --out G" 0 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/seg.bin"
 
 # binary output is never written to a terminal, by whatever name: the destination itself is
 # asked (/dev/tty, not only standard output); util-linux `script` runs the command on a

@@ -275,7 +275,8 @@ int cmd_reduce(int argc, char **argv) {
         d.strides = strides;
     }
     d.accumulate = o.accumulate;
-    /* --offsets: segments of the one axis, read now (the output's shape depends on them) */
+    /* --offsets: segments of the one axis, read once the outputs are checked (the output's
+     * shape depends on them) */
     void *h_off = NULL;
     int64_t noff = 0;
     bool off_i32 = false;
@@ -283,9 +284,7 @@ int cmd_reduce(int argc, char **argv) {
         if (d.naxes != 1 || d.strides)
             return usage_error("reduce", "%s--offsets cuts one axis into segments: give one --axes (or none: the last) "
                                          "and no --strides", "");
-        if ((rc = read_offsets(o.offsets, &h_off, &noff, &off_i32))) return rc;
     }
-    int64_t nsegs = noff - 1;
     tilec_backend backend = TILEC_BACKEND_AUTO;
     if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, false, &backend))) return rc;
     int64_t repeat = -1; /* not given: 10 timed calls on a GPU, none on the simulator */
@@ -307,8 +306,9 @@ int cmd_reduce(int argc, char **argv) {
     if (o.out) outs[nout++] = (named_file){"--out", NULL, o.out, "out"};
     if (o.out2) outs[nout++] = (named_file){"--out2", NULL, o.out2, "out2"};
     /* a NULL path: not given; --out may be --out-init's file (accumulating in place) */
-    const named_file ins[2] = {{"--in", NULL, o.in, "in"}, {"--out-init", NULL, o.out_init, "out"}};
-    if ((rc = check_outputs("reduce", outs, nout, ins, 2))) return rc;
+    const named_file ins[3] = {{"--in", NULL, o.in, "in"}, {"--out-init", NULL, o.out_init, "out"},
+                               {"--offsets", NULL, o.offsets, NULL}};
+    if ((rc = check_outputs("reduce", outs, nout, ins, 3))) return rc;
     /* raw bytes on standard output are all that goes there: the report goes to stderr */
     FILE *report = (o.out && writes_stdout(o.out)) || (o.out2 && writes_stdout(o.out2)) ? stderr : stdout;
     if (o.out_init && !o.accumulate)
@@ -316,6 +316,8 @@ int cmd_reduce(int argc, char **argv) {
     if (o.out && o.accumulate && !o.out_init)
         return usage_error("reduce", "%s--accumulate with --out needs --out-init FILE, the output before the call "
                                      "(without it the output starts from random values)", "");
+    if (o.offsets && (rc = read_offsets(o.offsets, &h_off, &noff, &off_i32))) return rc;
+    int64_t nsegs = noff - 1;
 
     /* sizes, checked before anything is allocated: every product stays within 2^48 */
     int64_t kept[TILEC_MAX_RANK];
