@@ -777,7 +777,11 @@ TILEC_API tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, co
  * past the axis's extent, and empty segments of max, min, argmax, argmin and aminmax, are
  * found on the device without reading out of bounds: those segments' outputs are not
  * written, and the next tilec_synchronize of the context returns TILEC_ERR_INVALID_ARG
- * saying how many and which came first (then clears it). Asynchronous as tilec_reduce. */
+ * saying how many outputs (a segment of a row each; a 64-bit count) and which came first
+ * (then clears it). With no rows (no kernel runs) and nsegs above 0 the call downloads
+ * the offsets and checks them itself, returning TILEC_ERR_INVALID_ARG for bad ones; with
+ * nsegs 0 nothing is read or refused (offsets may be NULL). Asynchronous as tilec_reduce
+ * otherwise. */
 TILEC_API tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *offsets,
                                               bool offsets_i32, int64_t nsegs, const void *in, void *out);
 

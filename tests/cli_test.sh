@@ -370,10 +370,20 @@ has "each segment checked" "$tmp/out" "check: 6 segments, each against the refer
 expect "reduce segments of an argmax, i32 offsets from a .npy" 0 "$tilec" reduce --op argmax --dtype f32 --shape 3x9 --offsets "$tmp/off.npy" --backend sim --check --specials
 has "they are int32" "$tmp/out" "segments: 3 of axis -1 (int32 offsets from"
 expect "an empty segment of max" 1 "$tilec" reduce --op max --dtype f32 --shape 10 --offsets "$tmp/off.txt" --backend sim
-has "it says which" "$tmp/err" "a segmented max had 1 empty segment (the first counted: segment 1)"
+has "it says which" "$tmp/err" "a segmented max had 1 output of an empty segment (a segment of a row each; the first counted: segment 1)"
 printf '0 5 3 10' >"$tmp/bad.txt"
 expect "offsets that fall" 1 "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/bad.txt" --backend sim
 has "they are reported" "$tmp/err" "segment 1 runs from 5 to 3, which falls"
+# the verdict does not depend on the rows: bad offsets are refused with none as with one,
+# and no segments of max over an empty axis are no outputs, nothing to refuse
+expect "offsets that fall, no rows" 1 "$tilec" reduce --op sum --dtype f32 --shape 0x10 --offsets "$tmp/bad.txt" --backend sim
+has "they are reported" "$tmp/err" "segment 1 runs from 5 to 3, which falls"
+expect "offsets that fall, one row" 1 "$tilec" reduce --op sum --dtype f32 --shape 1x10 --offsets "$tmp/bad.txt" --backend sim
+printf '0\n' >"$tmp/none.txt"
+expect "no segments of max over an empty axis" 0 "$tilec" reduce --op max --dtype f32 --shape 3x0 --offsets "$tmp/none.txt" --backend sim
+printf '0 0\n' >"$tmp/one.txt"
+expect "one (empty) segment of max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 3x0 --offsets "$tmp/one.txt" --backend sim
+has "it counts its outputs" "$tmp/err" "a segmented max had 3 outputs of an empty segment (a segment of a row each; the first counted: segment 0)"
 printf '0 5 x' >"$tmp/bad.txt"
 expect "an offset that is no number" 1 "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/bad.txt" --backend sim
 has "the strict parser says so" "$tmp/err" "--offsets takes an integer from"
