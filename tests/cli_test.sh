@@ -487,6 +487,9 @@ np.save(d + "/x64.npy", x.astype(np.float64))
 np.lib.format.write_array(open(d + "/x_v2.npy", "wb"), x, version=(2, 0))
 np.save(d + "/xF.npy", np.asfortranarray(x))
 np.save(d + "/xBE.npy", x.astype(">f4"))
+np.save(d + "/off0.npy", np.zeros(0, np.int64))
+np.save(d + "/offBE.npy", np.array([0, 20, 50], dtype=">i8"))
+np.save(d + "/offF.npy", np.array([0, 20, 50], dtype=np.float64))
 np.save(d + "/xflat.npy", x.ravel())
 np.save(d + "/i.npy", rng.integers(-1000, 1000, (7, 9), dtype=np.int32))
 np.save(d + "/u16.npy", (x.view(np.uint32) >> 16).astype(np.uint16))  # bf16 patterns
@@ -524,7 +527,15 @@ PY
     oracle "B is numpy's row sums" "a = np.load(d + '/A.npy'); b = np.load(d + '/B.npy'); assert b.shape == (4,) and np.allclose(b, a.sum(axis=1), rtol=1e-6, atol=1e-6)"
     # strict: what tilec does not read is refused, saying why
     expect "a Fortran-order .npy" 1 "$tilec" reduce --op sum --in "$tmp/xF.npy" --backend sim
-    has "is refused" "$tmp/err" "in Fortran order"
+    has "is refused, saying how (the dtype is the file's)" "$tmp/err" "is in Fortran (column-major) order; tilec reads row-major: save np.ascontiguousarray(x) instead"
+    expect "a big-endian .npy, its dtype from the file" 1 "$tilec" reduce --op sum --in "$tmp/xBE.npy" --backend sim
+    has "is refused, saying how" "$tmp/err" "holds big-endian elements ('>f4'); tilec reads little-endian: save x.astype('<f4') instead"
+    expect "an --offsets .npy of no offsets" 1 "$tilec" reduce --op sum --in "$tmp/x.npy" --offsets "$tmp/off0.npy" --backend sim
+    has "says what is wrong" "$tmp/err" "holds no offsets (shape (0,)); give nsegs + 1 of them, at least one (np.array([0]): no segments)"
+    expect "a big-endian --offsets .npy" 1 "$tilec" reduce --op sum --in "$tmp/x.npy" --offsets "$tmp/offBE.npy" --backend sim
+    has "says how to save it" "$tmp/err" "--offsets '$tmp/offBE.npy' holds big-endian elements ('>i8'); tilec reads little-endian: save x.astype('<i8') instead"
+    expect "a float64 --offsets .npy" 1 "$tilec" reduce --op sum --in "$tmp/x.npy" --offsets "$tmp/offF.npy" --backend sim
+    has "says what it holds and how to save it" "$tmp/err" "holds '<f8' of 1 dims; give a 1-D int64 or int32 array of nsegs + 1 offsets (save np.asarray(x, dtype=np.int64).ravel())"
     expect "a Fortran-order .npy with --dtype" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xF.npy" --backend sim
     has "is refused, saying how" "$tmp/err" "is in Fortran (column-major) order; tilec reads row-major: save np.ascontiguousarray(x) instead"
     expect "a big-endian .npy" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xBE.npy" --backend sim
@@ -594,6 +605,15 @@ asan=false
 if ldd "$tilec" 2>/dev/null | grep -q 'libasan\|libubsan'; then asan=true; fi
 # run CMD with at most 1 GiB of address space where the sanitizers do not need more
 bounded() { if $asan; then timeout 120 "$@"; else (ulimit -v 1048576; exec timeout 120 "$@"); fi; }
+
+# --offsets text whose offsets cannot be allocated: said so (64 MiB of text, 256 MiB of
+# offsets in 300 MiB of address space)
+if ! $asan; then
+    head -c 67108864 /dev/zero | tr '\0' ' ' >"$tmp/big-off.txt"
+    expect "--offsets text with no memory for its offsets" 1 sh -c 'ulimit -v 307200; exec "$@"' sh "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/big-off.txt" --backend sim
+    has "says so" "$tmp/err" "tilec reduce: out of memory for the offsets of --offsets '$tmp/big-off.txt' (67108864 bytes of text); give a smaller file, or a .npy"
+    rm -f "$tmp/big-off.txt"
+fi
 
 # sizes are checked before anything is allocated (no product overflows)
 expect "reduce --shape 2^62" 2 "$tilec" reduce --op sum --dtype f32 --shape 4611686018427387904 --backend sim

@@ -88,9 +88,14 @@ static int read_offsets(const char *path, void **out, int64_t *n, bool *i32) {
         npy_header h;
         int fd;
         if (npy_open("--offsets", path, &h, &fd)) return EXIT_BAD_INPUT;
-        if ((h.dtype != TILEC_I64 && h.dtype != TILEC_I32) || h.rank != 1 || h.descr[0] == '>' || h.shape[0] < 1) {
-            fprintf(stderr, "tilec reduce: --offsets '%s' holds %s of %d dims; give a 1-D int64 or int32 array of nsegs + 1 "
-                            "offsets\n", path, h.descr, h.rank);
+        bool ok = !npy_layout("--offsets", path, &h);
+        if (ok && ((h.dtype != TILEC_I64 && h.dtype != TILEC_I32) || h.rank != 1))
+            fprintf(stderr, "tilec reduce: --offsets '%s' holds '%s' of %d dims; give a 1-D int64 or int32 array of nsegs + 1 "
+                            "offsets (save np.asarray(x, dtype=np.int64).ravel())\n", path, h.descr, h.rank);
+        else if (ok && h.shape[0] < 1)
+            fprintf(stderr, "tilec reduce: --offsets '%s' holds no offsets (shape (0,)); give nsegs + 1 of them, at least "
+                            "one (np.array([0]): no segments)\n", path);
+        if (!ok || (h.dtype != TILEC_I64 && h.dtype != TILEC_I32) || h.rank != 1 || h.shape[0] < 1) {
             close(fd);
             return EXIT_BAD_INPUT;
         }
@@ -112,6 +117,9 @@ static int read_offsets(const char *path, void **out, int64_t *n, bool *i32) {
     }
     int64_t *v = malloc((len / 2 + 1) * sizeof *v), k = 0;
     int rc = v ? EXIT_OK : EXIT_BAD_INPUT;
+    if (!v)
+        fprintf(stderr, "tilec reduce: out of memory for the offsets of --offsets '%s' (%zu bytes of text); give a "
+                        "smaller file, or a .npy\n", path, len);
     for (size_t i = 0; rc == EXIT_OK && i < len;) {
         size_t j = i;
         while (j < len && !strchr(" \t\r\n,", text[j]) && text[j]) j++;
@@ -163,10 +171,11 @@ int cmd_reduce(int argc, char **argv) {
         if (npy_open("--in", o.in, &h, &fd)) return EXIT_BAD_INPUT;
         close(fd); /* read again below, with the dtype and shape checked */
         if (!o.dtype) {
-            if (h.dtype == TILEC_DTYPE_COUNT || h.descr[0] == '>' || h.fortran_order) {
-                fprintf(stderr, "tilec reduce: --in '%s' holds dtype '%s'%s, which tilec does not reduce%s\n", o.in, h.descr,
-                        h.fortran_order ? " in Fortran order" : "",
-                        !strcmp(h.descr, "<u2") ? " (give --dtype bf16 to read its 16-bit patterns as bf16)" : "");
+            if (npy_layout("--in", o.in, &h)) return EXIT_BAD_INPUT; /* how to save it instead */
+            if (h.dtype == TILEC_DTYPE_COUNT) {
+                fprintf(stderr, "tilec reduce: --in '%s' holds dtype '%s', which tilec does not reduce%s\n", o.in, h.descr,
+                        !strcmp(h.descr, "<u2") ? " (give --dtype bf16 to read its 16-bit patterns as bf16)"
+                                                : "; save x.astype('float32') or another dtype tilec takes (docs/cli.md)");
                 return EXIT_BAD_INPUT;
             }
             snprintf(npy_dtype, sizeof npy_dtype, "%s", tilec_dtype_name(h.dtype));
