@@ -221,8 +221,13 @@ if cmp -s "$tmp/b.bin" "$tmp/b3.bin"; then pass=$((pass + 1)); else fail=$((fail
 head -c 100 "$tmp/a.bin" >"$tmp/short.bin"
 expect "run --in of the wrong size" 1 "$tilec" run "$rs" --in A="$tmp/short.bin"
 has "the size is explained" "$tmp/err" "'$tmp/short.bin' has 100 bytes, but A is f32[4, 8]: 128 bytes"
-expect "run --in of an unknown parameter" 1 "$tilec" run "$rs" --in Z="$tmp/a.bin"
-has "the name is explained" "$tmp/err" "--in names 'Z', which is no parameter of what ran"
+expect "run --in of an unknown parameter" 1 "$tilec" run "$rs" --in Z="$tmp/a.bin" --out B="$tmp/ran.bin"
+has "the name is explained, with the names there are" "$tmp/err" "tilec run: --in names 'Z', which is no parameter of what runs (A, B); nothing was run: give one of those names"
+empty "checked before the run: no report" "$tmp/out"
+if [ ! -e "$tmp/ran.bin" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --out was written though --in named no parameter"; fi
+expect "run --out of an unknown parameter" 1 "$tilec" run "$rs" --out Z="$tmp/ran.bin"
+has "is told before the run too" "$tmp/err" "tilec run: --out names 'Z', which is no parameter of what runs (A, B); nothing was run"
+empty "no report" "$tmp/out"
 expect "run --in without =" 2 "$tilec" run "$rs" --in A
 # no GPU here (as for reduce --backend cuda below): an explicit GPU backend exits 3 with
 # the runtime's reason, and auto runs on the simulator behind the runtime (tilec_run_kernel)
