@@ -181,7 +181,7 @@ has "explain --verbose still prints the table on stdout" "$tmp/out" "cta_tree   
 # the short form: the variant, the one reason it won, what it does; the table with --verbose
 expect "explain row_sum" 0 "$tilec" explain "$root/examples/row_sum.tile"
 has "names the variant" "$tmp/out" "  line 10: cta.sum(Bs, As, axes=(-1)) -> rows"
-has "and why it won" "$tmp/out" "    why: cols (tried first at the same priority 24) does not apply: the cost model puts rows first: rows about "
+has "and why it won: cols applies, but costs more (the totals, then their parts)" "$tmp/out" "    why: cols (tried first at the same priority 24) costs more: 104 vs 86 cycles; the cost model puts rows first: rows about 43 + 43 = 86 cycles (alone, and four to a multiprocessor), cols 52 + 52 = 104"
 has "and what it does" "$tmp/out" "    how: 4 outputs of 8 elements; 1 lane an output (16-byte loads, "
 has "with the model's estimate" "$tmp/out" "; the cost model's estimate: "
 has "a copy is one line" "$tmp/out" "  line 8: cta.copy(As, A) -> copy"
