@@ -317,6 +317,9 @@ TILEC_API int tilec_kernel_threads(const tilec_kernel *k);
 TILEC_API int64_t tilec_kernel_grid(const tilec_kernel *k);
 TILEC_API size_t tilec_kernel_param_count(const tilec_kernel *k);
 TILEC_API tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i);
+/* Whether kernel k writes its parameter i (a copy, fill or reduction into it): what a
+ * caller must give writable memory for, known before anything runs. */
+TILEC_API bool tilec_kernel_param_written(const tilec_kernel *k, size_t i);
 TILEC_API const char *tilec_buffer_name(const tilec_buffer *b);
 TILEC_API tilec_dtype tilec_buffer_dtype(const tilec_buffer *b);
 TILEC_API tilec_space tilec_buffer_space(const tilec_buffer *b);
