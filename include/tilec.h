@@ -317,6 +317,9 @@ TILEC_API int tilec_kernel_threads(const tilec_kernel *k);
 TILEC_API int64_t tilec_kernel_grid(const tilec_kernel *k);
 TILEC_API size_t tilec_kernel_param_count(const tilec_kernel *k);
 TILEC_API tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i);
+/* Whether kernel k writes its parameter i (a copy, fill or reduction into it): what a
+ * caller must give writable memory for, known before anything runs. */
+TILEC_API bool tilec_kernel_param_written(const tilec_kernel *k, size_t i);
 TILEC_API const char *tilec_buffer_name(const tilec_buffer *b);
 TILEC_API tilec_dtype tilec_buffer_dtype(const tilec_buffer *b);
 TILEC_API tilec_space tilec_buffer_space(const tilec_buffer *b);
@@ -787,7 +790,11 @@ TILEC_API tilec_status tilec_reduce_sharded(tilec_ctx *ctx, tilec_comm *comm, co
  * past the axis's extent, and empty segments of max, min, argmax, argmin and aminmax, are
  * found on the device without reading out of bounds: those segments' outputs are not
  * written, and the next tilec_synchronize of the context returns TILEC_ERR_INVALID_ARG
- * saying how many and which came first (then clears it). Asynchronous as tilec_reduce. */
+ * saying how many outputs (a segment of a row each; a 64-bit count) and which came first
+ * (then clears it). With no rows (no kernel runs) and nsegs above 0 the call downloads
+ * the offsets and checks them itself, returning TILEC_ERR_INVALID_ARG for bad ones; with
+ * nsegs 0 nothing is read or refused (offsets may be NULL). Asynchronous as tilec_reduce
+ * otherwise. */
 TILEC_API tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *desc, const void *offsets,
                                               bool offsets_i32, int64_t nsegs, const void *in, void *out);
 

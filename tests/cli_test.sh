@@ -276,7 +276,7 @@ has "explain --verbose still prints the table on stdout" "$tmp/out" "cta_tree   
 # the short form: the variant, the one reason it won, what it does; the table with --verbose
 expect "explain row_sum" 0 "$tilec" explain "$root/examples/row_sum.tile"
 has "names the variant" "$tmp/out" "  line 10: cta.sum(Bs, As, axes=(-1)) -> rows"
-has "and why it won" "$tmp/out" "    why: cols (tried first at the same priority 24) does not apply: the cost model puts rows first: rows about "
+has "and why it won: cols applies, but costs more (the totals, then their parts)" "$tmp/out" "    why: cols (tried first at the same priority 24) costs more: 104 vs 86 cycles; the cost model puts rows first: rows about 43 + 43 = 86 cycles (alone, and four to a multiprocessor), cols 52 + 52 = 104"
 has "and what it does" "$tmp/out" "    how: 4 outputs of 8 elements; 1 lane an output (16-byte loads, "
 has "with the model's estimate" "$tmp/out" "; the cost model's estimate: "
 has "a copy is one line" "$tmp/out" "  line 8: cta.copy(As, A) -> copy"
@@ -316,8 +316,13 @@ if cmp -s "$tmp/b.bin" "$tmp/b3.bin"; then pass=$((pass + 1)); else fail=$((fail
 head -c 100 "$tmp/a.bin" >"$tmp/short.bin"
 expect "run --in of the wrong size" 1 "$tilec" run "$rs" --in A="$tmp/short.bin"
 has "the size is explained" "$tmp/err" "'$tmp/short.bin' has 100 bytes, but A is f32[4, 8]: 128 bytes"
-expect "run --in of an unknown parameter" 1 "$tilec" run "$rs" --in Z="$tmp/a.bin"
-has "the name is explained" "$tmp/err" "--in names 'Z', which is no parameter of what ran"
+expect "run --in of an unknown parameter" 1 "$tilec" run "$rs" --in Z="$tmp/a.bin" --out B="$tmp/ran.bin"
+has "the name is explained, with the names there are" "$tmp/err" "tilec run: --in names 'Z', which is no parameter of what runs (A, B); nothing was run: give one of those names"
+empty "checked before the run: no report" "$tmp/out"
+if [ ! -e "$tmp/ran.bin" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: --out was written though --in named no parameter"; fi
+expect "run --out of an unknown parameter" 1 "$tilec" run "$rs" --out Z="$tmp/ran.bin"
+has "is told before the run too" "$tmp/err" "tilec run: --out names 'Z', which is no parameter of what runs (A, B); nothing was run"
+empty "no report" "$tmp/out"
 expect "run --in without =" 2 "$tilec" run "$rs" --in A
 # no GPU here (as for reduce --backend cuda below): an explicit GPU backend exits 3 with
 # the runtime's reason, and auto runs on the simulator behind the runtime (tilec_run_kernel)
@@ -465,10 +470,20 @@ has "each segment checked" "$tmp/out" "check: 6 segments, each against the refer
 expect "reduce segments of an argmax, i32 offsets from a .npy" 0 "$tilec" reduce --op argmax --dtype f32 --shape 3x9 --offsets "$tmp/off.npy" --backend sim --check --specials
 has "they are int32" "$tmp/out" "segments: 3 of axis -1 (int32 offsets from"
 expect "an empty segment of max" 1 "$tilec" reduce --op max --dtype f32 --shape 10 --offsets "$tmp/off.txt" --backend sim
-has "it says which" "$tmp/err" "a segmented max had 1 empty segment (the first counted: segment 1)"
+has "it says which" "$tmp/err" "a segmented max had 1 output of an empty segment (a segment of a row each; the first counted: segment 1)"
 printf '0 5 3 10' >"$tmp/bad.txt"
 expect "offsets that fall" 1 "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/bad.txt" --backend sim
 has "they are reported" "$tmp/err" "segment 1 runs from 5 to 3, which falls"
+# the verdict does not depend on the rows: bad offsets are refused with none as with one,
+# and no segments of max over an empty axis are no outputs, nothing to refuse
+expect "offsets that fall, no rows" 1 "$tilec" reduce --op sum --dtype f32 --shape 0x10 --offsets "$tmp/bad.txt" --backend sim
+has "they are reported" "$tmp/err" "segment 1 runs from 5 to 3, which falls"
+expect "offsets that fall, one row" 1 "$tilec" reduce --op sum --dtype f32 --shape 1x10 --offsets "$tmp/bad.txt" --backend sim
+printf '0\n' >"$tmp/none.txt"
+expect "no segments of max over an empty axis" 0 "$tilec" reduce --op max --dtype f32 --shape 3x0 --offsets "$tmp/none.txt" --backend sim
+printf '0 0\n' >"$tmp/one.txt"
+expect "one (empty) segment of max over an empty axis" 1 "$tilec" reduce --op max --dtype f32 --shape 3x0 --offsets "$tmp/one.txt" --backend sim
+has "it counts its outputs" "$tmp/err" "a segmented max had 3 outputs of an empty segment (a segment of a row each; the first counted: segment 0)"
 printf '0 5 x' >"$tmp/bad.txt"
 expect "an offset that is no number" 1 "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/bad.txt" --backend sim
 has "the strict parser says so" "$tmp/err" "--offsets takes an integer from"
@@ -572,6 +587,9 @@ np.save(d + "/x64.npy", x.astype(np.float64))
 np.lib.format.write_array(open(d + "/x_v2.npy", "wb"), x, version=(2, 0))
 np.save(d + "/xF.npy", np.asfortranarray(x))
 np.save(d + "/xBE.npy", x.astype(">f4"))
+np.save(d + "/off0.npy", np.zeros(0, np.int64))
+np.save(d + "/offBE.npy", np.array([0, 20, 50], dtype=">i8"))
+np.save(d + "/offF.npy", np.array([0, 20, 50], dtype=np.float64))
 np.save(d + "/xflat.npy", x.ravel())
 np.save(d + "/i.npy", rng.integers(-1000, 1000, (7, 9), dtype=np.int32))
 np.save(d + "/u16.npy", (x.view(np.uint32) >> 16).astype(np.uint16))  # bf16 patterns
@@ -609,7 +627,15 @@ PY
     oracle "B is numpy's row sums" "a = np.load(d + '/A.npy'); b = np.load(d + '/B.npy'); assert b.shape == (4,) and np.allclose(b, a.sum(axis=1), rtol=1e-6, atol=1e-6)"
     # strict: what tilec does not read is refused, saying why
     expect "a Fortran-order .npy" 1 "$tilec" reduce --op sum --in "$tmp/xF.npy" --backend sim
-    has "is refused" "$tmp/err" "in Fortran order"
+    has "is refused, saying how (the dtype is the file's)" "$tmp/err" "is in Fortran (column-major) order; tilec reads row-major: save np.ascontiguousarray(x) instead"
+    expect "a big-endian .npy, its dtype from the file" 1 "$tilec" reduce --op sum --in "$tmp/xBE.npy" --backend sim
+    has "is refused, saying how" "$tmp/err" "holds big-endian elements ('>f4'); tilec reads little-endian: save x.astype('<f4') instead"
+    expect "an --offsets .npy of no offsets" 1 "$tilec" reduce --op sum --in "$tmp/x.npy" --offsets "$tmp/off0.npy" --backend sim
+    has "says what is wrong" "$tmp/err" "holds no offsets (shape (0,)); give nsegs + 1 of them, at least one (np.array([0]): no segments)"
+    expect "a big-endian --offsets .npy" 1 "$tilec" reduce --op sum --in "$tmp/x.npy" --offsets "$tmp/offBE.npy" --backend sim
+    has "says how to save it" "$tmp/err" "--offsets '$tmp/offBE.npy' holds big-endian elements ('>i8'); tilec reads little-endian: save x.astype('<i8') instead"
+    expect "a float64 --offsets .npy" 1 "$tilec" reduce --op sum --in "$tmp/x.npy" --offsets "$tmp/offF.npy" --backend sim
+    has "says what it holds and how to save it" "$tmp/err" "holds '<f8' of 1 dims; give a 1-D int64 or int32 array of nsegs + 1 offsets (save np.asarray(x, dtype=np.int64).ravel())"
     expect "a Fortran-order .npy with --dtype" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xF.npy" --backend sim
     has "is refused, saying how" "$tmp/err" "is in Fortran (column-major) order; tilec reads row-major: save np.ascontiguousarray(x) instead"
     expect "a big-endian .npy" 1 "$tilec" reduce --op sum --dtype f32 --shape 6x50 --in "$tmp/xBE.npy" --backend sim
@@ -679,6 +705,15 @@ asan=false
 if ldd "$tilec" 2>/dev/null | grep -q 'libasan\|libubsan'; then asan=true; fi
 # run CMD with at most 1 GiB of address space where the sanitizers do not need more
 bounded() { if $asan; then timeout 120 "$@"; else (ulimit -v 1048576; exec timeout 120 "$@"); fi; }
+
+# --offsets text whose offsets cannot be allocated: said so (64 MiB of text, 256 MiB of
+# offsets in 300 MiB of address space)
+if ! $asan; then
+    head -c 67108864 /dev/zero | tr '\0' ' ' >"$tmp/big-off.txt"
+    expect "--offsets text with no memory for its offsets" 1 sh -c 'ulimit -v 307200; exec "$@"' sh "$tilec" reduce --op sum --dtype f32 --shape 10 --offsets "$tmp/big-off.txt" --backend sim
+    has "says so" "$tmp/err" "tilec reduce: out of memory for the offsets of --offsets '$tmp/big-off.txt' (67108864 bytes of text); give a smaller file, or a .npy"
+    rm -f "$tmp/big-off.txt"
+fi
 
 # sizes are checked before anything is allocated (no product overflows)
 expect "reduce --shape 2^62" 2 "$tilec" reduce --op sum --dtype f32 --shape 4611686018427387904 --backend sim
@@ -1182,6 +1217,22 @@ expect "reduce --out F --out2 a symlink to F" 2 "$tilec" "${red[@]}" --op aminma
 expect "reduce --out F --out2 G" 0 "$tilec" "${red[@]}" --op argmax --in "$tmp/ow/x6.bin" --out "$tmp/ow/s.bin" --out2 "$tmp/ow/i.bin" --index-dtype i32
 le32 3 6 >"$tmp/ow/want.bin"
 same "writes the values" "$tmp/ow/s.bin" "$tmp/ow/want.bin"
+# --offsets is an input too: the results never replace it, by name, symlink or hard link,
+# and nothing runs (the offsets are not even read before the check)
+printf '0 1 3\n' >"$tmp/ow/off.txt"
+cp "$tmp/ow/off.txt" "$tmp/ow/off.orig"
+ln -s off.txt "$tmp/ow/off-link.txt"
+ln "$tmp/ow/off.txt" "$tmp/ow/off-hard.txt"
+seg=(reduce --dtype f32 --shape 2x3 --backend sim --repeat 0 --offsets "$tmp/ow/off.txt")
+expect "reduce --offsets F --out F" 2 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/off.txt"
+has "is refused: both named, write elsewhere" "$tmp/err" "tilec reduce: --out '$tmp/ow/off.txt' would overwrite the input --offsets '$tmp/ow/off.txt' (the same file), which is read first; write the output elsewhere"
+same "and the offsets are as they were" "$tmp/ow/off.txt" "$tmp/ow/off.orig"
+expect "reduce --offsets F --out2 F" 2 "$tilec" "${seg[@]}" --op argmax --out2 "$tmp/ow/off.txt"
+has "names --out2 and --offsets" "$tmp/err" "tilec reduce: --out2 '$tmp/ow/off.txt' would overwrite the input --offsets '$tmp/ow/off.txt'"
+expect "reduce --offsets F --out a symlink to F" 2 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/off-link.txt"
+expect "reduce --offsets F --out a hard link to F" 2 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/off-hard.txt"
+same "the offsets are still as they were" "$tmp/ow/off.txt" "$tmp/ow/off.orig"
+expect "reduce --offsets F --out G" 0 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/seg.bin"
 
 # binary output is never written to a terminal, by whatever name: the destination itself is
 # asked (/dev/tty, not only standard output); util-linux `script` runs the command on a

@@ -28,6 +28,7 @@
 #include "../src/runtime/rtc.h"
 #include "../src/codegen/codegen.h"
 #include "../src/dispatch/dispatch.h"
+#include "../src/runtime/runtime.h"
 #include "../src/runtime/sim.h"
 
 static tilec_ctx *sim_ctx(void) {
@@ -305,7 +306,7 @@ static void check_run(tilec_ctx *ctx, const run *r, uint64_t seed, int specials)
     tilec_status sync = seg_run(ctx, r, in, out, out2, before);
     if (any_empty_err) {
         assert_int_equal(sync, TILEC_ERR_INVALID_ARG);
-        assert_non_null(strstr(sync_msg, "empty segment"));
+        assert_non_null(strstr(sync_msg, "of an empty segment"));
     } else if (sync != TILEC_OK) {
         fail_msg("tilec_synchronize: %s\n%s", tilec_status_name(sync), tilec_diag_text(ctx));
     }
@@ -520,7 +521,8 @@ static void bad_offsets(void **state) {
             const char *msg = sync_msg;
             if (!strstr(msg, cases[c].what)) fail_msg("case %zu: %s", c, msg);
             char count[64];
-            snprintf(count, sizeof count, "%d segment%s had bad offsets", cases[c].bad, cases[c].bad == 1 ? "" : "s");
+            snprintf(count, sizeof count, "%d output%s (a segment of a row each) had bad offsets", cases[c].bad,
+                     cases[c].bad == 1 ? "" : "s");
             if (!strstr(msg, count)) fail_msg("case %zu: %s", c, msg);
             for (int s = 0; s < 4; s++) {
                 int64_t lo = cases[c].off[s], hi = cases[c].off[s + 1];
@@ -539,9 +541,81 @@ static void bad_offsets(void **state) {
     int64_t off[4] = {0, 3, 3, 8};
     run r = {.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rows = 1, .extent = 8, .nsegs = 3, .offsets = off};
     assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
-    assert_non_null(strstr(sync_msg, "1 empty segment (the first counted: segment 1)"));
+    assert_non_null(strstr(sync_msg, "1 output of an empty segment (a segment of a row each; the first counted: segment 1)"));
     assert_true(out[0] == 5 && out[1] == -7 && out[2] == 9);
     assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    tilec_close(ctx);
+}
+
+/* 2^32 bad or empty outputs between two synchronisations: the counts go on past 32 bits and
+ * the error is reported (a 32-bit count wraps to 0, which reads as "no error"). The status
+ * words are set as if 2^32 - 1 had been counted already (the simulator's memory is the
+ * host's); the next one counted makes 2^32. */
+static void counts_past_32_bits(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    float in[40] = {0}, out[4], before[4] = {-7, -7, -7, -7};
+    int64_t good[5] = {0, 10, 12, 20, 30}, bad[5] = {0, 10, 5, 20, 30}, empty[5] = {0, 10, 10, 20, 30};
+    run r = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rows = 1, .extent = 40, .nsegs = 4, .offsets = good};
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_OK); /* the status words now exist */
+    rt *rt_;
+    assert_int_equal(rt_get(ctx, &rt_), TILEC_OK);
+    uint32_t *z = rt_->seg_status;
+    assert_non_null(z);
+    z[DSP_SEG_BAD] = UINT32_MAX;
+    r.offsets = bad;
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
+    if (!strstr(sync_msg, "4294967296 outputs (a segment of a row each) had bad offsets")) fail_msg("%s", sync_msg);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK); /* reported once, then cleared */
+    z[DSP_SEG_EMPTY] = UINT32_MAX;
+    z[DSP_SEG_OP] = TILEC_OP_MAX; /* written by the first of the 2^32 - 1 */
+    r.op = TILEC_OP_MAX;
+    r.offsets = empty;
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
+    if (!strstr(sync_msg, "a segmented max had 4294967296 outputs of an empty segment")) fail_msg("%s", sync_msg);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    tilec_close(ctx);
+}
+
+/* The verdict does not depend on the number of rows: bad offsets are refused with no rows
+ * (checked on the host, as no kernel runs) as with one (found on the device); zero
+ * segments of max over an empty axis are zero outputs, nothing to refuse, while one
+ * segment of it is an empty output. */
+static void verdict_without_rows(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    void *in, *out, *off;
+    assert_int_equal(tilec_mem_alloc(ctx, 64, &in), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 64, &out), TILEC_OK);
+    assert_int_equal(tilec_mem_alloc(ctx, 64, &off), TILEC_OK);
+    const int64_t bad[3] = {0, 5, 3}, good[3] = {0, 1, 4}, none[2] = {0, 0};
+    assert_int_equal(tilec_mem_upload(ctx, off, bad, sizeof bad), TILEC_OK);
+    tilec_reduce_desc d = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rank = 2, .shape = {0, 4}, .naxes = 1, .axes = {1}};
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 2, in, out), TILEC_ERR_INVALID_ARG);
+    if (!strstr(tilec_diag_text(ctx), "segment 0 runs from 0 to 5, which ends past the extent")) fail_msg("%s", tilec_diag_text(ctx));
+    d.shape[0] = 1;
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 2, in, out), TILEC_OK);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_ERR_INVALID_ARG);
+    if (!strstr(tilec_diag_text(ctx), "segment 0 runs from 0 to 5, which ends past the extent")) fail_msg("%s", tilec_diag_text(ctx));
+    int32_t bad32[3] = {0, 2, 1};
+    assert_int_equal(tilec_mem_upload(ctx, off, bad32, sizeof bad32), TILEC_OK);
+    d.shape[0] = 0;
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, true, 2, in, out), TILEC_ERR_INVALID_ARG);
+    if (!strstr(tilec_diag_text(ctx), "segment 1 runs from 2 to 1, which falls")) fail_msg("%s", tilec_diag_text(ctx));
+    assert_int_equal(tilec_mem_upload(ctx, off, good, sizeof good), TILEC_OK);
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 2, in, out), TILEC_OK);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    /* max over an empty axis: no segments, nothing refused; one (empty) segment, refused */
+    d = (tilec_reduce_desc){.op = TILEC_OP_MAX, .dtype = TILEC_F32, .rank = 2, .shape = {3, 0}, .naxes = 1, .axes = {1}};
+    assert_int_equal(tilec_mem_upload(ctx, off, none, sizeof none), TILEC_OK);
+    if (tilec_reduce_segmented(ctx, &d, off, false, 0, in, out) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    assert_int_equal(tilec_reduce_segmented(ctx, &d, off, false, 1, in, out), TILEC_OK);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_ERR_INVALID_ARG);
+    if (!strstr(tilec_diag_text(ctx), "a segmented max had 3 outputs of an empty segment")) fail_msg("%s", tilec_diag_text(ctx));
+    tilec_mem_free(ctx, in);
+    tilec_mem_free(ctx, out);
+    tilec_mem_free(ctx, off);
     tilec_close(ctx);
 }
 
@@ -801,6 +875,7 @@ static void gpu_source_compiles(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
+        cmocka_unit_test(counts_past_32_bits), cmocka_unit_test(verdict_without_rows),
         cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
         cmocka_unit_test(fold_order),   cmocka_unit_test(long_segment),
         cmocka_unit_test(wave64),       cmocka_unit_test(wave64_positions),       cmocka_unit_test(gpu_source_compiles),

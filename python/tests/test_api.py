@@ -357,8 +357,19 @@ def test_run_kernel_refusals():
         tilec.run_kernel(two, np.empty(4, np.float32), kernel="f")
     ro = np.full(4, 7.0, np.float32)
     ro.flags.writeable = False
-    with pytest.raises(ValueError, match="wrote parameter B, whose array is read-only"):
+    with pytest.raises(ValueError, match="writes parameter B, whose array is read-only; nothing was run"):
         tilec.run_kernel(ROW_SUM, a, ro)
+    # told before anything runs, so even when the run would leave B as it is (B holds the
+    # row sums of ones already: 8)
+    same = np.full(4, 8.0, np.float32)
+    same.flags.writeable = False
+    with pytest.raises(ValueError, match="writes parameter B, whose array is read-only; nothing was run"):
+        tilec.run_kernel(ROW_SUM, a, same)
+    ra = np.ones((4, 8), np.float32)
+    ra.flags.writeable = False  # A is only read: a read-only array is fine
+    out = np.zeros(4, np.float32)
+    tilec.run_kernel(ROW_SUM, ra, out)
+    assert out.tolist() == [8.0] * 4
     with pytest.raises(tilec.ArgumentError) as e:
         tilec.run_kernel("kernel k(A: f32[4] global) threads=32 {\n  cta.copy(A A)\n}\n",
                          np.empty(4, np.float32), file="k.tile")

@@ -134,6 +134,7 @@ for _name, _res, _args in [
         ("tilec_kernel_is_func", _ctypes.c_bool, (_vp,)),
         ("tilec_kernel_param_count", _c_size, (_vp,)),
         ("tilec_kernel_param_at", _vp, (_vp, _c_size)),
+        ("tilec_kernel_param_written", _ctypes.c_bool, (_vp, _c_size)),
         ("tilec_buffer_name", _cp, (_vp,)),
         ("tilec_buffer_dtype", _c_int, (_vp,)),
         ("tilec_buffer_rank", _c_int, (_vp,)),
@@ -1731,8 +1732,8 @@ def run_kernel(text, *args, kernel=None, backend=None, file="<text>"):
     args, one array per parameter, in order, of the parameter's shape and dtype, read and
     written in place (tilec_run_kernel). numpy arrays (any layout; bfloat16 as uint16 bit
     patterns) are copied to a GPU when one is usable, else to the simulator (backend= as for
-    reduce), and each array the kernel changed is copied back: an array it would change must
-    be writable. torch and CuPy tensors (any __cuda_array_interface__ array) run where they
+    reduce), and each array the kernel changed is copied back: an array of a parameter it
+    writes must be writable (checked before anything runs). torch and CuPy tensors (any __cuda_array_interface__ array) run where they
     are, on the current stream of the first one's library, and must be dense (row-major)
     on one device. Returns None."""
     if kernel is not None:
@@ -1758,6 +1759,11 @@ def run_kernel(text, *args, kernel=None, backend=None, file="<text>"):
             if len(args) != len(params):
                 raise TypeError("tilec: kernel %s takes %d arrays (%s), not %d" % (
                     kernel, len(params), ", ".join(p[0] for p in params), len(args)))
+            if not gpu:  # before any work: an array the kernel writes must be writable
+                for i, (a, p) in enumerate(zip(args, params)):
+                    if _lib.tilec_kernel_param_written(k, i) and not _host_arg(a, *p).flags.writeable:
+                        raise ValueError("tilec: kernel %s writes parameter %s, whose array is read-only;"
+                                         " nothing was run: pass a writable array (a.copy())" % (kernel, p[0]))
             if gpu:
                 _run_gpu(ctx, prog, kernel, params, views)
             else:

@@ -161,6 +161,10 @@ const char *npy_descr(tilec_dtype dt);
 /* Parses the preamble and header at buf[0 .. len); EXIT_OK, or EXIT_BAD_INPUT with a
  * message naming path. */
 int npy_parse(const char *path, const unsigned char *buf, size_t len, npy_header *h);
+/* The order and byte order of H's elements are what tilec reads (C order, little-endian),
+ * whatever the dtype: EXIT_OK, or EXIT_BAD_INPUT with a message that says how to save
+ * the array instead. */
+int npy_layout(const char *opt, const char *path, const npy_header *h);
 /* EXIT_OK when the header is dt (bf16 also from uint16 patterns) and exactly shape, in C
  * order and little-endian; otherwise a message that says what the file holds and what
  * `what` (the input, A) is, and EXIT_BAD_INPUT. */

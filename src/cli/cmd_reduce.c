@@ -88,9 +88,14 @@ static int read_offsets(const char *path, void **out, int64_t *n, bool *i32) {
         npy_header h;
         int fd;
         if (npy_open("--offsets", path, &h, &fd)) return EXIT_BAD_INPUT;
-        if ((h.dtype != TILEC_I64 && h.dtype != TILEC_I32) || h.rank != 1 || h.descr[0] == '>' || h.shape[0] < 1) {
-            fprintf(stderr, "tilec reduce: --offsets '%s' holds %s of %d dims; give a 1-D int64 or int32 array of nsegs + 1 "
-                            "offsets\n", path, h.descr, h.rank);
+        bool ok = !npy_layout("--offsets", path, &h);
+        if (ok && ((h.dtype != TILEC_I64 && h.dtype != TILEC_I32) || h.rank != 1))
+            fprintf(stderr, "tilec reduce: --offsets '%s' holds '%s' of %d dims; give a 1-D int64 or int32 array of nsegs + 1 "
+                            "offsets (save np.asarray(x, dtype=np.int64).ravel())\n", path, h.descr, h.rank);
+        else if (ok && h.shape[0] < 1)
+            fprintf(stderr, "tilec reduce: --offsets '%s' holds no offsets (shape (0,)); give nsegs + 1 of them, at least "
+                            "one (np.array([0]): no segments)\n", path);
+        if (!ok || (h.dtype != TILEC_I64 && h.dtype != TILEC_I32) || h.rank != 1 || h.shape[0] < 1) {
             close(fd);
             return EXIT_BAD_INPUT;
         }
@@ -112,6 +117,9 @@ static int read_offsets(const char *path, void **out, int64_t *n, bool *i32) {
     }
     int64_t *v = malloc((len / 2 + 1) * sizeof *v), k = 0;
     int rc = v ? EXIT_OK : EXIT_BAD_INPUT;
+    if (!v)
+        fprintf(stderr, "tilec reduce: out of memory for the offsets of --offsets '%s' (%zu bytes of text); give a "
+                        "smaller file, or a .npy\n", path, len);
     for (size_t i = 0; rc == EXIT_OK && i < len;) {
         size_t j = i;
         while (j < len && !strchr(" \t\r\n,", text[j]) && text[j]) j++;
@@ -163,10 +171,11 @@ int cmd_reduce(int argc, char **argv) {
         if (npy_open("--in", o.in, &h, &fd)) return EXIT_BAD_INPUT;
         close(fd); /* read again below, with the dtype and shape checked */
         if (!o.dtype) {
-            if (h.dtype == TILEC_DTYPE_COUNT || h.descr[0] == '>' || h.fortran_order) {
-                fprintf(stderr, "tilec reduce: --in '%s' holds dtype '%s'%s, which tilec does not reduce%s\n", o.in, h.descr,
-                        h.fortran_order ? " in Fortran order" : "",
-                        !strcmp(h.descr, "<u2") ? " (give --dtype bf16 to read its 16-bit patterns as bf16)" : "");
+            if (npy_layout("--in", o.in, &h)) return EXIT_BAD_INPUT; /* how to save it instead */
+            if (h.dtype == TILEC_DTYPE_COUNT) {
+                fprintf(stderr, "tilec reduce: --in '%s' holds dtype '%s', which tilec does not reduce%s\n", o.in, h.descr,
+                        !strcmp(h.descr, "<u2") ? " (give --dtype bf16 to read its 16-bit patterns as bf16)"
+                                                : "; save x.astype('float32') or another dtype tilec takes (docs/cli.md)");
                 return EXIT_BAD_INPUT;
             }
             snprintf(npy_dtype, sizeof npy_dtype, "%s", tilec_dtype_name(h.dtype));
@@ -275,7 +284,8 @@ int cmd_reduce(int argc, char **argv) {
         d.strides = strides;
     }
     d.accumulate = o.accumulate;
-    /* --offsets: segments of the one axis, read now (the output's shape depends on them) */
+    /* --offsets: segments of the one axis, read once the outputs are checked (the output's
+     * shape depends on them) */
     void *h_off = NULL;
     int64_t noff = 0;
     bool off_i32 = false;
@@ -283,9 +293,7 @@ int cmd_reduce(int argc, char **argv) {
         if (d.naxes != 1 || d.strides)
             return usage_error("reduce", "%s--offsets cuts one axis into segments: give one --axes (or none: the last) "
                                          "and no --strides", "");
-        if ((rc = read_offsets(o.offsets, &h_off, &noff, &off_i32))) return rc;
     }
-    int64_t nsegs = noff - 1;
     tilec_backend backend = TILEC_BACKEND_AUTO;
     if (o.backend && (rc = parse_backend("reduce", "--backend", o.backend, false, &backend))) return rc;
     int64_t repeat = -1; /* not given: 10 timed calls on a GPU, none on the simulator */
@@ -307,8 +315,9 @@ int cmd_reduce(int argc, char **argv) {
     if (o.out) outs[nout++] = (named_file){"--out", NULL, o.out, "out"};
     if (o.out2) outs[nout++] = (named_file){"--out2", NULL, o.out2, "out2"};
     /* a NULL path: not given; --out may be --out-init's file (accumulating in place) */
-    const named_file ins[2] = {{"--in", NULL, o.in, "in"}, {"--out-init", NULL, o.out_init, "out"}};
-    if ((rc = check_outputs("reduce", outs, nout, ins, 2))) return rc;
+    const named_file ins[3] = {{"--in", NULL, o.in, "in"}, {"--out-init", NULL, o.out_init, "out"},
+                               {"--offsets", NULL, o.offsets, NULL}};
+    if ((rc = check_outputs("reduce", outs, nout, ins, 3))) return rc;
     /* raw bytes on standard output are all that goes there: the report goes to stderr */
     FILE *report = (o.out && writes_stdout(o.out)) || (o.out2 && writes_stdout(o.out2)) ? stderr : stdout;
     if (o.out_init && !o.accumulate)
@@ -316,6 +325,8 @@ int cmd_reduce(int argc, char **argv) {
     if (o.out && o.accumulate && !o.out_init)
         return usage_error("reduce", "%s--accumulate with --out needs --out-init FILE, the output before the call "
                                      "(without it the output starts from random values)", "");
+    if (o.offsets && (rc = read_offsets(o.offsets, &h_off, &noff, &off_i32))) return rc;
+    int64_t nsegs = noff - 1;
 
     /* sizes, checked before anything is allocated: every product stays within 2^48 */
     int64_t kept[TILEC_MAX_RANK];

@@ -67,7 +67,6 @@ int cmd_explain(int argc, char **argv) {
 
 typedef struct named_path {
     const char *name, *path;
-    bool used;
 } named_path;
 
 enum { MAX_FILES = 64 };
@@ -166,7 +165,7 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         bytes[i] = (size_t)elems_of(b) * tilec_dtype_size(tilec_buffer_dtype(b));
         const char *path = NULL;
         for (int j = 0; j < nin; j++)
-            if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) { path = ins[j].path; ins[j].used = true; }
+            if (strcmp(ins[j].name, tilec_buffer_name(b)) == 0) path = ins[j].path;
         int64_t shape[TILEC_MAX_RANK];
         int rank = tilec_buffer_rank(b);
         for (int d = 0; d < rank; d++) shape[d] = tilec_buffer_extent(b, d);
@@ -212,7 +211,6 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         tilec_buffer *b = tilec_kernel_param_at(k, i);
         for (int j = 0; j < nout; j++)
             if (strcmp(outs[j].name, tilec_buffer_name(b)) == 0) {
-                outs[j].used = true;
                 int64_t shape[TILEC_MAX_RANK];
                 for (int d = 0; d < tilec_buffer_rank(b); d++) shape[d] = tilec_buffer_extent(b, d);
                 int w = write_tensor(outs[j].path, tilec_buffer_dtype(b), shape, tilec_buffer_rank(b), args[i], bytes[i]);
@@ -304,7 +302,6 @@ static int named(const char *opt, const char *v, named_path *list, int *n) {
         }
     if (!(list[*n].name = strndup(v, (size_t)(eq - v)))) { fprintf(stderr, "tilec: out of memory\n"); return EXIT_BAD_INPUT; }
     list[*n].path = eq + 1;
-    list[*n].used = false;
     (*n)++;
     return EXIT_OK;
 }
@@ -340,6 +337,49 @@ static int open_device(tilec_ctx *ctx, const tilec_target *asked, engine *dev, c
         return EXIT_UNAVAILABLE;
     }
     *dev = (engine){true, t, where};
+    return EXIT_OK;
+}
+
+/* Whether k is run: it is --kernel's (a func named so on a GPU is refused when its turn
+ * comes), or there is no --kernel and it is not a func on a GPU (a func runs there only
+ * inside a kernel that calls it). */
+static bool runs(const tilec_kernel *k, const char *only, bool gpu) {
+    return only ? strcmp(only, tilec_kernel_name(k)) == 0 : !(gpu && tilec_kernel_is_func(k));
+}
+
+/* Before anything runs: --kernel names a kernel or func of the program, and every --in
+ * and --out names a parameter of what will run (else the run would be wasted: the error
+ * would come after it). EXIT_OK, or EXIT_BAD_INPUT with a message that lists the names. */
+static int check_names(const tilec_program *prog, const char *file, const char *only, bool gpu, const named_path *ins,
+                       int nin, const named_path *outs, int nout) {
+    size_t nk = tilec_program_kernel_count(prog);
+    bool any = false;
+    for (size_t i = 0; i < nk; i++) any = any || !only || strcmp(only, tilec_kernel_name(tilec_program_kernel(prog, i))) == 0;
+    if (!any) {
+        fprintf(stderr, "tilec run: %s has no kernel or func named '%s'\n", file, only);
+        return EXIT_BAD_INPUT;
+    }
+    for (int j = 0; j < nin + nout; j++) {
+        const named_path *x = j < nin ? &ins[j] : &outs[j - nin];
+        bool found = false;
+        for (size_t i = 0; i < nk && !found; i++) {
+            const tilec_kernel *k = tilec_program_kernel(prog, i);
+            for (size_t p = 0; runs(k, only, gpu) && p < tilec_kernel_param_count(k) && !found; p++)
+                found = strcmp(x->name, tilec_buffer_name(tilec_kernel_param_at(k, p))) == 0;
+        }
+        if (found) continue;
+        char names[512] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < nk; i++) {
+            const tilec_kernel *k = tilec_program_kernel(prog, i);
+            for (size_t p = 0; runs(k, only, gpu) && p < tilec_kernel_param_count(k) && at < sizeof names; p++)
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "",
+                                       tilec_buffer_name(tilec_kernel_param_at(k, p)));
+        }
+        fprintf(stderr, "tilec run: %s names '%s', which is no parameter of what runs (%s); nothing was run: give one "
+                        "of those names\n", j < nin ? "--in" : "--out", x->name, at ? names : "no parameters");
+        return EXIT_BAD_INPUT;
+    }
     return EXIT_OK;
 }
 
@@ -396,14 +436,13 @@ int cmd_run(int argc, char **argv) {
     char where[64] = "sim";
     if (rc == EXIT_OK) rc = open_device(ctx, &t, &dev, where, sizeof where);
     if (rc == EXIT_OK && !(prog = load(ctx, file, false, 0))) rc = EXIT_BAD_INPUT;
-    bool ran = false;
+    if (rc == EXIT_OK) rc = check_names(prog, file, only, dev.device && dev.t.backend != TILEC_BACKEND_SIM, ins, nin, outs, nout);
     for (size_t i = 0; rc == EXIT_OK && i < tilec_program_kernel_count(prog); i++) {
         tilec_kernel *k = tilec_program_kernel(prog, i);
         if (only && strcmp(only, tilec_kernel_name(k)) != 0) continue;
         /* a func is not launched by itself: the simulator runs it as a one-CTA kernel, a
          * GPU only inside a kernel that calls it */
         bool is_func = tilec_kernel_is_func(k), gpu = dev.device && dev.t.backend != TILEC_BACKEND_SIM;
-        ran = true;
         if (is_func && gpu) { /* named with --kernel: an error; else a note, and the kernels run */
             out_printf(only ? stderr : report, "%sfunc %s: not run on %s: a func runs inside a kernel that calls it "
                     "(--backend sim simulates it as a one-CTA kernel)\n", only ? "tilec run: " : "", tilec_kernel_name(k), where);
@@ -411,17 +450,6 @@ int cmd_run(int argc, char **argv) {
             continue;
         }
         rc = run_kernel(ctx, prog, k, dev.device && !is_func ? &dev : &host, ins, nin, outs, nout, &seed, specials, check, report);
-    }
-    if (rc == EXIT_OK && !ran) {
-        fprintf(stderr, "tilec run: %s has no kernel or func named '%s'\n", file, only);
-        rc = EXIT_BAD_INPUT;
-    }
-    for (int j = 0; rc == EXIT_OK && j < nin + nout; j++) {
-        const named_path *x = j < nin ? &ins[j] : &outs[j - nin];
-        if (!x->used) {
-            fprintf(stderr, "tilec run: %s names '%s', which is no parameter of what ran\n", j < nin ? "--in" : "--out", x->name);
-            rc = EXIT_BAD_INPUT;
-        }
     }
     for (int j = 0; j < nin; j++) free((char *)ins[j].name);
     for (int j = 0; j < nout; j++) free((char *)outs[j].name);

@@ -217,21 +217,26 @@ static const char *npy_text(tilec_dtype dt, const char *descr, const int64_t *sh
     return buf;
 }
 
-int npy_expect(const char *opt, const char *path, const npy_header *h, tilec_dtype dt, const int64_t *shape, int rank,
-               const char *what) {
-    char have[160], want[160];
-    npy_text(h->dtype, h->descr, h->shape, h->rank, have, sizeof have);
-    npy_text(dt, NULL, shape, rank, want, sizeof want);
+int npy_layout(const char *opt, const char *path, const npy_header *h) {
     if (h->fortran_order) {
         fprintf(stderr, "tilec: %s '%s' is in Fortran (column-major) order; tilec reads row-major: save "
                         "np.ascontiguousarray(x) instead\n", opt, path);
         return EXIT_BAD_INPUT;
     }
-    if (h->descr[0] == '>' ) {
+    if (h->descr[0] == '>') {
         fprintf(stderr, "tilec: %s '%s' holds big-endian elements ('%s'); tilec reads little-endian: save "
                         "x.astype('<%s') instead\n", opt, path, h->descr, h->descr + 1);
         return EXIT_BAD_INPUT;
     }
+    return EXIT_OK;
+}
+
+int npy_expect(const char *opt, const char *path, const npy_header *h, tilec_dtype dt, const int64_t *shape, int rank,
+               const char *what) {
+    char have[160], want[160];
+    npy_text(h->dtype, h->descr, h->shape, h->rank, have, sizeof have);
+    npy_text(dt, NULL, shape, rank, want, sizeof want);
+    if (npy_layout(opt, path, h)) return EXIT_BAD_INPUT;
     /* bf16 is read from its 16-bit patterns: a uint16 array (or ml_dtypes' void of 2) */
     bool patterns = dt == TILEC_BF16 && !strcmp(h->descr, "<u2");
     if (h->dtype == TILEC_DTYPE_COUNT && !patterns) {

@@ -395,16 +395,20 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
  * runtime sizes its workers by it. */
 int64_t dsp_segment_piece(tilec_dtype dt);
 
-/* The status words a segmented kernel writes (u32 each; 64-bit values in two, low first). */
+/* The status words a segmented kernel writes (u32 each; 64-bit values in two, low first).
+ * A count is its low word and its carry (the high word, which the add that wraps the low
+ * one increments): 64 bits, so it never wraps to 0, "no error". */
 enum {
-    DSP_SEG_BAD,        /* segments whose offsets were bad (counted) */
-    DSP_SEG_EMPTY,      /* empty segments of an op that has no value for them (counted) */
+    DSP_SEG_BAD,        /* outputs (a row's segment) whose offsets were bad (counted, low word) */
+    DSP_SEG_EMPTY,      /* empty outputs of an op that has no value for them (counted, low word) */
     DSP_SEG_BAD_AT = 2, /* the first bad one counted: its number, offsets, the extent */
     DSP_SEG_BAD_LO = 4,
     DSP_SEG_BAD_HI = 6,
     DSP_SEG_EXTENT = 8,
     DSP_SEG_EMPTY_AT = 10, /* the first empty one counted */
     DSP_SEG_OP = 12,       /* its op */
+    DSP_SEG_BAD_CARRY = 13, /* the high words of the two counts */
+    DSP_SEG_EMPTY_CARRY = 14,
     DSP_SEG_WORDS = 16
 };
 

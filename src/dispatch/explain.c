@@ -7,6 +7,7 @@
  */
 #include "dispatch.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,21 @@ static int first_failed(const dsp_verdict *v) {
     return -1;
 }
 
+/* What stopped rival v at its first failed check p (-1: it declined), after "why: NAME
+ * (...) ": "costs more: 104 vs 86 cycles; " and the cost model's reason when that check is
+ * the model's ('cheapest': the rival applies, the model prices it above the other
+ * orientation, rows or cols), else "does not apply: " and the reason. */
+static void verdict_text(ir_str *s, const dsp_query *q, const dsp_verdict *v, int p) {
+    if (p >= 0 && !strcmp(v->c->preds[p].name, "cheapest")) {
+        int o = v->c->variant[0] == 'c'; /* q->plan[0] is rows', [1] cols' */
+        const dsp_tile_plan *mine = &q->plan[o], *theirs = &q->plan[!o];
+        ir_str_printf(s, "costs more: %.0f vs %.0f cycles; %s\n", nearbyint(mine->cycles1) + nearbyint(mine->cycles4),
+                      nearbyint(theirs->cycles1) + nearbyint(theirs->cycles4), v->reasons[p]);
+        return;
+    }
+    ir_str_printf(s, "does not apply: %s\n", p >= 0 ? v->reasons[p] : v->declined_why);
+}
+
 /* Why the chosen variant (report entry `won`, or the variant `lowered` when lowering took
  * another because the chosen one declined) won: the nearest variant before it in
  * priority order that did not apply, and its first reason. */
@@ -59,19 +75,18 @@ static void why_line(ir_str *s, const dsp_query *q, const dsp_report *rep, const
         /* a rival of the winner's own priority (ties go by name) is said to be one, either
          * way round: "tried first at the same priority 20", "tried after it at ..." */
         if (v->c->priority == rep->v[won].c->priority)
-            ir_str_printf(s, "    why: %s (tried first at the same priority %d) does not apply: %s\n", v->c->variant,
-                          v->c->priority, p >= 0 ? v->reasons[p] : v->declined_why);
+            ir_str_printf(s, "    why: %s (tried first at the same priority %d) ", v->c->variant, v->c->priority);
         else
-            ir_str_printf(s, "    why: %s (priority %d) does not apply: %s\n", v->c->variant, v->c->priority,
-                          p >= 0 ? v->reasons[p] : v->declined_why);
+            ir_str_printf(s, "    why: %s (priority %d) ", v->c->variant, v->c->priority);
+        verdict_text(s, q, v, p);
         return;
     }
     /* a rival of the same priority after it that does not apply */
     for (int i = won + 1; i < rep->n && rep->v[i].c->priority == rep->v[won].c->priority; i++) {
         int p = first_failed(&rep->v[i]);
         if (p < 0) continue;
-        ir_str_printf(s, "    why: %s (tried after it at the same priority %d) does not apply: %s\n", rep->v[i].c->variant,
-                      rep->v[i].c->priority, rep->v[i].reasons[p]);
+        ir_str_printf(s, "    why: %s (tried after it at the same priority %d) ", rep->v[i].c->variant, rep->v[i].c->priority);
+        verdict_text(s, q, &rep->v[i], p);
         return;
     }
     if (rep->n > 1)

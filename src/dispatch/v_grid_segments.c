@@ -24,7 +24,9 @@
  * Offsets are checked where they are read: a segment with O[s] < 0, O[s + 1] < O[s] or
  * O[s + 1] > extent reads nothing, is not written, and is counted in the status words Z
  * (dispatch.h, DSP_SEG_*), with the first one counted; so is an empty segment of an op
- * that has no value for one (max, min, argmax, argmin, aminmax).
+ * that has no value for one (max, min, argmax, argmin, aminmax). Each count is 64 bits (a
+ * low word and its carry), so no number of them between two synchronisations reads as
+ * none.
  */
 #include "grid.h"
 
@@ -145,6 +147,15 @@ static void reg_tree(dsp_lower *l, lp_block *b, int first, int n) {
 int64_t dsp_segment_piece(tilec_dtype dt) { return (int64_t)LANES * (16 / tilec_dtype_size(dt)) * in_flight(dt); }
 
 /* Stores 64-bit v into the status words at w, w + 1 (low first). */
+/* A count's high word: the one add that takes the low word from 2^32 - 1 round to 0 (old is
+ * what it found) adds 1 to word `carry`, so the count is 64 bits and never wraps to "no
+ * error" between two synchronisations. */
+static void count_carry(lp_kernel *k, lp_block *b, lp_buf *Z, int old, int carry) {
+    int dummy = lp_reg_new(k, LP_U32, "carried");
+    lp_block *wrap = &lp_if(k, b, eq(k, lp_reg(k, old), ival(k, LP_U32, UINT32_MAX)))->body;
+    lp_atomic_add(k, wrap, dummy, Z, ival(k, LP_I32, carry), ival(k, LP_U32, 1));
+}
+
 static void store_wide_word(lp_kernel *k, lp_block *b, lp_buf *Z, int w, lp_expr *v) {
     lp_store(k, b, Z, ival(k, LP_I32, w), lp_cast(k, LP_U32, v));
     lp_store(k, b, Z, ival(k, LP_I32, w + 1), lp_cast(k, LP_U32, lp_binary(k, LO_SHR, v, i64c(k, 32))));
@@ -250,6 +261,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
         int old = lp_reg_new(k, LP_U32, "old");
         lp_block *rep = &lp_if(k, b, both(k, r_(k, bad), reporter))->body;
         lp_atomic_add(k, rep, old, c.Z, ival(k, LP_I32, DSP_SEG_BAD), ival(k, LP_U32, 1));
+        count_carry(k, rep, c.Z, old, DSP_SEG_BAD_CARRY);
         lp_block *first = &lp_if(k, rep, eq(k, r_(k, old), ival(k, LP_U32, 0)))->body;
         store_wide_word(k, first, c.Z, DSP_SEG_BAD_AT, r_(k, s));
         store_wide_word(k, first, c.Z, DSP_SEG_BAD_LO, r_(k, lo));
@@ -260,6 +272,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
             lp_expr *empty = both(k, both(k, r_(k, valid), lp_unary(k, LO_NOT, r_(k, bad))), eq(k, r_(k, c.n), ival(k, c.it, 0)));
             lp_block *rep2 = &lp_if(k, b, both(k, empty, reporter))->body;
             lp_atomic_add(k, rep2, old2, c.Z, ival(k, LP_I32, DSP_SEG_EMPTY), ival(k, LP_U32, 1));
+            count_carry(k, rep2, c.Z, old2, DSP_SEG_EMPTY_CARRY);
             lp_block *first2 = &lp_if(k, rep2, eq(k, r_(k, old2), ival(k, LP_U32, 0)))->body;
             store_wide_word(k, first2, c.Z, DSP_SEG_EMPTY_AT, r_(k, s));
             lp_store(k, first2, c.Z, ival(k, LP_I32, DSP_SEG_OP), ival(k, LP_U32, sg->op));

@@ -18,6 +18,7 @@
  */
 #include "dispatch.h"
 
+#include <math.h>
 #include <stdio.h>
 
 /* acc[0..A) ⊕= the elements of output s that lane `lane` of its group takes. */
@@ -229,9 +230,12 @@ bool dsp_pred_cheapest(const dsp_query *q, dsp_orient o, char *why, size_t n) {
     if (q->st->variant || !q->has_plan[other]) return true;
     double mine = q->plan[o].cycles1 + q->plan[o].cycles4, theirs = q->plan[other].cycles1 + q->plan[other].cycles4;
     if (mine < theirs || (mine == theirs && o == DSP_ALONG_REDUCED)) return true;
-    snprintf(why, n, "the cost model puts %s first: %s about %.0f + %.0f cycles (alone, and four to a multiprocessor), "
-                     "%s %.0f + %.0f", name[other], name[other], q->plan[other].cycles1, q->plan[other].cycles4, name[o],
-             q->plan[o].cycles1, q->plan[o].cycles4);
+    /* the totals are the sums of the parts as printed, so the line adds up */
+    double a1 = nearbyint(q->plan[other].cycles1), a4 = nearbyint(q->plan[other].cycles4);
+    double b1 = nearbyint(q->plan[o].cycles1), b4 = nearbyint(q->plan[o].cycles4);
+    snprintf(why, n, "the cost model puts %s first: %s about %.0f + %.0f = %.0f cycles (alone, and four to a "
+                     "multiprocessor), %s %.0f + %.0f = %.0f", name[other], name[other], a1, a4, a1 + a4, name[o], b1, b4,
+             b1 + b4);
     return false;
 }
 

@@ -169,6 +169,15 @@ size_t tilec_kernel_param_count(const tilec_kernel *k) { return k ? (size_t)k->n
 tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i) {
     return k && i < (size_t)k->nparams ? k->params[i] : NULL;
 }
+bool tilec_kernel_param_written(const tilec_kernel *k, size_t i) {
+    const tilec_buffer *b = tilec_kernel_param_at(k, i);
+    for (int j = 0; b && j < k->nstmts; j++) {
+        const ir_stmt *st = k->stmts[j];
+        if ((st->kind == IR_COPY || st->kind == IR_FILL || st->kind == IR_REDUCE) && (st->dst.buf == b || st->dst2.buf == b))
+            return true;
+    }
+    return false;
+}
 const char *tilec_buffer_name(const tilec_buffer *b) { return b ? b->name : NULL; }
 tilec_dtype tilec_buffer_dtype(const tilec_buffer *b) { return b ? b->dtype : TILEC_DTYPE_COUNT; }
 tilec_space tilec_buffer_space(const tilec_buffer *b) { return b ? b->space : TILEC_SPACE_COUNT; }

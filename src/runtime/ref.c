@@ -625,15 +625,6 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
 
 /* ---- running and comparing ------------------------------------------------------------ */
 
-static bool writes(const tilec_kernel *k, const tilec_buffer *b) {
-    for (int i = 0; i < k->nstmts; i++) {
-        const ir_stmt *st = k->stmts[i];
-        if ((st->kind == IR_COPY || st->kind == IR_FILL || st->kind == IR_REDUCE) && (st->dst.buf == b || st->dst2.buf == b))
-            return true;
-    }
-    return false;
-}
-
 static void load_param(rval *m, const tilec_buffer *b, const void *src, int copies) {
     lp_type t = lp_type_of(b->dtype);
     int64_t n = (int64_t)ref_elems(b);
@@ -701,7 +692,7 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
     const tilec_kernel *k = ir_find_kernel(prog, name);
     if (!k) return TILEC_ERR_INVALID_ARG; /* it said why */
     for (int i = 0; i < k->nparams; i++) /* every parameter's contents before, the written ones' after */
-        if (!inputs[i] || (!outputs[i] && writes(k, k->params[i]))) {
+        if (!inputs[i] || (!outputs[i] && tilec_kernel_param_written(k, (size_t)i))) {
             ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no buffer for parameter '%s' in %s[%d]",
                         k->params[i]->name, inputs[i] ? "outputs" : "inputs", i);
             return TILEC_ERR_INVALID_ARG;
@@ -745,7 +736,7 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
         }
     }
     for (int i = 0; i < k->nparams && st == TILEC_OK; i++)
-        if (writes(k, k->params[i])) compare(k->params[i], R.mem[i], outputs[i], &results[(*count)++]);
+        if (tilec_kernel_param_written(k, (size_t)i)) compare(k->params[i], R.mem[i], outputs[i], &results[(*count)++]);
     for (int i = 0; R.mem && i < R.nbufs; i++) free(R.mem[i]);
     free(R.mem);
     free(R.bufs);

@@ -133,6 +133,32 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const seg_view *
     return TILEC_OK;
 }
 
+/* The offsets of a call with no rows, checked here as the kernel checks them (it does not
+ * run: there is nothing to write), so that bad offsets are refused whatever the number of
+ * rows: the first bad segment, with its offsets, as TILEC_ERR_INVALID_ARG now. Empty
+ * segments are not refused: with no rows they have no outputs. The offsets are downloaded
+ * (synchronously, after the work queued before on the default stream). */
+static tilec_status check_offsets_here(rt *r, const void *offsets, bool i32, int64_t nsegs, int64_t extent) {
+    size_t n = (size_t)(nsegs + 1), es = i32 ? 4 : 8;
+    void *h = malloc(n * es);
+    if (!h) return TILEC_ERR_NOMEM;
+    tilec_status st = r->be->download(r, h, offsets, n * es);
+    int64_t prev = 0;
+    for (size_t s = 0; st == TILEC_OK && s < n; s++) {
+        int64_t at = i32 ? ((const int32_t *)h)[s] : ((const int64_t *)h)[s];
+        if (s > 0 && (prev < 0 || at < prev || at > extent)) {
+            st = ir_bad(r->ctx, "a segmented reduction had bad offsets: segment %lld runs from %lld to %lld, which %s; "
+                                "offsets must rise (or stay) from 0 or more to at most the axis's extent (%lld), "
+                                "whether or not the input has rows",
+                        (long long)(s - 1), (long long)prev, (long long)at,
+                        prev < 0 ? "starts below 0" : at < prev ? "falls" : "ends past the extent", (long long)extent);
+        }
+        prev = at;
+    }
+    free(h);
+    return st;
+}
+
 tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *d, const void *offsets, bool offsets_i32,
                                     int64_t nsegs, const void *in, void *out) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
@@ -143,9 +169,15 @@ tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *d, 
     if (d->strides)
         return ir_bad(ctx, "a segmented reduction takes a dense input: strides must be NULL (copy a strided view "
                            "to a dense tensor first)");
-    tilec_status st = rt_check_desc(ctx, d);
-    if (st != TILEC_OK) return st;
+    /* checked as tilec_reduce's descriptor but for the segmented axis, which is not what is
+     * reduced (segments are): an empty one refuses nothing by itself (no segments are no
+     * outputs; empty segments of max are found with the others, on the device) */
+    tilec_reduce_desc whole = *d;
     int axis = d->axes[0] < 0 ? d->axes[0] + d->rank : d->axes[0];
+    if (d->rank >= 1 && d->rank <= TILEC_MAX_RANK && axis >= 0 && axis < d->rank && whole.shape[axis] == 0)
+        whole.shape[axis] = 1;
+    tilec_status st = rt_check_desc(ctx, &whole);
+    if (st != TILEC_OK) return st;
     for (int i = axis + 1; i < d->rank; i++)
         if (d->shape[i] != 1)
             return ir_bad(ctx, "the segmented axis %d is not the innermost: dimension %d has extent %lld; segments run "
@@ -160,23 +192,24 @@ tilec_status tilec_reduce_segmented(tilec_ctx *ctx, const tilec_reduce_desc *d, 
         return ir_bad(ctx, "the output has %lld rows of %lld segments: more than 2^48 elements", (long long)v.rows,
                       (long long)nsegs);
     bool two = ir_op(d->op)->second != NULL;
-    if (outs > 0 && (!out || !offsets || (!in && v.extent > 0) || (two && !d->out2)))
+    if ((nsegs > 0 && !offsets) || (outs > 0 && (!out || (!in && v.extent > 0) || (two && !d->out2))))
         return ir_bad(ctx, "%s is NULL", !offsets ? "offsets" : !out ? "the output" : !in && v.extent > 0 ? "the input"
                                                                                                   : "out2 (the second output)");
     size_t es = tilec_dtype_size(d->dtype), in_bytes = (size_t)(v.rows * v.extent) * es;
     size_t out_bytes = (size_t)outs * tilec_dtype_size(rt_out_dtype(d)), out2_bytes = two ? (size_t)outs * tilec_dtype_size(rt_out2_dtype(d)) : 0;
-    size_t off_bytes = outs ? (size_t)(nsegs + 1) * (offsets_i32 ? 4 : 8) : 0;
+    size_t off_bytes = nsegs ? (size_t)(nsegs + 1) * (offsets_i32 ? 4 : 8) : 0;
     uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, c = (uintptr_t)d->out2, o = (uintptr_t)offsets;
     if ((st = rt_outputs_apart(ctx, a, in_bytes, b, out_bytes, c, out2_bytes)) != TILEC_OK) return st;
     if (rt_meet(o, off_bytes, b, out_bytes) || rt_meet(o, off_bytes, c, out2_bytes))
         return ir_bad(ctx, "the offsets overlap an output; give the outputs buffers of their own");
     rt *r;
     if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
-    if (outs == 0) return TILEC_OK; /* nothing to write: the offsets are not read */
+    if (nsegs == 0) return TILEC_OK; /* no segments: nothing to read, nothing to write */
+    if ((st = rt_within(r, "the offsets", o, off_bytes)) != TILEC_OK) return st;
+    if (outs == 0) return check_offsets_here(r, offsets, offsets_i32, nsegs, v.extent);
     if (in_bytes && (st = rt_within(r, "the input", a, in_bytes)) != TILEC_OK) return st;
     if ((st = rt_within(r, "the output", b, out_bytes)) != TILEC_OK) return st;
     if (out2_bytes && (st = rt_within(r, "out2", c, out2_bytes)) != TILEC_OK) return st;
-    if ((st = rt_within(r, "the offsets", o, off_bytes)) != TILEC_OK) return st;
     v.unaligned = a % 16 != 0;
     choose_workers(d, &v);
     if ((v.workers == 1 ? (outs + GROUPS - 1) / GROUPS : outs * v.ctas) > INT32_MAX)
@@ -207,29 +240,34 @@ tilec_status rt_segmented_status(rt *r) {
     if (!r->seg_status) return TILEC_OK;
     uint32_t z[DSP_SEG_WORDS];
     tilec_status st = r->be->download(r, z, r->seg_status, sizeof z);
-    if (st != TILEC_OK || (z[DSP_SEG_BAD] == 0 && z[DSP_SEG_EMPTY] == 0)) return st;
+    /* 64-bit counts: a low word and the carry the kernels add when it wraps */
+    uint64_t nbad = (uint64_t)z[DSP_SEG_BAD] | (uint64_t)z[DSP_SEG_BAD_CARRY] << 32;
+    uint64_t nempty = (uint64_t)z[DSP_SEG_EMPTY] | (uint64_t)z[DSP_SEG_EMPTY_CARRY] << 32;
+    if (st != TILEC_OK || (nbad == 0 && nempty == 0)) return st;
     static const uint32_t zero[DSP_SEG_WORDS];
     if ((st = r->be->upload(r, r->seg_status, zero, sizeof zero)) != TILEC_OK) return st;
-    if (z[DSP_SEG_BAD]) {
+    /* what is counted is outputs, a segment of a row each: a bad segment of offsets shared
+     * by R rows is R bad outputs */
+    if (nbad) {
         int64_t s = wide_word(z, DSP_SEG_BAD_AT), lo = wide_word(z, DSP_SEG_BAD_LO), hi = wide_word(z, DSP_SEG_BAD_HI);
         int64_t n = wide_word(z, DSP_SEG_EXTENT);
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
                     "a segmented reduction had bad offsets: segment %lld runs from %lld to %lld, which %s; offsets "
-                    "must rise (or stay) from 0 or more to at most the axis's extent; %u segment%s had bad offsets, "
-                    "and their outputs were not written",
+                    "must rise (or stay) from 0 or more to at most the axis's extent; %llu output%s (a segment of a "
+                    "row each) had bad offsets, and %s not written",
                     (long long)s, (long long)lo, (long long)hi,
-                    lo < 0 ? "starts below 0" : hi < lo ? "falls" : "ends past the extent", z[DSP_SEG_BAD],
-                    z[DSP_SEG_BAD] == 1 ? "" : "s");
+                    lo < 0 ? "starts below 0" : hi < lo ? "falls" : "ends past the extent", (unsigned long long)nbad,
+                    nbad == 1 ? "" : "s", nbad == 1 ? "it was" : "they were");
         if (hi > n && lo >= 0 && hi >= lo)
             ir_diag_add(r->ctx, NULL, TILEC_SEV_NOTE, 0, 0, "the axis's extent is %lld", (long long)n);
     }
-    if (z[DSP_SEG_EMPTY]) {
+    if (nempty) {
         const char *op = tilec_op_name((tilec_op)z[DSP_SEG_OP]);
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
-                    "a segmented %s had %u empty segment%s (the first counted: segment %lld): %s of no elements has "
-                    "no value, as over an empty axis; their outputs were not written",
-                    op ? op : "reduction", z[DSP_SEG_EMPTY], z[DSP_SEG_EMPTY] == 1 ? "" : "s",
-                    (long long)wide_word(z, DSP_SEG_EMPTY_AT), op ? op : "it");
+                    "a segmented %s had %llu output%s of an empty segment (a segment of a row each; the first "
+                    "counted: segment %lld): %s of no elements has no value, as over an empty axis; %s not written",
+                    op ? op : "reduction", (unsigned long long)nempty, nempty == 1 ? "" : "s",
+                    (long long)wide_word(z, DSP_SEG_EMPTY_AT), op ? op : "it", nempty == 1 ? "it was" : "they were");
     }
     return TILEC_ERR_INVALID_ARG;
 }
