@@ -11,7 +11,12 @@
  * public call is checked on the GPU by `tilec run --backend cuda --check` over the
  * examples, in scripts/gpu-check.
  *
- *   gpu_check [--examples DIR] [--random N] [--out FILE.md]
+ *   gpu_check [--examples DIR] [--random N] [--jobs N] [--out FILE.md]
+ *
+ * --jobs N splits the batches of the matrix and the random kernels among N processes
+ * (forked before any of them opens the GPU; NVRTC's compiles are most of the time, and
+ * they are single-threaded), each taking every N-th batch, so the whole run fits one call
+ * of a 16-core GPU machine; the tallies are added up and the table is the same.
  *
  * Exit: 0 all matched, 1 a mismatch or failure, 3 no usable GPU (with the reason).
  */
@@ -20,6 +25,8 @@
 #include "../tests/programs.h"
 
 #include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -306,27 +313,77 @@ static bool batch_add(ir_str *batch, const char *text, int i, const char *arch) 
     return true;
 }
 
+/* one process's share: batch b (counted over the matrix's and the random kernels'
+ * batches) is this process's when b % jobs == job; the examples are job 0's */
+typedef struct share {
+    int job, jobs, batch;
+} share;
+static bool mine(share *sh) { return sh->batch++ % sh->jobs == sh->job; }
+
+/* --jobs: forks jobs - 1 workers (before this process opens the GPU), each of which runs
+ * its share and writes its three tallies to a pipe; returns the write end in *to_parent
+ * for a worker (and its job number), -1 for the parent, with the read ends in fds[] */
+static int fork_jobs(int jobs, int fds[], pid_t pids[], int *to_parent) {
+    *to_parent = -1;
+    for (int j = 1; j < jobs; j++) {
+        int p[2];
+        if (pipe(p) != 0) { perror("pipe"); return -2; }
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0) { perror("fork"); return -2; }
+        if (pid == 0) {
+            close(p[0]);
+            for (int k = 1; k < j; k++) close(fds[k]);
+            *to_parent = p[1];
+            return j;
+        }
+        close(p[1]);
+        fds[j] = p[0];
+        pids[j] = pid;
+    }
+    return 0;
+}
+
+static void add_tally(tally *into, const tally *t) {
+    into->kernels += t->kernels;
+    into->matched += t->matched;
+    into->failed += t->failed;
+    if (t->worst > into->worst) into->worst = t->worst;
+}
+
 int main(int argc, char **argv) {
     const char *examples = "examples", *out = NULL;
-    int nrandom = 1500;
+    int nrandom = 1500, jobs = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--examples") == 0 && i + 1 < argc) examples = argv[++i];
         else if (strcmp(argv[i], "--random") == 0 && i + 1 < argc) nrandom = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--jobs") == 0 && i + 1 < argc) jobs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) out = argv[++i];
         else {
-            fprintf(stderr, "usage: gpu_check [--examples DIR] [--random N] [--out FILE.md]\n");
+            fprintf(stderr, "usage: gpu_check [--examples DIR] [--random N] [--jobs N] [--out FILE.md]\n");
             return 2;
         }
     }
+    if (jobs < 1 || jobs > 64) {
+        fprintf(stderr, "gpu_check: --jobs takes 1 to 64 processes\n");
+        return 2;
+    }
+    int fds[64] = {0}, to_parent = -1;
+    pid_t pids[64] = {0};
+    int job = fork_jobs(jobs, fds, pids, &to_parent);
+    if (job < -1) return 1;
+    share sh = {job, jobs, 0};
     char arch[32], device[256] = "";
     int driver = 0;
     if (!open_gpu(arch, sizeof arch, device, sizeof device, &driver)) return 3;
-    printf("gpu_check: %s (%s), CUDA driver API %d.%d, %s\n", device, arch, driver / 1000, driver % 1000 / 10,
-           rtc_version(TILEC_BACKEND_CUDA) ? rtc_version(TILEC_BACKEND_CUDA) : "no NVRTC");
+    if (job == 0)
+        printf("gpu_check: %s (%s), CUDA driver API %d.%d, %s%s\n", device, arch, driver / 1000, driver % 1000 / 10,
+               rtc_version(TILEC_BACKEND_CUDA) ? rtc_version(TILEC_BACKEND_CUDA) : "no NVRTC",
+               jobs > 1 ? "; the batches shared among processes" : "");
     FILE *log = stdout;
     tally ex = {0}, mat = {0}, rnd = {0};
     /* every example */
-    DIR *d = opendir(examples);
+    DIR *d = job == 0 ? opendir(examples) : NULL;
     struct dirent *e;
     char *names[64];
     int nnames = 0;
@@ -347,7 +404,7 @@ int main(int argc, char **argv) {
         free(text);
         free(names[i]);
     }
-    printf("  examples: %d of %d kernels matched\n", ex.matched, ex.kernels);
+    if (job == 0) printf("  examples: %d of %d kernels matched\n", ex.matched, ex.kernels);
     /* the variant matrix and the random kernels, in batches of 150 kernels per module */
     char one[4096];
     ir_str batch = {0};
@@ -356,24 +413,44 @@ int main(int argc, char **argv) {
         matrix_program(i, one, sizeof one, NULL, NULL, NULL);
         in_batch += batch_add(&batch, one, i, arch);
         if (in_batch == 150 || i == MATRIX_ROWS - 1) {
-            run_program("matrix", batch.data, arch, &mat, log);
+            if (mine(&sh)) run_program("matrix", batch.data, arch, &mat, log);
             ir_str_free(&batch);
             in_batch = 0;
         }
     }
-    printf("  variant matrix: %d of %d kernels matched\n", mat.matched, mat.kernels);
     uint64_t s = 2026;
     for (int i = 0; i < nrandom; i++) {
         make_program(&s, one, sizeof one);
         in_batch += batch_add(&batch, one, i, arch);
         if (in_batch == 150 || i == nrandom - 1) {
-            run_program("random", batch.data, arch, &rnd, log);
+            if (mine(&sh)) run_program("random", batch.data, arch, &rnd, log);
             ir_str_free(&batch);
             in_batch = 0;
         }
     }
+    if (job > 0) { /* a worker: its tallies to the parent */
+        tally t[3] = {ex, mat, rnd};
+        fflush(stdout);
+        bool sent = write(to_parent, t, sizeof t) == (ssize_t)sizeof t;
+        return sent ? 0 : 1;
+    }
+    bool lost = false;
+    for (int j = 1; j < jobs; j++) {
+        tally t[3];
+        int status = 0;
+        bool got = read(fds[j], t, sizeof t) == (ssize_t)sizeof t;
+        waitpid(pids[j], &status, 0);
+        if (!got || !WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 1)) {
+            fprintf(stderr, "gpu_check: worker %d ended without its results (status %d)\n", j, status);
+            lost = true;
+            continue;
+        }
+        add_tally(&mat, &t[1]);
+        add_tally(&rnd, &t[2]);
+    }
+    printf("  variant matrix: %d of %d kernels matched\n", mat.matched, mat.kernels);
     printf("  random kernels: %d of %d matched\n", rnd.matched, rnd.kernels);
-    int failed = ex.failed + mat.failed + rnd.failed;
+    int failed = ex.failed + mat.failed + rnd.failed + lost;
     if (out) {
         FILE *f = fopen(out, "w");
         if (!f) { perror(out); return 1; }
