@@ -1233,6 +1233,52 @@ expect "reduce --offsets F --out a symlink to F" 2 "$tilec" "${seg[@]}" --op sum
 expect "reduce --offsets F --out a hard link to F" 2 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/off-hard.txt"
 same "the offsets are still as they were" "$tmp/ow/off.txt" "$tmp/ow/off.orig"
 expect "reduce --offsets F --out G" 0 "$tilec" "${seg[@]}" --op sum --out "$tmp/ow/seg.bin"
+# an output that goes to standard output ("-", /dev/stdout, /dev/fd/1, /proc/self/fd/1) or
+# standard error is written into the file the shell opened, not replaced; when that file
+# is an input (`1<>F`), the bytes would still go over what was read: refused, as cat
+# refuses "input file is output file". The name is compared first, whatever standard
+# output or error is. A pipe, a terminal or /dev/null there loses nothing.
+for o in - /dev/stdout /dev/fd/1 /proc/self/fd/1; do
+    [ "$o" = /proc/self/fd/1 ] && [ ! -e /proc/self/fd/1 ] && continue
+    expect "reduce --in F --out $o 1<>F" 2 sh -c 'exec "$@" 1<>"$0"' "$tmp/ow/x6.bin" "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out "$o"
+    has "says standard output is the input" "$tmp/err" "tilec reduce: --out '$o' would overwrite the input --in '$tmp/ow/x6.bin' (standard output is that file), which is read first; write the output elsewhere"
+    same "and the input is as it was" "$tmp/ow/x6.bin" "$tmp/ow/x6.orig"
+done
+expect "reduce --in F --out F 2>>F (F is standard error's file)" 2 sh -c 'exec "$@" 2>>"$0"' "$tmp/ow/x6.bin" "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out "$tmp/ow/x6.bin"
+head -c "$(wc -c <"$tmp/ow/x6.orig")" "$tmp/ow/x6.bin" >"$tmp/ow/x6.head"
+same "the input's bytes are as they were (the message after them)" "$tmp/ow/x6.head" "$tmp/ow/x6.orig"
+has "which says so" "$tmp/ow/x6.bin" "tilec reduce: --out '$tmp/ow/x6.bin' would overwrite the input --in '$tmp/ow/x6.bin' (the same file)"
+cp "$tmp/ow/x6.orig" "$tmp/ow/x6.bin"
+expect "reduce --in F --out /dev/stderr 2>>F" 2 sh -c 'exec "$@" 2>>"$0"' "$tmp/ow/x6.bin" "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out /dev/stderr
+has "says standard error is the input" "$tmp/ow/x6.bin" "(standard error is that file)"
+cp "$tmp/ow/x6.orig" "$tmp/ow/x6.bin"
+expect "reduce --in - --out - <F 1<>F" 2 sh -c 'exec "$@" <"$0" 1<>"$0"' "$tmp/ow/x6.bin" "$tilec" "${red[@]}" --op sum --in - --out -
+same "the input is as it was" "$tmp/ow/x6.bin" "$tmp/ow/x6.orig"
+le32 6 15 >"$tmp/ow/sum6.bin"
+expect "reduce --in F --out - | cat (a pipe)" 0 sh -c '"$@" | cat >"$0"' "$tmp/ow/piped.bin" "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out -
+same "the pipe carries the sums" "$tmp/ow/piped.bin" "$tmp/ow/sum6.bin"
+expect "reduce --in F --out - >/dev/null" 0 sh -c 'exec "$@" >/dev/null' "$tmp/ow/x6.bin" "$tilec" "${red[@]}" --op sum --in "$tmp/ow/x6.bin" --out -
+cp "$rs" "$tmp/ow/e.tile"
+expect "emit FILE -o - 1<>FILE" 2 sh -c 'exec "$@" 1<>"$0"' "$tmp/ow/e.tile" "$tilec" emit --target cuda "$tmp/ow/e.tile" -o -
+has "is refused" "$tmp/err" "tilec emit: -o '-' would overwrite the input FILE '$tmp/ow/e.tile' (standard output is that file), which is read first; write the output elsewhere"
+same "and the source is as it was" "$tmp/ow/e.tile" "$rs"
+expect "emit - <FILE 1<>FILE (standard output by default)" 2 sh -c 'exec "$@" <"$0" 1<>"$0"' "$tmp/ow/e.tile" "$tilec" emit --target cuda -
+has "names standard output" "$tmp/err" "tilec emit: standard output '-' would overwrite the input FILE '-' (standard output is that file)"
+same "and the source is as it was" "$tmp/ow/e.tile" "$rs"
+expect "run --in A=F --out B=/dev/stdout 1<>F" 2 sh -c 'exec "$@" 1<>"$0"' "$tmp/ow/a.bin" "$tilec" run "$rs" --backend sim --in A="$tmp/ow/a.bin" --out B=/dev/stdout
+has "is refused" "$tmp/err" "tilec run: --out B='/dev/stdout' would overwrite the input --in A='$tmp/ow/a.bin' (standard output is that file)"
+same "the input is as it was" "$tmp/ow/a.bin" "$tmp/ow/a.orig"
+expect "run FILE --out B=- 1<>FILE" 2 sh -c 'exec "$@" 1<>"$0"' "$tmp/ow/e.tile" "$tilec" run "$tmp/ow/e.tile" --backend sim --out B=-
+same "the program is as it was" "$tmp/ow/e.tile" "$rs"
+# the updates in place stay allowed through standard output: a parameter's own --in, and
+# --accumulate's --out-init
+le32 7 7 7 7 >"$tmp/ow/b.bin"
+expect "run --in B=F --out B=/dev/stdout 1<>F (an update in place)" 0 sh -c 'exec "$@" 1<>"$0"' "$tmp/ow/b.bin" "$tilec" run "$rs" --backend sim --in A="$tmp/ow/a.bin" --in B="$tmp/ow/b.bin" --out B=/dev/stdout
+same "F holds B after the run" "$tmp/ow/b.bin" "$tmp/ow/b-want.bin"
+le32 10 20 >"$tmp/ow/init.bin"
+expect "reduce --accumulate --out-init F --out - 1<>F" 0 sh -c 'exec "$@" 1<>"$0"' "$tmp/ow/init.bin" "$tilec" "${red[@]}" --op sum --accumulate --in "$tmp/ow/x6.bin" --out-init "$tmp/ow/init.bin" --out -
+le32 16 35 >"$tmp/ow/want.bin"
+same "F holds F + the sums" "$tmp/ow/init.bin" "$tmp/ow/want.bin"
 
 # binary output is never written to a terminal, by whatever name: the destination itself is
 # asked (/dev/tty, not only standard output); util-linux `script` runs the command on a

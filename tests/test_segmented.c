@@ -577,6 +577,51 @@ static void counts_past_32_bits(void **state) {
     tilec_close(ctx);
 }
 
+/* The record of the first bad (or empty) segment counted stays the first when the count's
+ * low word wraps round to 0 after 2^32: a later segment's add finds 0 again, and must not
+ * write its record over the first. The words are preset as after 2^32 - 1 counted, with
+ * their record (segment 7, from 9 to 8; segment 5 empty); two more bad segments, 1 and 2,
+ * wrap the low word: the second's add finds it 0. */
+static void first_record_survives_wrap(void **state) {
+    (void)state;
+    tilec_ctx *ctx = sim_ctx();
+    float in[40] = {0}, out[4], before[4] = {-7, -7, -7, -7};
+    int64_t good[5] = {0, 10, 12, 20, 30}, bad[5] = {0, 10, 5, 3, 30}, empty[5] = {0, 10, 10, 10, 30};
+    run r = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rows = 1, .extent = 40, .nsegs = 4, .offsets = good};
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_OK); /* the status words now exist */
+    rt *rt_;
+    assert_int_equal(rt_get(ctx, &rt_), TILEC_OK);
+    uint32_t *z = rt_->seg_status;
+    assert_non_null(z);
+    z[DSP_SEG_BAD] = UINT32_MAX;
+    z[DSP_SEG_BAD_AT] = 7, z[DSP_SEG_BAD_LO] = 9, z[DSP_SEG_BAD_HI] = 8, z[DSP_SEG_EXTENT] = 40;
+    z[DSP_SEG_BAD_SEEN] = 1;
+    r.offsets = bad;
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
+    if (!strstr(sync_msg, "segment 7 runs from 9 to 8, which falls") ||
+        !strstr(sync_msg, "4294967297 outputs (a segment of a row each) had bad offsets"))
+        fail_msg("%s", sync_msg);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK); /* reported once, then cleared */
+    z[DSP_SEG_EMPTY] = UINT32_MAX;
+    z[DSP_SEG_EMPTY_AT] = 5, z[DSP_SEG_OP] = TILEC_OP_MAX;
+    z[DSP_SEG_EMPTY_SEEN] = 1;
+    r.op = TILEC_OP_MAX;
+    r.offsets = empty; /* segments 1 and 2 are empty */
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
+    if (!strstr(sync_msg, "a segmented max had 4294967297 outputs of an empty segment (a segment of a row each; the "
+                          "first counted: segment 5)"))
+        fail_msg("%s", sync_msg);
+    assert_int_equal(tilec_synchronize(ctx), TILEC_OK);
+    /* cleared with the counts: the next first is recorded */
+    r.op = TILEC_OP_SUM;
+    r.offsets = bad;
+    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
+    if (!(strstr(sync_msg, "segment 1 runs from 10 to 5, which falls") || strstr(sync_msg, "segment 2 runs from 5 to 3")) ||
+        !strstr(sync_msg, "2 outputs (a segment of a row each) had bad offsets"))
+        fail_msg("%s", sync_msg);
+    tilec_close(ctx);
+}
+
 /* The verdict does not depend on the number of rows: bad offsets are refused with no rows
  * (checked on the host, as no kernel runs) as with one (found on the device); zero
  * segments of max over an empty axis are zero outputs, nothing to refuse, while one
@@ -875,7 +920,8 @@ static void gpu_source_compiles(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bad_args),     cmocka_unit_test(empty_values), cmocka_unit_test(bad_offsets),
-        cmocka_unit_test(counts_past_32_bits), cmocka_unit_test(verdict_without_rows),
+        cmocka_unit_test(counts_past_32_bits), cmocka_unit_test(first_record_survives_wrap),
+        cmocka_unit_test(verdict_without_rows),
         cmocka_unit_test(every_op),     cmocka_unit_test(dense_rows),   cmocka_unit_test(layouts),
         cmocka_unit_test(fold_order),   cmocka_unit_test(long_segment),
         cmocka_unit_test(wave64),       cmocka_unit_test(wave64_positions),       cmocka_unit_test(gpu_source_compiles),

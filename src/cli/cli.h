@@ -123,7 +123,8 @@ typedef struct named_file {
 
 /* The one check of what a command will write, made before anything is read or written:
  * no output may overwrite an input (what was read would be lost: "write the output
- * elsewhere"), nor another output (the second write would replace the first), by
+ * elsewhere"; an output that goes to standard output or error, "-" or /dev/stdout, when
+ * that is an input's file too, and the input's own name always), nor another output (the second write would replace the first), by
  * overwrites(). An output may be the input of its own tensor (run --in V=F --out V=F,
  * reduce --accumulate --out-init F --out F): its new content replaces the content read,
  * an update in place. EXIT_OK, or EXIT_USAGE with a message that names both. */

@@ -70,8 +70,9 @@ static int run(int argc, char **argv, bool compile) {
         free(path);
         return EXIT_USAGE;
     }
-    const named_file in = {"FILE", NULL, file, NULL}, o = {"-o", NULL, out, NULL};
-    if (out && (rc = check_outputs(cmd, &o, 1, &in, 1))) return rc;
+    /* -o, or standard output for FILE "-": never the input (`-o - 1<>FILE`, `- <>FILE 1>&0`) */
+    const named_file in = {"FILE", NULL, file, NULL}, o = {out ? "-o" : "standard output", NULL, out ? out : "-", NULL};
+    if (!path && (rc = check_outputs(cmd, &o, 1, &in, 1))) return rc;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { free(path); return EXIT_BAD_INPUT; }
     tilec_program *prog = load(ctx, file, false, 0);

@@ -21,7 +21,10 @@
  * check_outputs is the one check, before a command reads anything, that none of its
  * outputs is one of its inputs or another output (overwrites: by name, or device and
  * inode): a regular file is replaced by the write, so what was read, or written first,
- * would be lost. (An output that is its own tensor's input is an update in place.)
+ * would be lost. An output written into the file standard output or error has open ("-",
+ * /dev/stdout, `1<>FILE`) is not replaced, but its bytes still go over an input that is
+ * that file, so it is refused too. (An output that is its own tensor's input is an update
+ * in place.)
  *
  * A .npy input is read by npy_open (the preamble and the header it announces, at most
  * NPY_MAX_HEADER bytes, and nothing more until its dtype and shape are checked) and
@@ -463,21 +466,35 @@ static const char *file_text(const named_file *f, char *buf, size_t n) {
     return buf;
 }
 
-/* Whether writing out would replace the file standard input reads (an input given as "-"):
- * `--in - --out F < F` loses F as `--in F --out F` would. */
-static bool overwrites_stdin(const char *out) {
-    struct stat so;
-    return strcmp(out, "-") != 0 && stat(out, &so) == 0 && S_ISREG(so.st_mode) && same_file(STDIN_FILENO, &so);
+/* Whether writing OUT would write over the input IN, whatever way the bytes go: replaced
+ * through a temporary, or written in turn into the file standard output or error has open
+ * ("-", /dev/stdout, /dev/fd/1, `1<>IN`), which puts them over what was read as well
+ * (cat's "input file is output file"). "-" as IN is the file standard input reads (`--in -
+ * --out F < F`). The name is compared first, always; a written file that is not a regular
+ * one (a terminal, a pipe, /dev/null) loses nothing. *how is set to what to tell. */
+static bool overwrites_input(const char *out, const char *in, const char **how) {
+    struct stat so, si;
+    bool to_stdout = strcmp(out, "-") == 0;
+    bool exists = to_stdout ? fstat(STDOUT_FILENO, &so) == 0 : stat(out, &so) == 0;
+    *how = "the same file";
+    if (exists && !S_ISREG(so.st_mode)) return false;
+    if (!to_stdout && strcmp(out, in) == 0) return true;
+    if (to_stdout || (exists && same_file(STDOUT_FILENO, &so))) *how = "standard output is that file";
+    else if (exists && same_file(STDERR_FILENO, &so)) *how = "standard error is that file";
+    if (strcmp(in, "-") == 0) return exists && same_file(STDIN_FILENO, &so);
+    if (exists) return stat(in, &si) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino;
+    return !to_stdout && overwrites(out, in); /* not there yet: one name once resolved */
 }
 
 int check_outputs(const char *cmd, const named_file *outs, int nout, const named_file *ins, int nin) {
     char a[PATH_MAX + 160], b[PATH_MAX + 160];
+    const char *how;
     for (int i = 0; i < nout; i++) {
         for (int j = 0; j < nin; j++)
             if (ins[j].path && !(outs[i].tensor && ins[j].tensor && !strcmp(outs[i].tensor, ins[j].tensor)) &&
-                (strcmp(ins[j].path, "-") == 0 ? overwrites_stdin(outs[i].path) : overwrites(outs[i].path, ins[j].path))) {
-                fprintf(stderr, "tilec %s: %s would overwrite the input %s (the same file), which is read first; write "
-                                "the output elsewhere\n", cmd, file_text(&outs[i], a, sizeof a), file_text(&ins[j], b, sizeof b));
+                overwrites_input(outs[i].path, ins[j].path, &how)) {
+                fprintf(stderr, "tilec %s: %s would overwrite the input %s (%s), which is read first; write the "
+                                "output elsewhere\n", cmd, file_text(&outs[i], a, sizeof a), file_text(&ins[j], b, sizeof b), how);
                 return EXIT_USAGE;
             }
         for (int j = 0; j < i; j++)

@@ -409,7 +409,9 @@ enum {
     DSP_SEG_OP = 12,       /* its op */
     DSP_SEG_BAD_CARRY = 13, /* the high words of the two counts */
     DSP_SEG_EMPTY_CARRY = 14,
-    DSP_SEG_WORDS = 16
+    DSP_SEG_BAD_SEEN = 15,   /* 0 until a record is written: the add that finds it 0 writes it, */
+    DSP_SEG_EMPTY_SEEN = 16, /* so a count wrapping round to 0 never overwrites the first */
+    DSP_SEG_WORDS = 18
 };
 
 #endif

@@ -156,6 +156,18 @@ static void count_carry(lp_kernel *k, lp_block *b, lp_buf *Z, int old, int carry
     lp_atomic_add(k, wrap, dummy, Z, ival(k, LP_I32, carry), ival(k, LP_U32, 1));
 }
 
+/* The block run by the one reporter that writes the record: of those whose add found the
+ * count's low word 0 (the first, and one after each wrap of it), the one whose add finds
+ * word `seen` 0. The low word alone is 0 again after 2^32 adds, and the carry, added by
+ * another thread, may not be there yet; `seen` is added to at most once for 2^32 counts,
+ * so it never wraps, and the first record stays the first. */
+static lp_block *first_record(lp_kernel *k, lp_block *b, lp_buf *Z, int old, int seen) {
+    int got = lp_reg_new(k, LP_U32, "seen");
+    lp_block *zero = &lp_if(k, b, eq(k, lp_reg(k, old), ival(k, LP_U32, 0)))->body;
+    lp_atomic_add(k, zero, got, Z, ival(k, LP_I32, seen), ival(k, LP_U32, 1));
+    return &lp_if(k, zero, eq(k, lp_reg(k, got), ival(k, LP_U32, 0)))->body;
+}
+
 static void store_wide_word(lp_kernel *k, lp_block *b, lp_buf *Z, int w, lp_expr *v) {
     lp_store(k, b, Z, ival(k, LP_I32, w), lp_cast(k, LP_U32, v));
     lp_store(k, b, Z, ival(k, LP_I32, w + 1), lp_cast(k, LP_U32, lp_binary(k, LO_SHR, v, i64c(k, 32))));
@@ -262,7 +274,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
         lp_block *rep = &lp_if(k, b, both(k, r_(k, bad), reporter))->body;
         lp_atomic_add(k, rep, old, c.Z, ival(k, LP_I32, DSP_SEG_BAD), ival(k, LP_U32, 1));
         count_carry(k, rep, c.Z, old, DSP_SEG_BAD_CARRY);
-        lp_block *first = &lp_if(k, rep, eq(k, r_(k, old), ival(k, LP_U32, 0)))->body;
+        lp_block *first = first_record(k, rep, c.Z, old, DSP_SEG_BAD_SEEN);
         store_wide_word(k, first, c.Z, DSP_SEG_BAD_AT, r_(k, s));
         store_wide_word(k, first, c.Z, DSP_SEG_BAD_LO, r_(k, lo));
         store_wide_word(k, first, c.Z, DSP_SEG_BAD_HI, r_(k, hi));
@@ -273,7 +285,7 @@ lp_kernel *dsp_lower_segmented(tilec_program *p, const tilec_kernel *tk, const d
             lp_block *rep2 = &lp_if(k, b, both(k, empty, reporter))->body;
             lp_atomic_add(k, rep2, old2, c.Z, ival(k, LP_I32, DSP_SEG_EMPTY), ival(k, LP_U32, 1));
             count_carry(k, rep2, c.Z, old2, DSP_SEG_EMPTY_CARRY);
-            lp_block *first2 = &lp_if(k, rep2, eq(k, r_(k, old2), ival(k, LP_U32, 0)))->body;
+            lp_block *first2 = first_record(k, rep2, c.Z, old2, DSP_SEG_EMPTY_SEEN);
             store_wide_word(k, first2, c.Z, DSP_SEG_EMPTY_AT, r_(k, s));
             lp_store(k, first2, c.Z, ival(k, LP_I32, DSP_SEG_OP), ival(k, LP_U32, sg->op));
         }
