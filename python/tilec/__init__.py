@@ -18,6 +18,7 @@ import ctypes as _ctypes
 import os as _os
 import operator as _operator
 import sys as _sys
+import _thread
 import threading as _threading
 import warnings as _warnings
 from ctypes import util as _ctypes_util
@@ -223,6 +224,33 @@ class _Target(_ctypes.Structure):  # tilec_target
     _fields_ = [("backend", _c_int), ("arch", _cp), ("warp_size", _c_int)]
 
 
+class _Lock(_thread.RLock):
+    """A context's lock: one thread at a time (the library's rule). The thread that holds it
+    asking again — a finalizer (run by the garbage collector) or a signal handler that calls
+    tilec while this thread is inside a tilec call on the same context — is refused with
+    RuntimeError rather than left waiting for itself forever; it is not let in either, as
+    the call underway may be halfway through state the nested call would read (a plan's
+    descriptor, the library's diagnostics). The compiled core takes it through acquire()
+    too. Released by the RLock's own C release (a with block's exit runs no Python code, so
+    no handler can land between the block and the release)."""
+
+    def acquire(self, blocking=True, timeout=-1):
+        if self._is_owned():
+            raise RuntimeError(
+                "tilec: called from inside a tilec call on the same thread (by a finalizer "
+                "the garbage collector ran, or a signal handler, while tilec was running); "
+                "tilec is not re-entrant: have the finalizer or handler record the work, and "
+                "run it after the call returns (or in another thread)")
+        try:
+            return super().acquire(blocking, timeout)
+        except BaseException:  # raised by a handler after the lock was taken: not kept
+            if self._is_owned():
+                self.release()
+            raise
+
+    __enter__ = acquire
+
+
 class _Ctx:
     """One library context, used by one thread at a time (the library's rule): the lock.
     kind: the backend its runtime runs on ("sim" when "auto" found no GPU); None without one."""
@@ -232,7 +260,7 @@ class _Ctx:
         st = _lib.tilec_open(_ctypes.byref(h))
         if st:
             _raise(st, "tilec_open failed")
-        self.h, self.lock, self.plans, self.kind = h, _threading.Lock(), {}, None
+        self.h, self.lock, self.plans, self.kind = h, _Lock(), {}, None
         if backend is not None:
             self.call(_lib.tilec_runtime_open, "opening the %s backend" % backend,
                       _BACKENDS.index(backend), device)
@@ -254,7 +282,9 @@ class _Ctx:
 
 
 _contexts = {}
-_contexts_lock = _threading.Lock()
+# re-entrant: a finalizer or signal handler that calls tilec while this thread opens a
+# context (or warns) runs; the first context stored for a key is the one every call uses
+_contexts_lock = _threading.RLock()
 
 
 def _context(backend, device=0):
@@ -262,7 +292,7 @@ def _context(backend, device=0):
     with _contexts_lock:
         c = _contexts.get(key)
         if c is None:
-            c = _contexts[key] = _Ctx(backend, device)
+            c = _contexts.setdefault(key, _Ctx(backend, device))
         return c
 
 
