@@ -538,9 +538,8 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     if nan != "propagate" and not _lib.tilec_op_compares(o):
         raise ValueError("tilec: nan=%r applies to the ops that compare (%s), not %s" % (
             nan, ", ".join(x for i, x in enumerate(OPS) if _lib.tilec_op_compares(i)), op))
-    if nan != "propagate" and not dt.startswith(("f", "bf")):
-        raise ValueError("tilec: nan=%r applies to floating-point inputs; this one is %s" % (
-            nan, _TO_NAME.get(dt, dt)))
+    if not dt.startswith(("f", "bf")):  # an integer holds no NaN: nanmax is max (numpy's)
+        nan = "propagate"
     if not _lib.tilec_op_supports(o, d, False):
         raise TypeError("tilec: %s is not defined for %s inputs" % (op, _TO_NAME.get(dt, dt)))
     desc = _Desc()
@@ -1088,7 +1087,8 @@ def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate",
     by their library. dtype: the output's dtype, the input's or its wide dtype (f16, bf16 ->
     f32, f32 -> f64, i32, u32 -> i64); left out, numpy's: an int32 or uint32 sum, prod or
     sumsq is int64, and mean, var, std, norm2 and logsumexp reduce an integer input as
-    float64; nan: "propagate" or "ignore" (max, min, argmax, argmin, aminmax of floats);
+    float64; nan: "propagate" or "ignore" (max, min, argmax, argmin, aminmax; an integer
+    input holds no NaN, so "ignore" is the plain op, as numpy's nanmax of integers);
     correction: var and std's divisor is n - correction (default 0, numpy's ddof; an int,
     never a bool); index_dtype: argmax / argmin
     indices int64 (default) or int32. argmax and argmin return the indices; aminmax
