@@ -459,6 +459,19 @@ class Op(str):  # "max" that hashes and compares as "sum"
 show("reduce op=Op('max')", lambda: tilec.reduce(x, Op("max"), 1))
 show("reduce op='max'", lambda: tilec.reduce(x, "max", 1))
 show("reduce op='sum'", lambda: tilec.reduce(x, "sum", 1))
+class Liar(str):  # equal to every name, hashing as "max" or "ignore"
+    def __eq__(self, o):
+        return True
+    def __hash__(self):
+        return hash("max" if str.__eq__(self, "sum") else "ignore")
+xn, xi = x.copy(), x.astype(np.int32)
+xn[0, 1] = np.nan
+show("max planned", lambda: tilec.reduce(x, "max", 1))  # first: the liar must not find it
+show("reduce op=Liar('sum')", lambda: tilec.reduce(x, Liar("sum"), 1))
+show("reduce int op=Liar('sum')", lambda: tilec.reduce(xi, Liar("sum"), 1))  # not a mean's cast
+show("segment int op=Liar('sum')", lambda: tilec.segment_reduce(xi, [0, 3], Liar("sum"), axis=1))
+show("nan planned", lambda: tilec.reduce(xn, "max", 1, nan="ignore"))
+show("max nan=Liar('propagate')", lambda: tilec.reduce(xn, "max", 1, nan=Liar("propagate")))
 '''
 
 
@@ -488,6 +501,12 @@ def test_subclasses_and_changing_objects_do_not_poison_the_plans():
     assert got["dtype='float64'"] == "float64 %s" % x.astype(np.float64).sum(axis=1).tolist()
     assert got["reduce op='max'"] == f32(x.max(axis=1))
     assert got["reduce op='sum'"] == f32(x.sum(axis=1))
+    # a str subclass that equals every name and hashes as another's: its own name's answer
+    assert got["reduce op=Liar('sum')"] == f32(x.sum(axis=1))
+    assert got["reduce int op=Liar('sum')"] == "int64 %s" % x.astype(np.int64).sum(axis=1).tolist()
+    assert got["segment int op=Liar('sum')"] == "int64 [[3], [12]]"
+    assert got["nan planned"] == f32(np.array([2, 5]))
+    assert got["max nan=Liar('propagate')"] == "float32 [nan, 5.0]"
 
 
 SIGNATURE_CODE = r'''

@@ -461,6 +461,13 @@ def _axes(axis, rank):
     return tuple(sorted(out))
 
 
+def _exact_str(s):
+    """s as exactly a str when it is a str subclass (whose __eq__ and __hash__ could make it
+    equal, and find the plan of, another op's or nan's name); anything else as given, for
+    the checks to name."""
+    return str.__str__(s) if isinstance(s, str) and type(s) is not str else s
+
+
 def _op_index(op):
     if op not in OPS:
         raise ValueError("tilec: unknown op %r; the ops are %s" % (op, ", ".join(OPS)))
@@ -523,6 +530,7 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     for v in tuple(shape) + tuple(strides):
         if not _I64[0] <= v <= _I64[1]:
             raise ValueError("tilec: extent or stride %d does not fit 64 bits" % v)
+    op, nan = _exact_str(op), _exact_str(nan)
     zero_d = not shape
     axes = _axes(axis, len(shape))  # 0-d: any axis is out of range, as numpy's AxisError says
     if zero_d:
@@ -609,8 +617,9 @@ def _cached_plan(ctx, req, shape, strides, dt):
     index_dtype) on a tensor of this description, kept by the context (whose lock the caller
     holds: a call writes the descriptor's stream and out2 before it reduces). axis and
     correction are made ints first, so a key equal to a good one (True == 1) is checked
-    as itself."""
+    as itself; op and nan exactly str, so a str subclass finds only its own name's plan."""
     op, axis, keepdims, out_dtype, nan, correction, index_dtype = req
+    op, nan = _exact_str(op), _exact_str(nan)
     axis, keepdims = _axis_key(axis), bool(keepdims)
     correction = None if correction is None else _int(correction, "correction")
     args = (op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, index_dtype)
@@ -1063,6 +1072,8 @@ def _as_float(x, k, reqs):
 
 
 def _dispatch(x, reqs, out, backend):
+    reqs = [(_exact_str(r[0]),) + tuple(r[1:4]) + (_exact_str(r[4]),) + tuple(r[5:])
+            for r in reqs]  # op and nan as the names they spell, for every check after
     k = _kind(x)
     x, reqs = _as_float(x, k, reqs)
     if k == "torch-gpu":
@@ -1953,6 +1964,7 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
     the error is raised when the call waits for it, before it returns). The axis is moved
     last and the input made contiguous (a copy unless it is so already)."""
     import numpy as np
+    op, nan = _exact_str(op), _exact_str(nan)  # as _dispatch: the names they spell
     torch = _sys.modules.get("torch")
     gpu = torch is not None and isinstance(x, torch.Tensor) and x.device.type == "cuda"
     if torch is not None and isinstance(x, torch.Tensor) and not gpu:
