@@ -1879,13 +1879,14 @@ _INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
 
 
 def _segment_arg(offsets, lengths, extent=None):
-    """The one check of offsets= and lengths= on every path (numpy, torch CPU and CUDA, CuPy,
-    JAX; tilec.segment_reduce and tilec.torch.segment_reduce): exactly one of them; a 1-D
-    array of integers (a float, bool or str dtype refused, never truncated: 3.7 is not 3);
-    lengths 0 or more; with extent (torch's rule), lengths that sum to it, or offsets from
-    0 to it. Arrays of any library are read with their own operations (a GPU array's check
-    waits for it); a list or a scalar as numpy reads it. Returns (name, array): "offsets" or
-    "lengths", and the array as given (a list made a numpy array)."""
+    """The one check of offsets= and lengths= on every path (numpy, torch CPU and CUDA,
+    CuPy, JAX; tilec.segment_reduce and tilec.torch.segment_reduce): exactly one of them; a
+    1-D array of integers (a float, bool or str dtype refused, never truncated: 3.7 is not
+    3); lengths 0 or more, whose running sums (the offsets) fit int64; with extent (torch's
+    rule), lengths that sum to it, or offsets from 0 to it. Arrays of any library are read
+    with their own operations (a GPU array's check waits for it); a list or a scalar as
+    numpy reads it. Returns (name, array): "offsets" or "lengths", and the array as given (a
+    list made a numpy array)."""
     if (offsets is None) == (lengths is None):
         raise TypeError("tilec: give offsets= (nsegs + 1 of them) or lengths= (nsegs), one of the two")
     name, a = ("lengths", lengths) if offsets is None else ("offsets", offsets)
@@ -1904,6 +1905,8 @@ def _segment_arg(offsets, lengths, extent=None):
     if name == "lengths" and shape[0] and bool((a < 0).any()):
         raise ValueError("tilec: lengths must be 0 or more; lengths[%d] is %d" % (
             _first_negative(a), int(a[_first_negative(a)])))
+    if name == "lengths" and shape[0] and int(a.max()) * shape[0] > _I64[1]:
+        _lengths_fit(a)
     if extent is not None:
         if name == "lengths":
             total = int(a.sum()) if shape[0] else 0
@@ -1915,6 +1918,34 @@ def _segment_arg(offsets, lengths, extent=None):
                              "the axis's extent, %d (torch.segment_reduce's rule)" % (
                                  int(a[0]), int(a[-1]), extent))
     return name, a
+
+
+def _lengths_fit(a):
+    """Raises unless the running sums of lengths a (0 or more), the offsets they make, all
+    fit int64; checked exactly, before any sum that could wrap into an offset never given."""
+    import numpy as np
+    h, top = _segment_host(a), np.uint64(_I64[1])  # uint64 against uint64: never as floats
+    big = np.flatnonzero(h > top) if h.dtype == np.uint64 else ()
+    if len(big):
+        raise ValueError("tilec: lengths[%d] is %d, past 2^63 - 1; the lengths must sum to at "
+                         "most the axis's extent" % (big[0], int(h[big[0]])))
+    # each length fits int64, so the first running sum past 2^63 - 1 is below 2^64: exact
+    ends = np.cumsum(h.astype(np.uint64), dtype=np.uint64)
+    i = int(np.argmax(ends > top))
+    if int(ends[i]) > _I64[1]:
+        raise ValueError("tilec: the lengths sum past 2^63 - 1 (lengths[0] to lengths[%d] sum to "
+                         "%d); they must sum to at most the axis's extent" % (i, int(ends[i])))
+
+
+def _segment_host(a):
+    """offsets or lengths of any library (torch, CuPy, JAX, numpy) as a numpy array."""
+    import numpy as np
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        a = a.cpu().numpy()
+    elif hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):  # CuPy's, to the host
+        a = a.get()
+    return np.asarray(a)  # JAX's too
 
 
 def _first_negative(a):
@@ -1929,13 +1960,8 @@ def _segment_offsets(offsets, lengths):
     of nsegs + 1 offsets."""
     import numpy as np
     name, a = _segment_arg(offsets, lengths)
-    torch = _sys.modules.get("torch")
-    if torch is not None and isinstance(a, torch.Tensor):
-        a = a.cpu().numpy()
-    elif hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):  # CuPy's, to the host
-        a = a.get()
-    a = np.asarray(a)  # JAX's too
-    if name == "lengths":
+    a = _segment_host(a)
+    if name == "lengths":  # their sums fit int64 (_segment_arg)
         a = np.concatenate([np.zeros(1, np.int64), np.cumsum(a, dtype=np.int64)])
     if a.dtype == np.int32:
         return np.ascontiguousarray(a), True
