@@ -224,6 +224,9 @@ class _Target(_ctypes.Structure):  # tilec_target
     _fields_ = [("backend", _c_int), ("arch", _cp), ("warp_size", _c_int)]
 
 
+_rlock_owned, _rlock_acquire = _thread.RLock._is_owned, _thread.RLock.acquire  # C: no super()
+
+
 class _Lock(_thread.RLock):
     """A context's lock: one thread at a time (the library's rule). The thread that holds it
     asking again — a finalizer (run by the garbage collector) or a signal handler that calls
@@ -235,16 +238,16 @@ class _Lock(_thread.RLock):
     no handler can land between the block and the release)."""
 
     def acquire(self, blocking=True, timeout=-1):
-        if self._is_owned():
+        if _rlock_owned(self):
             raise RuntimeError(
                 "tilec: called from inside a tilec call on the same thread (by a finalizer "
                 "the garbage collector ran, or a signal handler, while tilec was running); "
                 "tilec is not re-entrant: have the finalizer or handler record the work, and "
                 "run it after the call returns (or in another thread)")
         try:
-            return super().acquire(blocking, timeout)
+            return _rlock_acquire(self, blocking, timeout)
         except BaseException:  # raised by a handler after the lock was taken: not kept
-            if self._is_owned():
+            if _rlock_owned(self):
                 self.release()
             raise
 
