@@ -2,7 +2,8 @@
 limited-API module is what `import tilec` loaded when the suite runs on it
 (TILEC_EXPECT_CORE=1, the meson test `python`) and not when it runs on the pure-Python path
 (TILEC_PURE_PYTHON=1, the test `python-pure`); that a repeated call is served by it and
-gives the bits the pure-Python path gives; that its plans survive threads and a clear; that
+gives the bits the pure-Python path gives; that its plans survive threads and a clear; that a
+call from a finalizer or signal handler inside a call is refused, never hung; that
 the package falls back with one warning where the module cannot be loaded.
 
 The rest of the suite (test_numpy.py, test_api.py) runs on whichever path loaded, so the
@@ -458,6 +459,19 @@ class Op(str):  # "max" that hashes and compares as "sum"
 show("reduce op=Op('max')", lambda: tilec.reduce(x, Op("max"), 1))
 show("reduce op='max'", lambda: tilec.reduce(x, "max", 1))
 show("reduce op='sum'", lambda: tilec.reduce(x, "sum", 1))
+class Liar(str):  # equal to every name, hashing as "max" or "ignore"
+    def __eq__(self, o):
+        return True
+    def __hash__(self):
+        return hash("max" if str.__eq__(self, "sum") else "ignore")
+xn, xi = x.copy(), x.astype(np.int32)
+xn[0, 1] = np.nan
+show("max planned", lambda: tilec.reduce(x, "max", 1))  # first: the liar must not find it
+show("reduce op=Liar('sum')", lambda: tilec.reduce(x, Liar("sum"), 1))
+show("reduce int op=Liar('sum')", lambda: tilec.reduce(xi, Liar("sum"), 1))  # not a mean's cast
+show("segment int op=Liar('sum')", lambda: tilec.segment_reduce(xi, [0, 3], Liar("sum"), axis=1))
+show("nan planned", lambda: tilec.reduce(xn, "max", 1, nan="ignore"))
+show("max nan=Liar('propagate')", lambda: tilec.reduce(xn, "max", 1, nan=Liar("propagate")))
 '''
 
 
@@ -487,6 +501,12 @@ def test_subclasses_and_changing_objects_do_not_poison_the_plans():
     assert got["dtype='float64'"] == "float64 %s" % x.astype(np.float64).sum(axis=1).tolist()
     assert got["reduce op='max'"] == f32(x.max(axis=1))
     assert got["reduce op='sum'"] == f32(x.sum(axis=1))
+    # a str subclass that equals every name and hashes as another's: its own name's answer
+    assert got["reduce op=Liar('sum')"] == f32(x.sum(axis=1))
+    assert got["reduce int op=Liar('sum')"] == "int64 %s" % x.astype(np.int64).sum(axis=1).tolist()
+    assert got["segment int op=Liar('sum')"] == "int64 [[3], [12]]"
+    assert got["nan planned"] == f32(np.array([2, 5]))
+    assert got["max nan=Liar('propagate')"] == "float32 [nan, 5.0]"
 
 
 SIGNATURE_CODE = r'''
@@ -555,3 +575,87 @@ def test_a_reducer_and_its_fallback_in_a_cycle_are_collected():
     w = make()
     gc.collect()
     assert w() is None
+
+
+# ---- tilec called from inside tilec: a finalizer or a signal handler ------------------------
+
+REENTRY = r'''
+import faulthandler, gc, signal, time, warnings, numpy as np
+warnings.simplefilter("ignore")
+import tilec
+faulthandler.dump_traceback_later(60, exit=True)  # a call that waits for itself: fail, not hang
+x = np.arange(12, dtype=np.float32).reshape(3, 4)
+want = {k: x.astype(np.float64).sum(axis=k).astype(np.float32) for k in (0, 1)}
+inner, refused, wrong = [], [], []
+
+def nested():  # what a finalizer or handler does: its own call, refused or right
+    try:
+        inner.append(np.array_equal(tilec.sum(x, axis=0), want[0]))
+    except RuntimeError as e:
+        assert "not re-entrant" in str(e), e
+        refused.append(e)
+
+def calls(n):  # n calls, and on until one nested call was refused (30 s at most)
+    i, end = 0, time.monotonic() + 30
+    while i < n or not refused and time.monotonic() < end:
+        yield i
+        i += 1
+
+def outer(i):
+    r = tilec.sum(x, axis=i % 2, keepdims=bool(i % 3))
+    if not np.array_equal(r.reshape(want[i % 2].shape), want[i % 2]):
+        wrong.append(i)
+    if tilec._CORE:
+        tilec._CORE.clear()  # so every call plans again, under the lock
+
+# 1. the lock held by this thread: the call is refused at once, on either path (the core's
+# second call of a key takes the lock in C), and the lock still works after
+ctx = tilec._context("sim")
+tilec.sum(x, axis=0)  # planned: the core's next call of it takes the lock in C
+for _ in range(2):
+    with ctx.lock:
+        nested()
+    if tilec._CORE:
+        tilec._CORE.clear()  # and then the package's planning, in Python
+print("held", len(refused), len(inner), float(tilec.sum(x)))
+
+# 2. a finalizer in a reference cycle, run by the garbage collector inside a call
+class Node:
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        nested()
+refused.clear()
+for i in calls(150):
+    gc.disable()
+    Node()
+    gc.set_threshold(3 + i % 40)  # the next collection lands somewhere inside tilec.sum
+    gc.enable()
+    outer(i)
+gc.set_threshold(700)
+gc.collect()
+print("gc", len(refused) > 0, all(inner), wrong)
+
+# 3. a signal handler
+refused.clear()
+signal.signal(signal.SIGALRM, lambda *a: nested())
+signal.setitimer(signal.ITIMER_REAL, 0.002, 0.002)
+for i in calls(400):
+    outer(i)
+signal.setitimer(signal.ITIMER_REAL, 0)
+print("signal", len(refused) > 0, all(inner), wrong)
+print("after", float(tilec.sum(x)), float(tilec.max(x)))
+'''
+
+
+def test_a_call_from_a_finalizer_or_signal_handler_inside_a_call_is_refused_not_hung():
+    """A context's lock refuses the thread that holds it (RuntimeError) where it once waited
+    for itself forever: a finalizer the garbage collector runs, or a signal handler, that
+    calls tilec while tilec is running on that thread. The outer calls still give numpy's
+    sums, the nested ones numpy's or the error; run on the suite's path (the core, the
+    pure-Python path, the core under ASan)."""
+    out = run_py(REENTRY)
+    assert "held 2 0 66.0" in out, out
+    assert "gc True True []" in out, out
+    assert "signal True True []" in out, out
+    assert "after 66.0 11.0" in out, out

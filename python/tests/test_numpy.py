@@ -140,9 +140,51 @@ def test_nan_ignore(dtype):
         assert np.array_equal(got, ref(a, axis=1)), op
 
 
+@pytest.mark.parametrize("dtype", INTS)
+def test_nan_spellings_of_integers_are_the_plain_ops(dtype):
+    """An integer holds no NaN: nanmax, nanmin, nanargmax, nanargmin (and nanaminmax,
+    nan="ignore") of integers give numpy's plain answers in numpy's dtypes (once a
+    ValueError), on the extremes, every axis and a strided view; the additive nan
+    spellings give numpy's too."""
+    a = data(dtype, (5, 8))
+    for x in (a, a[::-1, ::3]):
+        for axis in (None, 0, 1, (0, 1)):
+            for keepdims in (False, True):
+                kw = dict(axis=axis, keepdims=keepdims)
+                for name in ("nanmax", "nanmin", "nansum", "nanmean", "nanvar"):
+                    got, want = getattr(tilec, name)(x, **kw), getattr(np, name)(x, **kw)
+                    if name == "nansum":  # numpy's uint64 of a uint32: tilec's int64 (docs)
+                        want = want.astype(np.int64)
+                    assert got.dtype == want.dtype and got.shape == want.shape, (name, kw)
+                    assert np.allclose(got, want, rtol=1e-9, atol=0) if name in ("nanmean", "nanvar") \
+                        else np.array_equal(got, want), (name, kw, got, want)  # float64: its order
+                lo, hi = tilec.nanaminmax(x, **kw)
+                assert np.array_equal(lo, np.min(x, **kw)) and np.array_equal(hi, np.max(x, **kw))
+                assert lo.dtype == hi.dtype == x.dtype
+                assert np.array_equal(tilec.reduce(x, "max", nan="ignore", **kw), np.max(x, **kw))
+            if isinstance(axis, tuple):
+                continue
+            for name in ("nanargmax", "nanargmin"):
+                got, want = getattr(tilec, name)(x, axis=axis), getattr(np, name)(x, axis=axis)
+                assert got.dtype == np.int64 and np.array_equal(got, want), (name, axis)
+                i32 = getattr(tilec, name)(x, axis=axis, index_dtype="int32")
+                assert i32.dtype == np.int32 and np.array_equal(i32, want), (name, axis)
+
+
+def test_nan_spellings_of_dtypes_tilec_does_not_reduce_say_what_the_plain_ones_say():
+    for dt in ("bool", "int8", "uint8", "int16", "uint16", "uint64"):
+        x = np.arange(6).reshape(2, 3).astype(dt)
+        for name in ("max", "min", "argmax", "argmin", "aminmax"):
+            with pytest.raises(TypeError) as plain:
+                getattr(tilec, name)(x, axis=1)
+            with pytest.raises(TypeError) as nan:
+                getattr(tilec, "nan" + name)(x, axis=1)
+            assert str(nan.value) == str(plain.value) and dt in str(nan.value)
+
+
 def test_nan_ignore_refused_where_meaningless():
-    with pytest.raises(ValueError, match="floating-point"):
-        tilec.nanmax(np.arange(5, dtype=np.int32))
+    with pytest.raises(ValueError, match="ops that compare"):
+        tilec.reduce(np.arange(4, dtype=np.int32), "sum", nan="ignore")
     with pytest.raises(ValueError, match="ops that compare"):
         tilec.reduce(np.ones(4, np.float32), "sum", nan="ignore")
     with pytest.raises(TypeError, match="takes no nan"):

@@ -1,10 +1,11 @@
 """segment_reduce's offsets= and lengths=, and correction=, checked by one function on every
 path (numpy, torch CPU and CUDA, CuPy, JAX, and tilec.torch.segment_reduce): a float or
 bool array of offsets or lengths is refused, never truncated (3.7 is not 3); negative
-lengths are refused; with the axis's extent (torch.segment_reduce's rule) lengths must sum
-to it. torch is not importable here, so the check is tested directly, with an array that
-spells its dtype as torch does, and through the numpy path; correction=True is refused as a
-bool on every path, never taken as 1. The oracle is the arguments themselves."""
+lengths are refused, and lengths whose sum passes 2^63 - 1; with the axis's extent
+(torch.segment_reduce's rule) lengths must sum to it. torch is not importable here, so the
+check is tested directly, with an array that spells its dtype as torch does, and through
+the numpy path; correction=True is refused as a bool on every path, never taken as 1. The
+oracle is the arguments themselves."""
 import numpy as np
 import pytest
 
@@ -28,7 +29,7 @@ def test_bool_correction_refused_everywhere(bad):
 
 class TorchLike:
     """An array that names its dtype as torch does ("torch.float32") and answers < 0, sum,
-    indexing: what the check reads of a torch tensor (CPU or CUDA)."""
+    max, indexing: what the check reads of a torch tensor (CPU or CUDA)."""
 
     def __init__(self, values, dtype):
         self.a, self.dtype, self.shape = np.asarray(values), "torch." + dtype, np.shape(values)
@@ -38,6 +39,9 @@ class TorchLike:
 
     def sum(self):
         return self.a.sum()
+
+    def max(self):
+        return self.a.max()
 
     def __getitem__(self, i):
         return self.a[i]
@@ -125,3 +129,42 @@ def test_offsets_of_a_gpu_array_for_a_host_input():
     assert tilec.segment_reduce(x, lengths=CupyLike([4, 6], "int32"), op="max").tolist() == [3.0, 9.0]
     with pytest.raises(TypeError, match="integers, not float32"):
         tilec.segment_reduce(x, CupyLike([0, 3, 10], "float32"), "sum")
+
+
+U64 = np.uint64
+# lengths whose running sum (the offsets they make) passes 2^63 - 1, and the words that say so
+PAST_INT64 = [
+    (np.array([2**64 - 1], U64), "lengths\\[0\\] is 18446744073709551615, past 2\\^63 - 1"),
+    (np.array([5, 2**63], U64), "lengths\\[1\\] is 9223372036854775808, past 2\\^63 - 1"),
+    (np.array([2**62] * 3), "lengths\\[0\\] to lengths\\[1\\] sum to 9223372036854775808"),
+    ([2**63 - 1, 0, 1], "lengths\\[0\\] to lengths\\[2\\] sum to 9223372036854775808"),
+    (np.array([3] * 10 + [2**63 - 2], U64),
+     "lengths\\[0\\] to lengths\\[10\\] sum to 9223372036854775836"),
+]
+
+
+@pytest.mark.parametrize("lengths,words", PAST_INT64, ids=range(len(PAST_INT64)))
+def test_lengths_whose_sum_passes_int64_are_refused_as_lengths(lengths, words):
+    """A sum of lengths past 2^63 - 1 once wrapped in the cumulative sum into offsets the
+    caller never gave (a segment "from 0 to -1, which falls"): the lengths are refused, in
+    their own words, exactly (Python's integers are the oracle), on every path's check."""
+    exact = 0
+    for v in np.asarray(lengths).tolist():
+        exact += v
+        if v > 2**63 - 1 or exact > 2**63 - 1:
+            break
+    else:
+        raise AssertionError("not a case: the lengths fit")
+    dt = str(np.asarray(lengths).dtype)
+    for make in (lambda v: v, lambda v: TorchLike(v, dt), lambda v: CupyLike(v, dt)):
+        with pytest.raises(ValueError, match=words):
+            tilec._segment_arg(None, make(lengths))
+        with pytest.raises(ValueError, match=words):  # torch's rule: not a wrapped sum either
+            tilec._segment_arg(None, make(lengths), 10)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with pytest.raises(ValueError, match=words) as e:
+        tilec.segment_reduce(x, lengths=lengths, axis=1)
+    assert "offset" not in str(e.value) and "must sum to at most the axis's extent" in str(e.value)
+    # lengths that come to 2^63 - 1 exactly fit: the library's own check of the offsets
+    with pytest.raises(tilec.ArgumentError, match="ends past the extent"):
+        tilec.segment_reduce(x, lengths=[2**63 - 2, 1], axis=1)

@@ -18,6 +18,7 @@ import ctypes as _ctypes
 import os as _os
 import operator as _operator
 import sys as _sys
+import _thread
 import threading as _threading
 import warnings as _warnings
 from ctypes import util as _ctypes_util
@@ -223,6 +224,36 @@ class _Target(_ctypes.Structure):  # tilec_target
     _fields_ = [("backend", _c_int), ("arch", _cp), ("warp_size", _c_int)]
 
 
+_rlock_owned, _rlock_acquire = _thread.RLock._is_owned, _thread.RLock.acquire  # C: no super()
+
+
+class _Lock(_thread.RLock):
+    """A context's lock: one thread at a time (the library's rule). The thread that holds it
+    asking again — a finalizer (run by the garbage collector) or a signal handler that calls
+    tilec while this thread is inside a tilec call on the same context — is refused with
+    RuntimeError rather than left waiting for itself forever; it is not let in either, as
+    the call underway may be halfway through state the nested call would read (a plan's
+    descriptor, the library's diagnostics). The compiled core takes it through acquire()
+    too. Released by the RLock's own C release (a with block's exit runs no Python code, so
+    no handler can land between the block and the release)."""
+
+    def acquire(self, blocking=True, timeout=-1):
+        if _rlock_owned(self):
+            raise RuntimeError(
+                "tilec: called from inside a tilec call on the same thread (by a finalizer "
+                "the garbage collector ran, or a signal handler, while tilec was running); "
+                "tilec is not re-entrant: have the finalizer or handler record the work, and "
+                "run it after the call returns (or in another thread)")
+        try:
+            return _rlock_acquire(self, blocking, timeout)
+        except BaseException:  # raised by a handler after the lock was taken: not kept
+            if _rlock_owned(self):
+                self.release()
+            raise
+
+    __enter__ = acquire
+
+
 class _Ctx:
     """One library context, used by one thread at a time (the library's rule): the lock.
     kind: the backend its runtime runs on ("sim" when "auto" found no GPU); None without one."""
@@ -232,7 +263,7 @@ class _Ctx:
         st = _lib.tilec_open(_ctypes.byref(h))
         if st:
             _raise(st, "tilec_open failed")
-        self.h, self.lock, self.plans, self.kind = h, _threading.Lock(), {}, None
+        self.h, self.lock, self.plans, self.kind = h, _Lock(), {}, None
         if backend is not None:
             self.call(_lib.tilec_runtime_open, "opening the %s backend" % backend,
                       _BACKENDS.index(backend), device)
@@ -254,7 +285,9 @@ class _Ctx:
 
 
 _contexts = {}
-_contexts_lock = _threading.Lock()
+# re-entrant: a finalizer or signal handler that calls tilec while this thread opens a
+# context (or warns) runs; the first context stored for a key is the one every call uses
+_contexts_lock = _threading.RLock()
 
 
 def _context(backend, device=0):
@@ -262,7 +295,7 @@ def _context(backend, device=0):
     with _contexts_lock:
         c = _contexts.get(key)
         if c is None:
-            c = _contexts[key] = _Ctx(backend, device)
+            c = _contexts.setdefault(key, _Ctx(backend, device))
         return c
 
 
@@ -431,6 +464,13 @@ def _axes(axis, rank):
     return tuple(sorted(out))
 
 
+def _exact_str(s):
+    """s as exactly a str when it is a str subclass (whose __eq__ and __hash__ could make it
+    equal, and find the plan of, another op's or nan's name); anything else as given, for
+    the checks to name."""
+    return str.__str__(s) if isinstance(s, str) and type(s) is not str else s
+
+
 def _op_index(op):
     if op not in OPS:
         raise ValueError("tilec: unknown op %r; the ops are %s" % (op, ", ".join(OPS)))
@@ -493,6 +533,7 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     for v in tuple(shape) + tuple(strides):
         if not _I64[0] <= v <= _I64[1]:
             raise ValueError("tilec: extent or stride %d does not fit 64 bits" % v)
+    op, nan = _exact_str(op), _exact_str(nan)
     zero_d = not shape
     axes = _axes(axis, len(shape))  # 0-d: any axis is out of range, as numpy's AxisError says
     if zero_d:
@@ -508,9 +549,8 @@ def _plan(op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, in
     if nan != "propagate" and not _lib.tilec_op_compares(o):
         raise ValueError("tilec: nan=%r applies to the ops that compare (%s), not %s" % (
             nan, ", ".join(x for i, x in enumerate(OPS) if _lib.tilec_op_compares(i)), op))
-    if nan != "propagate" and not dt.startswith(("f", "bf")):
-        raise ValueError("tilec: nan=%r applies to floating-point inputs; this one is %s" % (
-            nan, _TO_NAME.get(dt, dt)))
+    if not dt.startswith(("f", "bf")):  # an integer holds no NaN: nanmax is max (numpy's)
+        nan = "propagate"
     if not _lib.tilec_op_supports(o, d, False):
         raise TypeError("tilec: %s is not defined for %s inputs" % (op, _TO_NAME.get(dt, dt)))
     desc = _Desc()
@@ -580,8 +620,9 @@ def _cached_plan(ctx, req, shape, strides, dt):
     index_dtype) on a tensor of this description, kept by the context (whose lock the caller
     holds: a call writes the descriptor's stream and out2 before it reduces). axis and
     correction are made ints first, so a key equal to a good one (True == 1) is checked
-    as itself."""
+    as itself; op and nan exactly str, so a str subclass finds only its own name's plan."""
     op, axis, keepdims, out_dtype, nan, correction, index_dtype = req
+    op, nan = _exact_str(op), _exact_str(nan)
     axis, keepdims = _axis_key(axis), bool(keepdims)
     correction = None if correction is None else _int(correction, "correction")
     args = (op, dt, shape, strides, axis, keepdims, nan, out_dtype, correction, index_dtype)
@@ -1034,6 +1075,8 @@ def _as_float(x, k, reqs):
 
 
 def _dispatch(x, reqs, out, backend):
+    reqs = [(_exact_str(r[0]),) + tuple(r[1:4]) + (_exact_str(r[4]),) + tuple(r[5:])
+            for r in reqs]  # op and nan as the names they spell, for every check after
     k = _kind(x)
     x, reqs = _as_float(x, k, reqs)
     if k == "torch-gpu":
@@ -1058,7 +1101,8 @@ def reduce(x, op="sum", axis=None, keepdims=_UNSET, dtype=None, nan="propagate",
     by their library. dtype: the output's dtype, the input's or its wide dtype (f16, bf16 ->
     f32, f32 -> f64, i32, u32 -> i64); left out, numpy's: an int32 or uint32 sum, prod or
     sumsq is int64, and mean, var, std, norm2 and logsumexp reduce an integer input as
-    float64; nan: "propagate" or "ignore" (max, min, argmax, argmin, aminmax of floats);
+    float64; nan: "propagate" or "ignore" (max, min, argmax, argmin, aminmax; an integer
+    input holds no NaN, so "ignore" is the plain op, as numpy's nanmax of integers);
     correction: var and std's divisor is n - correction (default 0, numpy's ddof; an int,
     never a bool); index_dtype: argmax / argmin
     indices int64 (default) or int32. argmax and argmin return the indices; aminmax
@@ -1838,13 +1882,14 @@ _INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
 
 
 def _segment_arg(offsets, lengths, extent=None):
-    """The one check of offsets= and lengths= on every path (numpy, torch CPU and CUDA, CuPy,
-    JAX; tilec.segment_reduce and tilec.torch.segment_reduce): exactly one of them; a 1-D
-    array of integers (a float, bool or str dtype refused, never truncated: 3.7 is not 3);
-    lengths 0 or more; with extent (torch's rule), lengths that sum to it, or offsets from
-    0 to it. Arrays of any library are read with their own operations (a GPU array's check
-    waits for it); a list or a scalar as numpy reads it. Returns (name, array): "offsets" or
-    "lengths", and the array as given (a list made a numpy array)."""
+    """The one check of offsets= and lengths= on every path (numpy, torch CPU and CUDA,
+    CuPy, JAX; tilec.segment_reduce and tilec.torch.segment_reduce): exactly one of them; a
+    1-D array of integers (a float, bool or str dtype refused, never truncated: 3.7 is not
+    3); lengths 0 or more, whose running sums (the offsets) fit int64; with extent (torch's
+    rule), lengths that sum to it, or offsets from 0 to it. Arrays of any library are read
+    with their own operations (a GPU array's check waits for it); a list or a scalar as
+    numpy reads it. Returns (name, array): "offsets" or "lengths", and the array as given (a
+    list made a numpy array)."""
     if (offsets is None) == (lengths is None):
         raise TypeError("tilec: give offsets= (nsegs + 1 of them) or lengths= (nsegs), one of the two")
     name, a = ("lengths", lengths) if offsets is None else ("offsets", offsets)
@@ -1863,6 +1908,8 @@ def _segment_arg(offsets, lengths, extent=None):
     if name == "lengths" and shape[0] and bool((a < 0).any()):
         raise ValueError("tilec: lengths must be 0 or more; lengths[%d] is %d" % (
             _first_negative(a), int(a[_first_negative(a)])))
+    if name == "lengths" and shape[0] and int(a.max()) * shape[0] > _I64[1]:
+        _lengths_fit(a)
     if extent is not None:
         if name == "lengths":
             total = int(a.sum()) if shape[0] else 0
@@ -1874,6 +1921,34 @@ def _segment_arg(offsets, lengths, extent=None):
                              "the axis's extent, %d (torch.segment_reduce's rule)" % (
                                  int(a[0]), int(a[-1]), extent))
     return name, a
+
+
+def _lengths_fit(a):
+    """Raises unless the running sums of lengths a (0 or more), the offsets they make, all
+    fit int64; checked exactly, before any sum that could wrap into an offset never given."""
+    import numpy as np
+    h, top = _segment_host(a), np.uint64(_I64[1])  # uint64 against uint64: never as floats
+    big = np.flatnonzero(h > top) if h.dtype == np.uint64 else ()
+    if len(big):
+        raise ValueError("tilec: lengths[%d] is %d, past 2^63 - 1; the lengths must sum to at "
+                         "most the axis's extent" % (big[0], int(h[big[0]])))
+    # each length fits int64, so the first running sum past 2^63 - 1 is below 2^64: exact
+    ends = np.cumsum(h.astype(np.uint64), dtype=np.uint64)
+    i = int(np.argmax(ends > top))
+    if int(ends[i]) > _I64[1]:
+        raise ValueError("tilec: the lengths sum past 2^63 - 1 (lengths[0] to lengths[%d] sum to "
+                         "%d); they must sum to at most the axis's extent" % (i, int(ends[i])))
+
+
+def _segment_host(a):
+    """offsets or lengths of any library (torch, CuPy, JAX, numpy) as a numpy array."""
+    import numpy as np
+    torch = _sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        a = a.cpu().numpy()
+    elif hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):  # CuPy's, to the host
+        a = a.get()
+    return np.asarray(a)  # JAX's too
 
 
 def _first_negative(a):
@@ -1888,13 +1963,8 @@ def _segment_offsets(offsets, lengths):
     of nsegs + 1 offsets."""
     import numpy as np
     name, a = _segment_arg(offsets, lengths)
-    torch = _sys.modules.get("torch")
-    if torch is not None and isinstance(a, torch.Tensor):
-        a = a.cpu().numpy()
-    elif hasattr(a, "__cuda_array_interface__") and hasattr(a, "get"):  # CuPy's, to the host
-        a = a.get()
-    a = np.asarray(a)  # JAX's too
-    if name == "lengths":
+    a = _segment_host(a)
+    if name == "lengths":  # their sums fit int64 (_segment_arg)
         a = np.concatenate([np.zeros(1, np.int64), np.cumsum(a, dtype=np.int64)])
     if a.dtype == np.int32:
         return np.ascontiguousarray(a), True
@@ -1923,6 +1993,7 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
     the error is raised when the call waits for it, before it returns). The axis is moved
     last and the input made contiguous (a copy unless it is so already)."""
     import numpy as np
+    op, nan = _exact_str(op), _exact_str(nan)  # as _dispatch: the names they spell
     torch = _sys.modules.get("torch")
     gpu = torch is not None and isinstance(x, torch.Tensor) and x.device.type == "cuda"
     if torch is not None and isinstance(x, torch.Tensor) and not gpu:
