@@ -180,7 +180,8 @@ kernel k(A: f32[32, 64] global, B: f32[32] global) threads=32 {
   cta.copy(B, Bs)
 }
 EOF
-has "check: a misspelt variant is positioned" "$tmp/err" "lower.tile:6:7: error: no variant named 'rowz' is registered for sum on cuda"
+has "check: a misspelt variant is marked at its value" "$tmp/err" "lower.tile:6:37: error: no variant named 'rowz' is registered for sum on cuda"
+has "check: a misspelt variant's caret is under it" "$tmp/err" "      |                                     ^"
 check_fails "a misspelt op" "lower.tile:2:7: error: unknown operation 'smu'; did you mean 'sum'?" <<'EOF'
 kernel k(A: f32[32] global, B: f32[1] global) threads=32 {
   cta.smu(B, A, axes=(0))
