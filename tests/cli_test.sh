@@ -203,6 +203,27 @@ expect "check --arch without --target" 2 "$tilec" check --arch sm_90 "$root/exam
 expect "check --target sim" 2 "$tilec" check --target sim "$root/examples/row_sum.tile"
 expect "check --target cuda --warp-size 64, as emit" 2 "$tilec" check --target cuda --warp-size 64 "$root/examples/row_sum.tile"
 has "check --target cuda --warp-size 64 says why" "$tmp/err" "CUDA runs warps of 32 threads, not 64"
+# without --target each target checks the rules at its own warp size, as emit does: every
+# warp indexes its own slice, so 256 threads fit 4 slices only in HIP gfx90a's warps of 64
+sed 's/threads=128/threads=256/' "$root/examples/warp_rows.tile" >"$tmp/wave64.tile"
+expect "check: warp_id within bounds at HIP's warp size" 0 "$tilec" check "$tmp/wave64.tile"
+empty "check: valid at HIP's warp size is silent" "$tmp/err"
+expect "check --target hip: the same verdict" 0 "$tilec" check --target hip "$tmp/wave64.tile"
+expect "emit --target hip: the same verdict" 0 "$tilec" emit --target hip "$tmp/wave64.tile" -o "$tmp/wave64.hip"
+expect "check --target cuda: warp_id out of bounds at 32" 1 "$tilec" check --target cuda "$tmp/wave64.tile"
+expect "check --warp-size 32: that warp size for every target" 1 "$tilec" check --warp-size 32 "$tmp/wave64.tile"
+has "check --warp-size 32 says why" "$tmp/err" "warp_id reaches 7 but dimension 0 of 'Bs' has extent 4"
+# no target lowers it: each target's reasons, under the --target that gives them
+sed 's/threads=128/threads=512/' "$root/examples/warp_rows.tile" >"$tmp/wave64.tile"
+expect "check: warp_id out of bounds at every warp size" 1 "$tilec" check "$tmp/wave64.tile"
+has "check: cuda's reasons are named" "$tmp/err" "wave64.tile: not lowered for --target=cuda:"
+has "check: hip's reasons are named" "$tmp/err" "wave64.tile: not lowered for --target=hip:"
+has "check: cuda's reason, at warps of 32" "$tmp/err" "warp_id reaches 15 but dimension 0 of 'Bs' has extent 4"
+has "check: hip's reason, at warps of 64" "$tmp/err" "warp_id reaches 7 but dimension 0 of 'Bs' has extent 4"
+# a reason no target changes is said once, with no target named
+expect "check: a missing barrier" 1 "$tilec" check "$tmp/race.tile"
+if [ "$(grep -c "error: missing barrier" "$tmp/err")" = 1 ] && ! grep -q "not lowered for" "$tmp/err"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a missing barrier is said once:"; sed 's/^/  | /' "$tmp/err"; fi
 
 # fmt's modes
 printf 'kernel k(A:f32[4] global) threads=32 {\n cta.fill(A,1.50)  # one and a half\n}\n' >"$tmp/loose.tile"
