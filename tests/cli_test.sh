@@ -434,6 +434,29 @@ if ldconfig -p | grep -q libnvrtc; then
 else
     echo "skipped: NVRTC is not installed here, so 'tilec compile --target cuda' is not run"
 fi
+# names that C++, CUDA, HIP, their libraries or the prelude already define (tests/names):
+# valid, renamed tl_u_<name> in the emitted source, which NVRTC compiles, and each kernel
+# still runs by the name it has in the program (tests/codegen_warnings.sh builds them with nvcc)
+clash=$root/tests/names/clashing.tile
+expect "check: clashing names are valid" 0 "$tilec" check "$clash"
+expect "emit: clashing names" 0 "$tilec" emit "$clash" --target cuda -o "$tmp/clash.cu"
+for n in TL_P1_PRELUDE expf size_t float3 INT_MAX linux lgammaf_r dim3 cudaMalloc strlen main; do
+    has "emit: kernel $n is renamed" "$tmp/clash.cu" "tl_u_$n(const float *__restrict__"
+    expect "run --kernel $n by its own name" 0 "$tilec" run "$clash" --kernel "$n" --backend sim --check
+done
+for n in tl_p1_u16 min threadIdx int8_t make_float4 EOF errno fopen64 atomicAdd nv_bfloat16 a__b M_PIf expm1f fabsf; do
+    has "emit: $n is renamed" "$tmp/clash.cu" "tl_u_$n"
+done
+if ldconfig -p | grep -q libnvrtc; then
+    expect "compile clashing names for sm_90 (NVRTC)" 0 "$tilec" compile "$clash" --target cuda --arch sm_90 -o "$tmp/clash.cubin"
+else
+    echo "skipped: NVRTC is not installed here, so $clash is not compiled for sm_90"
+fi
+if ldconfig -p | grep -q libamdhip64; then
+    expect "compile clashing names for gfx90a (hiprtc)" 0 "$tilec" compile "$clash" --target hip --arch gfx90a -o "$tmp/clash.co"
+else
+    echo "skipped: hiprtc is not installed here, so $clash is not compiled for gfx90a"
+fi
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     expect "emit a func for your own kernel" 0 "$tilec" emit "$root/examples/tile_row_max.tile" --target cuda -o "$tmp/tile_row_max.cuh"
