@@ -180,7 +180,8 @@ kernel k(A: f32[32, 64] global, B: f32[32] global) threads=32 {
   cta.copy(B, Bs)
 }
 EOF
-has "check: a misspelt variant is positioned" "$tmp/err" "lower.tile:6:7: error: no variant named 'rowz' is registered for sum on cuda"
+has "check: a misspelt variant is marked at its value" "$tmp/err" "lower.tile:6:37: error: no variant named 'rowz' is registered for sum on cuda"
+has "check: a misspelt variant's caret is under it" "$tmp/err" "      |                                     ^"
 check_fails "a misspelt op" "lower.tile:2:7: error: unknown operation 'smu'; did you mean 'sum'?" <<'EOF'
 kernel k(A: f32[32] global, B: f32[1] global) threads=32 {
   cta.smu(B, A, axes=(0))
@@ -202,6 +203,27 @@ expect "check --arch without --target" 2 "$tilec" check --arch sm_90 "$root/exam
 expect "check --target sim" 2 "$tilec" check --target sim "$root/examples/row_sum.tile"
 expect "check --target cuda --warp-size 64, as emit" 2 "$tilec" check --target cuda --warp-size 64 "$root/examples/row_sum.tile"
 has "check --target cuda --warp-size 64 says why" "$tmp/err" "CUDA runs warps of 32 threads, not 64"
+# without --target each target checks the rules at its own warp size, as emit does: every
+# warp indexes its own slice, so 256 threads fit 4 slices only in HIP gfx90a's warps of 64
+sed 's/threads=128/threads=256/' "$root/examples/warp_rows.tile" >"$tmp/wave64.tile"
+expect "check: warp_id within bounds at HIP's warp size" 0 "$tilec" check "$tmp/wave64.tile"
+empty "check: valid at HIP's warp size is silent" "$tmp/err"
+expect "check --target hip: the same verdict" 0 "$tilec" check --target hip "$tmp/wave64.tile"
+expect "emit --target hip: the same verdict" 0 "$tilec" emit --target hip "$tmp/wave64.tile" -o "$tmp/wave64.hip"
+expect "check --target cuda: warp_id out of bounds at 32" 1 "$tilec" check --target cuda "$tmp/wave64.tile"
+expect "check --warp-size 32: that warp size for every target" 1 "$tilec" check --warp-size 32 "$tmp/wave64.tile"
+has "check --warp-size 32 says why" "$tmp/err" "warp_id reaches 7 but dimension 0 of 'Bs' has extent 4"
+# no target lowers it: each target's reasons, under the --target that gives them
+sed 's/threads=128/threads=512/' "$root/examples/warp_rows.tile" >"$tmp/wave64.tile"
+expect "check: warp_id out of bounds at every warp size" 1 "$tilec" check "$tmp/wave64.tile"
+has "check: cuda's reasons are named" "$tmp/err" "wave64.tile: not lowered for --target=cuda:"
+has "check: hip's reasons are named" "$tmp/err" "wave64.tile: not lowered for --target=hip:"
+has "check: cuda's reason, at warps of 32" "$tmp/err" "warp_id reaches 15 but dimension 0 of 'Bs' has extent 4"
+has "check: hip's reason, at warps of 64" "$tmp/err" "warp_id reaches 7 but dimension 0 of 'Bs' has extent 4"
+# a reason no target changes is said once, with no target named
+expect "check: a missing barrier" 1 "$tilec" check "$tmp/race.tile"
+if [ "$(grep -c "error: missing barrier" "$tmp/err")" = 1 ] && ! grep -q "not lowered for" "$tmp/err"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: a missing barrier is said once:"; sed 's/^/  | /' "$tmp/err"; fi
 
 # fmt's modes
 printf 'kernel k(A:f32[4] global) threads=32 {\n cta.fill(A,1.50)  # one and a half\n}\n' >"$tmp/loose.tile"
@@ -411,6 +433,29 @@ if ldconfig -p | grep -q libnvrtc; then
     has "it says what it tried" "$tmp/err" "NVRTC is not available: tried /nonexistent/libnvrtc.so. Install the CUDA toolkit, or set TILEC_NVRTC_PATH"
 else
     echo "skipped: NVRTC is not installed here, so 'tilec compile --target cuda' is not run"
+fi
+# names that C++, CUDA, HIP, their libraries or the prelude already define (tests/names):
+# valid, renamed tl_u_<name> in the emitted source, which NVRTC compiles, and each kernel
+# still runs by the name it has in the program (tests/codegen_warnings.sh builds them with nvcc)
+clash=$root/tests/names/clashing.tile
+expect "check: clashing names are valid" 0 "$tilec" check "$clash"
+expect "emit: clashing names" 0 "$tilec" emit "$clash" --target cuda -o "$tmp/clash.cu"
+for n in TL_P1_PRELUDE expf size_t float3 INT_MAX linux lgammaf_r dim3 cudaMalloc strlen main; do
+    has "emit: kernel $n is renamed" "$tmp/clash.cu" "tl_u_$n(const float *__restrict__"
+    expect "run --kernel $n by its own name" 0 "$tilec" run "$clash" --kernel "$n" --backend sim --check
+done
+for n in tl_p1_u16 min threadIdx int8_t make_float4 EOF errno fopen64 atomicAdd nv_bfloat16 a__b M_PIf expm1f fabsf; do
+    has "emit: $n is renamed" "$tmp/clash.cu" "tl_u_$n"
+done
+if ldconfig -p | grep -q libnvrtc; then
+    expect "compile clashing names for sm_90 (NVRTC)" 0 "$tilec" compile "$clash" --target cuda --arch sm_90 -o "$tmp/clash.cubin"
+else
+    echo "skipped: NVRTC is not installed here, so $clash is not compiled for sm_90"
+fi
+if ldconfig -p | grep -q libamdhip64; then
+    expect "compile clashing names for gfx90a (hiprtc)" 0 "$tilec" compile "$clash" --target hip --arch gfx90a -o "$tmp/clash.co"
+else
+    echo "skipped: hiprtc is not installed here, so $clash is not compiled for gfx90a"
 fi
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)

@@ -2,8 +2,10 @@
 # tests/codegen_warnings.sh TILEC SOURCE_ROOT — what `tilec emit` writes compiles without a
 # single warning in a user's own build: every examples/*.tile, six grid kernels (the
 # JIT's whole-tensor reductions: rows, columns, argmax's pair, var, f64 argmax and i64
-# aminmax), the swizzled tiles of tests/swizzle and the fragment programs of
-# tests/fragments (CUDA only: fragments are of warps of 32 lanes), emitted for CUDA sm_90
+# aminmax), the swizzled tiles of tests/swizzle, the fragment programs of tests/fragments
+# (CUDA only: fragments are of warps of 32 lanes) and tests/names (kernels, parameters and
+# buffers named as what the headers of a host build define: expf, INT_MAX, size_t, linux,
+# strlen…, which emitted code renames), emitted for CUDA sm_90
 # and compiled with `nvcc -c -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror` (the
 # device front end's diagnostics and the host compiler's), and for HIP gfx90a with
 # `hipcc -Wall -Wextra -Werror` (clang: device and host). Then every emitted file of a
@@ -104,7 +106,8 @@ fi
 failed=0
 compiled=0
 # fragments are of warps of 32 lanes (gfx90a runs 64: refused there), so CUDA only
-for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$root"/tests/swizzle/*.tile "$root"/tests/fragments/*.tile; do
+for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$root"/tests/swizzle/*.tile "$root"/tests/fragments/*.tile \
+    "$root"/tests/names/*.tile; do
     name=$(basename "$tile" .tile)
     for target in "${targets[@]}"; do
         case $tile in */tests/fragments/*) [ "$target" = cuda ] || continue ;; esac

@@ -143,21 +143,31 @@ void fill_random(tilec_dtype dt, unsigned char *p, int64_t n, uint64_t *seed, bo
 static int worst(int a, int b) { return a > b ? a : b; }
 
 /* Whether prog lowers for one of the targets (nt of them): tilec_lower's verdict, the one
- * tilec emit gives. A failure prints its diagnostics when every target failed (with one
- * target: when it failed); a program some target lowers is valid. The exit status is
- * emit's: 2 for a --target that cannot be had (a warp size it does not run), else 1. */
-static int check_targets(tilec_ctx *ctx, tilec_program *prog, const tilec_target *targets, int nt) {
+ * tilec emit gives, each target verifying the rules at its own warp size. A failure prints
+ * its diagnostics when every target failed (with one target: when it failed); a program
+ * some target lowers is valid. Targets that failed alike (the same diagnostics: a rule no
+ * target changes) print them once; otherwise each target's come under a line naming the
+ * --target that gives them. The exit status is emit's: 2 for a --target that cannot be
+ * had (a warp size it does not run), else 1. */
+static int check_targets(tilec_ctx *ctx, tilec_program *prog, const char *file, const tilec_target *targets,
+                         int nt) {
     char *why[TILEC_BACKEND_COUNT] = {0}; /* each failed target's diagnostics */
-    bool ok = false;
+    bool ok = false, alike = true;
     tilec_status st = TILEC_OK;
     for (int i = 0; i < nt && !ok; i++) {
         ok = (st = tilec_lower(prog, &targets[i])) == TILEC_OK;
         const char *d = tilec_diag_text(ctx);
         if (!ok && (why[i] = malloc(strlen(d) + 1))) strcpy(why[i], d);
         else if (!ok) fprintf(stderr, "tilec: out of memory\n");
+        alike = alike && (!i || (why[i] && why[0] && strcmp(why[i], why[0]) == 0));
     }
     for (int i = 0; i < nt; i++) {
-        if (!ok && why[i]) fputs(why[i], stderr);
+        if (!ok && why[i] && (!alike || i == 0)) {
+            if (!alike)
+                fprintf(stderr, "%s: not lowered for --target=%s:\n", strcmp(file, "-") == 0 ? "<stdin>" : file,
+                        tilec_backend_name(targets[i].backend));
+            fputs(why[i], stderr);
+        }
         free(why[i]);
     }
     if (ok) return EXIT_OK;
@@ -192,10 +202,11 @@ int cmd_check(int argc, char **argv) {
     if (!r && tilec_open(&ctx) != TILEC_OK) { fprintf(stderr, "tilec: out of memory\n"); r = EXIT_BAD_INPUT; }
     int rc = r;
     for (int f = 0; !r && f < nfiles; f++) { /* every file, each with its own diagnostics */
-        /* with --target, tilec_lower verifies for that target's warp size, as emit does;
-         * without, the rules are checked once, for --warp-size (32 by default) */
-        tilec_program *prog = load(ctx, files[f], !target, ws ? ws : 32);
-        rc = worst(rc, prog ? check_targets(ctx, prog, targets, nt) : EXIT_BAD_INPUT);
+        /* tilec_lower verifies the rules for each target at its warp size, as emit does
+         * (HIP's gfx90a runs 64, CUDA 32); with --warp-size and no --target, every target
+         * takes that one, so the rules are checked once first and their errors said once */
+        tilec_program *prog = load(ctx, files[f], !target && ws, ws);
+        rc = worst(rc, prog ? check_targets(ctx, prog, files[f], targets, nt) : EXIT_BAD_INPUT);
         tilec_program_free(prog);
     }
     tilec_close(ctx);
@@ -272,17 +283,18 @@ static const command commands[] = {
      "Parses and verifies each FILE (\"-\" reads standard input) against every rule of the\n"
      ".tile format (shapes, axes, dtypes, ids, scopes and barriers), then lowers it as\n"
      "'tilec emit' does: for the --target given, or else for each GPU target at its default\n"
-     "arch (cuda sm_90, hip gfx90a), where it is valid when one of them lowers it. Prints\n"
-     "nothing and exits 0 when every program is valid; otherwise prints each error as\n"
-     "FILE:LINE:COL with the source line and a caret (a program no target lowers: each\n"
-     "target's reasons), goes on with the next FILE, and exits 1. With many FILEs the exit\n"
+     "arch and that arch's warp size (cuda sm_90, 32; hip gfx90a, 64), where it is valid\n"
+     "when one of them lowers it. Prints nothing and exits 0 when every program is valid;\n"
+     "otherwise prints each error as FILE:LINE:COL with the source line and a caret (a\n"
+     "program no target lowers: each target's reasons, under a line naming it, or once when\n"
+     "they are the same), goes on with the next FILE, and exits 1. With many FILEs the exit\n"
      "status is the worst of them.\n"
      "\n"
      "Options:\n"
      "  --target=cuda|hip  the verdict of 'tilec emit --target' for that target alone\n"
      "  --arch=ARCH        with --target: the arch (sm_80, sm_90, gfx90a, gfx1100...)\n"
-     "  --warp-size=32|64  count warps as that many threads (default 32; with --target, the\n"
-     "                     arch's)\n",
+     "  --warp-size=32|64  count warps as that many threads, for every target (default: each\n"
+     "                     target's arch's)\n",
      cmd_check},
     {"fmt", "print .tile files in canonical form",
      "Usage: tilec fmt [OPTIONS] FILE...\n"

@@ -39,7 +39,9 @@ extern const cg_target cg_cuda, cg_hip;
 const cg_target *cg_target_for(tilec_backend b);
 
 /* The name a user's identifier gets in emitted code: itself, or "tl_u_" + itself when it
- * is a C++ / CUDA / HIP keyword or builtin, a reserved identifier, or starts with tl_. */
+ * could mean something else there (names.c): a C++ keyword, a CUDA / HIP built-in, a
+ * device-library or C-library function, type or macro, a reserved identifier, a
+ * macro-like name (INT_MAX), or ours (tl_…, TL_…). */
 void cg_name(ir_str *s, const char *name);
 
 /* Shared bytes a kernel's shared buffers take in one CTA (aligned to 16 each). */

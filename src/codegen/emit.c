@@ -19,36 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---- names ------------------------------------------------------------------------------ */
-
-/* C++ keywords, and CUDA / HIP names a kernel's identifiers must not shadow. */
-static const char *const reserved[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case",
-    "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval",
-    "constexpr", "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype",
-    "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern",
-    "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new",
-    "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private", "protected", "public",
-    "register", "reinterpret_cast", "requires", "restrict", "return", "short", "signed", "sizeof", "static",
-    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local", "throw", "true",
-    "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void", "volatile",
-    "wchar_t", "while", "xor", "xor_eq",
-    /* CUDA / HIP built-in variables, types and functions */
-    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "clock", "clock64", "dim3", "uint3",
-    "atomicAdd", "min", "max", "abs", "fabs", "fmax", "fmin", "sqrt", "exp", "log", "pow", "printf", "malloc",
-    "free", "memcpy", "memset", "assert", "half", "nv_bfloat16", "float2", "float4", "int2", "int4",
-    "NULL", "INFINITY", "NAN", "isnan", "isinf", "signbit", "main", "std",
-};
-
-static bool needs_rename(const char *name) {
-    if (name[0] == '_' && (name[1] == '_' || (name[1] >= 'A' && name[1] <= 'Z'))) return true; /* reserved */
-    if (strncmp(name, "tl_", 3) == 0) return true; /* ours */
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(name, reserved[i]) == 0) return true;
-    return false;
-}
-
-void cg_name(ir_str *s, const char *name) { ir_str_printf(s, needs_rename(name) ? "tl_u_%s" : "%s", name); }
+/* ---- names (a user's name: cg_name, names.c) -------------------------------------------- */
 
 static void buf_name(ir_str *s, const lp_buf *b) {
     if (b->tile) cg_name(s, b->name);

@@ -238,7 +238,9 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
         ir_print_stmt(&s, q->st);
         break;
     }
-    ir_stmt_diag(p, q->kernel, q->st, TILEC_SEV_ERROR, q->st->op_pos.line ? q->st->op_pos : q->st->pos,
-                 "%s", s.oom ? "no variant can lower this statement" : s.data);
+    /* a variant= no variant answers to is marked at its value; the rest at the op */
+    ir_pos at = q->st->op_pos.line ? q->st->op_pos : q->st->pos;
+    if (rep->outcome == DSP_UNKNOWN_VARIANT && q->st->variant_pos.line) at = q->st->variant_pos;
+    ir_stmt_diag(p, q->kernel, q->st, TILEC_SEV_ERROR, at, "%s", s.oom ? "no variant can lower this statement" : s.data);
     ir_str_free(&s);
 }
