@@ -34,6 +34,20 @@ same() {
     if cmp -s "$2" "$3"; then pass=$((pass + 1)); else
         fail=$((fail + 1)); echo "FAIL: $1: $2 and $3 differ"; od -An -tx1 "$2" | head -3; od -An -tx1 "$3" | head -3; fi
 }
+# compiles_on_both WHAT FILE OUT: FILE compiles with NVRTC for sm_90 (OUT.cubin) and with
+# hiprtc for gfx90a (OUT.co), each where it is installed, else a skip line that says so
+compiles_on_both() {
+    if ldconfig -p | grep -q libnvrtc; then
+        expect "compile $1 for sm_90 (NVRTC)" 0 "$tilec" compile "$2" --target cuda --arch sm_90 -o "$3.cubin"
+    else
+        echo "skipped: NVRTC is not installed here, so $1 is not compiled for sm_90"
+    fi
+    if ldconfig -p | grep -q libamdhip64; then
+        expect "compile $1 for gfx90a (hiprtc)" 0 "$tilec" compile "$2" --target hip --arch gfx90a -o "$3.co"
+    else
+        echo "skipped: hiprtc is not installed here, so $1 is not compiled for gfx90a"
+    fi
+}
 empty() {
     if [ ! -s "$2" ]; then pass=$((pass + 1)); else
         fail=$((fail + 1)); echo "FAIL: $1: $2 is not empty:"; sed 's/^/  | /' "$2" | head -20; fi
@@ -278,16 +292,7 @@ for f in "$root"/tests/swizzle/*.tile; do
     done
     expect "emit $n for CUDA" 0 "$tilec" emit "$f" --target cuda -o "$tmp/swz.cu"
     has "emit $n aligns the tile to the swizzle's 1024 bytes" "$tmp/swz.cu" "__shared__ __attribute__((aligned(1024))) float S[8192];"
-    if ldconfig -p | grep -q libnvrtc; then
-        expect "compile $n for sm_90 (NVRTC)" 0 "$tilec" compile "$f" --target cuda --arch sm_90 -o "$tmp/swz.cubin"
-    else
-        echo "skipped: NVRTC is not installed here, so $n is not compiled for sm_90"
-    fi
-    if ldconfig -p | grep -q libamdhip64; then
-        expect "compile $n for gfx90a (hiprtc)" 0 "$tilec" compile "$f" --target hip --arch gfx90a -o "$tmp/swz.co"
-    else
-        echo "skipped: hiprtc is not installed here, so $n is not compiled for gfx90a"
-    fi
+    compiles_on_both "$n" "$f" "$tmp/swz"
 done
 printf 'kernel k(A: f32[2, 64] global, B: f32[2] global) threads=80 {\n  cta.sum(B, A, variant=cta_tree)\n}\n' >"$tmp/forced.tile"
 expect "explain with an impossible forced variant" 1 "$tilec" explain "$tmp/forced.tile"
@@ -447,16 +452,7 @@ done
 for n in tl_p1_u16 min threadIdx int8_t make_float4 EOF errno fopen64 atomicAdd nv_bfloat16 a__b M_PIf expm1f fabsf; do
     has "emit: $n is renamed" "$tmp/clash.cu" "tl_u_$n"
 done
-if ldconfig -p | grep -q libnvrtc; then
-    expect "compile clashing names for sm_90 (NVRTC)" 0 "$tilec" compile "$clash" --target cuda --arch sm_90 -o "$tmp/clash.cubin"
-else
-    echo "skipped: NVRTC is not installed here, so $clash is not compiled for sm_90"
-fi
-if ldconfig -p | grep -q libamdhip64; then
-    expect "compile clashing names for gfx90a (hiprtc)" 0 "$tilec" compile "$clash" --target hip --arch gfx90a -o "$tmp/clash.co"
-else
-    echo "skipped: hiprtc is not installed here, so $clash is not compiled for gfx90a"
-fi
+compiles_on_both "clashing names" "$clash" "$tmp/clash"
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     expect "emit a func for your own kernel" 0 "$tilec" emit "$root/examples/tile_row_max.tile" --target cuda -o "$tmp/tile_row_max.cuh"
