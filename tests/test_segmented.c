@@ -547,6 +547,16 @@ static void bad_offsets(void **state) {
     tilec_close(ctx);
 }
 
+/* The context's segmented status words (the simulator's memory is the host's), made by
+ * running r, which must succeed: the tests below preset them as after 2^32 - 1 counts. */
+static uint32_t *status_words(tilec_ctx *ctx, run *r, float *in, float *out, float *before) {
+    assert_int_equal(seg_run(ctx, r, in, out, NULL, before), TILEC_OK);
+    rt *rt_;
+    assert_int_equal(rt_get(ctx, &rt_), TILEC_OK);
+    assert_non_null(rt_->seg_status);
+    return rt_->seg_status;
+}
+
 /* 2^32 bad or empty outputs between two synchronisations: the counts go on past 32 bits and
  * the error is reported (a 32-bit count wraps to 0, which reads as "no error"). The status
  * words are set as if 2^32 - 1 had been counted already (the simulator's memory is the
@@ -557,11 +567,7 @@ static void counts_past_32_bits(void **state) {
     float in[40] = {0}, out[4], before[4] = {-7, -7, -7, -7};
     int64_t good[5] = {0, 10, 12, 20, 30}, bad[5] = {0, 10, 5, 20, 30}, empty[5] = {0, 10, 10, 20, 30};
     run r = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rows = 1, .extent = 40, .nsegs = 4, .offsets = good};
-    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_OK); /* the status words now exist */
-    rt *rt_;
-    assert_int_equal(rt_get(ctx, &rt_), TILEC_OK);
-    uint32_t *z = rt_->seg_status;
-    assert_non_null(z);
+    uint32_t *z = status_words(ctx, &r, in, out, before);
     z[DSP_SEG_BAD] = UINT32_MAX;
     r.offsets = bad;
     assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_ERR_INVALID_ARG);
@@ -588,11 +594,7 @@ static void first_record_survives_wrap(void **state) {
     float in[40] = {0}, out[4], before[4] = {-7, -7, -7, -7};
     int64_t good[5] = {0, 10, 12, 20, 30}, bad[5] = {0, 10, 5, 3, 30}, empty[5] = {0, 10, 10, 10, 30};
     run r = {.op = TILEC_OP_SUM, .dtype = TILEC_F32, .rows = 1, .extent = 40, .nsegs = 4, .offsets = good};
-    assert_int_equal(seg_run(ctx, &r, in, out, NULL, before), TILEC_OK); /* the status words now exist */
-    rt *rt_;
-    assert_int_equal(rt_get(ctx, &rt_), TILEC_OK);
-    uint32_t *z = rt_->seg_status;
-    assert_non_null(z);
+    uint32_t *z = status_words(ctx, &r, in, out, before);
     z[DSP_SEG_BAD] = UINT32_MAX;
     z[DSP_SEG_BAD_AT] = 7, z[DSP_SEG_BAD_LO] = 9, z[DSP_SEG_BAD_HI] = 8, z[DSP_SEG_EXTENT] = 40;
     z[DSP_SEG_BAD_SEEN] = 1;
