@@ -102,6 +102,16 @@ extern "C" {
     X(MEAN, "mean") X(ARGMAX, "argmax") X(ARGMIN, "argmin") X(AMINMAX, "aminmax")   \
     X(LOGSUMEXP, "logsumexp") X(VAR, "var") X(STD, "std")
 
+/* X(SUFFIX, name, arity) — the elementwise operators of a map statement (docs/format.md,
+ * "Elementwise statements"): add, sub, mul and div are also written a + b, a - b, a * b,
+ * a / b, and neg as -a; the comparisons give 1 or 0; where(c, a, b) is a where c != 0. */
+#define TILEC_EWOP_LIST(X)                                                                 \
+    X(ADD, "add", 2) X(SUB, "sub", 2) X(MUL, "mul", 2) X(DIV, "div", 2) X(MAX, "max", 2)    \
+    X(MIN, "min", 2) X(NEG, "neg", 1) X(ABS, "abs", 1) X(EXP, "exp", 1) X(EXP2, "exp2", 1)  \
+    X(LOG, "log", 1) X(LOG2, "log2", 1) X(SQRT, "sqrt", 1) X(RSQRT, "rsqrt", 1)             \
+    X(FMA, "fma", 3) X(WHERE, "where", 3) X(EQ, "eq", 2) X(NE, "ne", 2) X(LT, "lt", 2)      \
+    X(LE, "le", 2) X(GT, "gt", 2) X(GE, "ge", 2)
+
 /* X(SUFFIX, name) — register-fragment layouts of a `local` buffer that a warp or a
  * warpgroup holds together (docs/format.md#fragment-layouts): which lane (and warp) and
  * which of its registers holds each element. NONE: each thread its own copy. The presets
@@ -184,6 +194,13 @@ typedef enum tilec_op {
         TILEC_OP_COUNT
 } tilec_op;
 
+typedef enum tilec_ewop {
+#define TILEC_X_(s, n, a) TILEC_EW_##s,
+    TILEC_EWOP_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_EWOP_COUNT
+} tilec_ewop;
+
 typedef enum tilec_nan {
 #define TILEC_X_(s, n) TILEC_NAN_##s,
     TILEC_NAN_LIST(TILEC_X_)
@@ -203,6 +220,7 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
+TILEC_API const char *tilec_ewop_name(tilec_ewop o);
 TILEC_API const char *tilec_layout_name(tilec_layout_kind l);
 TILEC_API const char *tilec_swizzle_name(tilec_swizzle_kind s);
 /* Whether reduction op is defined on dtype (mean, norm2, var, std and logsumexp take
@@ -441,6 +459,13 @@ TILEC_API tilec_status tilec_kernel_sync(tilec_kernel *k, tilec_exec exec);
 TILEC_API tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, tilec_op op,
                                            const tilec_region *dst, const tilec_region *src,
                                            const tilec_reduce_attrs *attrs);
+/* An elementwise statement, exec.map(dst, expr): expr is the expression's text as a
+ * `.tile` file writes it (docs/format.md, "Elementwise statements"), naming the kernel's
+ * buffers: "exp(S - m)", "f32(x) * rsqrt(v + 1e-6) * w". Parsed and checked at once: on
+ * an error (TILEC_ERR_PARSE, TILEC_ERR_VERIFY; the context's diagnostic says what is
+ * wrong, at the column of the expression's text) nothing is added. */
+TILEC_API tilec_status tilec_kernel_map(tilec_kernel *k, tilec_exec exec, const tilec_region *dst,
+                                        const char *expr);
 
 /* ---------------------------------------------------------------------------------------
  * Targets, dispatch and the simulator

@@ -90,6 +90,9 @@ int ir_lookup_op(const char *s, size_t n);
 /* The op names joined for a message: "sum, max or min" with last " or ", "sum, max, min"
  * with ", "; buf (n bytes) is returned. */
 const char *ir_op_names(char *buf, size_t n, const char *last);
+int ir_lookup_ewop(const char *s, size_t n);       /* "exp" -> TILEC_EW_EXP */
+int ir_ewop_arity(tilec_ewop o);                    /* operands: 1, 2 or 3; 0 out of range */
+const char *const *ir_ewop_names(int *count);       /* the table's names, for did-you-mean */
 int ir_lookup_id(const char *s, size_t n); /* "warp_id" -> TILEC_SCOPE_WARP */
 const char *ir_id_name(tilec_scope s);
 bool ir_dtype_is_float(tilec_dtype d);
@@ -163,7 +166,7 @@ typedef struct ir_region {
     ir_pos pos;
 } ir_region;
 
-typedef enum ir_stmt_kind { IR_ALLOC, IR_COPY, IR_FILL, IR_SYNC, IR_REDUCE } ir_stmt_kind;
+typedef enum ir_stmt_kind { IR_ALLOC, IR_COPY, IR_FILL, IR_SYNC, IR_REDUCE, IR_MAP } ir_stmt_kind;
 
 /* A fill constant: an integer or a floating value (incl. inf, nan) as written, and what a
  * destination of `dtype` stores (see num_fill_typed). */
@@ -177,6 +180,45 @@ typedef struct ir_value {
                           number as written is an integer, i (unless too_big) */
     bool too_big;      /* integer dtypes: that integer is beyond int64 */
 } ir_value;
+
+/* A map statement's expression (docs/format.md, "Elementwise statements"): a tree of
+ * operands (regions of the kernel's buffers, numbers, an element's position) and
+ * elementwise operators (the TILEC_EWOP_LIST table) and casts. */
+typedef enum ir_expr_kind {
+    IR_X_REGION, /* an operand region, broadcast to the destination's shape */
+    IR_X_CONST,  /* a number as written (value), of the type the expression gives it */
+    IR_X_INDEX,  /* index(d): the element's position along dimension d of the destination */
+    IR_X_OP,     /* op(args[0 .. arity)) */
+    IR_X_CAST,   /* dtype(args[0]): converted to `to` */
+} ir_expr_kind;
+
+typedef struct ir_expr {
+    ir_expr_kind kind;
+    ir_pos pos;          /* the operand, the number, the operator's name or symbol */
+    bool infix;          /* OP written a + b, a - b, a * b, a / b or -a (the printer keeps it) */
+    bool parens;         /* written inside ( ) (the printer keeps them) */
+    tilec_ewop op;       /* OP */
+    struct ir_expr *args[3];
+    ir_region region;    /* REGION */
+    int bcast[TILEC_MAX_RANK]; /* REGION, set by the verifier: the region's dimension that
+                                  dimension d of the destination reads, -1 where it is
+                                  broadcast (a missing or extent-1 dimension) */
+    ir_value value;      /* CONST */
+    int axis;            /* INDEX: the destination's dimension, >= 0 once checked */
+    tilec_dtype to;      /* CAST */
+    tilec_dtype type;    /* set by the verifier: the type it computes in (a region of f16 or
+                            bf16 is read as f32; docs/format.md gives the rules) */
+} ir_expr;
+
+/* What the front end and the lowerings need to know of an elementwise operator beyond its
+ * name and arity (ops.c: one row per tilec_ewop). */
+typedef struct ir_ewop_info {
+    bool floats_only; /* div, exp … rsqrt: an integer operand is refused (cast it) */
+    bool compares;    /* eq … ge: 1 or 0, of the operands' common type */
+    char infix;       /* '+', '-', '*', '/' where it is also written infix, else 0 */
+    int prec;         /* that infix form's precedence: 1 for + and -, 2 for * and / */
+} ir_ewop_info;
+const ir_ewop_info *ir_ewop(tilec_ewop op); /* the add row for a value out of range */
 
 typedef struct ir_stmt {
     ir_stmt_kind kind;
@@ -200,6 +242,7 @@ typedef struct ir_stmt {
     int64_t correction;   /* var / std: subtracted from the count in the divisor (1 unless given) */
     bool correction_given;
     ir_pos correction_pos;
+    ir_expr *expr;       /* MAP */
     const char *variant; /* NULL: chosen by dispatch */
     ir_pos variant_pos;
     ir_trivia trivia;
@@ -291,6 +334,11 @@ bool ir_index_range(const ir_index *ix, int64_t extent, int64_t *lo, int64_t *hi
 
 tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t len,
                       tilec_program **out);
+/* Parses the text of a map statement's expression (tilec_kernel_map) against kernel k's
+ * buffers declared before statement `upto_stmt`; errors at their column of `text`. */
+tilec_status ir_parse_expr(tilec_program *p, tilec_kernel *k, const char *text, int upto_stmt,
+                           ir_expr **out);
+void ir_print_expr(ir_str *s, const ir_expr *e);
 /* Appends the canonical text of one region / statement / program. */
 void ir_print_region(ir_str *s, const ir_region *r);
 void ir_print_stmt(ir_str *s, const ir_stmt *st);

@@ -42,6 +42,34 @@ static const ir_op_info ops[] = {
 };
 _Static_assert(sizeof ops / sizeof ops[0] == TILEC_OP_COUNT, "a row for every tilec_op");
 
+static const ir_ewop_info ewops[] = {
+    [TILEC_EW_ADD] = {.infix = '+', .prec = 1},
+    [TILEC_EW_SUB] = {.infix = '-', .prec = 1},
+    [TILEC_EW_MUL] = {.infix = '*', .prec = 2},
+    [TILEC_EW_DIV] = {.infix = '/', .prec = 2, .floats_only = true},
+    [TILEC_EW_MAX] = {0},
+    [TILEC_EW_MIN] = {0},
+    [TILEC_EW_NEG] = {0},
+    [TILEC_EW_ABS] = {0},
+    [TILEC_EW_EXP] = {.floats_only = true},
+    [TILEC_EW_EXP2] = {.floats_only = true},
+    [TILEC_EW_LOG] = {.floats_only = true},
+    [TILEC_EW_LOG2] = {.floats_only = true},
+    [TILEC_EW_SQRT] = {.floats_only = true},
+    [TILEC_EW_RSQRT] = {.floats_only = true},
+    [TILEC_EW_FMA] = {.floats_only = true},
+    [TILEC_EW_WHERE] = {0},
+    [TILEC_EW_EQ] = {.compares = true},
+    [TILEC_EW_NE] = {.compares = true},
+    [TILEC_EW_LT] = {.compares = true},
+    [TILEC_EW_LE] = {.compares = true},
+    [TILEC_EW_GT] = {.compares = true},
+    [TILEC_EW_GE] = {.compares = true},
+};
+_Static_assert(sizeof ewops / sizeof ewops[0] == TILEC_EWOP_COUNT, "a row for every tilec_ewop");
+
+const ir_ewop_info *ir_ewop(tilec_ewop op) { return &ewops[(unsigned)op < TILEC_EWOP_COUNT ? op : TILEC_EW_ADD]; }
+
 const ir_op_info *ir_op(tilec_op op) { return &ops[(unsigned)op < TILEC_OP_COUNT ? op : TILEC_OP_SUM]; }
 
 bool ir_key_wide(tilec_op op, tilec_dtype d) {
