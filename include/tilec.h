@@ -112,6 +112,12 @@ extern "C" {
     X(FMA, "fma", 3) X(WHERE, "where", 3) X(EQ, "eq", 2) X(NE, "ne", 2) X(LT, "lt", 2)      \
     X(LE, "le", 2) X(GT, "gt", 2) X(GE, "ge", 2)
 
+/* X(SUFFIX, name) — the JIT's fused kernels over a tensor's last axis (tilec_fused;
+ * docs/runtime.md, "Fused kernels") */
+#define TILEC_FUSED_LIST(X)                                                                \
+    X(SOFTMAX, "softmax") X(LOG_SOFTMAX, "log_softmax") X(RMS_NORM, "rms_norm")             \
+    X(LAYER_NORM, "layer_norm") X(ADD_RMS_NORM, "add_rms_norm") X(CROSS_ENTROPY, "cross_entropy")
+
 /* X(SUFFIX, name) — register-fragment layouts of a `local` buffer that a warp or a
  * warpgroup holds together (docs/format.md#fragment-layouts): which lane (and warp) and
  * which of its registers holds each element. NONE: each thread its own copy. The presets
@@ -201,6 +207,13 @@ typedef enum tilec_ewop {
         TILEC_EWOP_COUNT
 } tilec_ewop;
 
+typedef enum tilec_fused_op {
+#define TILEC_X_(s, n) TILEC_FUSED_##s,
+    TILEC_FUSED_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_FUSED_COUNT
+} tilec_fused_op;
+
 typedef enum tilec_nan {
 #define TILEC_X_(s, n) TILEC_NAN_##s,
     TILEC_NAN_LIST(TILEC_X_)
@@ -221,6 +234,7 @@ TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
 TILEC_API const char *tilec_ewop_name(tilec_ewop o);
+TILEC_API const char *tilec_fused_name(tilec_fused_op o);
 TILEC_API const char *tilec_layout_name(tilec_layout_kind l);
 TILEC_API const char *tilec_swizzle_name(tilec_swizzle_kind s);
 /* Whether reduction op is defined on dtype (mean, norm2, var, std and logsumexp take
@@ -717,6 +731,61 @@ TILEC_API tilec_status tilec_reduce_check(tilec_ctx *ctx, const tilec_reduce_des
 /* The plan of a reduction as text (the merged view, the generated tile program, the
  * variant chosen and why); free with tilec_free. Opens the runtime like tilec_reduce. */
 TILEC_API tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *desc, char **text);
+
+/* ---------------------------------------------------------------------------------------
+ * JIT: fused kernels over the last axis (docs/runtime.md, "Fused kernels")
+ * ------------------------------------------------------------------------------------ */
+
+/* A fused kernel over `rows` rows of `cols` elements (a tensor's leading dims flattened into
+ * rows, its last axis the row), generated as a `.tile` program of copies, reductions and
+ * map statements and sent down the same pipeline as any program (tilec_fused_explain shows
+ * it). Accumulation is in f32; the results round once into out_dtype.
+ *   softmax       y = exp(x - logsumexp(x))
+ *   log_softmax   y = x - logsumexp(x)
+ *   rms_norm      y = x * rsqrt(mean(x^2) + eps) [* weight]; with stats, rstd per row
+ *                 (a 16-bit x: the normalised row rounds to dtype before the weight, as torch)
+ *   layer_norm    y = (x - mean) * rsqrt(var + eps) [* weight] [+ bias], var with no
+ *                 correction; with stats, mean and rstd per row
+ *   add_rms_norm  h = x + residual (rounded to dtype), written back to residual; y = rms_norm(h)
+ *   cross_entropy loss = logsumexp(x) - x[target] per row, 0 where target == ignore_index
+ *                 (y: rows losses of out_dtype); with stats, lse per row. A target outside
+ *                 [0, cols) other than ignore_index gives a NaN loss. */
+typedef struct tilec_fused_desc {
+    tilec_fused_op op;
+    tilec_dtype dtype;     /* x's (and residual's, weight's, bias's): f16, bf16 or f32 */
+    tilec_dtype out_dtype; /* y's: f16, bf16 or f32 */
+    int64_t rows, cols;    /* rows >= 0, cols >= 1 */
+    int64_t row_stride;    /* x's elements from one row to the next (>= cols); 0: cols. The
+                            * last axis is dense; y, residual and the stats are dense */
+    double eps;            /* rms_norm, add_rms_norm, layer_norm: > 0 and finite */
+    bool weight, bias;     /* whether args->weight / args->bias are given (norms) */
+    bool stats;            /* layer_norm: mean and rstd; rms_norm, add_rms_norm: rstd;
+                            * cross_entropy: lse (f32, a value a row) */
+    int64_t ignore_index;  /* cross_entropy */
+    void *stream;          /* as tilec_reduce_desc.stream */
+} tilec_fused_desc;
+
+/* Device memory of the call (tilec_mem_alloc; host memory on the simulator). */
+typedef struct tilec_fused_args {
+    const void *x;
+    void *y;               /* rows x cols of out_dtype; cross_entropy: rows losses */
+    const void *weight, *bias; /* cols elements of dtype */
+    void *residual;        /* add_rms_norm: rows x cols of dtype, read, then overwritten with h */
+    void *mean, *rstd;     /* f32, a value a row (stats) */
+    const int64_t *target; /* cross_entropy: a class a row */
+    void *lse;             /* cross_entropy with stats: f32, a value a row */
+} tilec_fused_args;
+
+/* out_dtype = dtype, dense rows, eps 1e-5 (layer_norm) or 1e-6, ignore_index -100, no
+ * weight, bias or stats. */
+TILEC_API tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols);
+/* Runs the fused kernel (asynchronous on GPUs, as tilec_reduce). The first call for a
+ * descriptor plans, generates, compiles and loads; later calls launch. The same bits on
+ * every GPU, batch size and the simulator. Errors: TILEC_ERR_INVALID_ARG (a bad
+ * descriptor, a missing or overlapping buffer), and the pipeline's. */
+TILEC_API tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *desc, const tilec_fused_args *args);
+/* The plan as text: the generated tile program(s), the variants chosen; free with tilec_free. */
+TILEC_API tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *desc, char **text);
 
 /* ---------------------------------------------------------------------------------------
  * Kernels of a program on the runtime's device

@@ -91,6 +91,7 @@ int ir_lookup_op(const char *s, size_t n);
  * with ", "; buf (n bytes) is returned. */
 const char *ir_op_names(char *buf, size_t n, const char *last);
 int ir_lookup_ewop(const char *s, size_t n);       /* "exp" -> TILEC_EW_EXP */
+int ir_lookup_fused(const char *s, size_t n);      /* "softmax" -> TILEC_FUSED_SOFTMAX */
 int ir_ewop_arity(tilec_ewop o);                    /* operands: 1, 2 or 3; 0 out of range */
 const char *const *ir_ewop_names(int *count);       /* the table's names, for did-you-mean */
 int ir_lookup_id(const char *s, size_t n); /* "warp_id" -> TILEC_SCOPE_WARP */

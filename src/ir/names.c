@@ -58,6 +58,11 @@ static const int ewop_arity[] = {
     TILEC_EWOP_LIST(X)
 #undef X
 };
+static const char *const fused_names[] = {
+#define X(s, n) n,
+    TILEC_FUSED_LIST(X)
+#undef X
+};
 static const char *const layout_names[] = {
 #define X(s, n) n,
     TILEC_LAYOUT_LIST(X)
@@ -98,6 +103,7 @@ _Static_assert(COUNT(scope_names) == TILEC_SCOPE_COUNT, "scope table");
 _Static_assert(COUNT(op_names) == TILEC_OP_COUNT, "op table");
 _Static_assert(COUNT(nan_names) == TILEC_NAN_COUNT, "nan table");
 _Static_assert(COUNT(ewop_names) == TILEC_EWOP_COUNT, "elementwise op table");
+_Static_assert(COUNT(fused_names) == TILEC_FUSED_COUNT, "fused op table");
 _Static_assert(COUNT(layout_names) == TILEC_LAYOUT_COUNT, "layout table");
 _Static_assert(COUNT(swizzle_names) == TILEC_SWIZZLE_COUNT, "swizzle table");
 _Static_assert(COUNT(backend_names) == TILEC_BACKEND_COUNT, "backend table");
@@ -112,6 +118,7 @@ const char *tilec_scope_name(tilec_scope s) { return name_at(scope_names, COUNT(
 const char *tilec_op_name(tilec_op o) { return name_at(op_names, COUNT(op_names), (int)o); }
 const char *tilec_nan_name(tilec_nan n) { return name_at(nan_names, COUNT(nan_names), (int)n); }
 const char *tilec_ewop_name(tilec_ewop o) { return name_at(ewop_names, COUNT(ewop_names), (int)o); }
+const char *tilec_fused_name(tilec_fused_op o) { return name_at(fused_names, COUNT(fused_names), (int)o); }
 const char *tilec_layout_name(tilec_layout_kind l) { return name_at(layout_names, COUNT(layout_names), (int)l); }
 const char *tilec_swizzle_name(tilec_swizzle_kind s) { return name_at(swizzle_names, COUNT(swizzle_names), (int)s); }
 const char *tilec_backend_name(tilec_backend b) { return name_at(backend_names, COUNT(backend_names), (int)b); }
@@ -155,6 +162,7 @@ int ir_lookup_layout(const char *s, size_t n) { return lookup(layout_names, COUN
 int ir_lookup_swizzle(const char *s, size_t n) { return lookup(swizzle_names, COUNT(swizzle_names), s, n); }
 int ir_lookup_scope(const char *s, size_t n) { return lookup(scope_names, COUNT(scope_names), s, n); }
 int ir_lookup_op(const char *s, size_t n) { return lookup(op_names, COUNT(op_names), s, n); }
+int ir_lookup_fused(const char *s, size_t n) { return lookup(fused_names, COUNT(fused_names), s, n); }
 int ir_lookup_ewop(const char *s, size_t n) { return lookup(ewop_names, COUNT(ewop_names), s, n); }
 int ir_ewop_arity(tilec_ewop o) { return (unsigned)o < TILEC_EWOP_COUNT ? ewop_arity[o] : 0; }
 const char *const *ir_ewop_names(int *count) {

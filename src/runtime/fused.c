@@ -1,0 +1,407 @@
+/*
+ * fused.c — tilec_fused: softmax, log-softmax, RMSNorm, LayerNorm, the residual add before
+ * RMSNorm, and cross-entropy over the last axis, each a `.tile` program of copies,
+ * reductions and map statements generated for the shape and sent down the same pipeline
+ * as any program (verify, dispatch, lower, emit, compile, load). Nothing here is CUDA or
+ * HIP: the kernels are what the emitters make of those statements.
+ *
+ * The plan (docs/runtime.md, "Fused kernels"): a CTA takes W rows (W a power of two, as
+ * many as fit 16 KiB, so short rows still give a CTA enough work); rows whose W rows fit
+ * the target's shared memory are staged there once (one read of global memory; the
+ * reductions and the maps read shared memory), longer ones are read from global memory
+ * by each pass (the second read mostly from L2). Rows that do not fill a last CTA go to
+ * a second plan of W = the rows left. Plans are kept per context as tilec_reduce's are.
+ */
+#include "runtime.h"
+#include "../ir/numeric.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    GROUP_BYTES = 16 << 10,  /* a CTA's rows: at most this many bytes of x, when more than one row */
+    MAX_GROUP = 64,          /* rows a CTA */
+    STAGE_BYTES = 160 << 10, /* at most this much of a CTA's shared memory holds its rows */
+    ELEMS_PER_THREAD = 16,   /* a thread's share of a CTA's elements, when threads allow */
+    FUSED_TAG = 0x46,        /* id[0]'s top byte: a fused plan, never a reduction's */
+};
+
+tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols) {
+    return (tilec_fused_desc){.op = op, .dtype = dtype, .out_dtype = dtype, .rows = rows, .cols = cols,
+                              .eps = op == TILEC_FUSED_LAYER_NORM ? 1e-5 : 1e-6, .ignore_index = -100};
+}
+
+static bool is_float16_32(tilec_dtype d) { return d == TILEC_F16 || d == TILEC_BF16 || d == TILEC_F32; }
+static bool is_norm(tilec_fused_op op) {
+    return op == TILEC_FUSED_RMS_NORM || op == TILEC_FUSED_LAYER_NORM || op == TILEC_FUSED_ADD_RMS_NORM;
+}
+static int64_t row_stride(const tilec_fused_desc *d) { return d->row_stride ? d->row_stride : d->cols; }
+
+static tilec_status check_desc(tilec_ctx *ctx, const tilec_fused_desc *d) {
+    if (!d) return ir_bad(ctx, "no fused-kernel descriptor");
+    const char *name = tilec_fused_name(d->op);
+    if (!name) return ir_bad(ctx, "fused op %d is not a tilec_fused_op", (int)d->op);
+    if (!is_float16_32(d->dtype) || !is_float16_32(d->out_dtype))
+        return ir_bad(ctx, "%s takes f16, bf16 or f32 data and results, not %s -> %s", name,
+                      tilec_dtype_name(d->dtype) ? tilec_dtype_name(d->dtype) : "?",
+                      tilec_dtype_name(d->out_dtype) ? tilec_dtype_name(d->out_dtype) : "?");
+    if (d->rows < 0 || d->cols < 1)
+        return ir_bad(ctx, "%s needs rows >= 0 and cols >= 1, not %lld x %lld", name, (long long)d->rows, (long long)d->cols);
+    if (d->row_stride && d->row_stride < d->cols)
+        return ir_bad(ctx, "%s: a row stride of %lld elements is shorter than a row (%lld): rows would overlap", name,
+                      (long long)d->row_stride, (long long)d->cols);
+    int64_t span;
+    if (__builtin_mul_overflow(d->rows, row_stride(d), &span) || span >= TILEC_MAX_ELEMENTS)
+        return ir_bad(ctx, "%s of %lld rows of stride %lld reaches more than 2^48 elements", name, (long long)d->rows,
+                      (long long)row_stride(d));
+    if (is_norm(d->op) && !(d->eps > 0 && isfinite(d->eps)))
+        return ir_bad(ctx, "%s needs eps > 0 and finite, not %g", name, d->eps);
+    if ((d->weight || d->bias) && !is_norm(d->op))
+        return ir_bad(ctx, "%s takes no weight or bias (the norms do)", name);
+    if (d->bias && d->op != TILEC_FUSED_LAYER_NORM) return ir_bad(ctx, "%s takes no bias (layer_norm does)", name);
+    if (d->stats && (d->op == TILEC_FUSED_SOFTMAX || d->op == TILEC_FUSED_LOG_SOFTMAX))
+        return ir_bad(ctx, "%s has no stats (the norms have mean / rstd, cross_entropy lse)", name);
+    return TILEC_OK;
+}
+
+/* ---- plans ----------------------------------------------------------------------------- */
+
+typedef struct fplan {
+    int64_t groups; /* CTAs */
+    int w;          /* rows a CTA */
+    int threads;
+    bool staged;    /* the rows are copied to shared memory once */
+} fplan;
+
+static int64_t pow2_floor(int64_t v) {
+    int64_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+
+/* W rows a CTA for `rows` rows (the last group's plan is made with rows = what is left). */
+static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t stage_bytes, int warp) {
+    fplan p = {.w = w, .groups = rows / w};
+    int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
+    /* cross_entropy reads each row once (its logsumexp; the target's logit is one load) */
+    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && row_bytes * w <= stage_bytes;
+    int64_t t = pow2_floor(d->cols * w / ELEMS_PER_THREAD);
+    p.threads = (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
+    return p;
+}
+
+static int group_rows(const tilec_fused_desc *d) {
+    int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
+    int64_t w = pow2_floor(GROUP_BYTES / row_bytes > 0 ? GROUP_BYTES / row_bytes : 1);
+    if (w > MAX_GROUP) w = MAX_GROUP;
+    while (w > 1 && w > d->rows) w /= 2;
+    return (int)w;
+}
+
+/* ---- the program ----------------------------------------------------------------------- */
+
+/* A float constant as `.tile` text that reads back as the same double. */
+static void put_double(ir_str *s, double v) {
+    ir_print_value(s, (ir_value){.f = v, .dtype = TILEC_F64, .typed = v, .exact = true});
+}
+
+/* The program of plan p: kernel tilec_OP with parameters in tilec_fused's order (x,
+ * residual, weight, bias, target, y, mean, rstd, lse, those present). */
+static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
+    const char *T = tilec_dtype_name(d->dtype), *O = tilec_dtype_name(d->out_dtype);
+    long long G = (long long)p->groups, W = p->w, C = (long long)d->cols;
+    bool f32 = d->dtype == TILEC_F32;
+    tilec_fused_op op = d->op;
+    ir_str_printf(s, "kernel tilec_%s(X: %s[%lld, %lld, %lld] global", tilec_fused_name(op), T, G, W, C);
+    if (op == TILEC_FUSED_ADD_RMS_NORM) ir_str_printf(s, ", Res: %s[%lld, %lld, %lld] global", T, G, W, C);
+    if (d->weight) ir_str_printf(s, ", Wt: %s[%lld] global", T, C);
+    if (d->bias) ir_str_printf(s, ", Bs: %s[%lld] global", T, C);
+    if (op == TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Tg: i64[%lld, %lld, 1] global", G, W);
+    if (op == TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Y: %s[%lld, %lld, 1] global", O, G, W);
+    else ir_str_printf(s, ", Y: %s[%lld, %lld, %lld] global", O, G, W, C);
+    if (d->stats && op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Mean: f32[%lld, %lld, 1] global", G, W);
+    if (d->stats && op != TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Rstd: f32[%lld, %lld, 1] global", G, W);
+    if (d->stats && op == TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Lse: f32[%lld, %lld, 1] global", G, W);
+    ir_str_printf(s, ") threads=%d grid=%lld {\n", p->threads, G);
+
+    /* the rows: staged in shared memory, or read where they are */
+    const char *rows = "X[cta_id]";
+    if (op == TILEC_FUSED_ADD_RMS_NORM) {
+        if (p->staged) {
+            ir_str_printf(s, "  shared Hs: %s[%lld, %lld]\n  cta.map(Hs, X[cta_id] + Res[cta_id])\n  cta.sync()\n"
+                             "  cta.copy(Res[cta_id], Hs)\n", T, W, C);
+            rows = "Hs";
+        } else {
+            ir_str_printf(s, "  cta.map(Res[cta_id], X[cta_id] + Res[cta_id])\n  cta.sync()\n");
+            rows = "Res[cta_id]";
+        }
+    } else if (p->staged) {
+        ir_str_printf(s, "  shared Xs: %s[%lld, %lld]\n  cta.copy(Xs, X[cta_id])\n  cta.sync()\n", T, W, C);
+        rows = "Xs";
+    }
+    switch (op) {
+    case TILEC_FUSED_SOFTMAX:
+    case TILEC_FUSED_LOG_SOFTMAX:
+        ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, %s, axes=(-1))\n", W, rows);
+        ir_str_printf(s, op == TILEC_FUSED_SOFTMAX ? "  cta.map(Y[cta_id], exp(%s - L))\n" : "  cta.map(Y[cta_id], %s - L)\n",
+                      rows);
+        break;
+    case TILEC_FUSED_RMS_NORM:
+    case TILEC_FUSED_ADD_RMS_NORM:
+        ir_str_printf(s, "  shared V: f32[%lld, 1]\n  shared Rs: f32[%lld, 1]\n  cta.sumsq(V, %s, axes=(-1))\n", W, W, rows);
+        ir_str_printf(s, "  cta.map(Rs, rsqrt(V / %lld + ", C);
+        put_double(s, d->eps);
+        ir_str_printf(s, "))\n  cta.sync()\n");
+        if (!d->weight) ir_str_printf(s, "  cta.map(Y[cta_id], %s * Rs)\n", rows);
+        else if (f32) ir_str_printf(s, "  cta.map(Y[cta_id], %s * Rs * Wt)\n", rows);
+        else ir_str_printf(s, "  cta.map(Y[cta_id], %s(%s * Rs) * Wt)\n", T, rows);
+        if (d->stats) ir_str_printf(s, "  cta.copy(Rstd[cta_id], Rs)\n");
+        break;
+    case TILEC_FUSED_LAYER_NORM:
+        ir_str_printf(s, "  shared Mu: f32[%lld, 1]\n  shared Var: f32[%lld, 1]\n  shared Rs: f32[%lld, 1]\n", W, W, W);
+        ir_str_printf(s, "  cta.mean(Mu, %s, axes=(-1))\n  cta.var(Var, %s, axes=(-1), correction=0)\n", rows, rows);
+        ir_str_printf(s, "  cta.map(Rs, rsqrt(Var + ");
+        put_double(s, d->eps);
+        ir_str_printf(s, "))\n  cta.sync()\n  cta.map(Y[cta_id], (%s - Mu) * Rs%s%s)\n", rows, d->weight ? " * Wt" : "",
+                      d->bias ? " + Bs" : "");
+        if (d->stats) ir_str_printf(s, "  cta.copy(Mean[cta_id], Mu)\n  cta.copy(Rstd[cta_id], Rs)\n");
+        break;
+    case TILEC_FUSED_CROSS_ENTROPY:
+        ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, %s, axes=(-1))\n", W, rows);
+        ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, L - gather(%s, 1, Tg[cta_id])))\n",
+                      (long long)d->ignore_index, rows);
+        if (d->stats) ir_str_printf(s, "  cta.copy(Lse[cta_id], L)\n");
+        break;
+    default: break;
+    }
+    ir_str_printf(s, "}\n");
+}
+
+/* The plan's words (rt_plan.id): tag, op, dtypes, flags; rows a CTA, CTAs, cols, stride,
+ * eps's bits, ignore_index. */
+static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligned, int64_t id[RT_ID_WORDS]) {
+    memset(id, 0, RT_ID_WORDS * sizeof *id);
+    id[0] = (int64_t)((uint64_t)FUSED_TAG << 56 | (uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)d->out_dtype << 16 |
+                      (uint64_t)d->weight << 24 | (uint64_t)d->bias << 25 | (uint64_t)d->stats << 26 |
+                      (uint64_t)unaligned << 27 | (uint64_t)p->staged << 28);
+    id[1] = p->w, id[2] = p->groups, id[3] = d->cols, id[4] = row_stride(d), id[5] = p->threads;
+    memcpy(&id[6], &d->eps, sizeof d->eps);
+    id[7] = d->ignore_index;
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < RT_ID_WORDS; i++) h = (h ^ (uint64_t)id[i]) * 1099511628211ull;
+    return h;
+}
+
+static tilec_status build(tilec_ctx *ctx, const tilec_fused_desc *d, const fplan *p, tilec_program **out) {
+    ir_str s = {0};
+    program_text(d, p, &s);
+    if (s.oom) {
+        ir_str_free(&s);
+        return TILEC_ERR_NOMEM;
+    }
+    tilec_program *prog = NULL;
+    tilec_status st = ir_parse(ctx, "<tilec_fused>", s.data, s.len, &prog);
+    ir_str_free(&s);
+    if (st != TILEC_OK) return st == TILEC_ERR_NOMEM ? st : TILEC_ERR_INTERNAL;
+    if (row_stride(d) != d->cols) { /* x's rows at their stride: a view of [G, W, C] */
+        int64_t strides[3] = {p->w * row_stride(d), row_stride(d), 1};
+        if (!ir_buffer_view(prog, prog->kernels[0]->params[0], strides)) {
+            tilec_program_free(prog);
+            return TILEC_ERR_INVALID_ARG;
+        }
+    }
+    *out = prog;
+    return TILEC_OK;
+}
+
+static tilec_status get_plan(rt *r, const tilec_fused_desc *d, const fplan *fp, bool unaligned, rt_plan **out) {
+    int64_t id[RT_ID_WORDS];
+    uint64_t hash = plan_id(d, fp, unaligned, id);
+    for (rt_plan *p = r->plans; p; p = p->next)
+        if (p->hash == hash && memcmp(p->id, id, sizeof id) == 0) {
+            rt_log(r, "hit  %s", p->key);
+            *out = p;
+            return TILEC_OK;
+        }
+    rt_plan *p = calloc(1, sizeof *p);
+    if (!p) return TILEC_ERR_NOMEM;
+    snprintf(p->key, sizeof p->key, "fused %s %s->%s %lld x %lld (stride %lld), %d rows a CTA, %s%s%s%s %s %s ws%d%s",
+             tilec_fused_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype),
+             (long long)(fp->groups * fp->w), (long long)d->cols, (long long)row_stride(d), fp->w,
+             fp->staged ? "staged" : "in place", d->weight ? ", weight" : "", d->bias ? ", bias" : "",
+             d->stats ? ", stats" : "", r->be->name, r->target.arch, r->target.warp_size, unaligned ? " unaligned" : "");
+    memcpy(p->id, id, sizeof id);
+    p->hash = hash;
+    tilec_status st = build(r->ctx, d, fp, &p->prog);
+    dsp_target target = r->target;
+    target.unaligned = unaligned;
+    lp_kernel **ks;
+    if (st == TILEC_OK && (st = dsp_lower_program(p->prog, &target, NULL, &ks)) == TILEC_OK) {
+        p->kernel = ks[0];
+        p->variant = "fused";
+        st = rt_launch_info(r->ctx, p->kernel, &p->info);
+    }
+    if ((st = rt_plan_load(r, p, st)) != TILEC_OK) return st;
+    rt_log(r, "miss %s: grid %lld x %d", p->key, (long long)p->info.grid, p->info.threads);
+    p->next = r->plans;
+    r->plans = p;
+    r->nplans++;
+    *out = p;
+    return TILEC_OK;
+}
+
+/* The shared memory a staged plan may take on the runtime's target. */
+static int64_t stage_limit(const rt *r) {
+    const ir_target_info *t = ir_target(r->target.backend);
+    int64_t lim = t && t->shared_bytes ? t->shared_bytes(r->target.arch) : TILEC_MAX_SHARED_BYTES;
+    lim -= 1024; /* the reductions' slots */
+    return lim < STAGE_BYTES ? lim : STAGE_BYTES;
+}
+
+/* ---- the calls ------------------------------------------------------------------------- */
+
+typedef struct span {
+    const char *what;
+    uintptr_t at;
+    size_t bytes;
+    bool written;
+} span;
+
+/* The buffers of the call: each given where it must be, none written meeting another. */
+static tilec_status check_args(tilec_ctx *ctx, rt *r, const tilec_fused_desc *d, const tilec_fused_args *a, span *sp,
+                               int *nsp) {
+    const char *name = tilec_fused_name(d->op);
+    size_t es = tilec_dtype_size(d->dtype), os = tilec_dtype_size(d->out_dtype);
+    int64_t R = d->rows, C = d->cols;
+    bool ce = d->op == TILEC_FUSED_CROSS_ENTROPY;
+    size_t x_bytes = R ? ((size_t)(R - 1) * (size_t)row_stride(d) + (size_t)C) * es : 0;
+    int n = 0;
+    sp[n++] = (span){"x", (uintptr_t)a->x, x_bytes, false};
+    sp[n++] = (span){ce ? "y (the losses)" : "y", (uintptr_t)a->y, (size_t)R * (ce ? 1 : (size_t)C) * os, true};
+    if (d->op == TILEC_FUSED_ADD_RMS_NORM) sp[n++] = (span){"residual", (uintptr_t)a->residual, (size_t)(R * C) * es, true};
+    if (d->weight) sp[n++] = (span){"weight", (uintptr_t)a->weight, (size_t)C * es, false};
+    if (d->bias) sp[n++] = (span){"bias", (uintptr_t)a->bias, (size_t)C * es, false};
+    if (ce) sp[n++] = (span){"target", (uintptr_t)a->target, (size_t)R * 8, false};
+    if (d->stats && d->op == TILEC_FUSED_LAYER_NORM) sp[n++] = (span){"mean", (uintptr_t)a->mean, (size_t)R * 4, true};
+    if (d->stats && !ce) sp[n++] = (span){"rstd", (uintptr_t)a->rstd, (size_t)R * 4, true};
+    if (d->stats && ce) sp[n++] = (span){"lse", (uintptr_t)a->lse, (size_t)R * 4, true};
+    *nsp = n;
+    if (R == 0) return TILEC_OK;
+    for (int i = 0; i < n; i++) {
+        if (!sp[i].at)
+            return ir_bad(ctx, "%s: %s is NULL; give it device memory of %zu bytes%s", name, sp[i].what, sp[i].bytes,
+                          strcmp(sp[i].what, "weight") == 0 || strcmp(sp[i].what, "bias") == 0 ? " (or leave desc.weight / "
+                          "desc.bias false)" : "");
+        tilec_status st = rt_within(r, sp[i].what, sp[i].at, sp[i].bytes);
+        if (st != TILEC_OK) return st;
+    }
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if ((sp[i].written || sp[j].written) && rt_meet(sp[i].at, sp[i].bytes, sp[j].at, sp[j].bytes))
+                return ir_bad(ctx, "%s: %s and %s overlap; a buffer %s writes must meet no other: give it memory of its own",
+                              name, sp[i].what, sp[j].what, name);
+    return TILEC_OK;
+}
+
+/* The kernel's arguments for rows [first, first + rows of plan p), in the program's order. */
+static int kernel_args(const tilec_fused_desc *d, const tilec_fused_args *a, int64_t first, void **args) {
+    size_t es = tilec_dtype_size(d->dtype), os = tilec_dtype_size(d->out_dtype);
+    int64_t C = d->cols;
+    bool ce = d->op == TILEC_FUSED_CROSS_ENTROPY;
+    int n = 0;
+    args[n++] = (char *)a->x + (size_t)first * (size_t)row_stride(d) * es;
+    if (d->op == TILEC_FUSED_ADD_RMS_NORM) args[n++] = (char *)a->residual + (size_t)(first * C) * es;
+    if (d->weight) args[n++] = (void *)a->weight;
+    if (d->bias) args[n++] = (void *)a->bias;
+    if (ce) args[n++] = (char *)a->target + (size_t)first * 8;
+    args[n++] = (char *)a->y + (size_t)first * (ce ? 1 : (size_t)C) * os;
+    if (d->stats && d->op == TILEC_FUSED_LAYER_NORM) args[n++] = (char *)a->mean + (size_t)first * 4;
+    if (d->stats && !ce) args[n++] = (char *)a->rstd + (size_t)first * 4;
+    if (d->stats && ce) args[n++] = (char *)a->lse + (size_t)first * 4;
+    return n;
+}
+
+/* The plans of a call: the full groups, then the rows left (at most two). */
+static int plans_of(const rt *r, const tilec_fused_desc *d, fplan *out) {
+    int w = group_rows(d), n = 0;
+    int64_t lim = stage_limit(r);
+    if (d->rows / w) out[n++] = plan_of(d, d->rows - d->rows % w, w, lim, r->target.warp_size);
+    if (d->rows % w) out[n++] = plan_of(d, d->rows % w, (int)(d->rows % w), lim, r->target.warp_size);
+    return n;
+}
+
+tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_fused_args *a) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    tilec_status st = check_desc(ctx, d);
+    if (st != TILEC_OK) return st;
+    if (!a) return ir_bad(ctx, "%s: no arguments (tilec_fused_args)", tilec_fused_name(d->op));
+    rt *r;
+    if ((st = rt_get(ctx, &r)) != TILEC_OK) return st;
+    span sp[10];
+    int nsp;
+    if ((st = check_args(ctx, r, d, a, sp, &nsp)) != TILEC_OK || d->rows == 0) return st;
+    bool unaligned = false;
+    for (int i = 0; i < nsp; i++) unaligned = unaligned || sp[i].at % 16 != 0;
+    /* a later group's rows start where the earlier ones end: aligned only if a row is */
+    if ((row_stride(d) * (int64_t)tilec_dtype_size(d->dtype)) % 16 || (d->cols * (int64_t)tilec_dtype_size(d->out_dtype)) % 16)
+        unaligned = true;
+    fplan plans[2];
+    int np = plans_of(r, d, plans);
+    int64_t first = 0;
+    for (int i = 0; i < np; i++) {
+        rt_plan *p;
+        if ((st = get_plan(r, d, &plans[i], unaligned, &p)) != TILEC_OK) return st;
+        void *args[12];
+        int n = kernel_args(d, a, first, args);
+        if ((st = rt_launch(r, p, args, n, d->stream)) != TILEC_OK) return st;
+        first += plans[i].groups * plans[i].w;
+    }
+    return TILEC_OK;
+}
+
+tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char **text) {
+    if (!ctx) return TILEC_ERR_INVALID_ARG;
+    ir_begin(ctx);
+    if (!text) return ir_bad(ctx, "tilec_fused_explain: text is NULL; pass where the text goes");
+    *text = NULL;
+    tilec_status st = check_desc(ctx, d);
+    rt *r = NULL;
+    if (st == TILEC_OK) st = rt_get(ctx, &r);
+    if (st != TILEC_OK) return st;
+    ir_str s = {0};
+    ir_str_printf(&s, "backend %s (target %s %s, warp size %d)\n%s of %lld rows x %lld (row stride %lld), %s -> %s\n",
+                  r->be->name, tilec_backend_name(r->target.backend), r->target.arch, r->target.warp_size,
+                  tilec_fused_name(d->op), (long long)d->rows, (long long)d->cols, (long long)row_stride(d),
+                  tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype));
+    fplan plans[2];
+    int np = d->rows ? plans_of(r, d, plans) : 0;
+    if (!np) ir_str_printf(&s, "no rows: nothing runs\n");
+    for (int i = 0; i < np && st == TILEC_OK; i++) {
+        rt_plan *p;
+        if ((st = get_plan(r, d, &plans[i], false, &p)) != TILEC_OK) break;
+        ir_str t = {0};
+        ir_print_program(&t, p->prog);
+        ir_str_put(&t, "", 0);
+        char *table = NULL;
+        if (t.oom) st = TILEC_ERR_NOMEM;
+        if (st == TILEC_OK) st = dsp_explain(p->prog, &r->target, false, &table);
+        if (st == TILEC_OK)
+            ir_str_printf(&s, "\nplan %d: rows %lld to %lld, %d a CTA, %s: grid %lld x %d threads\n%s\n%s", i + 1,
+                          (long long)(i ? plans[0].groups * plans[0].w : 0),
+                          (long long)((i ? plans[0].groups * plans[0].w : 0) + plans[i].groups * plans[i].w - 1),
+                          plans[i].w, plans[i].staged ? "rows staged in shared memory" : "rows read where they are",
+                          (long long)p->info.grid, p->info.threads, t.data, table);
+        ir_str_free(&t);
+        tilec_free(table);
+    }
+    if (st != TILEC_OK || s.oom) {
+        ir_str_free(&s);
+        return st != TILEC_OK ? st : TILEC_ERR_NOMEM;
+    }
+    *text = s.data;
+    return TILEC_OK;
+}
