@@ -2080,3 +2080,11 @@ def segment_reduce(x, offsets=None, op="sum", axis=0, *, lengths=None, nan="prop
         _warn_simulator("host arrays (numpy, torch CPU tensors) are reduced")
     results = [np.moveaxis(r, -1, ax) for r in results]
     return _returned(results + [None], p.visible)
+
+
+# ---- fused kernels (python/tilec/_fused.py) ----------------------------------------------
+
+from ._fused import (softmax, log_softmax, rms_norm, layer_norm, add_rms_norm,  # noqa: E402
+                     cross_entropy, fused_explain, FUSED)
+__all__ += ["softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy",
+            "fused_explain", "FUSED"]

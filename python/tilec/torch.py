@@ -16,6 +16,7 @@ older one, raises ImportError saying so.
 import builtins as _builtins
 import operator as _operator
 import re as _re
+from typing import Optional as _Optional
 
 try:
     import torch
@@ -42,7 +43,8 @@ import tilec as _tilec  # noqa: E402
 
 __all__ = ["sum", "mean", "prod", "sumsq", "norm2", "amax", "amin", "max", "min",
            "logsumexp", "var", "std", "argmax", "argmin", "aminmax", "segment_reduce", "OPS",
-           "GRADIENTS"]
+           "GRADIENTS", "softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm",
+           "cross_entropy"]
 
 # ---- dtypes: tilec's, as torch names them ----------------------------------------------
 
@@ -578,3 +580,112 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
         data, offsets, reduce, axis, lengths=lengths,
         dtype=None if reduce in _FLOAT_OPS or str(reduce).startswith("arg") else data.dtype,
         correction=1 if reduce in ("var", "std") else None)
+
+
+# ---- fused kernels: forward only (no autograd formula; a backward through them raises) ----
+
+_OptDtype = "ScalarType? dtype=None"
+
+
+def _fused_rowwise(name):
+    def impl(x, dtype=None):
+        return getattr(_tilec, name)(x, dtype=dtype)
+
+    def fake(x, dtype=None):
+        return torch.empty_like(x, dtype=dtype or x.dtype, memory_format=torch.contiguous_format)
+    return _define(name, "(Tensor x, %s) -> Tensor" % _OptDtype, impl, fake)
+
+
+_softmax_op = _fused_rowwise("softmax")
+_log_softmax_op = _fused_rowwise("log_softmax")
+
+
+def _fused_dtype(name, x, dim, dtype):
+    if not isinstance(x, torch.Tensor):
+        raise TypeError("tilec.torch.%s: x must be a torch tensor, not %s" % (name, type(x).__name__))
+    if dim not in (-1, x.dim() - 1):
+        raise ValueError("tilec.torch.%s: dim=%r; tilec's fused kernels run over the last axis" % (name, dim))
+
+
+def softmax(x, dim=-1, *, dtype=None):
+    """torch.softmax over the last axis as one fused tilec kernel (a custom operator,
+    torch.ops.tilec.softmax, that torch.compile traces without a graph break)."""
+    _fused_dtype("softmax", x, dim, dtype)
+    return _softmax_op(x, dtype)
+
+
+def log_softmax(x, dim=-1, *, dtype=None):
+    """torch.log_softmax over the last axis (torch.ops.tilec.log_softmax)."""
+    _fused_dtype("log_softmax", x, dim, dtype)
+    return _log_softmax_op(x, dtype)
+
+
+def _rms_impl(x, normalized_shape, weight=None, eps=None):
+    return _tilec.rms_norm(x, normalized_shape, weight, eps)
+
+
+def _same_fake(x, *args, **kw):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+_rms_op = _define("rms_norm", "(Tensor x, int[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor",
+                  _rms_impl, _same_fake)
+
+
+def _ln_impl(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return _tilec.layer_norm(x, normalized_shape, weight, bias, eps)
+
+
+_ln_op = _define("layer_norm", "(Tensor x, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
+                 "float eps=1e-05) -> Tensor", _ln_impl, _same_fake)
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None):
+    """torch.nn.functional.rms_norm over the last axis (torch.ops.tilec.rms_norm)."""
+    ns = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return _rms_op(x, ns, weight, eps)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm over the last axis (torch.ops.tilec.layer_norm)."""
+    ns = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    return _ln_op(x, ns, weight, bias, eps)
+
+
+@torch.library.custom_op("tilec::add_rms_norm", mutates_args=("residual",), device_types=_DEVICES)
+def _add_rms_op(x: torch.Tensor, residual: torch.Tensor, weight: _Optional[torch.Tensor] = None,
+                eps: _Optional[float] = None) -> torch.Tensor:
+    y, h = _tilec.add_rms_norm(x, residual, weight, eps)
+    if h is not residual and h.data_ptr() != residual.data_ptr():  # a CPU tensor went through numpy
+        residual.copy_(h)
+    return y
+
+
+@_add_rms_op.register_fake
+def _(x, residual, weight=None, eps=None):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def add_rms_norm(x, residual, weight=None, eps=None):
+    """h = x + residual written into residual, then rms_norm(h): returns (y, residual)
+    (torch.ops.tilec.add_rms_norm mutates residual)."""
+    return _add_rms_op(x, residual, weight, eps), residual
+
+
+def _ce_impl(input, target, ignore_index=-100, reduction="mean"):
+    return _tilec.cross_entropy(input, target, ignore_index, reduction)
+
+
+def _ce_fake(input, target, ignore_index=-100, reduction="mean"):
+    shape = input.shape[:-1] if reduction == "none" else ()
+    return input.new_empty(shape)
+
+
+_ce_op = _define("cross_entropy", "(Tensor input, Tensor target, int ignore_index=-100, str reduction='mean') -> Tensor",
+                 _ce_impl, _ce_fake)
+
+
+def cross_entropy(input, target, ignore_index=-100, reduction="mean"):
+    """torch.nn.functional.cross_entropy with class-index targets over the last axis
+    (torch.ops.tilec.cross_entropy); no weight= or label_smoothing=."""
+    return _ce_op(input, target, ignore_index, reduction)
