@@ -216,5 +216,6 @@ int cmd_run(int argc, char **argv);
 int cmd_emit(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_reduce(int argc, char **argv);
+int cmd_fused(int argc, char **argv);
 
 #endif

@@ -447,6 +447,41 @@ static const command commands[] = {
      "  --explain         print the whole plan: the program, the variant, every predicate\n"
      "  --sim-budget=N    bounds each call on the simulator as for 'tilec run'\n",
      cmd_reduce},
+    {"fused", "a fused kernel (softmax, norms, cross-entropy) of random data or files",
+     "Usage: tilec fused --op=OP --dtype=D --shape=AxB...xC [OPTIONS]\n"
+     "\n"
+     "Runs a fused kernel over the last axis (C; the leading extents are rows) with\n"
+     "tilec_fused, on a GPU when one is usable (--backend auto) or the simulator: the\n"
+     "kernel is a generated .tile program of copies, reductions and map statements\n"
+     "(--explain prints it). Prints the backend and plan lines, the first call's time and,\n"
+     "with --repeat, the time and (on a GPU) bandwidth of more calls. --check compares\n"
+     "every output with a double-precision reference computed by this command.\n"
+     "\n"
+     "Options:\n"
+     "  --op=OP           softmax, log_softmax, rms_norm, layer_norm, add_rms_norm or\n"
+     "                    cross_entropy\n"
+     "  --dtype=D         f16, bf16 or f32: x's (and the weight's, bias's, residual's)\n"
+     "  --out-dtype=D     y's (default --dtype)\n"
+     "  --shape=AxB...xC  x's shape\n"
+     "  --in=FILE         x (.npy or raw bytes); default random values in [-1, 1)\n"
+     "  --weight=FILE     the norms' weight, C values (random: random ones)\n"
+     "  --bias=FILE       layer_norm's bias, C values (random: random ones)\n"
+     "  --residual=FILE   add_rms_norm's residual, x's shape (default random)\n"
+     "  --target=FILE     cross_entropy's int64 classes, one a row (default random, one row\n"
+     "                    in 8 ignored)\n"
+     "  --eps=1e-K        the norms' epsilon (default 1e-5 for layer_norm, 1e-6 otherwise)\n"
+     "  --ignore-index=N  cross_entropy's ignored class (default -100)\n"
+     "  --stats           also compute mean / rstd (norms) or lse (cross_entropy), checked\n"
+     "                    by --check\n"
+     "  --out=FILE        write y (.npy or raw; cross_entropy: the losses, one a row)\n"
+     "  --backend=auto|cuda|hip|sim  auto (default): a usable GPU, else the simulator\n"
+     "  --check           compare with the reference; exit 1 on a mismatch\n"
+     "  --specials        random data with special values, one element in 32\n"
+     "  --repeat=N        timed calls after the first (default: 10 on a GPU, 0 on the simulator)\n"
+     "  --seed=N          the random data's seed (default 1)\n"
+     "  --explain         print the whole plan: the generated programs and the variants\n"
+     "  --sim-budget=N    bounds each call on the simulator as for 'tilec run'\n",
+     cmd_fused},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
