@@ -47,8 +47,17 @@ static tilec_status sim_open(rt *r, int device) {
                     SIM_SMS_MAX, SIM_SMS);
         return TILEC_ERR_INVALID_ARG;
     }
+    /* and of warps of 32 threads, or of 64 (TILEC_SIM_WARP_SIZE=64: a wave64 GPU's lowerings,
+     * which the JIT's plans then take, as a tile program's do with --warp-size 64) */
+    uint64_t warp = 32;
+    env = getenv("TILEC_SIM_WARP_SIZE");
+    if (env && *env && (!rt_parse_u64(env, NULL, 64, &warp) || (warp != 32 && warp != 64))) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "TILEC_SIM_WARP_SIZE=%.40s is not a warp size: give 32 or 64, or unset it for 32", env);
+        return TILEC_ERR_INVALID_ARG;
+    }
     if (!(r->dev = calloc(1, sizeof(sim_dev)))) return TILEC_ERR_NOMEM;
-    r->target = (dsp_target){.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = 32, .sms = (int)sms};
+    r->target = (dsp_target){.backend = TILEC_BACKEND_SIM, .arch = "cpu", .warp_size = (int)warp, .sms = (int)sms};
     return TILEC_OK;
 }
 
