@@ -1,0 +1,159 @@
+"""The fused kernels (softmax, log_softmax, rms_norm, layer_norm, add_rms_norm,
+cross_entropy) against their formulas in float64 numpy, through `tilec fused` on the
+simulator at warp 32 and 64 (TILEC_SIM_WARP_SIZE): random shapes with rows of length 1,
+odd lengths, a long row that is read in place rather than staged, and data with +-0,
++-inf, NaN and subnormals.
+
+    tilec fused --op OP --dtype f16|bf16|f32 --shape RxC --in X --out Y [--weight W ...] --backend sim
+
+Tolerance: a result of dtype T whose terms' magnitudes sum to s may differ from the
+float64 value by 2 roundings of T plus f32's accumulation and the kernel's exp / log
+(2^-16 s for 16-bit results, 2^-19 s for f32); NaN where the formula gives NaN, an
+infinity where it gives that infinity. add_rms_norm runs with --check, which also holds the
+residual it writes back to x + residual rounded to the dtype, exactly.
+"""
+import os
+
+import numpy as np
+import pytest
+
+import numerics as nm
+from conftest import ROUNDS, fail_on
+from tiles import run_tilec
+
+OPS = ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
+DTYPES = ("f32", "bf16", "f16")
+ULP = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11, "f32": 2.0 ** -24}
+ACC = {"bf16": 2.0 ** -16, "f16": 2.0 ** -16, "f32": 2.0 ** -19}
+
+
+def rnd(dt, v):
+    return nm.quantize(nm.DTYPES[dt], v)[0]
+
+
+def data(rng, dt, shape, specials):
+    v = rng.standard_normal(int(np.prod(shape))) * 10.0 ** rng.uniform(-1, 1)
+    if specials:
+        pick = rng.random(v.size) < 0.08
+        sub = float(nm.DTYPES[dt].fmt.min_sub)
+        v[pick] = rng.choice([np.nan, np.inf, -np.inf, 0.0, -0.0, sub, -3 * sub], size=int(pick.sum()))
+    return rnd(dt, v).reshape(shape)
+
+
+def oracle(op, x, w, b, res, tg, eps, ignore, dt):
+    """(want, scale, extra): the formulas of include/tilec.h in float64."""
+    with np.errstate(all="ignore"):
+        if op == "add_rms_norm":
+            x = rnd(dt, x + res)
+        extra = {"residual": x} if op == "add_rms_norm" else {}
+        if op in ("softmax", "log_softmax", "cross_entropy"):
+            m = np.max(x, axis=-1, keepdims=True)
+            fin = np.isfinite(m)
+            s = np.sum(np.exp(x - np.where(fin, m, 0)), axis=-1, keepdims=True)
+            lse = np.where(np.isnan(x).any(axis=-1, keepdims=True), np.nan, np.where(fin, m + np.log(s), m))
+            if op == "softmax":
+                want = np.exp(x - lse)
+                return want, np.abs(want) * (1 + np.abs(x) + np.abs(lse)), extra
+            if op == "log_softmax":
+                return x - lse, np.abs(x) + np.abs(lse), extra
+            rows = np.arange(x.shape[0])
+            ok = (tg >= 0) & (tg < x.shape[1])
+            picked = x[rows, np.where(ok, tg, 0)]
+            want = np.where(tg == ignore, 0.0, np.where(ok, lse[:, 0] - picked, np.nan))
+            scale = np.where(tg == ignore, 0.0, np.abs(lse[:, 0]) + np.abs(picked))
+            return want, scale, extra
+        eps32 = float(np.float32(eps))
+        if op == "layer_norm":
+            mu = np.mean(x, axis=-1, keepdims=True)
+            rs = 1 / np.sqrt(np.mean((x - mu) ** 2, axis=-1, keepdims=True) + eps32)
+            v, sc = (x - mu) * rs, (np.abs(x) + np.abs(mu)) * rs
+        else:
+            rs = 1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps32)
+            v = x * rs
+            sc = np.abs(v)
+            if dt != "f32" and w is not None:  # torch's rounding before the weight
+                q = rnd(dt, v)
+                sc, v = np.abs(q) + np.abs(v - q), q
+        if w is not None:
+            v, sc = v * w, sc * np.abs(w)
+        if b is not None:
+            v, sc = v + b, sc + np.abs(b)
+        return v, sc, extra
+
+
+def compare(problems, what, got, want, scale, dt):
+    tol = (2 * ULP[dt] + ACC[dt]) * scale + 1e-30
+    with np.errstate(invalid="ignore"):
+        nan_ok = np.isnan(got) == np.isnan(want)
+        inf_ok = np.where(np.isinf(want) | np.isinf(got), got == want, True)
+        near = np.where(np.isnan(want) | np.isinf(want) | np.isinf(got), True, np.abs(got - want) <= tol)
+    bad = ~(nan_ok & inf_ok & near)
+    if bad.any():
+        i = np.flatnonzero(bad.ravel())[0]
+        problems.append("%s: %d of %d differ; first at %d: got %r, want %r (tolerance %.3g)" % (
+            what, int(bad.sum()), bad.size, i, got.ravel()[i], want.ravel()[i], tol.ravel()[i]))
+
+
+def run_case(tilec, tmp, problems, op, dt, rows, cols, warp, rng, specials, weight=True, bias=True):
+    T = nm.DTYPES[dt]
+    x = data(rng, dt, (rows, cols), specials)
+    files = {"in": x}
+    w = b = res = tg = None
+    norm = op in ("rms_norm", "layer_norm", "add_rms_norm")
+    if norm and weight:
+        w = files["weight"] = data(rng, dt, (cols,), False)
+    if op == "layer_norm" and bias:
+        b = files["bias"] = data(rng, dt, (cols,), False)
+    if op == "add_rms_norm":
+        res = files["residual"] = data(rng, dt, (rows, cols), specials)
+    args = ["fused", "--op", op, "--dtype", dt, "--shape", "%dx%d" % (rows, cols), "--backend", "sim"]
+    for k, v in files.items():
+        p = os.path.join(tmp, k + ".bin")
+        with open(p, "wb") as f:
+            f.write(nm.encode(T, v))
+        args += ["--" + k, p]
+    if op == "cross_entropy":
+        tg = rng.integers(0, cols, size=rows).astype(np.int64)
+        tg[rng.random(rows) < 0.2] = -100
+        p = os.path.join(tmp, "target.bin")
+        tg.tofile(p)
+        args += ["--target", p]
+    eps = 1e-5 if op == "layer_norm" else 1e-6
+    out = os.path.join(tmp, "y.bin")
+    args += ["--out", out]
+    if op == "add_rms_norm":  # the residual written back is checked by the command, exactly
+        args += ["--check"]
+    env = dict(os.environ, TILEC_SIM_WARP_SIZE=str(warp))
+    import subprocess
+    p = subprocess.run([tilec] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
+    what = "%s %s %dx%d warp %d" % (op, dt, rows, cols, warp)
+    if p.returncode != 0:
+        problems.append("%s: tilec fused exited %d: %s" % (what, p.returncode, p.stderr.decode(errors="replace")[-2000:]))
+        return
+    with open(out, "rb") as f:
+        got = nm.decode(T, f.read(), (rows,) if op == "cross_entropy" else (rows, cols))
+    want, scale, extra = oracle(op, x, w, b, res, tg, eps, -100, dt)
+    compare(problems, what, got, want, scale, dt)
+
+
+@pytest.mark.parametrize("warp", (32, 64))
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("op", OPS)
+def test_fused_random(tilec, rng, tmp_path, repro, op, dt, warp):
+    problems = []
+    for i in range(ROUNDS):
+        rows = int(rng.choice([1, 2, 3, 5, 9]))
+        cols = int(rng.choice([1, 2, 7, 33, 255, 1000, 1025]))
+        run_case(tilec, str(tmp_path), problems, op, dt, rows, cols, warp, rng, specials=i % 2 == 0)
+    fail_on(problems, repro)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_fused_edges(tilec, rng, tmp_path, repro, op):
+    """Rows of length 1, a row count no group divides (a second plan for the rows left),
+    no weight or bias, and one long row read in place (past the staging bound)."""
+    problems = []
+    run_case(tilec, str(tmp_path), problems, op, "bf16", 7, 1, 32, rng, True)
+    run_case(tilec, str(tmp_path), problems, op, "f32", 67, 40, 64, rng, True, weight=False, bias=False)
+    run_case(tilec, str(tmp_path), problems, op, "f32", 1, 45000, 32, rng, False)
+    fail_on(problems, repro)
