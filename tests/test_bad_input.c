@@ -24,6 +24,7 @@ typedef struct bad_case {
 #define TILES HEAD "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
 #define HEAD128 "kernel k(A: f32[4, 16, 32] global, B: f32[4, 16] global) threads=128 {\n"
 #define TILES128 HEAD128 "  shared As: f32[4, 16, 32]\n  shared Bs: f32[4, 16]\n  cta.copy(As, A)\n  cta.sync()\n"
+#define MAPK "kernel k(S: f32[4, 8] global, m: f32[4, 1] global, P: f32[4, 8] global, t: i32[4, 8] global) threads=32 {\n"
 #define P TILEC_ERR_PARSE
 #define V TILEC_ERR_VERIFY
 
@@ -110,7 +111,7 @@ static const bad_case cases[] = {
     {"numpy's nanargmin", HEAD "  warp[0].@nanargmin(B, A)\n}",
      "unknown operation 'nanargmin'; to skip NaNs, write warp.argmin(..., nan=ignore)", P},
     {"a nan op that does not compare", HEAD "  cta.@nansum(B, A)\n}",
-     "unknown operation 'nansum'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std", P},
+     "unknown operation 'nansum'; expected copy, fill, sync, map, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std", P},
     {"a CTA's slice without its index",
      "kernel k(A: f32[8, 4, 8] global, B: f32[8, 4] global) threads=32 grid=8 {\n  shared As: f32[4, 8]\n"
      "  cta.copy(@As, A)\n}",
@@ -119,7 +120,7 @@ static const bad_case cases[] = {
     {"a whole size mismatch in one CTA", TILES "  cta.copy(@Bs, A)\n}",
      "copy: destination 'Bs' has 4 elements but source 'A' has 32", V},
     {"unknown operation", HEAD "  cta.@avg(B, A)\n}",
-     "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std", P},
+     "unknown operation 'avg'; expected copy, fill, sync, map, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std", P},
     {"misspelt operation", HEAD "  cta.@summ(B, A)\n}", "unknown operation 'summ'; did you mean 'sum'?", P},
     {"instance that does not exist", HEAD128 "  @warp[5].sync()\n}",
      "warp[5] does not exist: threads=128 gives 4 warps (warp size 32)", V},
@@ -215,6 +216,36 @@ static const bad_case cases[] = {
     {"-nan", HEAD "  shared As: f32[4]\n  cta.fill(As, @-nan)\n}", "'-nan' is not a number; write nan", P},
     {"fill needs a number", HEAD "  shared As: f32[4]\n  cta.fill(As, @B)\n}",
      "expected a number (an integer, a decimal, inf, -inf or nan), found 'B'", P},
+    /* ---- map statements: syntax ---- */
+    {"misspelt elementwise op", MAPK "  cta.map(P, @exq(S))\n}", "unknown operator 'exq'; did you mean 'exp'?", P},
+    {"misspelt cast", MAPK "  cta.map(P, @f33(S))\n}", "unknown operator 'f33'; did you mean 'f32'?", P},
+    {"unknown call", MAPK "  cta.map(P, @softmax(S))\n}",
+     "unknown operator 'softmax'; expected an elementwise operator (add, exp, where...), a dtype (a cast: f32(x)) or index", P},
+    {"a buffer called", MAPK "  cta.map(P, @S(1))\n}", "'S' is a buffer, not an operator; index a region with [ ] (S[0, :])", P},
+    {"an operator not called", MAPK "  cta.map(P, @exp + S)\n}", "'exp' is an operator; call it: exp(...)", P},
+    {"too few operands", MAPK "  cta.map(P, @max(S))\n}", "max takes 2 operands; found 1", P},
+    {"too many operands", MAPK "  cta.map(P, exp(S, @m))\n}", "exp takes 1 operand; found more (remove this one)", P},
+    {"empty call", MAPK "  cta.map(P, exp(@))\n}", "exp() has no operand; exp takes 1 operand", P},
+    {"trailing comma in a call", MAPK "  cta.map(P, max(S, m,@))\n}",
+     "expected an operand after ','; max takes 2 operands (remove the trailing ',' or give the missing operand)", P},
+    {"cast of two", MAPK "  cta.map(P, f32(S, @m))\n}", "a cast to f32 takes 1 operand; found more (remove this one)", P},
+    {"empty index", MAPK "  cta.map(P, index(@))\n}",
+     "index() has no dimension; write index(d), d a dimension of the destination (negative counts from the end)", P},
+    {"index of a buffer", MAPK "  cta.map(P, index(@S))\n}", "expected an integer, found 'S'", P},
+    {"unknown buffer in an expression", MAPK "  cta.map(P, S + @Q)\n}",
+     "unknown buffer 'Q'; declare it as a parameter or with shared/local before this line", P},
+    {"misspelt buffer in an expression", MAPK "  cta.map(P, exp(@SS))\n}", "unknown buffer 'SS'; did you mean 'S'?", P},
+    {"missing operand", MAPK "  cta.map(P, S + @)\n}",
+     "expected an operand (a buffer, a number, an operator such as exp(x), or '('), found ')'", P},
+    {"two operands side by side", MAPK "  cta.map(P, S @m)\n}", "expected an operator (+ - * /), ',' or ')', found 'm'", P},
+    {"no expression", MAPK "  cta.map(P, @)\n}", "expected an expression (the value of each element), found ')'", P},
+    {"unclosed parenthesis", MAPK "  cta.map(P, (S + m\n@}", "expected ')', found '}'", P},
+    {"map with a second operand", MAPK "  cta.map(P, S, @m)\n}",
+     "map takes a destination and one expression; 'm' is one operand too many (combine the operands in the expression: add(a, b))", P},
+    {"map keyword", MAPK "  cta.map(P, S, @axes=1)\n}", "unknown keyword argument 'axes'; expected variant= (map takes no other)", P},
+    {"-nan in an expression", MAPK "  cta.map(P, S * @-nan)\n}", "'-nan' is not a number; write nan", P},
+    {"number too large in an expression", MAPK "  cta.map(P, S * @-1e999)\n}", "number -1e999 is too large; write inf for infinity", P},
+    {"misspelt map", MAPK "  cta.@mapp(P, S)\n}", "unknown operation 'mapp'; did you mean 'map'?", P},
     /* ---- barriers ---- */
     {"missing sync before a read", HEAD "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sum(Bs, @As)\n}",
      "missing barrier: 'As' is read here but other threads wrote it at line 4 with no barrier "
@@ -277,7 +308,7 @@ static void test_long_line(void **state) {
     assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
     assert_int_equal(d.line, 1);
     assert_int_equal(d.col, (int)(hn + pad + 5));
-    assert_string_equal(d.message, "unknown operation 'avg'; expected copy, fill, sync, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std");
+    assert_string_equal(d.message, "unknown operation 'avg'; expected copy, fill, sync, map, sum, max, min, prod, sumsq, norm2, mean, argmax, argmin, aminmax, logsumexp, var or std");
     assert_true(strlen(tilec_diag_text(ctx)) < 1000); /* the excerpt is a window, not 1 MB */
     tilec_close(ctx);
     free(src);
@@ -348,6 +379,22 @@ static void test_limits(void **state) {
         at += (size_t)snprintf(src + at, cap - at, "kernel k%d(A: f32[4] global) threads=32 {\n}\n", i);
     expect_parse_error(src, at, 2 * TILEC_MAX_KERNELS + 1, 1, "more than 1024 kernels and funcs in one program; split the file");
     free(src);
+    /* an expression nested a million deep (parentheses, minus signs, calls, a chain of
+     * additions): an error at the 65th level, not a stack overflow in the parser or in a
+     * later walk of the tree */
+    static const char *const nest[] = {"(", "-", "exp(", "S + "};
+    static const int col[] = {78, 77, 270, 268};
+    for (int i = 0; i < 4; i++) {
+        size_t deep = 1000000, w = strlen(nest[i]);
+        cap = 256 + deep * (w + 1);
+        src = malloc(cap);
+        at = (size_t)snprintf(src, cap, "kernel k(S: f32[4] global, P: f32[4] global) threads=32 {\n  cta.map(P, ");
+        for (size_t j = 0; j < deep; j++, at += w) memcpy(src + at, nest[i], w);
+        at += (size_t)snprintf(src + at, cap - at, "S)\n}\n");
+        expect_parse_error(src, at, 2, col[i], "expression nests more than 64 levels deep; compute part of it into a "
+                           "local buffer with a map statement of its own");
+        free(src);
+    }
 }
 
 int main(void) {

@@ -63,6 +63,31 @@ static void assert_regions_equal(const ir_region *a, const ir_region *b) {
     }
 }
 
+/* Two expression trees are the same: kinds, operators, infix and parentheses as written,
+ * operand regions, numbers bit for bit (as written: the sign of -0.0, a NaN). */
+static void assert_exprs_equal(const ir_expr *a, const ir_expr *b) {
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->parens, b->parens);
+    switch (a->kind) {
+    case IR_X_REGION: assert_regions_equal(&a->region, &b->region); break;
+    case IR_X_CONST:
+        assert_int_equal(a->value.is_int, b->value.is_int);
+        if (a->value.is_int) assert_true(a->value.i == b->value.i);
+        else if (!(isnan(a->value.f) && isnan(b->value.f))) assert_memory_equal(&a->value.f, &b->value.f, sizeof(double));
+        break;
+    case IR_X_INDEX: assert_int_equal(a->axis, b->axis); break;
+    case IR_X_CAST:
+        assert_int_equal(a->to, b->to);
+        assert_exprs_equal(a->args[0], b->args[0]);
+        break;
+    case IR_X_OP:
+        assert_int_equal(a->op, b->op);
+        assert_int_equal(a->infix, b->infix);
+        for (int i = 0; i < ir_ewop_arity(a->op); i++) assert_exprs_equal(a->args[i], b->args[i]);
+        break;
+    }
+}
+
 static void assert_programs_equal(const tilec_program *a, const tilec_program *b) {
     assert_int_equal(a->nkernels, b->nkernels);
     for (int i = 0; i < a->nkernels; i++) {
@@ -91,6 +116,11 @@ static void assert_programs_equal(const tilec_program *a, const tilec_program *b
                 if (s->fill.is_int || !ir_dtype_is_float(s->fill.dtype)) assert_true(s->fill.i == t->fill.i);
                 else if (!(isnan(s->fill.typed) && isnan(t->fill.typed)))
                     assert_memory_equal(&s->fill.typed, &t->fill.typed, sizeof(double));
+            }
+            if (s->kind == IR_MAP) {
+                assert_exprs_equal(s->expr, t->expr);
+                assert_int_equal(s->variant != NULL, t->variant != NULL);
+                if (s->variant) assert_string_equal(s->variant, t->variant);
             }
             if (s->kind == IR_REDUCE) {
                 assert_int_equal(s->op, t->op);
@@ -310,6 +340,69 @@ static void test_fill_values_round_trip(void **state) {
                       "}\n");
 }
 
+/* Map statements: every operator by name and infix, precedence and parentheses, casts,
+ * index, numbers (inf, nan, -0.0, 1e-6, integers past 64 bits); fmt is idempotent and the
+ * printed text parses to the same tree. */
+#define MAP_HEAD "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, w: bf16[8] global, " \
+                 "t: i32[16, 8] global) threads=128 {\n"
+static void test_map_round_trip(void **state) {
+    (void)state;
+    assert_round_trip(MAP_HEAD
+                      "  cta.map(P, exp(S - m))  # softmax's numerator\n"
+                      "  cta.map(P, -2*S+-1.5e-6 - -S, variant=foo,)\n"
+                      "  cta.map(P,bf16(f32(S)*rsqrt(m+1e-6))*w)\n"
+                      "  cta.map(P, where(eq(index(1), 3), S, 0))\n"
+                      "  cta.map(P, where(eq(index(-1), t), S, -inf))\n"
+                      "  cta.map(P[0:4, :], (S[4:8, :] - (m[0:4] * 2)) - (S[0:4] - m[:4]) - - -(1) / 0.1 * -inf + nan)\n"
+                      "  cta.map(P, 123456789012345678901234567890 + -0.0 + 0.0 + 5e-324 + 9223372036854775807)\n"
+                      "  cta.map(P, -9223372036854775808 + 1e300 + .25 + 2.)\n"
+                      "  cta.map(P, add(S, sub(S, mul(S, div(S, max(S, min(S, neg(abs(S)))))))))\n"
+                      "  cta.map(P, exp(exp2(log(log2(sqrt(rsqrt(S)))))) + fma(S, m, w))\n"
+                      "  cta.map(P, eq(S, 1) + ne(S, 1) + lt(S, 1) + le(S, 1) + gt(S, 1) + ge(S, 1))\n"
+                      "  cta.map(t, i32(S) + i32(index(0)) * t - -t)\n"
+                      "  cta.map(P, f16(S) + bf16(S) + f32(t) + f64(S) + i32(S) + u32(S) + i64(S))\n"
+                      "  cta.map(P, ((S)))\n"
+                      "  cta.map(P, S - (S - S) - S * (S / S) / (S * S) + -(S * S) + -(-S) + - -1)\n"
+                      "}\n");
+}
+
+/* The canonical form: one space around infix operators and after commas, parentheses and
+ * infix kept as written, numbers in their shortest exact form. */
+static void test_map_canonical(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    char *out = format_text(ctx, MAP_HEAD "  cta . map ( P,-2*S+-1.5e-6-(m)/(S-S) , variant = v , )\n"
+                                          "  cta.map(P,add(S,-(1))*(2.50+1E3)-- -inf+-0.0+max(nan,100000000000000000000000))\n"
+                                          "  warp[1].map(P [ 1 , : ],where(ge(index( -1 ),4),f32(t[1]),S[1]))\n}\n");
+    assert_non_null(out);
+    assert_string_equal(out, MAP_HEAD "  cta.map(P, -2 * S + -1.5e-06 - (m) / (S - S), variant=v)\n"
+                                      "  cta.map(P, add(S, -(1)) * (2.5 + 1e+03) - - -inf + -0.0 + max(nan, 100000000000000000000000))\n"
+                                      "  warp[1].map(P[1, :], where(ge(index(-1), 4), f32(t[1]), S[1]))\n}\n");
+    /* the tree: precedence and the sign of a number */
+    tilec_program *p = parse_ok(ctx, MAP_HEAD "  cta.map(P, 1 - 2 * -S / 4 - 5)\n}\n");
+    const ir_expr *e = p->kernels[0]->stmts[0]->expr; /* (1 - ((2 * -S) / 4)) - 5 */
+    assert_int_equal(e->kind, IR_X_OP);
+    assert_int_equal(e->op, TILEC_EW_SUB);
+    assert_int_equal(e->args[1]->kind, IR_X_CONST);
+    assert_int_equal(e->args[0]->op, TILEC_EW_SUB);
+    const ir_expr *q = e->args[0]->args[1];
+    assert_int_equal(q->op, TILEC_EW_DIV);
+    assert_int_equal(q->args[0]->op, TILEC_EW_MUL);
+    assert_int_equal(q->args[0]->args[1]->op, TILEC_EW_NEG);
+    assert_int_equal(q->args[0]->args[1]->args[0]->kind, IR_X_REGION);
+    assert_int_equal(q->pos.col, 25); /* the operator's position */
+    tilec_program_free(p);
+    p = parse_ok(ctx, MAP_HEAD "  cta.map(P, -0.0 - -inf - -7)\n}\n");
+    e = p->kernels[0]->stmts[0]->expr;
+    assert_true(signbit(e->args[0]->args[0]->value.f) && e->args[0]->args[0]->value.f == 0);
+    assert_true(isinf(e->args[0]->args[1]->value.f) && e->args[0]->args[1]->value.f < 0);
+    assert_true(e->args[1]->value.is_int && e->args[1]->value.i == -7);
+    tilec_program_free(p);
+    tilec_free(out);
+    tilec_close(ctx);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_examples_round_trip),
@@ -320,6 +413,8 @@ int main(void) {
         cmocka_unit_test(test_positions),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_keyword_names),
+        cmocka_unit_test(test_map_round_trip),
+        cmocka_unit_test(test_map_canonical),
     };
     return cmocka_run_group_tests_name("parse and print", tests, NULL, NULL);
 }

@@ -204,7 +204,11 @@ typedef struct ir_expr {
     int bcast[TILEC_MAX_RANK]; /* REGION, set by the verifier: the region's dimension that
                                   dimension d of the destination reads, -1 where it is
                                   broadcast (a missing or extent-1 dimension) */
-    ir_value value;      /* CONST */
+    ir_value value;      /* CONST: rounded to value.dtype, the node's type once verified */
+    const char *text;    /* CONST: the unsigned number as written when it is not an int64
+                            integer ("1e-6", a 30-digit integer), NULL otherwise; the
+                            verifier rounds it once to the type the number takes */
+    size_t text_len;
     int axis;            /* INDEX: the destination's dimension, >= 0 once checked */
     tilec_dtype to;      /* CAST */
     tilec_dtype type;    /* set by the verifier: the type it computes in (a region of f16 or
@@ -337,6 +341,7 @@ tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t
                       tilec_program **out);
 /* Parses the text of a map statement's expression (tilec_kernel_map) against kernel k's
  * buffers declared before statement `upto_stmt`; errors at their column of `text`. */
+#define IR_MAX_EXPR_DEPTH 64 /* an expression's nesting (operators, casts, parentheses) */
 tilec_status ir_parse_expr(tilec_program *p, tilec_kernel *k, const char *text, int upto_stmt,
                            ir_expr **out);
 void ir_print_expr(ir_str *s, const ir_expr *e);

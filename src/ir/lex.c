@@ -78,7 +78,7 @@ tok lex_next(lexer *lx) {
         }
         /* "12abc" is one bad token rather than a number and a name */
         while (n < rest && (is_alpha(s[n]) || is_digit(s[n]))) { n++; t.kind = TOK_BAD; }
-    } else if (strchr("()[]{},:=.-", *s) && *s != '\0') {
+    } else if (strchr("()[]{},:=.-+*/", *s) && *s != '\0') {
         t.kind = TOK_PUNCT;
     } else {
         t.kind = TOK_BAD;

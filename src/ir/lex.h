@@ -11,7 +11,7 @@ typedef enum tok_kind {
     TOK_NAME,  /* [A-Za-z_][A-Za-z0-9_]* */
     TOK_INT,   /* decimal digits (a leading '-' is its own token) */
     TOK_FLOAT, /* digits with a '.' or an exponent */
-    TOK_PUNCT, /* one of ( ) [ ] { } , : = . - */
+    TOK_PUNCT, /* one of ( ) [ ] { } , : = . - + * / */
     TOK_BAD    /* a byte that starts no token */
 } tok_kind;
 

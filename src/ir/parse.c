@@ -29,13 +29,16 @@ typedef struct parser {
     int next_comment;  /* first comment not yet attached */
     int last_end_line; /* where the previous kernel / statement / comment ended */
     tilec_kernel *k;   /* the kernel being parsed */
+    const ir_source *src; /* where messages point: the file, or a map expression's text */
+    int upto;          /* buffers visible to an expression: declared before this statement */
+    int nest;          /* expression rules entered and not yet left (IR_MAX_EXPR_DEPTH) */
     jmp_buf fail;
 } parser;
 
 static const char *const statement_words[] = {"shared", "local", "cta", "warpgroup", "warp",
                                               "thread", "grid"};
 #define OP_WORD(s, n) n,
-static const char *const op_words[] = {"copy", "fill", "sync", TILEC_OP_LIST(OP_WORD)};
+static const char *const op_words[] = {"copy", "fill", "sync", "map", TILEC_OP_LIST(OP_WORD)};
 #undef OP_WORD
 static const char *const kwarg_words[] = {"axes", "accum", "nan", "variant", "correction"};
 static const char *const dtype_words[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64"};
@@ -57,7 +60,7 @@ static _Noreturn void fail_at(parser *ps, int line, int col, const char *fmt, ..
 static _Noreturn void fail_at(parser *ps, int line, int col, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    ir_diag_vadd(ps->prog->ctx, &ps->prog->src, TILEC_SEV_ERROR, line, col, fmt, ap);
+    ir_diag_vadd(ps->prog->ctx, ps->src, TILEC_SEV_ERROR, line, col, fmt, ap);
     va_end(ap);
     longjmp(ps->fail, 1);
 }
@@ -539,6 +542,223 @@ static ir_value parse_number(parser *ps, tilec_dtype t, ir_pos *pos) {
     return v;
 }
 
+/* ---- expressions (map statements) ------------------------------------------------------ */
+
+static const char *const call_words[] = {
+#define CALL_WORD(s, n, a) n,
+    TILEC_EWOP_LIST(CALL_WORD)
+#undef CALL_WORD
+    "f16", "bf16", "f32", "f64", "i32", "u32", "i64", "index"};
+
+static ir_expr *parse_expr(parser *ps, int *height);
+
+static ir_expr *new_expr(parser *ps, ir_expr_kind kind, int line, int col) {
+    ir_expr *e = ir_arena_alloc(&ps->prog->arena, sizeof *e);
+    if (!e) oom(ps);
+    e->kind = kind;
+    e->pos = (ir_pos){line, col};
+    for (int d = 0; d < TILEC_MAX_RANK; d++) e->bcast[d] = -1;
+    return e;
+}
+
+/* Enters an expression rule at token t: a hostile file's nesting is refused before it
+ * can exhaust the stack (parentheses and unary minus nest without making nodes). */
+static void enter(parser *ps, const tok *t) {
+    if (++ps->nest > IR_MAX_EXPR_DEPTH)
+        fail_at(ps, t->line, t->col, "expression nests more than %d levels deep; compute part of it into a "
+                "local buffer with a map statement of its own", IR_MAX_EXPR_DEPTH);
+}
+
+/* A node of children of height h: refused past IR_MAX_EXPR_DEPTH, so every walk of the
+ * tree (printer, verifier, lowerings) recurses at most that deep. */
+static int grown(parser *ps, const ir_expr *e, int h) {
+    if (h + 1 > IR_MAX_EXPR_DEPTH)
+        fail_at(ps, e->pos.line, e->pos.col, "expression nests more than %d levels deep; compute part of it into a "
+                "local buffer with a map statement of its own", IR_MAX_EXPR_DEPTH);
+    return h + 1;
+}
+
+/* number := INT | FLOAT | 'inf' | 'nan', its sign (neg) consumed at start. Kept as written
+ * (an integer of int64, else a double and its text) for the verifier to round once to the
+ * type the number takes. */
+static ir_expr *parse_expr_number(parser *ps, bool neg, tok start) {
+    ir_expr *e = new_expr(ps, IR_X_CONST, start.line, start.col);
+    ir_value *v = &e->value;
+    if (tok_is(&ps->t, "inf") || tok_is(&ps->t, "nan")) {
+        bool inf = ps->t.s[0] == 'i';
+        if (!inf && neg) fail_at(ps, start.line, start.col, "'-nan' is not a number; write nan");
+        v->f = inf ? (neg ? -INFINITY : INFINITY) : NAN;
+    } else if (ps->t.kind == TOK_INT && fits_int64(&ps->t, neg)) {
+        v->is_int = true;
+        v->i = int_value(ps, neg, start, NULL);
+        num_fill_typed(v, TILEC_F64, NULL, 0);
+        return e;
+    } else {
+        char buf[512];
+        if (ps->t.n >= sizeof buf)
+            fail_at(ps, ps->t.line, ps->t.col, "number is %zu characters long; tilec reads numbers of up to %zu: "
+                    "write it with an exponent (1.5e-30)", ps->t.n, sizeof buf - 1);
+        memcpy(buf, ps->t.s, ps->t.n);
+        buf[ps->t.n] = '\0';
+        const char *dp = localeconv()->decimal_point; /* strtod's; the format's is '.' */
+        char *dot = strchr(buf, '.');
+        if (dot && dp && dp[0] && dp[0] != '.' && !dp[1]) *dot = dp[0];
+        errno = 0;
+        double f = strtod(buf, NULL);
+        if (errno == ERANGE && isinf(f))
+            fail_at(ps, start.line, start.col, "number %s%.*s is too large; write inf for infinity",
+                    neg ? "-" : "", (int)ps->t.n, ps->t.s);
+        v->f = neg ? -f : f;
+        if (!(e->text = ir_arena_strndup(&ps->prog->arena, ps->t.s, ps->t.n))) oom(ps);
+        e->text_len = ps->t.n;
+    }
+    num_fill_typed(v, TILEC_F64, e->text, e->text_len);
+    next(ps);
+    return e;
+}
+
+/* The operands of a call, name '(' expr { ',' expr } ')', exactly `arity` of them. */
+static int parse_args(parser *ps, const tok *name, ir_expr **args, int arity, const char *what) {
+    expect(ps, "(");
+    int n = 0, height = 0;
+    const char *s = arity == 1 ? "" : "s";
+    if (tok_is(&ps->t, ")"))
+        fail_at(ps, ps->t.line, ps->t.col, "%.*s() has no operand; %s takes %d operand%s", (int)name->n, name->s, what,
+                arity, s);
+    for (;;) {
+        if (n == arity)
+            fail_at(ps, ps->t.line, ps->t.col, "%s takes %d operand%s; found more (remove this one)", what, arity, s);
+        int h;
+        args[n++] = parse_expr(ps, &h);
+        if (h > height) height = h;
+        if (!accept(ps, ",")) break;
+        if (tok_is(&ps->t, ")"))
+            fail_at(ps, ps->t.line, ps->t.col, "expected an operand after ','; %s takes %d operand%s (remove the "
+                    "trailing ',' or give the missing operand)", what, arity, s);
+    }
+    if (!tok_is(&ps->t, ")")) fail_expected(ps, "',' or ')'");
+    next(ps);
+    if (n < arity)
+        fail_at(ps, name->line, name->col, "%s takes %d operand%s; found %d", what, arity, s, n);
+    return height;
+}
+
+/* primary := number | 'inf' | 'nan' | region | EWOP '(' expr {',' expr} ')' | DTYPE '(' expr ')'
+ *          | 'index' '(' INT ')' | '(' expr ')' */
+static ir_expr *parse_primary(parser *ps, int *height) {
+    tok t = ps->t;
+    *height = 1;
+    if (accept(ps, "(")) {
+        ir_expr *e = parse_expr(ps, height);
+        e->parens = true;
+        expect(ps, ")");
+        return e;
+    }
+    if (t.kind == TOK_INT || t.kind == TOK_FLOAT || tok_is(&t, "inf") || tok_is(&t, "nan"))
+        return parse_expr_number(ps, false, t);
+    if (t.kind != TOK_NAME)
+        fail_expected(ps, "an operand (a buffer, a number, an operator such as exp(x), or '(')");
+    lexer save = ps->lx; /* one token of look-ahead: NAME '(' is a call */
+    tok after = lex_next(&ps->lx);
+    ps->lx = save;
+    if (ps->lx.oom) oom(ps);
+    if (!tok_is(&after, "(")) {
+        bool buffer = ir_find_buffer(ps->k, t.s, t.n, ps->upto) != NULL;
+        if (!buffer && (ir_lookup_ewop(t.s, t.n) >= 0 || ir_lookup_dtype(t.s, t.n) >= 0 || tok_is(&t, "index")))
+            fail_at(ps, t.line, t.col, "'%.*s' is %s; call it: %.*s(...)", (int)t.n, t.s,
+                    ir_lookup_ewop(t.s, t.n) >= 0 ? "an operator" : tok_is(&t, "index") ? "index(d), the element's position"
+                    : "a dtype (a cast)", (int)t.n, t.s);
+        ir_expr *e = new_expr(ps, IR_X_REGION, t.line, t.col);
+        parse_region(ps, &e->region, ps->upto);
+        return e;
+    }
+    int op = ir_lookup_ewop(t.s, t.n), dtype = ir_lookup_dtype(t.s, t.n);
+    next(ps);
+    if (op >= 0) {
+        ir_expr *e = new_expr(ps, IR_X_OP, t.line, t.col);
+        e->op = (tilec_ewop)op;
+        *height = grown(ps, e, parse_args(ps, &t, e->args, ir_ewop_arity(e->op), tilec_ewop_name(e->op)));
+        return e;
+    }
+    if (dtype >= 0) {
+        ir_expr *e = new_expr(ps, IR_X_CAST, t.line, t.col);
+        e->to = (tilec_dtype)dtype;
+        char what[48];
+        snprintf(what, sizeof what, "a cast to %s", tilec_dtype_name(e->to));
+        *height = grown(ps, e, parse_args(ps, &t, e->args, 1, what));
+        return e;
+    }
+    if (tok_is(&t, "index")) {
+        ir_expr *e = new_expr(ps, IR_X_INDEX, t.line, t.col);
+        expect(ps, "(");
+        if (tok_is(&ps->t, ")"))
+            fail_at(ps, ps->t.line, ps->t.col, "index() has no dimension; write index(d), d a dimension of the "
+                    "destination (negative counts from the end)");
+        e->axis = parse_small_int(ps, -TILEC_MAX_RANK, TILEC_MAX_RANK - 1, "dimension", NULL);
+        if (tok_is(&ps->t, ","))
+            fail_at(ps, ps->t.line, ps->t.col, "index takes 1 operand, a dimension of the destination; found more");
+        expect(ps, ")");
+        return e;
+    }
+    if (ir_find_buffer(ps->k, t.s, t.n, ps->upto))
+        fail_at(ps, t.line, t.col, "'%.*s' is a buffer, not an operator; index a region with [ ] (%.*s[0, :])",
+                (int)t.n, t.s, (int)t.n, t.s);
+    fail_unknown(ps, &t, "operator", call_words, COUNT(call_words),
+                 "an elementwise operator (add, exp, where...), a dtype (a cast: f32(x)) or index");
+}
+
+/* unary := '-' unary | primary; a '-' before a number is the number's sign */
+static ir_expr *parse_unary(parser *ps, int *height) {
+    tok minus = ps->t;
+    if (!accept(ps, "-")) return parse_primary(ps, height);
+    if (ps->t.kind == TOK_INT || ps->t.kind == TOK_FLOAT || tok_is(&ps->t, "inf") || tok_is(&ps->t, "nan")) {
+        *height = 1;
+        return parse_expr_number(ps, true, minus);
+    }
+    enter(ps, &minus);
+    ir_expr *e = new_expr(ps, IR_X_OP, minus.line, minus.col);
+    e->op = TILEC_EW_NEG;
+    e->infix = true;
+    int h;
+    e->args[0] = parse_unary(ps, &h);
+    *height = grown(ps, e, h);
+    ps->nest--;
+    return e;
+}
+
+/* A left-associative chain of infix operators of precedence prec (1: + -, 2: * /). */
+static ir_expr *parse_infix(parser *ps, int prec, int *height) {
+    ir_expr *lhs = prec == 2 ? parse_unary(ps, height) : parse_infix(ps, 2, height);
+    for (;;) {
+        tok t = ps->t;
+        int op = -1;
+        if (t.kind == TOK_PUNCT && t.n == 1)
+            for (int o = 0; o < TILEC_EWOP_COUNT; o++)
+                if (ir_ewop((tilec_ewop)o)->infix == t.s[0] && ir_ewop((tilec_ewop)o)->prec == prec &&
+                    ir_ewop_arity((tilec_ewop)o) == 2)
+                    op = o;
+        if (op < 0) return lhs;
+        next(ps);
+        ir_expr *e = new_expr(ps, IR_X_OP, t.line, t.col);
+        e->op = (tilec_ewop)op;
+        e->infix = true;
+        e->args[0] = lhs;
+        int h;
+        e->args[1] = prec == 2 ? parse_unary(ps, &h) : parse_infix(ps, 2, &h);
+        *height = grown(ps, e, h > *height ? h : *height);
+        lhs = e;
+    }
+}
+
+/* expr := term { ('+' | '-') term };  term := unary { ('*' | '/') unary } */
+static ir_expr *parse_expr(parser *ps, int *height) {
+    tok t = ps->t;
+    enter(ps, &t);
+    ir_expr *e = parse_infix(ps, 1, height);
+    ps->nest--;
+    return e;
+}
+
 /* kwarg := 'axes' '=' (ints | INT) | 'accum' '=' ('true'|'false')
  *        | 'nan' '=' ('propagate'|'ignore') | 'variant' '=' NAME | 'correction' '=' INT */
 static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
@@ -601,6 +821,37 @@ static void parse_kwarg(parser *ps, ir_stmt *st, unsigned *seen) {
     }
 }
 
+/* exec '.map' '(' region ',' expr [ ',' 'variant' '=' NAME ] [ ',' ] ')', from the region on */
+static void parse_map(parser *ps, ir_stmt *st, int index) {
+    parse_region(ps, &st->dst, index);
+    expect(ps, ",");
+    if (tok_is(&ps->t, ")")) fail_expected(ps, "an expression (the value of each element)");
+    ps->upto = index;
+    int height;
+    st->expr = parse_expr(ps, &height);
+    if (!tok_is(&ps->t, ",") && !tok_is(&ps->t, ")")) fail_expected(ps, "an operator (+ - * /), ',' or ')'");
+    while (accept(ps, ",")) {
+        if (tok_is(&ps->t, ")")) break; /* trailing comma */
+        tok key = ps->t;
+        if (!tok_is(&key, "variant")) {
+            if (key.kind == TOK_NAME && ir_find_buffer(ps->k, key.s, key.n, index))
+                fail_at(ps, key.line, key.col, "map takes a destination and one expression; '%.*s' is one operand "
+                        "too many (combine the operands in the expression: add(a, b))", (int)key.n, key.s);
+            if (key.kind == TOK_NAME)
+                fail_unknown(ps, &key, "keyword argument", (const char *const[]){"variant"}, 1,
+                             "variant= (map takes no other)");
+            fail_expected(ps, "variant= or ')'");
+        }
+        if (st->variant) fail_at(ps, key.line, key.col, "variant is given twice");
+        next(ps);
+        expect(ps, "=");
+        ir_pos vpos = {ps->t.line, ps->t.col};
+        tok v = expect_name(ps, "a variant name");
+        if (!(st->variant = ir_arena_strndup(&ps->prog->arena, v.s, v.n))) oom(ps);
+        st->variant_pos = vpos;
+    }
+}
+
 /* stmt := alloc | exec '.copy' '(' region ',' region ')' | exec '.fill' '(' region ',' number ')'
  *       | exec '.sync' '(' ')' | exec '.' OP '(' region ',' [region ','] region {',' kwarg} ')'
  *         (OP: TILEC_OP_LIST; the second destination for an op with two results)
@@ -636,7 +887,7 @@ static void parse_stmt(parser *ps) {
         tok op = ps->t;
         char ops[96], text[128]; /* the messages, only when one is given */
         if (op.kind != TOK_NAME) {
-            snprintf(text, sizeof text, "an operation (copy, fill, sync, %s)", ir_op_names(ops, sizeof ops, ", "));
+            snprintf(text, sizeof text, "an operation (copy, fill, sync, map, %s)", ir_op_names(ops, sizeof ops, ", "));
             fail_expected(ps, text);
         }
         st->op_pos = (ir_pos){op.line, op.col};
@@ -645,18 +896,21 @@ static void parse_stmt(parser *ps) {
         else if (tok_is(&op, "copy")) st->kind = IR_COPY;
         else if (tok_is(&op, "fill")) st->kind = IR_FILL;
         else if (tok_is(&op, "sync")) st->kind = IR_SYNC;
+        else if (tok_is(&op, "map")) st->kind = IR_MAP;
         else {
             /* numpy's nanmax, nanargmin...: a comparing op with nan=ignore */
             int plain = op.n > 3 && strncmp(op.s, "nan", 3) == 0 ? ir_lookup_op(op.s + 3, op.n - 3) : -1;
             if (plain >= 0 && ir_op((tilec_op)plain)->compares)
                 fail_at(ps, op.line, op.col, "unknown operation '%.*s'; to skip NaNs, write %.*s.%s(..., nan=ignore)",
                         (int)op.n, op.s, (int)first.n, first.s, tilec_op_name((tilec_op)plain));
-            snprintf(text, sizeof text, "copy, fill, sync, %s", ir_op_names(ops, sizeof ops, " or "));
+            snprintf(text, sizeof text, "copy, fill, sync, map, %s", ir_op_names(ops, sizeof ops, " or "));
             fail_unknown(ps, &op, "operation", op_words, COUNT(op_words), text);
         }
         next(ps);
         expect(ps, "(");
-        if (st->kind != IR_SYNC) {
+        if (st->kind == IR_MAP) {
+            parse_map(ps, st, index);
+        } else if (st->kind != IR_SYNC) {
             parse_region(ps, &st->dst, index);
             expect(ps, ",");
             if (st->kind == IR_REDUCE && ir_op(st->op)->second) { /* argmax(values, indices, src) */
@@ -775,6 +1029,7 @@ tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t
     parser *ps = calloc(1, sizeof *ps);
     if (!ps) { tilec_program_free(prog); return TILEC_ERR_NOMEM; }
     ps->prog = prog;
+    ps->src = &prog->src;
     lex_init(&ps->lx, prog);
     int r = setjmp(ps->fail);
     if (r == 0) parse_program(ps);
@@ -784,5 +1039,33 @@ tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t
         return r == 2 ? TILEC_ERR_NOMEM : TILEC_ERR_PARSE;
     }
     *out = prog;
+    return TILEC_OK;
+}
+
+tilec_status ir_parse_expr(tilec_program *p, tilec_kernel *k, const char *text, int upto_stmt, ir_expr **out) {
+    *out = NULL;
+    ir_source src = {"expression", text, strlen(text)};
+    parser *ps = calloc(1, sizeof *ps);
+    if (!ps) return TILEC_ERR_NOMEM;
+    ps->prog = p;
+    ps->src = &src;
+    ps->k = k;
+    ps->upto = upto_stmt;
+    lex_init(&ps->lx, p);
+    ps->lx.p = text;
+    ps->lx.end = text + src.len;
+    int r = setjmp(ps->fail);
+    if (r == 0) {
+        int height;
+        next(ps);
+        if (ps->t.kind == TOK_EOF) fail_expected(ps, "an expression (the value of each element)");
+        *out = parse_expr(ps, &height);
+        if (ps->t.kind != TOK_EOF) fail_expected(ps, "an operator (+ - * /) or the end of the expression");
+    }
+    free(ps);
+    if (r != 0) {
+        *out = NULL;
+        return r == 2 ? TILEC_ERR_NOMEM : TILEC_ERR_PARSE;
+    }
     return TILEC_OK;
 }

@@ -66,6 +66,85 @@ void ir_print_region(ir_str *s, const ir_region *r) {
     ir_str_printf(s, "]");
 }
 
+/* The precedence an expression shows outside: 1 for a + b and a - b, 2 for a * b and
+ * a / b, 3 for -a, 4 for what binds as one (an operand, a call, parentheses). */
+static int shown_prec(const ir_expr *e) {
+    if (e->parens || e->kind != IR_X_OP || !e->infix) return 4;
+    return ir_ewop_arity(e->op) == 1 ? 3 : ir_ewop(e->op)->prec;
+}
+
+/* Whether e starts with a '-' as printed (a negative number, -a): after another '-' it
+ * takes a space, so "- -1" does not read as one token pair of another meaning. */
+static bool starts_minus(const ir_expr *e) {
+    while (!e->parens) {
+        if (e->kind == IR_X_CONST) return e->value.is_int ? e->value.i < 0 : !isnan(e->value.f) && signbit(e->value.f);
+        if (e->kind != IR_X_OP || !e->infix) return false;
+        if (ir_ewop_arity(e->op) == 1) return true;
+        e = e->args[0];
+    }
+    return false;
+}
+
+/* e where an operand of precedence `need` goes: in parentheses when written so, or when
+ * the tree would otherwise read differently. */
+static void print_operand(ir_str *s, const ir_expr *e, int need) {
+    bool wrap = !e->parens && shown_prec(e) < need;
+    if (wrap) ir_str_printf(s, "(");
+    ir_print_expr(s, e);
+    if (wrap) ir_str_printf(s, ")");
+}
+
+/* An expression as written: infix operators as infix, parentheses kept, numbers as
+ * ir_print_value writes them (locale-independent, read back to the same value). */
+void ir_print_expr(ir_str *s, const ir_expr *e) {
+    if (e->parens) ir_str_printf(s, "(");
+    switch (e->kind) {
+    case IR_X_REGION: ir_print_region(s, &e->region); break;
+    case IR_X_CONST: {
+        ir_value v = e->value;
+        if (e->text && !memchr(e->text, '.', e->text_len) && !memchr(e->text, 'e', e->text_len) &&
+            !memchr(e->text, 'E', e->text_len)) { /* an integer past 64 bits: its digits as written */
+            ir_str_printf(s, "%s%.*s", signbit(v.f) ? "-" : "", (int)e->text_len, e->text);
+            break;
+        }
+        if (!v.is_int && !ir_dtype_is_float(v.dtype)) v.dtype = TILEC_F64; /* the value as written */
+        ir_print_value(s, v);
+        break;
+    }
+    case IR_X_INDEX: ir_str_printf(s, "index(%d)", e->axis); break;
+    case IR_X_CAST:
+        ir_str_printf(s, "%s(", tilec_dtype_name(e->to));
+        ir_print_expr(s, e->args[0]);
+        ir_str_printf(s, ")");
+        break;
+    case IR_X_OP: {
+        int arity = ir_ewop_arity(e->op);
+        const ir_ewop_info *info = ir_ewop(e->op);
+        if (e->infix && arity == 1) { /* -a */
+            ir_str_printf(s, "-");
+            if (starts_minus(e->args[0])) ir_str_printf(s, " ");
+            print_operand(s, e->args[0], 3);
+            /* a bare number after '-' would read as the number's sign: print_operand kept
+               its parentheses, and the parser never makes -(number) without them */
+        } else if (e->infix && arity == 2 && info->infix) {
+            /* left-associative: the right operand of equal precedence needs parentheses */
+            print_operand(s, e->args[0], info->prec);
+            ir_str_printf(s, " %c ", info->infix);
+            print_operand(s, e->args[1], info->prec + 1);
+        } else {
+            ir_str_printf(s, "%s(", tilec_ewop_name(e->op));
+            for (int i = 0; i < arity; i++) {
+                if (i) ir_str_printf(s, ", ");
+                ir_print_expr(s, e->args[i]);
+            }
+            ir_str_printf(s, ")");
+        }
+        break;
+    }
+    }
+    if (e->parens) ir_str_printf(s, ")");
+}
+
 static void print_shape(ir_str *s, int rank, const int64_t *v, const char *open, const char *close) {
     ir_str_printf(s, "%s", open);
     for (int d = 0; d < rank; d++) ir_str_printf(s, "%s%lld", d ? ", " : "", (long long)v[d]);
@@ -123,6 +202,15 @@ void ir_print_stmt(ir_str *s, const ir_stmt *st) {
     case IR_SYNC:
         print_exec(s, st->exec);
         ir_str_printf(s, ".sync()");
+        return;
+    case IR_MAP:
+        print_exec(s, st->exec);
+        ir_str_printf(s, ".map(");
+        ir_print_region(s, &st->dst);
+        ir_str_printf(s, ", ");
+        ir_print_expr(s, st->expr);
+        if (st->variant) ir_str_printf(s, ", variant=%s", st->variant);
+        ir_str_printf(s, ")");
         return;
     case IR_COPY:
     case IR_FILL:
@@ -218,6 +306,7 @@ const char *ir_stmt_word(const ir_stmt *st) {
     case IR_COPY: return "copy";
     case IR_FILL: return "fill";
     case IR_SYNC: return "sync";
+    case IR_MAP: return "map";
     case IR_REDUCE: return tilec_op_name(st->op);
     }
     return "?"; /* not reached: the switch covers ir_stmt_kind (-Wswitch) */
