@@ -168,7 +168,7 @@ static const bad_case cases[] = {
     {"dst size mismatch", HEAD "  shared As: f32[4, 8]\n  shared Bs: f32[5]\n  cta.copy(As, A)\n  cta.sync()\n  cta.sum(@Bs, As)\n}",
      "sum: destination 'Bs' has 5 elements but the source keeps 4 after reducing its axes", V},
     {"dtype mismatch", HEAD "  shared As: f32[4, 8]\n  shared Bi: i32[4]\n  cta.copy(As, A)\n  cta.sync()\n  cta.max(@Bi, As)\n}",
-     "max: destination 'Bi' is i32 but source 'As' is f32; they must match", V},
+     "max: destination 'Bi' is i32 but source 'As' is f32; make it f32, or f64 (the wider result)", V},
     {"argmax without its index", TILES "  cta.argmax(Bs, As, @axes=(1))\n}",
      "argmax takes two destinations (its results) and a source, then keyword arguments; found 'axes' where the source goes", P},
     {"sum with two destinations", TILES "  shared Cs: f32[4]\n  cta.sum(Bs, Cs, @As, axes=(1))\n}",

@@ -299,8 +299,9 @@ static void check_reduce(verifier *v, ir_stmt *st) {
     const char *op = tilec_op_name(st->op);
     bool grid = st->exec.scope == TILEC_SCOPE_GRID;
     tilec_dtype wide = tilec_dtype_wide(src->buf->dtype);
-    if (dst->buf->dtype != src->buf->dtype && !(grid && dst->buf->dtype == wide))
-        err(v, dst->pos, grid && wide != src->buf->dtype
+    (void)grid;
+    if (dst->buf->dtype != src->buf->dtype && dst->buf->dtype != wide)
+        err(v, dst->pos, wide != src->buf->dtype
                              ? "%s: destination '%s' is %s but source '%s' is %s; make it %s, or %s (the wider result)"
                              : "%s: destination '%s' is %s but source '%s' is %s; they must match",
             op, dst->buf->name, tilec_dtype_name(dst->buf->dtype), src->buf->name, tilec_dtype_name(src->buf->dtype),
