@@ -179,6 +179,10 @@ static void test_builder_map(void **state) {
     assert_int_equal(tilec_kernel_map(k, cta, &rm, "max(S[:, 0:1], Sh[:, 7:8])"), TILEC_OK);
     char *after;
     assert_int_equal(tilec_format(p, &after, NULL), TILEC_OK);
+    assert_true(tilec_kernel_param_written(k, 2)); /* P, m and t: map destinations */
+    assert_true(tilec_kernel_param_written(k, 1));
+    assert_true(tilec_kernel_param_written(k, 3));
+    assert_false(tilec_kernel_param_written(k, 0)); /* S: only read */
     assert_string_equal(before, "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, "
                                 "t: i32[16, 8] global) threads=128 {\n  cta.map(P, exp(S - m) * -1.5e-06)\n}\n");
     assert_string_equal(after, "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, "
