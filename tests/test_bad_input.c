@@ -373,15 +373,15 @@ static void test_long_line(void **state) {
 /* Every byte value at every position of a valid program: no crash, a status either way. */
 static void test_every_byte(void **state) {
     (void)state;
-    const char *good = "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+    const char *good = "kernel k(A: f32[4, 8] global, B: f32[4] global, m: f32[4, 1] global) threads=32 {\n"
                        "  shared As: f32[4, 8]\n  cta.copy(As, A)\n  cta.sync()\n"
-                       "  cta.sum(B, As, axes=(-1))\n}\n";
+                       "  cta.sum(B, As, axes=(-1))\n  cta.map(As, where(gt(index(1), 2), -exp(As - m) * 1.5e-3, f32(i32(As))))\n}\n";
     size_t n = strlen(good);
     char *buf = malloc(n);
     tilec_ctx *ctx;
     assert_int_equal(tilec_open(&ctx), TILEC_OK);
     static const unsigned char bytes[] = {0, 1, '\n', ' ', '#', '-', ':', ',', '[', ']', '(', ')',
-                                          '{', '}', '=', '.', '9', 'x', 0x80, 0xff};
+                                          '{', '}', '=', '.', '9', 'x', 0x80, 0xff, '+', '*', '/', 'e'};
     for (size_t i = 0; i < n; i++)
         for (size_t b = 0; b < sizeof bytes; b++) {
             memcpy(buf, good, n);

@@ -510,7 +510,7 @@ static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
     switch (e->kind) {
     case IR_X_REGION: return e->type = compute_type(e->region.buf->dtype);
     case IR_X_INDEX: return e->type = TILEC_I64;
-    case IR_X_CONST: return UNTYPED;
+    case IR_X_CONST: return e->type = UNTYPED;
     case IR_X_CAST:
         if (infer_type(v, e->args[0], ok) == UNTYPED) assign_type(v, e->args[0], compute_type(e->to), ok);
         return e->type = compute_type(e->to);
@@ -522,6 +522,7 @@ static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
     if (!*ok) return UNTYPED;
     bool where = e->op == TILEC_EW_WHERE;
     tilec_dtype t = where ? join_types(v, e, 1, 2, types, ok) : join_types(v, e, 0, arity, types, ok);
+    e->type = UNTYPED;
     if (!*ok || t == UNTYPED) return UNTYPED;
     for (int i = 0; i < arity; i++)
         if (types[i] == UNTYPED) assign_type(v, e->args[i], t, ok); /* a where's numeric condition too */
@@ -530,9 +531,10 @@ static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
     return t;
 }
 
-/* Gives the numbers-only subtree e type t, each number rounded once from its text (or
+/* Gives the numbers-only subtree e (its nodes UNTYPED) type t, each number rounded once from its text (or
  * refused: a fraction or a value out of range of an integer type, a float overflowing). */
 static void assign_type(verifier *v, ir_expr *e, tilec_dtype t, bool *ok) {
+    if (e->type != UNTYPED) return; /* typed by its own operands (a where's typed condition) */
     e->type = t;
     if (e->kind == IR_X_OP) {
         for (int i = 0; i < ir_ewop_arity(e->op); i++) assign_type(v, e->args[i], t, ok);
