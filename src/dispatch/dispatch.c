@@ -117,6 +117,7 @@ static int by_priority(const void *x, const void *y) {
 void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
     memset(rep, 0, sizeof *rep);
     rep->chosen = -1;
+    if (q->st->kind == IR_MAP) { rep->outcome = DSP_NO_CASES; return; } /* no lowering of map statements yet */
     const dsp_case *cases[DSP_MAX_CASES];
     int n = 0;
     bool frag = dsp_stmt_has_fragment(q->st); /* a fragment's statements have cases of their own */
