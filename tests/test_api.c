@@ -126,6 +126,82 @@ static void test_built_ir_diagnostics(void **state) {
     tilec_close(ctx);
 }
 
+/* tilec_kernel_map parses its expression against the kernel's buffers and checks it at
+ * once: an error at its column of the text, and nothing added. */
+static void test_builder_map(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    tilec_kernel *k;
+    tilec_buffer *S, *m, *P, *t, *Sh;
+    const int64_t shape[] = {16, 8}, col[] = {16, 1};
+    tilec_program_new(ctx, &p);
+    tilec_kernel_new(p, "k", false, 128, 1, &k);
+    tilec_kernel_param(k, "S", TILEC_F32, 2, shape, TILEC_SPACE_GLOBAL, &S);
+    tilec_kernel_param(k, "m", TILEC_F32, 2, col, TILEC_SPACE_GLOBAL, &m);
+    tilec_kernel_param(k, "P", TILEC_F32, 2, shape, TILEC_SPACE_GLOBAL, &P);
+    tilec_kernel_param(k, "t", TILEC_I32, 2, shape, TILEC_SPACE_GLOBAL, &t);
+    tilec_exec cta = {TILEC_SCOPE_CTA, -1};
+    tilec_region rP = tilec_region_whole(P), rt = tilec_region_whole(t), rm = tilec_region_whole(m);
+    assert_int_equal(tilec_kernel_map(k, cta, &rP, "exp(S - m) * -1.5e-6"), TILEC_OK);
+    char *before;
+    assert_int_equal(tilec_format(p, &before, NULL), TILEC_OK);
+    static const struct { const char *expr; tilec_status st; int col; const char *msg; } bad[] = {
+        {"exp(S - q)", TILEC_ERR_PARSE, 9, "unknown buffer 'q'; declare it as a parameter or with shared/local before this line"},
+        {"exq(S)", TILEC_ERR_PARSE, 1, "unknown operator 'exq'; did you mean 'exp'?"},
+        {"max(S)", TILEC_ERR_PARSE, 1, "max takes 2 operands; found 1"},
+        {"S +", TILEC_ERR_PARSE, 4, "expected an operand (a buffer, a number, an operator such as exp(x), or '('), found end of file"},
+        {"S m", TILEC_ERR_PARSE, 3, "expected an operator (+ - * /) or the end of the expression, found 'm'"},
+        {"", TILEC_ERR_PARSE, 1, "expected an expression (the value of each element), found end of file"},
+        {"S + t", TILEC_ERR_VERIFY, 3, "'+' mixes f32 'S' and i32 't'; cast the integer to compute in f32: f32(t)"},
+        {"exp(t)", TILEC_ERR_VERIFY, 1, "exp of i32 't': cast it, exp(f32(t))"},
+        {"S[0:4] + 1", TILEC_ERR_VERIFY, 1, "operand 'S[0:4]' is [4, 8] and does not broadcast to the destination 'P', "
+                                            "[16, 8]: aligned at the right, its dimension 0 (4) meets 16; each must "
+                                            "equal the destination's or be 1"},
+        {"S[99]", TILEC_ERR_VERIFY, 3, "index 99 is out of range for dimension 0 of 'S' (extent 16)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(tilec_kernel_map(k, cta, &rP, bad[i].expr), bad[i].st);
+        tilec_diag d;
+        assert_int_equal(tilec_diag_get(ctx, 0, &d), TILEC_OK);
+        if (strcmp(d.message, bad[i].msg) != 0 || d.col != bad[i].col || d.line != 1)
+            fail_msg("'%s': got %d:%d %s", bad[i].expr, d.line, d.col, d.message);
+        assert_string_equal(d.file, "expression");
+        assert_non_null(strstr(tilec_diag_text(ctx), "^")); /* the text is shown with a caret */
+    }
+    assert_int_equal(tilec_kernel_map(k, cta, &rt, "S"), TILEC_OK); /* f32 into i32: converted as a cast */
+    assert_int_equal(tilec_kernel_map(k, cta, NULL, "S"), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_kernel_map(k, cta, &rP, NULL), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_kernel_map(NULL, cta, &rP, "S"), TILEC_ERR_INVALID_ARG);
+    /* a buffer declared later is not visible; a shared one declared before is */
+    tilec_kernel_alloc(k, "Sh", TILEC_SPACE_SHARED, TILEC_F32, 2, shape, NULL, &Sh);
+    assert_int_equal(tilec_kernel_map(k, cta, &rm, "max(S[:, 0:1], Sh[:, 7:8])"), TILEC_OK);
+    char *after;
+    assert_int_equal(tilec_format(p, &after, NULL), TILEC_OK);
+    assert_true(tilec_kernel_param_written(k, 2)); /* P, m and t: map destinations */
+    assert_true(tilec_kernel_param_written(k, 1));
+    assert_true(tilec_kernel_param_written(k, 3));
+    assert_false(tilec_kernel_param_written(k, 0)); /* S: only read */
+    assert_string_equal(before, "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, "
+                                "t: i32[16, 8] global) threads=128 {\n  cta.map(P, exp(S - m) * -1.5e-06)\n}\n");
+    assert_string_equal(after, "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, "
+                               "t: i32[16, 8] global) threads=128 {\n  cta.map(P, exp(S - m) * -1.5e-06)\n"
+                               "  cta.map(t, S)\n  shared Sh: f32[16, 8]\n  cta.map(m, max(S[:, 0:1], Sh[:, 7:8]))\n}\n");
+    /* the verifier's later messages name the statement: the text's columns are not the file's */
+    assert_int_equal(tilec_verify(p, NULL), TILEC_ERR_VERIFY);
+    tilec_diag d;
+    tilec_diag_get(ctx, 0, &d);
+    assert_int_equal(d.line, 0);
+    assert_string_equal(d.message, "kernel 'k', statement 4 (cta.map(m, max(S[:, 0:1], Sh[:, 7:8]))): missing barrier: "
+                                   "'m' is overwritten here while other threads may still read it at statement 1; add "
+                                   "cta.sync() before this statement");
+    tilec_free(before);
+    tilec_free(after);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 static void test_builder_rejects_bad_arguments(void **state) {
     (void)state;
     tilec_ctx *ctx;
@@ -658,6 +734,7 @@ static void test_diagnostics_are_the_calls_own(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builder_map),
         cmocka_unit_test(test_sim_copies_stay_in_blocks),
         cmocka_unit_test(test_close_frees_blocks),
         cmocka_unit_test(test_budget_refused_up_front),

@@ -246,6 +246,62 @@ static const bad_case cases[] = {
     {"-nan in an expression", MAPK "  cta.map(P, S * @-nan)\n}", "'-nan' is not a number; write nan", P},
     {"number too large in an expression", MAPK "  cta.map(P, S * @-1e999)\n}", "number -1e999 is too large; write inf for infinity", P},
     {"misspelt map", MAPK "  cta.@mapp(P, S)\n}", "unknown operation 'mapp'; did you mean 'map'?", P},
+    /* ---- map statements: meaning ---- */
+    {"map mixing a float and an integer", MAPK "  cta.map(P, S @+ t)\n}",
+     "'+' mixes f32 'S' and i32 't'; cast the integer to compute in f32: f32(t)", V},
+    {"map mixing integer types", MAPK "  cta.map(t, @max(t, index(0)))\n}",
+     "max mixes i32 't' and i64 'index(0)'; cast one to the other's type: i64(t)", V},
+    {"map: exp of an integer", MAPK "  cta.map(P, @exp(t))\n}", "exp of i32 't': cast it, exp(f32(t))", V},
+    {"map: division of integers", MAPK "  cta.map(t, t @/ (t + 1))\n}",
+     "'/' of i32 't' and 't + 1': cast them, f32(t) / f32(t + 1)", V},
+    {"map: a fraction meets integers", MAPK "  cta.map(t, t * @0.5)\n}",
+     "number 0.5 meets i32 operands; an integer operation takes integers (or cast the i32 to a float: f32(...))", V},
+    {"map: an integer that does not fit", MAPK "  cta.map(t, t + @-2147483649)\n}",
+     "number -2147483649 does not fit i32 (-2147483648 to 2147483647)", V},
+    {"map: an integer past 64 bits meets integers", MAPK "  cta.map(t, i64(t) + @99999999999999999999)\n}",
+     "number 99999999999999999999 does not fit i64 (-9223372036854775808 to 9223372036854775807)", V},
+    {"map: a number overflowing f32", MAPK "  cta.map(P, S * @1e39)\n}", "number 1e+39 overflows f32; write inf or -inf for infinity", V},
+    {"map: numbers only, into integers", MAPK "  cta.map(t, @inf)\n}",
+     "number inf meets i32 operands; an integer operation takes integers (or cast the i32 to a float: f32(...))", V},
+    {"map: a row statistic without its trailing axis",
+     "kernel k(S: f32[4, 8] global, r: f32[4] global, P: f32[4, 8] global) threads=32 {\n  cta.map(P, S - @r)\n}",
+     "operand 'r' is [4] and does not broadcast to the destination 'P', [4, 8]: aligned at the right, its dimension 0 (4) "
+     "meets 8; each must equal the destination's or be 1; a row statistic needs a trailing axis of extent 1: declare "
+     "r: f32[4, 1]; a reduction over axes=(-1) writes it", V},
+    {"map: an operand of higher rank", MAPK "  cta.map(P[0], @S + 1)\n}",
+     "operand 'S' is [4, 8] but the destination 'P' is [8]; an operand broadcasts to the destination's shape, so it has at "
+     "most 1 dimension", V},
+    {"map: mismatched extents", MAPK "  cta.map(P, @S[:, 0:4])\n}",
+     "operand 'S[:, 0:4]' is [4, 4] and does not broadcast to the destination 'P', [4, 8]: aligned at the right, its "
+     "dimension 1 (4) meets 8; each must equal the destination's or be 1", V},
+    {"map: index out of range", MAPK "  cta.map(P, S * f32(@index(-3)))\n}",
+     "index(-3) is out of range: the destination 'P' has 2 dimensions (index(-2) to index(1))", V},
+    {"map at grid scope", MAPK "  @grid.map(P, S)\n}",
+     "a map runs inside a CTA; for an elementwise pass over a whole tensor, give the kernel grid= and index its global "
+     "buffers by cta_id: cta.map(Y[cta_id], ...)", V},
+    {"map: an operand overlapping the destination", MAPK "  cta.map(P[0:2], @P[1:3] + 1)\n}",
+     "operand 'P[1:3]' overlaps the destination 'P[0:2]'; an operand may be the destination only as the identical region "
+     "(in place): read a copy, or write another buffer", V},
+    {"map: every warp writing one place", "kernel k(S: f32[4, 8] global, P: f32[4, 8] global) threads=64 {\n"
+     "  warp.map(@P, S)\n}", "all 2 warps write the same part of 'P'; index it by warp_id (P[warp_id]) or select one instance (warp[0].map)", V},
+    {"map: a local operand at cta scope", MAPK "  local L: f32[8]\n  cta.map(P, S + @L)\n}",
+     "'L' is local (private to each thread) and cannot be used at cta scope; use it at thread or warp scope", V},
+    {"map: each lane's own array into one place", MAPK "  local L: f32[8]\n  warp.map(P[0], @L)\n}",
+     "every lane holds its own 'L', so a warp cannot compute one 'P' from it; map at thread scope", V},
+    {"map: a fragment into shared memory",
+     "func f(S: f32[16, 64] local layout=mma_m16n8k16_c, G: f32[16, 64] shared) threads=32 {\n  warp.map(G, @S)\n}",
+     "'S' is a fragment (a tile the lanes share); a map reads a fragment only into a fragment destination of the same "
+     "lanes, and 'G' is not one: copy it to shared memory first", V},
+    {"map: a thread's own array into a fragment",
+     "func f(S: f32[16, 64] local layout=mma_m16n8k16_c, L: f32[16, 64] local) threads=32 {\n  warp.map(S, @L)\n}",
+     "'L' is each thread's own array and 'S' a fragment (a tile the lanes share); the operands of a fragment destination "
+     "are fragments of its lanes, or shared or global tiles", V},
+    {"map: a row statistic in the wrong lanes",
+     "func f(S: f32[16, 64] local layout=mma_m16n8k16_c, m: f32[16, 1] local layout=linear(reg=((8, 0)), "
+     "lane=((1, 0), (2, 0), (4, 0), (0, 0), (0, 0)))) threads=32 {\n  warp.map(S, S - @m)\n}",
+     "fragment 'm' holds the element that register 0 of 'S' reads in register 0 of lane 0, but not in lane 1 "
+     "(element [0, 2] of 'S'); a map reads an operand fragment at one register for every lane: give 'm' a layout that "
+     "matches 'S', or read it from shared memory", V},
     /* ---- barriers ---- */
     {"missing sync before a read", HEAD "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  cta.copy(As, A)\n  cta.sum(Bs, @As)\n}",
      "missing barrier: 'As' is read here but other threads wrote it at line 4 with no barrier "

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 
+#include "../src/ir/ir.h"
 #include "support.h"
 
 /* src is valid, and so is its canonical form, which formats to itself. */
@@ -77,6 +78,26 @@ static const char *const valid[] = {
     /* a func: shared operands, no grid */
     "func f(dst: f32[64] shared, src: f32[64, 128] shared) threads=128 {\n"
     "  cta.max(dst, src, axes=(-1), nan=ignore)\n}\n",
+    /* map: a row statistic broadcast along the columns; bf16 read as f32 with an explicit
+     * rounding; a vector broadcast along the rows; numbers of every type; in place */
+    "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, X: bf16[4, 8] global,\n"
+    "         v: f32[4, 1] global, w: bf16[8] global, Y: bf16[4, 8] global, t: i64[16, 1] global,\n"
+    "         I: i32[16, 8] global, U: u32[8] global) threads=128 {\n"
+    "  cta.map(P, exp(S - m))\n  cta.map(Y, bf16(f32(X) * rsqrt(v + 1e-6)) * w)\n  cta.sync()\n"
+    "  cta.map(P, where(eq(index(1), t), P, 0))\n  cta.sync()\n  cta.map(P, -inf)\n  cta.map(I, I * -2147483648 + 7)\n"
+    "  cta.map(U, U + 4294967295)\n  cta.sync()\n  cta.map(P, f32(I) / 3 + max(S, 1e38) - f64(I[0]))\n  cta.sync()\n"
+    "  cta.map(I, i32(S) + i32(index(-1)) + where(lt(S, 0), -1, 1))\n  cta.sync()\n  cta.map(P, where(1, 2.5, 3))\n"
+    "  cta.sync()\n  cta.map(P[0:8], P[0:8] * 2)\n  cta.sync()\n  cta.map(I, 1 + 2 * 3)\n}\n",
+    /* map reading what other threads wrote, after the barrier; a map at warp scope into a
+     * per-warp slice; thread scope in registers */
+    "kernel k(A: f32[4, 32] global, B: f32[4, 32] global) threads=128 {\n"
+    "  shared S: f32[4, 32]\n  shared T: f32[4, 32]\n  local L: f32[32]\n"
+    "  cta.copy(S, A)\n  cta.sync()\n  cta.map(T, S * S)\n  cta.sync()\n  warp.map(S[warp_id], T[warp_id] + 1)\n"
+    "  cta.sync()\n  thread.map(L, S[0] - 1)\n  thread.map(L, abs(L))\n  cta.sync()\n  warp.map(B[warp_id], S[warp_id])\n}\n",
+    /* fragments: a row statistic whose layout puts row r in the lanes of row r of S */
+    "func f(S: f32[16, 64] local layout=mma_m16n8k16_c, m: f32[16, 1] local layout=linear(reg=((8, 0)), "
+    "lane=((0, 0), (0, 0), (1, 0), (2, 0), (4, 0))), G: f32[64] shared) threads=32 {\n"
+    "  warp.map(S, exp(S - m) * G)\n  warp.map(m, -m)\n}\n",
 };
 
 static void test_valid_programs(void **state) {
@@ -327,6 +348,82 @@ static void test_variant_slots_count(void **state) {
     assert_int_equal(verify_for(TILEC_BACKEND_SIM, NULL, tight, &d, msg, sizeof msg), TILEC_OK);
 }
 
+/* The verifier types every node of a map's expression (f16 and bf16 read as f32, numbers
+ * taking the type they meet, rounded once from their text) and records the broadcast. */
+static void test_map_types(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    const char *src = "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, w: bf16[8] global,\n"
+                      "         I: i32[16, 8] global, D: f64[8] global, Q: f32[8] global, R: f32[2] global) threads=128 {\n"
+                      "  cta.map(P, bf16(S - m) * w + 0.1)\n  cta.map(I, where(gt(index(-1), 2), I, 3))\n"
+                      "  cta.map(Q, D + 0.1)\n  cta.map(R, 0.1)\n}\n";
+    tilec_program *p = NULL;
+    assert_int_equal(tilec_parse(ctx, "t.tile", src, strlen(src), &p), TILEC_OK);
+    tilec_verify_options o = {.warp_size = 32};
+    if (tilec_verify(p, &o) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+    const tilec_kernel *k = tilec_program_kernel(p, 0);
+    const ir_expr *e = k->stmts[0]->expr; /* (bf16(S - m) * w) + 0.1 */
+    assert_int_equal(e->type, TILEC_F32);
+    const ir_expr *mul = e->args[0], *cast = mul->args[0], *sub = cast->args[0];
+    assert_int_equal(cast->type, TILEC_F32); /* rounded to bf16, computed as f32 */
+    assert_int_equal(cast->to, TILEC_BF16);
+    assert_int_equal(mul->args[1]->type, TILEC_F32); /* w: bf16 read as f32 */
+    assert_int_equal(sub->args[1]->bcast[0], 0);
+    assert_int_equal(sub->args[1]->bcast[1], -1); /* m: its column broadcast */
+    assert_int_equal(mul->args[1]->bcast[0], -1); /* w: a missing leading dimension */
+    assert_int_equal(mul->args[1]->bcast[1], 0);
+    assert_int_equal(sub->args[0]->bcast[0], 0);
+    assert_int_equal(sub->args[0]->bcast[1], 1);
+    assert_int_equal(e->args[1]->type, TILEC_F32);
+    assert_true(e->args[1]->value.typed == (double)0.1f); /* 0.1 rounded once to f32 */
+    e = k->stmts[1]->expr;
+    assert_int_equal(e->type, TILEC_I32);
+    assert_int_equal(e->args[0]->type, TILEC_I64); /* gt of i64 operands gives an i64 1 or 0 */
+    assert_int_equal(e->args[0]->args[0]->axis, 1); /* index(-1), resolved */
+    assert_int_equal(e->args[0]->args[1]->type, TILEC_I64);
+    assert_int_equal(e->args[2]->type, TILEC_I32);
+    assert_true(e->args[2]->value.is_int && e->args[2]->value.i == 3);
+    e = k->stmts[2]->expr;
+    assert_int_equal(e->type, TILEC_F64);
+    assert_true(e->args[1]->value.typed == 0.1); /* f64: the number as written */
+    e = k->stmts[3]->expr; /* numbers only: the destination's type */
+    assert_int_equal(e->type, TILEC_F32);
+    assert_true(e->value.typed == (double)0.1f);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
+/* A map is a copy that reads every operand region: reading a shared tile another thread
+ * wrote needs a barrier first, and it ends with none (its result needs one to be read). */
+static void test_map_races(void **state) {
+    (void)state;
+    static const struct { const char *src; int line; const char *msg; } cases[] = {
+        {"kernel k(A: f32[4, 32] global, B: f32[4, 32] global) threads=64 {\n  shared S: f32[4, 32]\n"
+         "  cta.copy(S, A)\n  cta.map(B, S + 1)\n}\n", 4,
+         "missing barrier: 'S' is read here but other threads wrote it at line 3 with no barrier between; add cta.sync() "
+         "before this statement"},
+        {"kernel k(A: f32[4, 32] global, B: f32[4, 32] global) threads=64 {\n  shared S: f32[4, 32]\n  shared m: f32[4, 1]\n"
+         "  cta.copy(S, A)\n  cta.sync()\n  cta.max(m, S)\n  cta.map(S, S - m)\n  cta.copy(B, S)\n}\n", 8,
+         "missing barrier: 'S' is read here but other threads wrote it at line 7 with no barrier between; add cta.sync() "
+         "before this statement"},
+        {"kernel k(A: f32[4, 32] global, B: f32[4, 32] global) threads=64 {\n  shared S: f32[4, 32]\n"
+         "  cta.copy(S, A)\n  cta.sync()\n  cta.map(B, S)\n  cta.fill(S, 0)\n}\n", 6,
+         "missing barrier: 'S' is overwritten here while other threads may still read it at line 5; add cta.sync() "
+         "before this statement"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tilec_ctx *ctx;
+        tilec_open(&ctx);
+        assert_int_equal(check_text(ctx, cases[i].src, strlen(cases[i].src), 32), TILEC_ERR_VERIFY);
+        tilec_diag d;
+        tilec_diag_get(ctx, 0, &d);
+        assert_int_equal(d.line, cases[i].line);
+        assert_string_equal(d.message, cases[i].msg);
+        tilec_close(ctx);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_valid_programs),
@@ -339,6 +436,8 @@ int main(void) {
         cmocka_unit_test(test_func_shared),
         cmocka_unit_test(test_local_per_thread),
         cmocka_unit_test(test_variant_slots_count),
+        cmocka_unit_test(test_map_types),
+        cmocka_unit_test(test_map_races),
     };
     return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
 }

@@ -329,3 +329,36 @@ tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, tilec_op op,
         return TILEC_ERR_NOMEM;
     return TILEC_OK;
 }
+
+/* Forgets the positions of a built expression: they are columns of its text, not of a
+ * file, so later diagnostics name the statement instead (as for every built statement). */
+static void clear_positions(ir_expr *e) {
+    e->pos = (ir_pos){0, 0};
+    e->region.pos = (ir_pos){0, 0};
+    for (int d = 0; d < e->region.nindex; d++) e->region.index[d].pos = (ir_pos){0, 0};
+    int n = e->kind == IR_X_OP ? ir_ewop_arity(e->op) : e->kind == IR_X_CAST ? 1 : 0;
+    for (int i = 0; i < n; i++) clear_positions(e->args[i]);
+}
+
+tilec_status tilec_kernel_map(tilec_kernel *k, tilec_exec exec, const tilec_region *dst, const char *expr) {
+    if (!k) return TILEC_ERR_INVALID_ARG;
+    tilec_ctx *ctx = k->prog->ctx;
+    ir_begin(ctx);
+    if (!expr) return BAD(ctx, "map needs an expression: its text, as a .tile file writes it (\"exp(S - m)\")");
+    if (k->nstmts >= TILEC_MAX_STMTS)
+        return BAD(ctx, "'%s' has %d statements already, the most a kernel has", k->name, TILEC_MAX_STMTS);
+    size_t len = strlen(expr);
+    if (len > TILEC_MAX_SOURCE) return BAD(ctx, "map expression of %zu bytes; tilec reads at most 16 MiB", len);
+    ir_stmt st = {.kind = IR_MAP, .index = k->nstmts, .exec = exec};
+    tilec_status s = check_exec(k, exec);
+    if (s == TILEC_OK) s = to_region(k, dst, &st.dst, "destination");
+    if (s == TILEC_OK) s = ir_parse_expr(k->prog, k, expr, k->nstmts, &st.expr);
+    if (s != TILEC_OK) return s;
+    ir_source src = {"expression", expr, len};
+    if (!ir_check_map_expr(k->prog, k, &st, &src)) return TILEC_ERR_VERIFY;
+    clear_positions(st.expr);
+    ir_stmt *added = ir_stmt_add(k, IR_MAP);
+    if (!added) return TILEC_ERR_NOMEM;
+    *added = st;
+    return TILEC_OK;
+}

@@ -303,6 +303,16 @@ int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg);
 /* The XOR of vals[i] over the set bits i of `bits` (n of them): a fragment's part for a
  * register, lane or warp index, of its basis or of a projection of it. */
 int64_t ir_frag_xor(const int64_t *vals, int n, int64_t bits);
+/* A map statement whose destination dst is a fragment reads fragment operand `operand`
+ * (a checked REGION node, bcast set) lane-locally: register reg of every lane of dst needs
+ * the element that register *src_reg of the same lane of the operand holds, the same
+ * register for every lane (map.c). False where no such register exists (the verifier
+ * refuses the statement then). */
+bool ir_map_frag_source(const tilec_buffer *dst, const ir_expr *operand, int reg, int *src_reg);
+/* The same question, for a message: true when no register serves, with *lane and *warp a
+ * lane whose operand register does not hold the element (*src_reg -1: not even lane 0's). */
+bool ir_map_frag_mismatch(const tilec_buffer *dst, const ir_expr *operand, int reg, int *src_reg, int *lane,
+                          int *warp);
 /* Whether reduction st ends with a barrier of its scope (format.md, "Barriers"): every one
  * but a fragment's into fragments, which touches registers only. */
 bool ir_reduce_has_barrier(const struct ir_stmt *st);
@@ -398,6 +408,10 @@ typedef struct ir_target_info {
 /* The row of a backend; NULL for AUTO or a value out of range. */
 const ir_target_info *ir_target(tilec_backend b);
 
+/* The checks of map statement st (not yet in kernel k) that its own text decides, as
+ * tilec_kernel_map makes them at once: types, and shapes where no region is indexed by an
+ * id; diagnostics point into src, the expression's text. False when one failed. */
+bool ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_source *src);
 /* The verifier; race.c is its barrier analysis. */
 tilec_status ir_verify(tilec_program *p, const ir_limits *lim);
 bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size); /* false: out of memory */

@@ -173,7 +173,8 @@ bool tilec_kernel_param_written(const tilec_kernel *k, size_t i) {
     const tilec_buffer *b = tilec_kernel_param_at(k, i);
     for (int j = 0; b && j < k->nstmts; j++) {
         const ir_stmt *st = k->stmts[j];
-        if ((st->kind == IR_COPY || st->kind == IR_FILL || st->kind == IR_REDUCE || st->kind == IR_MAP) && (st->dst.buf == b || st->dst2.buf == b))
+        if ((st->kind == IR_COPY || st->kind == IR_FILL || st->kind == IR_REDUCE || st->kind == IR_MAP) &&
+            (st->dst.buf == b || st->dst2.buf == b))
             return true;
     }
     return false;

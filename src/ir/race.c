@@ -184,6 +184,18 @@ static bool check_access(racer *rc, const access *now) {
     return true;
 }
 
+/* The reads of a map statement: one per operand region of its expression, appended to
+ * out (when not NULL) from n on; returns the new count. */
+static int map_reads(const ir_expr *e, const ir_stmt *st, access *out, int n, int since) {
+    if (e->kind == IR_X_REGION) {
+        if (out) out[n] = (access){st, &e->region, false, since};
+        return n + 1;
+    }
+    if (e->kind == IR_X_OP || e->kind == IR_X_CAST)
+        for (int i = 0; i < (e->kind == IR_X_CAST ? 1 : ir_ewop_arity(e->op)); i++) n = map_reads(e->args[i], st, out, n, since);
+    return n;
+}
+
 bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
     racer rc = {.p = p, .k = k, .ws = warp_size};
     for (int i = 0; i < k->nstmts; i++)
@@ -196,8 +208,16 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
             add_barrier(&rc, st->exec.scope, st->exec.instance);
             continue;
         }
-        access now[4];
+        access fixed[4], *now = fixed;
         int n = 0;
+        if (st->kind == IR_MAP) { /* a copy that reads every operand region: one access each */
+            int nops = map_reads(st->expr, st, NULL, 0, 0);
+            if (nops + 1 > 4 && !(now = ir_arena_alloc(&p->arena, sizeof *now * (size_t)(nops + 1)))) {
+                rc.oom = true;
+                break;
+            }
+            n = map_reads(st->expr, st, now, 0, rc.nbar);
+        }
         if (st->kind == IR_COPY || st->kind == IR_REDUCE)
             now[n++] = (access){st, &st->src, false, rc.nbar};
         if (st->kind == IR_REDUCE && st->accum) now[n++] = (access){st, &st->dst, false, rc.nbar};

@@ -8,9 +8,11 @@
  * only on kernels that pass every other rule, since it needs valid regions.
  */
 #include "loop.h" /* ir.h, and the op table */
+#include "numeric.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct verifier {
@@ -173,8 +175,7 @@ static void check_dst_per_instance(verifier *v, const ir_stmt *st, const ir_regi
         err(v, r->pos, "all %d %s write the same part of '%s'; index it by %s (%s[%s]) or "
                        "select one instance (%s[0].%s)",
             count, scope_plural(s), b->name, ir_id_name(s), b->name, ir_id_name(s),
-            tilec_scope_name(s), st->kind == IR_COPY ? "copy" : st->kind == IR_FILL ? "fill" :
-            tilec_op_name(st->op));
+            tilec_scope_name(s), ir_stmt_word(st));
     } else if (b->space == TILEC_SPACE_GLOBAL && !v->k->is_func && v->k->grid > 1 &&
                by != TILEC_SCOPE_CTA) {
         err(v, r->pos, "all %lld CTAs of the grid write the same part of '%s'; index it by "
@@ -190,6 +191,11 @@ static void check_dst_per_instance(verifier *v, const ir_stmt *st, const ir_regi
  * the number of CTAs. */
 static bool check_grid(verifier *v, const ir_stmt *st) {
     const tilec_kernel *k = v->k;
+    if (st->kind == IR_MAP) {
+        err(v, st->pos, "a map runs inside a CTA; for an elementwise pass over a whole tensor, give the kernel grid= "
+                        "and index its global buffers by cta_id: cta.map(Y[cta_id], ...)");
+        return false;
+    }
     if (st->kind != IR_REDUCE) {
         char ops[96];
         err(v, st->pos, "grid scope is for reductions (%s); use cta scope for %s", ir_op_names(ops, sizeof ops, ", "),
@@ -400,6 +406,378 @@ static void check_copy(verifier *v, const ir_stmt *st) {
                          "place; copy it at thread scope", src->buf->name);
 }
 
+/* ---- map statements ------------------------------------------------------------------- */
+
+#define UNTYPED TILEC_DTYPE_COUNT /* a subexpression of numbers only, typed by what it meets */
+
+/* What a value of dtype t computes in: f16 and bf16 as f32. */
+static tilec_dtype compute_type(tilec_dtype t) { return t == TILEC_F16 || t == TILEC_BF16 ? TILEC_F32 : t; }
+
+/* An expression's text for a message (cut when long). */
+static const char *expr_text(const ir_expr *e, char *buf, size_t n) {
+    ir_str s = {0};
+    bool parens = e->parens;
+    ((ir_expr *)e)->parens = false; /* the operand alone, without its own parentheses */
+    ir_print_expr(&s, e);
+    ((ir_expr *)e)->parens = parens;
+    if (!s.data) snprintf(buf, n, "?");
+    else if (s.len < n) snprintf(buf, n, "%s", s.data);
+    else snprintf(buf, n, "%.*s...", (int)(n - 4), s.data);
+    ir_str_free(&s);
+    return buf;
+}
+
+/* The operator as a message names it: '+' for a + b, exp for exp(x). */
+static const char *op_text(const ir_expr *e, char *buf, size_t n) {
+    if (e->infix) snprintf(buf, n, "'%c'", ir_ewop(e->op)->infix ? ir_ewop(e->op)->infix : '-');
+    else snprintf(buf, n, "%s", tilec_ewop_name(e->op));
+    return buf;
+}
+
+static void print_dims(char *buf, size_t n, const int64_t *dims, int rank) {
+    size_t at = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < rank && at < n; d++) at += (size_t)snprintf(buf + at, n - at, "%s%lld", d ? ", " : "", (long long)dims[d]);
+    if (at < n) snprintf(buf + at, n - at, "]");
+}
+
+static void assign_type(verifier *v, ir_expr *e, tilec_dtype t, bool *ok);
+
+/* Refuses integer operands of a floats-only operator (div, exp … fma) with the casts to
+ * write: "exp of i32 'T': cast it, exp(f32(T))". */
+static void check_floats_only(verifier *v, ir_expr *e, bool *ok) {
+    if (e->kind != IR_X_OP || !ir_ewop(e->op)->floats_only || ir_dtype_is_float(e->type)) return;
+    int arity = ir_ewop_arity(e->op);
+    ir_expr tmp = *e, casts[3], inner[3];
+    tmp.parens = false;
+    char names[160] = "", a[64], o[16];
+    int nnames = 0;
+    for (int i = 0; i < arity; i++) {
+        if (e->args[i]->kind == IR_X_CONST) continue; /* a number takes the float type as it is */
+        inner[i] = *e->args[i];
+        inner[i].parens = false; /* the cast's own parentheses hold it */
+        casts[i] = (ir_expr){.kind = IR_X_CAST, .to = TILEC_F32, .args = {&inner[i]}};
+        tmp.args[i] = &casts[i];
+        size_t at = strlen(names);
+        snprintf(names + at, sizeof names - at, "%s'%s'", nnames ? " and " : "", expr_text(e->args[i], a, sizeof a));
+        nnames++;
+    }
+    ir_str fix = {0};
+    ir_print_expr(&fix, &tmp);
+    err(v, e->pos, "%s of %s %s: cast %s, %s", op_text(e, o, sizeof o), tilec_dtype_name(e->type), names,
+        nnames > 1 ? "them" : "it", fix.data ? fix.data : "?");
+    ir_str_free(&fix);
+    *ok = false;
+}
+
+/* The common type of an operator's operands args[first .. first + n) (f64 over f32 over
+ * integers; integers of one type), or UNTYPED when all are numbers; mixing a float and an
+ * integer, or two integer types, is refused with the cast to write. */
+static tilec_dtype join_types(verifier *v, const ir_expr *e, int first, int n, const tilec_dtype *types, bool *ok) {
+    tilec_dtype t = UNTYPED;
+    int at = -1;
+    for (int i = first; i < first + n; i++) {
+        tilec_dtype u = types[i];
+        if (u == UNTYPED) continue;
+        if (t == UNTYPED) { t = u; at = i; continue; }
+        bool ft = ir_dtype_is_float(t), fu = ir_dtype_is_float(u);
+        if (ft && fu) { if (u == TILEC_F64) t = u; continue; }
+        if (!ft && !fu && t == u) continue;
+        char o[16], x[64], y[64];
+        const ir_expr *ia = e->args[at], *ib = e->args[i]; /* the integer one last, for the fix */
+        tilec_dtype ta = t, tb = u;
+        if (!ft && fu) { ia = e->args[i]; ib = e->args[at]; ta = u; tb = t; }
+        expr_text(ia, x, sizeof x);
+        expr_text(ib, y, sizeof y);
+        if (ir_dtype_is_float(ta) || ir_dtype_is_float(tb))
+            err(v, e->pos, "%s mixes %s '%s' and %s '%s'; cast the integer to compute in %s: %s(%s)", op_text(e, o, sizeof o),
+                tilec_dtype_name(ta), x, tilec_dtype_name(tb), y, tilec_dtype_name(ta), tilec_dtype_name(ta), y);
+        else if (ta == TILEC_I64 || tb == TILEC_I64)
+            err(v, e->pos, "%s mixes %s '%s' and %s '%s'; cast one to the other's type: i64(%s)", op_text(e, o, sizeof o),
+                tilec_dtype_name(ta), x, tilec_dtype_name(tb), y, ta == TILEC_I64 ? y : x);
+        else
+            err(v, e->pos, "%s mixes %s '%s' and %s '%s'; cast both to i64: i64(%s), i64(%s)", op_text(e, o, sizeof o),
+                tilec_dtype_name(ta), x, tilec_dtype_name(tb), y, x, y);
+        *ok = false;
+        return t;
+    }
+    return t;
+}
+
+/* Types the tree bottom-up (docs/format.md, "Types"): sets e->type on every node whose
+ * type its operands decide and returns it, or UNTYPED for numbers only, which take the
+ * type of what they meet (assign_type). */
+static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
+    switch (e->kind) {
+    case IR_X_REGION: return e->type = compute_type(e->region.buf->dtype);
+    case IR_X_INDEX: return e->type = TILEC_I64;
+    case IR_X_CONST: return UNTYPED;
+    case IR_X_CAST:
+        if (infer_type(v, e->args[0], ok) == UNTYPED) assign_type(v, e->args[0], compute_type(e->to), ok);
+        return e->type = compute_type(e->to);
+    case IR_X_OP: break;
+    }
+    int arity = ir_ewop_arity(e->op);
+    tilec_dtype types[3];
+    for (int i = 0; i < arity; i++) types[i] = infer_type(v, e->args[i], ok);
+    if (!*ok) return UNTYPED;
+    bool where = e->op == TILEC_EW_WHERE;
+    tilec_dtype t = where ? join_types(v, e, 1, 2, types, ok) : join_types(v, e, 0, arity, types, ok);
+    if (!*ok || t == UNTYPED) return UNTYPED;
+    for (int i = 0; i < arity; i++)
+        if (types[i] == UNTYPED) assign_type(v, e->args[i], t, ok); /* a where's numeric condition too */
+    e->type = t;
+    check_floats_only(v, e, ok);
+    return t;
+}
+
+/* Gives the numbers-only subtree e type t, each number rounded once from its text (or
+ * refused: a fraction or a value out of range of an integer type, a float overflowing). */
+static void assign_type(verifier *v, ir_expr *e, tilec_dtype t, bool *ok) {
+    e->type = t;
+    if (e->kind == IR_X_OP) {
+        for (int i = 0; i < ir_ewop_arity(e->op); i++) assign_type(v, e->args[i], t, ok);
+        check_floats_only(v, e, ok);
+        return;
+    }
+    if (e->kind != IR_X_CONST) return;
+    ir_value *x = &e->value;
+    num_fill_typed(x, t, e->text, e->text_len);
+    const char *tn = tilec_dtype_name(t);
+    char a[64];
+    if (ir_dtype_is_float(t)) {
+        if (!x->is_int && isfinite(x->f) && isinf(x->typed)) {
+            err(v, e->pos, "number %s overflows %s; write inf or -inf for infinity", expr_text(e, a, sizeof a), tn);
+            *ok = false;
+        }
+        return;
+    }
+    int64_t lo = t == TILEC_I32 ? INT32_MIN : t == TILEC_U32 ? 0 : INT64_MIN;
+    int64_t hi = t == TILEC_I32 ? INT32_MAX : t == TILEC_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
+    if (!x->is_int && (!isfinite(x->f) || !x->exact)) {
+        err(v, e->pos, "number %s meets %s operands; an integer operation takes integers (or cast the %s to a float: "
+                       "f32(...))", expr_text(e, a, sizeof a), tn, tn);
+        *ok = false;
+    } else if (x->too_big || x->i < lo || x->i > hi) {
+        err(v, e->pos, "number %s does not fit %s (%lld to %lld)", expr_text(e, a, sizeof a), tn, (long long)lo, (long long)hi);
+        *ok = false;
+    }
+}
+
+/* Every operand region of e, in the order written. */
+static int expr_regions(ir_expr *e, ir_expr **out, int n, int cap) {
+    if (e->kind == IR_X_REGION) {
+        if (n < cap) out[n] = e;
+        return n + 1;
+    }
+    if (e->kind == IR_X_OP || e->kind == IR_X_CAST)
+        for (int i = 0; i < (e->kind == IR_X_CAST ? 1 : ir_ewop_arity(e->op)); i++) n = expr_regions(e->args[i], out, n, cap);
+    return n;
+}
+
+/* Two regions that select the very same elements in the same order (the map's in-place
+ * operand). */
+static bool same_region(const ir_region *a, const ir_region *b) {
+    if (a->buf != b->buf) return false;
+    for (int d = 0; d < a->buf->rank; d++) {
+        ir_index whole = {.kind = TILEC_INDEX_SLICE};
+        const ir_index *x = d < a->nindex ? &a->index[d] : &whole, *y = d < b->nindex ? &b->index[d] : &whole;
+        if (x->kind != y->kind) return false;
+        if (x->kind == TILEC_INDEX_ID) {
+            if (x->id != y->id) return false;
+            continue;
+        }
+        int64_t xl, xh, yl, yh;
+        ir_index_range(x, a->buf->shape[d], &xl, &xh);
+        ir_index_range(y, b->buf->shape[d], &yl, &yh);
+        if (xl != yl || xh != yh) return false;
+    }
+    return true;
+}
+
+/* index(d): d a dimension of the destination region, normalised to >= 0. */
+static void check_index_axes(verifier *v, ir_expr *e, int rank, const ir_region *dst, bool *ok) {
+    if (e->kind == IR_X_INDEX) {
+        int n = e->axis < 0 ? e->axis + rank : e->axis;
+        if (n < 0 || n >= rank) {
+            if (rank == 0)
+                err(v, e->pos, "index(%d): the destination '%s' is a single element, with no dimension to index",
+                    e->axis, dst->buf->name);
+            else
+                err(v, e->pos, "index(%d) is out of range: the destination '%s' has %d dimension%s (index(%d) to index(%d))",
+                    e->axis, dst->buf->name, rank, rank == 1 ? "" : "s", -rank, rank - 1);
+            *ok = false;
+            return;
+        }
+        e->axis = n;
+    }
+    if (e->kind == IR_X_OP || e->kind == IR_X_CAST)
+        for (int i = 0; i < (e->kind == IR_X_CAST ? 1 : ir_ewop_arity(e->op)); i++) check_index_axes(v, e->args[i], rank, dst, ok);
+}
+
+/* Broadcasts operand region e to the destination's shape (numpy's rule, aligned at the
+ * right) and sets e->bcast; refused with both shapes and the fix. */
+static bool check_broadcast(verifier *v, ir_expr *e, const ir_region *dst, const int64_t *dd, int rd) {
+    int64_t od[TILEC_MAX_RANK];
+    int ro = ir_region_shape(&e->region, od);
+    char ds[160], os[160], a[64];
+    print_dims(ds, sizeof ds, dd, rd);
+    print_dims(os, sizeof os, od, ro);
+    expr_text(e, a, sizeof a);
+    if (ro > rd) {
+        err(v, e->pos, "operand '%s' is %s but the destination '%s' is %s; an operand broadcasts to the destination's "
+                       "shape, so it has at most %d dimension%s", a, os, dst->buf->name, ds, rd, rd == 1 ? "" : "s");
+        return false;
+    }
+    for (int d = 0; d < rd; d++) {
+        int j = d - (rd - ro);
+        if (j < 0 || od[j] == 1) { e->bcast[d] = -1; continue; }
+        if (od[j] == dd[d]) { e->bcast[d] = j; continue; }
+        bool prefix = ro < rd;
+        for (int i = 0; i < ro && prefix; i++) prefix = od[i] == dd[i];
+        char hint[512] = "";
+        if (prefix) {
+            int64_t want[TILEC_MAX_RANK];
+            for (int i = 0; i < rd; i++) want[i] = i < ro ? od[i] : 1;
+            char ws[160];
+            print_dims(ws, sizeof ws, want, rd);
+            snprintf(hint, sizeof hint, "; a row statistic needs a trailing axis of extent 1: declare %s: %s%s; a "
+                     "reduction over axes=(-1) writes it", e->region.buf->name, tilec_dtype_name(e->region.buf->dtype), ws);
+        }
+        err(v, e->pos, "operand '%s' is %s and does not broadcast to the destination '%s', %s: aligned at the right, "
+                       "its dimension %d (%lld) meets %lld; each must equal the destination's or be 1%s",
+            a, os, dst->buf->name, ds, j, (long long)od[j], (long long)dd[d], hint);
+        return false;
+    }
+    return true;
+}
+
+/* A fragment destination reads each fragment operand in the same lane, at a register
+ * fixed for every lane (ir_map_frag_source); refused naming the register and lane. */
+static bool check_frag_operand(verifier *v, const ir_stmt *st, const ir_expr *op) {
+    const tilec_buffer *db = st->dst.buf, *ob = op->region.buf;
+    for (int reg = 0; reg < 1 << db->frag_reg; reg++) {
+        int src, lane, warp;
+        if (!ir_map_frag_mismatch(db, op, reg, &src, &lane, &warp)) continue;
+        int64_t e = ir_frag_element(db, warp, lane, reg), c[TILEC_MAX_RANK];
+        for (int d = db->rank - 1; d >= 0; d--) {
+            c[d] = e % db->shape[d];
+            e /= db->shape[d];
+        }
+        char at[160], w[32] = "";
+        print_dims(at, sizeof at, c, db->rank);
+        if (db->frag_warp) snprintf(w, sizeof w, " of warp %d", warp);
+        if (src < 0)
+            err(v, op->pos, "fragment '%s' does not hold, in lane %d%s, the element that register %d of '%s' (element %s) "
+                            "reads: no register of that lane has it; give '%s' a layout that puts each element in the "
+                            "lanes holding the elements of '%s' that read it, or read it from shared memory",
+                ob->name, lane, w, reg, db->name, at, ob->name, db->name);
+        else
+            err(v, op->pos, "fragment '%s' holds the element that register %d of '%s' reads in register %d of lane 0, but "
+                            "not in lane %d%s (element %s of '%s'); a map reads an operand fragment at one register "
+                            "for every lane: give '%s' a layout that matches '%s', or read it from shared memory",
+                ob->name, reg, db->name, src, lane, w, at, db->name, ob->name, db->name);
+        return false;
+    }
+    return true;
+}
+
+static void check_map(verifier *v, ir_stmt *st) {
+    const ir_region *dst = &st->dst;
+    const tilec_buffer *db = dst->buf;
+    int nops = expr_regions(st->expr, NULL, 0, 0);
+    ir_expr **ops = malloc(sizeof *ops * (size_t)(nops ? nops : 1));
+    if (!ops) {
+        ir_diag_add(v->p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while checking a map statement");
+        v->oom = true;
+        return;
+    }
+    expr_regions(st->expr, ops, 0, nops);
+    bool ok = check_region(v, st, dst);
+    for (int i = 0; i < nops; i++) ok = check_region(v, st, &ops[i]->region) && ok;
+    if (!ok) goto done;
+    check_dst_per_instance(v, st, dst);
+    tilec_dtype t = infer_type(v, st->expr, &ok);
+    if (ok && t == UNTYPED) assign_type(v, st->expr, compute_type(db->dtype), &ok);
+    int64_t dd[TILEC_MAX_RANK];
+    int rd = ir_region_shape(dst, dd);
+    check_index_axes(v, st->expr, rd, dst, &ok);
+    bool shaped = true;
+    for (int i = 0; i < nops && shaped; i++) shaped = check_broadcast(v, ops[i], dst, dd, rd);
+    if (!shaped) goto done;
+    bool dfrag = db->layout.kind != TILEC_LAYOUT_NONE;
+    for (int i = 0; i < nops; i++) {
+        const ir_expr *op = ops[i];
+        const tilec_buffer *ob = op->region.buf;
+        bool ofrag = ob->layout.kind != TILEC_LAYOUT_NONE;
+        char a[64];
+        expr_text(op, a, sizeof a);
+        if (ob == db && !same_region(dst, &op->region) && may_overlap(dst, &op->region)) {
+            ir_str ds = {0};
+            ir_print_region(&ds, dst);
+            err(v, op->pos, "operand '%s' overlaps the destination '%s'; an operand may be the destination only as the "
+                            "identical region (in place): read a copy, or write another buffer",
+                a, ds.data ? ds.data : db->name);
+            ir_str_free(&ds);
+            break;
+        }
+        if (dfrag && ofrag) {
+            if (!check_frag_operand(v, st, op)) break;
+        } else if (dfrag && ob->space == TILEC_SPACE_LOCAL) {
+            err(v, op->pos, "'%s' is each thread's own array and '%s' a fragment (a tile the lanes share); the operands "
+                            "of a fragment destination are fragments of its lanes, or shared or global tiles",
+                ob->name, db->name);
+            break;
+        } else if (ofrag) {
+            err(v, op->pos, "'%s' is a fragment (a tile the lanes share); a map reads a fragment only into a fragment "
+                            "destination of the same lanes, and '%s' is not one: copy it to shared memory first",
+                ob->name, db->name);
+            break;
+        } else if (ob->space == TILEC_SPACE_LOCAL && db->space != TILEC_SPACE_LOCAL && st->exec.scope == TILEC_SCOPE_WARP) {
+            err(v, op->pos, "every lane holds its own '%s', so a warp cannot compute one '%s' from it; map at thread "
+                            "scope", ob->name, db->name);
+            break;
+        }
+    }
+done:
+    free(ops);
+}
+
+/* Whether region r has an index by an id (whose range depends on the warp size). */
+static bool has_id(const ir_region *r) {
+    for (int d = 0; d < r->nindex; d++)
+        if (r->index[d].kind == TILEC_INDEX_ID) return true;
+    return false;
+}
+
+bool ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_source *src) {
+    ir_limits lim = ir_limits_any(32);
+    verifier v = {.p = p, .k = k, .st = st, .ws = 32, .lim = &lim};
+    size_t before = ir_error_count(p->ctx);
+    ir_source saved = p->src;
+    p->src = *src;
+    bool ok = true;
+    tilec_dtype t = infer_type(&v, st->expr, &ok);
+    if (ok && t == UNTYPED) assign_type(&v, st->expr, compute_type(st->dst.buf->dtype), &ok);
+    int nops = ok ? expr_regions(st->expr, NULL, 0, 0) : 0;
+    ir_expr **ops = ok ? malloc(sizeof *ops * (size_t)(nops ? nops : 1)) : NULL;
+    if (ops && st->exec.scope != TILEC_SCOPE_GRID) { /* shapes, where they do not depend on the warp size */
+        expr_regions(st->expr, ops, 0, nops);
+        bool plain = !has_id(&st->dst);
+        for (int i = 0; i < nops && plain; i++) plain = !has_id(&ops[i]->region);
+        if (plain) {
+            bool in_range = check_region(&v, st, &st->dst);
+            for (int i = 0; i < nops; i++) in_range = check_region(&v, st, &ops[i]->region) && in_range;
+            int64_t dd[TILEC_MAX_RANK];
+            int rd = in_range ? ir_region_shape(&st->dst, dd) : 0;
+            if (in_range) check_index_axes(&v, st->expr, rd, &st->dst, &ok);
+            for (int i = 0; i < nops && in_range; i++) in_range = check_broadcast(&v, ops[i], &st->dst, dd, rd);
+        }
+    }
+    free(ops);
+    p->src = saved;
+    return !v.oom && ir_error_count(p->ctx) == before;
+}
+
 int64_t ir_alloc_bytes(const tilec_buffer *b) {
     int64_t atom = ir_swizzle_atom(b); /* a swizzled tile is aligned to its atom: at most atom - 16 bytes before it */
     return ((b->span * (int64_t)tilec_dtype_size(b->dtype) + 15) & ~(int64_t)15) + (atom > 16 ? atom - 16 : 0); /* span <= 2^48 */
@@ -468,7 +846,7 @@ static void verify_kernel(verifier *v) {
         if (!check_exec(v, st)) continue;
         if (st->kind == IR_SYNC) continue;
         if (st->kind == IR_MAP) {
-            err(v, st->op_pos, "map statements are not checked yet");
+            check_map(v, st);
             continue;
         }
         bool ok = check_region(v, st, &st->dst);
