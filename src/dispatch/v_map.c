@@ -533,37 +533,6 @@ static int choose_vector(const mapper *m) {
     return 1;
 }
 
-/* The register of fragment G that holds, in every lane and warp, the element destination
- * register r needs (o's broadcast of it); -1 when none does. */
-static int frag_register(const mapper *m, const operand *o, int r) {
-    const tilec_buffer *D = m->st->dst.buf, *G = o->x->region.buf;
-    const ir_region *gr = &o->x->region;
-    int warps = ir_frag_threads(D) / 32;
-    for (int g = 0; g < 1 << G->frag_reg; g++) {
-        bool ok = true;
-        for (int w = 0; ok && w < warps; w++)
-            for (int lane = 0; ok && lane < 32; lane++) {
-                int64_t flat = ir_frag_element(D, w, lane, r), c[TILEC_MAX_RANK];
-                for (int d = m->rank - 1; d >= 0; d--) { /* the destination region's coordinates */
-                    c[d] = flat % m->dims[d];
-                    flat /= m->dims[d];
-                }
-                int64_t oc[TILEC_MAX_RANK] = {0}, want = 0;
-                for (int d = 0; d < m->rank; d++)
-                    if (o->x->bcast[d] >= 0) oc[o->x->bcast[d]] = c[d];
-                for (int d = 0, j = 0; d < G->rank; d++) { /* G's own coordinates */
-                    int64_t lo = 0, hi = G->shape[d], at;
-                    if (d < gr->nindex) ir_index_range(&gr->index[d], G->shape[d], &lo, &hi);
-                    at = d < gr->nindex && gr->index[d].kind == TILEC_INDEX_AT ? lo : lo + oc[j++];
-                    want = want * G->shape[d] + at;
-                }
-                ok = ir_frag_element(G, w, lane, g) == want;
-            }
-        if (ok) return g;
-    }
-    return -1;
-}
-
 static void lane_warp(mapper *m, lp_expr **lane, lp_expr **warp) {
     lp_expr *tid = lp_cast(m->k, LP_I32, dsp_inst_tid(m->l));
     *lane = bin(m, LO_BAND, tid, ic(m, LP_I32, 31));
@@ -598,12 +567,9 @@ static bool lower_fragment(mapper *m, char *why, size_t wn) {
         if (!is_frag(o->x->region.buf)) continue;
         o->frag = true;
         for (int r = 0; r < 1 << F->frag_reg; r++)
-            if ((o->frag_at[r] = frag_register(m, o, r)) < 0) {
-                int64_t flat = ir_frag_element(F, 0, 0, r);
-                snprintf(why, wn, "no register of '%s' holds, in every lane, the element register %d of '%s' needs "
-                                  "(lane 0 holds element %lld of '%s' there); give '%s' a layout that places it in "
-                                  "the same lanes, or read it from shared memory",
-                         o->x->region.buf->name, r, F->name, (long long)flat, F->name, o->x->region.buf->name);
+            if (!ir_map_frag_source(F, o->x, r, &o->frag_at[r])) { /* the verifier refuses it first */
+                snprintf(why, wn, "no register of '%s' holds, in every lane, the element register %d of '%s' needs",
+                         o->x->region.buf->name, r, F->name);
                 return false;
             }
     }
@@ -614,11 +580,11 @@ static bool lower_fragment(mapper *m, char *why, size_t wn) {
         lp_expr *wx = xor_bits(m, warp, F->frag + F->frag_reg + F->frag_lane, F->frag_warp);
         lx = bin(m, LO_BXOR, lx, wx);
     }
-    lp_expr *lw = hold(m, lx, "fl");
+    lp_expr *lw = lx; /* not held: a map of fragments alone reads no coordinate */
     lp_buf *fb = lp_buf_for(k, F);
     for (int r = 0; r < 1 << F->frag_reg; r++) {
         m->reg = r;
-        m->first = hold(m, bin(m, LO_BXOR, ic(m, LP_I32, ir_frag_xor(F->frag, F->frag_reg, r)), lw), "e");
+        m->first = bin(m, LO_BXOR, ic(m, LP_I32, ir_frag_xor(F->frag, F->frag_reg, r)), lw); /* held where read (coord) */
         coordinates(m, m->first);
         load_operands(m);
         lp_store(k, m->into, fb, ic(m, LP_I32, r), result(m, fb->type, F->dtype));
