@@ -453,6 +453,14 @@ for n in tl_p1_u16 min threadIdx int8_t make_float4 EOF errno fopen64 atomicAdd 
     has "emit: $n is renamed" "$tmp/clash.cu" "tl_u_$n"
 done
 compiles_on_both "clashing names" "$clash" "$tmp/clash"
+# map statements of every operator and cast (tests/maps): the simulator against the reference,
+# and NVRTC and hiprtc compile what the lowering writes (a fragment's map: NVRTC, warps of 32)
+maps=$root/tests/maps/elementwise.tile
+expect "run --check: map statements on the simulator" 0 "$tilec" run "$maps" --backend sim --check --specials
+compiles_on_both "map statements" "$maps" "$tmp/maps"
+if ldconfig -p | grep -q libnvrtc; then
+    expect "compile a fragment's map for sm_90 (NVRTC)" 0 "$tilec" compile "$root/tests/fragments/map_softmax.tile" --target cuda --arch sm_90 -o "$tmp/map_softmax.cubin"
+fi
 if command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
     expect "emit a func for your own kernel" 0 "$tilec" emit "$root/examples/tile_row_max.tile" --target cuda -o "$tmp/tile_row_max.cuh"

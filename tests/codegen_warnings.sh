@@ -3,7 +3,8 @@
 # single warning in a user's own build: every examples/*.tile, six grid kernels (the
 # JIT's whole-tensor reductions: rows, columns, argmax's pair, var, f64 argmax and i64
 # aminmax), the swizzled tiles of tests/swizzle, the fragment programs of tests/fragments
-# (CUDA only: fragments are of warps of 32 lanes) and tests/names (kernels, parameters and
+# (CUDA only: fragments are of warps of 32 lanes), the map statements of tests/maps, and
+# tests/names (kernels, parameters and
 # buffers named as what the headers of a host build define: expf, INT_MAX, size_t, linux,
 # strlen…, which emitted code renames), emitted for CUDA sm_90
 # and compiled with `nvcc -c -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror` (the
@@ -107,7 +108,7 @@ failed=0
 compiled=0
 # fragments are of warps of 32 lanes (gfx90a runs 64: refused there), so CUDA only
 for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$root"/tests/swizzle/*.tile "$root"/tests/fragments/*.tile \
-    "$root"/tests/names/*.tile; do
+    "$root"/tests/maps/*.tile "$root"/tests/names/*.tile; do
     name=$(basename "$tile" .tile)
     for target in "${targets[@]}"; do
         case $tile in */tests/fragments/*) [ "$target" = cuda ] || continue ;; esac

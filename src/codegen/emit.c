@@ -104,7 +104,7 @@ static void cast(ir_str *s, const lp_kernel *k, lp_type to, const lp_expr *a) {
     if (a->kind == LX_CONST && (lp_is_float(to) || lp_is_float(from))) { /* fold: one exact rounding */
         double v = lp_is_float(from) ? a->f : (double)a->i;
         if (lp_is_float(to)) float_literal(s, to, v);
-        else int_literal(s, to, isfinite(v) && fabs(v) < 9.2e18 ? (int64_t)v : 0);
+        else int_literal(s, to, v >= -0x1p63 && v < 0x1p63 ? (int64_t)v : 0); /* as the simulator's cast */
         return;
     }
     if (from == LP_F16 || from == LP_BF16) { /* 16-bit floats widen through f32 */

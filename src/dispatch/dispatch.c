@@ -13,7 +13,7 @@ static const dsp_case *const registry[] = {
     &dsp_case_cta_tree, &dsp_case_local, &dsp_case_local_smem, &dsp_case_sequential, &dsp_case_shared,
     &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
     &dsp_case_grid_rows, &dsp_case_grid_cols, &dsp_case_rows, &dsp_case_cols, &dsp_case_fragment,
-    &dsp_case_fragment_copy, &dsp_case_fragment_fill,
+    &dsp_case_fragment_copy, &dsp_case_fragment_fill, &dsp_case_map, &dsp_case_fragment_map,
 };
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
 _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");
@@ -28,6 +28,7 @@ dsp_opkind dsp_opkind_of(const ir_stmt *st) {
     case IR_COPY: return DSP_COPY;
     case IR_FILL: return DSP_FILL;
     case IR_SYNC: return DSP_SYNC;
+    case IR_MAP: return DSP_MAP;
     default: return st->exec.scope == TILEC_SCOPE_GRID ? DSP_GRID_REDUCE : DSP_REDUCE;
     }
 }
@@ -117,7 +118,6 @@ static int by_priority(const void *x, const void *y) {
 void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
     memset(rep, 0, sizeof *rep);
     rep->chosen = -1;
-    if (q->st->kind == IR_MAP) { rep->outcome = DSP_NO_CASES; return; } /* no lowering of map statements yet */
     const dsp_case *cases[DSP_MAX_CASES];
     int n = 0;
     bool frag = dsp_stmt_has_fragment(q->st); /* a fragment's statements have cases of their own */
@@ -126,7 +126,7 @@ void dsp_dispatch(const dsp_query *q, dsp_lower *l, dsp_report *rep) {
             registry[i]->fragments == frag)
             cases[n++] = registry[i];
     qsort(cases, (size_t)n, sizeof cases[0], by_priority);
-    const char *forced = q->st->kind == IR_REDUCE ? q->st->variant : NULL;
+    const char *forced = q->st->kind == IR_REDUCE || q->st->kind == IR_MAP ? q->st->variant : NULL;
     if (n == 0) { rep->outcome = DSP_NO_CASES; return; }
     for (int i = 0; i < n; i++) {
         if (forced && strcmp(forced, cases[i]->variant) != 0) continue;
@@ -203,7 +203,7 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
             other = other || (registry[i]->fragments != frag && !strcmp(registry[i]->variant, q->st->variant));
         if (other && frag)
             ir_str_printf(&s, "variant '%s' does not lower a statement on a fragment ('%s' has a layout); the ones that "
-                              "do:", q->st->variant, q->st->src.buf->layout.kind != TILEC_LAYOUT_NONE ? q->st->src.buf->name : q->st->dst.buf->name);
+                              "do:", q->st->variant, q->st->src.buf && q->st->src.buf->layout.kind != TILEC_LAYOUT_NONE ? q->st->src.buf->name : q->st->dst.buf->name);
         else if (other)
             ir_str_printf(&s, "variant '%s' lowers statements on fragments only (local buffers with a layout=); the "
                               "ones for %s on %s:", q->st->variant, op, tilec_backend_name(q->target->backend));
@@ -229,7 +229,7 @@ void dsp_report_error(tilec_program *p, const dsp_query *q, const dsp_report *re
         ir_str_printf(&s, "no variant is registered for %s on %s", op, tilec_backend_name(q->target->backend));
         break;
     default:
-        if (q->st->kind == IR_REDUCE && q->st->variant)
+        if ((q->st->kind == IR_REDUCE || q->st->kind == IR_MAP) && q->st->variant)
             ir_str_printf(&s, "variant=%s cannot lower this %s on %s (forced variants never fall back):\n",
                           q->st->variant, op, tgt);
         else

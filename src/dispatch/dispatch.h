@@ -44,7 +44,7 @@ tilec_status dsp_verify(tilec_program *p, const dsp_target *t);
 
 /* What a statement is, for the registry: a reduction inside a CTA or over the grid (of any
  * op of the op table: a case takes every op), or data movement. */
-typedef enum dsp_opkind { DSP_REDUCE, DSP_GRID_REDUCE, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_OPKIND_COUNT } dsp_opkind;
+typedef enum dsp_opkind { DSP_REDUCE, DSP_GRID_REDUCE, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_MAP, DSP_OPKIND_COUNT } dsp_opkind;
 dsp_opkind dsp_opkind_of(const ir_stmt *st);
 /* What a statement is, for messages: "sum", "grid max", "copy" (into buf, n bytes). */
 const char *dsp_stmt_what(const ir_stmt *st, char *buf, size_t n);
@@ -198,7 +198,7 @@ size_t dsp_registry(const dsp_case *const **cases);
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
     dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols, dsp_case_rows, dsp_case_cols, dsp_case_fragment,
-    dsp_case_fragment_copy, dsp_case_fragment_fill;
+    dsp_case_fragment_copy, dsp_case_fragment_fill, dsp_case_map, dsp_case_fragment_map;
 /* Whether a statement reads or writes a fragment (a local buffer with a layout). */
 bool dsp_stmt_has_fragment(const ir_stmt *st);
 /* How the fragment variant lowers q's reduction, in words (what `explain` prints). */
@@ -265,6 +265,9 @@ lp_expr *dsp_fill_value(dsp_lower *l, lp_type t);
 /* The element offset of region element `flat` (row-major over the region's shape as
  * indexed), in the region's buffer. */
 lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat);
+/* The element offset of the region element at coords (one per dimension of the region's
+ * shape as indexed, any integer type), in the region's buffer (swizzled where it is). */
+lp_expr *dsp_region_offset_at(dsp_lower *l, const ir_region *r, lp_expr *const *coords);
 /* A region whose kept dimensions are row-major without gaps: element e is at base + e. */
 bool dsp_region_dense(const ir_region *r);
 /* Whether the offset of the region's first element is a multiple of vec for every id. */

@@ -271,6 +271,15 @@ lp_expr *dsp_region_offset(dsp_lower *l, const ir_region *r, lp_expr *flat) {
     return swizzled(l, r->buf, offset_of(l, r, coords, it));
 }
 
+lp_expr *dsp_region_offset_at(dsp_lower *l, const ir_region *r, lp_expr *const *coords) {
+    lp_type it = dsp_index_type(r->buf->span, 0);
+    lp_expr *c[TILEC_MAX_RANK];
+    int64_t dims[TILEC_MAX_RANK];
+    int n = ir_region_shape(r, dims);
+    for (int d = 0; d < n; d++) c[d] = lp_cast(l->k, it, coords[d]);
+    return swizzled(l, r->buf, offset_of(l, r, c, it));
+}
+
 lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r) {
     const dsp_query *q = l->q;
     const ir_region *src = &q->st->src;

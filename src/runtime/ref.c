@@ -18,6 +18,7 @@
 #include "../dispatch/dispatch.h"
 #include "../ir/numeric.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -623,6 +624,271 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     }
 }
 
+/* ---- map statements ----------------------------------------------------------------------
+ *
+ * Each element evaluates the expression from the format's definitions: every node in its
+ * compute type (f32 values as doubles rounded to f32 after each operation, which is the
+ * f32 operation's result: 53 >= 2 * 24 + 2 bits; f64 in double; integers in 64 bits,
+ * wrapped to their type), conversions rounded once, exp, exp2, log and log2 from the C
+ * library in long double, rounded to the type. Alongside each value goes a bound on how
+ * far a kernel's may be from it (mval.err, absolute): 0 where the format fixes the bits;
+ * for exp, exp2, log and log2 the documented 1 ulp (MAP_ULPS) of the result; and what an
+ * operation makes of its operands' bounds, plus a rounding where one was inexact. A
+ * comparison, a where or an integer conversion whose outcome the bounds leave open takes
+ * the difference of its two outcomes as its bound. The stored element's error scale is
+ * the bound over the destination's tolerance, so the check's |got - want| <= tolerance *
+ * scale is |got - want| <= bound.
+ */
+enum { MAP_ULPS = 1 }; /* exp, exp2, log, log2: docs/format.md's bound, in ulps of the result */
+
+typedef struct mval {
+    double f;  /* float types */
+    int64_t i; /* integer types */
+    double err;
+} mval;
+
+typedef struct map_ctx {
+    ref *R;
+    const ir_stmt *st;
+    int first, tid;
+    int64_t c[TILEC_MAX_RANK]; /* the destination element's coordinates */
+} map_ctx;
+
+/* One ulp of v in float type t (the smallest subnormal's at least). */
+static double ulp_of(lp_type t, double v) {
+    int mant = t == LP_F64 ? 52 : t == LP_F32 ? 23 : t == LP_BF16 ? 7 : 10;
+    int emin = t == LP_F64 ? -1022 : t == LP_F16 ? -14 : -126;
+    int e;
+    if (!isfinite(v) || v == 0) return ldexp(1.0, emin - mant);
+    frexp(v, &e);
+    return ldexp(1.0, (e - 1 < emin ? emin : e - 1) - mant);
+}
+
+static int64_t wrap_to(lp_type t, int64_t v) {
+    uint64_t u = (uint64_t)v;
+    return t == LP_I32 ? (int32_t)(uint32_t)u : t == LP_U32 ? (int64_t)(uint32_t)u : (int64_t)u;
+}
+
+/* x rounded to f64 to odd (toward zero, the last bit set when inexact): num_round of it is
+ * x rounded once to a narrower format. */
+static double odd_double(long double x) {
+    double d = (double)x;
+    if ((long double)d == x || isnan(d)) return d;
+    if (fabsl((long double)d) > fabsl(x)) d = nextafter(d, 0.0);
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    b |= 1;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static double map_round(lp_type t, double v) { return t == LP_F64 ? v : num_round(t, v); }
+
+/* v (of type from) converted to dtype `to` (docs/format.md's cast); its compute type's value. */
+static mval map_convert(mval v, lp_type from, tilec_dtype to) {
+    lp_type st = lp_type_of(to);
+    mval r = {0};
+    if (lp_is_float(st)) {
+        if (lp_is_float(from)) r.f = map_round(st, v.f);
+        else if (st == LP_F64) r.f = (double)v.i; /* one rounding */
+        else r.f = num_round(st, odd_double((long double)v.i));
+        r.err = v.err > 0 ? v.err + ulp_of(st, r.f) : 0;
+        return r;
+    }
+    if (lp_is_float(from)) { /* toward zero, saturating, NaN to 0 */
+        int64_t most = st == LP_I32 ? INT32_MAX : st == LP_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
+        int64_t least = st == LP_I32 ? INT32_MIN : st == LP_U32 ? 0 : INT64_MIN;
+        long double t = truncl((long double)v.f);
+        r.i = isnan(v.f) ? 0 : t >= (long double)most ? most : t <= (long double)least ? least : (int64_t)t;
+        r.err = v.err > 0 ? v.err + 1 : 0;
+        return r;
+    }
+    r.i = wrap_to(st, v.i);
+    r.err = v.err;
+    return r;
+}
+
+static mval map_eval(map_ctx *M, const ir_expr *e);
+
+/* operand i of e in type t (the operands' joined type: only floats widen) */
+static mval map_arg(map_ctx *M, const ir_expr *e, int i, lp_type t) {
+    mval v = map_eval(M, e->args[i]);
+    if (lp_is_float(t) && !lp_is_float(lp_accum_type(e->args[i]->type))) v.f = (double)v.i; /* not reached: verified */
+    return v;
+}
+
+static mval map_math(tilec_ewop op, lp_type t, mval x) {
+    long double a = x.f, y;
+    switch (op) {
+    case TILEC_EW_EXP: y = expl(a); break;
+    case TILEC_EW_EXP2: y = exp2l(a); break;
+    case TILEC_EW_LOG: y = logl(a); break;
+    default: y = log2l(a); break;
+    }
+    mval r = {.f = map_round(t, (double)y)};
+    double d = 0; /* what the operand's bound moves the result by */
+    if (x.err > 0)
+        d = op == TILEC_EW_EXP    ? 2 * fabs(r.f) * x.err
+            : op == TILEC_EW_EXP2 ? 2 * fabs(r.f) * x.err * 0.6931471805599453
+            : x.err < fabs(x.f) / 2 ? 2 * x.err / fabs(x.f) / (op == TILEC_EW_LOG ? 1 : 0.6931471805599453)
+                                    : INFINITY;
+    r.err = MAP_ULPS * ulp_of(t, r.f) + d;
+    return r;
+}
+
+/* A comparison (or a truth) whose operands' bounds leave it open: its outcomes differ by 1. */
+static bool map_open(double a, double b, double err) { return err > 0 && !(fabs(a - b) > err); }
+
+static mval map_op(map_ctx *M, const ir_expr *e) {
+    lp_type t = lp_accum_type(e->type);
+    bool flt = lp_is_float(t);
+    int n = ir_ewop_arity(e->op);
+    mval a[3] = {{0}}, r = {0};
+    if (e->op != TILEC_EW_WHERE)
+        for (int i = 0; i < n; i++) a[i] = map_arg(M, e, i, t);
+    double in = a[0].err + a[1].err + a[2].err; /* any operand inexact */
+    switch (e->op) {
+    case TILEC_EW_ADD:
+    case TILEC_EW_SUB:
+    case TILEC_EW_MUL:
+    case TILEC_EW_DIV:
+        if (!flt) {
+            uint64_t x = (uint64_t)a[0].i, y = (uint64_t)a[1].i;
+            r.i = wrap_to(t, (int64_t)(e->op == TILEC_EW_ADD ? x + y : e->op == TILEC_EW_SUB ? x - y : x * y));
+            r.err = e->op == TILEC_EW_MUL ? fabs((double)a[0].i) * a[1].err + fabs((double)a[1].i) * a[0].err + a[0].err * a[1].err
+                                          : in;
+            break;
+        }
+        r.f = map_round(t, e->op == TILEC_EW_ADD ? a[0].f + a[1].f : e->op == TILEC_EW_SUB ? a[0].f - a[1].f
+                           : e->op == TILEC_EW_MUL ? a[0].f * a[1].f : a[0].f / a[1].f);
+        if (in > 0) {
+            if (e->op == TILEC_EW_MUL) r.err = fabs(a[0].f) * a[1].err + fabs(a[1].f) * a[0].err + a[0].err * a[1].err;
+            else if (e->op == TILEC_EW_DIV) r.err = fabs(a[1].f) > a[1].err ? (a[0].err + fabs(r.f) * a[1].err) / (fabs(a[1].f) - a[1].err) : INFINITY;
+            else r.err = in;
+            r.err += ulp_of(t, r.f);
+        }
+        break;
+    case TILEC_EW_MAX:
+    case TILEC_EW_MIN:
+        if (flt) r.f = e->op == TILEC_EW_MAX ? num_fmax(a[0].f, a[1].f, TILEC_NAN_PROPAGATE) : num_fmin(a[0].f, a[1].f, TILEC_NAN_PROPAGATE);
+        else r.i = e->op == TILEC_EW_MAX ? (a[0].i > a[1].i ? a[0].i : a[1].i) : (a[0].i < a[1].i ? a[0].i : a[1].i);
+        r.err = a[0].err > a[1].err ? a[0].err : a[1].err;
+        break;
+    case TILEC_EW_NEG:
+        if (flt) r.f = -a[0].f;
+        else r.i = wrap_to(t, (int64_t)(0 - (uint64_t)a[0].i));
+        r.err = a[0].err;
+        break;
+    case TILEC_EW_ABS:
+        if (flt) r.f = fabs(a[0].f);
+        else r.i = t == LP_U32 || a[0].i >= 0 ? a[0].i : wrap_to(t, (int64_t)(0 - (uint64_t)a[0].i));
+        r.err = a[0].err;
+        break;
+    case TILEC_EW_EXP:
+    case TILEC_EW_EXP2:
+    case TILEC_EW_LOG:
+    case TILEC_EW_LOG2: r = map_math(e->op, t, a[0]); break;
+    case TILEC_EW_SQRT:
+    case TILEC_EW_RSQRT:
+        r.f = map_round(t, sqrt(a[0].f));
+        if (e->op == TILEC_EW_RSQRT) r.f = map_round(t, 1.0 / r.f);
+        if (in > 0)
+            r.err = e->op == TILEC_EW_SQRT ? sqrt(a[0].err) + ulp_of(t, r.f)
+                    : a[0].err < fabs(a[0].f) / 2 ? fabs(r.f) * a[0].err / fabs(a[0].f) + 2 * ulp_of(t, r.f) : INFINITY;
+        break;
+    case TILEC_EW_FMA:
+        r.f = t == LP_F32 ? (double)fmaf((float)a[0].f, (float)a[1].f, (float)a[2].f) : fma(a[0].f, a[1].f, a[2].f);
+        if (in > 0)
+            r.err = fabs(a[0].f) * a[1].err + fabs(a[1].f) * a[0].err + a[0].err * a[1].err + a[2].err + ulp_of(t, r.f);
+        break;
+    case TILEC_EW_WHERE: {
+        mval c = map_eval(M, e->args[0]), x = map_arg(M, e, 1, t), y = map_arg(M, e, 2, t);
+        bool cf = lp_is_float(lp_accum_type(e->args[0]->type));
+        bool yes = cf ? c.f != 0 : c.i != 0; /* NaN is nonzero */
+        r = yes ? x : y;
+        if (map_open(cf ? c.f : (double)c.i, 0, c.err)) {
+            double d = flt ? fabs(x.f - y.f) : fabs((double)x.i - (double)y.i);
+            r.err = (x.err > y.err ? x.err : y.err) + d;
+        }
+        break;
+    }
+    default: { /* the comparisons: 1 or 0 of their type */
+        double x = flt ? a[0].f : (double)a[0].i, y = flt ? a[1].f : (double)a[1].i;
+        bool v;
+        if (!flt) {
+            int64_t p = a[0].i, q = a[1].i;
+            v = e->op == TILEC_EW_EQ ? p == q : e->op == TILEC_EW_NE ? p != q : e->op == TILEC_EW_LT ? p < q
+                : e->op == TILEC_EW_LE ? p <= q : e->op == TILEC_EW_GT ? p > q : p >= q;
+        } else {
+            v = e->op == TILEC_EW_EQ ? x == y : e->op == TILEC_EW_NE ? x != y : e->op == TILEC_EW_LT ? x < y
+                : e->op == TILEC_EW_LE ? x <= y : e->op == TILEC_EW_GT ? x > y : x >= y;
+        }
+        if (flt) r.f = v;
+        else r.i = v;
+        r.err = map_open(x, y, in) ? 1 : 0;
+        break;
+    }
+    }
+    return r;
+}
+
+static mval map_eval(map_ctx *M, const ir_expr *e) {
+    mval r = {0};
+    lp_type t = lp_accum_type(e->type);
+    switch (e->kind) {
+    case IR_X_REGION: {
+        int64_t oc[TILEC_MAX_RANK] = {0}, dims[TILEC_MAX_RANK];
+        int rank = ir_region_shape(&M->st->dst, dims);
+        for (int d = 0; d < rank; d++)
+            if (e->bcast[d] >= 0) oc[e->bcast[d]] = M->c[d];
+        const rval *v = at(M->R, e->region.buf, offset(M->R, &e->region, oc, M->first),
+                           lanes_own(e->region.buf) ? M->tid : M->first);
+        if (is_float(e->region.buf)) r.f = (double)v->f;
+        else r.i = v->i;
+        r.err = v->mag * (double)tolerance_of(e->region.buf); /* a bound a map stored before */
+        return r;
+    }
+    case IR_X_CONST:
+        if (lp_is_float(t)) r.f = e->value.dtype == e->type ? e->value.typed : map_round(t, e->value.is_int ? (double)e->value.i : e->value.f);
+        else r.i = e->value.i;
+        return r;
+    case IR_X_INDEX: r.i = M->c[e->axis]; return r;
+    case IR_X_CAST: {
+        mval v = map_eval(M, e->args[0]);
+        return map_convert(v, lp_accum_type(e->args[0]->type), e->to);
+    }
+    case IR_X_OP: return map_op(M, e);
+    }
+    return r;
+}
+
+/* A map writes each element once per instance, or once per thread for a local
+ * destination (every thread has its own); the whole expression is read before the
+ * element is written (an operand may be the destination itself, the same element). */
+static void map_stmt(ref *R, const ir_stmt *st, int first, int count) {
+    bool per_thread = lanes_own(st->dst.buf);
+    int64_t dims[TILEC_MAX_RANK], n = ir_region_elems(&st->dst);
+    int rank = ir_region_shape(&st->dst, dims);
+    lp_type dt = lp_type_of(st->dst.buf->dtype);
+    for (int t = first; t < first + (per_thread ? count : 1); t++)
+        for (int64_t e = 0; e < n; e++) {
+            map_ctx M = {R, st, first, t, {0}};
+            unflatten(e, dims, rank, M.c);
+            mval v = map_eval(&M, st->expr);
+            v = map_convert(v, lp_accum_type(st->expr->type), st->dst.buf->dtype);
+            rval out = {0};
+            if (is_float(st->dst.buf)) out.f = v.f;
+            else out.i = v.i;
+            out.mag = v.err / (double)tolerance_of(st->dst.buf);
+            if (v.err > 0 && is_float(st->dst.buf)) { /* an inexact value beside the overflow threshold */
+                double top = dt == LP_F16 ? 65504.0 : dt == LP_BF16 ? 0x1.fep127 : dt == LP_F32 ? 0x1.fffffep127 : DBL_MAX;
+                if (isinf(v.f)) out.may |= MAY_MAX;
+                else if (fabs(v.f) + v.err >= top) out.may |= v.f > 0 ? MAY_PINF : MAY_NINF;
+            }
+            put(st->dst.buf, at(R, st->dst.buf, flat_offset(R, &st->dst, e, first), t), &out);
+        }
+}
+
 /* ---- running and comparing ------------------------------------------------------------ */
 
 static void load_param(rval *m, const tilec_buffer *b, const void *src, int copies) {
@@ -649,7 +915,8 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
             w = (double)want[e].f;
             unsigned may = want[e].may;
             if (want[e].mag != 0) res->exact = false; /* a sum: judged within the tolerance */
-            double top = b->dtype == TILEC_F16 ? 65504.0 : b->dtype == TILEC_BF16 ? 0x1.fep127 : 0;
+            double top = b->dtype == TILEC_F16 ? 65504.0 : b->dtype == TILEC_BF16 ? 0x1.fep127
+                         : b->dtype == TILEC_F32 ? 0x1.fffffep127 : DBL_MAX; /* only 16-bit sums and maps mark MAY_MAX */
             if ((may & MAY_ANY) && !isnan(w) && !isnan(g) && signbit(g) == signbit(w) && fabs(g) <= want[e].mag)
                 bad = false; /* a product whose orders disagree (MAY_ANY): its sign and bound hold */
             else if ((isnan(g) && (may & MAY_NAN)) || (isinf(g) && (may & (g > 0 ? MAY_PINF : MAY_NINF))) ||
@@ -670,6 +937,12 @@ static void compare(const tilec_buffer *b, const rval *want, const void *got_mem
             w = (double)want[e].i;
             bad = gi != want[e].i;
             err = bad ? fabs(g - w) : 0;
+            if (want[e].mag != 0) { /* a map's conversion of an inexact float: within its bound */
+                res->exact = false;
+                res->tolerance = tol;
+                err = fabs(g - w) / want[e].mag;
+                bad = err > tol;
+            }
         }
         if (err > res->max_error || (bad && isnan(err))) res->max_error = err;
         if (bad) {
@@ -733,6 +1006,7 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
             const ir_stmt *s = k->stmts[i];
             if (s->kind == IR_COPY || s->kind == IR_FILL) each_instance(&R, s, copy_fill);
             else if (s->kind == IR_REDUCE) each_instance(&R, s, reduce);
+            else if (s->kind == IR_MAP) each_instance(&R, s, map_stmt);
         }
     }
     for (int i = 0; i < k->nparams && st == TILEC_OK; i++)

@@ -306,7 +306,9 @@ static sim_val cast(lp_type to, lp_type from, sim_val v) {
         double x = lp_is_float(from) ? v.f : (double)v.i;
         r.f = num_round(to, x);
     } else if (lp_is_float(from)) {
-        r.i = isfinite(v.f) && fabs(v.f) < 9.2e18 ? wrap(to, (uint64_t)(int64_t)v.f) : 0;
+        /* toward zero; every value of an i64 converts (a map's casts select a value in range
+         * first: beyond it C leaves the conversion undefined, and this gives 0) */
+        r.i = v.f >= -0x1p63 && v.f < 0x1p63 ? wrap(to, (uint64_t)(int64_t)v.f) : 0;
     } else {
         r.i = wrap(to, (uint64_t)v.i);
     }
