@@ -42,12 +42,14 @@ static double elem(tilec_dtype dt, const unsigned char *p, int64_t i) {
 
 /* Within the tolerance of a result of dtype dt whose terms' magnitudes sum to `scale`:
  * the result's own rounding (2^-8 of bf16, 2^-11 of f16, 2^-24 of f32) twice, plus f32's
- * accumulation (2^-16 relative); NaN matches NaN, an infinity itself. */
+ * accumulation (2^-16 relative), plus two steps of the dtype's subnormals (a result
+ * there is rounded to their spacing); NaN matches NaN, an infinity itself. */
 static bool within_tol(tilec_dtype dt, double got, double want, double scale) {
     if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
     if (isinf(want) || isinf(got)) return got == want;
     double ulp = dt == TILEC_BF16 ? 0x1p-8 : dt == TILEC_F16 ? 0x1p-11 : 0x1p-24;
-    return fabs(got - want) <= (2 * ulp + 0x1p-16) * scale + 1e-30;
+    double sub = dt == TILEC_BF16 ? 0x1p-133 : dt == TILEC_F16 ? 0x1p-24 : 0x1p-149; /* the spacing of subnormals */
+    return fabs(got - want) <= (2 * ulp + 0x1p-16) * scale + 2 * sub;
 }
 
 /* A file (.npy or raw) of exactly dt[shape], or NULL with a message. */
@@ -108,7 +110,8 @@ static void reference(const tilec_fused_desc *d, const unsigned char *x, const u
             double v = h[j];
             want[j] = d->op == TILEC_FUSED_SOFTMAX ? exp(v - lse) : v - lse;
             /* softmax: relative to the value (an error in lse scales it); log_softmax: |x| + |lse| */
-            scale[j] = d->op == TILEC_FUSED_SOFTMAX ? fabs(want[j]) * (1 + fabs(v) + fabs(lse)) : fabs(v) + fabs(lse);
+            scale[j] = d->op == TILEC_FUSED_SOFTMAX ? (want[j] == 0 ? 0 : fabs(want[j]) * (1 + fabs(v) + fabs(lse)))
+                                                    : fabs(v) + fabs(lse);
         }
         return;
     }
