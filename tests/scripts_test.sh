@@ -2,7 +2,8 @@
 # scripts_test.sh SOURCE_ROOT — the GPU machine's scripts, checked without a GPU: every bash
 # script parses (bash -n) and every Python one compiles; scripts/bench --list names a
 # section for every script under scripts/bench.d/ and no other, refuses a word that is not
-# a section (exit 2), and runs a section (bench python --selftest, which needs no GPU);
+# a section (exit 2), and runs the sections' self-tests (bench python --selftest and bench
+# fused --selftest, which need no GPU);
 # scripts/gpu-check --list lists its sections and refuses an unknown one (exit 2); and every
 # `scripts/NAME` (or `scripts/bench SECTION`) that the docs, the README, the sources and the
 # scripts name exists, so a renamed script leaves no stale reference behind.
@@ -24,12 +25,14 @@ for f in scripts/* scripts/bench.d/*; do
 done
 
 listed=$(scripts/bench --list | awk '{print $1}' | sort)
-present=$(ls scripts/bench.d | sort)
+present=$(ls scripts/bench.d | grep -vx __pycache__ | sort)  # python3 -m py_compile of a section leaves one
 [ "$listed" = "$present" ] && ok || bad "scripts/bench --list ($(echo $listed)) is not scripts/bench.d/ ($(echo $present))"
 scripts/bench no-such-section >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "scripts/bench no-such-section did not exit 2"
 out=$(PYTHON=/usr/bin/python3 scripts/bench python --selftest 2>&1)
 if [ $? -eq 0 ] && grep -q "python: exit 0" <<<"$out"; then ok; else bad "scripts/bench python --selftest: $out"; fi
+out=$(PYTHON=/usr/bin/python3 scripts/bench fused --selftest 2>&1)
+if [ $? -eq 0 ] && grep -q "fused: exit 0" <<<"$out"; then ok; else bad "scripts/bench fused --selftest: $out"; fi
 
 sections=$(scripts/gpu-check --list | awk '/^  [a-z]/ {print $1}')
 [ "$(echo $sections)" = "build kernels run attention memcheck racecheck jit first-call jit-sum python torch" ] && ok ||
