@@ -85,6 +85,11 @@ static void assert_exprs_equal(const ir_expr *a, const ir_expr *b) {
         assert_int_equal(a->infix, b->infix);
         for (int i = 0; i < ir_ewop_arity(a->op); i++) assert_exprs_equal(a->args[i], b->args[i]);
         break;
+    case IR_X_GATHER:
+        assert_regions_equal(&a->region, &b->region);
+        assert_int_equal(a->axis, b->axis);
+        assert_exprs_equal(a->args[0], b->args[0]);
+        break;
     }
 }
 

@@ -55,6 +55,7 @@ typedef struct mapper {
     operand ops[MAXOPS];
     int nops;
     bool uses_index;
+    bool gathers;  /* the expression has a gather: element by element, at its coordinates */
     lp_expr *coords[TILEC_MAX_RANK]; /* of the current element (a vector's first), held in a
                                         register when first read (coord), NULL before */
     lp_expr *cexpr[TILEC_MAX_RANK];  /* their expressions */
@@ -305,6 +306,7 @@ static operand *operand_of(mapper *m, const ir_expr *x) {
 static bool collect(mapper *m, const ir_expr *e) {
     if (!e) return true;
     if (e->kind == IR_X_INDEX) m->uses_index = true;
+    if (e->kind == IR_X_GATHER) m->uses_index = m->gathers = true;
     if (e->kind == IR_X_REGION && !operand_of(m, e)) {
         if (m->nops == MAXOPS) return false;
         operand *o = &m->ops[m->nops++];
@@ -394,8 +396,30 @@ static lp_expr *eval_op(mapper *m, const ir_expr *e) {
     return fc(m, t, NAN); /* not reached: every op is above */
 }
 
+/* gather(R, axis, i): R's element at the current coordinates (broadcast as an operand's)
+ * but at i along `axis`; an i outside the extent reads element 0 instead (the load is
+ * always in bounds) and gives NaN, or 0 for integers. */
+static lp_expr *gather_value(mapper *m, const ir_expr *e) {
+    lp_kernel *k = m->k;
+    int64_t od[TILEC_MAX_RANK];
+    int ro = ir_region_shape(&e->region, od);
+    lp_expr *i = hold(m, lp_cast(k, LP_I64, eval(m, e->args[0])), "gi");
+    lp_expr *in = hold(m, bin(m, LO_AND, bin(m, LO_LE, ic(m, LP_I64, 0), i), bin(m, LO_LT, i, ic(m, LP_I64, od[e->axis]))),
+                       "gin");
+    lp_expr *oc[TILEC_MAX_RANK];
+    for (int j = 0; j < ro; j++) oc[j] = ic(m, LP_I32, 0);
+    for (int d = 0; d < m->rank; d++)
+        if (e->bcast[d] >= 0) oc[e->bcast[d]] = coord(m, d);
+    oc[e->axis] = sel(m, in, i, ic(m, LP_I64, 0));
+    lp_type ct = lp_accum_type(e->region.buf->dtype);
+    lp_expr *v = lp_load(k, lp_buf_for(k, e->region.buf), dsp_region_offset_at(m->l, &e->region, oc));
+    v = hold(m, lp_cast(k, ct, v), "gx");
+    return hold(m, sel(m, in, v, lp_is_float(ct) ? fc(m, ct, NAN) : ic(m, ct, 0)), "g");
+}
+
 static lp_expr *eval(mapper *m, const ir_expr *e) {
     switch (e->kind) {
+    case IR_X_GATHER: return gather_value(m, e);
     case IR_X_REGION: {
         operand *o = operand_of(m, e);
         if (o->frag) return o->val[0];
@@ -647,7 +671,7 @@ static bool lower_map(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     int64_t n = ir_region_elems(&st->dst);
     bool alone = st->exec.scope == TILEC_SCOPE_THREAD || st->dst.buf->space == TILEC_SPACE_LOCAL;
-    m.vec = st->dst.buf->space == TILEC_SPACE_LOCAL ? 1 : choose_vector(&m);
+    m.vec = st->dst.buf->space == TILEC_SPACE_LOCAL || m.gathers ? 1 : choose_vector(&m);
     bool coords = m.uses_index || !dsp_region_dense(&st->dst);
     for (int i = 0; i < m.nops; i++) {
         operand *o = &m.ops[i];

@@ -336,8 +336,7 @@ static void clear_positions(ir_expr *e) {
     e->pos = (ir_pos){0, 0};
     e->region.pos = (ir_pos){0, 0};
     for (int d = 0; d < e->region.nindex; d++) e->region.index[d].pos = (ir_pos){0, 0};
-    int n = e->kind == IR_X_OP ? ir_ewop_arity(e->op) : e->kind == IR_X_CAST ? 1 : 0;
-    for (int i = 0; i < n; i++) clear_positions(e->args[i]);
+    for (int i = 0; i < ir_expr_nargs(e); i++) clear_positions(e->args[i]);
 }
 
 tilec_status tilec_kernel_map(tilec_kernel *k, tilec_exec exec, const tilec_region *dst, const char *expr) {

@@ -191,6 +191,9 @@ typedef enum ir_expr_kind {
     IR_X_INDEX,  /* index(d): the element's position along dimension d of the destination */
     IR_X_OP,     /* op(args[0 .. arity)) */
     IR_X_CAST,   /* dtype(args[0]): converted to `to` */
+    IR_X_GATHER, /* gather(region, axis, args[0]): the region's element at the destination's
+                    position (broadcast as a REGION's) but along dimension `axis` of the
+                    region, at the integer args[0]; NaN (0 for integers) outside the extent */
 } ir_expr_kind;
 
 typedef struct ir_expr {
@@ -200,16 +203,18 @@ typedef struct ir_expr {
     bool parens;         /* written inside ( ) (the printer keeps them) */
     tilec_ewop op;       /* OP */
     struct ir_expr *args[3];
-    ir_region region;    /* REGION */
+    ir_region region;    /* REGION, GATHER */
     int bcast[TILEC_MAX_RANK]; /* REGION, set by the verifier: the region's dimension that
                                   dimension d of the destination reads, -1 where it is
-                                  broadcast (a missing or extent-1 dimension) */
+                                  broadcast (a missing or extent-1 dimension); GATHER:
+                                  the same, -1 where the gathered dimension meets */
     ir_value value;      /* CONST: rounded to value.dtype, the node's type once verified */
     const char *text;    /* CONST: the unsigned number as written when it is not an int64
                             integer ("1e-6", a 30-digit integer), NULL otherwise; the
                             verifier rounds it once to the type the number takes */
     size_t text_len;
-    int axis;            /* INDEX: the destination's dimension, >= 0 once checked */
+    int axis;            /* INDEX: the destination's dimension, >= 0 once checked; GATHER: the
+                            region's dimension (as indexed), >= 0 once checked */
     tilec_dtype to;      /* CAST */
     tilec_dtype type;    /* set by the verifier: the type it computes in (a region of f16 or
                             bf16 is read as f32; docs/format.md gives the rules) */
@@ -309,6 +314,9 @@ int64_t ir_frag_xor(const int64_t *vals, int n, int64_t bits);
  * the element that register *src_reg of the same lane of the operand holds, the same
  * register for every lane (map.c). False where no such register exists (the verifier
  * refuses the statement then). */
+/* The subexpressions of e: an operator's arity, 1 for a cast and a gather (its index), 0 for
+ * a leaf. */
+int ir_expr_nargs(const ir_expr *e);
 bool ir_map_frag_source(const tilec_buffer *dst, const ir_expr *operand, int reg, int *src_reg);
 /* The same question, for a message: true when no register serves, with *lane and *warp a
  * lane whose operand register does not hold the element (*src_reg -1: not even lane 0's). */

@@ -44,6 +44,15 @@ bool ir_map_frag_mismatch(const tilec_buffer *dst, const ir_expr *operand, int r
     return false;
 }
 
+int ir_expr_nargs(const ir_expr *e) {
+    switch (e->kind) {
+    case IR_X_OP: return ir_ewop_arity(e->op);
+    case IR_X_CAST:
+    case IR_X_GATHER: return 1;
+    default: return 0;
+    }
+}
+
 bool ir_map_frag_source(const tilec_buffer *dst, const ir_expr *operand, int reg, int *src_reg) {
     int lane, warp;
     return !ir_map_frag_mismatch(dst, operand, reg, src_reg, &lane, &warp);

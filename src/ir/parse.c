@@ -548,7 +548,7 @@ static const char *const call_words[] = {
 #define CALL_WORD(s, n, a) n,
     TILEC_EWOP_LIST(CALL_WORD)
 #undef CALL_WORD
-    "f16", "bf16", "f32", "f64", "i32", "u32", "i64", "index"};
+    "f16", "bf16", "f32", "f64", "i32", "u32", "i64", "index", "gather"};
 
 static ir_expr *parse_expr(parser *ps, int *height);
 
@@ -644,7 +644,7 @@ static int parse_args(parser *ps, const tok *name, ir_expr **args, int arity, co
 }
 
 /* primary := number | 'inf' | 'nan' | region | EWOP '(' expr {',' expr} ')' | DTYPE '(' expr ')'
- *          | 'index' '(' INT ')' | '(' expr ')' */
+ *          | 'index' '(' INT ')' | 'gather' '(' region ',' INT ',' expr ')' | '(' expr ')' */
 static ir_expr *parse_primary(parser *ps, int *height) {
     tok t = ps->t;
     *height = 1;
@@ -697,6 +697,23 @@ static ir_expr *parse_primary(parser *ps, int *height) {
         e->axis = parse_small_int(ps, -TILEC_MAX_RANK, TILEC_MAX_RANK - 1, "dimension", NULL);
         if (tok_is(&ps->t, ","))
             fail_at(ps, ps->t.line, ps->t.col, "index takes 1 operand, a dimension of the destination; found more");
+        expect(ps, ")");
+        return e;
+    }
+    if (tok_is(&t, "gather")) { /* gather '(' region ',' INT ',' expr ')' */
+        ir_expr *e = new_expr(ps, IR_X_GATHER, t.line, t.col);
+        expect(ps, "(");
+        if (ps->t.kind != TOK_NAME || !ir_find_buffer(ps->k, ps->t.s, ps->t.n, ps->upto))
+            fail_expected(ps, "gather's first operand, a region of a buffer: gather(X[cta_id], 1, T[cta_id])");
+        parse_region(ps, &e->region, ps->upto);
+        expect(ps, ",");
+        e->axis = parse_small_int(ps, -TILEC_MAX_RANK, TILEC_MAX_RANK - 1, "dimension", NULL);
+        expect(ps, ",");
+        int h;
+        e->args[0] = parse_expr(ps, &h);
+        *height = grown(ps, e, h);
+        if (tok_is(&ps->t, ","))
+            fail_at(ps, ps->t.line, ps->t.col, "gather takes 3 operands (a region, its dimension, the index); found more");
         expect(ps, ")");
         return e;
     }

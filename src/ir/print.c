@@ -112,6 +112,13 @@ void ir_print_expr(ir_str *s, const ir_expr *e) {
         break;
     }
     case IR_X_INDEX: ir_str_printf(s, "index(%d)", e->axis); break;
+    case IR_X_GATHER:
+        ir_str_printf(s, "gather(");
+        ir_print_region(s, &e->region);
+        ir_str_printf(s, ", %d, ", e->axis);
+        ir_print_expr(s, e->args[0]);
+        ir_str_printf(s, ")");
+        break;
     case IR_X_CAST:
         ir_str_printf(s, "%s(", tilec_dtype_name(e->to));
         ir_print_expr(s, e->args[0]);

@@ -187,12 +187,11 @@ static bool check_access(racer *rc, const access *now) {
 /* The reads of a map statement: one per operand region of its expression, appended to
  * out (when not NULL) from n on; returns the new count. */
 static int map_reads(const ir_expr *e, const ir_stmt *st, access *out, int n, int since) {
-    if (e->kind == IR_X_REGION) {
+    if (e->kind == IR_X_REGION || e->kind == IR_X_GATHER) { /* a gather may read any element of its region */
         if (out) out[n] = (access){st, &e->region, false, since};
-        return n + 1;
+        n++;
     }
-    if (e->kind == IR_X_OP || e->kind == IR_X_CAST)
-        for (int i = 0; i < (e->kind == IR_X_CAST ? 1 : ir_ewop_arity(e->op)); i++) n = map_reads(e->args[i], st, out, n, since);
+    for (int i = 0; i < ir_expr_nargs(e); i++) n = map_reads(e->args[i], st, out, n, since);
     return n;
 }
 

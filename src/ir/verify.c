@@ -515,6 +515,17 @@ static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
     case IR_X_CAST:
         if (infer_type(v, e->args[0], ok) == UNTYPED) assign_type(v, e->args[0], compute_type(e->to), ok);
         return e->type = compute_type(e->to);
+    case IR_X_GATHER: {
+        tilec_dtype it = infer_type(v, e->args[0], ok);
+        if (it == UNTYPED) assign_type(v, e->args[0], TILEC_I64, ok);
+        else if (*ok && ir_dtype_is_float(it)) {
+            char a[64];
+            err(v, e->args[0]->pos.line ? e->args[0]->pos : e->pos, "gather's index '%s' is %s; an index is an integer: "
+                "cast it, i64(%s)", expr_text(e->args[0], a, sizeof a), tilec_dtype_name(it), a);
+            *ok = false;
+        }
+        return e->type = compute_type(e->region.buf->dtype);
+    }
     case IR_X_OP: break;
     }
     int arity = ir_ewop_arity(e->op);
@@ -568,12 +579,11 @@ static void assign_type(verifier *v, ir_expr *e, tilec_dtype t, bool *ok) {
 
 /* Every operand region of e, in the order written. */
 static int expr_regions(ir_expr *e, ir_expr **out, int n, int cap) {
-    if (e->kind == IR_X_REGION) {
+    if (e->kind == IR_X_REGION || e->kind == IR_X_GATHER) { /* a gather's region, whose index is below */
         if (n < cap) out[n] = e;
-        return n + 1;
+        n++;
     }
-    if (e->kind == IR_X_OP || e->kind == IR_X_CAST)
-        for (int i = 0; i < (e->kind == IR_X_CAST ? 1 : ir_ewop_arity(e->op)); i++) n = expr_regions(e->args[i], out, n, cap);
+    for (int i = 0; i < ir_expr_nargs(e); i++) n = expr_regions(e->args[i], out, n, cap);
     return n;
 }
 
@@ -613,8 +623,7 @@ static void check_index_axes(verifier *v, ir_expr *e, int rank, const ir_region 
         }
         e->axis = n;
     }
-    if (e->kind == IR_X_OP || e->kind == IR_X_CAST)
-        for (int i = 0; i < (e->kind == IR_X_CAST ? 1 : ir_ewop_arity(e->op)); i++) check_index_axes(v, e->args[i], rank, dst, ok);
+    for (int i = 0; i < ir_expr_nargs(e); i++) check_index_axes(v, e->args[i], rank, dst, ok);
 }
 
 /* Broadcasts operand region e to the destination's shape (numpy's rule, aligned at the
@@ -631,9 +640,19 @@ static bool check_broadcast(verifier *v, ir_expr *e, const ir_region *dst, const
                        "shape, so it has at most %d dimension%s", a, os, dst->buf->name, ds, rd, rd == 1 ? "" : "s");
         return false;
     }
+    int gathered = -1; /* a gather's region: the dimension its index chooses meets any extent */
+    if (e->kind == IR_X_GATHER) {
+        gathered = e->axis < 0 ? e->axis + ro : e->axis;
+        if (gathered < 0 || gathered >= ro) {
+            err(v, e->pos, "gather(%s, %d, ...): dimension %d is out of range for its region, %s (%d to %d)",
+                e->region.buf->name, e->axis, e->axis, os, -ro, ro - 1);
+            return false;
+        }
+        e->axis = gathered;
+    }
     for (int d = 0; d < rd; d++) {
         int j = d - (rd - ro);
-        if (j < 0 || od[j] == 1) { e->bcast[d] = -1; continue; }
+        if (j < 0 || od[j] == 1 || j == gathered) { e->bcast[d] = -1; continue; }
         if (od[j] == dd[d]) { e->bcast[d] = j; continue; }
         bool prefix = ro < rd;
         for (int i = 0; i < ro && prefix; i++) prefix = od[i] == dd[i];
@@ -721,6 +740,11 @@ static void check_map(verifier *v, ir_stmt *st) {
                             "identical region (in place): read a copy, or write another buffer",
                 a, ds.data ? ds.data : db->name);
             ir_str_free(&ds);
+            break;
+        }
+        if (op->kind == IR_X_GATHER && (ofrag || ob->space == TILEC_SPACE_LOCAL)) {
+            err(v, op->pos, "gather reads a shared or global tile, at a position only known when it runs; '%s' is %s: "
+                            "copy it to shared memory first", ob->name, ofrag ? "a fragment" : "each thread's own array");
             break;
         }
         if (dfrag && ofrag) {

@@ -853,6 +853,25 @@ static mval map_eval(map_ctx *M, const ir_expr *e) {
         else r.i = e->value.i;
         return r;
     case IR_X_INDEX: r.i = M->c[e->axis]; return r;
+    case IR_X_GATHER: { /* the region's element at the index along its axis; NaN / 0 outside */
+        mval ix = map_eval(M, e->args[0]);
+        int64_t oc[TILEC_MAX_RANK] = {0}, dims[TILEC_MAX_RANK], od[TILEC_MAX_RANK];
+        int rank = ir_region_shape(&M->st->dst, dims);
+        ir_region_shape(&e->region, od);
+        if (ix.i < 0 || ix.i >= od[e->axis]) {
+            if (lp_is_float(t)) r.f = NAN;
+            return r;
+        }
+        for (int d = 0; d < rank; d++)
+            if (e->bcast[d] >= 0) oc[e->bcast[d]] = M->c[d];
+        oc[e->axis] = ix.i;
+        const rval *v = at(M->R, e->region.buf, offset(M->R, &e->region, oc, M->first),
+                           lanes_own(e->region.buf) ? M->tid : M->first);
+        if (is_float(e->region.buf)) r.f = (double)v->f;
+        else r.i = v->i;
+        r.err = v->mag * (double)tolerance_of(e->region.buf);
+        return r;
+    }
     case IR_X_CAST: {
         mval v = map_eval(M, e->args[0]);
         return map_convert(v, lp_accum_type(e->args[0]->type), e->to);
