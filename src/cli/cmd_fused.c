@@ -338,8 +338,8 @@ int cmd_fused(int argc, char **argv) {
     }
     goto done;
 failed:
-    fprintf(stderr, "tilec fused: %s", tilec_diag_text(ctx));
-    if (!*tilec_diag_text(ctx)) fprintf(stderr, "%s\n", tilec_status_message(st));
+    if (*tilec_diag_text(ctx)) fputs(tilec_diag_text(ctx), stderr);
+    else fprintf(stderr, "tilec fused: %s\n", tilec_status_message(st));
     rc = st == TILEC_ERR_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_BAD_INPUT;
 done:
     if (ctx) {
