@@ -3,10 +3,11 @@
 # in canonical form, explained (which variant lowers each statement, and why), emitted as
 # CUDA and HIP and compiled with NVRTC (sm_90) and hiprtc (gfx90a) where they are
 # installed, and run with --check against the CPU reference at warp sizes 32 and 64.
-# Then the JIT: examples/jit_sum.c and `tilec reduce --check` run tilec_reduce on a GPU
-# when one is usable, else on the simulator. tilec run too: at warp size 32 on a GPU when
-# one is usable (tilec_run_kernel, checked against the reference and the simulator's
-# bits), else the simulator; at 64 on the simulator.
+# The attention fragments (examples/attention/*.tile) at warp size 32. Then the JIT:
+# `tilec fused --check` runs fused kernels, examples/jit_sum.c and `tilec reduce --check`
+# run tilec_reduce, on a GPU when one is usable, else on the simulator. tilec run too: at
+# warp size 32 on a GPU when one is usable (tilec_run_kernel, checked against the
+# reference and the simulator's bits), else the simulator; at 64 on the simulator.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/setup.sh
@@ -34,6 +35,22 @@ for f in examples/*.tile; do
     $tilec run "$f" --backend auto --check
     $tilec run "$f" --backend sim --warp-size 64 --check
 done
+
+# fragments of NVIDIA's MMA layouts: warps of 32 lanes only
+for f in examples/attention/*.tile; do
+    echo
+    echo "== $f"
+    $tilec check "$f"
+    $tilec explain "$f" >/dev/null
+    $tilec run "$f" --backend auto --check
+done
+
+echo
+echo "== the JIT's fused kernels: tilec_fused (a GPU when one is usable, else the simulator)"
+$tilec fused --op softmax --dtype bf16 --shape 64x1000 --check --repeat 3
+$tilec fused --op rms_norm --dtype bf16 --shape 8x4096 --weight random --check --repeat 3
+$tilec fused --op layer_norm --dtype f32 --shape 33x257 --weight random --bias random --stats --check --repeat 3
+$tilec fused --op cross_entropy --dtype bf16 --shape 16x32000 --stats --check --repeat 3
 
 echo
 echo "== the JIT: tilec_reduce (a GPU when one is usable, else the simulator)"

@@ -86,7 +86,7 @@ def _rows_layout(name, shape, strides):
 def _out_dtype(name, dt, dtype):
     if dtype is None:
         return dt
-    o = _t._tilec_dtype(str(dtype).replace("torch.", ""), "dtype=")
+    o = _t._tilec_dtype(dtype, "dtype=")
     if o not in _DT:
         _fail(name, "dtype=%s; the fused kernels write float16, bfloat16 or float32" % (dtype,))
     return o
@@ -236,7 +236,7 @@ def _same_kind(name, what, x, e):
 
 
 def _dt_of(e):
-    return _t._tilec_dtype(str(getattr(e, "dtype", "")).replace("torch.", ""), "that array")
+    return _t._tilec_dtype(getattr(e, "dtype", ""), "that array")
 
 
 def _check_vec(name, what, e, cols, dt):
@@ -390,7 +390,7 @@ def fused_explain(name, dtype, rows, cols, *, row_stride=0, weight=False, bias=F
     """The plan of a fused kernel as text: the generated tile program(s) and the variants."""
     if name not in FUSED:
         raise ValueError("tilec.fused_explain: %r is not one of %s" % (name, ", ".join(FUSED)))
-    dt = _t._tilec_dtype(str(dtype).replace("torch.", ""), "dtype")
+    dt = _t._tilec_dtype(dtype, "dtype")
     c = _Call(name, dt, rows, cols, row_stride, dt)
     c.d.weight, c.d.bias, c.d.stats, c.d.ignore_index = weight, bias, stats, ignore_index
     if eps is not None:

@@ -1,0 +1,154 @@
+"""tilec.softmax, log_softmax, rms_norm, layer_norm, add_rms_norm and cross_entropy on numpy
+arrays (the simulator), against their formulas in float64 numpy: leading shapes of any rank,
+strided rows (a slice of a wider array), rows of length 1, float32 and float16, the
+statistics they return, torch's argument names, and every bad argument refused before
+anything runs (nothing written)."""
+import numpy as np
+import pytest
+
+import tilec
+
+RTOL = {np.float32: 2.0 ** -19, np.float16: 2.0 ** -9}
+
+
+def close(got, want, scale, dt):
+    tol = RTOL[dt] * scale + 2.0 ** -24 * (dt == np.float16)
+    got = np.asarray(got, dtype=np.float64)
+    ok = (np.isnan(got) & np.isnan(want)) | (got == want) | (np.abs(got - want) <= tol)
+    assert ok.all(), "got %r want %r" % (got[~ok][:4], want[~ok][:4])
+
+
+def lse(x):
+    m = np.max(x, axis=-1, keepdims=True)
+    return m + np.log(np.sum(np.exp(x - m), axis=-1, keepdims=True))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16])
+@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 3, 33), (4, 1), (1, 1000)])
+def test_softmax_family(dt, shape):
+    rng = np.random.default_rng(sum(shape))
+    x = (rng.standard_normal(shape) * 3).astype(dt)
+    x64 = x.astype(np.float64)
+    l = lse(x64)
+    y = tilec.softmax(x)
+    assert y.dtype == dt and y.shape == x.shape
+    close(y, np.exp(x64 - l), np.exp(x64 - l) * (1 + np.abs(x64) + np.abs(l)), dt)
+    y = tilec.log_softmax(x, dim=-1)
+    close(y, x64 - l, np.abs(x64) + np.abs(l), dt)
+    y32 = tilec.softmax(x, dtype=np.float32)
+    assert y32.dtype == np.float32
+
+
+def test_strided_rows_and_out():
+    rng = np.random.default_rng(7)
+    wide = rng.standard_normal((6, 50)).astype(np.float32)
+    x = wide[:, 3:40]  # rows 50 apart
+    x64 = x.astype(np.float64)
+    out = np.full(x.shape, 7.0, dtype=np.float32)
+    r = tilec.softmax(x, out=out)
+    assert r is out
+    close(out, np.exp(x64 - lse(x64)), np.exp(x64 - lse(x64)) * 10, np.float32)
+    t = wide.T[:, :4]  # a transposed slice: not rows, copied dense first
+    close(tilec.log_softmax(t), t.astype(np.float64) - lse(t.astype(np.float64)), 100, np.float32)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float16])
+def test_norms(dt):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4, 65)).astype(dt)
+    w = rng.standard_normal(65).astype(dt)
+    b = rng.standard_normal(65).astype(dt)
+    x64, w64, b64 = (a.astype(np.float64) for a in (x, w, b))
+    eps = 1e-5
+    rs = 1 / np.sqrt(np.mean(x64 * x64, axis=-1, keepdims=True) + np.float32(eps))
+    y, rstd = tilec.rms_norm(x, (65,), w, eps=eps, return_rstd=True)
+    v = x64 * rs
+    if dt == np.float16:  # torch's rounding of the normalised row before the weight
+        q = v.astype(np.float16).astype(np.float64)
+        close(y, q * w64, (np.abs(q) + np.abs(v - q)) * np.abs(w64) * 4, dt)
+    else:
+        close(y, v * w64, np.abs(v * w64), dt)
+    close(rstd, rs[..., 0], rs[..., 0], np.float32)
+    mu = np.mean(x64, axis=-1, keepdims=True)
+    r2 = 1 / np.sqrt(np.mean((x64 - mu) ** 2, axis=-1, keepdims=True) + np.float32(eps))
+    y, mean, rstd = tilec.layer_norm(x, 65, w, b, eps, return_stats=True)
+    close(y, (x64 - mu) * r2 * w64 + b64, (np.abs(x64) + np.abs(mu)) * r2 * np.abs(w64) + np.abs(b64), dt)
+    close(mean, mu[..., 0], np.abs(mu[..., 0]) + 1e-3, np.float32)
+    close(rstd, r2[..., 0], r2[..., 0], np.float32)
+    assert tilec.layer_norm(x, [65]).dtype == dt  # no weight, no bias
+
+
+def test_add_rms_norm():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((7, 40)).astype(np.float32)
+    r = rng.standard_normal((7, 40)).astype(np.float32)
+    r_before = r.copy()
+    y, h = tilec.add_rms_norm(x, r, eps=1e-6)
+    want_h = (x + r_before).astype(np.float32)
+    assert np.array_equal(h, want_h)  # x + residual rounded once, exactly
+    h64 = want_h.astype(np.float64)
+    rs = 1 / np.sqrt(np.mean(h64 * h64, axis=-1, keepdims=True) + np.float32(1e-6))
+    close(y, h64 * rs, np.abs(h64 * rs), np.float32)
+
+
+def test_cross_entropy():
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((9, 31)) * 4).astype(np.float32)
+    t = rng.integers(0, 31, size=9).astype(np.int64)
+    t[[2, 5]] = -100
+    x64 = x.astype(np.float64)
+    l = lse(x64)[:, 0]
+    picked = x64[np.arange(9), np.where(t >= 0, t, 0)]
+    want = np.where(t == -100, 0.0, l - picked)
+    loss, lse_out = tilec.cross_entropy(x, t, reduction="none", return_lse=True)
+    close(loss, want, np.abs(l) + np.abs(picked), np.float32)
+    close(lse_out, l, np.abs(l), np.float32)
+    keep = t != -100
+    close(tilec.cross_entropy(x, t), want[keep].mean(), np.abs(want).sum(), np.float32)
+    close(tilec.cross_entropy(x, t, reduction="sum"), want.sum(), np.abs(want).sum(), np.float32)
+    bad = t.copy()
+    bad[0] = 31  # out of range, not ignored: NaN (torch asserts on the device)
+    assert np.isnan(tilec.cross_entropy(x, bad, reduction="none")[0])
+
+
+def test_specials():
+    x = np.array([[0.0, -0.0, 1.0], [np.nan, 1.0, 2.0], [np.inf, 1.0, 2.0], [-np.inf, -np.inf, -np.inf],
+                  [-np.inf, 0.0, 1.0], [1e-45, -1e-45, 0.0]], dtype=np.float32)
+    y = tilec.softmax(x)
+    assert np.isnan(y[1]).all()                       # a NaN in the row
+    assert np.isnan(y[2, 0]) and (y[2, 1:] == 0).all()  # logsumexp +inf: 0 where x is finite
+    assert np.isnan(y[3]).all()                       # only -inf: 0 / 0
+    assert y[4, 0] == 0 and np.isfinite(y[4, 1:]).all()
+    close(y[5], np.full(3, 1 / 3), np.full(3, 1.0), np.float32)
+    assert tilec.softmax(np.ones((4, 1), dtype=np.float32)).tolist() == [[1.0]] * 4
+
+
+@pytest.mark.parametrize("call, err", [
+    (lambda x: tilec.softmax(x, dim=0), ValueError),
+    (lambda x: tilec.softmax(x.astype(np.float64)), TypeError),
+    (lambda x: tilec.softmax(x.astype(np.int32)), TypeError),
+    (lambda x: tilec.softmax(x, dtype=np.int32), ValueError),
+    (lambda x: tilec.rms_norm(x, (4,)), ValueError),
+    (lambda x: tilec.rms_norm(x, (8,), eps=0.0), ValueError),
+    (lambda x: tilec.rms_norm(x, (8,), np.ones(7, np.float32)), ValueError),
+    (lambda x: tilec.rms_norm(x, (8,), np.ones(8, np.float16)), TypeError),
+    (lambda x: tilec.layer_norm(x, (8,), eps=float("nan")), ValueError),
+    (lambda x: tilec.add_rms_norm(x, np.ones((3, 7), np.float32)), ValueError),
+    (lambda x: tilec.cross_entropy(x, np.zeros(3, np.int32)), TypeError),
+    (lambda x: tilec.cross_entropy(x, np.zeros(4, np.int64)), ValueError),
+    (lambda x: tilec.cross_entropy(x, np.zeros(3, np.int64), reduction="avg"), ValueError),
+    (lambda x: tilec.softmax(x, out=np.zeros((3, 7), np.float32)), ValueError),
+    (lambda x: tilec.fused_explain("sofmax", "f32", 3, 8), ValueError),
+])
+def test_bad_arguments(call, err):
+    x = np.ones((3, 8), dtype=np.float32)
+    before = x.copy()
+    with pytest.raises(err):
+        call(x)
+    assert np.array_equal(x, before)
+
+
+def test_explain_shows_the_program():
+    text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
+    assert "cta.logsumexp(L, Xs, axes=(-1))" in text and "cta.map(Y[cta_id], exp(Xs - L))" in text
+    assert tilec.FUSED == ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
