@@ -556,8 +556,8 @@ static void assign_type(verifier *v, ir_expr *e, tilec_dtype t, bool *ok) {
     int64_t lo = t == TILEC_I32 ? INT32_MIN : t == TILEC_U32 ? 0 : INT64_MIN;
     int64_t hi = t == TILEC_I32 ? INT32_MAX : t == TILEC_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
     if (!x->is_int && (!isfinite(x->f) || !x->exact)) {
-        err(v, e->pos, "number %s meets %s operands; an integer operation takes integers (or cast the %s to a float: "
-                       "f32(...))", expr_text(e, a, sizeof a), tn, tn);
+        err(v, e->pos, "number %s is not an integer, but it computes in %s (the type it meets); write an integer, or "
+                       "compute in a float: f32(...)", expr_text(e, a, sizeof a), tn);
         *ok = false;
     } else if (x->too_big || x->i < lo || x->i > hi) {
         err(v, e->pos, "number %s does not fit %s (%lld to %lld)", expr_text(e, a, sizeof a), tn, (long long)lo, (long long)hi);
