@@ -458,6 +458,10 @@ compiles_on_both "clashing names" "$clash" "$tmp/clash"
 maps=$root/tests/maps/elementwise.tile
 expect "run --check: map statements on the simulator" 0 "$tilec" run "$maps" --backend sim --check --specials
 compiles_on_both "map statements" "$maps" "$tmp/maps"
+expect "explain map statements" 0 "$tilec" explain "$maps"
+has "explain names a map's variant" "$tmp/out" "  line 7: cta.map(Y, bf16(f32(X) * r) * w) -> map"
+has "and says its vectors and how each operand is read" "$tmp/out" "    how: 16384 elements; 16-byte vectors of 8, each inside a row, spread over the threads (four in flight where each thread has four); 'X' in vector loads; 'r' once a vector (broadcast along the row); 'w' in vector loads"
+has "and a local destination's" "$tmp/out" "    how: 5 elements; each thread computes all of its own 'L'"
 if ldconfig -p | grep -q libnvrtc; then
     expect "compile a fragment's map for sm_90 (NVRTC)" 0 "$tilec" compile "$root/tests/fragments/map_softmax.tile" --target cuda --arch sm_90 -o "$tmp/map_softmax.cubin"
 fi
