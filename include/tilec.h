@@ -461,9 +461,11 @@ TILEC_API tilec_status tilec_kernel_reduce(tilec_kernel *k, tilec_exec exec, til
                                            const tilec_reduce_attrs *attrs);
 /* An elementwise statement, exec.map(dst, expr): expr is the expression's text as a
  * `.tile` file writes it (docs/format.md, "Elementwise statements"), naming the kernel's
- * buffers: "exp(S - m)", "f32(x) * rsqrt(v + 1e-6) * w". Parsed and checked at once: on
- * an error (TILEC_ERR_PARSE, TILEC_ERR_VERIFY; the context's diagnostic says what is
- * wrong, at the column of the expression's text) nothing is added. */
+ * buffers declared so far: "exp(S - m)", "f32(x) * rsqrt(v + 1e-6) * w". Parsed and
+ * checked at once (its types, and its shapes where no region is indexed by an id; the rest
+ * when the program is verified): on an error (TILEC_ERR_PARSE, TILEC_ERR_VERIFY; the
+ * context's diagnostic says what is wrong, at the column of the expression's text, file
+ * "expression") nothing is added. */
 TILEC_API tilec_status tilec_kernel_map(tilec_kernel *k, tilec_exec exec, const tilec_region *dst,
                                         const char *expr);
 

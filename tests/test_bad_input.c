@@ -255,14 +255,14 @@ static const bad_case cases[] = {
     {"map: division of integers", MAPK "  cta.map(t, t @/ (t + 1))\n}",
      "'/' of i32 't' and 't + 1': cast them, f32(t) / f32(t + 1)", V},
     {"map: a fraction meets integers", MAPK "  cta.map(t, t * @0.5)\n}",
-     "number 0.5 meets i32 operands; an integer operation takes integers (or cast the i32 to a float: f32(...))", V},
+     "number 0.5 is not an integer, but it computes in i32 (the type it meets); write an integer, or compute in a float: f32(...)", V},
     {"map: an integer that does not fit", MAPK "  cta.map(t, t + @-2147483649)\n}",
      "number -2147483649 does not fit i32 (-2147483648 to 2147483647)", V},
     {"map: an integer past 64 bits meets integers", MAPK "  cta.map(t, i64(t) + @99999999999999999999)\n}",
      "number 99999999999999999999 does not fit i64 (-9223372036854775808 to 9223372036854775807)", V},
     {"map: a number overflowing f32", MAPK "  cta.map(P, S * @1e39)\n}", "number 1e+39 overflows f32; write inf or -inf for infinity", V},
     {"map: numbers only, into integers", MAPK "  cta.map(t, @inf)\n}",
-     "number inf meets i32 operands; an integer operation takes integers (or cast the i32 to a float: f32(...))", V},
+     "number inf is not an integer, but it computes in i32 (the type it meets); write an integer, or compute in a float: f32(...)", V},
     {"map: a row statistic without its trailing axis",
      "kernel k(S: f32[4, 8] global, r: f32[4] global, P: f32[4, 8] global) threads=32 {\n  cta.map(P, S - @r)\n}",
      "operand 'r' is [4] and does not broadcast to the destination 'P', [4, 8]: aligned at the right, its dimension 0 (4) "
@@ -373,15 +373,15 @@ static void test_long_line(void **state) {
 /* Every byte value at every position of a valid program: no crash, a status either way. */
 static void test_every_byte(void **state) {
     (void)state;
-    const char *good = "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=32 {\n"
+    const char *good = "kernel k(A: f32[4, 8] global, B: f32[4] global, m: f32[4, 1] global) threads=32 {\n"
                        "  shared As: f32[4, 8]\n  cta.copy(As, A)\n  cta.sync()\n"
-                       "  cta.sum(B, As, axes=(-1))\n}\n";
+                       "  cta.sum(B, As, axes=(-1))\n  cta.map(As, where(gt(index(1), 2), -exp(As - m) * 1.5e-3, f32(i32(As))))\n}\n";
     size_t n = strlen(good);
     char *buf = malloc(n);
     tilec_ctx *ctx;
     assert_int_equal(tilec_open(&ctx), TILEC_OK);
     static const unsigned char bytes[] = {0, 1, '\n', ' ', '#', '-', ':', ',', '[', ']', '(', ')',
-                                          '{', '}', '=', '.', '9', 'x', 0x80, 0xff};
+                                          '{', '}', '=', '.', '9', 'x', 0x80, 0xff, '+', '*', '/', 'e'};
     for (size_t i = 0; i < n; i++)
         for (size_t b = 0; b < sizeof bytes; b++) {
             memcpy(buf, good, n);

@@ -118,6 +118,25 @@ static tilec_status run_kernel_path(tilec_ctx *ctx) {
     return st;
 }
 
+/* A map statement: parsed, built through the API, verified and formatted. */
+static tilec_status map_path(tilec_ctx *ctx) {
+    static const char text[] = "kernel k(S: f32[4, 8] global, m: f32[4, 1] global, P: f32[4, 8] global) threads=32 {\n"
+                               "  cta.map(P, where(gt(index(1), 2), exp(S - m) * 0.5, f32(i32(S))))\n}\n";
+    tilec_program *p = NULL;
+    tilec_status st = tilec_parse(ctx, "k.tile", text, strlen(text), &p);
+    char *out = NULL;
+    if (st == TILEC_OK) st = tilec_verify(p, NULL);
+    if (st == TILEC_OK) st = tilec_format(p, &out, NULL);
+    tilec_free(out);
+    if (st == TILEC_OK) {
+        tilec_kernel *k = tilec_program_kernel(p, 0);
+        tilec_region dst = tilec_region_whole(tilec_kernel_param_at(k, 2));
+        st = tilec_kernel_map(k, (tilec_exec){TILEC_SCOPE_CTA, -1}, &dst, "max(S, m) - -1e-6");
+    }
+    tilec_program_free(p);
+    return st;
+}
+
 static tilec_ctx *fresh(bool jit) {
     tilec_ctx *ctx;
     assert_int_equal(tilec_open(&ctx), TILEC_OK);
@@ -177,12 +196,18 @@ static void test_run_kernel(void **state) {
     every_failure(run_kernel_path, true);
 }
 
+static void test_map(void **state) {
+    (void)state;
+    every_failure(map_path, false);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_kernel),
         cmocka_unit_test(test_compile),
         cmocka_unit_test(test_simulate),
         cmocka_unit_test(test_jit),
+        cmocka_unit_test(test_map),
     };
     return cmocka_run_group_tests_name("out of memory", tests, NULL, NULL);
 }

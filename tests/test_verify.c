@@ -357,7 +357,7 @@ static void test_map_types(void **state) {
     const char *src = "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, w: bf16[8] global,\n"
                       "         I: i32[16, 8] global, D: f64[8] global, Q: f32[8] global, R: f32[2] global) threads=128 {\n"
                       "  cta.map(P, bf16(S - m) * w + 0.1)\n  cta.map(I, where(gt(index(-1), 2), I, 3))\n"
-                      "  cta.map(Q, D + 0.1)\n  cta.map(R, 0.1)\n}\n";
+                      "  cta.map(Q, D + 0.1)\n  cta.map(R, 0.1)\n  cta.sync()\n  cta.map(I, where(gt(S, 0), 1, 0))\n}\n";
     tilec_program *p = NULL;
     assert_int_equal(tilec_parse(ctx, "t.tile", src, strlen(src), &p), TILEC_OK);
     tilec_verify_options o = {.warp_size = 32};
@@ -390,6 +390,17 @@ static void test_map_types(void **state) {
     e = k->stmts[3]->expr; /* numbers only: the destination's type */
     assert_int_equal(e->type, TILEC_F32);
     assert_true(e->value.typed == (double)0.1f);
+    e = k->stmts[5]->expr; /* a where of numbers: its typed condition keeps its own type */
+    assert_int_equal(e->type, TILEC_I32);
+    assert_int_equal(e->args[0]->type, TILEC_F32);
+    assert_int_equal(e->args[0]->args[0]->type, TILEC_F32);
+    assert_int_equal(e->args[0]->args[1]->type, TILEC_F32);
+    assert_int_equal(e->args[1]->type, TILEC_I32);
+    assert_int_equal(e->args[2]->type, TILEC_I32);
+    /* verifying again (each target does) gives the same types */
+    assert_int_equal(tilec_verify(p, &o), TILEC_OK);
+    assert_int_equal(e->args[0]->args[1]->type, TILEC_F32);
+    assert_int_equal(e->args[1]->type, TILEC_I32);
     tilec_program_free(p);
     tilec_close(ctx);
 }

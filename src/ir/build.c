@@ -355,7 +355,8 @@ tilec_status tilec_kernel_map(tilec_kernel *k, tilec_exec exec, const tilec_regi
     if (s == TILEC_OK) s = ir_parse_expr(k->prog, k, expr, k->nstmts, &st.expr);
     if (s != TILEC_OK) return s;
     ir_source src = {"expression", expr, len};
-    if (!ir_check_map_expr(k->prog, k, &st, &src)) return TILEC_ERR_VERIFY;
+    s = ir_check_map_expr(k->prog, k, &st, &src);
+    if (s != TILEC_OK) return s;
     clear_positions(st.expr);
     ir_stmt *added = ir_stmt_add(k, IR_MAP);
     if (!added) return TILEC_ERR_NOMEM;

@@ -410,8 +410,8 @@ const ir_target_info *ir_target(tilec_backend b);
 
 /* The checks of map statement st (not yet in kernel k) that its own text decides, as
  * tilec_kernel_map makes them at once: types, and shapes where no region is indexed by an
- * id; diagnostics point into src, the expression's text. False when one failed. */
-bool ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_source *src);
+ * id; diagnostics point into src, the expression's text. TILEC_ERR_VERIFY when one failed. */
+tilec_status ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_source *src);
 /* The verifier; race.c is its barrier analysis. */
 tilec_status ir_verify(tilec_program *p, const ir_limits *lim);
 bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size); /* false: out of memory */

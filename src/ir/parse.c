@@ -660,8 +660,8 @@ static ir_expr *parse_primary(parser *ps, int *height) {
         fail_expected(ps, "an operand (a buffer, a number, an operator such as exp(x), or '(')");
     lexer save = ps->lx; /* one token of look-ahead: NAME '(' is a call */
     tok after = lex_next(&ps->lx);
-    ps->lx = save;
     if (ps->lx.oom) oom(ps);
+    ps->lx = save;
     if (!tok_is(&after, "(")) {
         bool buffer = ir_find_buffer(ps->k, t.s, t.n, ps->upto) != NULL;
         if (!buffer && (ir_lookup_ewop(t.s, t.n) >= 0 || ir_lookup_dtype(t.s, t.n) >= 0 || tok_is(&t, "index")))

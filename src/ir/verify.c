@@ -510,7 +510,7 @@ static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
     switch (e->kind) {
     case IR_X_REGION: return e->type = compute_type(e->region.buf->dtype);
     case IR_X_INDEX: return e->type = TILEC_I64;
-    case IR_X_CONST: return UNTYPED;
+    case IR_X_CONST: return e->type = UNTYPED;
     case IR_X_CAST:
         if (infer_type(v, e->args[0], ok) == UNTYPED) assign_type(v, e->args[0], compute_type(e->to), ok);
         return e->type = compute_type(e->to);
@@ -522,6 +522,7 @@ static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
     if (!*ok) return UNTYPED;
     bool where = e->op == TILEC_EW_WHERE;
     tilec_dtype t = where ? join_types(v, e, 1, 2, types, ok) : join_types(v, e, 0, arity, types, ok);
+    e->type = UNTYPED;
     if (!*ok || t == UNTYPED) return UNTYPED;
     for (int i = 0; i < arity; i++)
         if (types[i] == UNTYPED) assign_type(v, e->args[i], t, ok); /* a where's numeric condition too */
@@ -530,9 +531,10 @@ static tilec_dtype infer_type(verifier *v, ir_expr *e, bool *ok) {
     return t;
 }
 
-/* Gives the numbers-only subtree e type t, each number rounded once from its text (or
+/* Gives the numbers-only subtree e (its nodes UNTYPED) type t, each number rounded once from its text (or
  * refused: a fraction or a value out of range of an integer type, a float overflowing). */
 static void assign_type(verifier *v, ir_expr *e, tilec_dtype t, bool *ok) {
+    if (e->type != UNTYPED) return; /* typed by its own operands (a where's typed condition) */
     e->type = t;
     if (e->kind == IR_X_OP) {
         for (int i = 0; i < ir_ewop_arity(e->op); i++) assign_type(v, e->args[i], t, ok);
@@ -554,8 +556,8 @@ static void assign_type(verifier *v, ir_expr *e, tilec_dtype t, bool *ok) {
     int64_t lo = t == TILEC_I32 ? INT32_MIN : t == TILEC_U32 ? 0 : INT64_MIN;
     int64_t hi = t == TILEC_I32 ? INT32_MAX : t == TILEC_U32 ? (int64_t)UINT32_MAX : INT64_MAX;
     if (!x->is_int && (!isfinite(x->f) || !x->exact)) {
-        err(v, e->pos, "number %s meets %s operands; an integer operation takes integers (or cast the %s to a float: "
-                       "f32(...))", expr_text(e, a, sizeof a), tn, tn);
+        err(v, e->pos, "number %s is not an integer, but it computes in %s (the type it meets); write an integer, or "
+                       "compute in a float: f32(...)", expr_text(e, a, sizeof a), tn);
         *ok = false;
     } else if (x->too_big || x->i < lo || x->i > hi) {
         err(v, e->pos, "number %s does not fit %s (%lld to %lld)", expr_text(e, a, sizeof a), tn, (long long)lo, (long long)hi);
@@ -622,8 +624,8 @@ static bool check_broadcast(verifier *v, ir_expr *e, const ir_region *dst, const
     char ds[160], os[160], a[64];
     print_dims(ds, sizeof ds, dd, rd);
     print_dims(os, sizeof os, od, ro);
-    expr_text(e, a, sizeof a);
     if (ro > rd) {
+        expr_text(e, a, sizeof a);
         err(v, e->pos, "operand '%s' is %s but the destination '%s' is %s; an operand broadcasts to the destination's "
                        "shape, so it has at most %d dimension%s", a, os, dst->buf->name, ds, rd, rd == 1 ? "" : "s");
         return false;
@@ -643,6 +645,7 @@ static bool check_broadcast(verifier *v, ir_expr *e, const ir_region *dst, const
             snprintf(hint, sizeof hint, "; a row statistic needs a trailing axis of extent 1: declare %s: %s%s; a "
                      "reduction over axes=(-1) writes it", e->region.buf->name, tilec_dtype_name(e->region.buf->dtype), ws);
         }
+        expr_text(e, a, sizeof a);
         err(v, e->pos, "operand '%s' is %s and does not broadcast to the destination '%s', %s: aligned at the right, "
                        "its dimension %d (%lld) meets %lld; each must equal the destination's or be 1%s",
             a, os, dst->buf->name, ds, j, (long long)od[j], (long long)dd[d], hint);
@@ -709,9 +712,9 @@ static void check_map(verifier *v, ir_stmt *st) {
         const ir_expr *op = ops[i];
         const tilec_buffer *ob = op->region.buf;
         bool ofrag = ob->layout.kind != TILEC_LAYOUT_NONE;
-        char a[64];
-        expr_text(op, a, sizeof a);
         if (ob == db && !same_region(dst, &op->region) && may_overlap(dst, &op->region)) {
+            char a[64];
+            expr_text(op, a, sizeof a);
             ir_str ds = {0};
             ir_print_region(&ds, dst);
             err(v, op->pos, "operand '%s' overlaps the destination '%s'; an operand may be the destination only as the "
@@ -749,7 +752,7 @@ static bool has_id(const ir_region *r) {
     return false;
 }
 
-bool ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_source *src) {
+tilec_status ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_source *src) {
     ir_limits lim = ir_limits_any(32);
     verifier v = {.p = p, .k = k, .st = st, .ws = 32, .lim = &lim};
     size_t before = ir_error_count(p->ctx);
@@ -760,6 +763,11 @@ bool ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_
     if (ok && t == UNTYPED) assign_type(&v, st->expr, compute_type(st->dst.buf->dtype), &ok);
     int nops = ok ? expr_regions(st->expr, NULL, 0, 0) : 0;
     ir_expr **ops = ok ? malloc(sizeof *ops * (size_t)(nops ? nops : 1)) : NULL;
+    if (ok && !ops) {
+        p->src = saved;
+        ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while checking a map statement");
+        return TILEC_ERR_NOMEM;
+    }
     if (ops && st->exec.scope != TILEC_SCOPE_GRID) { /* shapes, where they do not depend on the warp size */
         expr_regions(st->expr, ops, 0, nops);
         bool plain = !has_id(&st->dst);
@@ -775,7 +783,7 @@ bool ir_check_map_expr(tilec_program *p, tilec_kernel *k, ir_stmt *st, const ir_
     }
     free(ops);
     p->src = saved;
-    return !v.oom && ir_error_count(p->ctx) == before;
+    return ir_error_count(p->ctx) == before ? TILEC_OK : TILEC_ERR_VERIFY;
 }
 
 int64_t ir_alloc_bytes(const tilec_buffer *b) {
