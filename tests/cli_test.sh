@@ -458,6 +458,21 @@ compiles_on_both "clashing names" "$clash" "$tmp/clash"
 maps=$root/tests/maps/elementwise.tile
 expect "run --check: map statements on the simulator" 0 "$tilec" run "$maps" --backend sim --check --specials
 compiles_on_both "map statements" "$maps" "$tmp/maps"
+expect "explain map statements" 0 "$tilec" explain "$maps"
+has "explain names a map's variant" "$tmp/out" "  line 7: cta.map(Y, bf16(f32(X) * r) * w) -> map"
+has "and says its vectors and how each operand is read" "$tmp/out" "    how: 16384 elements; 16-byte vectors of 8, each inside a row, spread over the threads (four in flight where each thread has four); 'X' in vector loads; 'r' once a vector (broadcast along the row); 'w' in vector loads"
+has "and a local destination's" "$tmp/out" "    how: 5 elements; each thread computes all of its own 'L'"
+# the fused RMSNorm scale's loop: every vector (four a turn, then one a turn) loads X and w
+# in 16 bytes, r once, stores Y in 16 bytes, and divides its index by the row only twice
+# (the row and the column: no index arithmetic an element)
+expect "dump the maps' loops" 0 "$tilec" explain --dump=loop "$maps"
+sed -n '/^loop kernel rmsnorm/,/^loop kernel softmax/p' "$tmp/out" >"$tmp/rms.loop"
+counts="$(grep -c ') = X\[e[0-9]* \.\. +8\]$' "$tmp/rms.loop") $(grep -c ') = w\[c[0-9]* \.\. +8\]$' "$tmp/rms.loop")"
+counts="$counts $(grep -c '= r\[c[0-9]*\]$' "$tmp/rms.loop") $(grep -c '^ *Y\[e[0-9]* \.\. +8\] = (' "$tmp/rms.loop")"
+counts="$counts $(grep -c ' [/%] ' "$tmp/rms.loop")"
+if [ "$counts" = "5 5 5 5 10" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: the bf16 map's loop: X, w, r loads, Y stores and divisions are $counts, not 5 5 5 5 10:"
+    sed 's/^/  | /' "$tmp/rms.loop" | head -60; fi
 if ldconfig -p | grep -q libnvrtc; then
     expect "compile a fragment's map for sm_90 (NVRTC)" 0 "$tilec" compile "$root/tests/fragments/map_softmax.tile" --target cuda --arch sm_90 -o "$tmp/map_softmax.cubin"
 fi

@@ -137,6 +137,28 @@ static tilec_status map_path(tilec_ctx *ctx) {
     return st;
 }
 
+/* Map statements lowered (16-byte vectors, the math, the casts), simulated and checked
+ * against the reference. */
+static tilec_status map_sim_path(tilec_ctx *ctx) {
+    static const char text[] = "kernel k(S: f32[4, 8] global, m: f32[4, 1] global, P: f32[4, 8] global) threads=32 {\n"
+                               "  shared T: f32[4, 8]\n"
+                               "  cta.map(T, exp(S - m) * 0.5 + f32(i64(S)) + log2(abs(S)))\n  cta.sync()\n"
+                               "  cta.map(P, T * m)\n}\n";
+    tilec_program *p = NULL;
+    tilec_status st = tilec_parse(ctx, "k.tile", text, strlen(text), &p);
+    float s[32], m[4] = {0.5f, -1, 2, 0}, out[32] = {0}, before[32] = {0};
+    for (int i = 0; i < 32; i++) s[i] = (float)(i % 9) - 4.5f;
+    void *args[3] = {s, m, out};
+    if (st == TILEC_OK) st = tilec_simulate(p, NULL, NULL, args);
+    tilec_check_result r[3];
+    size_t n = 0;
+    const void *in[3] = {s, m, before}, *after[3] = {s, m, out};
+    if (st == TILEC_OK) st = tilec_check(p, NULL, NULL, in, after, r, &n);
+    if (st == TILEC_OK) assert_true(n == 1 && r[0].ok);
+    tilec_program_free(p);
+    return st;
+}
+
 static tilec_ctx *fresh(bool jit) {
     tilec_ctx *ctx;
     assert_int_equal(tilec_open(&ctx), TILEC_OK);
@@ -201,6 +223,11 @@ static void test_map(void **state) {
     every_failure(map_path, false);
 }
 
+static void test_map_simulate(void **state) {
+    (void)state;
+    every_failure(map_sim_path, false);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_kernel),
@@ -208,6 +235,7 @@ int main(void) {
         cmocka_unit_test(test_simulate),
         cmocka_unit_test(test_jit),
         cmocka_unit_test(test_map),
+        cmocka_unit_test(test_map_simulate),
     };
     return cmocka_run_group_tests_name("out of memory", tests, NULL, NULL);
 }

@@ -204,6 +204,10 @@ bool dsp_stmt_has_fragment(const ir_stmt *st);
 /* How the fragment variant lowers q's reduction, in words (what `explain` prints). */
 void dsp_fragment_plan(const dsp_query *q, char *out, size_t n);
 
+/* How the map variants lower q's map statement, in words (what `explain` prints): vectors
+ * or elements, and how each operand is read. */
+void dsp_map_plan(const dsp_query *q, char *out, size_t n);
+
 /* ---- the verdicts of one dispatch ------------------------------------------------------ */
 
 typedef struct dsp_verdict {

@@ -204,6 +204,10 @@ static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, 
             if (st->kind == IR_REDUCE) {
                 why_line(s, &q, &rep, lowered ? lowered->variants[j] : NULL);
                 how_line(s, &q, variant, lowered);
+            } else if (st->kind == IR_MAP) {
+                char plan[512];
+                dsp_map_plan(&q, plan, sizeof plan);
+                ir_str_printf(s, "    how: %s\n", plan);
             }
             continue;
         }

@@ -709,6 +709,52 @@ static bool lower_map(dsp_lower *l, char *why, size_t wn) {
     return true;
 }
 
+/* Appends how each operand region of e is read in vectors of vec, in source order (seen:
+ * the ones named already). */
+static void describe_operands(ir_str *s, const mapper *m, const ir_expr *e, const ir_expr **seen, int *ns) {
+    if (!e) return;
+    if (e->kind == IR_X_REGION) {
+        for (int i = 0; i < *ns; i++)
+            if (same_operand(seen[i], e, m->rank)) return;
+        if (*ns == MAXOPS) return;
+        seen[(*ns)++] = e;
+        int chunk = (int)(16 / tilec_dtype_size(e->region.buf->dtype));
+        if (chunk > m->vec) chunk = m->vec;
+        ir_str_printf(s, "; '%s' %s", e->region.buf->name,
+                      e->bcast[m->rank - 1] < 0         ? "once a vector (broadcast along the row)"
+                      : vector_ok(&e->region, chunk) ? "in vector loads"
+                                                     : "element by element");
+    }
+    for (int i = 0; i < 3; i++) describe_operands(s, m, e->args[i], seen, ns);
+}
+
+void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
+    const ir_stmt *st = q->st;
+    mapper m = {.st = st, .vec = 1};
+    m.rank = ir_region_shape(&st->dst, m.dims);
+    ir_str s = {0};
+    long long elems = (long long)ir_region_elems(&st->dst);
+    bool alone = st->exec.scope == TILEC_SCOPE_THREAD;
+    ir_str_printf(&s, "%lld element%s", elems, elems == 1 ? "" : "s");
+    if (is_frag(st->dst.buf)) {
+        ir_str_printf(&s, "; each lane computes its %d registers of '%s'", 1 << st->dst.buf->frag_reg, st->dst.buf->name);
+    } else if (st->dst.buf->space == TILEC_SPACE_LOCAL) {
+        ir_str_printf(&s, "; each thread computes all of its own '%s'", st->dst.buf->name);
+    } else if ((m.vec = choose_vector(&m)) > 1) {
+        ir_str_printf(&s, "; %d-byte vectors of %d, each inside a row, %s (four in flight where each thread has four)",
+                      m.vec * (int)tilec_dtype_size(st->dst.buf->dtype), m.vec,
+                      alone ? "one thread computes them all" : "spread over the threads");
+        const ir_expr *seen[MAXOPS];
+        int ns = 0;
+        describe_operands(&s, &m, st->expr, seen, &ns);
+    } else {
+        ir_str_printf(&s, "; element by element (the destination is not dense and aligned along its rows in vectors), %s",
+                      alone ? "one thread computes them all" : "spread over the threads");
+    }
+    snprintf(out, n, "%s", s.oom || !s.data ? "" : s.data);
+    ir_str_free(&s);
+}
+
 /* ---- predicates ----------------------------------------------------------------------------- */
 
 static bool reads_fragment(const ir_expr *e, const char **name) {
