@@ -742,7 +742,7 @@ TILEC_API tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_d
  * rows, its last axis the row), generated as a `.tile` program of copies, reductions and
  * map statements and sent down the same pipeline as any program (tilec_fused_explain shows
  * it). Accumulation is in f32; the results round once into out_dtype.
- *   softmax       y = exp(x - logsumexp(x))
+ *   softmax       y = exp(x - max(x)) / sum(exp(x - max(x))) (a row with NaN or +inf: NaN)
  *   log_softmax   y = x - logsumexp(x)
  *   rms_norm      y = x * rsqrt(mean(x^2) + eps) [* weight]; with stats, rstd per row
  *                 (a 16-bit x: the normalised row rounds to dtype before the weight, as torch)

@@ -98,9 +98,10 @@ static void reference(const tilec_fused_desc *d, const unsigned char *x, const u
         for (int64_t j = 0; j < C; j++) nan = nan || isnan(h[j]), m = h[j] > m ? h[j] : m;
         for (int64_t j = 0; j < C && isfinite(m); j++) s += exp(h[j] - m);
         double lse = nan ? NAN : isfinite(m) ? m + log(s) : m;
+        st[1] = lse;
+        if (isinf(lse) && lse > 0) lse = NAN; /* a row with +inf: inf - inf, as exp(x - max(x)) */
         if (d->op == TILEC_FUSED_CROSS_ENTROPY) {
             int64_t t = tg[r];
-            st[1] = lse;
             if (t == d->ignore_index) want[0] = 0, scale[0] = 0;
             else if (t < 0 || t >= C) want[0] = NAN, scale[0] = 0;
             else want[0] = lse - h[t], scale[0] = fabs(lse) + fabs(h[t]);

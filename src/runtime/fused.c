@@ -87,7 +87,9 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
     fplan p = {.w = w, .groups = rows / w};
     int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
     /* cross_entropy reads each row once (its logsumexp; the target's logit is one load) */
-    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && row_bytes * w <= stage_bytes;
+    /* a 16-bit softmax also keeps its exponentials, in f32, beside the row */
+    int64_t per_row = row_bytes + (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 ? d->cols * 4 : 0);
+    p.staged = per_row * w <= stage_bytes;
     int64_t t = pow2_floor(d->cols * w / ELEMS_PER_THREAD);
     p.threads = (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
     return p;
@@ -144,10 +146,23 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     }
     switch (op) {
     case TILEC_FUSED_SOFTMAX:
+        if (p->staged) { /* one exponential an element: the maximum, exp(x - m) kept, its sum */
+            const char *E = f32 ? "Xs" : "E"; /* an f32 row becomes its exponentials in place */
+            if (!f32) ir_str_printf(s, "  shared E: f32[%lld, %lld]\n", W, C);
+            ir_str_printf(s, "  shared M: f32[%lld, 1]\n  shared S: f32[%lld, 1]\n  shared R: f32[%lld, 1]\n", W, W, W);
+            ir_str_printf(s, "  cta.max(M, Xs, axes=(-1))\n  cta.map(%s, exp(Xs - M))\n  cta.sync()\n", E);
+            ir_str_printf(s, "  cta.sum(S, %s, axes=(-1))\n  cta.map(R, 1 / S)\n  cta.sync()\n", E);
+            ir_str_printf(s, "  cta.map(Y[cta_id], %s * R)\n", E);
+            break;
+        }
+        /* rows read in place: exp(x - logsumexp(x)), below */
+        __attribute__((fallthrough));
     case TILEC_FUSED_LOG_SOFTMAX:
+        /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout, as
+           exp(x - max(x)) makes it: inf - inf */
         ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, %s, axes=(-1))\n", W, rows);
-        ir_str_printf(s, op == TILEC_FUSED_SOFTMAX ? "  cta.map(Y[cta_id], exp(%s - L))\n" : "  cta.map(Y[cta_id], %s - L)\n",
-                      rows);
+        ir_str_printf(s, op == TILEC_FUSED_SOFTMAX ? "  cta.map(Y[cta_id], where(eq(L, inf), nan, exp(%s - L)))\n"
+                                                   : "  cta.map(Y[cta_id], where(eq(L, inf), nan, %s - L))\n", rows);
         break;
     case TILEC_FUSED_RMS_NORM:
     case TILEC_FUSED_ADD_RMS_NORM:
@@ -171,7 +186,8 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         break;
     case TILEC_FUSED_CROSS_ENTROPY:
         ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, %s, axes=(-1))\n", W, rows);
-        ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, L - gather(%s, 1, Tg[cta_id])))\n",
+        ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(%s, 1, "
+                         "Tg[cta_id]))))\n",
                       (long long)d->ignore_index, rows);
         if (d->stats) ir_str_printf(s, "  cta.copy(Lse[cta_id], L)\n");
         break;

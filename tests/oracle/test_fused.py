@@ -55,6 +55,7 @@ def oracle(op, x, w, b, res, tg, eps, ignore, dt):
             fin = np.isfinite(m)
             s = np.sum(np.exp(x - np.where(fin, m, 0)), axis=-1, keepdims=True)
             lse = np.where(np.isnan(x).any(axis=-1, keepdims=True), np.nan, np.where(fin, m + np.log(s), m))
+            lse = np.where(lse == np.inf, np.nan, lse)  # a row with +inf is NaN: inf - inf, as exp(x - max(x))
             if op == "softmax":
                 want = np.exp(x - lse)
                 return want, np.where(want == 0, 0.0, np.abs(want) * (1 + np.abs(x) + np.abs(lse))), extra
