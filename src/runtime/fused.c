@@ -75,6 +75,8 @@ typedef struct fplan {
     int w;          /* rows a CTA */
     int threads;
     bool staged;    /* the rows are copied to shared memory once */
+    int split;      /* split rows: P chunks a row, each a CTA's (0: a row is one CTA's) */
+    int phase;      /* split rows: 1 the chunks' statistics, 2 the rows' results */
 } fplan;
 
 static int64_t pow2_floor(int64_t v) {
@@ -87,7 +89,6 @@ static int64_t pow2_floor(int64_t v) {
 static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t stage_bytes, int warp) {
     fplan p = {.w = w, .groups = rows / w};
     int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
-    /* cross_entropy reads each row once (its logsumexp; the target's logit is one load) */
     /* a 16-bit softmax also keeps its exponentials, in f32, beside the row */
     int64_t per_row = row_bytes + (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 ? d->cols * 4 : 0);
     /* cross_entropy reads each row once (its logsumexp; the target's logit is one load):
@@ -104,6 +105,23 @@ static int group_rows(const tilec_fused_desc *d) {
     if (w > MAX_GROUP) w = MAX_GROUP;
     while (w > 1 && w > d->rows) w /= 2;
     return (int)w;
+}
+
+/* Split rows: few long rows (fewer than SPLIT_ROWS, of SPLIT_COLS or more) leave most of a
+ * GPU idle as a CTA a row, so each row is cut into P chunks of about SPLIT_CHUNK elements
+ * (P dividing the row, a chunk a multiple of 8 elements), a CTA a chunk, in two kernels:
+ * the chunks' partial statistics, then each CTA folds its row's partials (every CTA folds
+ * all rows', R * P values, and takes its row's with a gather) and writes its chunk. Dense
+ * rows only, no statistics outputs, no residual. */
+enum { SPLIT_ROWS = 264, SPLIT_COLS = 16384, SPLIT_CHUNK = 8192, SPLIT_MAX_PARTS = 8192 };
+
+static int split_of(const tilec_fused_desc *d) {
+    if (d->rows >= SPLIT_ROWS || d->cols < SPLIT_COLS || row_stride(d) != d->cols || d->stats ||
+        d->op == TILEC_FUSED_ADD_RMS_NORM)
+        return 0;
+    for (int64_t p = d->cols / SPLIT_CHUNK; p >= 2; p--)
+        if (d->cols % p == 0 && (d->cols / p) % 8 == 0 && d->rows * p <= SPLIT_MAX_PARTS) return (int)p;
+    return 0;
 }
 
 /* ---- the program ----------------------------------------------------------------------- */
@@ -199,6 +217,77 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     ir_str_printf(s, "}\n");
 }
 
+/* The two kernels of split rows (split_of). Phase 1: X as [G, 1, Cp] chunks (G = R * P),
+ * each CTA's statistics of its chunk into Part (f32, a value a chunk; layer_norm: its mean
+ * and its variance, Part and Pv). Phase 2: Part as [R, P]; Ri[g] = g / P, Pi[g] = g % P,
+ * the row and the chunk of CTA g; the weight and bias as [P, Cp]. cross_entropy's phase 2
+ * is a CTA a row (its loss is one value). */
+static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
+    const char *T = tilec_dtype_name(d->dtype), *O = tilec_dtype_name(d->out_dtype), *name = tilec_fused_name(d->op);
+    long long R = (long long)d->rows, P = p->split, G = R * P, C = (long long)d->cols, Cp = C / P;
+    tilec_fused_op op = d->op;
+    bool lse = op == TILEC_FUSED_SOFTMAX || op == TILEC_FUSED_LOG_SOFTMAX || op == TILEC_FUSED_CROSS_ENTROPY;
+    if (p->phase == 1) {
+        ir_str_printf(s, "kernel tilec_%s_parts(X: %s[%lld, 1, %lld] global, Part: f32[%lld, 1, 1] global", name, T, G, Cp, G);
+        if (op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Pv: f32[%lld, 1, 1] global", G);
+        ir_str_printf(s, ") threads=%d grid=%lld {\n", p->threads, G);
+        if (lse) ir_str_printf(s, "  cta.logsumexp(Part[cta_id], X[cta_id], axes=(-1))\n");
+        else if (op == TILEC_FUSED_RMS_NORM) ir_str_printf(s, "  cta.sumsq(Part[cta_id], X[cta_id], axes=(-1))\n");
+        else ir_str_printf(s, "  cta.mean(Part[cta_id], X[cta_id], axes=(-1))\n  cta.var(Pv[cta_id], X[cta_id], axes=(-1), "
+                              "correction=0)\n");
+        ir_str_printf(s, "}\n");
+        return;
+    }
+    if (op == TILEC_FUSED_CROSS_ENTROPY) {
+        ir_str_printf(s, "kernel tilec_%s_rows(X: %s[%lld, 1, %lld] global, Part: f32[%lld, 1, %lld] global, Tg: i64[%lld, "
+                         "1, 1] global, Y: %s[%lld, 1, 1] global) threads=%d grid=%lld {\n", name, T, R, C, R, P, R, O, R,
+                      p->threads, R);
+        ir_str_printf(s, "  shared L: f32[1, 1]\n  cta.logsumexp(L, Part[cta_id], axes=(-1))\n");
+        ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(X[cta_id], 1, "
+                         "Tg[cta_id]))))\n}\n", (long long)d->ignore_index);
+        return;
+    }
+    ir_str_printf(s, "kernel tilec_%s_chunks(X: %s[%lld, 1, %lld] global, Part: f32[%lld, %lld] global", name, T, G, Cp, R, P);
+    if (op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Pv: f32[%lld, %lld] global", R, P);
+    ir_str_printf(s, ", Ri: i64[%lld, 1, 1] global, Pi: i64[%lld, 1, 1] global", G, G);
+    if (d->weight) ir_str_printf(s, ", Wt: %s[%lld, %lld] global", T, P, Cp);
+    if (d->bias) ir_str_printf(s, ", Bs: %s[%lld, %lld] global", T, P, Cp);
+    ir_str_printf(s, ", Y: %s[%lld, 1, %lld] global) threads=%d grid=%lld {\n", O, G, Cp, p->threads, G);
+    switch (op) {
+    case TILEC_FUSED_SOFTMAX:
+    case TILEC_FUSED_LOG_SOFTMAX: {
+        const char *g = "gather(L, 0, Ri[cta_id])";
+        ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, Part, axes=(-1))\n", R);
+        if (op == TILEC_FUSED_SOFTMAX) ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(%s, inf), nan, exp(X[cta_id] - %s)))\n", g, g);
+        else ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(%s, inf), nan, X[cta_id] - %s))\n", g, g);
+        break;
+    }
+    case TILEC_FUSED_RMS_NORM: {
+        const char *g = "gather(Rs, 0, Ri[cta_id])";
+        ir_str_printf(s, "  shared V: f32[%lld, 1]\n  shared Rs: f32[%lld, 1]\n  cta.sum(V, Part, axes=(-1))\n", R, R);
+        ir_str_printf(s, "  cta.map(Rs, rsqrt(V / %lld + ", C);
+        put_double(s, d->eps);
+        ir_str_printf(s, "))\n  cta.sync()\n");
+        if (!d->weight) ir_str_printf(s, "  cta.map(Y[cta_id], X[cta_id] * %s)\n", g);
+        else if (d->dtype == TILEC_F32) ir_str_printf(s, "  cta.map(Y[cta_id], X[cta_id] * %s * gather(Wt, 0, Pi[cta_id]))\n", g);
+        else ir_str_printf(s, "  cta.map(Y[cta_id], %s(X[cta_id] * %s) * gather(Wt, 0, Pi[cta_id]))\n", T, g);
+        break;
+    }
+    default: /* layer_norm: the row's mean is the chunks' mean, its variance their variances'
+                mean plus their means' variance (chunks of one size) */
+        ir_str_printf(s, "  shared Mu: f32[%lld, 1]\n  shared Vm: f32[%lld, 1]\n  shared Vv: f32[%lld, 1]\n  shared Rs: f32[%lld, 1]\n",
+                      R, R, R, R);
+        ir_str_printf(s, "  cta.mean(Mu, Part, axes=(-1))\n  cta.var(Vm, Part, axes=(-1), correction=0)\n"
+                         "  cta.mean(Vv, Pv, axes=(-1))\n  cta.map(Rs, rsqrt(Vv + Vm + ");
+        put_double(s, d->eps);
+        ir_str_printf(s, "))\n  cta.sync()\n  cta.map(Y[cta_id], (X[cta_id] - gather(Mu, 0, Ri[cta_id])) * gather(Rs, 0, "
+                         "Ri[cta_id])%s%s)\n", d->weight ? " * gather(Wt, 0, Pi[cta_id])" : "",
+                      d->bias ? " + gather(Bs, 0, Pi[cta_id])" : "");
+        break;
+    }
+    ir_str_printf(s, "}\n");
+}
+
 /* The plan's words (rt_plan.id): tag, op, dtypes, flags; rows a CTA, CTAs, cols, stride,
  * eps's bits, ignore_index. */
 static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligned, int64_t id[RT_ID_WORDS]) {
@@ -207,6 +296,7 @@ static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligne
                       (uint64_t)d->weight << 24 | (uint64_t)d->bias << 25 | (uint64_t)d->stats << 26 |
                       (uint64_t)unaligned << 27 | (uint64_t)p->staged << 28);
     id[1] = p->w, id[2] = p->groups, id[3] = d->cols, id[4] = row_stride(d), id[5] = p->threads;
+    id[8] = p->split, id[9] = p->phase, id[10] = d->rows;
     memcpy(&id[6], &d->eps, sizeof d->eps);
     id[7] = d->ignore_index;
     uint64_t h = 1469598103934665603ull;
@@ -216,7 +306,8 @@ static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligne
 
 static tilec_status build(tilec_ctx *ctx, const tilec_fused_desc *d, const fplan *p, tilec_program **out) {
     ir_str s = {0};
-    program_text(d, p, &s);
+    if (p->split) split_text(d, p, &s);
+    else program_text(d, p, &s);
     if (s.oom) {
         ir_str_free(&s);
         return TILEC_ERR_NOMEM;
@@ -225,7 +316,7 @@ static tilec_status build(tilec_ctx *ctx, const tilec_fused_desc *d, const fplan
     tilec_status st = ir_parse(ctx, "<tilec_fused>", s.data, s.len, &prog);
     ir_str_free(&s);
     if (st != TILEC_OK) return st == TILEC_ERR_NOMEM ? st : TILEC_ERR_INTERNAL;
-    if (row_stride(d) != d->cols) { /* x's rows at their stride: a view of [G, W, C] */
+    if (!p->split && row_stride(d) != d->cols) { /* x's rows at their stride: a view of [G, W, C] */
         int64_t strides[3] = {p->w * row_stride(d), row_stride(d), 1};
         if (!ir_buffer_view(prog, prog->kernels[0]->params[0], strides)) {
             tilec_program_free(prog);
@@ -247,11 +338,14 @@ static tilec_status get_plan(rt *r, const tilec_fused_desc *d, const fplan *fp, 
         }
     rt_plan *p = calloc(1, sizeof *p);
     if (!p) return TILEC_ERR_NOMEM;
-    snprintf(p->key, sizeof p->key, "fused %s %s->%s %lld x %lld (stride %lld), %d rows a CTA, %s%s%s%s %s %s ws%d%s",
+    char how[64];
+    if (fp->split) snprintf(how, sizeof how, "%d chunks a row, phase %d", fp->split, fp->phase);
+    else snprintf(how, sizeof how, "%d rows a CTA, %s", fp->w, fp->staged ? "staged" : "in place");
+    snprintf(p->key, sizeof p->key, "fused %s %s->%s %lld x %lld (stride %lld), %s%s%s%s %s %s ws%d%s",
              tilec_fused_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype),
-             (long long)(fp->groups * fp->w), (long long)d->cols, (long long)row_stride(d), fp->w,
-             fp->staged ? "staged" : "in place", d->weight ? ", weight" : "", d->bias ? ", bias" : "",
-             d->stats ? ", stats" : "", r->be->name, r->target.arch, r->target.warp_size, unaligned ? " unaligned" : "");
+             (long long)(fp->split ? d->rows : fp->groups * fp->w), (long long)d->cols, (long long)row_stride(d), how,
+             d->weight ? ", weight" : "", d->bias ? ", bias" : "", d->stats ? ", stats" : "", r->be->name, r->target.arch,
+             r->target.warp_size, unaligned ? " unaligned" : "");
     memcpy(p->id, id, sizeof id);
     p->hash = hash;
     tilec_status st = build(r->ctx, d, fp, &p->prog);
@@ -343,13 +437,102 @@ static int kernel_args(const tilec_fused_desc *d, const tilec_fused_args *a, int
     return n;
 }
 
-/* The plans of a call: the full groups, then the rows left (at most two). */
+static int threads_for(int64_t elems, int warp) {
+    int64_t t = pow2_floor(elems / ELEMS_PER_THREAD);
+    return (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
+}
+
+/* The plans of a call: the full groups, then the rows left (at most two); or split rows'
+ * two phases. */
 static int plans_of(const rt *r, const tilec_fused_desc *d, fplan *out) {
+    int P = split_of(d), ws = r->target.warp_size;
+    if (P) {
+        int64_t cp = d->cols / P;
+        bool ce = d->op == TILEC_FUSED_CROSS_ENTROPY;
+        out[0] = (fplan){.groups = d->rows * P, .w = 1, .threads = threads_for(cp, ws), .split = P, .phase = 1};
+        out[1] = (fplan){.groups = ce ? d->rows : d->rows * P, .w = 1, .threads = ce ? 2 * ws : threads_for(cp, ws),
+                         .split = P, .phase = 2};
+        return 2;
+    }
     int w = group_rows(d), n = 0;
     int64_t lim = stage_limit(r);
     if (d->rows / w) out[n++] = plan_of(d, d->rows - d->rows % w, w, lim, r->target.warp_size);
     if (d->rows % w) out[n++] = plan_of(d, d->rows % w, (int)(d->rows % w), lim, r->target.warp_size);
     return n;
+}
+
+/* Split rows' device memory for phase 2's plan on the stream: the partials (f32, two a
+ * chunk at most), then Ri and Pi (i64 a CTA: its row and its chunk), made and filled on
+ * the stream's first call. */
+static tilec_status split_aux(rt *r, const tilec_fused_desc *d, rt_plan *p2, int P, void **out) {
+    for (rt_aux *x = p2->aux; x; x = x->next)
+        if (x->stream == d->stream) {
+            *out = x->dev;
+            return TILEC_OK;
+        }
+    bool captured;
+    tilec_status st = rt_capturing(r, d->stream, &captured);
+    if (st != TILEC_OK) return st;
+    if (captured)
+        return ir_bad(r->ctx, "%s of %lld rows of %lld splits each row among CTAs, whose partial results need memory this "
+                      "stream has not had yet: make one call on the stream before capturing it", tilec_fused_name(d->op),
+                      (long long)d->rows, (long long)d->cols);
+    int64_t G = d->rows * P;
+    size_t part = ((size_t)G * 8 + 15) / 16 * 16, bytes = part + (size_t)G * 16;
+    int64_t *ix = malloc((size_t)G * 16);
+    rt_aux *x = calloc(1, sizeof *x);
+    if (!ix || !x) {
+        free(ix);
+        free(x);
+        return TILEC_ERR_NOMEM;
+    }
+    for (int64_t g = 0; g < G; g++) ix[g] = g / P, ix[G + g] = g % P;
+    void *dev = NULL;
+    if ((st = r->be->alloc(r, bytes, &dev)) == TILEC_OK &&
+        (st = r->be->upload(r, (char *)dev + part, ix, (size_t)G * 16)) != TILEC_OK)
+        r->be->release(r, dev);
+    free(ix);
+    if (st != TILEC_OK) {
+        free(x);
+        return st;
+    }
+    *x = (rt_aux){.stream = d->stream, .dev = dev, .next = p2->aux};
+    p2->aux = x;
+    *out = dev;
+    return TILEC_OK;
+}
+
+/* Split rows: phase 1's kernel, then phase 2's, on the stream. */
+static tilec_status run_split(rt *r, const tilec_fused_desc *d, const tilec_fused_args *a, const fplan *plans,
+                              bool unaligned) {
+    rt_plan *p1, *p2;
+    tilec_status st;
+    if ((st = get_plan(r, d, &plans[0], unaligned, &p1)) != TILEC_OK || (st = get_plan(r, d, &plans[1], unaligned, &p2)) != TILEC_OK)
+        return st;
+    int P = plans[0].split;
+    int64_t G = d->rows * P;
+    void *aux = NULL;
+    if ((st = split_aux(r, d, p2, P, &aux)) != TILEC_OK) return st;
+    char *part = aux, *pv = part + (size_t)G * 4;
+    char *ri = part + ((size_t)G * 8 + 15) / 16 * 16, *pi = ri + (size_t)G * 8;
+    bool ln = d->op == TILEC_FUSED_LAYER_NORM;
+    void *args1[3] = {(void *)a->x, part, pv};
+    if ((st = rt_launch(r, p1, args1, ln ? 3 : 2, d->stream)) != TILEC_OK) return st;
+    void *args2[12];
+    int n = 0;
+    args2[n++] = (void *)a->x;
+    args2[n++] = part;
+    if (d->op == TILEC_FUSED_CROSS_ENTROPY) {
+        args2[n++] = (void *)a->target;
+    } else {
+        if (ln) args2[n++] = pv;
+        args2[n++] = ri;
+        args2[n++] = pi;
+        if (d->weight) args2[n++] = (void *)a->weight;
+        if (d->bias) args2[n++] = (void *)a->bias;
+    }
+    args2[n++] = a->y;
+    return rt_launch(r, p2, args2, n, d->stream);
 }
 
 tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_fused_args *a) {
@@ -370,6 +553,7 @@ tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_
         unaligned = true;
     fplan plans[2];
     int np = plans_of(r, d, plans);
+    if (plans[0].split) return run_split(r, d, a, plans, unaligned);
     int64_t first = 0;
     for (int i = 0; i < np; i++) {
         rt_plan *p;
@@ -408,7 +592,13 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
         char *table = NULL;
         if (t.oom) st = TILEC_ERR_NOMEM;
         if (st == TILEC_OK) st = dsp_explain(p->prog, &r->target, false, &table);
-        if (st == TILEC_OK)
+        if (st == TILEC_OK && plans[i].split)
+            ir_str_printf(&s, "\nplan %d: %s, each row cut into %d chunks of %lld, a CTA a %s: grid %lld x %d threads\n%s\n%s",
+                          i + 1, plans[i].phase == 1 ? "the chunks' partial statistics" : "the rows' results", plans[i].split,
+                          (long long)(d->cols / plans[i].split),
+                          plans[i].phase == 2 && d->op == TILEC_FUSED_CROSS_ENTROPY ? "row" : "chunk",
+                          (long long)p->info.grid, p->info.threads, t.data, table);
+        else if (st == TILEC_OK)
             ir_str_printf(&s, "\nplan %d: rows %lld to %lld, %d a CTA, %s: grid %lld x %d threads\n%s\n%s", i + 1,
                           (long long)(i ? plans[0].groups * plans[0].w : 0),
                           (long long)((i ? plans[0].groups * plans[0].w : 0) + plans[i].groups * plans[i].w - 1),

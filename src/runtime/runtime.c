@@ -239,6 +239,11 @@ static void rt_free(void *p) {
     }
     for (rt_plan *pl = r->plans, *next; pl; pl = next) {
         next = pl->next;
+        for (rt_aux *a = pl->aux, *an; a; a = an) {
+            an = a->next;
+            r->be->release(r, a->dev);
+            free(a);
+        }
         if (r->be->unload) r->be->unload(r, pl);
         tilec_program_free(pl->prog);
         free(pl);

@@ -23,8 +23,17 @@ typedef struct rt_plan {
     tilec_launch_info info; /* grid, block, the sizes of its scratch (rt_scratch) */
     void *module, *function;/* backend objects */
     size_t in_bytes, out_bytes;
+    struct rt_aux *aux;     /* device memory a plan keeps per stream (fused.c's split rows), freed with it */
     struct rt_plan *next;
 } rt_plan;
+
+/* A plan's device memory for one stream (a fused kernel's partial results and row
+ * indices): made on the stream's first launch, freed with the plan. */
+typedef struct rt_aux {
+    void *stream;
+    void *dev;
+    struct rt_aux *next;
+} rt_aux;
 
 /* The scratch of one plan for one stream: partials and completion counters. Launches on
  * one stream run one after another, so they share a set; launches on two streams may run

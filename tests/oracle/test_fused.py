@@ -156,9 +156,11 @@ def test_fused_random(tilec, rng, tmp_path, repro, op, dt, warp):
 @pytest.mark.parametrize("op", OPS)
 def test_fused_edges(tilec, rng, tmp_path, repro, op):
     """Rows of length 1, a row count no group divides (a second plan for the rows left),
-    no weight or bias, and one long row read in place (past the staging bound)."""
+    no weight or bias, one long row read in place (past the staging bound, of a prime
+    length no chunk divides), and few long rows split among CTAs."""
     problems = []
     run_case(tilec, str(tmp_path), problems, op, "bf16", 7, 1, 32, rng, True)
     run_case(tilec, str(tmp_path), problems, op, "f32", 67, 40, 64, rng, True, weight=False, bias=False)
-    run_case(tilec, str(tmp_path), problems, op, "f32", 1, 45000, 32, rng, False)
+    run_case(tilec, str(tmp_path), problems, op, "f32", 1, 45007, 32, rng, False)  # prime: read in place
+    run_case(tilec, str(tmp_path), problems, op, "bf16", 3, 24576, 64, rng, True)  # split among CTAs (3 chunks a row)
     fail_on(problems, repro)
