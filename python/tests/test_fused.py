@@ -152,3 +152,18 @@ def test_explain_shows_the_program():
     text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
     assert "cta.max(M, Xs, axes=(-1))" in text and "cta.map(E, exp(Xs - M))" in text
     assert tilec.FUSED == ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
+
+
+def test_eps_and_ignore_index_ranges():
+    x = np.arange(1, 25, dtype=np.float32).reshape(3, 8)
+    want = tilec.rms_norm(x, (8,), eps=1e-5)
+    assert np.array_equal(tilec.rms_norm(x, (8,), eps=np.float32(1e-5)), want)  # a numpy scalar is a number
+    for big in (1e39, 1e300):  # positive and finite, but past float32, in which it is added
+        with pytest.raises(ValueError, match="fits float32"):
+            tilec.layer_norm(x, (8,), eps=big)
+        with pytest.raises(tilec.ArgumentError, match="eps 1e\\+[0-9]+ does not fit f32") as e:
+            tilec.fused_explain("rms_norm", "f32", 3, 8, eps=big)  # the library's own check
+        assert e.value.status == "TILEC_ERR_INVALID_ARG"  # not the generated program's error
+    t = np.array([0, 1, 2], dtype=np.int64)
+    with pytest.raises(ValueError, match="outside int64"):
+        tilec.cross_entropy(x, t, ignore_index=2 ** 64, reduction="none")  # would wrap to 0

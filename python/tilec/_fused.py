@@ -8,6 +8,7 @@ says otherwise.
 
 import builtins as _builtins
 import ctypes as _ctypes
+import numbers as _numbers
 import sys as _sys
 
 import tilec as _t
@@ -34,6 +35,7 @@ _t._bind("tilec_fused_desc_default", _FDesc, _c_int, _c_int, _c_i64, _c_i64)
 
 FUSED = tuple(_t._table(_t._lib.tilec_fused_name))  # the library's table: "softmax", ...
 _DT = ("f16", "bf16", "f32")
+_F32_MAX = 3.4028234663852886e38
 
 
 def _fail(name, msg, exc=ValueError):
@@ -290,8 +292,9 @@ def _eps_of(name, eps, dt, default):
         import numpy as np  # torch's default for rms_norm: the input dtype's machine epsilon
         return float(np.finfo({"f16": np.float16, "f32": np.float32}.get(dt, np.float32)).eps) \
             if dt != "bf16" else 2.0 ** -7
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0 or eps == float("inf"):
-        _fail(name, "eps=%r; it must be a positive finite number" % (eps,))
+    if isinstance(eps, bool) or not isinstance(eps, _numbers.Real) or not 0 < eps <= _F32_MAX:
+        _fail(name, "eps=%r; it must be a positive finite number that fits float32 (at most %g, "
+              "as it is added to a float32 statistic)" % (eps, _F32_MAX))
     return float(eps)
 
 
@@ -365,6 +368,8 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", *, return_
         _fail(name, "target is %s; class indices are int64" % (getattr(target, "dtype", "?"),), TypeError)
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
         _fail(name, "ignore_index must be an int", TypeError)
+    if not -2 ** 63 <= ignore_index < 2 ** 63:
+        _fail(name, "ignore_index=%d is outside int64, the targets' dtype" % ignore_index)
 
     def spec(rows, cols, stride, dt):
         c = _Call(name, dt, rows, cols, stride, dt)

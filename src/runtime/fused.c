@@ -15,6 +15,7 @@
 #include "runtime.h"
 #include "../ir/numeric.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +61,9 @@ static tilec_status check_desc(tilec_ctx *ctx, const tilec_fused_desc *d) {
                       (long long)row_stride(d));
     if (is_norm(d->op) && !(d->eps > 0 && isfinite(d->eps)))
         return ir_bad(ctx, "%s needs eps > 0 and finite, not %g", name, d->eps);
+    if (is_norm(d->op) && d->eps > FLT_MAX) /* the kernel adds it to an f32 statistic */
+        return ir_bad(ctx, "%s: eps %g does not fit f32 (at most %g), in which it is added to the row's statistic", name,
+                      d->eps, (double)FLT_MAX);
     if ((d->weight || d->bias) && !is_norm(d->op))
         return ir_bad(ctx, "%s takes no weight or bias (the norms do)", name);
     if (d->bias && d->op != TILEC_FUSED_LAYER_NORM) return ir_bad(ctx, "%s takes no bias (layer_norm does)", name);
