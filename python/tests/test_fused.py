@@ -154,6 +154,19 @@ def test_explain_shows_the_program():
     assert tilec.FUSED == ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
 
 
+def test_empty_inputs():
+    z = np.zeros((0, 4), dtype=np.float32)
+    y, h = tilec.add_rms_norm(z, z.copy())  # no rows: both results empty, nothing runs
+    assert y.shape == (0, 4) and h.shape == (0, 4)
+    assert tilec.softmax(np.zeros((3, 0), np.float32)).shape == (3, 0)
+    assert tilec.rms_norm(np.zeros((3, 0), np.float32), (0,)).shape == (3, 0)
+    # rows of no values have no statistic and no loss: refused, never left unwritten
+    with pytest.raises(ValueError, match="last axis is empty"):
+        tilec.rms_norm(np.zeros((3, 0), np.float32), (0,), return_rstd=True)
+    with pytest.raises(ValueError, match="last axis is empty"):
+        tilec.cross_entropy(np.zeros((3, 0), np.float32), np.zeros(3, np.int64), reduction="none")
+
+
 def test_eps_and_ignore_index_ranges():
     x = np.arange(1, 25, dtype=np.float32).reshape(3, 8)
     want = tilec.rms_norm(x, (8,), eps=1e-5)

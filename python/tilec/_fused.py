@@ -119,12 +119,14 @@ def _numpy_run(name, x, extra, spec, backend):
     lay = _rows_layout(name, shape, tuple(s // x.itemsize for s in x.strides)) if x.size else None
     if lay is None:
         x = np.ascontiguousarray(x)
-        rows = x.size // shape[-1] if shape[-1] else 0
-        lay = (rows, shape[-1], shape[-1])
+        lay = (_t._prod(shape[:-1]), shape[-1], shape[-1])
     rows, cols, stride = lay
     call, outs = spec(rows, cols, stride, dt)
+    _no_empty_rows(name, rows, cols, outs)
     results = {f: np.empty(s, dtype=_t._TO_NAME[t]) for f, (s, t) in outs.items()}
     if rows == 0 or cols == 0:
+        if "residual" in extra:  # h = x + residual: as empty as the residual
+            results["residual"] = np.empty_like(np.ascontiguousarray(extra["residual"]))
         return results, False
     ctx, warn = _t._host_context(backend)
     nbytes = ((rows - 1) * stride + cols) * x.itemsize
@@ -149,6 +151,16 @@ def _numpy_run(name, x, extra, spec, backend):
             if r.nbytes:
                 ctx.call(_t._lib.tilec_mem_download, "downloading %s" % f, r.ctypes.data, dev[f], r.nbytes)
     return results, warn
+
+
+def _no_empty_rows(name, rows, cols, outs):
+    """Rows of no values have no statistic or loss: refused rather than left unwritten."""
+    if rows and not cols:
+        what = [("loss" if name == "cross_entropy" else "y") if f == "y" else f
+                for f, (s, _) in outs.items() if _t._prod(s)]
+        if what:
+            _fail(name, "the input's last axis is empty: its %d row%s no values, so none has a %s; "
+                  "give rows of at least one value" % (rows, " has" if rows == 1 else "s have", " and ".join(what)))
 
 
 def _gpu_view(x):
@@ -198,14 +210,16 @@ def _gpu_run(name, x, spec, extra, backend):
     if lay is None:  # rows the kernel cannot walk: a dense copy in x's library
         x = x.contiguous() if hasattr(x, "contiguous") else __import__("cupy").ascontiguousarray(x)
         v = _gpu_view(x)
-        rows = _t._prod(v.shape) // v.shape[-1] if v.shape[-1] else 0
-        lay = (rows, v.shape[-1], v.shape[-1])
+        lay = (_t._prod(v.shape[:-1]), v.shape[-1], v.shape[-1])
     rows, cols, stride = lay
     call, outs = spec(rows, cols, stride, v.dtype)
+    _no_empty_rows(name, rows, cols, outs)
     if v.empty is None:
         _fail(name, "tilec allocates outputs for torch and CuPy arrays only", TypeError)
     results = {f: v.empty(s, t) for f, (s, t) in outs.items()}
     if rows == 0 or cols == 0:
+        if "residual" in extra:  # h = x + residual: as empty as the residual
+            results["residual"] = extra["residual"]
         return results
     keep = []
     for f, e in extra.items():
