@@ -180,3 +180,12 @@ def test_eps_and_ignore_index_ranges():
     t = np.array([0, 1, 2], dtype=np.int64)
     with pytest.raises(ValueError, match="outside int64"):
         tilec.cross_entropy(x, t, ignore_index=2 ** 64, reduction="none")  # would wrap to 0
+
+
+def test_more_rows_than_a_launch_takes():
+    # 2^37 rows of one value: 2^31 CTAs of 64 rows, one past a grid's bound; refused as an
+    # argument, not as an internal error in the generated program (explain allocates nothing)
+    with pytest.raises(tilec.ArgumentError, match="more than a launch's 2\\^31 - 1; split the rows") as e:
+        tilec.fused_explain("softmax", "f32", 2 ** 37, 1, backend="sim")
+    assert e.value.status == "TILEC_ERR_INVALID_ARG"
+    assert "grid 2147483647 x" in tilec.fused_explain("softmax", "f32", 2 ** 37 - 1, 1, backend="sim")

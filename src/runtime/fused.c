@@ -356,6 +356,16 @@ static int plans_of(const rt *r, const tilec_fused_desc *d, fplan *out) {
     return n;
 }
 
+/* A launch's grid is at most 2^31 - 1 CTAs (the `.tile` grid's bound, CUDA's and HIP's). */
+static tilec_status check_grid(tilec_ctx *ctx, const tilec_fused_desc *d, const fplan *plans, int np) {
+    for (int i = 0; i < np; i++)
+        if (plans[i].groups > INT32_MAX)
+            return ir_bad(ctx, "%s of %lld rows takes %lld CTAs of %d rows, more than a launch's 2^31 - 1; split the rows "
+                          "into calls of at most %lld", tilec_fused_name(d->op), (long long)d->rows, (long long)plans[i].groups,
+                          plans[i].w, (long long)INT32_MAX * plans[i].w);
+    return TILEC_OK;
+}
+
 tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_fused_args *a) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
@@ -374,6 +384,7 @@ tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_
         unaligned = true;
     fplan plans[2];
     int np = plans_of(r, d, plans);
+    if ((st = check_grid(ctx, d, plans, np)) != TILEC_OK) return st;
     int64_t first = 0;
     for (int i = 0; i < np; i++) {
         rt_plan *p;
@@ -402,6 +413,10 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
                   tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype));
     fplan plans[2];
     int np = d->rows ? plans_of(r, d, plans) : 0;
+    if ((st = check_grid(ctx, d, plans, np)) != TILEC_OK) {
+        ir_str_free(&s);
+        return st;
+    }
     if (!np) ir_str_printf(&s, "no rows: nothing runs\n");
     for (int i = 0; i < np && st == TILEC_OK; i++) {
         rt_plan *p;
