@@ -759,7 +759,8 @@ typedef struct tilec_fused_desc {
     int64_t rows, cols;    /* rows >= 0, cols >= 1 */
     int64_t row_stride;    /* x's elements from one row to the next (>= cols); 0: cols. The
                             * last axis is dense; y, residual and the stats are dense */
-    double eps;            /* rms_norm, add_rms_norm, layer_norm: > 0 and finite */
+    double eps;            /* rms_norm, add_rms_norm, layer_norm: > 0 and at most FLT_MAX (it is
+                            * added to an f32 statistic) */
     bool weight, bias;     /* whether args->weight / args->bias are given (norms) */
     bool stats;            /* layer_norm: mean and rstd; rms_norm, add_rms_norm: rstd;
                             * cross_entropy: lse (f32, a value a row) */

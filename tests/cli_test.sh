@@ -786,6 +786,16 @@ expect "reduce --shape 2^48 x 2" 2 "$tilec" reduce --op sum --dtype f32 --shape 
 has "a product past 2^48 is refused" "$tmp/err" "--shape 281474976710656x2 has more than 2^48 elements"
 expect "reduce --shape 2^48 x 2^48 x 0" 2 "$tilec" reduce --op sum --dtype f32 --shape 281474976710656x281474976710656x0 --axes 2 --backend sim
 has "an empty tensor does not hide a product past 2^48" "$tmp/err" "has more than 2^48 elements"
+if ! $asan; then  # 2^50 bytes: more than any address space, so malloc fails (ASan would abort)
+    expect "fused: x of 2^48 f32" 1 "$tilec" fused --op softmax --dtype f32 --shape 281474976710656 --backend sim
+    has "says it is out of memory" "$tmp/err" "tilec fused: out of memory for the data of --shape 281474976710656 (x alone is 1125899906842624 bytes of f32); use a smaller --shape"
+fi
+expect "fused --eps 1e-0" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --eps 1e-0 --backend sim
+has "says what K may be" "$tmp/err" "tilec fused: --eps 1e-K: K takes an integer from 1 to 30, not '0'"
+if [ "$(grep -c '^tilec fused:' "$tmp/err")" -eq 1 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: fused --eps 1e-0 says it once:"; sed 's/^/  | /' "$tmp/err"; fi
+expect "fused --eps 2e-5" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --eps 2e-5 --backend sim
+has "names the form" "$tmp/err" "tilec fused: --eps takes 1e-K with K from 1 to 30 (1e-5, 1e-6), not '2e-5'"
 
 # reading stops at the limit: a source at 16 MiB, an --in at the parameter's size
 expect "check /dev/zero" 1 bounded "$tilec" check /dev/zero

@@ -282,6 +282,12 @@ static const bad_case cases[] = {
     {"map: an operand overlapping the destination", MAPK "  cta.map(P[0:2], @P[1:3] + 1)\n}",
      "operand 'P[1:3]' overlaps the destination 'P[0:2]'; an operand may be the destination only as the identical region "
      "(in place): read a copy, or write another buffer", V},
+    {"map: a gather of the destination itself", MAPK "  cta.map(P, @gather(P, 1, index(0)))\n}",
+     "gather reads 'P', which this map writes: the element it picks may be one another thread (or this one, earlier) "
+     "has already overwritten; gather from a copy, or write another buffer", V},
+    {"map: a gather of a region the destination meets", MAPK "  cta.map(P[0:2], S[0:2] + @gather(P[1:3], 1, 0))\n}",
+     "gather reads 'P', which this map writes: the element it picks may be one another thread (or this one, earlier) "
+     "has already overwritten; gather from a copy, or write another buffer", V},
     {"map: every warp writing one place", "kernel k(S: f32[4, 8] global, P: f32[4, 8] global) threads=64 {\n"
      "  warp.map(@P, S)\n}", "all 2 warps write the same part of 'P'; index it by warp_id (P[warp_id]) or select one instance (warp[0].map)", V},
     {"map: a local operand at cta scope", MAPK "  local L: f32[8]\n  cta.map(P, S + @L)\n}",

@@ -152,3 +152,40 @@ def test_explain_shows_the_program():
     text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
     assert "cta.max(M, Xs, axes=(-1))" in text and "cta.map(E, exp(Xs - M))" in text
     assert tilec.FUSED == ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
+
+
+def test_empty_inputs():
+    z = np.zeros((0, 4), dtype=np.float32)
+    y, h = tilec.add_rms_norm(z, z.copy())  # no rows: both results empty, nothing runs
+    assert y.shape == (0, 4) and h.shape == (0, 4)
+    assert tilec.softmax(np.zeros((3, 0), np.float32)).shape == (3, 0)
+    assert tilec.rms_norm(np.zeros((3, 0), np.float32), (0,)).shape == (3, 0)
+    # rows of no values have no statistic and no loss: refused, never left unwritten
+    with pytest.raises(ValueError, match="last axis is empty"):
+        tilec.rms_norm(np.zeros((3, 0), np.float32), (0,), return_rstd=True)
+    with pytest.raises(ValueError, match="last axis is empty"):
+        tilec.cross_entropy(np.zeros((3, 0), np.float32), np.zeros(3, np.int64), reduction="none")
+
+
+def test_eps_and_ignore_index_ranges():
+    x = np.arange(1, 25, dtype=np.float32).reshape(3, 8)
+    want = tilec.rms_norm(x, (8,), eps=1e-5)
+    assert np.array_equal(tilec.rms_norm(x, (8,), eps=np.float32(1e-5)), want)  # a numpy scalar is a number
+    for big in (1e39, 1e300):  # positive and finite, but past float32, in which it is added
+        with pytest.raises(ValueError, match="fits float32"):
+            tilec.layer_norm(x, (8,), eps=big)
+        with pytest.raises(tilec.ArgumentError, match="eps 1e\\+[0-9]+ does not fit f32") as e:
+            tilec.fused_explain("rms_norm", "f32", 3, 8, eps=big)  # the library's own check
+        assert e.value.status == "TILEC_ERR_INVALID_ARG"  # not the generated program's error
+    t = np.array([0, 1, 2], dtype=np.int64)
+    with pytest.raises(ValueError, match="outside int64"):
+        tilec.cross_entropy(x, t, ignore_index=2 ** 64, reduction="none")  # would wrap to 0
+
+
+def test_more_rows_than_a_launch_takes():
+    # 2^37 rows of one value: 2^31 CTAs of 64 rows, one past a grid's bound; refused as an
+    # argument, not as an internal error in the generated program (explain allocates nothing)
+    with pytest.raises(tilec.ArgumentError, match="more than a launch's 2\\^31 - 1; split the rows") as e:
+        tilec.fused_explain("softmax", "f32", 2 ** 37, 1, backend="sim")
+    assert e.value.status == "TILEC_ERR_INVALID_ARG"
+    assert "grid 2147483647 x" in tilec.fused_explain("softmax", "f32", 2 ** 37 - 1, 1, backend="sim")

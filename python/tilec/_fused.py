@@ -8,6 +8,7 @@ says otherwise.
 
 import builtins as _builtins
 import ctypes as _ctypes
+import numbers as _numbers
 import sys as _sys
 
 import tilec as _t
@@ -34,6 +35,7 @@ _t._bind("tilec_fused_desc_default", _FDesc, _c_int, _c_int, _c_i64, _c_i64)
 
 FUSED = tuple(_t._table(_t._lib.tilec_fused_name))  # the library's table: "softmax", ...
 _DT = ("f16", "bf16", "f32")
+_F32_MAX = 3.4028234663852886e38
 
 
 def _fail(name, msg, exc=ValueError):
@@ -117,12 +119,14 @@ def _numpy_run(name, x, extra, spec, backend):
     lay = _rows_layout(name, shape, tuple(s // x.itemsize for s in x.strides)) if x.size else None
     if lay is None:
         x = np.ascontiguousarray(x)
-        rows = x.size // shape[-1] if shape[-1] else 0
-        lay = (rows, shape[-1], shape[-1])
+        lay = (_t._prod(shape[:-1]), shape[-1], shape[-1])
     rows, cols, stride = lay
     call, outs = spec(rows, cols, stride, dt)
+    _no_empty_rows(name, rows, cols, outs)
     results = {f: np.empty(s, dtype=_t._TO_NAME[t]) for f, (s, t) in outs.items()}
     if rows == 0 or cols == 0:
+        if "residual" in extra:  # h = x + residual: as empty as the residual
+            results["residual"] = np.empty_like(np.ascontiguousarray(extra["residual"]))
         return results, False
     ctx, warn = _t._host_context(backend)
     nbytes = ((rows - 1) * stride + cols) * x.itemsize
@@ -147,6 +151,16 @@ def _numpy_run(name, x, extra, spec, backend):
             if r.nbytes:
                 ctx.call(_t._lib.tilec_mem_download, "downloading %s" % f, r.ctypes.data, dev[f], r.nbytes)
     return results, warn
+
+
+def _no_empty_rows(name, rows, cols, outs):
+    """Rows of no values have no statistic or loss: refused rather than left unwritten."""
+    if rows and not cols:
+        what = [("loss" if name == "cross_entropy" else "y") if f == "y" else f
+                for f, (s, _) in outs.items() if _t._prod(s)]
+        if what:
+            _fail(name, "the input's last axis is empty: its %d row%s no values, so none has a %s; "
+                  "give rows of at least one value" % (rows, " has" if rows == 1 else "s have", " and ".join(what)))
 
 
 def _gpu_view(x):
@@ -196,14 +210,16 @@ def _gpu_run(name, x, spec, extra, backend):
     if lay is None:  # rows the kernel cannot walk: a dense copy in x's library
         x = x.contiguous() if hasattr(x, "contiguous") else __import__("cupy").ascontiguousarray(x)
         v = _gpu_view(x)
-        rows = _t._prod(v.shape) // v.shape[-1] if v.shape[-1] else 0
-        lay = (rows, v.shape[-1], v.shape[-1])
+        lay = (_t._prod(v.shape[:-1]), v.shape[-1], v.shape[-1])
     rows, cols, stride = lay
     call, outs = spec(rows, cols, stride, v.dtype)
+    _no_empty_rows(name, rows, cols, outs)
     if v.empty is None:
         _fail(name, "tilec allocates outputs for torch and CuPy arrays only", TypeError)
     results = {f: v.empty(s, t) for f, (s, t) in outs.items()}
     if rows == 0 or cols == 0:
+        if "residual" in extra:  # h = x + residual: as empty as the residual
+            results["residual"] = extra["residual"]
         return results
     keep = []
     for f, e in extra.items():
@@ -290,8 +306,9 @@ def _eps_of(name, eps, dt, default):
         import numpy as np  # torch's default for rms_norm: the input dtype's machine epsilon
         return float(np.finfo({"f16": np.float16, "f32": np.float32}.get(dt, np.float32)).eps) \
             if dt != "bf16" else 2.0 ** -7
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0 or eps == float("inf"):
-        _fail(name, "eps=%r; it must be a positive finite number" % (eps,))
+    if isinstance(eps, bool) or not isinstance(eps, _numbers.Real) or not 0 < eps <= _F32_MAX:
+        _fail(name, "eps=%r; it must be a positive finite number that fits float32 (at most %g, "
+              "as it is added to a float32 statistic)" % (eps, _F32_MAX))
     return float(eps)
 
 
@@ -365,6 +382,8 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", *, return_
         _fail(name, "target is %s; class indices are int64" % (getattr(target, "dtype", "?"),), TypeError)
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
         _fail(name, "ignore_index must be an int", TypeError)
+    if not -2 ** 63 <= ignore_index < 2 ** 63:
+        _fail(name, "ignore_index=%d is outside int64, the targets' dtype" % ignore_index)
 
     def spec(rows, cols, stride, dt):
         c = _Call(name, dt, rows, cols, stride, dt)

@@ -191,9 +191,11 @@ int cmd_fused(int argc, char **argv) {
         return usage_error("fused", "--stats is for the norms (mean, rstd) and cross_entropy (lse), not %s", o.op);
     if (o.eps) {
         int64_t e;
-        /* eps as 10^-k (1e-5, 1e-6: what models use): an integer k, read by the one strict parser */
-        if (strncmp(o.eps, "1e-", 3) || (rc = parse_int("fused", "--eps", o.eps + 3, 1, 30, &e)))
+        /* eps as 10^-k (1e-5, 1e-6: what models use): an integer k, read by the one strict parser
+           (which says what is wrong with it: one message) */
+        if (strncmp(o.eps, "1e-", 3))
             return usage_error("fused", "--eps takes 1e-K with K from 1 to 30 (1e-5, 1e-6), not '%s'", o.eps);
+        if ((rc = parse_int("fused", "--eps 1e-K: K", o.eps + 3, 1, 30, &e))) return rc;
         d.eps = pow(10.0, -(double)e);
     }
     if (o.ignore && (rc = parse_int("fused", "--ignore-index", o.ignore, INT64_MIN, INT64_MAX, &d.ignore_index))) return rc;
@@ -237,6 +239,12 @@ int cmd_fused(int argc, char **argv) {
     rc = EXIT_OK;
     if (!hx || (o.weight && !hw) || (o.bias && !hb) || (op == TILEC_FUSED_ADD_RMS_NORM && !hr) || (ce && !ht) || !hy ||
         (hr && !hres) || !hm || !hs) {
+        /* a file that could not be read has said why; an allocation that failed says so here */
+        bool unread = (o.in && !hx) || (o.weight && strcmp(o.weight, rnd) && !hw) || (o.bias && strcmp(o.bias, rnd) && !hb) ||
+                      (o.residual && !hr) || (o.target && !ht);
+        if (!unread)
+            fprintf(stderr, "tilec fused: out of memory for the data of --shape %s (x alone is %zu bytes of %s); use a "
+                            "smaller --shape\n", o.shape, xb, tilec_dtype_name(dt));
         rc = EXIT_BAD_INPUT;
         goto done;
     }

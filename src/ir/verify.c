@@ -732,6 +732,13 @@ static void check_map(verifier *v, ir_stmt *st) {
         const ir_expr *op = ops[i];
         const tilec_buffer *ob = op->region.buf;
         bool ofrag = ob->layout.kind != TILEC_LAYOUT_NONE;
+        if (op->kind == IR_X_GATHER && ob == db && may_overlap(dst, &op->region)) {
+            /* in place is safe only where each element reads itself; a gather reads others */
+            err(v, op->pos, "gather reads '%s', which this map writes: the element it picks may be one another thread "
+                            "(or this one, earlier) has already overwritten; gather from a copy, or write another buffer",
+                ob->name);
+            break;
+        }
         if (ob == db && !same_region(dst, &op->region) && may_overlap(dst, &op->region)) {
             char a[64];
             expr_text(op, a, sizeof a);

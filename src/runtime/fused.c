@@ -15,6 +15,7 @@
 #include "runtime.h"
 #include "../ir/numeric.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +61,9 @@ static tilec_status check_desc(tilec_ctx *ctx, const tilec_fused_desc *d) {
                       (long long)row_stride(d));
     if (is_norm(d->op) && !(d->eps > 0 && isfinite(d->eps)))
         return ir_bad(ctx, "%s needs eps > 0 and finite, not %g", name, d->eps);
+    if (is_norm(d->op) && d->eps > FLT_MAX) /* the kernel adds it to an f32 statistic */
+        return ir_bad(ctx, "%s: eps %g does not fit f32 (at most %g), in which it is added to the row's statistic", name,
+                      d->eps, (double)FLT_MAX);
     if ((d->weight || d->bias) && !is_norm(d->op))
         return ir_bad(ctx, "%s takes no weight or bias (the norms do)", name);
     if (d->bias && d->op != TILEC_FUSED_LAYER_NORM) return ir_bad(ctx, "%s takes no bias (layer_norm does)", name);
@@ -535,6 +539,16 @@ static tilec_status run_split(rt *r, const tilec_fused_desc *d, const tilec_fuse
     return rt_launch(r, p2, args2, n, d->stream);
 }
 
+/* A launch's grid is at most 2^31 - 1 CTAs (the `.tile` grid's bound, CUDA's and HIP's). */
+static tilec_status check_grid(tilec_ctx *ctx, const tilec_fused_desc *d, const fplan *plans, int np) {
+    for (int i = 0; i < np; i++)
+        if (plans[i].groups > INT32_MAX)
+            return ir_bad(ctx, "%s of %lld rows takes %lld CTAs of %d rows, more than a launch's 2^31 - 1; split the rows "
+                          "into calls of at most %lld", tilec_fused_name(d->op), (long long)d->rows, (long long)plans[i].groups,
+                          plans[i].w, (long long)INT32_MAX * plans[i].w);
+    return TILEC_OK;
+}
+
 tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_fused_args *a) {
     if (!ctx) return TILEC_ERR_INVALID_ARG;
     ir_begin(ctx);
@@ -553,6 +567,7 @@ tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_
         unaligned = true;
     fplan plans[2];
     int np = plans_of(r, d, plans);
+    if ((st = check_grid(ctx, d, plans, np)) != TILEC_OK) return st;
     if (plans[0].split) return run_split(r, d, a, plans, unaligned);
     int64_t first = 0;
     for (int i = 0; i < np; i++) {
@@ -582,6 +597,10 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
                   tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype));
     fplan plans[2];
     int np = d->rows ? plans_of(r, d, plans) : 0;
+    if ((st = check_grid(ctx, d, plans, np)) != TILEC_OK) {
+        ir_str_free(&s);
+        return st;
+    }
     if (!np) ir_str_printf(&s, "no rows: nothing runs\n");
     for (int i = 0; i < np && st == TILEC_OK; i++) {
         rt_plan *p;
