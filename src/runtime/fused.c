@@ -116,13 +116,12 @@ static int group_rows(const tilec_fused_desc *d) {
  * (P dividing the row, a chunk a multiple of 8 elements), a CTA a chunk, in two kernels:
  * the chunks' partial statistics, then each CTA folds its row's partials (every CTA folds
  * all rows', R * P values, and takes its row's with a gather) and writes its chunk. Dense
- * rows only, no statistics outputs, no residual. */
+ * rows only, no statistics outputs. add_rms_norm's first kernel writes h = x + residual
+ * back and sums its squares; its second reads h. */
 enum { SPLIT_ROWS = 264, SPLIT_COLS = 16384, SPLIT_CHUNK = 8192, SPLIT_MAX_PARTS = 8192 };
 
 static int split_of(const tilec_fused_desc *d) {
-    if (d->rows >= SPLIT_ROWS || d->cols < SPLIT_COLS || row_stride(d) != d->cols || d->stats ||
-        d->op == TILEC_FUSED_ADD_RMS_NORM)
-        return 0;
+    if (d->rows >= SPLIT_ROWS || d->cols < SPLIT_COLS || row_stride(d) != d->cols || d->stats) return 0;
     for (int64_t p = d->cols / SPLIT_CHUNK; p >= 2; p--)
         if (d->cols % p == 0 && (d->cols / p) % 8 == 0 && d->rows * p <= SPLIT_MAX_PARTS) return (int)p;
     return 0;
@@ -232,10 +231,15 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     tilec_fused_op op = d->op;
     bool lse = op == TILEC_FUSED_SOFTMAX || op == TILEC_FUSED_LOG_SOFTMAX || op == TILEC_FUSED_CROSS_ENTROPY;
     if (p->phase == 1) {
-        ir_str_printf(s, "kernel tilec_%s_parts(X: %s[%lld, 1, %lld] global, Part: f32[%lld, 1, 1] global", name, T, G, Cp, G);
+        ir_str_printf(s, "kernel tilec_%s_parts(X: %s[%lld, 1, %lld] global", name, T, G, Cp);
+        if (op == TILEC_FUSED_ADD_RMS_NORM) ir_str_printf(s, ", Res: %s[%lld, 1, %lld] global", T, G, Cp);
+        ir_str_printf(s, ", Part: f32[%lld, 1, 1] global", G);
         if (op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Pv: f32[%lld, 1, 1] global", G);
         ir_str_printf(s, ") threads=%d grid=%lld {\n", p->threads, G);
         if (lse) ir_str_printf(s, "  cta.logsumexp(Part[cta_id], X[cta_id], axes=(-1))\n");
+        else if (op == TILEC_FUSED_ADD_RMS_NORM)
+            ir_str_printf(s, "  cta.map(Res[cta_id], X[cta_id] + Res[cta_id])\n  cta.sync()\n"
+                             "  cta.sumsq(Part[cta_id], Res[cta_id], axes=(-1))\n");
         else if (op == TILEC_FUSED_RMS_NORM) ir_str_printf(s, "  cta.sumsq(Part[cta_id], X[cta_id], axes=(-1))\n");
         else ir_str_printf(s, "  cta.mean(Part[cta_id], X[cta_id], axes=(-1))\n  cta.var(Pv[cta_id], X[cta_id], axes=(-1), "
                               "correction=0)\n");
@@ -266,7 +270,8 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         else ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(%s, inf), nan, X[cta_id] - %s))\n", g, g);
         break;
     }
-    case TILEC_FUSED_RMS_NORM: {
+    case TILEC_FUSED_RMS_NORM:
+    case TILEC_FUSED_ADD_RMS_NORM: { /* add_rms_norm's X here is h, the residual written back */
         const char *g = "gather(Rs, 0, Ri[cta_id])";
         ir_str_printf(s, "  shared V: f32[%lld, 1]\n  shared Rs: f32[%lld, 1]\n  cta.sum(V, Part, axes=(-1))\n", R, R);
         ir_str_printf(s, "  cta.map(Rs, rsqrt(V / %lld + ", C);
@@ -519,12 +524,13 @@ static tilec_status run_split(rt *r, const tilec_fused_desc *d, const tilec_fuse
     if ((st = split_aux(r, d, p2, P, &aux)) != TILEC_OK) return st;
     char *part = aux, *pv = part + (size_t)G * 4;
     char *ri = part + ((size_t)G * 8 + 15) / 16 * 16, *pi = ri + (size_t)G * 8;
-    bool ln = d->op == TILEC_FUSED_LAYER_NORM;
+    bool ln = d->op == TILEC_FUSED_LAYER_NORM, add = d->op == TILEC_FUSED_ADD_RMS_NORM;
     void *args1[3] = {(void *)a->x, part, pv};
-    if ((st = rt_launch(r, p1, args1, ln ? 3 : 2, d->stream)) != TILEC_OK) return st;
+    if (add) args1[1] = a->residual, args1[2] = part;
+    if ((st = rt_launch(r, p1, args1, ln || add ? 3 : 2, d->stream)) != TILEC_OK) return st;
     void *args2[12];
     int n = 0;
-    args2[n++] = (void *)a->x;
+    args2[n++] = add ? a->residual : (void *)a->x; /* add_rms_norm: h, written back by phase 1 */
     args2[n++] = part;
     if (d->op == TILEC_FUSED_CROSS_ENTROPY) {
         args2[n++] = (void *)a->target;
