@@ -462,6 +462,7 @@ expect "explain map statements" 0 "$tilec" explain "$maps"
 has "explain names a map's variant" "$tmp/out" "  line 7: cta.map(Y, bf16(f32(X) * r) * w) -> map"
 has "and says its vectors and how each operand is read" "$tmp/out" "    how: 16384 elements; 16-byte vectors of 8, each inside a row, spread over the threads (four in flight where each thread has four); 'X' in vector loads; 'r' once a vector (broadcast along the row); 'w' in vector loads"
 has "and a local destination's" "$tmp/out" "    how: 5 elements; each thread computes all of its own 'L'"
+has "and a gather's, element by element as it is lowered" "$tmp/out" "    how: 512 elements; element by element (a gather reads at a position known only when it runs), spread over the threads"
 # the fused RMSNorm scale's loop: every vector (four a turn, then one a turn) loads X and w
 # in 16 bytes, r once, stores Y in 16 bytes, and divides its index by the row only twice
 # (the row and the column: no index arithmetic an element)
