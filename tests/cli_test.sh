@@ -462,6 +462,7 @@ expect "explain map statements" 0 "$tilec" explain "$maps"
 has "explain names a map's variant" "$tmp/out" "  line 7: cta.map(Y, bf16(f32(X) * r) * w) -> map"
 has "and says its vectors and how each operand is read" "$tmp/out" "    how: 16384 elements; 16-byte vectors of 8, each inside a row, spread over the threads (four in flight where each thread has four); 'X' in vector loads; 'r' once a vector (broadcast along the row); 'w' in vector loads"
 has "and a local destination's" "$tmp/out" "    how: 5 elements; each thread computes all of its own 'L'"
+has "and a gather's, element by element as it is lowered" "$tmp/out" "    how: 512 elements; element by element (a gather reads at a position known only when it runs), spread over the threads"
 # the fused RMSNorm scale's loop: every vector (four a turn, then one a turn) loads X and w
 # in 16 bytes, r once, stores Y in 16 bytes, and divides its index by the row only twice
 # (the row and the column: no index arithmetic an element)
@@ -794,6 +795,10 @@ expect "fused --eps 1e-0" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8
 has "says what K may be" "$tmp/err" "tilec fused: --eps 1e-K: K takes an integer from 1 to 30, not '0'"
 if [ "$(grep -c '^tilec fused:' "$tmp/err")" -eq 1 ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL: fused --eps 1e-0 says it once:"; sed 's/^/  | /' "$tmp/err"; fi
+# docs/cli.md's example of tilec fused shows the plan line the command prints
+expect "fused: docs/cli.md's example" 0 "$tilec" fused --op rms_norm --dtype bf16 --shape 4x4096 --weight random --backend sim --check
+shown=$(grep -A2 '^\$ tilec fused --op rms_norm --dtype bf16 --shape 4x4096' "$root/docs/cli.md" | grep '^plan 1:')
+has "prints the plan docs/cli.md shows" "$tmp/out" "${shown:-docs/cli.md no longer shows the plan line of this example}"
 expect "fused --eps 2e-5" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --eps 2e-5 --backend sim
 has "names the form" "$tmp/err" "tilec fused: --eps takes 1e-K with K from 1 to 30 (1e-5, 1e-6), not '2e-5'"
 

@@ -189,3 +189,17 @@ def test_more_rows_than_a_launch_takes():
         tilec.fused_explain("softmax", "f32", 2 ** 37, 1, backend="sim")
     assert e.value.status == "TILEC_ERR_INVALID_ARG"
     assert "grid 2147483647 x" in tilec.fused_explain("softmax", "f32", 2 ** 37 - 1, 1, backend="sim")
+
+
+def test_explain_matches_the_docs():
+    # docs/runtime.md shows the program of softmax over 8 rows of 256 bf16 values
+    import os
+    import re
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "runtime.md")
+    with open(docs, encoding="utf-8") as f:
+        block = re.search(r"```\n\s*(kernel tilec_softmax\(X: bf16\[1, 8, 256\].*?)```", f.read(), re.S).group(1)
+    shown = [line.strip() for line in block.strip().splitlines()]
+    text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
+    lines = [line.strip() for line in text.splitlines()]
+    at = lines.index(shown[0])
+    assert lines[at:at + len(shown)] == shown

@@ -728,6 +728,16 @@ static void describe_operands(ir_str *s, const mapper *m, const ir_expr *e, cons
     for (int i = 0; i < 3; i++) describe_operands(s, m, e->args[i], seen, ns);
 }
 
+static bool has_gather(const ir_expr *e) {
+    if (!e) return false;
+    if (e->kind == IR_X_GATHER) return true;
+    for (int i = 0; i < 3; i++)
+        if (has_gather(e->args[i])) return true;
+    return false;
+}
+
+/* What lower_map does, in words: its choices made the same way (vectors: not for a local
+ * destination, nor for an expression with a gather). */
 void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
     const ir_stmt *st = q->st;
     mapper m = {.st = st, .vec = 1};
@@ -740,6 +750,9 @@ void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
         ir_str_printf(&s, "; each lane computes its %d registers of '%s'", 1 << st->dst.buf->frag_reg, st->dst.buf->name);
     } else if (st->dst.buf->space == TILEC_SPACE_LOCAL) {
         ir_str_printf(&s, "; each thread computes all of its own '%s'", st->dst.buf->name);
+    } else if (has_gather(st->expr)) {
+        ir_str_printf(&s, "; element by element (a gather reads at a position known only when it runs), %s",
+                      alone ? "one thread computes them all" : "spread over the threads");
     } else if ((m.vec = choose_vector(&m)) > 1) {
         ir_str_printf(&s, "; %d-byte vectors of %d, each inside a row, %s (four in flight where each thread has four)",
                       m.vec * (int)tilec_dtype_size(st->dst.buf->dtype), m.vec,
