@@ -190,7 +190,10 @@ def _fused(name, x, spec, extra, out, backend):
         except ImportError:
             import cupy
             conv = cupy.from_dlpack
-        r = _fused(name, conv(x), spec, {f: conv(e) for f, e in extra.items()}, None, backend)
+        # a JAX array is immutable: the residual add_rms_norm writes h into is a copy
+        ex = {f: (conv(e).clone() if hasattr(conv(e), "clone") else conv(e).copy()) if f == "residual" else conv(e)
+              for f, e in extra.items()}
+        r = _fused(name, conv(x), spec, ex, None, backend)
         if type(x).__module__.split(".")[0] in ("jax", "jaxlib"):
             import jax.dlpack
             r = {f: jax.dlpack.from_dlpack(a) for f, a in r.items()}
@@ -237,6 +240,10 @@ def _gpu_run(name, x, spec, extra, backend):
     call.d.stream = v.stream
     with ctx.lock:
         ctx.call(_t._lib.tilec_fused, name, _ctypes.byref(call.d), _ctypes.byref(call.a))
+    res = extra.get("residual")
+    if res is not None and results["residual"] is not res:  # a strided residual ran on a dense copy:
+        res[...] = results["residual"]                      # the caller's is updated in place all the same
+        results["residual"] = res
     return results
 
 
