@@ -601,7 +601,7 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
                   r->be->name, tilec_backend_name(r->target.backend), r->target.arch, r->target.warp_size,
                   tilec_fused_name(d->op), (long long)d->rows, (long long)d->cols, (long long)row_stride(d),
                   tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype));
-    fplan plans[2];
+    fplan plans[2] = {{0}};
     int np = d->rows ? plans_of(r, d, plans) : 0;
     if ((st = check_grid(ctx, d, plans, np)) != TILEC_OK) {
         ir_str_free(&s);
