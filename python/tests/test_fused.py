@@ -203,3 +203,22 @@ def test_explain_matches_the_docs():
     lines = [line.strip() for line in text.splitlines()]
     at = lines.index(shown[0])
     assert lines[at:at + len(shown)] == shown
+
+
+def test_strided_rows_at_warp_64():
+    """The same strided rows on a simulator of 64-lane warps (TILEC_SIM_WARP_SIZE=64), in a
+    fresh interpreter: numpy is the oracle."""
+    from conftest import run_py
+    out = run_py(
+        "import numpy as np, tilec\n"
+        "w = np.random.default_rng(3).standard_normal((5, 70)).astype(np.float32)\n"
+        "x = w[:, 2:61]\n"
+        "x64 = x.astype(np.float64); m = x64.max(-1, keepdims=True); e = np.exp(x64 - m)\n"
+        "want = e / e.sum(-1, keepdims=True)\n"
+        "got = tilec.softmax(x, backend='sim')\n"
+        "v = x64 - x64.mean(-1, keepdims=True)\n"
+        "ln = v / np.sqrt((v * v).mean(-1, keepdims=True) + np.float32(1e-5))\n"
+        "print(np.abs(got - want).max() <= 1e-6 * want.max(), np.abs(tilec.layer_norm(x, 59, backend='sim') - ln).max() < 1e-5,\n"
+        "      tilec.fused_explain('softmax', 'f32', 5, 59, row_stride=68, backend='sim').count('warp size 64') >= 1)\n",
+        TILEC_SIM_WARP_SIZE="64")
+    assert out.split() == ["True", "True", "True"], out
