@@ -196,6 +196,8 @@ def test_explain_matches_the_docs():
     import os
     import re
     docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "runtime.md")
+    if not os.path.exists(docs):  # scripts/wheel-check runs the suite in a tree without docs/
+        pytest.skip("docs/runtime.md is not beside these tests (the source tree's suite checks it)")
     with open(docs, encoding="utf-8") as f:
         block = re.search(r"```\n\s*(kernel tilec_softmax\(X: bf16\[1, 8, 256\].*?)```", f.read(), re.S).group(1)
     shown = [line.strip() for line in block.strip().splitlines()]
