@@ -104,7 +104,10 @@ static void reference(const tilec_fused_desc *d, const unsigned char *x, const u
             int64_t t = tg[r];
             if (t == d->ignore_index) want[0] = 0, scale[0] = 0;
             else if (t < 0 || t >= C) want[0] = NAN, scale[0] = 0;
-            else want[0] = lse - h[t], scale[0] = fabs(lse) + fabs(h[t]);
+            else {
+                double picked = h[t]; /* h is want's storage: read before want[0] is written */
+                want[0] = lse - picked, scale[0] = fabs(lse) + fabs(picked);
+            }
             return;
         }
         for (int64_t j = 0; j < C; j++) {
