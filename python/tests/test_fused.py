@@ -224,3 +224,21 @@ def test_strided_rows_at_warp_64():
         "      tilec.fused_explain('softmax', 'f32', 5, 59, row_stride=68, backend='sim').count('warp size 64') >= 1)\n",
         TILEC_SIM_WARP_SIZE="64")
     assert out.split() == ["True", "True", "True"], out
+
+
+def test_values_the_format_decides_exactly():
+    """Written by hand, not from a reference: a row of one value (softmax exactly 1,
+    log_softmax exactly +0), zeros' signs through the norms, ignored rows' +0 loss."""
+    one = np.array([[3.5], [-2.0], [0.0]], dtype=np.float32)
+    assert tilec.softmax(one).tolist() == [[1.0]] * 3
+    ls = tilec.log_softmax(one)
+    assert (ls == 0).all() and not np.signbit(ls).any()
+    z = np.array([[0.0, -0.0, 0.0, -0.0]], dtype=np.float32)
+    y = tilec.rms_norm(z, (4,), eps=1e-6)  # 0 * rsqrt(eps): each zero keeps its sign
+    assert (y == 0).all() and np.signbit(y).tolist() == [[False, True, False, True]]
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    loss = tilec.cross_entropy(x, np.array([-100, 2, -100], dtype=np.int64), reduction="none")
+    assert loss[0] == 0 and loss[2] == 0 and not np.signbit(loss[[0, 2]]).any()
+    # the second row: logsumexp(4, 5, 6, 7) - 6, against exact float64
+    want = np.log(np.exp(np.float64([4, 5, 6, 7]) - 7).sum()) + 7 - 6
+    assert abs(float(loss[1]) - want) <= 4 * np.finfo(np.float32).eps * want

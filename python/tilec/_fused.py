@@ -163,8 +163,9 @@ def _no_empty_rows(name, rows, cols, outs):
                   "give rows of at least one value" % (rows, " has" if rows == 1 else "s have", " and ".join(what)))
 
 
-def _gpu_view(x):
-    return _t._torch_or_cai(x)
+def _dense(a):
+    """A GPU array as a dense one of its library (itself when it is)."""
+    return a.contiguous() if hasattr(a, "contiguous") else __import__("cupy").ascontiguousarray(a)
 
 
 def _fused(name, x, spec, extra, out, backend):
@@ -207,12 +208,12 @@ def _fused(name, x, spec, extra, out, backend):
 
 
 def _gpu_run(name, x, spec, extra, backend):
-    v = _gpu_view(x)
+    v = _t._torch_or_cai(x)
     _t._device_backend(backend, v)
     lay = _rows_layout(name, v.shape, v.strides) if _t._prod(v.shape) else None
     if lay is None:  # rows the kernel cannot walk: a dense copy in x's library
-        x = x.contiguous() if hasattr(x, "contiguous") else __import__("cupy").ascontiguousarray(x)
-        v = _gpu_view(x)
+        x = _dense(x)
+        v = _t._torch_or_cai(x)
         lay = (_t._prod(v.shape[:-1]), v.shape[-1], v.shape[-1])
     rows, cols, stride = lay
     call, outs = spec(rows, cols, stride, v.dtype)
@@ -227,7 +228,7 @@ def _gpu_run(name, x, spec, extra, backend):
     keep = []
     for f, e in extra.items():
         _t._same_device(e, v)
-        e = e.contiguous() if hasattr(e, "contiguous") else __import__("cupy").ascontiguousarray(e)
+        e = _dense(e)
         keep.append(e)
         setattr(call.a, f, _t._gpu_ptr(e))
     if "residual" in extra:

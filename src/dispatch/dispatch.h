@@ -373,6 +373,9 @@ void dsp_merge_accs(dsp_lower *l, lp_block *into, int acc, int n, int width);
 bool dsp_pred_shared_or_global(const dsp_query *q, char *why, size_t n);
 bool dsp_pred_not_thread_scope(const dsp_query *q, char *why, size_t n);
 bool dsp_pred_scope_on_target(const dsp_query *q, char *why, size_t n);
+/* A fragment's statement: warps of 32 lanes (NVIDIA's MMA layouts) and every lane of the
+ * instance present (v_fragment.c; the map of a fragment takes it too). */
+bool dsp_pred_frag_warps(const dsp_query *q, char *why, size_t n);
 
 
 /* ---- segmented reductions (v_grid_segments.c) ------------------------------------------- */

@@ -125,7 +125,7 @@ static lp_expr *zero_bits(lp_kernel *k, lp_expr *lane, lp_expr *warp, unsigned l
 
 /* ---- predicates ------------------------------------------------------------------------- */
 
-static bool warp32(const dsp_query *q, char *why, size_t n) {
+bool dsp_pred_frag_warps(const dsp_query *q, char *why, size_t n) {
     if (q->ws != 32) {
         snprintf(why, n, "fragment layouts are of warps of 32 lanes (NVIDIA's MMA layouts); this target runs %d", q->ws);
         return false;
@@ -587,7 +587,7 @@ const dsp_case dsp_case_fragment = {
     .ops = DSP_OPS_REDUCE,
     .targets = DSP_ALL_TARGETS,
     .fragments = true,
-    .preds = {{"warp_size", warp32}, {"target_scope", dsp_pred_scope_on_target}, {"layout", fragment_reduce}},
+    .preds = {{"warp_size", dsp_pred_frag_warps}, {"target_scope", dsp_pred_scope_on_target}, {"layout", fragment_reduce}},
     .lower = lower_frag_reduce,
     .summary = "a fragment: each lane folds its registers, XOR shuffles over the lane bits along the reduced axes",
 };
@@ -598,7 +598,7 @@ const dsp_case dsp_case_fragment_copy = {
     .ops = 1u << DSP_COPY,
     .targets = DSP_ALL_TARGETS,
     .fragments = true,
-    .preds = {{"warp_size", warp32}, {"target_scope", dsp_pred_scope_on_target}, {"layout", fragment_copy}},
+    .preds = {{"warp_size", dsp_pred_frag_warps}, {"target_scope", dsp_pred_scope_on_target}, {"layout", fragment_copy}},
     .lower = lower_frag_copy,
     .summary = "into or out of a fragment: each lane its elements, each element written once",
 };
@@ -609,7 +609,7 @@ const dsp_case dsp_case_fragment_fill = {
     .ops = 1u << DSP_FILL,
     .targets = DSP_ALL_TARGETS,
     .fragments = true,
-    .preds = {{"warp_size", warp32}, {"target_scope", dsp_pred_scope_on_target}},
+    .preds = {{"warp_size", dsp_pred_frag_warps}, {"target_scope", dsp_pred_scope_on_target}},
     .lower = lower_frag_fill,
     .summary = "a fragment: each lane its registers",
 };

@@ -796,19 +796,6 @@ static bool fragments_in_fragments(const dsp_query *q, char *why, size_t n) {
     return false;
 }
 
-/* a fragment destination: whole warps of 32 lanes (the layouts are NVIDIA's) */
-static bool frag_warps(const dsp_query *q, char *why, size_t n) {
-    if (q->ws != 32) {
-        snprintf(why, n, "fragment layouts are of warps of 32 lanes (NVIDIA's MMA layouts); this target runs %d", q->ws);
-        return false;
-    }
-    int size = dsp_inst_threads(q);
-    if (size == q->inst_size) return true;
-    snprintf(why, n, "threads=%d leaves a %s of %d threads: a fragment needs whole warps (%d threads)", q->threads,
-             tilec_scope_name(q->st->exec.scope), size, q->inst_size);
-    return false;
-}
-
 const dsp_case dsp_case_map = {
     .variant = "map",
     .priority = 10,
@@ -824,7 +811,7 @@ const dsp_case dsp_case_fragment_map = {
     .priority = 10,
     .ops = 1u << DSP_MAP,
     .targets = DSP_ALL_TARGETS,
-    .preds = {{"warp32", frag_warps}, {"target_scope", dsp_pred_scope_on_target}},
+    .preds = {{"warp32", dsp_pred_frag_warps}, {"target_scope", dsp_pred_scope_on_target}},
     .lower = lower_map,
     .summary = "element-wise expression into a fragment: each lane computes its own registers",
     .fragments = true,

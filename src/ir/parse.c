@@ -496,6 +496,27 @@ static void parse_region(parser *ps, ir_region *r, int stmt_index) {
     expect(ps, "]");
 }
 
+/* The current token (an integer or a decimal) as the double nearest it, negated for neg
+ * (the '-' at start): strtod follows the C locale's decimal point, the format's is always
+ * '.'; a number past the double range is refused, saying to write inf. */
+static double decimal_value(parser *ps, bool neg, tok start) {
+    char buf[512];
+    if (ps->t.n >= sizeof buf)
+        fail_at(ps, ps->t.line, ps->t.col, "number is %zu characters long; tilec reads numbers of up to %zu: write it "
+                "with an exponent (1.5e-30)", ps->t.n, sizeof buf - 1);
+    memcpy(buf, ps->t.s, ps->t.n);
+    buf[ps->t.n] = '\0';
+    const char *dp = localeconv()->decimal_point;
+    char *dot = strchr(buf, '.');
+    if (dot && dp && dp[0] && dp[0] != '.' && !dp[1]) *dot = dp[0];
+    errno = 0;
+    double f = strtod(buf, NULL);
+    if (errno == ERANGE && isinf(f))
+        fail_at(ps, start.line, start.col, "number %s%.*s is too large; write inf for infinity", neg ? "-" : "",
+                (int)ps->t.n, ps->t.s);
+    return neg ? -f : f;
+}
+
 /* number := INT | decimal or exponent float | 'inf' | '-inf' | 'nan', for a destination of
  * dtype t: rounded once, from the text, to t */
 static ir_value parse_number(parser *ps, tilec_dtype t, ir_pos *pos) {
@@ -521,22 +542,7 @@ static ir_value parse_number(parser *ps, tilec_dtype t, ir_pos *pos) {
     /* a float, or an integer too wide for 64 bits that a float buffer takes all the same */
     if (ps->t.kind != TOK_FLOAT && ps->t.kind != TOK_INT)
         fail_expected(ps, "a number (an integer, a decimal, inf, -inf or nan)");
-    /* strtod follows the C locale's decimal point; the format's is always '.' */
-    char buf[512];
-    if (ps->t.n >= sizeof buf)
-        fail_at(ps, ps->t.line, ps->t.col, "number is %zu characters long; tilec reads numbers of up to %zu: write it "
-                "with an exponent (1.5e-30)", ps->t.n, sizeof buf - 1);
-    memcpy(buf, ps->t.s, ps->t.n);
-    buf[ps->t.n] = '\0';
-    const char *dp = localeconv()->decimal_point;
-    char *dot = strchr(buf, '.');
-    if (dot && dp && dp[0] && dp[0] != '.' && !dp[1]) *dot = dp[0];
-    errno = 0;
-    double f = strtod(buf, NULL);
-    if (errno == ERANGE && isinf(f))
-        fail_at(ps, start.line, start.col, "number %s%s is too large; write inf for infinity",
-                neg ? "-" : "", buf);
-    v.f = neg ? -f : f;
+    v.f = decimal_value(ps, neg, start);
     num_fill_typed(&v, t, ps->t.s, ps->t.n);
     next(ps);
     return v;
@@ -594,21 +600,7 @@ static ir_expr *parse_expr_number(parser *ps, bool neg, tok start) {
         num_fill_typed(v, TILEC_F64, NULL, 0);
         return e;
     } else {
-        char buf[512];
-        if (ps->t.n >= sizeof buf)
-            fail_at(ps, ps->t.line, ps->t.col, "number is %zu characters long; tilec reads numbers of up to %zu: "
-                    "write it with an exponent (1.5e-30)", ps->t.n, sizeof buf - 1);
-        memcpy(buf, ps->t.s, ps->t.n);
-        buf[ps->t.n] = '\0';
-        const char *dp = localeconv()->decimal_point; /* strtod's; the format's is '.' */
-        char *dot = strchr(buf, '.');
-        if (dot && dp && dp[0] && dp[0] != '.' && !dp[1]) *dot = dp[0];
-        errno = 0;
-        double f = strtod(buf, NULL);
-        if (errno == ERANGE && isinf(f))
-            fail_at(ps, start.line, start.col, "number %s%.*s is too large; write inf for infinity",
-                    neg ? "-" : "", (int)ps->t.n, ps->t.s);
-        v->f = neg ? -f : f;
+        v->f = decimal_value(ps, neg, start);
         if (!(e->text = ir_arena_strndup(&ps->prog->arena, ps->t.s, ps->t.n))) oom(ps);
         e->text_len = ps->t.n;
     }

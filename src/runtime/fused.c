@@ -89,6 +89,13 @@ static int64_t pow2_floor(int64_t v) {
     return p;
 }
 
+/* Threads for a CTA of `elems` elements: ELEMS_PER_THREAD each, a power of two from two
+ * warps to 1024. */
+static int threads_for(int64_t elems, int warp) {
+    int64_t t = pow2_floor(elems / ELEMS_PER_THREAD);
+    return (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
+}
+
 /* W rows a CTA for `rows` rows (the last group's plan is made with rows = what is left). */
 static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t stage_bytes, int warp) {
     fplan p = {.w = w, .groups = rows / w};
@@ -98,8 +105,7 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
     /* cross_entropy reads each row once (its logsumexp; the target's logit is one load):
        staging it measured slower on an H100 (46-51% of the copy ceiling against 55-66%) */
     p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && per_row * w <= stage_bytes;
-    int64_t t = pow2_floor(d->cols * w / ELEMS_PER_THREAD);
-    p.threads = (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
+    p.threads = threads_for(d->cols * w, warp);
     return p;
 }
 
@@ -308,9 +314,7 @@ static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligne
     id[8] = p->split, id[9] = p->phase, id[10] = d->rows;
     memcpy(&id[6], &d->eps, sizeof d->eps);
     id[7] = d->ignore_index;
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < RT_ID_WORDS; i++) h = (h ^ (uint64_t)id[i]) * 1099511628211ull;
-    return h;
+    return rt_plan_hash(id);
 }
 
 static tilec_status build(tilec_ctx *ctx, const tilec_fused_desc *d, const fplan *p, tilec_program **out) {
@@ -339,12 +343,7 @@ static tilec_status build(tilec_ctx *ctx, const tilec_fused_desc *d, const fplan
 static tilec_status get_plan(rt *r, const tilec_fused_desc *d, const fplan *fp, bool unaligned, rt_plan **out) {
     int64_t id[RT_ID_WORDS];
     uint64_t hash = plan_id(d, fp, unaligned, id);
-    for (rt_plan *p = r->plans; p; p = p->next)
-        if (p->hash == hash && memcmp(p->id, id, sizeof id) == 0) {
-            rt_log(r, "hit  %s", p->key);
-            *out = p;
-            return TILEC_OK;
-        }
+    if ((*out = rt_plan_find(r, id, hash))) return TILEC_OK;
     rt_plan *p = calloc(1, sizeof *p);
     if (!p) return TILEC_ERR_NOMEM;
     char how[64];
@@ -444,11 +443,6 @@ static int kernel_args(const tilec_fused_desc *d, const tilec_fused_args *a, int
     if (d->stats && !ce) args[n++] = (char *)a->rstd + (size_t)first * 4;
     if (d->stats && ce) args[n++] = (char *)a->lse + (size_t)first * 4;
     return n;
-}
-
-static int threads_for(int64_t elems, int warp) {
-    int64_t t = pow2_floor(elems / ELEMS_PER_THREAD);
-    return (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
 }
 
 /* The plans of a call: the full groups, then the rows left (at most two); or split rows'

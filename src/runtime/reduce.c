@@ -249,21 +249,14 @@ static uint64_t plan_id(const tilec_reduce_desc *d, const view *v, bool unaligne
         id[3 + i] = v->shape[i];
         if (v->strided) id[3 + TILEC_MAX_RANK + i] = v->strides[i];
     }
-    uint64_t h = 1469598103934665603ull; /* FNV-1a over the words */
-    for (int i = 0; i < RT_ID_WORDS; i++) h = (h ^ (uint64_t)id[i]) * 1099511628211ull;
-    return h;
+    return rt_plan_hash(id);
 }
 
 /* The cached plan for the descriptor, made (and loaded) on a miss. */
 static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, bool unaligned, rt_plan **out) {
     int64_t id[RT_ID_WORDS];
     uint64_t hash = plan_id(d, v, unaligned, id);
-    for (rt_plan *p = r->plans; p; p = p->next)
-        if (p->hash == hash && memcmp(p->id, id, sizeof id) == 0) {
-            rt_log(r, "hit  %s", p->key);
-            *out = p;
-            return TILEC_OK;
-        }
+    if ((*out = rt_plan_find(r, id, hash))) return TILEC_OK;
     char key[512];
     plan_key(r, d, v, unaligned, key, sizeof key);
     double t0 = now_ms();

@@ -226,6 +226,21 @@ tilec_status rt_plan_load(rt *r, rt_plan *p, tilec_status st) {
     return st;
 }
 
+uint64_t rt_plan_hash(const int64_t id[RT_ID_WORDS]) {
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < RT_ID_WORDS; i++) h = (h ^ (uint64_t)id[i]) * 1099511628211ull;
+    return h;
+}
+
+rt_plan *rt_plan_find(rt *r, const int64_t id[RT_ID_WORDS], uint64_t hash) {
+    for (rt_plan *p = r->plans; p; p = p->next)
+        if (p->hash == hash && memcmp(p->id, id, RT_ID_WORDS * sizeof *id) == 0) {
+            rt_log(r, "hit  %s", p->key);
+            return p;
+        }
+    return NULL;
+}
+
 static void rt_free(void *p) {
     rt *r = p;
     /* the scratch first: a set goes once its last launch has finished */

@@ -176,6 +176,10 @@ tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *k, tilec_launch_inf
  * recorded as in use by this launch). On a stream being captured, a set not yet pinned is
  * made ready outside the capture and pinned, so the launch is all the capture gets. */
 tilec_status rt_launch(rt *r, rt_plan *p, void *const *args, int nargs, void *stream);
+/* A plan's words (rt_plan.id) hashed (FNV-1a), and the cached plan of those words (logged as
+ * a hit), or NULL: tilec_reduce's, the segmented and the fused plans look up alike. */
+uint64_t rt_plan_hash(const int64_t id[RT_ID_WORDS]);
+rt_plan *rt_plan_find(rt *r, const int64_t id[RT_ID_WORDS], uint64_t hash);
 /* Everything rt_launch does before its launch: the plan's scratch for the stream, made,
  * zeroed (waited for) and pinned, so that the next rt_launch only launches. */
 tilec_status rt_prepare(rt *r, rt_plan *p, void *stream);

@@ -62,9 +62,7 @@ static uint64_t seg_id(const tilec_reduce_desc *d, const seg_view *v, int64_t id
     id[4] = v->workers;
     id[5] = v->ctas;
     id[6] = tilec_op_takes_correction(d->op) ? (d->correction ? *d->correction : 1) : -1;
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < RT_ID_WORDS; i++) h = (h ^ (uint64_t)id[i]) * 1099511628211ull;
-    return h;
+    return rt_plan_hash(id);
 }
 
 /* The tile program of the plan: its parameters only (the lowering writes the loop IR). */
@@ -93,12 +91,7 @@ static tilec_status build(tilec_ctx *ctx, const tilec_reduce_desc *d, const seg_
 static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const seg_view *v, rt_plan **out) {
     int64_t id[RT_ID_WORDS];
     uint64_t hash = seg_id(d, v, id);
-    for (rt_plan *p = r->plans; p; p = p->next)
-        if (p->hash == hash && memcmp(p->id, id, sizeof id) == 0) {
-            rt_log(r, "hit  %s", p->key);
-            *out = p;
-            return TILEC_OK;
-        }
+    if ((*out = rt_plan_find(r, id, hash))) return TILEC_OK;
     rt_plan *p = calloc(1, sizeof *p);
     if (!p) return TILEC_ERR_NOMEM;
     snprintf(p->key, sizeof p->key, "segmented %s %s->%s%s%s %s%s%s %s %s ws%d | %" PRId64 " x %" PRId64 ", %" PRId64
