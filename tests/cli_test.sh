@@ -389,7 +389,7 @@ rs_src="$root/examples/row_sum.tile"
 expect "emit --target cuda" 0 "$tilec" emit "$tmp/rs.tile" --target cuda
 has "emit writes FILE.cu" "$tmp/rs.cu" "extern \"C\" __global__ void __launch_bounds__(32) row_sum("
 expect "emit --target hip" 0 "$tilec" emit "$tmp/rs.tile" --target hip --arch gfx1030
-has "emit writes FILE.hip for wave32" "$tmp/rs.hip" "tl_p1_f32x4 tl_v = *(const tl_p1_f32x4 *)&As["
+has "emit writes FILE.hip for wave32" "$tmp/rs.hip" "tl_p2_f32x4 tl_v = *(const tl_p2_f32x4 *)&As["
 expect "emit -o -" 0 "$tilec" emit "$tmp/rs.tile" --target cuda -o -
 has "emit to standard output" "$tmp/out" "// line 10: cta.sum(Bs, As, axes=(-1))  [rows]"
 expect "emit without --target" 2 "$tilec" emit "$tmp/rs.tile"

@@ -205,7 +205,7 @@ static void test_row_sum_shared_source_and_ptx(void **state) {
     char *own;
     assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &own, NULL), TILEC_OK);
     assert_non_null(strstr(own, "[rows]"));
-    assert_non_null(strstr(own, "tl_p1_f32x4 tl_v = *(const tl_p1_f32x4 *)&As["));
+    assert_non_null(strstr(own, CG_P "f32x4 tl_v = *(const " CG_P "f32x4 *)&As["));
     assert_null(strstr(own, "__shfl_xor_sync("));
     tilec_free(own);
     tilec_program_free(p);
@@ -293,6 +293,8 @@ static void test_prelude_abi(void **state) {
     static const struct { const char *abi; tilec_backend b; uint64_t digest; } known[] = {
         {"1", TILEC_BACKEND_CUDA, 0xe15fd7e46f32c1c7ull},
         {"1", TILEC_BACKEND_HIP, 0x0f9a1f858fc459eaull},
+        {"2", TILEC_BACKEND_CUDA, 0x924b65fb1baf2cb4ull},
+        {"2", TILEC_BACKEND_HIP, 0xd7c7943426c57172ull},
     };
     char *text = example("row_sum");
     tilec_ctx *ctx;
@@ -414,7 +416,7 @@ static void test_wide_keys_compile(void **state) {
         char *src = NULL;
         tilec_target tg = {targets[t].backend, targets[t].arch, 0};
         assert_int_equal(tilec_emit(p, &tg, &src, NULL), TILEC_OK);
-        assert_non_null(strstr(src, "tl_p1_i64x2{{"));
+        assert_non_null(strstr(src, CG_P "i64x2{{"));
         assert_non_null(strstr(src, "__double_as_longlong("));
         assert_non_null(strstr(src, ".e[1], 1, ")); /* a shuffle of a key's second half */
         tilec_free(src);

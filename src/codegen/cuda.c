@@ -23,7 +23,14 @@ static void prelude(ir_str *s) {
      * order -0 below +0 as the format does was measured on sm_90 (every pair of special
      * values against the selects); tools/jit_check checks it on whatever GPU it runs on.
      * Older GPUs keep the selects. */
-    ir_str_printf(s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n#define TL_F32_MINMAX 1\n");
+    /* From sm_80 on, f32 to bf16 is one instruction (cvt.rn.bf16.f32, nearest even, as the
+     * software rounding it replaces: 1 instruction for 7). Its NaN is the canonical
+     * 0x7fff where the software one keeps the payload's top bits; a map stores every NaN as
+     * 0x7fc0 and a grid statement as the dtype's default NaN, so only an in-kernel
+     * statement's NaN can show it, and those payloads are not part of the contract. */
+    ir_str_printf(s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n#define TL_F32_MINMAX 1\n#define TL_BF16_CVT 1\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_bf16(float x) {  /* nearest even */\n"
+                     "  tl_u16 h; asm(\"cvt.rn.bf16.f32 %%0, %%1;\" : \"=h\"(h) : \"f\"(x)); return h;\n}\n");
     static const struct { const char *name, *insn; } hw[] = {
         {"max", "max.NaN"}, {"maxnum", "max"}, {"min", "min.NaN"}, {"minnum", "min"}};
     for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++)

@@ -200,7 +200,17 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         operands(s, k, "(", e->a, name, e->b, NULL, NULL, ")");
         return;
     }
-    case LX_SELECT: operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")"); return;
+    case LX_SELECT:
+        /* a NaN stored as a 16-bit float's quiet one (lower_util's quieted): both arms as
+           arguments, so the conversion (an asm statement on CUDA, which the compiler does
+           not speculate) runs unconditionally and the choice is a select, not a branch */
+        if (e->b->kind == LX_CONST && e->c->kind == LX_CAST && (e->c->type == LP_F16 || e->c->type == LP_BF16) &&
+            (e->c->a->kind == LX_REG || e->c->a->kind == LX_CONST)) {
+            operands(s, k, CG_P "select_u16(", e->a, ", ", e->b, ", ", e->c, ")");
+            return;
+        }
+        operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")");
+        return;
     case LX_FMA:
         snprintf(name, sizeof name, CG_P "fma_%s(", type_tag(e->type));
         operands(s, k, name, e->a, ", ", e->b, ", ", e->c, ")");
@@ -486,11 +496,15 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
  * warn about the rest in the user's own builds (tests/codegen_warnings.sh). */
 static const char common_prelude[] =
     "static __device__ __forceinline__ __attribute__((unused)) float tl_bf16_to_f32(tl_u16 h) { return __uint_as_float((unsigned)h << 16); }\n"
+    "#ifndef TL_BF16_CVT  /* the target's prelude may convert in hardware */\n"
     "static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_f32_to_bf16(float x) {  /* round to nearest even */\n"
     "  unsigned u = __float_as_uint(x);\n"
     "  if ((u & 0x7fffffffu) > 0x7f800000u) return (tl_u16)((u >> 16) | 0x40u);  /* NaN stays NaN */\n"
     "  return (tl_u16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);\n"
     "}\n"
+    "#endif\n"
+    "/* c ? a : b with both evaluated: a store's NaN test beside its conversion */\n"
+    "static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_select_u16(bool c, tl_u16 a, tl_u16 b) { return c ? a : b; }\n"
     "/* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);\n"
     "   +0 is above -0: of two equal values max takes the AND of their bits and min the OR\n"
     "   (+0 and -0 differ only in the sign bit). Written out so no library's NaN rule\n"
