@@ -27,7 +27,14 @@ enum {
     MAX_GROUP = 64,          /* rows a CTA */
     STAGE_BYTES = 160 << 10, /* at most this much of a CTA's shared memory holds its rows */
     ELEMS_PER_THREAD = 32,   /* a thread's share of a CTA's elements, when threads allow: measured on an
-                                H100 (bf16 rows of 1024 to 65536), 32 to 64 elements a thread beat 16 */
+                                H100 (bf16 rows of 1024 to 65536), 32 beat 16 and 64 */
+    CE_ELEMS_PER_THREAD = 64, /* a 16-bit cross_entropy's, from CE_WIDE_COLS columns: it reads each row once, and
+                                 more elements a thread measured 2-8% faster there (bf16, H100) and
+                                 slower on shorter rows (42-53% of the copy ceiling against 56-61%) */
+    CE_WIDE_COLS = 4096,
+    TWICE_COLS = 8192,       /* a 16-bit log_softmax row shorter than this is read twice where it is,
+                                not staged (bf16, H100: 69-88% of the copy ceiling against 59-83%);
+                                from 16384 columns up staging measured faster (87% against 85%) */
     FUSED_TAG = 0x46,        /* id[0]'s top byte: a fused plan, never a reduction's */
 };
 
@@ -89,10 +96,12 @@ static int64_t pow2_floor(int64_t v) {
     return p;
 }
 
-/* Threads for a CTA of `elems` elements: ELEMS_PER_THREAD each, a power of two from two
- * warps to 1024. */
-static int threads_for(int64_t elems, int warp) {
-    int64_t t = pow2_floor(elems / ELEMS_PER_THREAD);
+/* Threads for a CTA of `elems` elements of rows of d's: ELEMS_PER_THREAD each (a 16-bit
+ * cross_entropy's long rows: CE_ELEMS_PER_THREAD), a power of two from two warps to 1024. */
+static int threads_for(const tilec_fused_desc *d, int64_t elems, int warp) {
+    bool wide = d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32 && d->cols >= CE_WIDE_COLS;
+    int per = wide ? CE_ELEMS_PER_THREAD : ELEMS_PER_THREAD;
+    int64_t t = pow2_floor(elems / per);
     return (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
 }
 
@@ -104,8 +113,9 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
     int64_t per_row = row_bytes + (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 ? d->cols * 4 : 0);
     /* cross_entropy reads each row once (its logsumexp; the target's logit is one load):
        staging it measured slower on an H100 (46-51% of the copy ceiling against 55-66%) */
-    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && per_row * w <= stage_bytes;
-    p.threads = threads_for(d->cols * w, warp);
+    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && per_row * w <= stage_bytes &&
+               !(d->op == TILEC_FUSED_LOG_SOFTMAX && d->dtype != TILEC_F32 && d->cols < TWICE_COLS);
+    p.threads = threads_for(d, d->cols * w, warp);
     return p;
 }
 
@@ -452,8 +462,8 @@ static int plans_of(const rt *r, const tilec_fused_desc *d, fplan *out) {
     if (P) {
         int64_t cp = d->cols / P;
         bool ce = d->op == TILEC_FUSED_CROSS_ENTROPY;
-        out[0] = (fplan){.groups = d->rows * P, .w = 1, .threads = threads_for(cp, ws), .split = P, .phase = 1};
-        out[1] = (fplan){.groups = ce ? d->rows : d->rows * P, .w = 1, .threads = ce ? 2 * ws : threads_for(cp, ws),
+        out[0] = (fplan){.groups = d->rows * P, .w = 1, .threads = threads_for(d, cp, ws), .split = P, .phase = 1};
+        out[1] = (fplan){.groups = ce ? d->rows : d->rows * P, .w = 1, .threads = ce ? 2 * ws : threads_for(d, cp, ws),
                          .split = P, .phase = 2};
         return 2;
     }
