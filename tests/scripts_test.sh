@@ -35,7 +35,7 @@ out=$(PYTHON=/usr/bin/python3 scripts/bench fused --selftest 2>&1)
 if [ $? -eq 0 ] && grep -q "fused: exit 0" <<<"$out"; then ok; else bad "scripts/bench fused --selftest: $out"; fi
 
 sections=$(scripts/gpu-check --list | awk '/^  [a-z]/ {print $1}')
-[ "$(echo $sections)" = "build kernels run attention memcheck racecheck jit first-call jit-sum fused python torch" ] && ok ||
+[ "$(echo $sections)" = "build kernels run attention memcheck racecheck cvt jit first-call jit-sum fused python torch" ] && ok ||
     bad "scripts/gpu-check --list gave: $(echo $sections)"
 scripts/gpu-check no-such-section >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "scripts/gpu-check no-such-section did not exit 2"
