@@ -242,6 +242,44 @@ static void test_row_sum_shared_source_and_ptx(void **state) {
     free(text);
 }
 
+static int count_of(const char *text, const char *word) {
+    int n = 0;
+    for (const char *q = text; (q = strstr(q, word)); q += strlen(word)) n++;
+    return n;
+}
+
+/* A bf16 store: the CUDA prelude rounds with one cvt.rn.bf16.f32 from sm_80 on (bit
+ * arithmetic before), and the store's NaN test selects beside the conversion instead of
+ * branching around it: in the PTX, every conversion has its select and there are fewer
+ * branches than conversions (a branch each, when the conversion sat in one arm of ?:). */
+static void test_bf16_store(void **state) {
+    (void)state;
+    const char *text = "kernel tobf16(X: f32[256] global, Y: bf16[256] global) threads=64 {\n"
+                       "  cta.map(Y, X * 2)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "tobf16.tile", text, strlen(text), &p), TILEC_OK);
+    char *src;
+    assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &src, NULL), TILEC_OK);
+    assert_non_null(strstr(src, CG_P "select_u16((")); /* the store: select(isnan, quiet NaN, conversion) */
+    if (available(TILEC_BACKEND_CUDA)) {
+        rtc_result r;
+        assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_90", 32, "tobf16.cu", src, RTC_PTX, &r), TILEC_OK);
+        int cvt = count_of(r.data, "cvt.rn.bf16.f32"), selp = count_of(r.data, "selp.b16"), bra = count_of(r.data, "bra");
+        assert_true(cvt >= 8);
+        assert_true(selp >= cvt);
+        assert_true(bra < cvt);
+        rtc_result_free(&r);
+        assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_75", 32, "tobf16.cu", src, RTC_PTX, &r), TILEC_OK);
+        assert_int_equal(count_of(r.data, "cvt.rn.bf16.f32"), 0); /* sm_75 has no such instruction */
+        rtc_result_free(&r);
+    }
+    tilec_free(src);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 /* Golden files: the emitted bytes of four examples. Regenerate with scripts/regen-golden. */
 static void test_golden(void **state) {
     (void)state;
@@ -288,6 +326,19 @@ static uint64_t fnv1a(const char *p, size_t n) {
     return h;
 }
 
+/* The digest of the current ABI's prelude in b's emitted row_sum. */
+static uint64_t prelude_digest(tilec_program *p, tilec_backend b) {
+    char *src;
+    assert_int_equal(tilec_emit(p, &(tilec_target){b, NULL, 0}, &src, NULL), TILEC_OK);
+    const char *from = strstr(src, "\n#ifndef TL_P" CG_PRELUDE_ABI "_PRELUDE");
+    const char *to = strstr(src, "\n#endif  /* TL_P" CG_PRELUDE_ABI "_PRELUDE */\n");
+    assert_non_null(from);
+    assert_non_null(to);
+    uint64_t got = fnv1a(from, (size_t)(to - from));
+    tilec_free(src);
+    return got;
+}
+
 static void test_prelude_abi(void **state) {
     (void)state;
     static const struct { const char *abi; tilec_backend b; uint64_t digest; } known[] = {
@@ -296,25 +347,26 @@ static void test_prelude_abi(void **state) {
         {"2", TILEC_BACKEND_CUDA, 0x924b65fb1baf2cb4ull},
         {"2", TILEC_BACKEND_HIP, 0xd7c7943426c57172ull},
     };
+    static const tilec_backend sources[] = {TILEC_BACKEND_CUDA, TILEC_BACKEND_HIP};
     char *text = example("row_sum");
     tilec_ctx *ctx;
     tilec_open(&ctx);
     tilec_program *p;
     assert_int_equal(tilec_parse(ctx, "row_sum.tile", text, strlen(text), &p), TILEC_OK);
-    for (size_t i = 0; i < COUNT(known); i++) {
-        char *src;
-        assert_int_equal(tilec_emit(p, &(tilec_target){known[i].b, NULL, 0}, &src, NULL), TILEC_OK);
-        const char *from = strstr(src, "\n#ifndef TL_P" CG_PRELUDE_ABI "_PRELUDE");
-        const char *to = strstr(src, "\n#endif  /* TL_P" CG_PRELUDE_ABI "_PRELUDE */\n");
-        assert_non_null(from);
-        assert_non_null(to);
-        uint64_t got = fnv1a(from, (size_t)(to - from));
-        if (strcmp(known[i].abi, CG_PRELUDE_ABI) == 0 && got != known[i].digest)
+    /* every target's prelude of the current ABI has its digest recorded, and it matches: a
+       bumped ABI without a record fails as a changed prelude does */
+    for (size_t t = 0; t < COUNT(sources); t++) {
+        uint64_t got = prelude_digest(p, sources[t]);
+        size_t i = 0;
+        while (i < COUNT(known) && !(strcmp(known[i].abi, CG_PRELUDE_ABI) == 0 && known[i].b == sources[t])) i++;
+        if (i == COUNT(known))
+            fail_msg("no digest recorded for the %s prelude of ABI %s: add {\"%s\", ..., 0x%016llxull} to known[] here",
+                     tilec_backend_name(sources[t]), CG_PRELUDE_ABI, CG_PRELUDE_ABI, (unsigned long long)got);
+        if (got != known[i].digest)
             fail_msg("the %s prelude of ABI %s changed (digest 0x%016llxull, recorded 0x%016llxull): bump "
                      "CG_PRELUDE_ABI in src/codegen/codegen.h and record the new ABI's digests here",
-                     tilec_backend_name(known[i].b), CG_PRELUDE_ABI, (unsigned long long)got,
+                     tilec_backend_name(sources[t]), CG_PRELUDE_ABI, (unsigned long long)got,
                      (unsigned long long)known[i].digest);
-        tilec_free(src);
     }
     tilec_program_free(p);
     tilec_close(ctx);
@@ -473,6 +525,7 @@ int main(void) {
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_row_sum_shared_source_and_ptx),
+        cmocka_unit_test(test_bf16_store),
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_hostile_names),
         cmocka_unit_test(test_grid_rows_source),
