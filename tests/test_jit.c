@@ -1802,8 +1802,18 @@ static void test_device_invariance(void **state) {
     unsetenv("TILEC_SIM_SMS");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+/* The suite runs as three meson tests so that the two long parts (each several minutes on
+ * the simulator, several times that under the sanitizers) run beside each other and each
+ * has its own time limit: `test_jit strategies`, `test_jit batch`, `test_jit rest`; no
+ * argument runs every test. */
+int main(int argc, char **argv) {
+    const struct CMUnitTest strategies[] = {
+        cmocka_unit_test(test_dtypes_and_strategies),
+    };
+    const struct CMUnitTest batch[] = {
+        cmocka_unit_test(test_batch_invariance),
+    };
+    const struct CMUnitTest rest[] = {
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_long_finish_gathers),
         cmocka_unit_test(test_sim_budget),
@@ -1811,7 +1821,6 @@ int main(void) {
         cmocka_unit_test(test_backends),
         cmocka_unit_test(test_determinism_and_cache),
         cmocka_unit_test(test_every_axis_set),
-        cmocka_unit_test(test_dtypes_and_strategies),
         cmocka_unit_test(test_nan_ignore_all_nan),
         cmocka_unit_test(test_scratch_per_stream),
         cmocka_unit_test(test_scratch_bounded),
@@ -1821,7 +1830,6 @@ int main(void) {
         cmocka_unit_test(test_capture_after_calls),
         cmocka_unit_test(test_capture_keeps_one_more),
         cmocka_unit_test(test_capture_empty),
-        cmocka_unit_test(test_batch_invariance),
         cmocka_unit_test(test_device_invariance),
         cmocka_unit_test(test_negative_zero),
         cmocka_unit_test(test_argmax),
@@ -1829,5 +1837,15 @@ int main(void) {
         cmocka_unit_test(test_views_outside_allocation),
         cmocka_unit_test(test_output_dtypes),
     };
-    return cmocka_run_group_tests_name("jit", tests, NULL, NULL);
+    const char *part = argc > 1 ? argv[1] : "";
+    bool all = !*part;
+    if (!all && strcmp(part, "strategies") && strcmp(part, "batch") && strcmp(part, "rest")) {
+        fprintf(stderr, "test_jit: unknown part '%s': give strategies, batch or rest, or nothing for all\n", part);
+        return 2;
+    }
+    int failed = 0;
+    if (all || !strcmp(part, "strategies")) failed += cmocka_run_group_tests_name("jit strategies", strategies, NULL, NULL);
+    if (all || !strcmp(part, "batch")) failed += cmocka_run_group_tests_name("jit batch", batch, NULL, NULL);
+    if (all || !strcmp(part, "rest")) failed += cmocka_run_group_tests_name("jit", rest, NULL, NULL);
+    return failed;
 }
