@@ -17,6 +17,7 @@
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- names (a user's name: cg_name, names.c) -------------------------------------------- */
@@ -27,6 +28,36 @@ static void buf_name(ir_str *s, const lp_buf *b) {
 }
 
 static void reg_name(ir_str *s, const lp_kernel *k, int r) { ir_str_printf(s, "tl_%s%d", k->regs[r].name, r); }
+
+/* A kernel being printed. A bf16 register that only one vector load sets (an element of
+ * its 16, 8 or 4 bytes) is widened from the load's 32-bit word: `w << 16` for the
+ * element in the low half, `w & 0xffff0000` for the high one, an instruction each, where
+ * taking the element out of the word first costs another (a byte permute and then a
+ * shift). word[r] is that load's first register (the word's name: tl_w<first>_<r - first
+ * over 2>), -1 for any other register; use[r] says how r is read: USE_WIDE converted (to
+ * f32, or through it to another type: from the word), USE_BITS otherwise (stored,
+ * shuffled, selected: the 16-bit register is kept). A register read only widened is
+ * neither declared nor set, nor is a word neither of whose halves is read widened. The
+ * load reads memory as its own 16-bit vector type, into a union that also holds the
+ * words: never through another type (see the VLOAD case of stmt). */
+enum { USE_BITS = 1, USE_WIDE = 2 };
+typedef struct fn {
+    const lp_kernel *k;
+    int *word;
+    unsigned char *use;
+} fn;
+
+static bool widened_reg(const fn *f, const lp_expr *a) {
+    return f->word && a->kind == LX_REG && f->word[a->reg] >= 0;
+}
+/* the word holding register r's element, as its name */
+static void word_name(ir_str *s, const fn *f, int r) {
+    ir_str_printf(s, "tl_w%d_%d", f->word[r], (r - f->word[r]) / 2);
+}
+/* whether word j of the load whose first register is first has a half read widened */
+static bool word_read(const fn *f, int first, int j) {
+    return (f->use[first + 2 * j] | f->use[first + 2 * j + 1]) & USE_WIDE;
+}
 
 /* ---- types and constants ------------------------------------------------------------------ */
 
@@ -97,9 +128,9 @@ static const char *const binary_text[LO_OP_COUNT] = {
  * format, and float products and quotients, correctly rounded and never fused */
 static const char *const helper_name[LO_OP_COUNT] = {[LO_MAX] = "max", [LO_MIN] = "min", [LO_MUL] = "mul", [LO_DIV] = "div"};
 
-static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e);
+static void expr(ir_str *s, const fn *f, const lp_expr *e);
 
-static void cast(ir_str *s, const lp_kernel *k, lp_type to, const lp_expr *a) {
+static void cast(ir_str *s, const fn *f, lp_type to, const lp_expr *a) {
     lp_type from = a->type;
     if (a->kind == LX_CONST && (lp_is_float(to) || lp_is_float(from))) { /* fold: one exact rounding */
         double v = lp_is_float(from) ? a->f : (double)a->i;
@@ -107,31 +138,38 @@ static void cast(ir_str *s, const lp_kernel *k, lp_type to, const lp_expr *a) {
         else int_literal(s, to, v >= -0x1p63 && v < 0x1p63 ? (int64_t)v : 0); /* as the simulator's cast */
         return;
     }
+    if (from == LP_BF16 && widened_reg(f, a)) { /* from the vector load's word (struct fn) */
+        if (to != LP_F32) ir_str_printf(s, "((%s)", c_type(to));
+        ir_str_printf(s, "__uint_as_float(");
+        word_name(s, f, a->reg);
+        ir_str_printf(s, "%s)%s", (a->reg - f->word[a->reg]) % 2 ? " & 0xffff0000u" : " << 16", to != LP_F32 ? ")" : "");
+        return;
+    }
     if (from == LP_F16 || from == LP_BF16) { /* 16-bit floats widen through f32 */
         if (to != LP_F32) ir_str_printf(s, "((%s)", c_type(to));
         ir_str_printf(s, "%s(", from == LP_F16 ? CG_P "f16_to_f32" : CG_P "bf16_to_f32");
-        expr(s, k, a);
+        expr(s, f, a);
         ir_str_printf(s, ")%s", to != LP_F32 ? ")" : "");
         return;
     }
     if (to == LP_F16 || to == LP_BF16) { /* lowerings narrow only from f32 (or fold constants) */
         ir_str_printf(s, "%s(%s", to == LP_F16 ? CG_P "f32_to_f16" : CG_P "f32_to_bf16", from != LP_F32 ? "(float)(" : "");
-        expr(s, k, a);
+        expr(s, f, a);
         ir_str_printf(s, "%s)", from != LP_F32 ? ")" : "");
         return;
     }
     ir_str_printf(s, "((%s)(", c_type(to));
-    expr(s, k, a);
+    expr(s, f, a);
     ir_str_printf(s, "))");
 }
 
 /* open a sep b sep2 c close, the operands printed as expressions (b, c: NULL for fewer). */
-static void operands(ir_str *s, const lp_kernel *k, const char *open, const lp_expr *a, const char *sep,
+static void operands(ir_str *s, const fn *f, const char *open, const lp_expr *a, const char *sep,
                      const lp_expr *b, const char *sep2, const lp_expr *c, const char *close) {
     ir_str_printf(s, "%s", open);
-    expr(s, k, a);
-    if (b) ir_str_printf(s, "%s", sep), expr(s, k, b);
-    if (c) ir_str_printf(s, "%s", sep2), expr(s, k, c);
+    expr(s, f, a);
+    if (b) ir_str_printf(s, "%s", sep), expr(s, f, b);
+    if (c) ir_str_printf(s, "%s", sep2), expr(s, f, c);
     ir_str_printf(s, "%s", close);
 }
 
@@ -148,17 +186,18 @@ static bool plain_binary(const lp_expr *e) {
 /* The condition of an if: a plain binary operation without its outer parentheses, so the
  * statement reads `if (a == b)`, not `if ((a == b))`, which clang (hipcc) warns about
  * (-Wparentheses-equality). */
-static void condition(ir_str *s, const lp_kernel *k, const lp_expr *e) {
+static void condition(ir_str *s, const fn *f, const lp_expr *e) {
     if (!plain_binary(e)) {
-        expr(s, k, e);
+        expr(s, f, e);
         return;
     }
-    expr(s, k, e->a);
+    expr(s, f, e->a);
     ir_str_printf(s, " %s ", binary_text[e->op]);
-    expr(s, k, e->b);
+    expr(s, f, e->b);
 }
 
-static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
+static void expr(ir_str *s, const fn *f, const lp_expr *e) {
+    const lp_kernel *k = f->k;
     char name[48];
     switch (e->kind) {
     case LX_CONST:
@@ -170,12 +209,12 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     case LX_UNARY:
         if (e->op == LO_SQRT) ir_str_printf(s, CG_P "sqrt_%s(", type_tag(e->type));
         else ir_str_printf(s, e->op == LO_NOT ? "(!" : "(-");
-        expr(s, k, e->a);
+        expr(s, f, e->a);
         ir_str_printf(s, ")");
         return;
     case LX_BINARY: {
         if (e->type == LP_F64X2) { /* the one operation on pairs: an addition, part by part */
-            operands(s, k, CG_P "add_f64x2(", e->a, ", ", e->b, NULL, NULL, ")");
+            operands(s, f, CG_P "add_f64x2(", e->a, ", ", e->b, NULL, NULL, ")");
             return;
         }
         /* float products and quotients through the target's correctly rounded helpers: never
@@ -184,20 +223,20 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         if (e->op == LO_MAX || e->op == LO_MIN || rn) {
             bool num = lp_is_float(e->type) && e->nan == TILEC_NAN_IGNORE && !rn;
             snprintf(name, sizeof name, CG_P "%s%s_%s(", helper_name[e->op], num ? "num" : "", type_tag(e->type));
-            operands(s, k, name, e->a, ", ", e->b, NULL, NULL, ")");
+            operands(s, f, name, e->a, ", ", e->b, NULL, NULL, ")");
             return;
         }
         if ((e->wraps || e->op == LO_SHL) && (e->type == LP_I32 || e->type == LP_I64)) { /* modulo 2^bits, defined in C++ */
             const char *u = e->type == LP_I32 ? "unsigned" : "unsigned long long";
             ir_str_printf(s, "((%s)((%s)", c_type(e->type), u);
-            expr(s, k, e->a);
+            expr(s, f, e->a);
             ir_str_printf(s, " %s (%s)", binary_text[e->op], u);
-            expr(s, k, e->b);
+            expr(s, f, e->b);
             ir_str_printf(s, "))");
             return;
         }
         snprintf(name, sizeof name, " %s ", binary_text[e->op]);
-        operands(s, k, "(", e->a, name, e->b, NULL, NULL, ")");
+        operands(s, f, "(", e->a, name, e->b, NULL, NULL, ")");
         return;
     }
     case LX_SELECT:
@@ -206,28 +245,28 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
            not speculate) runs unconditionally and the choice is a select, not a branch */
         if (e->b->kind == LX_CONST && e->c->kind == LX_CAST && (e->c->type == LP_F16 || e->c->type == LP_BF16) &&
             (e->c->a->kind == LX_REG || e->c->a->kind == LX_CONST)) {
-            operands(s, k, CG_P "select_u16(", e->a, ", ", e->b, ", ", e->c, ")");
+            operands(s, f, CG_P "select_u16(", e->a, ", ", e->b, ", ", e->c, ")");
             return;
         }
-        operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")");
+        operands(s, f, "(", e->a, " ? ", e->b, " : ", e->c, ")");
         return;
     case LX_FMA:
         snprintf(name, sizeof name, CG_P "fma_%s(", type_tag(e->type));
-        operands(s, k, name, e->a, ", ", e->b, ", ", e->c, ")");
+        operands(s, f, name, e->a, ", ", e->b, ", ", e->c, ")");
         return;
     case LX_PAIR: /* an i64x2 as an aggregate of the prelude's vector type (no helper: the prelude stays) */
-        operands(s, k, e->type == LP_I64X2 ? CG_P "i64x2{{" : CG_P "pair(", e->a, ", ", e->b, NULL, NULL,
+        operands(s, f, e->type == LP_I64X2 ? CG_P "i64x2{{" : CG_P "pair(", e->a, ", ", e->b, NULL, NULL,
                  e->type == LP_I64X2 ? "}}" : ")");
         return;
     case LX_PART:
-        operands(s, k, "(", e->a, NULL, NULL, NULL, NULL, ")");
+        operands(s, f, "(", e->a, NULL, NULL, NULL, NULL, ")");
         ir_str_printf(s, ".e[%d]", (int)e->i);
         return;
-    case LX_CAST: cast(s, k, e->type, e->a); return;
+    case LX_CAST: cast(s, f, e->type, e->a); return;
     case LX_LOAD:
         buf_name(s, e->buf);
         ir_str_printf(s, "[");
-        expr(s, k, e->a);
+        expr(s, f, e->a);
         ir_str_printf(s, "]");
         return;
     case LX_BITS: /* CUDA's and HIP's intrinsics alike */
@@ -235,7 +274,7 @@ static void expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
                                 : e->type == LP_F32 ? "__int_as_float"
                                 : e->type == LP_I64 ? "__double_as_longlong"
                                                     : "__longlong_as_double");
-        expr(s, k, e->a);
+        expr(s, f, e->a);
         ir_str_printf(s, ")");
         return;
     case LX_ALIGNED: /* a uniform test of a pointer the caller passed */
@@ -263,9 +302,10 @@ static const char *vec_type(lp_type t, int vec) {
     }
 }
 
-static void block(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_block *b, int depth);
+static void block(ir_str *s, const cg_target *t, const fn *f, const lp_block *b, int depth);
 
-static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stmt *st, int depth) {
+static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, int depth) {
+    const lp_kernel *k = f->k;
     int pad = 2 * depth + 2;
     ir_str_printf(s, "%*s", pad, "");
     char dst[96], src[96];
@@ -273,25 +313,25 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
     case LS_ASSIGN:
         reg_name(s, k, st->reg);
         ir_str_printf(s, " = ");
-        expr(s, k, st->a);
+        expr(s, f, st->a);
         ir_str_printf(s, ";\n");
         return;
     case LS_STORE:
         buf_name(s, st->buf);
         ir_str_printf(s, "[");
-        expr(s, k, st->a);
+        expr(s, f, st->a);
         ir_str_printf(s, "] = ");
-        expr(s, k, st->b);
+        expr(s, f, st->b);
         ir_str_printf(s, ";\n");
         return;
     case LS_IF:
         ir_str_printf(s, "if (");
-        condition(s, k, st->a);
+        condition(s, f, st->a);
         ir_str_printf(s, ") {\n");
-        block(s, t, k, &st->body, depth + 1);
+        block(s, t, f, &st->body, depth + 1);
         if (st->orelse.n) {
             ir_str_printf(s, "%*s} else {\n", pad, "");
-            block(s, t, k, &st->orelse, depth + 1);
+            block(s, t, f, &st->orelse, depth + 1);
         }
         ir_str_printf(s, "%*s}\n", pad, "");
         return;
@@ -302,18 +342,18 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
         if (st->a->kind != LX_REG || st->a->reg != st->reg) {
             reg_name(s, k, st->reg);
             ir_str_printf(s, " = ");
-            expr(s, k, st->a);
+            expr(s, f, st->a);
         }
         ir_str_printf(s, "; ");
         reg_name(s, k, st->reg);
         ir_str_printf(s, " < ");
-        expr(s, k, st->b);
+        expr(s, f, st->b);
         ir_str_printf(s, "; ");
         reg_name(s, k, st->reg);
         ir_str_printf(s, " += ");
-        expr(s, k, st->step);
+        expr(s, f, st->step);
         ir_str_printf(s, ") {\n");
-        block(s, t, k, &st->body, depth + 1);
+        block(s, t, f, &st->body, depth + 1);
         ir_str_printf(s, "%*s}\n", pad, "");
         return;
     case LS_SHFL:
@@ -329,6 +369,33 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
     case LS_BARRIER: t->barrier(s, st->scope); return;
     case LS_VLOAD: case LS_VSTORE: {
         bool load = st->kind == LS_VLOAD;
+        if (load && f->word && f->word[st->reg] >= 0) { /* bf16 widened from 32-bit words (struct fn) */
+            /* loaded as the 16-bit vector it is and each word put together from its two
+               elements (the compilers see the loaded word again), never read through another
+               type: C++'s aliasing rules forbid it, and clang took an unsigned read of 16-bit
+               stores for memory nothing had written and read it from the scalar cache */
+            const char *vt = vec_type(st->buf->type, st->vec);
+            const char *wt = st->vec == 8 ? CG_P "u32x4 w" : st->vec == 4 ? CG_P "u32x2 w" : "unsigned w[1]";
+            ir_str_printf(s, "{\n%*s  union { %s h; %s; } tl_v;\n%*s  tl_v.h = *(const %s *)&", pad, "", vt, wt, pad, "", vt);
+            buf_name(s, st->buf);
+            ir_str_printf(s, "[");
+            expr(s, f, st->a);
+            ir_str_printf(s, "];\n");
+            for (int v = 0; v < st->vec; v++) {
+                if (v % 2 == 0 && word_read(f, st->reg, v / 2)) {
+                    ir_str_printf(s, "%*s  ", pad, "");
+                    word_name(s, f, st->reg + v);
+                    ir_str_printf(s, st->vec == 2 ? " = tl_v.w[0];\n" : " = tl_v.w.e[%d];\n", v / 2);
+                }
+                if (f->use[st->reg + v] & USE_BITS) {
+                    ir_str_printf(s, "%*s  ", pad, "");
+                    reg_name(s, k, st->reg + v);
+                    ir_str_printf(s, " = tl_v.h.e[%d];\n", v);
+                }
+            }
+            ir_str_printf(s, "%*s}\n", pad, "");
+            return;
+        }
         int first = load ? st->reg : st->src_reg;
         const char *vt = vec_type(st->buf->type, st->vec);
         ir_str_printf(s, "{\n%*s  %s tl_v", pad, "", vt);
@@ -336,7 +403,7 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
             ir_str_printf(s, " = *(const %s *)&", vt);
             buf_name(s, st->buf);
             ir_str_printf(s, "[");
-            expr(s, k, st->a);
+            expr(s, f, st->a);
             ir_str_printf(s, "];\n");
         } else {
             ir_str_printf(s, ";\n");
@@ -350,7 +417,7 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
             ir_str_printf(s, "%*s  *(%s *)&", pad, "", vt);
             buf_name(s, st->buf);
             ir_str_printf(s, "[");
-            expr(s, k, st->a);
+            expr(s, f, st->a);
             ir_str_printf(s, "] = tl_v;\n");
         }
         ir_str_printf(s, "%*s}\n", pad, "");
@@ -361,9 +428,9 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
         ir_str_printf(s, " = atomicAdd(&");
         buf_name(s, st->buf);
         ir_str_printf(s, "[");
-        expr(s, k, st->a);
+        expr(s, f, st->a);
         ir_str_printf(s, "], ");
-        expr(s, k, st->b);
+        expr(s, f, st->b);
         ir_str_printf(s, ");\n");
         return;
     case LS_FENCE: ir_str_printf(s, "__threadfence();\n"); return;
@@ -377,8 +444,8 @@ static void stmt(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_stm
     }
 }
 
-static void block(ir_str *s, const cg_target *t, const lp_kernel *k, const lp_block *b, int depth) {
-    for (int i = 0; i < b->n; i++) stmt(s, t, k, b->items[i], depth);
+static void block(ir_str *s, const cg_target *t, const fn *f, const lp_block *b, int depth) {
+    for (int i = 0; i < b->n; i++) stmt(s, t, f, b->items[i], depth);
 }
 
 /* ---- functions ---------------------------------------------------------------------------------- */
@@ -422,6 +489,72 @@ static size_t shared_place(const lp_kernel *k, int upto) {
 }
 
 size_t cg_shared_bytes(const lp_kernel *k) { return shared_place(k, k->nbufs); }
+
+/* ---- bf16 registers widened from their load's words (struct fn) ------------------------ */
+
+typedef struct words_arg {
+    fn *f;
+    int *sets; /* per register: statements that set it */
+} words_arg;
+
+static void note_reads(fn *f, const lp_expr *e) {
+    if (!e) return;
+    if (e->kind == LX_CAST && e->a->kind == LX_REG && e->a->type == LP_BF16) {
+        f->use[e->a->reg] |= USE_WIDE;
+        return;
+    }
+    if (e->kind == LX_REG) f->use[e->reg] |= USE_BITS;
+    note_reads(f, e->a);
+    note_reads(f, e->b);
+    note_reads(f, e->c);
+}
+
+static void note_stmt(const lp_stmt *st, int depth, void *arg) {
+    (void)depth;
+    words_arg *w = arg;
+    note_reads(w->f, st->a);
+    note_reads(w->f, st->b);
+    note_reads(w->f, st->step);
+    switch (st->kind) {
+    case LS_ASSIGN: case LS_FOR: case LS_ATOMIC_ADD: w->sets[st->reg]++; break;
+    case LS_SHFL: w->sets[st->reg]++; w->f->use[st->src_reg] |= USE_BITS; break;
+    case LS_VLOAD: for (int v = 0; v < st->vec; v++) w->sets[st->reg + v]++; break;
+    case LS_VSTORE: for (int v = 0; v < st->vec; v++) w->f->use[st->src_reg + v] |= USE_BITS; break;
+    default: break;
+    }
+}
+
+static void mark_words(const lp_stmt *st, int depth, void *arg) {
+    (void)depth;
+    words_arg *w = arg;
+    if (st->kind != LS_VLOAD || st->buf->type != LP_BF16 || st->vec % 2) return;
+    bool wide = false; /* a load only moved (a copy's) stays a vector of 16-bit elements */
+    for (int v = 0; v < st->vec; v++) {
+        if (w->sets[st->reg + v] != 1) return;
+        wide |= w->f->use[st->reg + v] & USE_WIDE;
+    }
+    for (int v = 0; v < st->vec && wide; v++) w->f->word[st->reg + v] = st->reg;
+}
+
+/* Fills f->word and f->use; with no memory for them, f->word stays NULL (registers are
+ * then widened one by one) and s is marked out of memory. */
+static void find_words(ir_str *s, fn *f) {
+    const lp_kernel *k = f->k;
+    int n = k->nregs ? k->nregs : 1;
+    words_arg w = {f, calloc((size_t)n, sizeof(int))};
+    f->word = malloc((size_t)n * sizeof(int));
+    f->use = calloc((size_t)n, 1);
+    if (!w.sets || !f->word || !f->use) {
+        s->oom = true;
+        free(w.sets), free(f->word), free(f->use);
+        f->word = NULL, f->use = NULL;
+        return;
+    }
+    for (int r = 0; r < k->nregs; r++) f->word[r] = -1;
+    lp_visit(&k->body, note_stmt, &w);
+    lp_visit(&k->body, mark_words, &w);
+    free(w.sets);
+}
 
 static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
     const tilec_kernel *tk = k->tile;
@@ -480,14 +613,27 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
                      "  const int tl_lane = tl_tid %% %d;\n  const int tl_warp = tl_tid / %d;\n",
                   k->warp_size, k->warp_size);
     t->kernel_setup(s, k);
+    fn f = {.k = k};
+    find_words(s, &f);
     for (int r = 0; r < k->nregs; r++) {
+        if (f.word && f.word[r] >= 0 && !(f.use[r] & USE_BITS)) continue; /* read only widened, from its word */
         ir_str_printf(s, "  %s ", c_type(k->regs[r].type));
         reg_name(s, k, r);
         ir_str_printf(s, ";\n");
     }
+    for (int r = 0; f.word && r < k->nregs; r++)
+        if (f.word[r] == r)
+            for (int j = 0; r + 2 * j < k->nregs && f.word[r + 2 * j] == r; j++)
+                if (word_read(&f, r, j)) {
+                    ir_str_printf(s, "  unsigned ");
+                    word_name(s, &f, r + 2 * j);
+                    ir_str_printf(s, ";\n");
+                }
     ir_str_printf(s, "  (void)tl_cta; (void)tl_lane; (void)tl_warp;\n");
-    block(s, t, k, &k->body, 0);
+    block(s, t, &f, &k->body, 0);
     ir_str_printf(s, "}\n");
+    free(f.word);
+    free(f.use);
 }
 
 /* The helpers every target shares; the target's prelude has defined tl_f16_to_f32 and
