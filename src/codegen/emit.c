@@ -6,9 +6,9 @@
  * versioned by CG_PRELUDE_ABI, so many files combine in one translation unit), then one
  * `extern "C" __global__` function per kernel and one `extern "C" __device__` function
  * per func. Inside a function: shared and local arrays, the thread's position, every
- * register declared once, then the statements, each tile statement introduced by a
- * comment with its line. Generated names start with tl_; user names keep their spelling
- * unless they could clash (cg_name).
+ * register a statement sets or reads declared once, then the statements, each tile
+ * statement introduced by a comment with its line. Generated names start with tl_; user
+ * names keep their spelling unless they could clash (cg_name).
  */
 #include "codegen.h"
 
@@ -45,6 +45,7 @@ typedef struct fn {
     const lp_kernel *k;
     int *word;
     unsigned char *use;
+    int *sets; /* per register: statements that set it */
 } fn;
 
 static bool widened_reg(const fn *f, const lp_expr *a) {
@@ -494,7 +495,7 @@ size_t cg_shared_bytes(const lp_kernel *k) { return shared_place(k, k->nbufs); }
 
 typedef struct words_arg {
     fn *f;
-    int *sets; /* per register: statements that set it */
+    int *sets; /* f->sets */
 } words_arg;
 
 static void note_reads(fn *f, const lp_expr *e) {
@@ -544,16 +545,16 @@ static void find_words(ir_str *s, fn *f) {
     words_arg w = {f, calloc((size_t)n, sizeof(int))};
     f->word = malloc((size_t)n * sizeof(int));
     f->use = calloc((size_t)n, 1);
+    f->sets = w.sets;
     if (!w.sets || !f->word || !f->use) {
         s->oom = true;
         free(w.sets), free(f->word), free(f->use);
-        f->word = NULL, f->use = NULL;
+        f->word = NULL, f->use = NULL, f->sets = NULL;
         return;
     }
     for (int r = 0; r < k->nregs; r++) f->word[r] = -1;
     lp_visit(&k->body, note_stmt, &w);
     lp_visit(&k->body, mark_words, &w);
-    free(w.sets);
 }
 
 static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
@@ -617,6 +618,8 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
     find_words(s, &f);
     for (int r = 0; r < k->nregs; r++) {
         if (f.word && f.word[r] >= 0 && !(f.use[r] & USE_BITS)) continue; /* read only widened, from its word */
+        if (f.sets && !f.sets[r] && !f.use[r]) continue; /* a register nothing sets or reads: a declaration would
+                                                            be a compiler's "declared but never referenced" */
         ir_str_printf(s, "  %s ", c_type(k->regs[r].type));
         reg_name(s, k, r);
         ir_str_printf(s, ";\n");
@@ -634,6 +637,7 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
     ir_str_printf(s, "}\n");
     free(f.word);
     free(f.use);
+    free(f.sets);
 }
 
 /* The helpers every target shares; the target's prelude has defined tl_f16_to_f32 and
