@@ -139,18 +139,18 @@ static void cast(ir_str *s, const fn *f, lp_type to, const lp_expr *a) {
         else int_literal(s, to, v >= -0x1p63 && v < 0x1p63 ? (int64_t)v : 0); /* as the simulator's cast */
         return;
     }
-    if (from == LP_BF16 && widened_reg(f, a)) { /* from the vector load's word (struct fn) */
-        if (to != LP_F32) ir_str_printf(s, "((%s)", c_type(to));
-        ir_str_printf(s, "__uint_as_float(");
-        word_name(s, f, a->reg);
-        ir_str_printf(s, "%s)%s", (a->reg - f->word[a->reg]) % 2 ? " & 0xffff0000u" : " << 16", to != LP_F32 ? ")" : "");
-        return;
-    }
     if (from == LP_F16 || from == LP_BF16) { /* 16-bit floats widen through f32 */
         if (to != LP_F32) ir_str_printf(s, "((%s)", c_type(to));
-        ir_str_printf(s, "%s(", from == LP_F16 ? CG_P "f16_to_f32" : CG_P "bf16_to_f32");
-        expr(s, f, a);
-        ir_str_printf(s, ")%s", to != LP_F32 ? ")" : "");
+        if (from == LP_BF16 && widened_reg(f, a)) { /* from the vector load's word (struct fn) */
+            ir_str_printf(s, "__uint_as_float(");
+            word_name(s, f, a->reg);
+            ir_str_printf(s, "%s)", (a->reg - f->word[a->reg]) % 2 ? " & 0xffff0000u" : " << 16");
+        } else {
+            ir_str_printf(s, "%s(", from == LP_F16 ? CG_P "f16_to_f32" : CG_P "bf16_to_f32");
+            expr(s, f, a);
+            ir_str_printf(s, ")");
+        }
+        ir_str_printf(s, "%s", to != LP_F32 ? ")" : "");
         return;
     }
     if (to == LP_F16 || to == LP_BF16) { /* lowerings narrow only from f32 (or fold constants) */
@@ -370,36 +370,20 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
     case LS_BARRIER: t->barrier(s, st->scope); return;
     case LS_VLOAD: case LS_VSTORE: {
         bool load = st->kind == LS_VLOAD;
-        if (load && f->word && f->word[st->reg] >= 0) { /* bf16 widened from 32-bit words (struct fn) */
-            /* loaded as the 16-bit vector it is and each word put together from its two
-               elements (the compilers see the loaded word again), never read through another
-               type: C++'s aliasing rules forbid it, and clang took an unsigned read of 16-bit
-               stores for memory nothing had written and read it from the scalar cache */
-            const char *vt = vec_type(st->buf->type, st->vec);
-            const char *wt = st->vec == 8 ? CG_P "u32x4 w" : st->vec == 4 ? CG_P "u32x2 w" : "unsigned w[1]";
-            ir_str_printf(s, "{\n%*s  union { %s h; %s; } tl_v;\n%*s  tl_v.h = *(const %s *)&", pad, "", vt, wt, pad, "", vt);
-            buf_name(s, st->buf);
-            ir_str_printf(s, "[");
-            expr(s, f, st->a);
-            ir_str_printf(s, "];\n");
-            for (int v = 0; v < st->vec; v++) {
-                if (v % 2 == 0 && word_read(f, st->reg, v / 2)) {
-                    ir_str_printf(s, "%*s  ", pad, "");
-                    word_name(s, f, st->reg + v);
-                    ir_str_printf(s, st->vec == 2 ? " = tl_v.w[0];\n" : " = tl_v.w.e[%d];\n", v / 2);
-                }
-                if (f->use[st->reg + v] & USE_BITS) {
-                    ir_str_printf(s, "%*s  ", pad, "");
-                    reg_name(s, k, st->reg + v);
-                    ir_str_printf(s, " = tl_v.h.e[%d];\n", v);
-                }
-            }
-            ir_str_printf(s, "%*s}\n", pad, "");
-            return;
-        }
         int first = load ? st->reg : st->src_reg;
         const char *vt = vec_type(st->buf->type, st->vec);
-        ir_str_printf(s, "{\n%*s  %s tl_v", pad, "", vt);
+        /* a bf16 load whose elements are widened from its 32-bit words (struct fn): loaded as
+           the 16-bit vector it is, into a union that also holds the words, never read from
+           memory through another type (C++'s aliasing rules forbid it, and clang took an
+           unsigned read of 16-bit stores for memory nothing had written and read it from
+           AMD's scalar cache) */
+        bool words = load && f->word && f->word[first] >= 0;
+        const char *elem = words ? "tl_v.h.e" : "tl_v.e";
+        if (words)
+            ir_str_printf(s, "{\n%*s  union { %s h; %s; } tl_v;\n%*s  tl_v.h", pad, "", vt,
+                          st->vec == 8 ? CG_P "u32x4 w" : st->vec == 4 ? CG_P "u32x2 w" : "unsigned w[1]", pad, "");
+        else
+            ir_str_printf(s, "{\n%*s  %s tl_v", pad, "", vt);
         if (load) {
             ir_str_printf(s, " = *(const %s *)&", vt);
             buf_name(s, st->buf);
@@ -410,8 +394,14 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
             ir_str_printf(s, ";\n");
         }
         for (int v = 0; v < st->vec; v++) {
+            if (words && v % 2 == 0 && word_read(f, first, v / 2)) {
+                ir_str_printf(s, "%*s  ", pad, "");
+                word_name(s, f, first + v);
+                ir_str_printf(s, st->vec == 2 ? " = tl_v.w[0];\n" : " = tl_v.w.e[%d];\n", v / 2);
+            }
+            if (words && !(f->use[first + v] & USE_BITS)) continue; /* read only widened: no register */
             ir_str_printf(s, "%*s  ", pad, "");
-            if (load) { reg_name(s, k, first + v); ir_str_printf(s, " = tl_v.e[%d];\n", v); }
+            if (load) { reg_name(s, k, first + v); ir_str_printf(s, " = %s[%d];\n", elem, v); }
             else { ir_str_printf(s, "tl_v.e[%d] = ", v); reg_name(s, k, first + v); ir_str_printf(s, ";\n"); }
         }
         if (!load) {
@@ -493,11 +483,6 @@ size_t cg_shared_bytes(const lp_kernel *k) { return shared_place(k, k->nbufs); }
 
 /* ---- bf16 registers widened from their load's words (struct fn) ------------------------ */
 
-typedef struct words_arg {
-    fn *f;
-    int *sets; /* f->sets */
-} words_arg;
-
 static void note_reads(fn *f, const lp_expr *e) {
     if (!e) return;
     if (e->kind == LX_CAST && e->a->kind == LX_REG && e->a->type == LP_BF16) {
@@ -512,49 +497,49 @@ static void note_reads(fn *f, const lp_expr *e) {
 
 static void note_stmt(const lp_stmt *st, int depth, void *arg) {
     (void)depth;
-    words_arg *w = arg;
-    note_reads(w->f, st->a);
-    note_reads(w->f, st->b);
-    note_reads(w->f, st->step);
+    fn *f = arg;
+    note_reads(f, st->a);
+    note_reads(f, st->b);
+    note_reads(f, st->step);
     switch (st->kind) {
-    case LS_ASSIGN: case LS_FOR: case LS_ATOMIC_ADD: w->sets[st->reg]++; break;
-    case LS_SHFL: w->sets[st->reg]++; w->f->use[st->src_reg] |= USE_BITS; break;
-    case LS_VLOAD: for (int v = 0; v < st->vec; v++) w->sets[st->reg + v]++; break;
-    case LS_VSTORE: for (int v = 0; v < st->vec; v++) w->f->use[st->src_reg + v] |= USE_BITS; break;
+    case LS_ASSIGN: case LS_FOR: case LS_ATOMIC_ADD: f->sets[st->reg]++; break;
+    case LS_SHFL: f->sets[st->reg]++; f->use[st->src_reg] |= USE_BITS; break;
+    case LS_VLOAD: for (int v = 0; v < st->vec; v++) f->sets[st->reg + v]++; break;
+    case LS_VSTORE: for (int v = 0; v < st->vec; v++) f->use[st->src_reg + v] |= USE_BITS; break;
     default: break;
     }
 }
 
 static void mark_words(const lp_stmt *st, int depth, void *arg) {
     (void)depth;
-    words_arg *w = arg;
+    fn *f = arg;
     if (st->kind != LS_VLOAD || st->buf->type != LP_BF16 || st->vec % 2) return;
     bool wide = false; /* a load only moved (a copy's) stays a vector of 16-bit elements */
     for (int v = 0; v < st->vec; v++) {
-        if (w->sets[st->reg + v] != 1) return;
-        wide |= w->f->use[st->reg + v] & USE_WIDE;
+        if (f->sets[st->reg + v] != 1) return;
+        wide |= f->use[st->reg + v] & USE_WIDE;
     }
-    for (int v = 0; v < st->vec && wide; v++) w->f->word[st->reg + v] = st->reg;
+    for (int v = 0; v < st->vec && wide; v++) f->word[st->reg + v] = st->reg;
 }
 
-/* Fills f->word and f->use; with no memory for them, f->word stays NULL (registers are
- * then widened one by one) and s is marked out of memory. */
+/* Fills f->word, f->use and f->sets; with no memory for them, all three stay NULL
+ * (registers are then all declared, and widened one by one) and s is marked out of
+ * memory. */
 static void find_words(ir_str *s, fn *f) {
     const lp_kernel *k = f->k;
-    int n = k->nregs ? k->nregs : 1;
-    words_arg w = {f, calloc((size_t)n, sizeof(int))};
-    f->word = malloc((size_t)n * sizeof(int));
-    f->use = calloc((size_t)n, 1);
-    f->sets = w.sets;
-    if (!w.sets || !f->word || !f->use) {
+    size_t n = k->nregs ? (size_t)k->nregs : 1;
+    f->word = malloc(n * sizeof(int));
+    f->use = calloc(n, 1);
+    f->sets = calloc(n, sizeof(int));
+    if (!f->word || !f->use || !f->sets) {
         s->oom = true;
-        free(w.sets), free(f->word), free(f->use);
+        free(f->word), free(f->use), free(f->sets);
         f->word = NULL, f->use = NULL, f->sets = NULL;
         return;
     }
     for (int r = 0; r < k->nregs; r++) f->word[r] = -1;
-    lp_visit(&k->body, note_stmt, &w);
-    lp_visit(&k->body, mark_words, &w);
+    lp_visit(&k->body, note_stmt, f);
+    lp_visit(&k->body, mark_words, f);
 }
 
 static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
@@ -624,14 +609,12 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
         reg_name(s, k, r);
         ir_str_printf(s, ";\n");
     }
-    for (int r = 0; f.word && r < k->nregs; r++)
-        if (f.word[r] == r)
-            for (int j = 0; r + 2 * j < k->nregs && f.word[r + 2 * j] == r; j++)
-                if (word_read(&f, r, j)) {
-                    ir_str_printf(s, "  unsigned ");
-                    word_name(s, &f, r + 2 * j);
-                    ir_str_printf(s, ";\n");
-                }
+    for (int r = 0; f.word && r < k->nregs; r++) /* a word each even element of a load, when read */
+        if (f.word[r] >= 0 && (r - f.word[r]) % 2 == 0 && word_read(&f, f.word[r], (r - f.word[r]) / 2)) {
+            ir_str_printf(s, "  unsigned ");
+            word_name(s, &f, r);
+            ir_str_printf(s, ";\n");
+        }
     ir_str_printf(s, "  (void)tl_cta; (void)tl_lane; (void)tl_warp;\n");
     block(s, t, &f, &k->body, 0);
     ir_str_printf(s, "}\n");
