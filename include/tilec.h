@@ -143,6 +143,12 @@ extern "C" {
 /* X(SUFFIX, name) — NaN policy of max / min */
 #define TILEC_NAN_LIST(X) X(PROPAGATE, "propagate") X(IGNORE, "ignore")
 
+/* X(SUFFIX, name) — a kernel's math (`math=` in its header): EXACT, every result the same
+ * bits on every target and the simulator; APPROX, f32 exp and exp2 (maps, logsumexp's
+ * fold) by the target's hardware exponential, faster and within a few ulp, not the same
+ * bits (docs/format.md, "Math") */
+#define TILEC_MATH_LIST(X) X(EXACT, "exact") X(APPROX, "approx")
+
 /* X(SUFFIX, value, description) */
 #define TILEC_STATUS_LIST(X)                                                               \
     X(OK, 0, "success")                                                                    \
@@ -221,6 +227,13 @@ typedef enum tilec_nan {
         TILEC_NAN_COUNT
 } tilec_nan;
 
+typedef enum tilec_math {
+#define TILEC_X_(s, n) TILEC_MATH_##s,
+    TILEC_MATH_LIST(TILEC_X_)
+#undef TILEC_X_
+        TILEC_MATH_COUNT
+} tilec_math;
+
 typedef enum tilec_status {
 #define TILEC_X_(s, v, d) TILEC_##s = v,
     TILEC_STATUS_LIST(TILEC_X_)
@@ -233,6 +246,7 @@ TILEC_API const char *tilec_space_name(tilec_space s);
 TILEC_API const char *tilec_scope_name(tilec_scope s);
 TILEC_API const char *tilec_op_name(tilec_op o);
 TILEC_API const char *tilec_nan_name(tilec_nan n);
+TILEC_API const char *tilec_math_name(tilec_math m);
 TILEC_API const char *tilec_ewop_name(tilec_ewop o);
 TILEC_API const char *tilec_fused_name(tilec_fused_op o);
 TILEC_API const char *tilec_layout_name(tilec_layout_kind l);
@@ -347,6 +361,7 @@ TILEC_API const char *tilec_kernel_name(const tilec_kernel *k);
 TILEC_API bool tilec_kernel_is_func(const tilec_kernel *k);
 TILEC_API int tilec_kernel_threads(const tilec_kernel *k);
 TILEC_API int64_t tilec_kernel_grid(const tilec_kernel *k);
+TILEC_API tilec_math tilec_kernel_math(const tilec_kernel *k);
 TILEC_API size_t tilec_kernel_param_count(const tilec_kernel *k);
 TILEC_API tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i);
 /* Whether kernel k writes its parameter i (a copy, fill or reduction into it): what a
@@ -369,6 +384,9 @@ TILEC_API tilec_status tilec_program_new(tilec_ctx *ctx, tilec_program **out);
 /* Adds a `kernel` (is_func false; grid >= 1) or a `func` (is_func true; grid must be 1). */
 TILEC_API tilec_status tilec_kernel_new(tilec_program *prog, const char *name, bool is_func,
                                         int threads, int64_t grid, tilec_kernel **out);
+
+/* The kernel's or func's math (TILEC_MATH_EXACT when never set): `math=` in its header. */
+TILEC_API tilec_status tilec_kernel_set_math(tilec_kernel *k, tilec_math math);
 
 /* A parameter. Kernel parameters must be global; func parameters may be in any space. */
 TILEC_API tilec_status tilec_kernel_param(tilec_kernel *k, const char *name, tilec_dtype dtype,
@@ -766,6 +784,10 @@ typedef struct tilec_fused_desc {
                             * cross_entropy: lse (f32, a value a row) */
     int64_t ignore_index;  /* cross_entropy */
     void *stream;          /* as tilec_reduce_desc.stream */
+    tilec_math math;       /* TILEC_MATH_APPROX: softmax's, log_softmax's and cross_entropy's
+                            * exponentials by the GPU's hardware exp (faster; results within a
+                            * few f32 ulp, not the same bits across targets or as the
+                            * simulator); EXACT (the default): the same bits everywhere */
 } tilec_fused_desc;
 
 /* Device memory of the call (tilec_mem_alloc; host memory on the simulator). */
@@ -784,8 +806,10 @@ typedef struct tilec_fused_args {
 TILEC_API tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols);
 /* Runs the fused kernel (asynchronous on GPUs, as tilec_reduce). The first call for a
  * descriptor plans, generates, compiles and loads; later calls launch. The same bits on
- * every GPU, batch size and the simulator. Errors: TILEC_ERR_INVALID_ARG (a bad
- * descriptor, a missing or overlapping buffer), and the pipeline's. */
+ * every GPU, batch size and the simulator (with TILEC_MATH_APPROX: for every batch size on
+ * one kind of GPU; the simulator computes those exponentials exactly). Errors:
+ * TILEC_ERR_INVALID_ARG (a bad descriptor, a missing or overlapping buffer), and the
+ * pipeline's. */
 TILEC_API tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *desc, const tilec_fused_args *args);
 /* The plan as text: the generated tile program(s), the variants chosen; free with tilec_free. */
 TILEC_API tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *desc, char **text);

@@ -799,6 +799,11 @@ if [ "$(grep -c '^tilec fused:' "$tmp/err")" -eq 1 ]; then pass=$((pass + 1)); e
 expect "fused: docs/cli.md's example" 0 "$tilec" fused --op rms_norm --dtype bf16 --shape 4x4096 --weight random --backend sim --check
 shown=$(grep -A2 '^\$ tilec fused --op rms_norm --dtype bf16 --shape 4x4096' "$root/docs/cli.md" | grep '^plan 1:')
 has "prints the plan docs/cli.md shows" "$tmp/out" "${shown:-docs/cli.md no longer shows the plan line of this example}"
+expect "fused --math fast" 2 "$tilec" fused --op softmax --dtype f32 --shape 4x8 --math fast --backend sim
+has "names the choices" "$tmp/err" "tilec fused: --math takes exact (the same bits everywhere, the default) or approx (the GPU's hardware exponential), not 'fast'"
+expect "fused --math approx of a norm" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --math approx --backend sim
+has "says which ops it is for" "$tmp/err" "tilec fused: --math approx is for softmax, log_softmax and cross_entropy (their exponentials), not rms_norm"
+expect "fused --math approx --check" 0 "$tilec" fused --op cross_entropy --dtype bf16 --shape 9x5000 --math approx --specials --backend sim --check
 expect "fused --eps 2e-5" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --eps 2e-5 --backend sim
 has "names the form" "$tmp/err" "tilec fused: --eps takes 1e-K with K from 1 to 30 (1e-5, 1e-6), not '2e-5'"
 

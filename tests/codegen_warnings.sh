@@ -82,6 +82,14 @@ kernel grid_logsumexp(A: bf16[64, 4096] global, B: f32[64] global) threads=256 {
   grid.logsumexp(B, A, axes=(1))
 }
 EOF
+# math=approx: the hardware exponential's helper beside the prelude (CUDA's PTX, HIP's inline assembly)
+cat >"$tmp/softmax_approx.tile" <<'EOF'
+kernel softmax_approx(X: bf16[8, 4, 1000] global, Y: bf16[8, 4, 1000] global) threads=128 grid=8 math=approx {
+  shared L: f32[4, 1]
+  cta.logsumexp(L, X[cta_id], axes=(-1))
+  cta.map(Y[cta_id], exp(X[cta_id] - L))
+}
+EOF
 printf 'extern "C" __global__ void probe(float *a) { a[0] = 1.0f; }\n' >"$tmp/probe.cu"
 cp "$tmp/probe.cu" "$tmp/probe.hip"
 
@@ -114,7 +122,7 @@ fi
 failed=0
 compiled=0
 # fragments are of warps of 32 lanes (gfx90a runs 64: refused there), so CUDA only
-for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$root"/tests/swizzle/*.tile "$root"/tests/fragments/*.tile \
+for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$tmp"/softmax_approx.tile "$root"/tests/swizzle/*.tile "$root"/tests/fragments/*.tile \
     "$root"/tests/maps/*.tile "$root"/tests/names/*.tile; do
     name=$(basename "$tile" .tile)
     for target in "${targets[@]}"; do
@@ -150,7 +158,8 @@ done
 
 # Emitted files combine: one translation unit includes every file emitted above (one per
 # kernel name: two files that define the same kernel are the user's own clash), two more
-# emitted with other options (CUDA sm_75, HIP gfx1100's 32-lane waves), and one whose
+# emitted with other options (CUDA sm_75, HIP gfx1100's 32-lane waves; math=approx, whose helper
+# softmax_approx's file defines too, under its own guard), and one whose
 # prelude is of another ABI (its names and guard say tl_p<ABI+1>_ / TL_P<ABI+1>_, as
 # another tilec version's would), and compiles it with the same flags: no name is defined twice.
 # extern_names FILE: the extern "C" names an emitted file defines, one a line
@@ -158,7 +167,7 @@ extern_names() {
     sed -n 's/^extern "C" __[a-z]*__ void \(__launch_bounds__([0-9, ]*) \)\{0,1\}\([A-Za-z_0-9]*\)(.*/\2/p' "$1"
 }
 cat >"$tmp/other_options.tile" <<'EOF'
-kernel other_options(A: f16[64, 1000] global, B: f32[64] global) threads=128 {
+kernel other_options(A: f16[64, 1000] global, B: f32[64] global) threads=128 math=approx {
   grid.max(B, A, axes=(1), nan=ignore)
 }
 EOF

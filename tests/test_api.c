@@ -223,6 +223,14 @@ static void test_builder_rejects_bad_arguments(void **state) {
     assert_int_equal(tilec_diag_count(ctx), 0); /* a successful call clears old diagnostics */
     assert_int_equal(tilec_kernel_new(p, "k", false, 32, 1, &k2), TILEC_ERR_INVALID_ARG);
     assert_string_equal(first_message(ctx), "duplicate name 'k': the program already has it");
+    assert_int_equal(tilec_kernel_math(k), TILEC_MATH_EXACT);
+    assert_int_equal(tilec_kernel_set_math(k, TILEC_MATH_COUNT), TILEC_ERR_INVALID_ARG);
+    assert_string_equal(first_message(ctx), "math 2 is not a tilec_math (TILEC_MATH_EXACT or TILEC_MATH_APPROX)");
+    assert_int_equal(tilec_kernel_set_math(NULL, TILEC_MATH_APPROX), TILEC_ERR_INVALID_ARG);
+    assert_int_equal(tilec_kernel_set_math(k, TILEC_MATH_APPROX), TILEC_OK);
+    assert_int_equal(tilec_kernel_math(k), TILEC_MATH_APPROX);
+    assert_string_equal(tilec_math_name(TILEC_MATH_APPROX), "approx");
+    assert_null(tilec_math_name(TILEC_MATH_COUNT));
     assert_int_equal(tilec_kernel_param(k, "A", TILEC_DTYPE_COUNT, 2, shape, TILEC_SPACE_GLOBAL, &b), TILEC_ERR_INVALID_ARG);
     assert_string_equal(first_message(ctx), "dtype 7 is not a tilec_dtype");
     assert_int_equal(tilec_kernel_param(k, "A", TILEC_F32, 2, zero, TILEC_SPACE_GLOBAL, &b), TILEC_ERR_INVALID_ARG);

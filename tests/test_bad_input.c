@@ -105,6 +105,14 @@ static const bad_case cases[] = {
      "grid 0 is out of range (1 to 2147483647)", P},
     {"func with a grid", "func f(A: f32[4] shared) threads=32 @grid=2 {}",
      "a func has no grid; the kernel that calls it sets the grid", P},
+    {"unknown math", "kernel k(A: f32[4] global) threads=32 math=@fast {}",
+     "unknown math 'fast': write math=exact (the same bits everywhere, the default) or math=approx (the GPU's "
+     "hardware exponential)", P},
+    {"math of a number", "kernel k(A: f32[4] global) threads=32 grid=2 math=@1 {}",
+     "unknown math '1': write math=exact (the same bits everywhere, the default) or math=approx (the GPU's "
+     "hardware exponential)", P},
+    {"math before the grid", "kernel k(A: f32[4] global) threads=32 math=approx @grid=2 {}",
+     "expected '{', found 'grid'", P},
     {"unknown statement", HEAD "  @block.sync()\n}",
      "unknown statement 'block'; expected shared, local, or a scope (cta, warpgroup, warp, thread, grid)", P},
     {"numpy's nanmax", HEAD "  cta.@nanmax(B, A)\n}", "unknown operation 'nanmax'; to skip NaNs, write cta.max(..., nan=ignore)", P},

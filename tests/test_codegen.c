@@ -641,6 +641,60 @@ static void test_grid_rows_source(void **state) {
     compile_everywhere("rows.tile", src);
 }
 
+/* math=approx: exp, exp2 and logsumexp's fold of f32 by the hardware's 2^x, defined once
+ * beside the prelude under a guard of its own (two such files in one translation unit
+ * compile), and not at all in a file without an approx kernel; every target compiles it. */
+static void test_approx_math(void **state) {
+    (void)state;
+    const char *text = "kernel soft(X: bf16[4, 256] global, Y: bf16[4, 256] global) threads=128 math=approx {\n"
+                       "  shared L: f32[4, 1]\n  cta.logsumexp(L, X, axes=(-1))\n"
+                       "  cta.map(Y, exp(X - L))\n}\n";
+    char *exact = strdup(text), *other = strdup(text);
+    memcpy(strstr(exact, " math=approx"), "            ", 12);
+    memcpy(strstr(other, "soft("), "sof2(", 5);
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    const char *texts[3] = {text, exact, other};
+    char *src[3][2];
+    const tilec_backend bs[2] = {TILEC_BACKEND_CUDA, TILEC_BACKEND_HIP};
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 2; b++) {
+            tilec_program *p;
+            assert_int_equal(tilec_parse(ctx, "soft.tile", texts[i], strlen(texts[i]), &p), TILEC_OK);
+            assert_int_equal(tilec_kernel_math(tilec_program_kernel(p, 0)), i == 1 ? TILEC_MATH_EXACT : TILEC_MATH_APPROX);
+            tilec_target tg = {bs[b], b ? "gfx90a" : "sm_90", 0};
+            assert_int_equal(tilec_emit(p, &tg, &src[i][b], NULL), TILEC_OK);
+            tilec_program_free(p);
+        }
+    for (int b = 0; b < 2; b++) {
+        const char *body = strstr(src[0][b], "extern \"C\" __global__");
+        assert_non_null(body);
+        assert_int_equal(count_of(src[0][b], "#ifndef TL_P" CG_PRELUDE_ABI "_EXP2_APPROX"), 1);
+        assert_non_null(strstr(src[0][b], b ? "v_exp_f32" : "ex2.approx.ftz.f32"));
+        assert_true(count_of(body, CG_P "exp2_approx_f32(") >= 16); /* the map's and the fold's */
+        assert_null(strstr(body, "12582912"));                       /* no polynomial exponential */
+        assert_null(strstr(src[1][b], "exp2_approx"));                /* exact math: nothing of it */
+        assert_non_null(strstr(src[1][b], "12582912"));
+    }
+    if (available(TILEC_BACKEND_CUDA)) {
+        size_t n0 = strlen(src[0][0]), n2 = strlen(src[2][0]);
+        char *both = malloc(n0 + n2 + 1);
+        memcpy(both, src[0][0], n0);
+        memcpy(both + n0, src[2][0], n2 + 1);
+        rtc_result r;
+        assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_90", 32, "both.cu", both, RTC_PTX, &r), TILEC_OK);
+        assert_true(count_of(r.data, "ex2.approx.ftz.f32") >= 32); /* both kernels' */
+        rtc_result_free(&r);
+        free(both);
+    }
+    for (int i = 0; i < 3; i++)
+        for (int b = 0; b < 2; b++) tilec_free(src[i][b]);
+    free(exact);
+    free(other);
+    tilec_close(ctx);
+    compile_everywhere("soft.tile", text);
+}
+
 int main(void) {
     const char *chosen = getenv("TILEC_TEST_TARGETS");
     choose_targets(chosen);
@@ -655,6 +709,7 @@ int main(void) {
             cmocka_unit_test(test_examples_compile),
             cmocka_unit_test(test_matrix_compiles),
             cmocka_unit_test(test_wide_keys_compile),
+            cmocka_unit_test(test_approx_math),
         };
         return cmocka_run_group_tests_name("emitted code, chosen targets", tests, NULL, NULL);
     }
@@ -671,6 +726,7 @@ int main(void) {
         cmocka_unit_test(test_examples_compile),
         cmocka_unit_test(test_matrix_compiles),
         cmocka_unit_test(test_wide_keys_compile),
+        cmocka_unit_test(test_approx_math),
     };
     return cmocka_run_group_tests_name("emitted code", tests, NULL, NULL);
 }

@@ -101,6 +101,7 @@ static void assert_programs_equal(const tilec_program *a, const tilec_program *b
         assert_int_equal(x->is_func, y->is_func);
         assert_int_equal(x->threads, y->threads);
         assert_int_equal(x->grid, y->grid);
+        assert_int_equal(x->math, y->math);
         assert_int_equal(x->nparams, y->nparams);
         for (int j = 0; j < x->nparams; j++) assert_buffers_equal(x->params[j], y->params[j]);
         assert_int_equal(x->nstmts, y->nstmts);
@@ -302,6 +303,7 @@ static void test_defaults(void **state) {
                                      "  cta.max(B, As)\n}\n");
     const tilec_kernel *k = p->kernels[0];
     assert_int_equal(k->grid, 1);
+    assert_int_equal(k->math, TILEC_MATH_EXACT);
     const ir_stmt *m = k->stmts[3];
     assert_int_equal(m->naxes, 1);
     assert_int_equal(m->axes[0], -1);
@@ -350,6 +352,21 @@ static void test_fill_values_round_trip(void **state) {
  * printed text parses to the same tree. */
 #define MAP_HEAD "kernel k(S: f32[16, 8] global, m: f32[16, 1] global, P: f32[16, 8] global, w: bf16[8] global, " \
                  "t: i32[16, 8] global) threads=128 {\n"
+/* A kernel's and a func's math=: read, printed only when not the default, kept. */
+static void test_math_round_trip(void **state) {
+    (void)state;
+    assert_round_trip("func f(S: f32[4, 8] shared) threads=32 math=approx {\n  cta.map(S, exp(S))\n}\n\n"
+                      "kernel k(A: f32[4, 8] global) threads=32 grid=2 math=approx {\n  cta.map(A, exp2(A))\n}\n\n"
+                      "kernel e(A: f32[4, 8] global) threads=32 math=exact {\n  cta.map(A, exp2(A))\n}\n");
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    char *out = format_text(ctx, "kernel e(A: f32[4] global) threads=32 math = exact {\n}\n"
+                                 "kernel a(A: f32[4] global) threads=32  math=approx{\n}\n");
+    assert_string_equal(out, "kernel e(A: f32[4] global) threads=32 {\n}\n\nkernel a(A: f32[4] global) threads=32 math=approx {\n}\n");
+    tilec_free(out);
+    tilec_close(ctx);
+}
+
 static void test_map_round_trip(void **state) {
     (void)state;
     assert_round_trip(MAP_HEAD
@@ -418,6 +435,7 @@ int main(void) {
         cmocka_unit_test(test_positions),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_keyword_names),
+        cmocka_unit_test(test_math_round_trip),
         cmocka_unit_test(test_map_round_trip),
         cmocka_unit_test(test_map_canonical),
     };

@@ -139,6 +139,8 @@ def test_specials():
     (lambda x: tilec.cross_entropy(x, np.zeros(3, np.int64), reduction="avg"), ValueError),
     (lambda x: tilec.softmax(x, out=np.zeros((3, 7), np.float32)), ValueError),
     (lambda x: tilec.fused_explain("sofmax", "f32", 3, 8), ValueError),
+    (lambda x: tilec.softmax(x, approx=1), TypeError),
+    (lambda x: tilec.cross_entropy(x, np.zeros(3, np.int64), approx="yes"), TypeError),
 ])
 def test_bad_arguments(call, err):
     x = np.ones((3, 8), dtype=np.float32)
@@ -152,6 +154,27 @@ def test_explain_shows_the_program():
     text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
     assert "cta.max(M, Xs, axes=(-1))" in text and "cta.map(E, exp(Xs - M))" in text
     assert tilec.FUSED == ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
+
+
+def test_approx():
+    """approx=True reaches the kernel (its program says math=approx, and the simulator's
+    flushed exponential shows in a subnormal result); the results stay within the formulas'
+    tolerance."""
+    text = tilec.fused_explain("softmax", "bf16", 8, 4096, backend="sim", approx=True)
+    assert "math=approx" in text and "cta.logsumexp(L, X[cta_id], axes=(-1))" in text
+    assert "math=approx" not in tilec.fused_explain("softmax", "bf16", 8, 4096, backend="sim")
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((5, 300)) * 3).astype(np.float32)
+    x64 = x.astype(np.float64)
+    l = lse(x64)
+    close(tilec.softmax(x, approx=True), np.exp(x64 - l), np.exp(x64 - l) * (1 + np.abs(x64) + np.abs(l)), np.float32)
+    close(tilec.log_softmax(x, approx=True), x64 - l, np.abs(x64) + np.abs(l), np.float32)
+    t = np.array([0, 3, 299, 7, -100], dtype=np.int64)
+    loss = tilec.cross_entropy(x, t, reduction="none", approx=True)
+    want = np.where(t == -100, 0, l[:, 0] - x64[np.arange(5), np.where(t < 0, 0, t)])
+    close(loss, want, np.abs(l[:, 0]) + 10, np.float32)
+    tiny = np.array([[0.0, -100.0]], dtype=np.float32)  # exp(-100) is subnormal in f32
+    assert tilec.softmax(tiny)[0, 1] > 0 and tilec.softmax(tiny, approx=True)[0, 1] == 0
 
 
 def test_empty_inputs():

@@ -20,7 +20,7 @@ class _FDesc(_ctypes.Structure):  # tilec_fused_desc, field for field
     _fields_ = [("op", _c_int), ("dtype", _c_int), ("out_dtype", _c_int), ("rows", _c_i64),
                 ("cols", _c_i64), ("row_stride", _c_i64), ("eps", _ctypes.c_double),
                 ("weight", _ctypes.c_bool), ("bias", _ctypes.c_bool), ("stats", _ctypes.c_bool),
-                ("ignore_index", _c_i64), ("stream", _vp)]
+                ("ignore_index", _c_i64), ("stream", _vp), ("math", _c_int)]
 
 
 class _FArgs(_ctypes.Structure):  # tilec_fused_args
@@ -276,12 +276,24 @@ def _check_vec(name, what, e, cols, dt):
 
 # ---- the functions -----------------------------------------------------------------------
 
-def _rowwise(name, x, dim, dtype, out, backend):
+_MATH_APPROX = 1  # tilec_math: TILEC_MATH_EXACT 0, TILEC_MATH_APPROX 1
+
+
+def _math_of(name, approx):
+    if not isinstance(approx, bool):
+        _fail(name, "approx=%r; it is True (the GPU's hardware exponential) or False (the same bits "
+              "everywhere, the default)" % (approx,), TypeError)
+    return _MATH_APPROX if approx else 0
+
+
+def _rowwise(name, x, dim, dtype, out, backend, approx):
     shape = tuple(x.shape)
     _last_axis(name, dim, len(shape))
+    math = _math_of(name, approx)
 
     def spec(rows, cols, stride, dt):
         c = _Call(name, dt, rows, cols, stride, _out_dtype(name, dt, dtype))
+        c.d.math = math
         return c, {"y": (shape, _t.DTYPES[c.d.out_dtype])}
     y = _fused(name, x, spec, {}, out, backend)["y"]
     return _into(name, out, y)
@@ -297,14 +309,16 @@ def _into(name, out, y):
     return out
 
 
-def softmax(x, dim=-1, *, dtype=None, out=None, backend=None):
-    """exp(x - logsumexp(x)) over the last axis, in one pass of the row (torch.softmax)."""
-    return _rowwise("softmax", x, dim, dtype, out, backend)
+def softmax(x, dim=-1, *, dtype=None, out=None, backend=None, approx=False):
+    """exp(x - logsumexp(x)) over the last axis, in one pass of the row (torch.softmax).
+    approx=True: the GPU's hardware exponential (faster, within a few f32 ulp, not the same
+    bits on every GPU and the simulator)."""
+    return _rowwise("softmax", x, dim, dtype, out, backend, approx)
 
 
-def log_softmax(x, dim=-1, *, dtype=None, out=None, backend=None):
-    """x - logsumexp(x) over the last axis (torch.log_softmax)."""
-    return _rowwise("log_softmax", x, dim, dtype, out, backend)
+def log_softmax(x, dim=-1, *, dtype=None, out=None, backend=None, approx=False):
+    """x - logsumexp(x) over the last axis (torch.log_softmax); approx as softmax's."""
+    return _rowwise("log_softmax", x, dim, dtype, out, backend, approx)
 
 
 def _eps_of(name, eps, dt, default):
@@ -372,11 +386,14 @@ def add_rms_norm(x, residual, weight=None, eps=None, *, backend=None):
     return r["y"], r["residual"]
 
 
-def cross_entropy(input, target, ignore_index=-100, reduction="mean", *, return_lse=False, backend=None):
+def cross_entropy(input, target, ignore_index=-100, reduction="mean", *, return_lse=False, backend=None,
+                  approx=False):
     """logsumexp(input) - input[target] per row (torch.nn.functional.cross_entropy over the last
     axis with class-index targets), 0 where target == ignore_index; reduction "none", "sum" or
-    "mean" (over the rows not ignored, as torch). return_lse: also the f32 logsumexp a row."""
+    "mean" (over the rows not ignored, as torch). return_lse: also the f32 logsumexp a row.
+    approx as softmax's."""
     name = "cross_entropy"
+    math = _math_of(name, approx)
     if reduction not in ("none", "sum", "mean"):
         _fail(name, "reduction=%r; say 'none', 'sum' or 'mean'" % (reduction,))
     x = input
@@ -395,7 +412,7 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", *, return_
 
     def spec(rows, cols, stride, dt):
         c = _Call(name, dt, rows, cols, stride, dt)
-        c.d.ignore_index, c.d.stats = ignore_index, return_lse
+        c.d.ignore_index, c.d.stats, c.d.math = ignore_index, return_lse, math
         outs = {"y": (shape[:-1], dt)}
         if return_lse:
             outs["lse"] = (shape[:-1], "f32")
@@ -413,13 +430,14 @@ def cross_entropy(input, target, ignore_index=-100, reduction="mean", *, return_
 
 
 def fused_explain(name, dtype, rows, cols, *, row_stride=0, weight=False, bias=False, stats=False,
-                  eps=None, ignore_index=-100, backend=None):
+                  eps=None, ignore_index=-100, backend=None, approx=False):
     """The plan of a fused kernel as text: the generated tile program(s) and the variants."""
     if name not in FUSED:
         raise ValueError("tilec.fused_explain: %r is not one of %s" % (name, ", ".join(FUSED)))
     dt = _t._tilec_dtype(dtype, "dtype")
     c = _Call(name, dt, rows, cols, row_stride, dt)
     c.d.weight, c.d.bias, c.d.stats, c.d.ignore_index = weight, bias, stats, ignore_index
+    c.d.math = _math_of("fused_explain", approx)
     if eps is not None:
         c.d.eps = eps
     ctx, _ = _t._host_context(backend)

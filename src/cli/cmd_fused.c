@@ -25,7 +25,7 @@ static double now_s(void) {
 
 typedef struct fused_opts {
     const char *op, *dtype, *out_dtype, *shape, *in, *out, *weight, *bias, *residual, *target, *eps, *ignore, *backend,
-        *repeat, *seed, *sim_budget;
+        *repeat, *seed, *sim_budget, *math;
     bool check, explain, stats, specials;
 } fused_opts;
 
@@ -44,11 +44,13 @@ static double elem(tilec_dtype dt, const unsigned char *p, int64_t i) {
  * the result's own rounding (2^-8 of bf16, 2^-11 of f16, 2^-24 of f32) twice, plus f32's
  * accumulation (2^-16 relative), plus two steps of the dtype's subnormals (a result
  * there is rounded to their spacing); NaN matches NaN, an infinity itself. */
-static bool within_tol(tilec_dtype dt, double got, double want, double scale) {
+/* approx: math=approx's exponentials, a few f32 ulp (inside the 2^-16 term) and flushed below 2^-126 */
+static bool within_tol(tilec_dtype dt, double got, double want, double scale, bool approx) {
     if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
     if (isinf(want) || isinf(got)) return got == want;
     double ulp = dt == TILEC_BF16 ? 0x1p-8 : dt == TILEC_F16 ? 0x1p-11 : 0x1p-24;
     double sub = dt == TILEC_BF16 ? 0x1p-133 : dt == TILEC_F16 ? 0x1p-24 : 0x1p-149; /* the spacing of subnormals */
+    if (approx && sub < 0x1p-127) sub = 0x1p-127;
     return fabs(got - want) <= (2 * ulp + 0x1p-16) * scale + 2 * sub;
 }
 
@@ -153,6 +155,7 @@ int cmd_fused(int argc, char **argv) {
         {"--eps", NULL, OPT_VALUE, .value = &o.eps}, {"--ignore-index", NULL, OPT_VALUE, .value = &o.ignore},
         {"--backend", NULL, OPT_VALUE, .value = &o.backend}, {"--repeat", NULL, OPT_VALUE, .value = &o.repeat},
         {"--seed", NULL, OPT_VALUE, .value = &o.seed}, {"--sim-budget", NULL, OPT_VALUE, .value = &o.sim_budget},
+        {"--math", NULL, OPT_VALUE, .value = &o.math},
         {"--check", NULL, OPT_FLAG, .flag = &o.check}, {"--explain", NULL, OPT_FLAG, .flag = &o.explain},
         {"--stats", NULL, OPT_FLAG, .flag = &o.stats}, {"--specials", NULL, OPT_FLAG, .flag = &o.specials},
     };
@@ -202,6 +205,17 @@ int cmd_fused(int argc, char **argv) {
         d.eps = pow(10.0, -(double)e);
     }
     if (o.ignore && (rc = parse_int("fused", "--ignore-index", o.ignore, INT64_MIN, INT64_MAX, &d.ignore_index))) return rc;
+    if (o.math) {
+        int m = 0;
+        while (m < TILEC_MATH_COUNT && strcmp(o.math, tilec_math_name((tilec_math)m))) m++;
+        if (m == TILEC_MATH_COUNT)
+            return usage_error("fused", "--math takes exact (the same bits everywhere, the default) or approx (the GPU's "
+                                        "hardware exponential), not '%.100s'", o.math);
+        d.math = (tilec_math)m;
+        if (d.math == TILEC_MATH_APPROX && norm)
+            return usage_error("fused", "--math approx is for softmax, log_softmax and cross_entropy (their exponentials), not %s",
+                               o.op);
+    }
     d.weight = o.weight != NULL, d.bias = o.bias != NULL, d.stats = o.stats;
     tilec_backend backend = TILEC_BACKEND_AUTO;
     if (o.backend && (rc = parse_backend("fused", "--backend", o.backend, false, &backend))) return rc;
@@ -316,7 +330,7 @@ int cmd_fused(int argc, char **argv) {
             int64_t m = ce ? 1 : C;
             for (int64_t j = 0; j < m; j++, cmp++) {
                 double g = elem(odt, hy, (ce ? r : r * C + j));
-                if (!within_tol(odt, g, want[j], scale[j]) && bad++ == 0) first_bad = ce ? r : r * C + j, got_at = g, want_at = want[j];
+                if (!within_tol(odt, g, want[j], scale[j], d.math == TILEC_MATH_APPROX) && bad++ == 0) first_bad = ce ? r : r * C + j, got_at = g, want_at = want[j];
             }
             if (hr) /* the residual written back: h, exactly */
                 for (int64_t j = 0; j < C; j++) {
@@ -329,11 +343,11 @@ int cmd_fused(int argc, char **argv) {
             if (o.stats) {
                 float s1;
                 memcpy(&s1, hs + 4 * r, 4);
-                bool ok = within_tol(TILEC_F32, s1, stt[1], fabs(stt[1]));
+                bool ok = within_tol(TILEC_F32, s1, stt[1], fabs(stt[1]), d.math == TILEC_MATH_APPROX);
                 if (op == TILEC_FUSED_LAYER_NORM) {
                     float m0;
                     memcpy(&m0, hm + 4 * r, 4);
-                    ok = ok && within_tol(TILEC_F32, m0, stt[0], fabs(stt[0]) + 1e-6);
+                    ok = ok && within_tol(TILEC_F32, m0, stt[0], fabs(stt[0]) + 1e-6, false);
                 }
                 if (!ok && bad++ == 0) first_bad = r, got_at = s1, want_at = stt[1];
             }

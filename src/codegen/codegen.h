@@ -23,6 +23,8 @@ typedef struct cg_target {
     void (*shfl)(ir_str *s, const char *dst, const char *value, int lane_mask, int width);
     /* a barrier of scope (cta, warpgroup, warp) */
     void (*barrier)(ir_str *s, tilec_scope scope);
+    /* the body of tl_exp2_approx_f32(float x): the hardware's 2^x (LO_EXP2A, math=approx) */
+    const char *exp2_approx;
 } cg_target;
 
 extern const cg_target cg_cuda, cg_hip;

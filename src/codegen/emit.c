@@ -209,6 +209,7 @@ static void expr(ir_str *s, const fn *f, const lp_expr *e) {
     case LX_SPECIAL: ir_str_printf(s, "%s", special_names[e->special]); return;
     case LX_UNARY:
         if (e->op == LO_SQRT) ir_str_printf(s, CG_P "sqrt_%s(", type_tag(e->type));
+        else if (e->op == LO_EXP2A) ir_str_printf(s, CG_P "exp2_approx_f32(");
         else ir_str_printf(s, e->op == LO_NOT ? "(!" : "(-");
         expr(s, f, e->a);
         ir_str_printf(s, ")");
@@ -727,6 +728,18 @@ void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_k
                      "// guarded, and its names (" CG_P "*, TL_P" CG_PRELUDE_ABI "_*) carry its ABI version.\n\n",
                   TILEC_VERSION_STRING, t->name);
     cg_prelude(s, t);
+    bool approx = false;
+    for (int i = 0; i < p->nkernels; i++) approx |= kernels[i] && p->kernels[i]->math == TILEC_MATH_APPROX;
+    if (approx) { /* beside the prelude, under a guard of its own: a file of this ABI without it stays as it was */
+        ir_str pre = {0};
+        ir_str_printf(&pre, "#ifndef TL_EXP2_APPROX  /* a kernel's math=approx: the hardware's 2^x, within a few ulp */\n"
+                            "#define TL_EXP2_APPROX\n"
+                            "static __device__ __forceinline__ __attribute__((unused)) float tl_exp2_approx_f32(float x) { %s }\n"
+                            "#endif\n", t->exp2_approx);
+        if (pre.oom) s->oom = true;
+        else put_versioned(s, pre.data, pre.len);
+        ir_str_free(&pre);
+    }
     for (int i = 0; i < p->nkernels; i++)
         if (kernels[i]) kernel(s, t, kernels[i]);
 }

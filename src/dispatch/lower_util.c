@@ -540,6 +540,8 @@ static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     const double rounder = wide ? 6755399441055744.0 : ROUNDER; /* 1.5 * 2^52, 1.5 * 2^23 */
     const int degree = wide ? LSE64_DEGREE : LSE_DEGREE, mant = wide ? 52 : 23;
     lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, fc(l, LOG2E)), fc(l, wide ? -1021 : -125)), "t");
+    if (!wide && k->tile && k->tile->math == TILEC_MATH_APPROX) /* the hardware's 2^t: t >= -125 keeps it normal */
+        return held(l, into, lp_unary(k, LO_EXP2A, t), "e");
     lp_expr *r = held(l, into, bin(l, LO_ADD, t, fc(l, rounder)), "r");
     lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, fc(l, rounder))), "f"); /* exact */
     double c[LSE64_DEGREE + 1] = {1};

@@ -104,6 +104,10 @@ static lp_type bits_of(lp_type t) { return t == LP_F64 ? LP_I64 : LP_I32; }
 static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2) {
     lp_kernel *k = m->k;
     lp_type t = x->type, bt = bits_of(t);
+    /* math=approx: an f32's by the hardware's 2^x (LO_EXP2A), exp's argument times log2(e)
+     * in f32 first (as CUDA's __expf): NaN, +-inf and overflow come out as the exact ones do */
+    if (t == LP_F32 && k->tile && k->tile->math == TILEC_MATH_APPROX)
+        return hold(m, lp_unary(k, LO_EXP2A, base2 ? x : bin(m, LO_MUL, x, fc(m, t, 0x1.71547652b82fep0))), "ex");
     bool wide = t == LP_F64;
     int mant = wide ? 52 : 23, bias = wide ? 1023 : 127, degree = wide ? 13 : 7;
     double rounder = wide ? 6755399441055744.0 : 12582912.0;

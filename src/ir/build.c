@@ -77,6 +77,15 @@ tilec_status tilec_kernel_new(tilec_program *prog, const char *name, bool is_fun
     return TILEC_OK;
 }
 
+tilec_status tilec_kernel_set_math(tilec_kernel *k, tilec_math math) {
+    if (!k) return TILEC_ERR_INVALID_ARG;
+    ir_begin(k->prog->ctx);
+    if ((unsigned)math >= TILEC_MATH_COUNT)
+        return BAD(k->prog->ctx, "math %d is not a tilec_math (TILEC_MATH_EXACT or TILEC_MATH_APPROX)", (int)math);
+    k->math = math;
+    return TILEC_OK;
+}
+
 /* A buffer from arguments shared by params and allocs; NULL with *st set on failure. */
 static tilec_buffer *new_buffer(tilec_kernel *k, const char *name, tilec_dtype dtype, int rank,
                                 const int64_t *shape, const int64_t *strides, tilec_space space,

@@ -91,6 +91,7 @@ int ir_lookup_op(const char *s, size_t n);
  * with ", "; buf (n bytes) is returned. */
 const char *ir_op_names(char *buf, size_t n, const char *last);
 int ir_lookup_ewop(const char *s, size_t n);       /* "exp" -> TILEC_EW_EXP */
+int ir_lookup_math(const char *s, size_t n);      /* "approx" -> TILEC_MATH_APPROX */
 int ir_lookup_fused(const char *s, size_t n);      /* "softmax" -> TILEC_FUSED_SOFTMAX */
 int ir_ewop_arity(tilec_ewop o);                    /* operands: 1, 2 or 3; 0 out of range */
 const char *const *ir_ewop_names(int *count);       /* the table's names, for did-you-mean */
@@ -265,7 +266,8 @@ struct tilec_kernel {
     bool is_func;
     int threads;
     int64_t grid;
-    ir_pos threads_pos, grid_pos;
+    tilec_math math; /* math=: how exp and exp2 of f32 are computed (TILEC_MATH_LIST) */
+    ir_pos threads_pos, grid_pos, math_pos;
     tilec_buffer **params;
     int nparams, cap_params;
     ir_stmt **stmts;

@@ -318,7 +318,7 @@ void lp_visit(const lp_block *b, lp_visit_fn fn, void *arg) { visit(b, 0, fn, ar
 /* ---- printing ---------------------------------------------------------------------------- */
 
 static const char *const op_text[] = {"+", "-", "*", "/", "%", "<", "<=", "==", "!=", "&&", "||",
-                                      "max", "min", "&", "|", "^", "<<", ">>", "!", "-", "sqrt"};
+                                      "max", "min", "&", "|", "^", "<<", ">>", "!", "-", "sqrt", "exp2_approx"};
 _Static_assert(sizeof op_text / sizeof op_text[0] == LO_OP_COUNT, "op text");
 static const char *const special_text[] = {"tid", "cta", "lane", "warp"};
 
@@ -353,9 +353,9 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     case LX_REG: print_reg(s, k, e->reg); return;
     case LX_SPECIAL: ir_str_printf(s, "%s", special_text[e->special]); return;
     case LX_UNARY:
-        ir_str_printf(s, "%s%s", op_text[e->op], e->op == LO_SQRT ? "(" : "");
+        ir_str_printf(s, "%s%s", op_text[e->op], e->op == LO_SQRT || e->op == LO_EXP2A ? "(" : "");
         lp_print_expr(s, k, e->a);
-        ir_str_printf(s, "%s", e->op == LO_SQRT ? ")" : "");
+        ir_str_printf(s, "%s", e->op == LO_SQRT || e->op == LO_EXP2A ? ")" : "");
         return;
     case LX_BINARY:
         if (e->op == LO_MAX || e->op == LO_MIN) {

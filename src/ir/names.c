@@ -78,6 +78,11 @@ static const char *const nan_names[] = {
     TILEC_NAN_LIST(X)
 #undef X
 };
+static const char *const math_names[] = {
+#define X(s, n) n,
+    TILEC_MATH_LIST(X)
+#undef X
+};
 
 /* Statuses are sparse in principle, so they are looked up rather than indexed. */
 static const struct {
@@ -102,6 +107,7 @@ _Static_assert(COUNT(space_names) == TILEC_SPACE_COUNT, "space table");
 _Static_assert(COUNT(scope_names) == TILEC_SCOPE_COUNT, "scope table");
 _Static_assert(COUNT(op_names) == TILEC_OP_COUNT, "op table");
 _Static_assert(COUNT(nan_names) == TILEC_NAN_COUNT, "nan table");
+_Static_assert(COUNT(math_names) == TILEC_MATH_COUNT, "math table");
 _Static_assert(COUNT(ewop_names) == TILEC_EWOP_COUNT, "elementwise op table");
 _Static_assert(COUNT(fused_names) == TILEC_FUSED_COUNT, "fused op table");
 _Static_assert(COUNT(layout_names) == TILEC_LAYOUT_COUNT, "layout table");
@@ -117,6 +123,7 @@ const char *tilec_space_name(tilec_space s) { return name_at(space_names, COUNT(
 const char *tilec_scope_name(tilec_scope s) { return name_at(scope_names, COUNT(scope_names), (int)s); }
 const char *tilec_op_name(tilec_op o) { return name_at(op_names, COUNT(op_names), (int)o); }
 const char *tilec_nan_name(tilec_nan n) { return name_at(nan_names, COUNT(nan_names), (int)n); }
+const char *tilec_math_name(tilec_math m) { return name_at(math_names, COUNT(math_names), (int)m); }
 const char *tilec_ewop_name(tilec_ewop o) { return name_at(ewop_names, COUNT(ewop_names), (int)o); }
 const char *tilec_fused_name(tilec_fused_op o) { return name_at(fused_names, COUNT(fused_names), (int)o); }
 const char *tilec_layout_name(tilec_layout_kind l) { return name_at(layout_names, COUNT(layout_names), (int)l); }
@@ -164,6 +171,7 @@ int ir_lookup_scope(const char *s, size_t n) { return lookup(scope_names, COUNT(
 int ir_lookup_op(const char *s, size_t n) { return lookup(op_names, COUNT(op_names), s, n); }
 int ir_lookup_fused(const char *s, size_t n) { return lookup(fused_names, COUNT(fused_names), s, n); }
 int ir_lookup_ewop(const char *s, size_t n) { return lookup(ewop_names, COUNT(ewop_names), s, n); }
+int ir_lookup_math(const char *s, size_t n) { return lookup(math_names, COUNT(math_names), s, n); }
 int ir_ewop_arity(tilec_ewop o) { return (unsigned)o < TILEC_EWOP_COUNT ? ewop_arity[o] : 0; }
 const char *const *ir_ewop_names(int *count) {
     *count = COUNT(ewop_names);

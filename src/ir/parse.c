@@ -949,8 +949,8 @@ static void parse_stmt(parser *ps) {
     ps->last_end_line = ps->prev_line;
 }
 
-/* kernel := 'kernel' NAME '(' params ')' 'threads' '=' INT [ 'grid' '=' INT ] '{' { stmt } '}'
- * func   := 'func'   NAME '(' params ')' 'threads' '=' INT '{' { stmt } '}'
+/* kernel := 'kernel' NAME '(' params ')' 'threads' '=' INT [ 'grid' '=' INT ] [ 'math' '=' NAME ] '{' { stmt } '}'
+ * func   := 'func'   NAME '(' params ')' 'threads' '=' INT [ 'math' '=' NAME ] '{' { stmt } '}'
  * params := param { ',' param } */
 static void parse_kernel(parser *ps) {
     ir_trivia tv = take_leading(ps);
@@ -988,6 +988,18 @@ static void parse_kernel(parser *ps) {
         if (k->grid < 1 || k->grid > INT32_MAX)
             fail_at(ps, k->grid_pos.line, k->grid_pos.col, "grid %lld is out of range (1 to %d)",
                     (long long)k->grid, INT32_MAX);
+    }
+    if (tok_is(&ps->t, "math")) {
+        k->math_pos = (ir_pos){ps->t.line, ps->t.col};
+        next(ps);
+        expect(ps, "=");
+        tok v = ps->t;
+        int m = v.kind == TOK_NAME ? ir_lookup_math(v.s, v.n) : -1;
+        if (m < 0)
+            fail_at(ps, v.line, v.col, "unknown math '%.*s': write math=exact (the same bits everywhere, the default) "
+                    "or math=approx (the GPU's hardware exponential)", (int)v.n, v.s);
+        k->math = (tilec_math)m;
+        next(ps);
     }
     tok open = ps->t;
     expect(ps, "{");

@@ -263,6 +263,7 @@ static void print_kernel(ir_str *s, const tilec_kernel *k) {
     }
     ir_str_printf(s, ") threads=%d", k->threads);
     if (k->grid != 1) ir_str_printf(s, " grid=%lld", (long long)k->grid);
+    if (k->math != TILEC_MATH_EXACT) ir_str_printf(s, " math=%s", tilec_math_name(k->math));
     ir_str_printf(s, " {");
     if (k->trivia.trailing) ir_str_printf(s, "  %s", k->trivia.trailing);
     ir_str_printf(s, "\n");

@@ -165,6 +165,7 @@ const char *tilec_kernel_name(const tilec_kernel *k) { return k ? k->name : NULL
 bool tilec_kernel_is_func(const tilec_kernel *k) { return k && k->is_func; }
 int tilec_kernel_threads(const tilec_kernel *k) { return k ? k->threads : 0; }
 int64_t tilec_kernel_grid(const tilec_kernel *k) { return k ? k->grid : 0; }
+tilec_math tilec_kernel_math(const tilec_kernel *k) { return k ? k->math : TILEC_MATH_EXACT; }
 size_t tilec_kernel_param_count(const tilec_kernel *k) { return k ? (size_t)k->nparams : 0; }
 tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i) {
     return k && i < (size_t)k->nparams ? k->params[i] : NULL;

@@ -32,6 +32,10 @@ enum {
                                  more elements a thread measured 2-8% faster there (bf16, H100) and
                                  slower on shorter rows (42-53% of the copy ceiling against 56-61%) */
     CE_WIDE_COLS = 4096,
+    APPROX_ELEMS_PER_THREAD = 16, /* a softmax with math=approx, from APPROX_WIDE_COLS columns: read twice
+                                     where it is, 16 elements a thread measured 89-97% of the copy ceiling
+                                     on bf16 rows of 4096 to 16384 (H100) against 80-89% at 32 */
+    APPROX_WIDE_COLS = 2048,
     TWICE_COLS = 8192,       /* a 16-bit log_softmax row shorter than this is read twice where it is,
                                 not staged (bf16, H100: 69-88% of the copy ceiling against 59-83%);
                                 from 16384 columns up staging measured faster (87% against 85%) */
@@ -44,6 +48,11 @@ tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, 
 }
 
 static bool is_float16_32(tilec_dtype d) { return d == TILEC_F16 || d == TILEC_BF16 || d == TILEC_F32; }
+/* softmax, log_softmax and cross_entropy take exponentials (math=approx applies); the norms do not */
+static bool has_exp(tilec_fused_op op) {
+    return op == TILEC_FUSED_SOFTMAX || op == TILEC_FUSED_LOG_SOFTMAX || op == TILEC_FUSED_CROSS_ENTROPY;
+}
+static bool approx(const tilec_fused_desc *d) { return d->math == TILEC_MATH_APPROX && has_exp(d->op); }
 static bool is_norm(tilec_fused_op op) {
     return op == TILEC_FUSED_RMS_NORM || op == TILEC_FUSED_LAYER_NORM || op == TILEC_FUSED_ADD_RMS_NORM;
 }
@@ -66,6 +75,8 @@ static tilec_status check_desc(tilec_ctx *ctx, const tilec_fused_desc *d) {
     if (__builtin_mul_overflow(d->rows, row_stride(d), &span) || span >= TILEC_MAX_ELEMENTS)
         return ir_bad(ctx, "%s of %lld rows of stride %lld reaches more than 2^48 elements", name, (long long)d->rows,
                       (long long)row_stride(d));
+    if ((unsigned)d->math >= TILEC_MATH_COUNT)
+        return ir_bad(ctx, "%s: math %d is not a tilec_math (TILEC_MATH_EXACT or TILEC_MATH_APPROX)", name, (int)d->math);
     if (is_norm(d->op) && !(d->eps > 0 && isfinite(d->eps)))
         return ir_bad(ctx, "%s needs eps > 0 and finite, not %g", name, d->eps);
     if (is_norm(d->op) && d->eps > FLT_MAX) /* the kernel adds it to an f32 statistic */
@@ -101,6 +112,7 @@ static int64_t pow2_floor(int64_t v) {
 static int threads_for(const tilec_fused_desc *d, int64_t elems, int warp) {
     bool wide = d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32 && d->cols >= CE_WIDE_COLS;
     int per = wide ? CE_ELEMS_PER_THREAD : ELEMS_PER_THREAD;
+    if (d->op == TILEC_FUSED_SOFTMAX && approx(d) && d->cols >= APPROX_WIDE_COLS) per = APPROX_ELEMS_PER_THREAD;
     int64_t t = pow2_floor(elems / per);
     return (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
 }
@@ -113,7 +125,11 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
     int64_t per_row = row_bytes + (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 ? d->cols * 4 : 0);
     /* cross_entropy reads each row once (its logsumexp; the target's logit is one load):
        staging it measured slower on an H100 (46-51% of the copy ceiling against 55-66%) */
-    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && per_row * w <= stage_bytes &&
+    /* a softmax with math=approx reads its rows twice where they are: with the hardware's
+       exponential the two passes' exponentials cost less than staging (bf16, H100: 89-97%
+       of the copy ceiling from 4096 columns against 87-93% staged) */
+    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && !(d->op == TILEC_FUSED_SOFTMAX && approx(d)) &&
+               per_row * w <= stage_bytes &&
                !(d->op == TILEC_FUSED_LOG_SOFTMAX && d->dtype != TILEC_F32 && d->cols < TWICE_COLS);
     p.threads = threads_for(d, d->cols * w, warp);
     return p;
@@ -167,7 +183,7 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (d->stats && op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Mean: f32[%lld, %lld, 1] global", G, W);
     if (d->stats && op != TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Rstd: f32[%lld, %lld, 1] global", G, W);
     if (d->stats && op == TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Lse: f32[%lld, %lld, 1] global", G, W);
-    ir_str_printf(s, ") threads=%d grid=%lld {\n", p->threads, G);
+    ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, approx(d) ? " math=approx" : "");
 
     /* the rows: staged in shared memory, or read where they are */
     const char *rows = "X[cta_id]";
@@ -251,7 +267,7 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         if (op == TILEC_FUSED_ADD_RMS_NORM) ir_str_printf(s, ", Res: %s[%lld, 1, %lld] global", T, G, Cp);
         ir_str_printf(s, ", Part: f32[%lld, 1, 1] global", G);
         if (op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Pv: f32[%lld, 1, 1] global", G);
-        ir_str_printf(s, ") threads=%d grid=%lld {\n", p->threads, G);
+        ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, approx(d) ? " math=approx" : "");
         if (lse) ir_str_printf(s, "  cta.logsumexp(Part[cta_id], X[cta_id], axes=(-1))\n");
         else if (op == TILEC_FUSED_ADD_RMS_NORM)
             ir_str_printf(s, "  cta.map(Res[cta_id], X[cta_id] + Res[cta_id])\n  cta.sync()\n"
@@ -264,8 +280,8 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     }
     if (op == TILEC_FUSED_CROSS_ENTROPY) {
         ir_str_printf(s, "kernel tilec_%s_rows(X: %s[%lld, 1, %lld] global, Part: f32[%lld, 1, %lld] global, Tg: i64[%lld, "
-                         "1, 1] global, Y: %s[%lld, 1, 1] global) threads=%d grid=%lld {\n", name, T, R, C, R, P, R, O, R,
-                      p->threads, R);
+                         "1, 1] global, Y: %s[%lld, 1, 1] global) threads=%d grid=%lld%s {\n", name, T, R, C, R, P, R, O, R,
+                      p->threads, R, approx(d) ? " math=approx" : "");
         ir_str_printf(s, "  shared L: f32[1, 1]\n  cta.logsumexp(L, Part[cta_id], axes=(-1))\n");
         ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(X[cta_id], 1, "
                          "Tg[cta_id]))))\n}\n", (long long)d->ignore_index);
@@ -276,7 +292,8 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     ir_str_printf(s, ", Ri: i64[%lld, 1, 1] global, Pi: i64[%lld, 1, 1] global", G, G);
     if (d->weight) ir_str_printf(s, ", Wt: %s[%lld, %lld] global", T, P, Cp);
     if (d->bias) ir_str_printf(s, ", Bs: %s[%lld, %lld] global", T, P, Cp);
-    ir_str_printf(s, ", Y: %s[%lld, 1, %lld] global) threads=%d grid=%lld {\n", O, G, Cp, p->threads, G);
+    ir_str_printf(s, ", Y: %s[%lld, 1, %lld] global) threads=%d grid=%lld%s {\n", O, G, Cp, p->threads, G,
+                  approx(d) ? " math=approx" : "");
     switch (op) {
     case TILEC_FUSED_SOFTMAX:
     case TILEC_FUSED_LOG_SOFTMAX: {
@@ -319,7 +336,7 @@ static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligne
     memset(id, 0, RT_ID_WORDS * sizeof *id);
     id[0] = (int64_t)((uint64_t)FUSED_TAG << 56 | (uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)d->out_dtype << 16 |
                       (uint64_t)d->weight << 24 | (uint64_t)d->bias << 25 | (uint64_t)d->stats << 26 |
-                      (uint64_t)unaligned << 27 | (uint64_t)p->staged << 28);
+                      (uint64_t)unaligned << 27 | (uint64_t)p->staged << 28 | (uint64_t)approx(d) << 29);
     id[1] = p->w, id[2] = p->groups, id[3] = d->cols, id[4] = row_stride(d), id[5] = p->threads;
     id[8] = p->split, id[9] = p->phase, id[10] = d->rows;
     memcpy(&id[6], &d->eps, sizeof d->eps);
@@ -359,10 +376,11 @@ static tilec_status get_plan(rt *r, const tilec_fused_desc *d, const fplan *fp, 
     char how[64];
     if (fp->split) snprintf(how, sizeof how, "%d chunks a row, phase %d", fp->split, fp->phase);
     else snprintf(how, sizeof how, "%d rows a CTA, %s", fp->w, fp->staged ? "staged" : "in place");
-    snprintf(p->key, sizeof p->key, "fused %s %s->%s %lld x %lld (stride %lld), %s%s%s%s %s %s ws%d%s",
+    snprintf(p->key, sizeof p->key, "fused %s %s->%s %lld x %lld (stride %lld), %s%s%s%s%s %s %s ws%d%s",
              tilec_fused_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype),
              (long long)(fp->split ? d->rows : fp->groups * fp->w), (long long)d->cols, (long long)row_stride(d), how,
-             d->weight ? ", weight" : "", d->bias ? ", bias" : "", d->stats ? ", stats" : "", r->be->name, r->target.arch,
+             d->weight ? ", weight" : "", d->bias ? ", bias" : "", d->stats ? ", stats" : "",
+             approx(d) ? ", math=approx" : "", r->be->name, r->target.arch,
              r->target.warp_size, unaligned ? " unaligned" : "");
     memcpy(p->id, id, sizeof id);
     p->hash = hash;

@@ -317,6 +317,14 @@ static sim_val cast(lp_type to, lp_type from, sim_val v) {
 
 static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin);
 
+/* LO_EXP2A, a kernel's math=approx: the GPUs' hardware exponentials are within a few ulp
+ * of 2^x and flush results below 2^-126; the simulator gives 2^x rounded to f32, flushed
+ * the same way (f32's 2^x is exact in f64's exp2 but for its last bits' rounding). */
+static double exp2_approx(float x) {
+    float y = (float)exp2((double)x);
+    return y < 0x1p-126f ? 0.0 : (double)y; /* NaN passes: y < ... is false */
+}
+
 static sim_val arith(sim *S, const lp_expr *e, sim_val a, sim_val b, int tid, const ir_stmt *origin) {
     sim_val r = {0};
     lp_type t = e->a->type;
@@ -399,6 +407,7 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         v = eval(S, e->a, tid, origin);
         if (e->op == LO_NOT) v.i = !v.i;
         else if (e->op == LO_SQRT) v.f = e->type == LP_F32 ? (double)sqrtf((float)v.f) : sqrt(v.f);
+        else if (e->op == LO_EXP2A) v.f = exp2_approx((float)v.f);
         else if (lp_is_float(e->type)) v.f = -v.f;
         else v.i = wrap(e->type, 0 - (uint64_t)v.i);
         return v;

@@ -454,3 +454,58 @@ def test_exp_log_accuracy(tilec, rng, tmp_path, repro):
                     problems.append("%s %s(%r): got %r, want %r (1 ulp: %r)" % (d, op, inputs[op + d][j], got[k, j], want[j],
                                                                                ulp(nm.DTYPES[d].fmt, want[j])))
     fail_on(problems, repro)
+
+
+def test_approx_math(tilec, rng, tmp_path, repro):
+    """A kernel with math=approx: f32 exp and exp2 (and a bf16 map's, computed in f32) by the
+    hardware exponential, which the simulator gives as 2^x rounded to f32 with results below
+    2^-126 flushed to +0 (exact math's are subnormal there: the flush shows which ran): within 2^-20 relative of numpy's exp of the f32 argument (exp's
+    argument is multiplied by log2(e) in f32 first: |x| 2^-24 more), +0 below 2^-126, +inf
+    above the overflow, NaN for NaN; logsumexp's fold uses it too; f64 stays exact (1 ulp)."""
+    d_ = str(tmp_path)
+    n = ACCURACY_POINTS
+    vals = {op: spread(rng, "f32", op, n) for op in ("exp", "exp2")}
+    vals["exp"][8:10], vals["exp2"][8:10] = (-100.0, -88.0), (-140.0, -127.5)  # subnormal results, flushed
+    v64 = spread(rng, "f64", "exp", n)
+    rows = nm.quantize(nm.DTYPES["f32"], rng.standard_normal((16, 1000)) * 30)[0]
+    text = ["kernel acc(Xe: f32[%d] global, X2: f32[%d] global, Xd: f64[%d] global, R: f32[16, 1000] global, "
+            "Y: f32[2, %d] global, Yd: f64[%d] global, L: f32[16, 1] global) threads=256 math=approx {" % (n, n, n, n, n),
+            "  cta.map(Y[0], exp(Xe))", "  cta.map(Y[1], exp2(X2))", "  cta.map(Yd, exp(Xd))",
+            "  cta.logsumexp(L, R, axes=(-1))", "}"]
+    tf = os.path.join(d_, "acc.tile")
+    with open(tf, "w") as f:
+        f.write("\n".join(text) + "\n")
+    for name, d, v in (("Xe", "f32", vals["exp"]), ("X2", "f32", vals["exp2"]), ("Xd", "f64", v64), ("R", "f32", rows)):
+        write(os.path.join(d_, name), d, v)
+    args = ["--in=%s=%s" % (k, os.path.join(d_, k)) for k in ("Xe", "X2", "Xd", "R")]
+    args += ["--out=%s=%s" % (k, os.path.join(d_, k)) for k in ("Y", "Yd", "L")]
+    rc, so, se = run_tilec(tilec, ["run", "--backend=sim", tf] + args)
+    assert rc == 0, se + so
+    got = read(os.path.join(d_, "Y"), "f32", (2, n))
+    problems = []
+    with np.errstate(all="ignore"):
+        for k, op in enumerate(("exp", "exp2")):
+            x = vals[op].astype(np.float64)
+            want = np.exp(x) if op == "exp" else np.exp2(x)
+            tol = want * (2.0 ** -20 + (np.abs(x) * 2.0 ** -24 if op == "exp" else 0))
+            g = got[k].astype(np.float64)
+            ok = np.where(np.isnan(want), np.isnan(g),
+                 np.where(want > float(np.finfo(np.float32).max) * (1 + 2.0 ** -20), g == np.inf,
+                 np.where(want < 2.0 ** -126 * (1 - 2.0 ** -20), g == 0,  # flushed, where exact math keeps subnormals
+                          np.abs(g - want) <= tol)))
+            ok |= (want > 2.0 ** 127) & ((g == np.inf) | (np.abs(g - want) <= tol))  # at the overflow's edge
+            for j in np.flatnonzero(~ok)[:10]:
+                problems.append("approx %s(%r): got %r, want %r" % (op, x[j], g[j], want[j]))
+    gd = read(os.path.join(d_, "Yd"), "f64", (n,))
+    want = expected_float("exp(A)", v64, v64, v64, compute_type("f64"))
+    for j in range(n):
+        if not within_ulp(float(gd[j]), want[j], "f64", compute_type("f64")):
+            problems.append("f64 exp(%r) under math=approx: got %r, want %r (exact, 1 ulp)" % (v64[j], gd[j], want[j]))
+    gl = read(os.path.join(d_, "L"), "f32", (16, 1))[:, 0].astype(np.float64)
+    r = rows.astype(np.float64)
+    m = r.max(axis=1)
+    wl = m + np.log(np.exp(r - m[:, None]).sum(axis=1))
+    bad = np.abs(gl - wl) > 2.0 ** -18 * (np.abs(wl) + 1)
+    for j in np.flatnonzero(bad):
+        problems.append("approx logsumexp of row %d: got %r, want %r" % (j, gl[j], wl[j]))
+    fail_on(problems, repro)
