@@ -806,8 +806,9 @@ typedef struct tilec_fused_args {
 TILEC_API tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols);
 /* Runs the fused kernel (asynchronous on GPUs, as tilec_reduce). The first call for a
  * descriptor plans, generates, compiles and loads; later calls launch. The same bits on
- * every GPU, batch size and the simulator (with TILEC_MATH_APPROX: for every batch size on
- * one kind of GPU; the simulator computes those exponentials exactly). Errors:
+ * every GPU, batch size and the simulator (docs/runtime.md says where a batch size changes
+ * the plan; with TILEC_MATH_APPROX the hardware's exponentials differ between kinds of GPU
+ * and from the simulator's, which computes them exactly). Errors:
  * TILEC_ERR_INVALID_ARG (a bad descriptor, a missing or overlapping buffer), and the
  * pipeline's. */
 TILEC_API tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *desc, const tilec_fused_args *args);
