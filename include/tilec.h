@@ -145,7 +145,8 @@ extern "C" {
 
 /* X(SUFFIX, name) — a kernel's math (`math=` in its header): EXACT, every result the same
  * bits on every target and the simulator; APPROX, f32 exp and exp2 (maps, logsumexp's
- * fold) by the target's hardware exponential, faster and within a few ulp, not the same
+ * fold) by the target's hardware exponential, faster and within about 2^-21 relative (exp:
+ * plus |x| 2^-24, its argument's rounding), subnormal results flushed, not the same
  * bits (docs/format.md, "Math") */
 #define TILEC_MATH_LIST(X) X(EXACT, "exact") X(APPROX, "approx")
 
@@ -785,9 +786,10 @@ typedef struct tilec_fused_desc {
     int64_t ignore_index;  /* cross_entropy */
     void *stream;          /* as tilec_reduce_desc.stream */
     tilec_math math;       /* TILEC_MATH_APPROX: softmax's, log_softmax's and cross_entropy's
-                            * exponentials by the GPU's hardware exp (faster; results within a
-                            * few f32 ulp, not the same bits across targets or as the
-                            * simulator); EXACT (the default): the same bits everywhere */
+                            * exponentials by the GPU's hardware exp (faster; each within
+                            * about 2^-21 + |x| 2^-24 relative, subnormal ones flushed; not
+                            * the same bits across targets or as the simulator's); EXACT (the
+                            * default): the same bits everywhere */
 } tilec_fused_desc;
 
 /* Device memory of the call (tilec_mem_alloc; host memory on the simulator). */
@@ -808,7 +810,7 @@ TILEC_API tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dty
  * descriptor plans, generates, compiles and loads; later calls launch. The same bits on
  * every GPU, batch size and the simulator (docs/runtime.md says where a batch size changes
  * the plan; with TILEC_MATH_APPROX the hardware's exponentials differ between kinds of GPU
- * and from the simulator's, which computes them exactly). Errors:
+ * and from the simulator's, which rounds 2^x of the same argument once). Errors:
  * TILEC_ERR_INVALID_ARG (a bad descriptor, a missing or overlapping buffer), and the
  * pipeline's. */
 TILEC_API tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *desc, const tilec_fused_args *args);

@@ -804,6 +804,17 @@ has "names the choices" "$tmp/err" "tilec fused: --math takes exact (the same bi
 expect "fused --math approx of a norm" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --math approx --backend sim
 has "says which ops it is for" "$tmp/err" "tilec fused: --math approx is for softmax, log_softmax and cross_entropy (their exponentials), not rms_norm"
 expect "fused --math approx --check" 0 "$tilec" fused --op cross_entropy --dtype bf16 --shape 9x5000 --math approx --specials --backend sim --check
+# rows of 0 and -100: exp(-100) is subnormal in f32, which math=approx flushes to 0 (within --check's bound)
+printf '\x00\x00\x00\x00\x00\x00\xc8\xc2%.0s' 1 2 3 4 5 6 7 8 >"$tmp/flush.bin"
+expect "fused --math approx of a flushed exponential" 0 "$tilec" fused --op softmax --dtype f32 --shape 8x2 --in "$tmp/flush.bin" --math approx --check --backend sim
+expect "fused --math exact of the same rows" 0 "$tilec" fused --op softmax --dtype f32 --shape 8x2 --in "$tmp/flush.bin" --check --backend sim
+# tilec run --check of a math=approx kernel: its reference widens the exponential's bound (flush, |x| 2^-24)
+cat >"$tmp/approx.tile" <<'EOF'
+kernel ap(X: f32[2, 128] global, Y: f32[2, 128] global) threads=64 math=approx {
+  cta.map(Y, exp(X * 60 - 20))
+}
+EOF
+expect "run --check of a math=approx kernel" 0 "$tilec" run --backend sim --check "$tmp/approx.tile"
 expect "fused --eps 2e-5" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --eps 2e-5 --backend sim
 has "names the form" "$tmp/err" "tilec fused: --eps takes 1e-K with K from 1 to 30 (1e-5, 1e-6), not '2e-5'"
 

@@ -109,10 +109,10 @@ static const bad_case cases[] = {
      "unknown math 'fast': write math=exact (the same bits everywhere, the default) or math=approx (the GPU's "
      "hardware exponential)", P},
     {"math of a number", "kernel k(A: f32[4] global) threads=32 grid=2 math=@1 {}",
-     "unknown math '1': write math=exact (the same bits everywhere, the default) or math=approx (the GPU's "
-     "hardware exponential)", P},
+     "expected exact or approx after 'math=', found '1'", P},
+    {"math of nothing", "kernel k(A: f32[4] global) threads=32 math=@{}", "expected exact or approx after 'math=', found '{'", P},
     {"math before the grid", "kernel k(A: f32[4] global) threads=32 math=approx @grid=2 {}",
-     "expected '{', found 'grid'", P},
+     "grid= goes before math=: threads=N grid=G math=approx", P},
     {"unknown statement", HEAD "  @block.sync()\n}",
      "unknown statement 'block'; expected shared, local, or a scope (cta, warpgroup, warp, thread, grid)", P},
     {"numpy's nanmax", HEAD "  cta.@nanmax(B, A)\n}", "unknown operation 'nanmax'; to skip NaNs, write cta.max(..., nan=ignore)", P},

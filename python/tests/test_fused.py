@@ -163,6 +163,16 @@ def test_approx():
     text = tilec.fused_explain("softmax", "bf16", 8, 4096, backend="sim", approx=True)
     assert "math=approx" in text and "cta.logsumexp(L, X[cta_id], axes=(-1))" in text
     assert "math=approx" not in tilec.fused_explain("softmax", "bf16", 8, 4096, backend="sim")
+    # plans are kept per context: an exact plan of the same shape must not serve approx (nor
+    # the other way), for the ops whose approx plan is otherwise the same
+    for op in ("log_softmax", "cross_entropy"):
+        assert "math=approx" not in tilec.fused_explain(op, "bf16", 8, 1024, backend="sim")
+        assert "math=approx" in tilec.fused_explain(op, "bf16", 8, 1024, backend="sim", approx=True)
+        assert "math=approx" not in tilec.fused_explain(op, "bf16", 8, 1024, backend="sim")
+    # few long rows: both kernels of the split plan say it
+    split = tilec.fused_explain("softmax", "f32", 2, 24576, backend="sim", approx=True)
+    heads = [l for l in split.splitlines() if l.startswith("kernel tilec_") and l.endswith("{")]
+    assert len(heads) == 2 and all(h.endswith("math=approx {") for h in heads), heads
     rng = np.random.default_rng(11)
     x = (rng.standard_normal((5, 300)) * 3).astype(np.float32)
     x64 = x.astype(np.float64)

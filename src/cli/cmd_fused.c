@@ -44,7 +44,8 @@ static double elem(tilec_dtype dt, const unsigned char *p, int64_t i) {
  * the result's own rounding (2^-8 of bf16, 2^-11 of f16, 2^-24 of f32) twice, plus f32's
  * accumulation (2^-16 relative), plus two steps of the dtype's subnormals (a result
  * there is rounded to their spacing); NaN matches NaN, an infinity itself. */
-/* approx: math=approx's exponentials, a few f32 ulp (inside the 2^-16 term) and flushed below 2^-126 */
+/* approx: math=approx's exponentials, within 2^-21 + |x| 2^-24 (inside the 2^-16 term, whose scale
+ * holds |x|) and flushed below 2^-126 */
 static bool within_tol(tilec_dtype dt, double got, double want, double scale, bool approx) {
     if (isnan(want) || isnan(got)) return isnan(want) && isnan(got);
     if (isinf(want) || isinf(got)) return got == want;

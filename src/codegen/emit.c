@@ -732,7 +732,7 @@ void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_k
     for (int i = 0; i < p->nkernels; i++) approx |= kernels[i] && p->kernels[i]->math == TILEC_MATH_APPROX;
     if (approx) { /* beside the prelude, under a guard of its own: a file of this ABI without it stays as it was */
         ir_str pre = {0};
-        ir_str_printf(&pre, "#ifndef TL_EXP2_APPROX  /* a kernel's math=approx: the hardware's 2^x, within a few ulp */\n"
+        ir_str_printf(&pre, "#ifndef TL_EXP2_APPROX  /* a kernel's math=approx: the hardware's 2^x, within 1-2 ulp */\n"
                             "#define TL_EXP2_APPROX\n"
                             "static __device__ __forceinline__ __attribute__((unused)) float tl_exp2_approx_f32(float x) { %s }\n"
                             "#endif\n", t->exp2_approx);

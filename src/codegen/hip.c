@@ -48,6 +48,7 @@ const cg_target cg_hip = {
     .kernel_setup = kernel_setup,
     .shfl = shfl,
     .barrier = barrier,
-    /* v_exp_f32 (VOP1 on gfx9 to gfx12): 1 ulp, subnormal results as the wave's denormal mode */
+    /* v_exp_f32 (VOP1 on gfx9 to gfx12): 1 ulp; a subnormal result as the wave's denormal mode
+       has it (docs/format.md: flushed on NVIDIA and the simulator, maybe not here) */
     .exp2_approx = "float y; asm(\"v_exp_f32 %0, %1\" : \"=v\"(y) : \"v\"(x)); return y;",
 };

@@ -993,13 +993,16 @@ static void parse_kernel(parser *ps) {
         k->math_pos = (ir_pos){ps->t.line, ps->t.col};
         next(ps);
         expect(ps, "=");
+        if (ps->t.kind != TOK_NAME) fail_expected(ps, "exact or approx after 'math='");
         tok v = ps->t;
-        int m = v.kind == TOK_NAME ? ir_lookup_math(v.s, v.n) : -1;
+        int m = ir_lookup_math(v.s, v.n);
         if (m < 0)
             fail_at(ps, v.line, v.col, "unknown math '%.*s': write math=exact (the same bits everywhere, the default) "
-                    "or math=approx (the GPU's hardware exponential)", (int)v.n, v.s);
+                    "or math=approx (the GPU's hardware exponential)", (int)(v.n > 40 ? 40 : v.n), v.s);
         k->math = (tilec_math)m;
         next(ps);
+        if (tok_is(&ps->t, "grid"))
+            fail_at(ps, ps->t.line, ps->t.col, "grid= goes before math=: threads=N grid=G math=%s", tilec_math_name(k->math));
     }
     tok open = ps->t;
     expect(ps, "{");

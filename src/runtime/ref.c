@@ -717,7 +717,10 @@ static mval map_arg(map_ctx *M, const ir_expr *e, int i, lp_type t) {
     return v;
 }
 
-static mval map_math(tilec_ewop op, lp_type t, mval x) {
+/* approx: the kernel's math=approx, whose f32 exp and exp2 are the hardware's: 2^-21 of the
+ * result (NVIDIA's 2 ulp, AMD's 1), exp's argument times log2(e) rounded to f32 first
+ * (|x| 2^-24 of the result more), and a result below 2^-126 possibly +0 (docs/format.md) */
+static mval map_math(tilec_ewop op, lp_type t, mval x, bool approx) {
     long double a = x.f, y;
     switch (op) {
     case TILEC_EW_EXP: y = expl(a); break;
@@ -733,6 +736,8 @@ static mval map_math(tilec_ewop op, lp_type t, mval x) {
             : x.err < fabs(x.f) / 2 ? 2 * x.err / fabs(x.f) / (op == TILEC_EW_LOG ? 1 : 0.6931471805599453)
                                     : INFINITY;
     r.err = MAP_ULPS * ulp_of(t, r.f) + d;
+    if (approx && t == LP_F32 && (op == TILEC_EW_EXP || op == TILEC_EW_EXP2))
+        r.err += fabs(r.f) * (0x1p-21 + (op == TILEC_EW_EXP ? fabs(x.f) * 0x1p-24 : 0)) + 0x1p-126;
     return r;
 }
 
@@ -787,7 +792,7 @@ static mval map_op(map_ctx *M, const ir_expr *e) {
     case TILEC_EW_EXP:
     case TILEC_EW_EXP2:
     case TILEC_EW_LOG:
-    case TILEC_EW_LOG2: r = map_math(e->op, t, a[0]); break;
+    case TILEC_EW_LOG2: r = map_math(e->op, t, a[0], M->R->k->math == TILEC_MATH_APPROX); break;
     case TILEC_EW_SQRT:
     case TILEC_EW_RSQRT:
         r.f = map_round(t, sqrt(a[0].f));

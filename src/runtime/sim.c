@@ -317,7 +317,7 @@ static sim_val cast(lp_type to, lp_type from, sim_val v) {
 
 static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin);
 
-/* LO_EXP2A, a kernel's math=approx: the GPUs' hardware exponentials are within a few ulp
+/* LO_EXP2A, a kernel's math=approx: the GPUs' hardware exponentials are within 1-2 ulp
  * of 2^x and flush results below 2^-126; the simulator gives 2^x rounded to f32, flushed
  * the same way (f32's 2^x is exact in f64's exp2 but for its last bits' rounding). */
 static double exp2_approx(float x) {
