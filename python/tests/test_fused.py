@@ -183,6 +183,14 @@ def test_approx():
     loss = tilec.cross_entropy(x, t, reduction="none", approx=True)
     want = np.where(t == -100, 0, l[:, 0] - x64[np.arange(5), np.where(t < 0, 0, t)])
     close(loss, want, np.abs(l[:, 0]) + 10, np.float32)
+    # long rows are staged (the row alone, exp(x - logsumexp(x)) from shared memory): a
+    # strided row is never split among CTAs
+    assert "rows staged in shared memory" in tilec.fused_explain("softmax", "bf16", 300, 32768, backend="sim", approx=True)
+    wide = (rng.standard_normal((3, 32800)) * 4).astype(np.float32)
+    x = wide[:, :32768]
+    x64 = x.astype(np.float64)
+    l = lse(x64)
+    close(tilec.softmax(x, approx=True), np.exp(x64 - l), np.exp(x64 - l) * (1 + np.abs(x64) + np.abs(l)), np.float32)
     tiny = np.array([[0.0, -100.0]], dtype=np.float32)  # exp(-100) is subnormal in f32
     assert tilec.softmax(tiny)[0, 1] > 0 and tilec.softmax(tiny, approx=True)[0, 1] == 0
 

@@ -36,6 +36,11 @@ enum {
                                      where it is, 16 elements a thread measured 89-97% of the copy ceiling
                                      on bf16 rows of 4096 to 16384 (H100) against 80-89% at 32 */
     APPROX_WIDE_COLS = 2048,
+    APPROX_STAGE_COLS = 32768, /* from here a softmax with math=approx stages its rows (without their
+                                  exponentials) where they fit: bf16 on an H100, 96% of the copy
+                                  ceiling against 88% in place at 32768, 81% against 68% at 65536 (the
+                                  second pass's rows no longer in L2); shorter rows measured faster
+                                  read twice in place (97% against 87-90% staged at 4096 to 16384) */
     TWICE_COLS = 8192,       /* a 16-bit log_softmax row shorter than this is read twice where it is,
                                 not staged (bf16, H100: 69-88% of the copy ceiling against 59-83%);
                                 from 16384 columns up staging measured faster (87% against 85%) */
@@ -121,14 +126,16 @@ static int threads_for(const tilec_fused_desc *d, int64_t elems, int warp) {
 static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t stage_bytes, int warp) {
     fplan p = {.w = w, .groups = rows / w};
     int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
-    /* a 16-bit softmax also keeps its exponentials, in f32, beside the row */
-    int64_t per_row = row_bytes + (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 ? d->cols * 4 : 0);
+    /* a 16-bit softmax also keeps its exponentials, in f32, beside the row (with math=approx it
+       computes them twice instead: exp(x - logsumexp(x))) */
+    bool approx_softmax = d->op == TILEC_FUSED_SOFTMAX && approx(d);
+    int64_t per_row = row_bytes + (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 && !approx_softmax ? d->cols * 4 : 0);
     /* cross_entropy reads each row once (its logsumexp; the target's logit is one load):
        staging it measured slower on an H100 (46-51% of the copy ceiling against 55-66%) */
-    /* a softmax with math=approx reads its rows twice where they are: with the hardware's
-       exponential the two passes' exponentials cost less than staging (bf16, H100: 89-97%
-       of the copy ceiling from 4096 columns against 87-93% staged) */
-    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && !(d->op == TILEC_FUSED_SOFTMAX && approx(d)) &&
+    /* a softmax with math=approx reads rows shorter than APPROX_STAGE_COLS twice where they
+       are: with the hardware's exponential two passes cost less than staging (bf16, H100:
+       89-97% of the copy ceiling from 4096 columns against 87-93% staged) */
+    p.staged = d->op != TILEC_FUSED_CROSS_ENTROPY && !(approx_softmax && d->cols < APPROX_STAGE_COLS) &&
                per_row * w <= stage_bytes &&
                !(d->op == TILEC_FUSED_LOG_SOFTMAX && d->dtype != TILEC_F32 && d->cols < TWICE_COLS);
     p.threads = threads_for(d, d->cols * w, warp);
@@ -202,7 +209,7 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     }
     switch (op) {
     case TILEC_FUSED_SOFTMAX:
-        if (p->staged) { /* one exponential an element: the maximum, exp(x - m) kept, its sum */
+        if (p->staged && !approx(d)) { /* one exponential an element: the maximum, exp(x - m) kept, its sum */
             const char *E = f32 ? "Xs" : "E"; /* an f32 row becomes its exponentials in place */
             if (!f32) ir_str_printf(s, "  shared E: f32[%lld, %lld]\n", W, C);
             ir_str_printf(s, "  shared M: f32[%lld, 1]\n  shared S: f32[%lld, 1]\n  shared R: f32[%lld, 1]\n", W, W, W);
@@ -211,7 +218,7 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
             ir_str_printf(s, "  cta.map(Y[cta_id], %s * R)\n", E);
             break;
         }
-        /* rows read in place: exp(x - logsumexp(x)), below */
+        /* rows read in place, or staged under math=approx: exp(x - logsumexp(x)), below */
         __attribute__((fallthrough));
     case TILEC_FUSED_LOG_SOFTMAX:
         /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout, as
