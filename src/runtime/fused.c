@@ -58,6 +58,8 @@ static bool has_exp(tilec_fused_op op) {
     return op == TILEC_FUSED_SOFTMAX || op == TILEC_FUSED_LOG_SOFTMAX || op == TILEC_FUSED_CROSS_ENTROPY;
 }
 static bool approx(const tilec_fused_desc *d) { return d->math == TILEC_MATH_APPROX && has_exp(d->op); }
+/* what a kernel header of d's says after grid= */
+static const char *math_attr(const tilec_fused_desc *d) { return approx(d) ? " math=approx" : ""; }
 static bool is_norm(tilec_fused_op op) {
     return op == TILEC_FUSED_RMS_NORM || op == TILEC_FUSED_LAYER_NORM || op == TILEC_FUSED_ADD_RMS_NORM;
 }
@@ -190,7 +192,7 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (d->stats && op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Mean: f32[%lld, %lld, 1] global", G, W);
     if (d->stats && op != TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Rstd: f32[%lld, %lld, 1] global", G, W);
     if (d->stats && op == TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Lse: f32[%lld, %lld, 1] global", G, W);
-    ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, approx(d) ? " math=approx" : "");
+    ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, math_attr(d));
 
     /* the rows: staged in shared memory, or read where they are */
     const char *rows = "X[cta_id]";
@@ -274,7 +276,7 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         if (op == TILEC_FUSED_ADD_RMS_NORM) ir_str_printf(s, ", Res: %s[%lld, 1, %lld] global", T, G, Cp);
         ir_str_printf(s, ", Part: f32[%lld, 1, 1] global", G);
         if (op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Pv: f32[%lld, 1, 1] global", G);
-        ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, approx(d) ? " math=approx" : "");
+        ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, math_attr(d));
         if (lse) ir_str_printf(s, "  cta.logsumexp(Part[cta_id], X[cta_id], axes=(-1))\n");
         else if (op == TILEC_FUSED_ADD_RMS_NORM)
             ir_str_printf(s, "  cta.map(Res[cta_id], X[cta_id] + Res[cta_id])\n  cta.sync()\n"
@@ -288,7 +290,7 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (op == TILEC_FUSED_CROSS_ENTROPY) {
         ir_str_printf(s, "kernel tilec_%s_rows(X: %s[%lld, 1, %lld] global, Part: f32[%lld, 1, %lld] global, Tg: i64[%lld, "
                          "1, 1] global, Y: %s[%lld, 1, 1] global) threads=%d grid=%lld%s {\n", name, T, R, C, R, P, R, O, R,
-                      p->threads, R, approx(d) ? " math=approx" : "");
+                      p->threads, R, math_attr(d));
         ir_str_printf(s, "  shared L: f32[1, 1]\n  cta.logsumexp(L, Part[cta_id], axes=(-1))\n");
         ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(X[cta_id], 1, "
                          "Tg[cta_id]))))\n}\n", (long long)d->ignore_index);
@@ -300,7 +302,7 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (d->weight) ir_str_printf(s, ", Wt: %s[%lld, %lld] global", T, P, Cp);
     if (d->bias) ir_str_printf(s, ", Bs: %s[%lld, %lld] global", T, P, Cp);
     ir_str_printf(s, ", Y: %s[%lld, 1, %lld] global) threads=%d grid=%lld%s {\n", O, G, Cp, p->threads, G,
-                  approx(d) ? " math=approx" : "");
+                  math_attr(d));
     switch (op) {
     case TILEC_FUSED_SOFTMAX:
     case TILEC_FUSED_LOG_SOFTMAX: {
