@@ -3,7 +3,7 @@
 # script parses (bash -n) and every Python one compiles; scripts/bench --list names a
 # section for every script under scripts/bench.d/ and no other, refuses a word that is not
 # a section (exit 2), and runs the sections' self-tests (bench python --selftest and bench
-# fused --selftest, which need no GPU);
+# fused --selftest, which need no GPU, and bench fused-plans --generate-only with build/tilec);
 # scripts/gpu-check --list lists its sections and refuses an unknown one (exit 2); and every
 # `scripts/NAME` (or `scripts/bench SECTION`) that the docs, the README, the sources and the
 # scripts name exists, so a renamed script leaves no stale reference behind.
@@ -33,6 +33,14 @@ out=$(PYTHON=/usr/bin/python3 scripts/bench python --selftest 2>&1)
 if [ $? -eq 0 ] && grep -q "python: exit 0" <<<"$out"; then ok; else bad "scripts/bench python --selftest: $out"; fi
 out=$(PYTHON=/usr/bin/python3 scripts/bench fused --selftest 2>&1)
 if [ $? -eq 0 ] && grep -q "fused: exit 0" <<<"$out"; then ok; else bad "scripts/bench fused --selftest: $out"; fi
+# fused-plans writes its programs without a GPU (with build/tilec, when built): every one emits
+if [ -x build/tilec ] && [ ! -e build-gpu ]; then
+    t=$(mktemp -d)
+    out=$(OUT=$t scripts/bench fused-plans --generate-only --cols 1024,65536 2>&1)
+    if [ $? -eq 0 ] && grep -q "fused-plans: [1-9][0-9]* kernels" <<<"$out" && [ "$(ls "$t"/fused-plans/*.cu | wc -l)" -ge 60 ]; then ok
+    else bad "scripts/bench fused-plans --generate-only: $out"; fi
+    rm -rf "$t"
+fi
 
 sections=$(scripts/gpu-check --list | awk '/^  [a-z]/ {print $1}')
 [ "$(echo $sections)" = "build kernels run attention memcheck racecheck cvt jit first-call jit-sum fused python torch" ] && ok ||
