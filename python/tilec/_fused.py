@@ -29,6 +29,7 @@ class _FArgs(_ctypes.Structure):  # tilec_fused_args
 
 
 _t._bind("tilec_fused_name", _ctypes.c_char_p, _c_int)
+_t._bind("tilec_math_name", _ctypes.c_char_p, _c_int)
 _t._bind("tilec_fused", _c_int, _vp, _vp, _vp)
 _t._bind("tilec_fused_explain", _c_int, _vp, _vp, _ctypes.POINTER(_vp))
 _t._bind("tilec_fused_desc_default", _FDesc, _c_int, _c_int, _c_i64, _c_i64)
@@ -276,14 +277,14 @@ def _check_vec(name, what, e, cols, dt):
 
 # ---- the functions -----------------------------------------------------------------------
 
-_MATH_APPROX = 1  # tilec_math: TILEC_MATH_EXACT 0, TILEC_MATH_APPROX 1
+_MATH = tuple(_t._table(_t._lib.tilec_math_name))  # the library's table: "exact", "approx"
 
 
 def _math_of(name, approx):
     if not isinstance(approx, bool):
         _fail(name, "approx=%r; it is True (the GPU's hardware exponential) or False (the same bits "
               "everywhere, the default)" % (approx,), TypeError)
-    return _MATH_APPROX if approx else 0
+    return _MATH.index("approx" if approx else "exact")
 
 
 def _rowwise(name, x, dim, dtype, out, backend, approx):

@@ -267,7 +267,7 @@ struct tilec_kernel {
     int threads;
     int64_t grid;
     tilec_math math; /* math=: how exp and exp2 of f32 are computed (TILEC_MATH_LIST) */
-    ir_pos threads_pos, grid_pos, math_pos;
+    ir_pos threads_pos, grid_pos;
     tilec_buffer **params;
     int nparams, cap_params;
     ir_stmt **stmts;

@@ -990,7 +990,6 @@ static void parse_kernel(parser *ps) {
                     (long long)k->grid, INT32_MAX);
     }
     if (tok_is(&ps->t, "math")) {
-        k->math_pos = (ir_pos){ps->t.line, ps->t.col};
         next(ps);
         expect(ps, "=");
         if (ps->t.kind != TOK_NAME) fail_expected(ps, "exact or approx after 'math='");
