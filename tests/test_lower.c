@@ -922,6 +922,68 @@ static void test_index_types_fit(void **state) {
     assert_true(lowered >= 100);
 }
 
+/* Wide global accesses (LS_VLOAD / LS_VSTORE) in a block tree: counted apart when they sit
+ * under a run-time alignment test (an LS_IF on LX_ALIGNED), the checked path. */
+typedef struct wide_seen {
+    int unchecked, checked;
+} wide_seen;
+
+static void count_wide(const lp_block *b, bool under_test, wide_seen *w) {
+    for (int i = 0; i < b->n; i++) {
+        const lp_stmt *st = b->items[i];
+        if ((st->kind == LS_VLOAD || st->kind == LS_VSTORE) && st->buf->space == TILEC_SPACE_GLOBAL) {
+            if (under_test) w->checked++;
+            else w->unchecked++;
+        }
+        bool test = st->kind == LS_IF && st->a && st->a->kind == LX_ALIGNED;
+        count_wide(&st->body, under_test || test, w);
+        count_wide(&st->orelse, under_test, w);
+    }
+}
+
+/* A target told that its pointers may not be 16-byte aligned (the JIT's and
+ * tilec_run_kernel's plans for such pointers: a torch view with a storage offset, say)
+ * gets no wide access to a global parameter outside a run-time alignment test, in every
+ * statement that reads or writes global memory in vectors: copy, map (its destination and
+ * its operands), the rows and cols reductions, and a fragment's copies. The same kernels
+ * for aligned pointers do use vectors (else this would prove nothing). */
+static void test_unaligned_pointers(void **state) {
+    (void)state;
+    static const char *const srcs[] = {
+        "kernel k(X: bf16[64, 1024] global, Y: bf16[64, 1024] global) threads=128 grid=64 {\n"
+        "  cta.map(Y[cta_id], X[cta_id] * 2)\n}\n",
+        "kernel k(X: f32[8, 256] global, Y: f32[8, 256] global) threads=128 {\n"
+        "  shared S: f32[8, 256]\n  cta.copy(S, X)\n  cta.sync()\n  cta.copy(Y, S)\n}\n",
+        "kernel k(X: bf16[64, 1024] global, Y: f32[64] global) threads=256 {\n"
+        "  cta.sum(Y, X, axes=(-1))\n}\n",
+        "kernel k(X: f32[256, 64] global, Y: f32[64] global) threads=256 {\n"
+        "  cta.max(Y, X, axes=(0))\n}\n",
+        "kernel k(X: bf16[4, 1024] global, Y: bf16[4, 1024] global) threads=32 {\n"
+        "  local F: bf16[1024] layout=linear(reg=((1), (2), (4), (256), (512)), lane=((8), (16), (32), (64), (128)))\n"
+        "  warp.copy(F, X[0])\n  warp.copy(Y[1], F)\n}\n",
+    };
+    for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+        for (int unaligned = 0; unaligned < 2; unaligned++) {
+            tilec_ctx *ctx;
+            tilec_open(&ctx);
+            tilec_program *p;
+            assert_int_equal(tilec_parse(ctx, "t.tile", srcs[i], strlen(srcs[i]), &p), TILEC_OK);
+            dsp_target dt;
+            char why[200];
+            assert_true(dsp_target_resolve(&(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &dt, why, sizeof why));
+            dt.unaligned = unaligned;
+            lp_kernel *k = dsp_lower_kernel(p, p->kernels[0], &dt, NULL);
+            if (!k) fail_msg("kernel %zu: lowering failed:\n%s", i, tilec_diag_text(ctx));
+            wide_seen w = {0};
+            count_wide(&k->body, false, &w);
+            if (unaligned && w.unchecked) fail_msg("kernel %zu: %d wide global accesses for unaligned pointers", i, w.unchecked);
+            if (!unaligned && w.unchecked + w.checked == 0) fail_msg("kernel %zu: no wide global access for aligned pointers", i);
+            tilec_program_free(p);
+            tilec_close(ctx);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_row_sum_shared_shape),
@@ -940,6 +1002,7 @@ int main(void) {
         cmocka_unit_test(test_explain_shows_cycles),
         cmocka_unit_test(test_slots_that_do_not_fit),
         cmocka_unit_test(test_numeric),
+        cmocka_unit_test(test_unaligned_pointers),
     };
     return cmocka_run_group_tests_name("lowering and simulator checks", tests, NULL, NULL);
 }

@@ -472,15 +472,15 @@ int dsp_tile_plans(const dsp_query *q, int orient, dsp_tile_plan *out, int max) 
     return n;
 }
 
-/* Bytes of shared slots plan p adds (each copy of its lowering: two for a func parameter's
- * checked wide loads), each buffer rounded up to 16 bytes as the kernel's are. */
+/* Bytes of shared slots plan p adds (each copy of its lowering: two for the checked wide
+ * loads of a source whose address is unknown, dsp_address_unknown), each buffer rounded up to 16 bytes as the kernel's are. */
 static int64_t slot_bytes(const dsp_lower *l, const dsp_tile_plan *p) {
     const dsp_query *q = l->q;
     int64_t acc = 4 * (int64_t)acc_words(q), elems = 0;
     if (p->orient == DSP_ALONG_REDUCED && p->lanes > q->ws) elems = (int64_t)q->inst_count * p->inflight * (p->lanes / q->ws);
     if (p->orient == DSP_ALONG_KEPT && p->slices > 1) elems = (int64_t)q->inst_count * (p->slices - 1) * q->spatial_len;
     const tilec_buffer *b = q->st->src.buf;
-    int copies = p->vec > 1 && b->is_param && b->kernel->is_func ? 2 : 1;
+    int copies = p->vec > 1 && dsp_address_unknown(q, b) ? 2 : 1;
     return elems ? copies * ((elems * acc + 15) & ~(int64_t)15) : 0;
 }
 

@@ -276,6 +276,12 @@ lp_expr *dsp_region_offset_at(dsp_lower *l, const ir_region *r, lp_expr *const *
 bool dsp_region_dense(const ir_region *r);
 /* Whether the offset of the region's first element is a multiple of vec for every id. */
 bool dsp_region_base_aligned(const ir_region *r, int vec);
+/* Whether b's address is unknown when the code is generated, so that loads wider than an
+ * element need a test at run time (or must not be used): a func's parameter (its caller
+ * chooses the address), or a kernel's global parameter on a target told that its
+ * pointers may not be 16-byte aligned (dsp_target.unaligned: the JIT's and
+ * tilec_run_kernel's plans for such pointers). */
+bool dsp_address_unknown(const dsp_query *q, const tilec_buffer *b);
 /* The source offset of output s, reduced element r (r over the reduced axes in order). */
 lp_expr *dsp_reduce_src_offset(dsp_lower *l, lp_expr *s, lp_expr *r);
 /* off[b] = the source offset of output s, reduced element e + c[b], for the B loads of a

@@ -228,6 +228,10 @@ bool dsp_region_base_aligned(const ir_region *r, int vec) {
     return true;
 }
 
+bool dsp_address_unknown(const dsp_query *q, const tilec_buffer *b) {
+    return b->is_param && (b->kernel->is_func || (b->space == TILEC_SPACE_GLOBAL && q->target && q->target->unaligned));
+}
+
 /* base + flat for a dense region: the base is the offset of its first element. */
 static lp_expr *dense_offset(dsp_lower *l, const ir_region *r, lp_expr *flat, lp_type it) {
     lp_expr *zero[TILEC_MAX_RANK];

@@ -19,13 +19,14 @@ enum { UNROLL = 4 }; /* 16-byte loads in flight per thread in a long vector copy
  * count a multiple of it, and both buffers of known alignment (kernel parameters, which
  * the runtime allocates, and shared allocations, which the emitters align; not a func's
  * parameters, nor registers). */
-static int copy_vector(const ir_stmt *st, int64_t n) {
+static int copy_vector(const dsp_query *q, int64_t n) {
+    const ir_stmt *st = q->st;
     const ir_region *r[2] = {&st->dst, &st->src};
     int vec = (int)(16 / tilec_dtype_size(st->dst.buf->dtype));
     if (n % vec) return 1;
     for (int i = 0; i < 2; i++) {
         const tilec_buffer *b = r[i]->buf;
-        if (b->space == TILEC_SPACE_LOCAL || (b->is_param && b->kernel->is_func)) return 1;
+        if (b->space == TILEC_SPACE_LOCAL || dsp_address_unknown(q, b)) return 1;
         if (!dsp_region_dense(r[i]) || !dsp_region_base_aligned(r[i], vec)) return 1;
     }
     return vec;
@@ -54,7 +55,7 @@ static bool lower_copy(dsp_lower *l, char *why, size_t n) {
     lp_kernel *k = l->k;
     const ir_stmt *st = l->q->st;
     int64_t elems = ir_region_elems(&st->dst);
-    int vec = copy_vector(st, elems);
+    int vec = copy_vector(l->q, elems);
     int e;
     lp_buf *src = lp_buf_for(k, st->src.buf), *dst = lp_buf_for(k, st->dst.buf);
     if (vec > 1) { /* 16 bytes at a time */

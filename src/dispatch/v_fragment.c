@@ -228,6 +228,26 @@ static bool fragment_reduce(const dsp_query *q, char *why, size_t n) {
 
 /* ---- lowerings ------------------------------------------------------------------------- */
 
+/* Elements a lane moves in one access when a fragment is copied from or to `other` (a
+ * dense shared or global region whose address is known), or 1: the layout's first register
+ * bits are the consecutive elements 1, 2, 4, … (as a row held 8 a lane, 16 bytes of bf16),
+ * every other bit keeps vectors whole (a multiple of the vector), and the region's first
+ * element is aligned to the vector. 16, 8 or 4 bytes. */
+static int frag_vector(const dsp_query *q, const tilec_buffer *F, const ir_region *other) {
+    const tilec_buffer *b = other->buf;
+    if (b->space == TILEC_SPACE_LOCAL || b->view || dsp_address_unknown(q, b) || !dsp_region_dense(other)) return 1;
+    int size = (int)tilec_dtype_size(F->dtype), v = 0;
+    while (v < F->frag_reg && F->frag[v] == (int64_t)1 << v && (2 << v) * size <= 16) v++;
+    for (; v > 0; v--) {
+        int vec = 1 << v;
+        if (vec * size < 4) return 1;
+        bool whole = dsp_region_base_aligned(other, vec);
+        for (int j = v; whole && j < F->frag_reg + F->frag_lane + F->frag_warp; j++) whole = F->frag[j] % vec == 0;
+        if (whole) return vec;
+    }
+    return 1;
+}
+
 static bool lower_frag_copy(dsp_lower *l, char *why, size_t wn) {
     (void)why, (void)wn;
     lp_kernel *k = l->k;
@@ -257,12 +277,26 @@ static bool lower_frag_copy(dsp_lower *l, char *why, size_t wn) {
         lp_expr *c = zero_bits(k, lane, warp, zl, zw);
         if (c) b = &lp_if(k, b, c)->body;
     }
-    for (int r = 0; r < R; r++) {
+    /* vec registers an access (the first register bits are consecutive elements): every
+     * load before any store into the fragment, so that they are all in flight at once */
+    int vec = frag_vector(l->q, F, other);
+    int regs = vec > 1 ? lp_reg_new(k, ob->type, "fv") : -1;
+    for (int i = 1; i < (vec > 1 ? R : 0); i++) lp_reg_new(k, ob->type, "fv");
+    for (int r = 0; r < R; r += vec) {
         lp_expr *flat = lp_binary(k, LO_BXOR, lp_int(k, LP_I32, ir_frag_xor(F->frag, F->frag_reg, r)), lp_reg(k, lw));
         lp_expr *at = dsp_region_offset(l, other, flat);
-        if (in) lp_store(k, b, fb, lp_int(k, LP_I32, r), lp_load(k, ob, at));
-        else lp_store(k, b, ob, at, lp_load(k, fb, lp_int(k, LP_I32, r)));
+        if (vec > 1 && in) {
+            lp_vload(k, b, regs + r, vec, ob, at);
+        } else if (vec > 1) {
+            for (int i = 0; i < vec; i++) lp_assign(k, b, regs + r + i, lp_load(k, fb, lp_int(k, LP_I32, r + i)));
+            lp_vstore(k, b, ob, at, regs + r, vec);
+        } else if (in) {
+            lp_store(k, b, fb, lp_int(k, LP_I32, r), lp_load(k, ob, at));
+        } else {
+            lp_store(k, b, ob, at, lp_load(k, fb, lp_int(k, LP_I32, r)));
+        }
     }
+    for (int r = 0; vec > 1 && in && r < R; r++) lp_store(k, b, fb, lp_int(k, LP_I32, r), lp_reg(k, regs + r));
     return true;
 }
 

@@ -48,6 +48,7 @@ typedef struct mapper {
     dsp_lower *l;
     lp_kernel *k;
     const ir_stmt *st;
+    const dsp_query *q;
     lp_block *into;
     int rank; /* the destination's shape */
     int64_t dims[TILEC_MAX_RANK];
@@ -452,12 +453,13 @@ static int last_kept(const ir_region *r) {
 
 /* Whether vectors of vec elements along the region's last dimension are aligned and
  * contiguous in its buffer, for every vector that starts at a multiple of vec there (the
- * buffer's address known aligned: a kernel parameter or a shared allocation). */
-static bool vector_ok(const ir_region *r, int vec) {
+ * buffer's address known aligned: a shared allocation, or a kernel parameter unless the
+ * target says its pointers may be unaligned). */
+static bool vector_ok(const dsp_query *q, const ir_region *r, int vec) {
     const tilec_buffer *b = r->buf;
     int bytes = vec * (int)tilec_dtype_size(b->dtype);
     if (vec < 2 || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
-    if (b->space == TILEC_SPACE_LOCAL || (b->is_param && b->kernel->is_func) || b->view) return false;
+    if (b->space == TILEC_SPACE_LOCAL || dsp_address_unknown(q, b) || b->view) return false;
     int last = last_kept(r);
     if (last < 0 || b->strides[last] != 1) return false;
     for (int d = 0; d < b->rank; d++) {
@@ -556,7 +558,7 @@ static int choose_vector(const mapper *m) {
     int size = (int)tilec_dtype_size(d->buf->dtype);
     for (int bytes = 16; bytes >= 4; bytes /= 2) {
         int vec = bytes / size;
-        if (vec >= 2 && vec <= MAXVEC && m->dims[m->rank - 1] % vec == 0 && vector_ok(d, vec)) return vec;
+        if (vec >= 2 && vec <= MAXVEC && m->dims[m->rank - 1] % vec == 0 && vector_ok(m->q, d, vec)) return vec;
     }
     return 1;
 }
@@ -665,7 +667,7 @@ static void store_unit(mapper *m, const unit_vals *saved) {
 
 static bool lower_map(dsp_lower *l, char *why, size_t wn) {
     const ir_stmt *st = l->q->st;
-    mapper m = {.l = l, .k = l->k, .st = st, .into = l->into, .vec = 1};
+    mapper m = {.l = l, .k = l->k, .st = st, .q = l->q, .into = l->into, .vec = 1};
     m.rank = ir_region_shape(&st->dst, m.dims);
     if (!collect(&m, st->expr)) {
         snprintf(why, wn, "the expression reads more than %d regions; split it into two maps", MAXOPS);
@@ -687,7 +689,7 @@ static bool lower_map(dsp_lower *l, char *why, size_t wn) {
         if (m.vec > 1 && !o->row) {
             int chunk = (int)(16 / tilec_dtype_size(o->x->region.buf->dtype));
             if (chunk > m.vec) chunk = m.vec;
-            o->chunk = vector_ok(&o->x->region, chunk) ? chunk : 0;
+            o->chunk = vector_ok(m.q, &o->x->region, chunk) ? chunk : 0;
         }
         coords = coords || !o->flat;
     }
@@ -726,7 +728,7 @@ static void describe_operands(ir_str *s, const mapper *m, const ir_expr *e, cons
         if (chunk > m->vec) chunk = m->vec;
         ir_str_printf(s, "; '%s' %s", e->region.buf->name,
                       e->bcast[m->rank - 1] < 0         ? "once a vector (broadcast along the row)"
-                      : vector_ok(&e->region, chunk) ? "in vector loads"
+                      : vector_ok(m->q, &e->region, chunk) ? "in vector loads"
                                                      : "element by element");
     }
     for (int i = 0; i < 3; i++) describe_operands(s, m, e->args[i], seen, ns);
@@ -744,7 +746,7 @@ static bool has_gather(const ir_expr *e) {
  * destination, nor for an expression with a gather). */
 void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
     const ir_stmt *st = q->st;
-    mapper m = {.st = st, .vec = 1};
+    mapper m = {.st = st, .q = q, .vec = 1};
     m.rank = ir_region_shape(&st->dst, m.dims);
     ir_str s = {0};
     long long elems = (long long)ir_region_elems(&st->dst);

@@ -194,11 +194,12 @@ static void emit_rows(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bool
     else rows_groups(l, into, p, scalar);
 }
 
-/* A func's parameter read with loads wider than an element: the aligned path, and the
- * same order one element at a time for a pointer that is not. */
+/* A source whose address is unknown (a func's parameter, or a kernel's on a target whose
+ * pointers may be unaligned) read with loads wider than an element: the aligned path, and
+ * the same order one element at a time for a pointer that is not. */
 void dsp_emit_checked(dsp_lower *l, const dsp_tile_plan *p, void (*emit)(dsp_lower *, lp_block *, const dsp_tile_plan *, bool)) {
     const tilec_buffer *b = l->q->st->src.buf;
-    if (p->vec > 1 && b->is_param && b->kernel->is_func) {
+    if (p->vec > 1 && dsp_address_unknown(l->q, b)) {
         int bytes = p->vec * (int)tilec_dtype_size(b->dtype);
         lp_stmt *test = lp_if(l->k, l->into, lp_aligned(l->k, lp_buf_for(l->k, b), bytes));
         emit(l, &test->body, p, false);
