@@ -45,6 +45,9 @@ enum {
                                 not staged (bf16, H100: 69-88% of the copy ceiling against 59-83%);
                                 from 16384 columns up staging measured faster (87% against 85%) */
     FUSED_TAG = 0x46,        /* id[0]'s top byte: a fused plan, never a reduction's */
+    REGS_MIN_COLS = 256,     /* rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS columns */
+    REGS_MAX_COLS = 4096,    /* are held in registers (softmax, log_softmax, cross_entropy): see regs_of */
+    REGS_ELEMS = 32,         /* a thread's elements of a CTA's rows held in registers */
 };
 
 tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols) {
@@ -104,6 +107,7 @@ typedef struct fplan {
     int w;          /* rows a CTA */
     int threads;
     bool staged;    /* the rows are copied to shared memory once */
+    bool regs;      /* the rows are held in registers: a fragment of the CTA's rows (regs_of) */
     int split;      /* split rows: P chunks a row, each a CTA's (0: a row is one CTA's) */
     int phase;      /* split rows: 1 the chunks' statistics, 2 the rows' results */
 } fplan;
@@ -144,6 +148,30 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
     return p;
 }
 
+/* Rows held in registers: softmax, log_softmax and cross_entropy rows of a power of two
+ * from REGS_MIN_COLS to REGS_MAX_COLS columns, on a target of warps of 32 whose fragments
+ * may span a warpgroup (CUDA, and the simulator standing for it). The CTA's W rows are one
+ * fragment (format.md, "Fragment layouts"), REGS_ELEMS elements a thread: loaded once in
+ * 16-byte vectors, reduced and mapped in registers, stored once — no shared memory, no
+ * barrier between the passes, where the other plans meet in memory between statements.
+ * A row of up to 32 * REGS_ELEMS columns is one warp's (a CTA of one warp holding W rows),
+ * a longer one a warpgroup's (a CTA of 128 threads, a row). Returns W (0: not this plan)
+ * and the threads; a row's fold depends on the columns only, whatever W, so the rows left
+ * over by the last full CTA (a CTA a row) get the same bits. */
+static int regs_of(const rt *r, const tilec_fused_desc *d, int *threads) {
+    if (d->op != TILEC_FUSED_SOFTMAX && d->op != TILEC_FUSED_LOG_SOFTMAX && d->op != TILEC_FUSED_CROSS_ENTROPY) return 0;
+    int64_t C = d->cols;
+    if (r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS || C > REGS_MAX_COLS ||
+        (C & (C - 1)))
+        return 0;
+    if (C <= 32 * REGS_ELEMS) {
+        *threads = 32;
+        return (int)(32 * REGS_ELEMS / C);
+    }
+    *threads = 128;
+    return 1;
+}
+
 static int group_rows(const tilec_fused_desc *d) {
     int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
     int64_t w = pow2_floor(GROUP_BYTES / row_bytes > 0 ? GROUP_BYTES / row_bytes : 1);
@@ -175,6 +203,93 @@ static void put_double(ir_str *s, double v) {
     ir_print_value(s, (ir_value){.f = v, .dtype = TILEC_F64, .typed = v, .exact = true});
 }
 
+/* The layout of a register plan's fragment of W rows of C columns (powers of two) over T
+ * threads (a warp, or a warpgroup), as `linear(...)` text: the first register bits are the
+ * 16 bytes of consecutive elements a vector load reads, then the lanes run along the row,
+ * then the warps along the rows (or the row), the rest in registers; with `rows_only`, its
+ * projection on the rows (a row statistic's layout: the column bits dropped, a lane or warp
+ * bit along the columns replicated). */
+static void regs_layout(ir_str *s, int64_t W, int64_t C, int T, int elem_bytes, bool rows_only) {
+    int64_t cols[24], rows[24], reg[48][2], lw[7][2]; /* a bit's (row, column) */
+    int nc = 0, nr = 0, ci = 0, ri = 0, nreg = 0, nlw = T == 128 ? 7 : 5;
+    for (int64_t c = 1; c < C; c *= 2) cols[nc++] = c;
+    for (int64_t w = 1; w < W; w *= 2) rows[nr++] = w;
+    for (; ci < nc && ((int64_t)1 << ci) < 16 / elem_bytes; ci++, nreg++) reg[nreg][0] = 0, reg[nreg][1] = cols[ci];
+    for (int j = 0; j < nlw; j++) { /* lanes along the row first, warps along the rows first */
+        bool col = j < 5 ? ci < nc : ri >= nr && ci < nc, row = !col && ri < nr;
+        lw[j][0] = row ? rows[ri++] : 0;
+        lw[j][1] = col ? cols[ci++] : 0;
+    }
+    for (; ci < nc; ci++, nreg++) reg[nreg][0] = 0, reg[nreg][1] = cols[ci];
+    for (; ri < nr; ri++, nreg++) reg[nreg][0] = rows[ri], reg[nreg][1] = 0;
+    ir_str_printf(s, "linear(reg=(");
+    const char *sep = "";
+    for (int j = 0; j < nreg; j++)
+        if (!rows_only || reg[j][0]) {
+            ir_str_printf(s, "%s(%lld, %lld)", sep, (long long)reg[j][0], rows_only ? 0LL : (long long)reg[j][1]);
+            sep = ", ";
+        }
+    for (int j = 0; j < nlw; j++)
+        ir_str_printf(s, "%s(%lld, %lld)", j == 0 ? "), lane=(" : j == 5 ? "), warp=(" : ", ", (long long)lw[j][0],
+                      rows_only ? 0LL : (long long)lw[j][1]);
+    ir_str_printf(s, "))");
+}
+
+/* The body of a register plan (regs_of): the CTA's rows as one fragment Xf, loaded once;
+ * softmax keeps exp(x - max) in an f32 fragment and scales it by the reciprocal of its sum,
+ * log_softmax subtracts the logsumexp, both into a fragment of the result's dtype stored
+ * once; cross_entropy takes the logsumexp into shared memory and its loss as the other
+ * plans do (the target's logit with a gather). */
+static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
+    const char *T = tilec_dtype_name(d->dtype), *O = tilec_dtype_name(d->out_dtype);
+    const char *sc = p->threads == 32 ? "warp" : "warpgroup";
+    long long W = p->w, C = (long long)d->cols;
+    int es = (int)tilec_dtype_size(d->dtype);
+    ir_str_printf(s, "  local Xf: %s[%lld, %lld] layout=", T, W, C);
+    regs_layout(s, W, C, p->threads, es, false);
+    ir_str_printf(s, "\n");
+    if (d->op == TILEC_FUSED_CROSS_ENTROPY) {
+        ir_str_printf(s, "  shared L: f32[%lld, 1]\n  %s.copy(Xf, X[cta_id])\n  %s.logsumexp(L, Xf, axes=(-1))\n  cta.sync()\n",
+                      W, sc, sc);
+        ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(X[cta_id], 1, "
+                         "Tg[cta_id]))))\n",
+                      (long long)d->ignore_index);
+        if (d->stats) ir_str_printf(s, "  cta.copy(Lse[cta_id], L)\n");
+        ir_str_printf(s, "}\n");
+        return;
+    }
+    /* the results: in Xf itself when they have its dtype, else a fragment of their own */
+    const char *Y = d->out_dtype == d->dtype ? "Xf" : "Yf";
+    if (d->out_dtype != d->dtype) {
+        ir_str_printf(s, "  local Yf: %s[%lld, %lld] layout=", O, W, C);
+        regs_layout(s, W, C, p->threads, es, false);
+        ir_str_printf(s, "\n");
+    }
+    const char *stats[] = {"M", "Sm", "Rc"};
+    for (int i = 0; i < (d->op == TILEC_FUSED_SOFTMAX ? 3 : 1); i++) {
+        ir_str_printf(s, "  local %s: f32[%lld, 1] layout=", stats[i], W);
+        regs_layout(s, W, C, p->threads, es, true);
+        ir_str_printf(s, "\n");
+    }
+    /* softmax: exp(x - max) kept in f32 (an f32 row becomes them in place), their sum, its
+       reciprocal */
+    const char *E = d->dtype == TILEC_F32 ? "Xf" : "Ef";
+    if (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32) {
+        ir_str_printf(s, "  local Ef: f32[%lld, %lld] layout=", W, C);
+        regs_layout(s, W, C, p->threads, es, false);
+        ir_str_printf(s, "\n");
+    }
+    ir_str_printf(s, "  %s.copy(Xf, X[cta_id])\n", sc);
+    if (d->op == TILEC_FUSED_SOFTMAX) {
+        ir_str_printf(s, "  %s.max(M, Xf, axes=(-1))\n  %s.map(%s, exp(Xf - M))\n  %s.sum(Sm, %s, axes=(-1))\n", sc, sc, E, sc, E);
+        ir_str_printf(s, "  %s.map(Rc, 1 / Sm)\n  %s.map(%s, %s * Rc)\n", sc, sc, Y, E);
+    } else {
+        /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout */
+        ir_str_printf(s, "  %s.logsumexp(M, Xf, axes=(-1))\n  %s.map(%s, where(eq(M, inf), nan, Xf - M))\n", sc, sc, Y);
+    }
+    ir_str_printf(s, "  %s.copy(Y[cta_id], %s)\n}\n", sc, Y);
+}
+
 /* The program of plan p: kernel tilec_OP with parameters in tilec_fused's order (x,
  * residual, weight, bias, target, y, mean, rstd, lse, those present). */
 static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
@@ -193,6 +308,10 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (d->stats && op != TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Rstd: f32[%lld, %lld, 1] global", G, W);
     if (d->stats && op == TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Lse: f32[%lld, %lld, 1] global", G, W);
     ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, math_attr(d));
+    if (p->regs) {
+        regs_text(d, p, s);
+        return;
+    }
 
     /* the rows: staged in shared memory, or read where they are */
     const char *rows = "X[cta_id]";
@@ -345,7 +464,8 @@ static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligne
     memset(id, 0, RT_ID_WORDS * sizeof *id);
     id[0] = (int64_t)((uint64_t)FUSED_TAG << 56 | (uint64_t)d->op | (uint64_t)d->dtype << 8 | (uint64_t)d->out_dtype << 16 |
                       (uint64_t)d->weight << 24 | (uint64_t)d->bias << 25 | (uint64_t)d->stats << 26 |
-                      (uint64_t)unaligned << 27 | (uint64_t)p->staged << 28 | (uint64_t)approx(d) << 29);
+                      (uint64_t)unaligned << 27 | (uint64_t)p->staged << 28 | (uint64_t)approx(d) << 29 |
+                      (uint64_t)p->regs << 30);
     id[1] = p->w, id[2] = p->groups, id[3] = d->cols, id[4] = row_stride(d), id[5] = p->threads;
     id[8] = p->split, id[9] = p->phase, id[10] = d->rows;
     memcpy(&id[6], &d->eps, sizeof d->eps);
@@ -384,7 +504,7 @@ static tilec_status get_plan(rt *r, const tilec_fused_desc *d, const fplan *fp, 
     if (!p) return TILEC_ERR_NOMEM;
     char how[64];
     if (fp->split) snprintf(how, sizeof how, "%d chunks a row, phase %d", fp->split, fp->phase);
-    else snprintf(how, sizeof how, "%d rows a CTA, %s", fp->w, fp->staged ? "staged" : "in place");
+    else snprintf(how, sizeof how, "%d rows a CTA, %s", fp->w, fp->regs ? "in registers" : fp->staged ? "staged" : "in place");
     snprintf(p->key, sizeof p->key, "fused %s %s->%s %lld x %lld (stride %lld), %s%s%s%s%s %s %s ws%d%s",
              tilec_fused_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype),
              (long long)(fp->split ? d->rows : fp->groups * fp->w), (long long)d->cols, (long long)row_stride(d), how,
@@ -494,7 +614,13 @@ static int plans_of(const rt *r, const tilec_fused_desc *d, fplan *out) {
                          .split = P, .phase = 2};
         return 2;
     }
-    int w = group_rows(d), n = 0;
+    int rt_threads, rw = regs_of(r, d, &rt_threads), n = 0;
+    if (rw) { /* W rows a CTA, then the rows left a CTA each (the same fold a row) */
+        if (d->rows / rw) out[n++] = (fplan){.groups = d->rows / rw, .w = rw, .threads = rt_threads, .regs = true};
+        if (d->rows % rw) out[n++] = (fplan){.groups = d->rows % rw, .w = 1, .threads = rt_threads, .regs = true};
+        return n;
+    }
+    int w = group_rows(d);
     int64_t lim = stage_limit(r);
     if (d->rows / w) out[n++] = plan_of(d, d->rows - d->rows % w, w, lim, r->target.warp_size);
     if (d->rows % w) out[n++] = plan_of(d, d->rows % w, (int)(d->rows % w), lim, r->target.warp_size);
@@ -658,7 +784,9 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
             ir_str_printf(&s, "\nplan %d: rows %lld to %lld, %d a CTA, %s: grid %lld x %d threads\n%s\n%s", i + 1,
                           (long long)(i ? plans[0].groups * plans[0].w : 0),
                           (long long)((i ? plans[0].groups * plans[0].w : 0) + plans[i].groups * plans[i].w - 1),
-                          plans[i].w, plans[i].staged ? "rows staged in shared memory" : "rows read where they are",
+                          plans[i].w, plans[i].regs     ? "rows held in registers"
+                                      : plans[i].staged ? "rows staged in shared memory"
+                                                        : "rows read where they are",
                           (long long)p->info.grid, p->info.threads, t.data, table);
         ir_str_free(&t);
         tilec_free(table);

@@ -185,3 +185,21 @@ def test_fused_approx(tilec, rng, tmp_path, repro, op, warp):
     run_case(tilec, str(tmp_path), problems, op, "bf16", 3, 4099, warp, rng, True, approx=True)
     run_case(tilec, str(tmp_path), problems, op, "f32", 2, 24576, warp, rng, False, approx=True)
     fail_on(problems, repro)
+
+
+@pytest.mark.parametrize("warp", (32, 64))
+@pytest.mark.parametrize("op", ("softmax", "log_softmax", "cross_entropy"))
+def test_fused_rows_in_registers(tilec, rng, tmp_path, repro, op, warp):
+    """Rows of a power of two from 256 to 4096 columns, which a warp of 32 holds in
+    registers (a fragment of the CTA's rows; a warpgroup's from 2048 columns), with row
+    counts that leave rows over for a CTA each, in every dtype, with special values, exact
+    and math=approx. At warp 64 the same cases take the shared-memory plans."""
+    problems = []
+    for i in range(2 * ROUNDS):
+        for cols in (256, 512, 1024, 2048, 4096):
+            dt = str(rng.choice(DTYPES))
+            rows = int(rng.choice([1, 5, 9, 19]))
+            run_case(tilec, str(tmp_path), problems, op, dt, rows, cols, warp, rng, specials=i % 2 == 1,
+                     approx=bool(rng.integers(0, 2)))
+    fail_on(problems, repro)
+
