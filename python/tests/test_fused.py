@@ -52,6 +52,28 @@ def test_strided_rows_and_out():
     close(tilec.log_softmax(t), t.astype(np.float64) - lse(t.astype(np.float64)), 100, np.float32)
 
 
+def test_rows_in_registers_strided_and_out_dtype():
+    """Rows of 256 and 2048 columns are held in registers (a warp's, a warpgroup's
+    fragment); strided rows, rows left over by the last full CTA, and results in another
+    dtype, against numpy."""
+    rng = np.random.default_rng(5)
+    for cols in (256, 2048):
+        wide = (rng.standard_normal((7, cols + 40)) * 4).astype(np.float16)
+        x = wide[:, 8:8 + cols]  # rows cols + 40 apart
+        x64 = x.astype(np.float64)
+        l = lse(x64)
+        assert "rows held in registers" in tilec.fused_explain("softmax", "f16", 7, cols, row_stride=cols + 40, backend="sim")
+        close(tilec.softmax(x), np.exp(x64 - l), np.exp(x64 - l) * (1 + np.abs(x64) + np.abs(l)), np.float16)
+        y = tilec.log_softmax(x, dtype=np.float32)
+        assert y.dtype == np.float32
+        close(y, x64 - l, np.abs(x64) + np.abs(l), np.float32)
+        t = rng.integers(0, cols, size=7).astype(np.int64)
+        t[3] = -100
+        loss = tilec.cross_entropy(x, t, reduction="none")
+        want = np.where(t == -100, 0, l[:, 0] - x64[np.arange(7), np.where(t < 0, 0, t)])
+        close(loss, want, np.abs(l[:, 0]) + 10, np.float16)
+
+
 @pytest.mark.parametrize("dt", [np.float32, np.float16])
 def test_norms(dt):
     rng = np.random.default_rng(3)
@@ -151,8 +173,10 @@ def test_bad_arguments(call, err):
 
 
 def test_explain_shows_the_program():
-    text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
+    text = tilec.fused_explain("softmax", "bf16", 8, 250, backend="sim")
     assert "cta.max(M, Xs, axes=(-1))" in text and "cta.map(E, exp(Xs - M))" in text
+    text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
+    assert "rows held in registers" in text and "warp.map(Ef, exp(Xf - M))" in text
     assert tilec.FUSED == ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
 
 
@@ -160,9 +184,11 @@ def test_approx():
     """approx=True reaches the kernel (its program says math=approx, and the simulator's
     flushed exponential shows in a subnormal result); the results stay within the formulas'
     tolerance."""
-    text = tilec.fused_explain("softmax", "bf16", 8, 4096, backend="sim", approx=True)
+    text = tilec.fused_explain("softmax", "bf16", 8, 4100, backend="sim", approx=True)
     assert "math=approx" in text and "cta.logsumexp(L, X[cta_id], axes=(-1))" in text
-    assert "math=approx" not in tilec.fused_explain("softmax", "bf16", 8, 4096, backend="sim")
+    assert "math=approx" not in tilec.fused_explain("softmax", "bf16", 8, 4100, backend="sim")
+    text = tilec.fused_explain("softmax", "bf16", 8, 4096, backend="sim", approx=True)
+    assert "math=approx" in text and "warpgroup.map(Ef, exp(Xf - M))" in text
     # plans are kept per context: an exact plan of the same shape must not serve approx (nor
     # the other way), for the ops whose approx plan is otherwise the same
     for op in ("log_softmax", "cross_entropy"):
@@ -233,19 +259,21 @@ def test_more_rows_than_a_launch_takes():
 
 
 def test_explain_matches_the_docs():
-    # docs/runtime.md shows the program of softmax over 8 rows of 256 bf16 values
+    # docs/runtime.md shows the programs of softmax over 8 rows of 256 bf16 values (held in
+    # registers) and of 250 (staged in shared memory)
     import os
     import re
     docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "runtime.md")
     if not os.path.exists(docs):  # scripts/wheel-check runs the suite in a tree without docs/
         pytest.skip("docs/runtime.md is not beside these tests (the source tree's suite checks it)")
     with open(docs, encoding="utf-8") as f:
-        block = re.search(r"```\n\s*(kernel tilec_softmax\(X: bf16\[1, 8, 256\].*?)```", f.read(), re.S).group(1)
-    shown = [line.strip() for line in block.strip().splitlines()]
-    text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
-    lines = [line.strip() for line in text.splitlines()]
-    at = lines.index(shown[0])
-    assert lines[at:at + len(shown)] == shown
+        text = f.read()
+    for cols, head in ((256, r"bf16\[2, 4, 256\]"), (250, r"bf16\[1, 8, 250\]")):
+        block = re.search(r"```\n\s*(kernel tilec_softmax\(X: %s.*?)```" % head, text, re.S).group(1)
+        shown = [line.strip() for line in block.strip().splitlines()]
+        lines = [line.strip() for line in tilec.fused_explain("softmax", "bf16", 8, cols, backend="sim").splitlines()]
+        at = lines.index(shown[0])
+        assert lines[at:at + len(shown)] == shown
 
 
 def test_strided_rows_at_warp_64():
