@@ -106,6 +106,20 @@ def test_strided_rows():
     close(tilec.softmax(x), want, want * 20)
 
 
+def test_unaligned_rows():
+    """Dense rows that start 6 bytes past a 16-byte boundary (a view with a storage offset):
+    the plans for such pointers load element by element, where a vector load would fault."""
+    for cols in (1024, 1000):
+        flat = torch.randn(9 * cols + 3, device="cuda", dtype=torch.bfloat16)
+        x = flat[3:].view(9, cols)
+        want = torch.softmax(x.double(), -1)
+        close(tilec.softmax(x), want, want * 20)
+        close(tilec.log_softmax(x), torch.log_softmax(x.double(), -1), x.double().abs() + 10)
+        w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+        want = F.rms_norm(x.double(), (cols,), w.double(), 1e-6)
+        close(tilec.rms_norm(x, (cols,), w, 1e-6), want, want.abs() + 1)
+
+
 def test_opcheck_and_compile():
     x = torch.randn(8, 1024, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(1024, device="cuda", dtype=torch.bfloat16)
