@@ -159,7 +159,6 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
  * and the threads; a row's fold depends on the columns only, whatever W, so the rows left
  * over by the last full CTA (a CTA a row) get the same bits. */
 static int regs_of(const rt *r, const tilec_fused_desc *d, int *threads) {
-    if (d->op != TILEC_FUSED_SOFTMAX && d->op != TILEC_FUSED_LOG_SOFTMAX && d->op != TILEC_FUSED_CROSS_ENTROPY) return 0;
     int64_t C = d->cols;
     if (r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS || C > REGS_MAX_COLS ||
         (C & (C - 1)))
@@ -206,49 +205,64 @@ static void put_double(ir_str *s, double v) {
 /* The layout of a register plan's fragment of W rows of C columns (powers of two) over T
  * threads (a warp, or a warpgroup), as `linear(...)` text: the first register bits are the
  * 16 bytes of consecutive elements a vector load reads, then the lanes run along the row,
- * then the warps along the rows (or the row), the rest in registers; with `rows_only`, its
- * projection on the rows (a row statistic's layout: the column bits dropped, a lane or warp
- * bit along the columns replicated). */
-static void regs_layout(ir_str *s, int64_t W, int64_t C, int T, int elem_bytes, bool rows_only) {
-    int64_t cols[24], rows[24], reg[48][2], lw[7][2]; /* a bit's (row, column) */
+ * then the warps along the rows (or the row), the rest in registers. Its projection on the
+ * rows (FRAG_ROWS: a row statistic's layout, [W, 1]) or on the columns (FRAG_COLS: a weight's,
+ * [1, C]) drops the other dimension's register bits and replicates its lane and warp bits. */
+enum { FRAG_ALL, FRAG_ROWS, FRAG_COLS };
+static void regs_layout(ir_str *s, int64_t W, int64_t C, int T, int elem_bytes, int mode) {
+    int64_t cols[24], rows[24], bits[48][2]; /* a bit's (row, column): registers, then lanes and warps */
     int nc = 0, nr = 0, ci = 0, ri = 0, nreg = 0, nlw = T == 128 ? 7 : 5;
     for (int64_t c = 1; c < C; c *= 2) cols[nc++] = c;
     for (int64_t w = 1; w < W; w *= 2) rows[nr++] = w;
-    for (; ci < nc && ((int64_t)1 << ci) < 16 / elem_bytes; ci++, nreg++) reg[nreg][0] = 0, reg[nreg][1] = cols[ci];
+    int64_t lw[7][2];
+    for (; ci < nc && ((int64_t)1 << ci) < 16 / elem_bytes; ci++, nreg++) bits[nreg][0] = 0, bits[nreg][1] = cols[ci];
     for (int j = 0; j < nlw; j++) { /* lanes along the row first, warps along the rows first */
         bool col = j < 5 ? ci < nc : ri >= nr && ci < nc, row = !col && ri < nr;
         lw[j][0] = row ? rows[ri++] : 0;
         lw[j][1] = col ? cols[ci++] : 0;
     }
-    for (; ci < nc; ci++, nreg++) reg[nreg][0] = 0, reg[nreg][1] = cols[ci];
-    for (; ri < nr; ri++, nreg++) reg[nreg][0] = rows[ri], reg[nreg][1] = 0;
+    for (; ci < nc; ci++, nreg++) bits[nreg][0] = 0, bits[nreg][1] = cols[ci];
+    for (; ri < nr; ri++, nreg++) bits[nreg][0] = rows[ri], bits[nreg][1] = 0;
+    bool keep_rows = mode != FRAG_COLS, keep_cols = mode != FRAG_ROWS;
     ir_str_printf(s, "linear(reg=(");
     const char *sep = "";
     for (int j = 0; j < nreg; j++)
-        if (!rows_only || reg[j][0]) {
-            ir_str_printf(s, "%s(%lld, %lld)", sep, (long long)reg[j][0], rows_only ? 0LL : (long long)reg[j][1]);
+        if ((keep_rows && bits[j][0]) || (keep_cols && bits[j][1])) {
+            ir_str_printf(s, "%s(%lld, %lld)", sep, keep_rows ? (long long)bits[j][0] : 0LL, keep_cols ? (long long)bits[j][1] : 0LL);
             sep = ", ";
         }
     for (int j = 0; j < nlw; j++)
-        ir_str_printf(s, "%s(%lld, %lld)", j == 0 ? "), lane=(" : j == 5 ? "), warp=(" : ", ", (long long)lw[j][0],
-                      rows_only ? 0LL : (long long)lw[j][1]);
+        ir_str_printf(s, "%s(%lld, %lld)", j == 0 ? "), lane=(" : j == 5 ? "), warp=(" : ", ",
+                      keep_rows ? (long long)lw[j][0] : 0LL, keep_cols ? (long long)lw[j][1] : 0LL);
     ir_str_printf(s, "))");
 }
 
-/* The body of a register plan (regs_of): the CTA's rows as one fragment Xf, loaded once;
- * softmax keeps exp(x - max) in an f32 fragment and scales it by the reciprocal of its sum,
- * log_softmax subtracts the logsumexp, both into a fragment of the result's dtype stored
- * once; cross_entropy takes the logsumexp into shared memory and its loss as the other
- * plans do (the target's logit with a gather). */
+/* `local NAME: DTYPE[...] layout=...` of a register plan: the rows (FRAG_ALL), a row
+ * statistic (FRAG_ROWS) or a weight (FRAG_COLS). */
+static void regs_local(ir_str *s, const tilec_fused_desc *d, const fplan *p, const char *name, tilec_dtype dt, int mode) {
+    long long W = p->w, C = (long long)d->cols;
+    ir_str_printf(s, "  local %s: %s[%lld, %lld] layout=", name, tilec_dtype_name(dt), mode == FRAG_COLS ? 1LL : W,
+                  mode == FRAG_ROWS ? 1LL : C);
+    regs_layout(s, W, C, p->threads, (int)tilec_dtype_size(d->dtype), mode);
+    ir_str_printf(s, "\n");
+}
+
+/* The body of a register plan (regs_of): the CTA's rows as one fragment Xf, loaded once,
+ * reduced and mapped in registers, the results stored once from a fragment (Xf itself where
+ * they have its dtype). softmax keeps exp(x - max) in an f32 fragment and scales it by the
+ * reciprocal of its sum; log_softmax subtracts the logsumexp; the norms load the weight and
+ * bias as fragments of the columns (each lane the columns its registers hold), and
+ * add_rms_norm writes h = x + residual back from Xf before it normalises it; cross_entropy
+ * takes the logsumexp into shared memory and its loss as the other plans do (the target's
+ * logit with a gather). Statistics are copied out of their fragments. */
 static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
-    const char *T = tilec_dtype_name(d->dtype), *O = tilec_dtype_name(d->out_dtype);
+    const char *T = tilec_dtype_name(d->dtype);
     const char *sc = p->threads == 32 ? "warp" : "warpgroup";
     long long W = p->w, C = (long long)d->cols;
-    int es = (int)tilec_dtype_size(d->dtype);
-    ir_str_printf(s, "  local Xf: %s[%lld, %lld] layout=", T, W, C);
-    regs_layout(s, W, C, p->threads, es, false);
-    ir_str_printf(s, "\n");
-    if (d->op == TILEC_FUSED_CROSS_ENTROPY) {
+    tilec_fused_op op = d->op;
+    bool f32 = d->dtype == TILEC_F32;
+    regs_local(s, d, p, "Xf", d->dtype, FRAG_ALL);
+    if (op == TILEC_FUSED_CROSS_ENTROPY) {
         ir_str_printf(s, "  shared L: f32[%lld, 1]\n  %s.copy(Xf, X[cta_id])\n  %s.logsumexp(L, Xf, axes=(-1))\n  cta.sync()\n",
                       W, sc, sc);
         ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(X[cta_id], 1, "
@@ -258,36 +272,55 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         ir_str_printf(s, "}\n");
         return;
     }
-    /* the results: in Xf itself when they have its dtype, else a fragment of their own */
     const char *Y = d->out_dtype == d->dtype ? "Xf" : "Yf";
-    if (d->out_dtype != d->dtype) {
-        ir_str_printf(s, "  local Yf: %s[%lld, %lld] layout=", O, W, C);
-        regs_layout(s, W, C, p->threads, es, false);
-        ir_str_printf(s, "\n");
-    }
-    const char *stats[] = {"M", "Sm", "Rc"};
-    for (int i = 0; i < (d->op == TILEC_FUSED_SOFTMAX ? 3 : 1); i++) {
-        ir_str_printf(s, "  local %s: f32[%lld, 1] layout=", stats[i], W);
-        regs_layout(s, W, C, p->threads, es, true);
-        ir_str_printf(s, "\n");
-    }
-    /* softmax: exp(x - max) kept in f32 (an f32 row becomes them in place), their sum, its
-       reciprocal */
-    const char *E = d->dtype == TILEC_F32 ? "Xf" : "Ef";
-    if (d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32) {
-        ir_str_printf(s, "  local Ef: f32[%lld, %lld] layout=", W, C);
-        regs_layout(s, W, C, p->threads, es, false);
-        ir_str_printf(s, "\n");
-    }
+    if (d->out_dtype != d->dtype) regs_local(s, d, p, "Yf", d->out_dtype, FRAG_ALL);
+    if (op == TILEC_FUSED_ADD_RMS_NORM) regs_local(s, d, p, "Rf", d->dtype, FRAG_ALL);
+    if (op == TILEC_FUSED_SOFTMAX && !f32) regs_local(s, d, p, "Ef", TILEC_F32, FRAG_ALL);
+    if (d->weight) regs_local(s, d, p, "Wf", d->dtype, FRAG_COLS);
+    if (d->bias) regs_local(s, d, p, "Bf", d->dtype, FRAG_COLS);
+    static const char *const names[][3] = {
+        [TILEC_FUSED_SOFTMAX] = {"M", "Sm", "Rc"}, [TILEC_FUSED_LOG_SOFTMAX] = {"M"},   [TILEC_FUSED_RMS_NORM] = {"V", "Rs"},
+        [TILEC_FUSED_ADD_RMS_NORM] = {"V", "Rs"}, [TILEC_FUSED_LAYER_NORM] = {"Mu", "Var", "Rs"},
+    };
+    for (int i = 0; i < 3 && names[op][i]; i++) regs_local(s, d, p, names[op][i], TILEC_F32, FRAG_ROWS);
     ir_str_printf(s, "  %s.copy(Xf, X[cta_id])\n", sc);
-    if (d->op == TILEC_FUSED_SOFTMAX) {
+    if (d->weight) ir_str_printf(s, "  %s.copy(Wf, Wt)\n", sc);
+    if (d->bias) ir_str_printf(s, "  %s.copy(Bf, Bs)\n", sc);
+    switch (op) {
+    case TILEC_FUSED_SOFTMAX: { /* exp(x - max) kept in f32 (an f32 row's in place), their sum, its reciprocal */
+        const char *E = f32 ? "Xf" : "Ef";
         ir_str_printf(s, "  %s.max(M, Xf, axes=(-1))\n  %s.map(%s, exp(Xf - M))\n  %s.sum(Sm, %s, axes=(-1))\n", sc, sc, E, sc, E);
         ir_str_printf(s, "  %s.map(Rc, 1 / Sm)\n  %s.map(%s, %s * Rc)\n", sc, sc, Y, E);
-    } else {
-        /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout */
-        ir_str_printf(s, "  %s.logsumexp(M, Xf, axes=(-1))\n  %s.map(%s, where(eq(M, inf), nan, Xf - M))\n", sc, sc, Y);
+        break;
     }
-    ir_str_printf(s, "  %s.copy(Y[cta_id], %s)\n}\n", sc, Y);
+    case TILEC_FUSED_LOG_SOFTMAX: /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout */
+        ir_str_printf(s, "  %s.logsumexp(M, Xf, axes=(-1))\n  %s.map(%s, where(eq(M, inf), nan, Xf - M))\n", sc, sc, Y);
+        break;
+    case TILEC_FUSED_ADD_RMS_NORM: /* h = x + residual, rounded to the dtype, written back (each lane writes
+                                      what it read, but the barrier analysis sees a warp's statements) */
+        ir_str_printf(s, "  %s.copy(Rf, Res[cta_id])\n  %s.map(Xf, Xf + Rf)\n  %s.sync()\n  %s.copy(Res[cta_id], Xf)\n", sc, sc,
+                      sc, sc);
+        __attribute__((fallthrough));
+    case TILEC_FUSED_RMS_NORM:
+        ir_str_printf(s, "  %s.sumsq(V, Xf, axes=(-1))\n  %s.map(Rs, rsqrt(V / %lld + ", sc, sc, C);
+        put_double(s, d->eps);
+        ir_str_printf(s, "))\n");
+        if (!d->weight) ir_str_printf(s, "  %s.map(%s, Xf * Rs)\n", sc, Y);
+        else if (f32) ir_str_printf(s, "  %s.map(%s, Xf * Rs * Wf)\n", sc, Y);
+        else ir_str_printf(s, "  %s.map(%s, %s(Xf * Rs) * Wf)\n", sc, Y, T);
+        break;
+    case TILEC_FUSED_LAYER_NORM:
+        ir_str_printf(s, "  %s.mean(Mu, Xf, axes=(-1))\n  %s.var(Var, Xf, axes=(-1), correction=0)\n  %s.map(Rs, rsqrt(Var + ",
+                      sc, sc, sc);
+        put_double(s, d->eps);
+        ir_str_printf(s, "))\n  %s.map(%s, (Xf - Mu) * Rs%s%s)\n", sc, Y, d->weight ? " * Wf" : "", d->bias ? " + Bf" : "");
+        break;
+    default: break;
+    }
+    ir_str_printf(s, "  %s.copy(Y[cta_id], %s)\n", sc, Y);
+    if (d->stats && op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, "  %s.copy(Mean[cta_id], Mu)\n", sc);
+    if (d->stats) ir_str_printf(s, "  %s.copy(Rstd[cta_id], Rs)\n", sc);
+    ir_str_printf(s, "}\n");
 }
 
 /* The program of plan p: kernel tilec_OP with parameters in tilec_fused's order (x,
