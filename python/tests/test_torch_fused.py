@@ -129,15 +129,25 @@ def test_opcheck_and_compile():
     torch.library.opcheck(torch.ops.tilec.rms_norm.default, (x, [1024], w, 1e-6), test_utils=tests)
     torch.library.opcheck(torch.ops.tilec.layer_norm.default, (x, [1024], w, None, 1e-5), test_utils=tests)
     torch.library.opcheck(torch.ops.tilec.cross_entropy.default, (x, t, -100, "none"), test_utils=tests)
+    torch.library.opcheck(torch.ops.tilec.softmax.default, (x, None, True), test_utils=tests)
+    torch.library.opcheck(torch.ops.tilec.cross_entropy.default, (x, t, -100, "none", True), test_utils=tests)
 
     def block(x, w, t):
         y = tt.rms_norm(x, (1024,), w, 1e-6)
-        return tt.softmax(y.float() * 2), tt.cross_entropy(y, t, -100, "none")
+        return (tt.softmax(y.float() * 2), tt.cross_entropy(y, t, -100, "none"), tt.log_softmax(y, approx=True),
+                tt.cross_entropy(y, t, -100, "none", approx=True))
 
     eager = block(x, w, t)
     compiled = torch.compile(block, fullgraph=True)(x, w, t)
     for a, b in zip(eager, compiled):
         assert torch.equal(a, b)  # the same kernels: the same bits
+    # approx=True reaches the kernel: the hardware exponential, within its accuracy
+    y = tt.rms_norm(x, (1024,), w, 1e-6)
+    want = torch.log_softmax(y.double(), -1)
+    close(eager[2], want, want.abs() + 10)
+    assert not torch.equal(tt.softmax(x * 8, approx=True), tt.softmax(x * 8))
+    with pytest.raises(TypeError, match="approx must be True or False"):
+        tt.softmax(x, approx=1)
 
 
 def test_cupy():

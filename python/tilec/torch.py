@@ -588,12 +588,12 @@ _OptDtype = "ScalarType? dtype=None"
 
 
 def _fused_rowwise(name):
-    def impl(x, dtype=None):
-        return getattr(_tilec, name)(x, dtype=dtype)
+    def impl(x, dtype=None, approx=False):
+        return getattr(_tilec, name)(x, dtype=dtype, approx=approx)
 
-    def fake(x, dtype=None):
+    def fake(x, dtype=None, approx=False):
         return torch.empty_like(x, dtype=dtype or x.dtype, memory_format=torch.contiguous_format)
-    return _define(name, "(Tensor x, %s) -> Tensor" % _OptDtype, impl, fake)
+    return _define(name, "(Tensor x, %s, bool approx=False) -> Tensor" % _OptDtype, impl, fake)
 
 
 _softmax_op = _fused_rowwise("softmax")
@@ -607,17 +607,24 @@ def _fused_dtype(name, x, dim, dtype):
         raise ValueError("tilec.torch.%s: dim=%r; tilec's fused kernels run over the last axis" % (name, dim))
 
 
-def softmax(x, dim=-1, *, dtype=None):
+def _approx(name, approx):
+    if not isinstance(approx, bool):
+        raise TypeError("tilec.torch.%s: approx must be True or False, not %r" % (name, approx))
+    return approx
+
+
+def softmax(x, dim=-1, *, dtype=None, approx=False):
     """torch.softmax over the last axis as one fused tilec kernel (a custom operator,
-    torch.ops.tilec.softmax, that torch.compile traces without a graph break)."""
+    torch.ops.tilec.softmax, that torch.compile traces without a graph break). approx=True:
+    the GPU's hardware exponential (faster, not the same bits everywhere: tilec.softmax)."""
     _fused_dtype("softmax", x, dim, dtype)
-    return _softmax_op(x, dtype)
+    return _softmax_op(x, dtype, _approx("softmax", approx))
 
 
-def log_softmax(x, dim=-1, *, dtype=None):
-    """torch.log_softmax over the last axis (torch.ops.tilec.log_softmax)."""
+def log_softmax(x, dim=-1, *, dtype=None, approx=False):
+    """torch.log_softmax over the last axis (torch.ops.tilec.log_softmax); approx as softmax's."""
     _fused_dtype("log_softmax", x, dim, dtype)
-    return _log_softmax_op(x, dtype)
+    return _log_softmax_op(x, dtype, _approx("log_softmax", approx))
 
 
 def _rms_impl(x, normalized_shape, weight=None, eps=None):
@@ -672,20 +679,20 @@ def add_rms_norm(x, residual, weight=None, eps=None):
     return _add_rms_op(x, residual, weight, eps), residual
 
 
-def _ce_impl(input, target, ignore_index=-100, reduction="mean"):
-    return _tilec.cross_entropy(input, target, ignore_index, reduction)
+def _ce_impl(input, target, ignore_index=-100, reduction="mean", approx=False):
+    return _tilec.cross_entropy(input, target, ignore_index, reduction, approx=approx)
 
 
-def _ce_fake(input, target, ignore_index=-100, reduction="mean"):
+def _ce_fake(input, target, ignore_index=-100, reduction="mean", approx=False):
     shape = input.shape[:-1] if reduction == "none" else ()
     return input.new_empty(shape)
 
 
-_ce_op = _define("cross_entropy", "(Tensor input, Tensor target, int ignore_index=-100, str reduction='mean') -> Tensor",
-                 _ce_impl, _ce_fake)
+_ce_op = _define("cross_entropy", "(Tensor input, Tensor target, int ignore_index=-100, str reduction='mean', "
+                 "bool approx=False) -> Tensor", _ce_impl, _ce_fake)
 
 
-def cross_entropy(input, target, ignore_index=-100, reduction="mean"):
+def cross_entropy(input, target, ignore_index=-100, reduction="mean", *, approx=False):
     """torch.nn.functional.cross_entropy with class-index targets over the last axis
-    (torch.ops.tilec.cross_entropy); no weight= or label_smoothing=."""
-    return _ce_op(input, target, ignore_index, reduction)
+    (torch.ops.tilec.cross_entropy); no weight= or label_smoothing=. approx as softmax's."""
+    return _ce_op(input, target, ignore_index, reduction, _approx("cross_entropy", approx))
