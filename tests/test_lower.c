@@ -961,6 +961,10 @@ static void test_unaligned_pointers(void **state) {
         "kernel k(X: bf16[4, 1024] global, Y: bf16[4, 1024] global) threads=32 {\n"
         "  local F: bf16[1024] layout=linear(reg=((1), (2), (4), (256), (512)), lane=((8), (16), (32), (64), (128)))\n"
         "  warp.copy(F, X[0])\n  warp.copy(Y[1], F)\n}\n",
+        /* a fragment's copies from and to rows at a stride: each run of 8 is consecutive */
+        "kernel k(X: bf16[4, 1024] global, Y: bf16[4, 1024] global) threads=32 {\n"
+        "  local F: bf16[2, 256] layout=linear(reg=((0, 1), (0, 2), (0, 4), (1, 0)), lane=((0, 8), (0, 16), (0, 32), (0, 64), (0, 128)))\n"
+        "  warp.copy(F, X[1:3, 256:512])\n  warp.copy(Y[0:2, 8:264], F)\n}\n",
     };
     for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
         for (int unaligned = 0; unaligned < 2; unaligned++) {
