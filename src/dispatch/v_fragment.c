@@ -228,12 +228,6 @@ static bool fragment_reduce(const dsp_query *q, char *why, size_t n) {
 
 /* ---- lowerings ------------------------------------------------------------------------- */
 
-/* Elements a lane moves in one access when a fragment is copied from or to `other` (a
- * shared or global region whose address is known), or 1: the layout's first register bits
- * are the consecutive elements 1, 2, 4, … (as a row held 8 a lane, 16 bytes of bf16), every
- * other bit keeps vectors whole (a multiple of the vector), the region's runs of the
- * vector are consecutive in memory (runs_whole: rows at a stride too), and its first
- * element is aligned to the vector. 16, 8 or 4 bytes. */
 /* Whether every run of vec elements of the region (numbered row-major, each run starting at
  * a multiple of vec) is vec consecutive elements of its buffer: the last kept dimension of
  * stride 1 and of an extent that vec divides, every other one of a positive stride that vec
@@ -255,6 +249,12 @@ static bool runs_whole(const ir_region *r, int vec) {
     return !last;
 }
 
+/* Elements a lane moves in one access when a fragment is copied from or to `other` (a
+ * shared or global region whose address is known), or 1: the layout's first register bits
+ * are the consecutive elements 1, 2, 4, … (as a row held 8 a lane, 16 bytes of bf16), every
+ * other bit keeps vectors whole (a multiple of the vector), the region's runs of the
+ * vector are consecutive in memory (runs_whole: rows at a stride too), and its first
+ * element is aligned to the vector. 16, 8 or 4 bytes. */
 static int frag_vector(const dsp_query *q, const tilec_buffer *F, const ir_region *other) {
     const tilec_buffer *b = other->buf;
     if (b->space == TILEC_SPACE_LOCAL || dsp_address_unknown(q, b)) return 1;

@@ -46,7 +46,7 @@ enum {
                                 from 16384 columns up staging measured faster (87% against 85%) */
     FUSED_TAG = 0x46,        /* id[0]'s top byte: a fused plan, never a reduction's */
     REGS_MIN_COLS = 256,     /* rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS columns */
-    REGS_MAX_COLS = 4096,    /* are held in registers (softmax, log_softmax, cross_entropy): see regs_of */
+    REGS_MAX_COLS = 4096,    /* are held in registers (every op): see regs_of */
     REGS_ELEMS = 32,         /* a thread's elements of a CTA's rows held in registers */
 };
 
@@ -148,8 +148,8 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
     return p;
 }
 
-/* Rows held in registers: softmax, log_softmax and cross_entropy rows of a power of two
- * from REGS_MIN_COLS to REGS_MAX_COLS columns, on a target of warps of 32 whose fragments
+/* Rows held in registers: rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS
+ * columns, every op, on a target of warps of 32 whose fragments
  * may span a warpgroup (CUDA, and the simulator standing for it). The CTA's W rows are one
  * fragment (format.md, "Fragment layouts"), REGS_ELEMS elements a thread: loaded once in
  * 16-byte vectors, reduced and mapped in registers, stored once — no shared memory, no
