@@ -550,9 +550,11 @@ TILEC_API tilec_status tilec_explain(tilec_program *prog, const tilec_target *ta
  * its dtype (16-bit patterns for f16 and bf16); it is read and written in place. The
  * target's backend must be TILEC_BACKEND_SIM (NULL: the simulator, warp size 32; on a GPU,
  * tilec_run_kernel runs a kernel on device memory); warp_size
- * 32 or 64. The program is verified first, for that warp size. Problems the simulator
- * finds (a shuffle from an inactive lane, a barrier reached by part of its scope, an
- * access out of bounds, a race on shared memory, a read of uninitialised memory) fail
+ * 32 or 64. The program is verified first, for that warp size, and lowered for the
+ * pointers given (vector accesses only where every one is 16-byte aligned, as
+ * tilec_run_kernel does). Problems the simulator finds (a shuffle from an inactive lane,
+ * a barrier reached by part of its scope, an access out of bounds, a race on shared
+ * memory, a read of uninitialised memory, a vector access at a misaligned address) fail
  * with TILEC_ERR_SIMULATE and a diagnostic at the tile statement. A run that would exceed
  * the context's work budget (tilec_set_sim_budget) or TILEC_SIM_MAX_MEMORY fails with
  * TILEC_ERR_BUDGET, before it starts when that is certain, else when it gets there; the

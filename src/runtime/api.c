@@ -15,6 +15,7 @@
 #include "../codegen/codegen.h"
 #include "../ir/numeric.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,10 +159,14 @@ tilec_status tilec_simulate(tilec_program *prog, const char *name, const tilec_t
             ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "no buffer for parameter '%s'", k->params[i]->name);
             return TILEC_ERR_INVALID_ARG;
         }
+    /* lowered for the pointers given, as tilec_run_kernel does: vector loads only where every
+       one is 16-byte aligned (the simulator checks the addresses of its vector accesses) */
     dsp_target t;
-    lp_kernel **ks;
-    tilec_status st = lower_program(prog, target, k, &t, &ks);
+    tilec_status st = dsp_target_resolve_diag(prog->ctx, target, &t);
     if (st != TILEC_OK) return st;
+    for (int i = 0; i < k->nparams; i++) t.unaligned = t.unaligned || (uintptr_t)args[i] % 16 != 0;
+    lp_kernel **ks;
+    if ((st = dsp_lower_program(prog, &t, k, &ks)) != TILEC_OK) return st;
     for (int i = 0; i < prog->nkernels; i++)
         if (prog->kernels[i] == k) return sim_run(prog, ks[i], args);
     return TILEC_ERR_INTERNAL;

@@ -24,6 +24,7 @@
 #include "../ir/numeric.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,7 +436,10 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         if (e->type == LP_I64) v.i = eval(S, e->a, tid, origin).q[e->i];
         else v.f = eval(S, e->a, tid, origin).p[e->i];
         return v;
-    case LX_ALIGNED: v.i = 1; return v; /* the simulator's buffers start at element 0 of their own storage */
+    case LX_ALIGNED: /* a global parameter is the caller's memory, at its own address; the
+                        simulator's shared and local storage is always aligned */
+        v.i = e->buf->space != TILEC_SPACE_GLOBAL || (uintptr_t)S->mem[e->buf->id] % (uintptr_t)e->i == 0;
+        return v;
     case LX_CAST: return cast(e->type, e->a->type, eval(S, e->a, tid, origin));
     case LX_LOAD: return load(S, e->buf, eval(S, e->a, tid, origin).i, tid, origin);
     case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes; f64 <-> i64, the f64's 8 */
@@ -543,13 +547,23 @@ static void run_warp(sim *S, warp *w) {
             break;
         case SI_VLOAD:
         case SI_VSTORE: {
-            /* a 16-byte access: the index must be a multiple of the vector length */
+            /* a 16-byte access: the index must be a multiple of the vector length, and in global
+               memory (the caller's, at its own address) the address a multiple of the vector's
+               bytes, or a GPU faults */
             int64_t at[64];
+            size_t bytes = (size_t)st->vec * num_size(st->buf->type);
             EACH_LANE(w, lane, tid) {
                 at[lane] = eval(S, st->a, tid, in->origin).i;
                 if (at[lane] % st->vec) {
                     fail(S, in->origin, tid, "vector access %s[%lld .. +%d] is not aligned to %d elements",
                          st->buf->name, (long long)at[lane], st->vec, st->vec);
+                    return;
+                }
+                if (st->buf->space == TILEC_SPACE_GLOBAL && at[lane] >= 0 && at[lane] < st->buf->elems &&
+                    (uintptr_t)(S->mem[st->buf->id] + (size_t)at[lane] * num_size(st->buf->type)) % bytes) {
+                    fail(S, in->origin, tid, "vector access %s[%lld .. +%d] is at an address that is not a multiple of %zu "
+                         "bytes: a GPU faults there (the kernel was lowered for aligned pointers)",
+                         st->buf->name, (long long)at[lane], st->vec, bytes);
                     return;
                 }
             }
