@@ -276,6 +276,12 @@ lp_expr *dsp_region_offset_at(dsp_lower *l, const ir_region *r, lp_expr *const *
 bool dsp_region_dense(const ir_region *r);
 /* Whether the offset of the region's first element is a multiple of vec for every id. */
 bool dsp_region_base_aligned(const ir_region *r, int vec);
+/* Whether every run of vec elements of the region (numbered row-major, each run starting at
+ * a multiple of vec) is vec consecutive elements of its buffer, the first aligned to vec:
+ * the last kept dimension of stride 1 and of an extent vec divides, every other kept one
+ * (of extent above 1) of a positive stride vec divides — rows at a stride qualify — and
+ * dsp_region_base_aligned. Whether the buffer's address is known is the caller's test. */
+bool dsp_region_vector_runs(const ir_region *r, int vec);
 /* Whether b's address is unknown when the code is generated, so that loads wider than an
  * element need a test at run time (or must not be used): a func's parameter (its caller
  * chooses the address), or a kernel's global parameter on a target told that its

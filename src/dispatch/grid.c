@@ -114,7 +114,7 @@ bool grid_plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
     g->NB = ceil_div(g->M, G);
     g->G = G;
     /* 16-byte loads: an aligned parameter, contiguous runs, every run start a multiple of vec */
-    bool al = !q->target->unaligned && b->is_param && g->base % g->vec == 0;
+    bool al = b->is_param && !dsp_address_unknown(q, b) && g->base % g->vec == 0;
     for (int i = 0; i < m; i++)
         if (g->d[i].n > 1 && g->d[i].in % g->vec && !(i == m - 1 && g->d[i].in == 1)) al = false;
     g->aligned = al && g->vec > 1 && (!g->rows || g->ns == 1);

@@ -228,6 +228,23 @@ bool dsp_region_base_aligned(const ir_region *r, int vec) {
     return true;
 }
 
+bool dsp_region_vector_runs(const ir_region *r, int vec) {
+    const tilec_buffer *b = r->buf;
+    bool last = true;
+    for (int d = b->rank - 1; d >= 0; d--) {
+        if (d < r->nindex && r->index[d].kind != TILEC_INDEX_SLICE) continue; /* dropped */
+        int64_t lo = 0, hi = b->shape[d];
+        if (d < r->nindex) ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
+        if (last) {
+            if (b->strides[d] != 1 || (hi - lo) % vec) return false;
+            last = false;
+        } else if (hi - lo > 1 && (b->strides[d] <= 0 || b->strides[d] % vec)) {
+            return false;
+        }
+    }
+    return !last && dsp_region_base_aligned(r, vec);
+}
+
 bool dsp_address_unknown(const dsp_query *q, const tilec_buffer *b) {
     return b->is_param && (b->kernel->is_func || (b->space == TILEC_SPACE_GLOBAL && q->target && q->target->unaligned));
 }

@@ -228,33 +228,12 @@ static bool fragment_reduce(const dsp_query *q, char *why, size_t n) {
 
 /* ---- lowerings ------------------------------------------------------------------------- */
 
-/* Whether every run of vec elements of the region (numbered row-major, each run starting at
- * a multiple of vec) is vec consecutive elements of its buffer: the last kept dimension of
- * stride 1 and of an extent that vec divides, every other one of a positive stride that vec
- * divides (a strided view of rows qualifies). */
-static bool runs_whole(const ir_region *r, int vec) {
-    const tilec_buffer *b = r->buf;
-    bool last = true;
-    for (int d = b->rank - 1; d >= 0; d--) {
-        if (d < r->nindex && r->index[d].kind != TILEC_INDEX_SLICE) continue; /* dropped */
-        int64_t lo = 0, hi = b->shape[d];
-        if (d < r->nindex) ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
-        if (last) {
-            if (b->strides[d] != 1 || (hi - lo) % vec) return false;
-            last = false;
-        } else if (hi - lo > 1 && (b->strides[d] <= 0 || b->strides[d] % vec)) {
-            return false;
-        }
-    }
-    return !last;
-}
-
 /* Elements a lane moves in one access when a fragment is copied from or to `other` (a
  * shared or global region whose address is known), or 1: the layout's first register bits
  * are the consecutive elements 1, 2, 4, … (as a row held 8 a lane, 16 bytes of bf16), every
  * other bit keeps vectors whole (a multiple of the vector), the region's runs of the
- * vector are consecutive in memory (runs_whole: rows at a stride too), and its first
- * element is aligned to the vector. 16, 8 or 4 bytes. */
+ * vector are consecutive in memory and aligned (dsp_region_vector_runs: rows at a stride
+ * too). 16, 8 or 4 bytes. */
 static int frag_vector(const dsp_query *q, const tilec_buffer *F, const ir_region *other) {
     const tilec_buffer *b = other->buf;
     if (b->space == TILEC_SPACE_LOCAL || dsp_address_unknown(q, b)) return 1;
@@ -263,7 +242,7 @@ static int frag_vector(const dsp_query *q, const tilec_buffer *F, const ir_regio
     for (; v > 0; v--) {
         int vec = 1 << v;
         if (vec * size < 4) return 1;
-        bool whole = runs_whole(other, vec) && dsp_region_base_aligned(other, vec);
+        bool whole = dsp_region_vector_runs(other, vec);
         for (int j = v; whole && j < F->frag_reg + F->frag_lane + F->frag_warp; j++) whole = F->frag[j] % vec == 0;
         if (whole) return vec;
     }

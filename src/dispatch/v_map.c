@@ -444,29 +444,16 @@ static lp_expr *eval(mapper *m, const ir_expr *e) {
 
 /* ---- addressing -------------------------------------------------------------------------- */
 
-/* The buffer dimension of the region's last kept dimension (-1: none). */
-static int last_kept(const ir_region *r) {
-    for (int d = r->buf->rank - 1; d >= 0; d--)
-        if (d >= r->nindex || r->index[d].kind == TILEC_INDEX_SLICE) return d;
-    return -1;
-}
-
 /* Whether vectors of vec elements along the region's last dimension are aligned and
- * contiguous in its buffer, for every vector that starts at a multiple of vec there (the
- * buffer's address known aligned: a shared allocation, or a kernel parameter unless the
- * target says its pointers may be unaligned). */
+ * contiguous in its buffer, for every vector that starts at a multiple of vec there
+ * (dsp_region_vector_runs), the buffer's address known aligned: a shared allocation, or a
+ * kernel parameter unless the target says its pointers may be unaligned. */
 static bool vector_ok(const dsp_query *q, const ir_region *r, int vec) {
     const tilec_buffer *b = r->buf;
     int bytes = vec * (int)tilec_dtype_size(b->dtype);
     if (vec < 2 || (bytes != 4 && bytes != 8 && bytes != 16)) return false;
-    if (b->space == TILEC_SPACE_LOCAL || dsp_address_unknown(q, b) || b->view) return false;
-    int last = last_kept(r);
-    if (last < 0 || b->strides[last] != 1) return false;
-    for (int d = 0; d < b->rank; d++) {
-        if (d == last || (d < r->nindex && r->index[d].kind != TILEC_INDEX_SLICE)) continue;
-        if (b->strides[d] % vec) return false;
-    }
-    return dsp_region_base_aligned(r, vec);
+    if (b->space == TILEC_SPACE_LOCAL || dsp_address_unknown(q, b)) return false;
+    return dsp_region_vector_runs(r, vec);
 }
 
 /* The flat index's coordinates in the destination's shape (computed where first read). */

@@ -202,6 +202,16 @@ static void put_double(ir_str *s, double v) {
     ir_print_value(s, (ir_value){.f = v, .dtype = TILEC_F64, .typed = v, .exact = true});
 }
 
+/* cross_entropy's loss from its rows' logsumexp in L (shared, [W, 1]): L minus the target's
+ * logit, gathered from `rows`; 0 where the target is ignore_index, NaN where the logsumexp
+ * is +inf; then L itself as the lse statistic. */
+static void ce_loss_text(const tilec_fused_desc *d, const char *rows, ir_str *s) {
+    ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(%s, 1, "
+                     "Tg[cta_id]))))\n",
+                  (long long)d->ignore_index, rows);
+    if (d->stats) ir_str_printf(s, "  cta.copy(Lse[cta_id], L)\n");
+}
+
 /* The layout of a register plan's fragment of W rows of C columns (powers of two) over T
  * threads (a warp, or a warpgroup), as `linear(...)` text: the first register bits are the
  * 16 bytes of consecutive elements a vector load reads, then the lanes run along the row,
@@ -265,10 +275,7 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (op == TILEC_FUSED_CROSS_ENTROPY) {
         ir_str_printf(s, "  shared L: f32[%lld, 1]\n  %s.copy(Xf, X[cta_id])\n  %s.logsumexp(L, Xf, axes=(-1))\n  cta.sync()\n",
                       W, sc, sc);
-        ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(X[cta_id], 1, "
-                         "Tg[cta_id]))))\n",
-                      (long long)d->ignore_index);
-        if (d->stats) ir_str_printf(s, "  cta.copy(Lse[cta_id], L)\n");
+        ce_loss_text(d, "X[cta_id]", s); /* a fragment is not gathered from: the logit is one load */
         ir_str_printf(s, "}\n");
         return;
     }
@@ -403,10 +410,7 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         break;
     case TILEC_FUSED_CROSS_ENTROPY:
         ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, %s, axes=(-1))\n", W, rows);
-        ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(Tg[cta_id], %lld), 0, where(eq(L, inf), nan, L - gather(%s, 1, "
-                         "Tg[cta_id]))))\n",
-                      (long long)d->ignore_index, rows);
-        if (d->stats) ir_str_printf(s, "  cta.copy(Lse[cta_id], L)\n");
+        ce_loss_text(d, rows, s);
         break;
     default: break;
     }
