@@ -668,6 +668,54 @@ TILEC_API tilec_backend tilec_runtime_backend(const tilec_ctx *ctx);
  * "gfx90a"; "cpu" on the simulator; owned by the context) and its warp size. */
 TILEC_API tilec_status tilec_runtime_target(tilec_ctx *ctx, tilec_target *out);
 
+/* ---- the in-kernel cost model's constants (docs/dispatch.md#calibrated-constants) ----
+ * The dispatcher chooses a plan for a reduction inside a CTA by a cost model whose
+ * constants are cycles of one GPU. The compiled defaults were measured on an H200; a
+ * device's own are measured by tilec_calibrate (`tilec calibrate`) and kept in a file
+ * beside the kernel cache, which the runtime reads when it opens that device. */
+typedef struct tilec_costs {
+    double lds_latency;  /* a dependent shared-memory load, 4 or 16 bytes */
+    double shfl_latency; /* a dependent warp shuffle */
+    double add_latency;  /* a dependent f32 add */
+    double barrier;      /* a CTA barrier of 4 to 8 warps, back to back */
+    double wavefront;    /* cycles a wavefront of 16-byte shared loads holds a multiprocessor's shared memory */
+    double request;      /* the least a warp-wide shared load holds it (a 4-byte load's one wavefront) */
+    double shuffle;      /* cycles a warp-wide shuffle holds it */
+    double issue;        /* cycles a warp instruction costs a multiprocessor */
+} tilec_costs;
+
+/* A constants file is at most this long (it is about 800 bytes). */
+#define TILEC_COSTS_MAX_BYTES 4096
+
+/* The compiled defaults (an H200's). */
+TILEC_API tilec_costs tilec_costs_default(void);
+
+/* Makes the constants file `text` (len bytes; `file` names it in messages) the constants
+ * of every lowering of this context from now on (tilec_explain, tilec_emit, the runtime's
+ * new plans), in place of the defaults and of the device's own file. Targets of another
+ * arch or warp size than the file's are then refused (TILEC_ERR_INVALID_ARG) until
+ * tilec_costs_load(ctx, NULL, NULL, 0) goes back to the defaults. A file that is not one
+ * tilec_calibrate wrote, byte for byte (truncated, edited, corrupt, of another format
+ * version), is TILEC_ERR_PARSE with the line and what is wrong; nothing changes then. */
+TILEC_API tilec_status tilec_costs_load(tilec_ctx *ctx, const char *file, const char *text, size_t len);
+
+/* tilec_calibrate's flags */
+#define TILEC_CALIBRATE_NO_SAVE 1u /* measure and return, write no file and keep using the old constants */
+
+/* Measures the cost model's constants on the runtime's GPU (opened as AUTO device 0 when
+ * not yet) with micro-kernels timed by the GPU's clock: dependent shared loads, shuffles
+ * and adds, barriers of 4 and 8 warps, shared-memory and shuffle throughput and the issue
+ * rate, with 1 and 4 CTAs to a multiprocessor (about a second). Unless NO_SAVE, writes them
+ * to the device's constants file in the kernel cache's directory (TILEC_CACHE_DIR, ...;
+ * docs/runtime.md) and lowers this context's new plans with them; every later runtime
+ * opened on a device of that name, arch and multiprocessor count reads them. out (may be
+ * NULL) gets the constants; text (may be NULL) the file's content, path (may be NULL) where
+ * it was written (NULL when it was not: NO_SAVE, or the cache is off or read-only, which a
+ * note says); free both with tilec_free. TILEC_ERR_UNAVAILABLE on the simulator or when no
+ * GPU can be opened; a file that cannot be written is an error, the measured constants
+ * still returned. */
+TILEC_API tilec_status tilec_calibrate(tilec_ctx *ctx, unsigned flags, tilec_costs *out, char **text, char **path);
+
 /* Device memory of the context's backend (16-byte aligned at least). */
 TILEC_API tilec_status tilec_mem_alloc(tilec_ctx *ctx, size_t bytes, void **ptr);
 /* Frees what tilec_mem_alloc gave; NULL does nothing. A pointer the context did not give

@@ -307,7 +307,45 @@ has "and why it won: cols applies, but costs more (the totals, then their parts)
 has "and what it does" "$tmp/out" "    how: 4 outputs of 8 elements; 1 lane an output (16-byte loads, "
 has "with the model's estimate" "$tmp/out" "; the cost model's estimate: "
 has "a copy is one line" "$tmp/out" "  line 8: cta.copy(As, A) -> copy"
-if [ "$(wc -l <"$tmp/out")" -eq 8 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: explain row_sum is not 8 lines:"; cat "$tmp/out"; fi
+has "and which constants priced the plans" "$tmp/out" "cost model: the default constants (an H200's; \`tilec calibrate\` measures this GPU's)"
+if [ "$(wc -l <"$tmp/out")" -eq 10 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: explain row_sum is not 10 lines:"; cat "$tmp/out"; fi
+
+# the cost model's constants: a file as `tilec calibrate` writes it (its checksum made here
+# with sha256sum, as docs/dispatch.md describes the format), used by explain and emit
+costs_file() { # ARCH BARRIER > FILE
+    printf '# a test\nformat tilec-costs 1\ndevice Test GPU\narch %s\nwarp-size 32\nsms 132\ntilec test\n' "$1" >"$tmp/costs.body"
+    printf 'lds_latency 23\nshfl_latency 24\nadd_latency 4.5\nbarrier %s\nwavefront 0.87\nrequest 1.4\nshuffle 0.8\nissue 0.25\n' "$2" >>"$tmp/costs.body"
+    cat "$tmp/costs.body"
+    printf 'sha256 %s\n' "$(sha256sum <"$tmp/costs.body" | cut -d' ' -f1)"
+}
+costs_file sm_90 25 >"$tmp/costs-default.txt"
+costs_file sm_90 5000 >"$tmp/costs-dear.txt"
+expect "explain --costs with the default values" 0 "$tilec" explain --costs "$tmp/costs-default.txt" "$root/examples/col_sum.tile"
+has "says which constants" "$tmp/out" "cost model: the constants of $tmp/costs-default.txt (measured on Test GPU, sm_90, 132 multiprocessors)"
+has "and plans as the defaults do" "$tmp/out" "4 slices of the reduced elements"
+expect "explain --costs with dear barriers" 0 "$tilec" explain --costs "$tmp/costs-dear.txt" "$root/examples/col_sum.tile"
+has "plans without a barrier" "$tmp/out" "  line 8: cta.sum(Bs, As, axes=(0)) -> rows"
+expect "emit --costs" 0 "$tilec" emit --target cuda --costs "$tmp/costs-dear.txt" -o "$tmp/dear.cu" "$root/examples/col_sum.tile"
+expect "emit" 0 "$tilec" emit --target cuda -o "$tmp/default.cu" "$root/examples/col_sum.tile"
+if cmp -s "$tmp/dear.cu" "$tmp/default.cu"; then fail=$((fail + 1)); echo "FAIL: emit --costs changed nothing"; else pass=$((pass + 1)); fi
+expect "compile --costs of another arch" 2 "$tilec" compile --target cuda --arch sm_80 --costs "$tmp/costs-dear.txt" -o "$tmp/x.cubin" "$root/examples/col_sum.tile"
+has "is refused with what to do" "$tmp/err" "are for sm_90 at warp size 32, not this target's sm_80 at warp size 32: measure this target's with \`tilec calibrate\`"
+sed 's/^barrier 5000$/barrier 50/' "$tmp/costs-dear.txt" >"$tmp/costs-edited.txt"
+expect "explain --costs of an edited file" 1 "$tilec" explain --costs "$tmp/costs-edited.txt" "$root/examples/col_sum.tile"
+has "is refused at its checksum" "$tmp/err" "costs-edited.txt:16:8: error: the checksum does not match the lines above it"
+empty "and explains nothing" "$tmp/out"
+head -c 200 "$tmp/costs-dear.txt" >"$tmp/costs-cut.txt"
+expect "explain --costs of a truncated file" 1 "$tilec" explain --costs "$tmp/costs-cut.txt" "$root/examples/col_sum.tile"
+has "is refused as cut short" "$tmp/err" "truncated"
+head -c 5000 /dev/zero >"$tmp/costs-big.txt"
+expect "explain --costs of a big file" 1 "$tilec" explain --costs "$tmp/costs-big.txt" "$root/examples/col_sum.tile"
+has "is refused by its size" "$tmp/err" "is longer than one (4096 bytes at most)"
+expect "explain --costs of no file" 1 "$tilec" explain --costs "$tmp/none.txt" "$root/examples/col_sum.tile"
+expect "calibrate the simulator" 2 "$tilec" calibrate --backend sim
+has "says there is nothing to measure" "$tmp/err" "--backend sim has nothing to measure"
+expect "calibrate a negative device" 2 "$tilec" calibrate --device -1
+expect "calibrate a FILE" 2 "$tilec" calibrate x.txt
+expect "calibrate -o the same file twice" 2 "$tilec" calibrate -o "$tmp/a" -o "$tmp/b"
 expect "explain -v row_sum" 0 "$tilec" explain "$root/examples/row_sum.tile" -v
 has "lists local_smem too" "$tmp/out" "      local_smem  priority 25  rejected"
 has "and every check" "$tmp/out" "        several_warps    no: an instance has 32 threads, fewer than two warps of 32"

@@ -43,7 +43,7 @@ if [ -x build/tilec ] && [ ! -e build-gpu ]; then
 fi
 
 sections=$(scripts/gpu-check --list | awk '/^  [a-z]/ {print $1}')
-[ "$(echo $sections)" = "build kernels run attention memcheck racecheck cvt jit first-call jit-sum fused python torch" ] && ok ||
+[ "$(echo $sections)" = "build kernels run attention memcheck racecheck cvt jit first-call jit-sum calibrate fused python torch" ] && ok ||
     bad "scripts/gpu-check --list gave: $(echo $sections)"
 scripts/gpu-check no-such-section >/dev/null 2>&1
 [ $? -eq 2 ] && ok || bad "scripts/gpu-check no-such-section did not exit 2"

@@ -95,6 +95,11 @@ const char *size_text(int64_t size, size_t limit, char *buf, size_t n);
  * a terminal is EXIT_USAGE with a message. EXIT_OK, or EXIT_BAD_INPUT with a message. */
 int write_output(const char *path, const void *data, size_t len, bool binary);
 
+/* --costs FILE: reads the cost model's constants file (at most TILEC_COSTS_MAX_BYTES) and
+ * gives it to ctx (tilec_costs_load); NULL path does nothing. EXIT_OK, else EXIT_BAD_INPUT
+ * with the message printed. */
+int load_costs(tilec_ctx *ctx, const char *path);
+
 /* Set when write_output has reported a failed write of standard output, so that main's
  * final check of standard output (main.c) does not report it again. */
 extern bool stdout_reported;
@@ -217,5 +222,6 @@ int cmd_emit(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_reduce(int argc, char **argv);
 int cmd_fused(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 #endif

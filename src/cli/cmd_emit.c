@@ -21,16 +21,18 @@ static char *with_extension(const char *file, const char *ext) {
     return out;
 }
 
-/* Shared by emit and compile: FILE, --target, --arch, --warp-size, -o. */
-static int parse_args(const char *cmd, int argc, char **argv, const char **file, tilec_target *t, const char **out) {
+/* Shared by emit and compile: FILE, --target, --arch, --warp-size, -o, --costs. */
+static int parse_args(const char *cmd, int argc, char **argv, const char **file, tilec_target *t, const char **out,
+                      const char **costs) {
     const char *target = NULL, *warp = NULL;
     const opt_spec specs[] = {
         {"--target", NULL, OPT_VALUE, .value = &target},
         {"--arch", NULL, OPT_VALUE, .value = &t->arch},
         {"--warp-size", NULL, OPT_VALUE, .value = &warp},
         {"-o", NULL, OPT_VALUE, .value = out},
+        {"--costs", NULL, OPT_VALUE, .value = costs},
     };
-    int nfiles, r = parse_options(cmd, argc, argv, specs, 4, file, 1, &nfiles);
+    int nfiles, r = parse_options(cmd, argc, argv, specs, 5, file, 1, &nfiles);
     if (r) return r;
     if (!*file) return usage_error(cmd, "%sno FILE given", "");
     if (!target) return usage_error(cmd, "%s--target cuda or --target hip is required", "");
@@ -48,9 +50,9 @@ static int exit_for(tilec_status st) {
 
 static int run(int argc, char **argv, bool compile) {
     const char *cmd = compile ? "compile" : "emit";
-    const char *file = NULL, *out = NULL;
+    const char *file = NULL, *out = NULL, *costs = NULL;
     tilec_target t = {TILEC_BACKEND_AUTO, NULL, 0};
-    int rc = parse_args(cmd, argc, argv, &file, &t, &out);
+    int rc = parse_args(cmd, argc, argv, &file, &t, &out, &costs);
     if (rc) return rc;
     if (compile && !t.arch) return usage_error(cmd, "%s--arch is required (sm_80, sm_90, gfx90a…)", "");
     if (compile && (out ? writes_terminal(out) : strcmp(file, "-") == 0 && writes_terminal("-"))) {
@@ -75,7 +77,7 @@ static int run(int argc, char **argv, bool compile) {
     if (!path && (rc = check_outputs(cmd, &o, 1, &in, 1))) return rc;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { free(path); return EXIT_BAD_INPUT; }
-    tilec_program *prog = load(ctx, file, false, 0);
+    tilec_program *prog = load_costs(ctx, costs) == EXIT_OK ? load(ctx, file, false, 0) : NULL;
     rc = EXIT_BAD_INPUT;
     if (prog) {
         void *data = NULL;

@@ -25,7 +25,7 @@ static int target_of(const char *cmd, const char *flag, const target_opts *o, ti
 }
 
 int cmd_explain(int argc, char **argv) {
-    const char *file = NULL, *dump_what = NULL;
+    const char *file = NULL, *dump_what = NULL, *costs = NULL;
     bool dump = false, verbose = false;
     target_opts o = {0};
     const opt_spec specs[] = {
@@ -34,6 +34,7 @@ int cmd_explain(int argc, char **argv) {
         {"--warp-size", NULL, OPT_VALUE, .value = &o.warp_size},
         {"--dump", NULL, OPT_VALUE, .value = &dump_what},
         {"--verbose", "-v", OPT_FLAG, .flag = &verbose},
+        {"--costs", NULL, OPT_VALUE, .value = &costs},
     };
     int nfiles, r = parse_options("explain", argc, argv, specs, sizeof specs / sizeof specs[0], &file, 1, &nfiles);
     if (r) return r;
@@ -46,7 +47,7 @@ int cmd_explain(int argc, char **argv) {
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_CUDA;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
-    tilec_program *prog = load(ctx, file, false, 0);
+    tilec_program *prog = load_costs(ctx, costs) == EXIT_OK ? load(ctx, file, false, 0) : NULL;
     int rc = EXIT_BAD_INPUT;
     if (prog) {
         char *text = NULL;

@@ -31,6 +31,27 @@ char *read_source(const char *path, size_t *len) {
     return text;
 }
 
+int load_costs(tilec_ctx *ctx, const char *path) {
+    if (!path) return EXIT_OK;
+    size_t len;
+    int64_t size;
+    char *text = read_input(path, TILEC_COSTS_MAX_BYTES, &len, &size);
+    if (!text) return EXIT_BAD_INPUT;
+    if (size < 0 || (uint64_t)size > len) {
+        fprintf(stderr, "tilec: '%s' is not a cost model constants file: it is longer than one (%d bytes at most); give the "
+                        "file `tilec calibrate` wrote\n", path, TILEC_COSTS_MAX_BYTES);
+        free(text);
+        return EXIT_BAD_INPUT;
+    }
+    tilec_status st = tilec_costs_load(ctx, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
+    free(text);
+    if (st != TILEC_OK) {
+        fputs(tilec_diag_text(ctx), stderr);
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
 /* Parses (and, when verify is set, verifies) FILE; prints diagnostics. */
 tilec_program *load(tilec_ctx *ctx, const char *path, bool verify, int warp_size) {
     size_t len;
@@ -326,7 +347,9 @@ static const command commands[] = {
      "  --arch=A        sm_XX for cuda (default sm_90), gfxNNN for hip (default gfx90a)\n"
      "  --warp-size=32|64  by default cuda 32, hip gfx9 64 and gfx10 or later 32, sim 32\n"
      "  -v, --verbose   every variant and every predicate's verdict, not only the winner\n"
-     "  --dump=loop     also print the lowered loop IR of each kernel\n",
+     "  --dump=loop     also print the lowered loop IR of each kernel\n"
+     "  --costs=FILE    plan with the cost model's constants of FILE ('tilec calibrate -o')\n"
+     "                  instead of the defaults; the target must be the file's arch\n",
      cmd_explain},
     {"run", "run kernels on a GPU or the simulator, optionally checked against a CPU reference",
      "Usage: tilec run [OPTIONS] FILE\n"
@@ -373,7 +396,8 @@ static const command commands[] = {
      "  --target=cuda|hip  the target (required)\n"
      "  --arch=A        sm_XX or gfxNNN; only sets HIP's warp size (gfx9: 64, gfx10 and later: 32)\n"
      "  --warp-size=32|64  64 asks for wave64 on HIP\n"
-     "  -o OUT          write to OUT (\"-\": standard output) instead of FILE.cu or FILE.hip\n",
+     "  -o OUT          write to OUT (\"-\": standard output) instead of FILE.cu or FILE.hip\n"
+     "  --costs=FILE    plan with the cost model's constants of FILE, as for 'tilec explain'\n",
      cmd_emit},
     {"compile", "compile with NVRTC or hiprtc (no GPU needed)",
      "Usage: tilec compile [OPTIONS] --target=cuda|hip --arch=A FILE\n"
@@ -389,7 +413,8 @@ static const command commands[] = {
      "  --arch=A        sm_XX for cuda, gfxNNN for hip (required)\n"
      "  --warp-size=32|64  64 asks for wave64 on HIP\n"
      "  -o OUT          write to OUT (\"-\": standard output) instead of FILE.cubin or\n"
-     "                  FILE.co; never a terminal (-, /dev/tty)\n",
+     "                  FILE.co; never a terminal (-, /dev/tty)\n"
+     "  --costs=FILE    plan with the cost model's constants of FILE, as for 'tilec explain'\n",
      cmd_compile},
     {"reduce", "a JIT reduction of random data or a file: plan, time, GPU bandwidth",
      "Usage: tilec reduce --op=OP --dtype=D --shape=AxB... [OPTIONS]\n"
@@ -486,6 +511,25 @@ static const command commands[] = {
      "  --explain         print the whole plan: the generated programs and the variants\n"
      "  --sim-budget=N    bounds each call on the simulator as for 'tilec run'\n",
      cmd_fused},
+    {"calibrate", "measure the cost model's constants on this GPU and keep them for it",
+     "Usage: tilec calibrate [OPTIONS]\n"
+     "\n"
+     "Measures the constants of the cost model that chooses how a reduction inside a CTA is\n"
+     "lowered (shared-memory and shuffle latencies and throughputs, barriers, the issue\n"
+     "rate) on a GPU, with micro-kernels timed by its clock (about a second), and prints\n"
+     "them beside the compiled defaults (an H200's). They are saved in the kernel cache's\n"
+     "directory (TILEC_CACHE_DIR, else ~/.cache/tilec) for this device (its name, arch\n"
+     "and multiprocessor count), and every later tilec_reduce, tilec_fused and\n"
+     "tilec_run_kernel on it plans with them. 'tilec explain --costs FILE' and 'tilec\n"
+     "emit --costs FILE' plan with a saved file on any machine. Exits 3 when no GPU is\n"
+     "usable.\n"
+     "\n"
+     "Options:\n"
+     "  --backend=auto|cuda|hip  the GPU's backend (default auto: the first usable one)\n"
+     "  --device=N        the device (default 0)\n"
+     "  -o FILE           also write the constants file to FILE (for --costs elsewhere)\n"
+     "  --no-save         measure and print only; the device's saved file is left as it is\n",
+     cmd_calibrate},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -39,6 +39,8 @@ const dsp_cost_consts dsp_costs = {
     .issue = 0.25,      /* cycles a warp instruction costs a multiprocessor (4 schedulers) */
 };
 
+tilec_costs tilec_costs_default(void) { return dsp_costs; }
+
 int dsp_batch(int64_t count, int per, int accs, int budget) {
     int best = 0;
     for (int64_t b = 1; b <= count && b * per <= budget; b++)
@@ -46,10 +48,12 @@ int dsp_batch(int64_t count, int per, int accs, int budget) {
     return best;
 }
 
+const tilec_costs *dsp_target_costs(const dsp_target *t) { return t && t->costs ? t->costs : &dsp_costs; }
+
 /* What a request holds the shared-memory pipe: its wavefronts, at least a request's. */
-static double request_cycles(int64_t wf) {
-    double c = (double)wf * dsp_costs.wavefront;
-    return c > dsp_costs.request ? c : dsp_costs.request;
+static double request_cycles(const dsp_cost_consts *c, int64_t wf) {
+    double x = (double)wf * c->wavefront;
+    return x > c->request ? x : c->request;
 }
 
 enum { SAMPLE = 96 }; /* requests whose wavefronts are counted exactly */
@@ -259,7 +263,7 @@ static int inst_threads(const dsp_query *q) {
 static int instances(const dsp_query *q) { return q->selected ? 1 : q->inst_count; }
 
 static void finish(const dsp_query *q, dsp_tile_plan *p, double mio, double instrs) {
-    const dsp_cost_consts *c = &dsp_costs;
+    const dsp_cost_consts *c = dsp_target_costs(q->target);
     double n = instances(q);
     double pipe = n * mio, sched = n * instrs * c->issue, chain = (double)p->chain;
     double one = pipe > sched ? pipe : sched;
@@ -285,10 +289,11 @@ static bool reuse(const sampled_loads *m, dsp_tile_plan *p, int orient, int a, i
 }
 
 /* One sampled request: its wavefronts and pipe cycles added up. */
-static void tally(const int64_t *addr, int nl, int w, bool global, int64_t *sampled, int64_t *wf, double *pipe) {
+static void tally(const dsp_cost_consts *c, const int64_t *addr, int nl, int w, bool global, int64_t *sampled,
+                  int64_t *wf, double *pipe) {
     int64_t one = request_wavefronts(addr, nl, w, global);
     *wf += one;
-    *pipe += request_cycles(one);
+    *pipe += request_cycles(c, one);
     ++*sampled;
 }
 
@@ -303,7 +308,7 @@ static void scale(sampled_loads *m, dsp_tile_plan *p, int orient, int a, int b, 
 }
 
 static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampled_loads *memo) {
-    const dsp_cost_consts *c = &dsp_costs;
+    const dsp_cost_consts *c = dsp_target_costs(q->target);
     int ws = q->ws, T = inst_threads(q), L = p->lanes, V = p->vec, A = p->accs;
     bool tree = L > ws;
     int64_t S = q->spatial_len, nch = (q->red_len + V - 1) / V;
@@ -321,7 +326,7 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
             int64_t s = st * groups + grp, ch = ci * L + lane;
             addr[i] = t < T && s < S && ch < nch ? byte_addr(q, v, offset(v, s, ch * V)) : -1;
         }
-        tally(addr, ws, w, v->global, &sampled, &wf, &pipe);
+        tally(c, addr, ws, w, v->global, &sampled, &wf, &pipe);
     }
     if (!known) scale(memo, p, DSP_ALONG_REDUCED, L, V, total, sampled, wf, &pipe);
     int words = acc_words(q);
@@ -355,7 +360,7 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
 
 /* cols: V neighbouring outputs a thread, P slices of an output's elements. */
 static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampled_loads *memo) {
-    const dsp_cost_consts *c = &dsp_costs;
+    const dsp_cost_consts *c = dsp_target_costs(q->target);
     int ws = q->ws, T = inst_threads(q), V = p->vec, P = p->slices, A = p->accs;
     int64_t S = q->spatial_len, G = (S + V - 1) / V, red = q->red_len;
     int64_t steps = P > 1 ? 1 : (G + T - 1) / T, rpt = (red + P - 1) / P;
@@ -371,7 +376,7 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
             int64_t g = P > 1 ? t % G : t + st * T, sl = P > 1 ? t / G : 0, r = sl + P * i;
             addr[l] = t < T && g < G && sl < P && r < red ? byte_addr(q, v, offset(v, g * V, r)) : -1;
         }
-        tally(addr, ws, w, v->global, &sampled, &wf, &pipe);
+        tally(c, addr, ws, w, v->global, &sampled, &wf, &pipe);
     }
     if (!known) scale(memo, p, DSP_ALONG_KEPT, V, P, total, sampled, wf, &pipe);
     p->shuffles = 0;

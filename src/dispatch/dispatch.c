@@ -93,9 +93,23 @@ void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n) {
     out->target = name;
 }
 
+tilec_status dsp_target_take_costs(tilec_ctx *ctx, dsp_target *t) {
+    if (!ctx || !ctx->costs_set) return TILEC_OK;
+    if (strcmp(ctx->costs_arch, t->arch) != 0 || ctx->costs_warp != t->warp_size) {
+        ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "the cost model's constants of %s are for %s at warp size %d, not this target's %s at warp size %d: "
+                    "measure this target's with `tilec calibrate` on its GPU, or load no constants file",
+                    ctx->costs_what, ctx->costs_arch, ctx->costs_warp, t->arch, t->warp_size);
+        return TILEC_ERR_INVALID_ARG;
+    }
+    t->costs = &ctx->costs;
+    t->costs_what = ctx->costs_what;
+    return TILEC_OK;
+}
+
 tilec_status dsp_target_resolve_diag(tilec_ctx *ctx, const tilec_target *in, dsp_target *out) {
     char why[200];
-    if (dsp_target_resolve(in, out, why, sizeof why)) return TILEC_OK;
+    if (dsp_target_resolve(in, out, why, sizeof why)) return dsp_target_take_costs(ctx, out);
     ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
     return TILEC_ERR_INVALID_ARG;
 }

@@ -24,11 +24,20 @@ typedef struct dsp_target {
     int warp_size;         /* 32 or 64 */
     bool unaligned;        /* global parameters may not be 16-byte aligned (no vector loads) */
     int sms;               /* multiprocessors of the device, 0 when unknown (DSP_DEFAULT_SMS) */
+    const tilec_costs *costs; /* the cost model's constants; NULL: the defaults (dsp_costs) */
+    const char *costs_what;   /* where they come from, for explain (with costs) */
 } dsp_target;
 
 /* The multiprocessor count grid variants size their launches for when the target does not
  * know its device (tilec emit, the simulator): an H100 / H200 has 132. */
 enum { DSP_DEFAULT_SMS = 132 };
+
+/* The cost model's constants of a target: its own, else the defaults. */
+const tilec_costs *dsp_target_costs(const dsp_target *t);
+/* The constants tilec_costs_load gave ctx, if any, for the target: set into t (TILEC_OK);
+ * TILEC_ERR_INVALID_ARG with a diagnostic when they were measured on another arch or warp
+ * size. Without such constants, t is left as it is. */
+tilec_status dsp_target_take_costs(tilec_ctx *ctx, dsp_target *t);
 
 /* Resolves a public target: defaults, the warp size of an arch. False with a message in
  * why when the target is not usable. */
@@ -81,10 +90,9 @@ typedef struct dsp_tile_plan {
     double cycles1, cycles4; /* the estimates: one instance per multiprocessor, and four */
 } dsp_tile_plan;
 
-/* The measured constants (cycles; docs/dispatch.md gives them with the run). */
-typedef struct dsp_cost_consts {
-    double lds_latency, shfl_latency, add_latency, barrier, wavefront, request, shuffle, issue;
-} dsp_cost_consts;
+/* The measured constants (cycles; docs/dispatch.md gives them with the run): the
+ * defaults, or a target's own (dsp_target.costs: tilec_calibrate's). */
+typedef tilec_costs dsp_cost_consts;
 extern const dsp_cost_consts dsp_costs;
 
 /* Facts about one statement that predicates and lowerings read. */

@@ -174,7 +174,7 @@ static void plans_table(ir_str *s, const dsp_query *q) {
  * how of each; lowered (may be NULL) is the kernel as lowered. False when a statement has
  * no variant (reported as a diagnostic). */
 static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, const tilec_kernel *k, bool brief,
-                           const lp_kernel *lowered) {
+                           const lp_kernel *lowered, bool *modelled) {
     bool ok = true;
     ir_str_printf(s, "%s %s (target %s %s, warp size %d, threads=%d)\n", k->is_func ? "func" : "kernel", k->name,
                   tilec_backend_name(t->backend), t->arch, t->warp_size, k->threads);
@@ -185,6 +185,7 @@ static bool explain_kernel(ir_str *s, tilec_program *prog, const dsp_target *t, 
         dsp_query_init(&q, t, k, st);
         dsp_report rep;
         dsp_dispatch(&q, NULL, &rep);
+        *modelled |= q.has_plan[0] || q.has_plan[1];
         if (st->pos.line) ir_str_printf(s, "  line %d: ", st->pos.line);
         else ir_str_printf(s, "  statement %d: ", st->index + 1);
         ir_print_stmt(s, st);
@@ -260,15 +261,20 @@ tilec_status dsp_explain(tilec_program *prog, const dsp_target *target, unsigned
     }
     /* the verdicts of each kernel, then (--dump=loop) its loop IR */
     ir_str s = {0};
-    bool bad = false;
+    bool bad = false, modelled = false;
     for (int i = 0; i < prog->nkernels; i++) {
         if (i) ir_str_printf(&s, "\n");
-        bad |= !explain_kernel(&s, prog, &t, prog->kernels[i], brief, ks ? ks[i] : NULL);
+        bad |= !explain_kernel(&s, prog, &t, prog->kernels[i], brief, ks ? ks[i] : NULL, &modelled);
         if (ks && dump_loop) {
             ir_str_printf(&s, "\n");
             lp_print_kernel(&s, ks[i]);
         }
     }
+    /* which constants priced the plans, when the cost model priced any */
+    if (modelled && t.costs)
+        ir_str_printf(&s, "\ncost model: the constants of %s\n", t.costs_what);
+    else if (modelled)
+        ir_str_printf(&s, "\ncost model: the default constants (an H200's; `tilec calibrate` measures this GPU's)\n");
     if (s.oom || oom) { ir_str_free(&s); return TILEC_ERR_NOMEM; }
     *text = s.data;
     return failed || bad ? TILEC_ERR_DISPATCH : TILEC_OK;

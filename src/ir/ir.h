@@ -58,6 +58,14 @@ struct tilec_ctx {
     char *text;       /* tilec_diag_text's rendering, rebuilt on demand */
     bool text_stale;
     uint64_t sim_budget; /* tilec_set_sim_budget; 0: the default (src/runtime/sim.c) */
+    /* tilec_costs_load: the cost model's constants for every lowering of this context, in
+       place of the defaults and of a device's file; for targets of costs_arch and
+       costs_warp only. costs_what says where they come from (for explain). */
+    bool costs_set;
+    tilec_costs costs;
+    char costs_arch[24];
+    int costs_warp;
+    char costs_what[320];
 };
 
 /* Adds a diagnostic at a position of src (line 0: no position). Never fails visibly: when

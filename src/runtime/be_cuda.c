@@ -52,6 +52,7 @@ typedef struct cuda_dev {
     CUresult (*error)(CUresult, const char **);
     CUresult (*driver_version)(int *);
     CUresult (*get_current)(void **); /* optional: a launch skips the push when ours is current */
+    CUresult (*name)(char *, int, int); /* optional: cuDeviceGetName, for the cost model's constants file */
     /* graph capture (docs/runtime.md, "CUDA graphs"): all of them, or none used */
     CUresult (*is_capturing)(void *, int *);   /* cuStreamIsCapturing */
     CUresult (*exchange_mode)(int *);          /* cuThreadExchangeStreamCaptureMode */
@@ -128,6 +129,7 @@ static tilec_status cuda_open(rt *r, int device) {
               bind(d->lib, &d->set_attribute, "cuFuncSetAttribute") && bind(d->lib, &d->launch, "cuLaunchKernel") &&
               bind(d->lib, &d->error, "cuGetErrorString") && bind(d->lib, &d->driver_version, "cuDriverGetVersion");
     if (!bind(d->lib, &d->get_current, "cuCtxGetCurrent")) d->get_current = NULL;
+    if (!bind(d->lib, &d->name, "cuDeviceGetName")) d->name = NULL;
     /* capture support: every driver since CUDA 10.1 has these; without one of them, no
      * stream is taken for captured (and a capture gets what a call without it enqueues) */
     if (!(bind(d->lib, &d->is_capturing, "cuStreamIsCapturing") &&
@@ -180,6 +182,8 @@ static tilec_status cuda_open(rt *r, int device) {
     }
     snprintf(d->arch, sizeof d->arch, "sm_%d%d", major, minor);
     r->target = (dsp_target){.backend = TILEC_BACKEND_CUDA, .arch = d->arch, .warp_size = 32, .sms = sms};
+    if (!d->name || d->name(r->device_name, (int)sizeof r->device_name, d->device)) r->device_name[0] = '\0';
+    r->device_name[sizeof r->device_name - 1] = '\0';
     return TILEC_OK;
 unusable:
     if (d->context && d->unretain) d->unretain(d->device);

@@ -283,6 +283,7 @@ static tilec_status hip_open(rt *r, int device) {
     }
     t.sms = sms; /* 0: unknown, and the grid planner assumes DSP_DEFAULT_SMS */
     r->target = t;
+    if (!d->name || d->name(r->device_name, (int)sizeof r->device_name, device)) r->device_name[0] = '\0';
     return TILEC_OK;
 }
 

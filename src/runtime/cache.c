@@ -501,3 +501,65 @@ bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cach
     if (fd >= 0) close(fd);
     return ok;
 }
+
+/* ---- small named files beside the entries (the cost model's constants) ------------------ */
+
+int cache_read_file(rt_cache *c, const char *name, size_t max, char **data, size_t *n, char *why, size_t whyn) {
+    *data = NULL;
+    *n = 0;
+    if (!c->has_dir || c->mode == CACHE_OFF) return 0;
+    int fd = open_in(c, name, O_RDONLY);
+    if (fd < 0) {
+        if (errno == ENOENT) return 0;
+        snprintf(why, whyn, "%s", errno == ELOOP ? "it is a symbolic link, which is never followed" : strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    const char *bad = NULL;
+    if (fstat(fd, &st) != 0) bad = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) bad = "it is not a regular file";
+    else if ((bad = untrusted(&st))) {
+    } else if ((uint64_t)st.st_size > max) bad = "it is longer than a constants file is";
+    char *buf = bad ? NULL : malloc((size_t)st.st_size + 1);
+    if (!bad && !buf) bad = "out of memory";
+    size_t got = 0;
+    while (!bad && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r <= 0) bad = r < 0 ? strerror(errno) : "it was cut short while being read";
+        else got += (size_t)r;
+    }
+    close(fd);
+    if (bad) {
+        free(buf);
+        snprintf(why, whyn, "%s", bad);
+        return -1;
+    }
+    buf[got] = '\0';
+    *data = buf;
+    *n = got;
+    return 1;
+}
+
+bool cache_write_file(rt_cache *c, const char *name, const void *data, size_t n, char *why, size_t whyn) {
+    if (!c->has_dir || c->mode != CACHE_RW) {
+        snprintf(why, whyn, "the kernel cache is %s", c->mode == CACHE_RO ? "read-only (TILEC_CACHE=ro)" : "off");
+        return false;
+    }
+    static unsigned serial;
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", name, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    int fd = open_in(c, tmp, O_WRONLY | O_CREAT | O_EXCL);
+    if (fd < 0) {
+        snprintf(why, whyn, "%s", strerror(errno));
+        return false;
+    }
+    bool ok = write_all(fd, data, n) && fsync(fd) == 0;
+    int err = errno;
+    close(fd);
+    if (ok && renameat(c->dirfd, tmp, c->dirfd, name) != 0) ok = false, err = errno;
+    if (!ok) {
+        unlinkat(c->dirfd, tmp, 0);
+        snprintf(why, whyn, "%s", strerror(err ? err : EIO));
+    }
+    return ok;
+}

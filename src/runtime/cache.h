@@ -65,4 +65,14 @@ typedef bool (*cache_build_fn)(void *arg, void **data, size_t *size);
 bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cache_build_fn build, void *arg,
                void **data, size_t *size);
 
+/* A small file of the directory that is not an entry (the cost model's constants:
+ * costs.c), by name: 1 read whole into *data (malloc'd, NUL-terminated, *n bytes), 0 when
+ * there is none (or the cache has no directory), -1 refused with why: not a regular file,
+ * not the user's own or writable by others, longer than max bytes, unreadable. */
+int cache_read_file(rt_cache *c, const char *name, size_t max, char **data, size_t *n, char *why, size_t whyn);
+/* Writes such a file through a temporary, synced, then renamed into place (a reader sees
+ * the old file or the new one, never half of one): false with why, and nothing replaced,
+ * when it cannot (no directory, a read-only cache, a full disk). */
+bool cache_write_file(rt_cache *c, const char *name, const void *data, size_t n, char *why, size_t whyn);
+
 #endif

@@ -94,6 +94,7 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
         target.sms = 0; /* grid statements sized as tilec_launch_info_get sizes them, so it
                            describes this launch (the bits do not depend on it) */
         lp_kernel **ks;
+        if ((st = dsp_target_take_costs(r->ctx, &target)) != TILEC_OK) return st; /* tilec_costs_load's, if any */
         if ((st = dsp_lower_program(prog, &target, k, &ks)) != TILEC_OK) return st;
         for (int i = 0; i < prog->nkernels; i++)
             if (prog->kernels[i] == k) lk = ks[i];

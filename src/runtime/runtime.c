@@ -15,6 +15,8 @@
  */
 #include "runtime.h"
 
+#include "costs.h"
+
 #include "rtc.h"
 #include "../codegen/codegen.h"
 
@@ -291,7 +293,10 @@ static tilec_status try_open(tilec_ctx *ctx, const rt_backend *be, int device, r
         free(r);
         return st;
     }
-    if (ir_target(be->kind)->cache_kind) cache_open(&r->cache); /* binaries to keep */
+    if (ir_target(be->kind)->cache_kind) {
+        cache_open(&r->cache); /* binaries to keep */
+        rt_costs_open(r);      /* and the device's own cost model constants, when measured */
+    }
     *out = r;
     return TILEC_OK;
 }

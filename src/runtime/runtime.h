@@ -131,6 +131,11 @@ struct rt {
     rt_cache cache;      /* compiled kernels on disk */
     void *seg_status;    /* the status words of segmented reductions (dispatch.h, DSP_SEG_*),
                             device memory made at the first one: read by tilec_synchronize */
+    char device_name[128]; /* the driver's name of the device ("" when it has none) */
+    bool has_costs;        /* the device's own cost model constants (costs.c), which
+                              target.costs points to; else the defaults */
+    tilec_costs costs;
+    char costs_what[PATH_MAX + 200];
 };
 
 /* The binary of the plan's kernel for the runtime's GPU target: its CUDA or HIP source
