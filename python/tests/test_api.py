@@ -402,3 +402,34 @@ def test_target_names_and_defaults():
     except tilec.Error as e:
         if e.status != "TILEC_ERR_UNAVAILABLE":
             raise
+
+
+# ---- the cost model's constants ------------------------------------------------------------------
+
+def test_default_costs_are_the_documented_ones():
+    # the table of docs/dispatch.md (its constants block), read here: not the library's numbers
+    import re
+    with open(os.path.join(ROOT, "docs", "dispatch.md")) as f:
+        block = f.read().split("<!-- constants:begin -->")[1].split("<!-- constants:end -->")[0]
+    doc = {m.group(1): float(m.group(2)) for m in re.finditer(r"^\| `(\w+)` \| ([0-9.]+) \|", block, re.M)}
+    assert doc and set(doc) == set(tilec.COST_CONSTANTS)
+    assert tilec.default_costs() == doc
+
+
+def test_calibrate_needs_a_gpu():
+    with pytest.raises(ValueError, match="the simulator has nothing to measure"):
+        tilec.calibrate(backend="sim")
+    with pytest.raises(ValueError):
+        tilec.calibrate(device=-1)
+    with pytest.raises(TypeError):
+        tilec.calibrate(backend="cuda", save="yes")
+    try:
+        r = tilec.calibrate(save=False)
+    except tilec.Error as e:  # no GPU here: said so, not crashed
+        assert e.status == "TILEC_ERR_UNAVAILABLE"
+        assert "GPU" in str(e)
+        return
+    # on a GPU: every constant measured, nothing saved, the file's text returned
+    assert set(tilec.COST_CONSTANTS) <= set(r) and r["file"] is None
+    assert all(0 < r[n] < 100000 for n in tilec.COST_CONSTANTS)
+    assert r["text"].startswith("# The in-kernel cost model's constants")

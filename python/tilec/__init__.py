@@ -2088,3 +2088,55 @@ from ._fused import (softmax, log_softmax, rms_norm, layer_norm, add_rms_norm,  
                      cross_entropy, fused_explain, FUSED)
 __all__ += ["softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy",
             "fused_explain", "FUSED"]
+
+
+# ---- the cost model's constants (docs/dispatch.md#calibrated-constants) -------------------
+
+COST_CONSTANTS = ("lds_latency", "shfl_latency", "add_latency", "barrier", "wavefront", "request",
+                  "shuffle", "issue")
+
+
+class _Costs(_ctypes.Structure):  # tilec_costs, field for field
+    _fields_ = [(n, _ctypes.c_double) for n in COST_CONSTANTS]
+
+
+_bind("tilec_costs_default", _Costs)
+_bind("tilec_calibrate", _c_int, _vp, _ctypes.c_uint, _ctypes.POINTER(_Costs), _PP, _PP)
+
+
+def default_costs():
+    """The cost model's compiled constants (an H200's), in cycles: a dict by name."""
+    c = _lib.tilec_costs_default()
+    return {n: getattr(c, n) for n in COST_CONSTANTS}
+
+
+def calibrate(backend="auto", device=0, save=True):
+    """Measures the cost model's constants on a GPU, as `tilec calibrate` does (about a second
+    of micro-kernels timed by the GPU's clock). With save=True they are written to the
+    device's constants file in the kernel cache's directory, which every later runtime on
+    that device (this process's included) plans with. backend: "auto" (the first usable GPU),
+    "cuda" or "hip"; device: its number. Returns a dict of the constants (cycles) by name,
+    with "file" (where they were saved, or None) and "text" (the file's content). Raises
+    tilec.Error (TILEC_ERR_UNAVAILABLE) when no GPU is usable."""
+    if backend not in ("auto", "cuda", "hip"):
+        raise ValueError("tilec: calibrate(backend=%r): say \"auto\", \"cuda\" or \"hip\"; the simulator "
+                         "has nothing to measure" % (backend,))
+    device = _int(device, "device", 0, 1023)
+    flags = 0 if _flag(save, "save") else 1  # TILEC_CALIBRATE_NO_SAVE
+    ctx = _context(backend, device)
+    c, text, path = _Costs(), _vp(), _vp()
+    with ctx.lock:
+        st = _lib.tilec_calibrate(ctx.h, flags, _ctypes.byref(c),
+                                  _ctypes.byref(text), _ctypes.byref(path))
+        try:
+            ctx.check(st, "calibrating the cost model on %s device %d" % (backend, device))
+            out = {n: getattr(c, n) for n in COST_CONSTANTS}
+            out["text"] = _ctypes.string_at(text).decode() if text.value else None
+            out["file"] = _ctypes.string_at(path).decode(errors="surrogateescape") if path.value else None
+        finally:
+            _lib.tilec_free(text)
+            _lib.tilec_free(path)
+    return out
+
+
+__all__ += ["calibrate", "default_costs", "COST_CONSTANTS"]
