@@ -4,6 +4,10 @@
 //   bench [--quick] [--only SECTION] [--tile-variants V1,V2,...] [--csv FILE] [--md FILE]
 //                            (--tile-variants: also time those tilec variants, forced, in
 //                             the tile matrix where they apply; never counted as peers)
+//   bench ... --costs FILE   (the tile matrix also times tilec's own choice under the cost
+//                             model's constants of FILE, `tilec calibrate -o FILE`, in each
+//                             case where that plan differs from the defaults', and counts
+//                             those cases and what each measures; never counted as peers)
 //   bench --jit-child        (run by bench itself: a new process's first call, from the
 //                             disk cache the parent filled)
 //   bench --tile-sources DIR [--arch sm_XY]   (no GPU: writes the tile matrix's NVRTC
@@ -424,14 +428,41 @@ static Module load_cubin(const std::vector<char> &cubin) {
     return m;
 }
 
-// A tilec program from text: parsed, or an empty pointer with the reason.
-static tilec_program *parse(const std::string &text, std::string *why) {
+// A tilec program from text: parsed (in context c, the default one unless given), or an
+// empty pointer with the reason.
+static tilec_program *parse(const std::string &text, std::string *why, tilec_ctx *c = nullptr) {
+    if (!c) c = ctx;
     tilec_program *p = nullptr;
-    if (tilec_parse(ctx, "bench.tile", text.data(), text.size(), &p) != TILEC_OK) {
-        *why = tilec_diag_text(ctx);
+    if (tilec_parse(c, "bench.tile", text.data(), text.size(), &p) != TILEC_OK) {
+        *why = tilec_diag_text(c);
         return nullptr;
     }
     return p;
+}
+
+// --costs FILE: a context that plans with the cost model's constants of FILE (tilec
+// calibrate -o FILE), beside the default one: the tile matrix times tilec's choice under
+// them too, where it differs
+static tilec_ctx *ctx_cal = nullptr;
+static void load_costs(const char *path) {
+    FILE *f = std::fopen(path, "rb");
+    char text[TILEC_COSTS_MAX_BYTES + 1];
+    size_t n = f ? std::fread(text, 1, sizeof text, f) : 0;
+    if (f) std::fclose(f);
+    tilec_open(&ctx_cal);
+    if (!f || n > TILEC_COSTS_MAX_BYTES || tilec_costs_load(ctx_cal, path, text, n) != TILEC_OK) {
+        std::fprintf(stderr, "bench: --costs %s: %s\n", path, f ? tilec_diag_text(ctx_cal) : "cannot be read");
+        std::exit(2);
+    }
+}
+
+// the text of func `name` in emitted source, its name blanked (to compare two plans)
+static std::string func_body(const std::string &src, const std::string &name) {
+    size_t at = src.find("void " + name + "(");
+    if (at == std::string::npos) return "";
+    size_t end = src.find("\n}\n", at);
+    std::string b = src.substr(at + 5 + name.size(), end == std::string::npos ? std::string::npos : end - at - 5 - name.size());
+    return b;
 }
 
 static Module tilec_module(const std::string &text) {
@@ -877,6 +908,7 @@ static const char *op_name[2] = {"sum", "max"};
 struct Impl {
     std::string name, kernel;
     bool forced = false; // tilec with variant=: reported, never a peer
+    bool calibrated = false; // tilec's own choice under --costs FILE's constants (forced too: never a peer)
     double cyc[2] = {0, 0}; // 1/SM, 4/SM (median over CTAs, a tile)
     bool ok[2] = {false, false};
     int fit = 0; // CTAs a multiprocessor that fit
@@ -888,6 +920,7 @@ struct TileRun {
     int r, c, s, threads;
     int group, id;
     std::string label, func, variant; // func: tilec's name
+    std::string cal_variant;          // the variant under --costs FILE ("" without it)
     std::vector<Impl> impls;          // [0]: tilec
 };
 
@@ -1071,7 +1104,7 @@ static void tile_sources(std::vector<TileRun> &runs, std::vector<std::string> &s
         for (int op = 0; op < 2; op++)
             for (int rows = 1; rows >= 0; rows--) {
                 int group = (int)srcs.size();
-                std::string funcs, harnesses;
+                std::string funcs, funcs_cal, harnesses;
                 for (auto &s : shapes) {
                     if (s.only16 && dt == 0) continue; // 128x128 f32 is 64 KB: more than a static shared array
                     if (!rows && s.r == 1) continue;   // columns of one row: a copy
@@ -1092,6 +1125,15 @@ static void tile_sources(std::vector<TileRun> &runs, std::vector<std::string> &s
                         mine.kernel = "k" + std::to_string(t.id) + "_0";
                         t.impls.push_back(mine);
                         harnesses += harness(t, mine.kernel, t.func + "(res, tile)");
+                        if (ctx_cal) { /* kept below only where the plan differs from the default's */
+                            funcs_cal += tile_func(t, "", "_cal");
+                            Impl c;
+                            c.name = "tilec calibrated";
+                            c.forced = c.calibrated = true;
+                            c.kernel = "k" + std::to_string(t.id) + "_cal";
+                            harnesses += harness(t, c.kernel, t.func + "_cal(res, tile)");
+                            t.impls.push_back(c);
+                        }
                         add_peers(t, harnesses);
                         for (size_t v = 0; v < tile_variants.size(); v++) { // --tile-variants: forced, where they apply
                             std::string sfx = "_v" + std::to_string(v), text = tile_func(t, tile_variants[v], sfx);
@@ -1119,7 +1161,26 @@ static void tile_sources(std::vector<TileRun> &runs, std::vector<std::string> &s
                 tilec_ok(tilec_emit(p, &tt, &emitted, nullptr), "tilec_emit");
                 for (auto &t : runs)
                     if (t.group == group) t.variant = variant_of(emitted, t.func);
-                srcs.push_back(std::string(peer_prelude) + emitted + harnesses);
+                std::string cal_src;
+                if (ctx_cal) { /* the same funcs (named _cal) planned with --costs FILE's constants */
+                    tilec_program *pc = parse(funcs_cal, &why, ctx_cal);
+                    char *emitted_cal = nullptr;
+                    if (!pc || tilec_emit(pc, &tt, &emitted_cal, nullptr) != TILEC_OK) {
+                        std::fprintf(stderr, "bench: --costs: %s%s", why.c_str(), tilec_diag_text(ctx_cal));
+                        std::exit(1);
+                    }
+                    cal_src = emitted_cal;
+                    for (auto &t : runs) {
+                        if (t.group != group) continue;
+                        t.cal_variant = variant_of(cal_src, t.func + "_cal");
+                        bool same = func_body(emitted, t.func) == func_body(cal_src, t.func + "_cal");
+                        for (size_t i = 0; i < t.impls.size(); i++)
+                            if (t.impls[i].calibrated && same) t.impls.erase(t.impls.begin() + (long)i--);
+                    }
+                    tilec_free(emitted_cal);
+                    tilec_program_free(pc);
+                }
+                srcs.push_back(std::string(peer_prelude) + emitted + cal_src + harnesses);
                 tilec_free(emitted);
                 tilec_program_free(p);
             }
@@ -1142,7 +1203,16 @@ static int write_tile_sources(const char *dir) {
         std::fputs(srcs[i].c_str(), f);
         std::fclose(f);
     }
-    for (auto &t : runs) std::printf("%-36s %-24s %zu peers\n", t.label.c_str(), t.variant.c_str(), t.impls.size() - 1);
+    int changed = 0;
+    for (auto &t : runs) {
+        size_t peers = 0;
+        bool cal = false;
+        for (size_t i = 1; i < t.impls.size(); i++) t.impls[i].calibrated ? cal = true : peers++;
+        changed += cal;
+        std::printf("%-36s %-24s %zu peers%s%s\n", t.label.c_str(), t.variant.c_str(), peers,
+                    cal ? "; under --costs: " : "", cal ? t.cal_variant.c_str() : "");
+    }
+    if (ctx_cal) std::printf("--costs changes tilec's plan in %d of %zu cases\n", changed, runs.size());
     tilec_close(ctx);
     return 0;
 }
@@ -1177,7 +1247,8 @@ static void bench_tile_matrix() {
     // run: every impl of a case, checked, at both occupancies
     long long *d_cyc;
     CUDA(cudaMalloc(&d_cyc, 4 * sms * 8));
-    std::vector<double> logs_ratio;
+    std::vector<double> logs_ratio, cal_logs; // cal_logs: default / calibrated cycles where --costs changed the plan
+    int cal_changed = 0;
     for (auto &t : runs) {
         progress("tile " + t.label);
         TileData d = tile_data(t);
@@ -1248,7 +1319,14 @@ static void bench_tile_matrix() {
                     me.fit < 4 ? fmt(" (%g/SM fit)", me.fit).c_str() : "", cyc_s(best[0], 0).c_str(), cyc_s(best[1], 1).c_str(),
                     ratio[0], ratio[1], peer.c_str(), me.ok[0] && me.ok[1] ? "" : "  tilec WRONG");
         for (auto &f : t.impls)
-            if (f.forced)
+            if (f.calibrated) {
+                std::printf("  tile %-34s %-22s tilec %6s %6s  (calibrated constants' plan; default / calibrated %.2f %.2f)\n",
+                            t.label.c_str(), ("[" + t.cal_variant + "]").c_str(), cyc_s(&f, 0).c_str(), cyc_s(&f, 1).c_str(),
+                            f.ok[0] && me.ok[0] ? me.cyc[0] / f.cyc[0] : 0.0, f.ok[1] && me.ok[1] ? me.cyc[1] / f.cyc[1] : 0.0);
+                for (int occ = 0; occ < 2; occ++)
+                    if (f.ok[occ] && me.ok[occ] && f.cyc[occ] > 0) cal_logs.push_back(std::log(me.cyc[occ] / f.cyc[occ]));
+                cal_changed++;
+            } else if (f.forced)
                 std::printf("  tile %-34s %-22s tilec %6s %6s  (forced)\n", t.label.c_str(), f.name.substr(6).c_str(),
                             cyc_s(&f, 0).c_str(), cyc_s(&f, 1).c_str());
         if (csv)
@@ -1270,6 +1348,16 @@ static void bench_tile_matrix() {
     for (double l : logs_ratio) gm += l;
     gm = logs_ratio.empty() ? 0 : std::exp(gm / logs_ratio.size());
     std::printf("  tile: geometric mean of best peer / tilec over %zu case-occupancies: %.3f\n", logs_ratio.size(), gm);
+    if (ctx_cal) {
+        double cg = 0;
+        int faster = 0, slower = 0;
+        for (double l : cal_logs) cg += l, faster += l > std::log(1.02), slower += l < -std::log(1.02);
+        cg = cal_logs.empty() ? 1 : std::exp(cg / cal_logs.size());
+        std::printf("  tile: the calibrated constants change tilec's plan in %d of %zu cases; over those, default / "
+                    "calibrated cycles: geometric mean %.3f, %d case-occupancies 2%% or more faster, %d slower\n",
+                    cal_changed, runs.size(), cg, faster, slower);
+        if (csv) std::fprintf(csv, "tile-calibrated,changed,%d,,%.4f,geomean default/calibrated\n", cal_changed, cg);
+    }
     target("tile matrix, geometric mean of best peer / tilec (both occupancies)", fmt("%.3f", gm), ">= 1.2", gm / 1.2,
            std::to_string(logs_ratio.size()) + " case-occupancies");
     for (auto &m : mods) CUDA(cudaLibraryUnload(m.lib));
@@ -2203,8 +2291,9 @@ int main(int argc, char **argv) {
         }
         else if (!std::strcmp(argv[i], "--csv") && i + 1 < argc) csv = std::fopen(argv[++i], "w");
         else if (!std::strcmp(argv[i], "--md") && i + 1 < argc) md = argv[++i];
+        else if (!std::strcmp(argv[i], "--costs") && i + 1 < argc) load_costs(argv[++i]);
         else {
-            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|fragments|multipass] [--tile-variants V1,V2] [--csv FILE] [--md FILE]\n"
+            std::fprintf(stderr, "usage: bench [--quick] [--only jit|whole|rows|cols|16-bit|tiles|fragments|multipass] [--tile-variants V1,V2] [--costs FILE] [--csv FILE] [--md FILE]\n"
                                  "       bench --tile-sources DIR [--arch sm_XY]\n"
                                  "       bench --fragment-sources DIR [--arch sm_XY]\n");
             return 2;
