@@ -90,6 +90,42 @@ static void test_row_sum_shared_shape(void **state) {
     tilec_close(ctx);
 }
 
+/* A reduction's own barrier and the program's cta.sync() right after it are one barrier;
+ * one with something between them, another scope's, or inside a selected instance's test
+ * stay. Counted on the top-level block (the variant's own barriers are in its blocks). */
+static int top_barriers(const lp_kernel *k, tilec_scope scope) {
+    int n = 0;
+    for (int i = 0; i < k->body.n; i++) n += k->body.items[i]->kind == LS_BARRIER && k->body.items[i]->scope == scope;
+    return n;
+}
+
+static void test_repeated_barriers_dropped(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    /* copy, sync, sum (+ its barrier), sync: the sync after the sum goes */
+    lp_kernel *k = lower(ctx, &p, row_sum, (tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, true);
+    assert_int_equal(top_barriers(k, TILEC_SCOPE_CTA), 2);
+    for (int i = 1; i < k->body.n; i++) { /* and no two in a row, markers aside */
+        int j = i - 1;
+        while (j > 0 && k->body.items[j]->kind == LS_OP) j--;
+        assert_false(k->body.items[i]->kind == LS_BARRIER && k->body.items[j]->kind == LS_BARRIER);
+    }
+    tilec_program_free(p);
+    /* a fill between them keeps both; two syncs in a row are one; a warp barrier after a cta
+     * one stays */
+    static const char *const src =
+        "kernel k(A: f32[4, 8] global, B: f32[4] global) threads=64 {\n"
+        "  shared As: f32[4, 8]\n  shared Bs: f32[4]\n  shared Cs: f32[4]\n  cta.copy(As, A)\n  cta.sync()\n"
+        "  cta.sum(Bs, As, axes=(-1))\n  cta.fill(Cs, 0)\n  cta.sync()\n  cta.sync()\n  warp.sync()\n  cta.copy(B, Bs)\n}\n";
+    k = lower(ctx, &p, src, (tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, true);
+    assert_int_equal(top_barriers(k, TILEC_SCOPE_CTA), 3); /* after the copy, the sum's, one of the two syncs */
+    assert_int_equal(top_barriers(k, TILEC_SCOPE_WARP), 1);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 /* Groups never straddle missing lanes: 48 threads take groups of 16 in the shared variant
  * (forced), and of at most 16 in `rows` (the model's choice), and both are correct. */
 static void test_partial_groups_shrink(void **state) {
@@ -1014,6 +1050,7 @@ int main(void) {
         cmocka_unit_test(test_slots_that_do_not_fit),
         cmocka_unit_test(test_numeric),
         cmocka_unit_test(test_unaligned_pointers),
+        cmocka_unit_test(test_repeated_barriers_dropped),
     };
     return cmocka_run_group_tests_name("lowering and simulator checks", tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
  * statement is dispatched to a variant, which appends its loop IR; a statement run by one
  * selected instance (`warp[5].sum`) is wrapped in a test of the instance id, and every
  * reduction ends with a barrier of its scope, as the format promises (but one of a fragment
- * into a fragment: registers only). The shared slots a
+ * into a fragment: registers only; one right before another barrier of its scope, the
+ * program's own sync, is the only one kept). The shared slots a
  * variant adds count against the target's shared memory with the kernel's own buffers.
  */
 #include "dispatch.h"
@@ -20,6 +21,23 @@ static lp_expr *instance_of(lp_kernel *k, tilec_scope s) {
     case TILEC_SCOPE_WARP: return lp_special_expr(k, LP_WARP);
     default: return lp_special_expr(k, LP_TID);
     }
+}
+
+/* A barrier right after another of the same scope (nothing between them but op markers)
+ * orders nothing the first one did not: a reduction's own barrier followed by the
+ * program's `cta.sync()`. The second is dropped, in every block. */
+static void drop_repeated_barriers(lp_block *b) {
+    int kept = 0;
+    const lp_stmt *last = NULL; /* the last statement kept that is not a marker */
+    for (int i = 0; i < b->n; i++) {
+        lp_stmt *st = b->items[i];
+        if (st->kind == LS_BARRIER && last && last->kind == LS_BARRIER && last->scope == st->scope) continue;
+        drop_repeated_barriers(&st->body);
+        drop_repeated_barriers(&st->orelse);
+        if (st->kind != LS_OP) last = st;
+        b->items[kept++] = st;
+    }
+    b->n = kept;
 }
 
 lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_target *t, tilec_status *why) {
@@ -66,6 +84,7 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
             lp_barrier(k, into, st->exec.scope);
     }
     if (k->oom) return NULL; /* *why is NOMEM */
+    drop_repeated_barriers(&k->body);
     *why = ok ? TILEC_OK : TILEC_ERR_DISPATCH;
     return ok ? k : NULL;
 }

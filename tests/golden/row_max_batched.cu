@@ -257,7 +257,6 @@ extern "C" __global__ void __launch_bounds__(256) row_max(const float *__restric
   }
   __syncthreads();
   // line 10: cta.sync()  [barrier]
-  __syncthreads();
   // line 11: cta.copy(B[cta_id], Bs)  [copy]
   for (tl_e44 = tl_tid; tl_e44 < 16; tl_e44 += 256) {
     {

@@ -205,7 +205,6 @@ extern "C" __global__ void __launch_bounds__(32) row_sum(const float *__restrict
   }
   __syncthreads();
   // line 11: cta.sync()  [barrier]
-  __syncthreads();
   // line 12: cta.copy(B, Bs)  [copy]
   for (tl_e24 = tl_tid; tl_e24 < 1; tl_e24 += 32) {
     {
