@@ -341,6 +341,13 @@ head -c 5000 /dev/zero >"$tmp/costs-big.txt"
 expect "explain --costs of a big file" 1 "$tilec" explain --costs "$tmp/costs-big.txt" "$root/examples/col_sum.tile"
 has "is refused by its size" "$tmp/err" "is longer than one (4096 bytes at most)"
 expect "explain --costs of no file" 1 "$tilec" explain --costs "$tmp/none.txt" "$root/examples/col_sum.tile"
+expect "explain --costs -" 2 "$tilec" explain --costs - "$root/examples/col_sum.tile"
+has "is refused: a file, not standard input" "$tmp/err" "--costs takes a file"
+cp "$tmp/costs-dear.txt" "$tmp/keep.txt"
+expect "emit -o over the --costs file" 2 "$tilec" emit --target cuda --costs "$tmp/keep.txt" -o "$tmp/keep.txt" "$root/examples/col_sum.tile"
+if cmp -s "$tmp/keep.txt" "$tmp/costs-dear.txt"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: emit overwrote the --costs file"; fi
+expect "explain --target sim --costs of an sm_90 file" 0 "$tilec" explain --target sim --costs "$tmp/costs-dear.txt" "$root/examples/col_sum.tile"
+has "the simulator plans with it" "$tmp/out" "  line 8: cta.sum(Bs, As, axes=(0)) -> rows"
 expect "calibrate the simulator" 2 "$tilec" calibrate --backend sim
 has "says there is nothing to measure" "$tmp/err" "--backend sim has nothing to measure"
 expect "calibrate a negative device" 2 "$tilec" calibrate --device -1

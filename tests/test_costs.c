@@ -146,7 +146,10 @@ static void test_bad_values(void **state) {
         {"format tilec-costs 1\n", "", "first key must be 'format", 1},
         {"warp-size 32", "warp-size 48", "warp-size must be 32 or 64", 4},
         {"warp-size 32", "warp-size 032", "warp-size must be 32 or 64", 4},
-        {"sms 132", "sms 0", "sms must be", 5},
+        {"sms 132", "sms 00", "sms must be", 5},
+        {"sms 132", "sms -1", "sms must be", 5},
+        {"tilec 1\n", "tilec 1\n\n", "an empty line", 7},
+        {"tilec 1\n", "tilec 1\n# a \x1b comment\n", "not printable", 7},
         {"sms 132", "sms 1000000", "sms must be", 5},
         {"arch sm_90", "arch sm-90", "not an arch", 3},
         {"device X\n", "", "no 'device' line", 0},
@@ -168,6 +171,21 @@ static void test_bad_values(void **state) {
             fail_msg("case %zu (%s): '%s' does not say '%s'", i, cases[i].with, e.message, cases[i].message);
         if (e.line != cases[i].line) fail_msg("case %zu (%s): line %d, not %d", i, cases[i].with, e.line, cases[i].line);
         free(t);
+    }
+    /* sms 0: a driver that did not say */
+    {
+        char body0[2048];
+        snprintf(body0, sizeof body0, "%s%s", head, consts);
+        char *at = strstr(body0, "sms 132");
+        memmove(at + 5, at + 7, strlen(at + 7) + 1);
+        at[4] = '0';
+        size_t n0;
+        char *t0 = signed_text(body0, &n0);
+        rt_costs_file g0;
+        rt_costs_error e0;
+        if (!rt_costs_parse(t0, n0, &g0, &e0)) fail_msg("sms 0: %s", e0.message);
+        assert_int_equal(g0.sms, 0);
+        free(t0);
     }
     /* the same body as written is read: the cases' failures are theirs */
     char body[2048];
@@ -313,7 +331,7 @@ static void test_device_file(void **state) {
     mkdir(f.dir, 0700);
     rt_costs_file c = sample();
     char name[96], path[512];
-    rt_costs_file_name(c.device, c.arch, c.sms, c.warp_size, name, sizeof name);
+    rt_costs_file_name(&c, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", f.dir, name);
     assert_int_equal(strncmp(name, "costs-sm_90-", 12), 0);
 
@@ -388,6 +406,32 @@ static void test_device_file(void **state) {
     assert_false(f.r.has_costs);
     assert_non_null(strstr(tilec_diag_text(f.ctx), "symbolic link"));
     fake_close(&f);
+    /* the device as a file names it: printable ASCII, a name when the driver has none, the
+       multiprocessors 0 when it did not say; such a file is found and read */
+    unlink(path);
+    assert_int_equal(rename(real, path), 0);
+    fake_open(&f, "GPU \xc3\xa9\x01", 0);
+    rt_costs_file id;
+    rt_costs_identity(&f.r, &id);
+    assert_string_equal(id.device, "GPU ???");
+    assert_int_equal(id.sms, 0);
+    snprintf(f.r.device_name, sizeof f.r.device_name, "%s", "");
+    rt_costs_identity(&f.r, &id);
+    assert_string_equal(id.device, "unnamed device");
+    id.c = sample().c;
+    char idname[96];
+    rt_costs_file_name(&id, idname, sizeof idname);
+    size_t idn;
+    char *idt = text_of(&id, &idn);
+    assert_true(cache_write_file(&f.r.cache, idname, idt, idn, why, sizeof why));
+    rt_costs_open(&f.r);
+    assert_true(f.r.has_costs);
+    fake_close(&f);
+    char idpath[600];
+    snprintf(idpath, sizeof idpath, "%s/%s", f.dir, idname);
+    unlink(idpath);
+    free(idt);
+    assert_int_equal(rename(path, real), 0);
     /* a read-only cache: read, but calibrate could not write */
     unlink(path);
     assert_int_equal(rename(real, path), 0);
@@ -411,16 +455,19 @@ static void test_kernels_compile(void **state) {
     assert_int_equal(tilec_open(&ctx), TILEC_OK);
     if (!have(TILEC_BACKEND_CUDA)) skip();
     static const char *const archs[] = {"sm_75", "sm_80", "sm_90"};
+    ir_str src = {0};
+    rt_calibrate_source(&src);
+    assert_false(src.oom);
     for (int i = 0; i < 3; i++) {
         rtc_result r;
-        if (rtc_compile(ctx, TILEC_BACKEND_CUDA, archs[i], 32, "calibrate.cu", rt_calibrate_source(), RTC_BINARY, &r) !=
+        if (rtc_compile(ctx, TILEC_BACKEND_CUDA, archs[i], 32, "calibrate.cu", src.data, RTC_BINARY, &r) !=
             TILEC_OK)
             fail_msg("%s: %s", archs[i], tilec_diag_text(ctx));
         rtc_result_free(&r);
     }
     /* the 16-byte chain loads 16 bytes: one ld.shared.v4 in its loop, not four narrow ones */
     rtc_result r;
-    assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_90", 32, "calibrate.cu", rt_calibrate_source(), RTC_PTX, &r),
+    assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_90", 32, "calibrate.cu", src.data, RTC_PTX, &r),
                      TILEC_OK);
     const char *k = strstr(r.data, ".entry tl_cal_lds16(");
     assert_non_null(k);
@@ -436,14 +483,29 @@ static void test_kernels_compile(void **state) {
     int narrow = 0;
     for (const char *p = k; (p = strstr(p, "ld.shared.")) && p < end; p++) narrow += strncmp(p, "ld.shared.v", 11) != 0;
     assert_true(narrow >= 16);
+    /* the throughput loops issue few instructions besides their loads (an address a loop,
+       the 8 loads at fixed offsets), so they measure the shared-memory pipe, not the issue */
+    static const char *const tp[] = {".entry tl_cal_lds4_tp(", ".entry tl_cal_lds16_tp("};
+    for (int i = 0; i < 2; i++) {
+        k = strstr(r.data, tp[i]);
+        assert_non_null(k);
+        end = strstr(k, "\n}\n");
+        int loads = 0, instrs = 0;
+        for (const char *p = k; (p = strstr(p, "ld.shared.")) && p < end; p++) loads++;
+        for (const char *p = k; (p = strchr(p, '\n')) && p < end; p++)
+            instrs += p[1] == '\t' && ((p[2] >= 'a' && p[2] <= 'z') || p[2] == '@');
+        assert_true(loads >= 16);
+        if (instrs >= 9 * loads) fail_msg("%s: %d instructions for %d shared loads", tp[i], instrs, loads);
+    }
     rtc_result_free(&r);
     if (have(TILEC_BACKEND_HIP)) {
         rtc_result h;
-        if (rtc_compile(ctx, TILEC_BACKEND_HIP, "gfx90a", 64, "calibrate.hip", rt_calibrate_source(), RTC_BINARY, &h) !=
+        if (rtc_compile(ctx, TILEC_BACKEND_HIP, "gfx90a", 64, "calibrate.hip", src.data, RTC_BINARY, &h) !=
             TILEC_OK)
             fail_msg("gfx90a: %s", tilec_diag_text(ctx));
         rtc_result_free(&h);
     }
+    ir_str_free(&src);
     tilec_close(ctx);
 }
 

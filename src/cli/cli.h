@@ -97,7 +97,7 @@ int write_output(const char *path, const void *data, size_t len, bool binary);
 
 /* --costs FILE: reads the cost model's constants file (at most TILEC_COSTS_MAX_BYTES) and
  * gives it to ctx (tilec_costs_load); NULL path does nothing. EXIT_OK, else EXIT_BAD_INPUT
- * with the message printed. */
+ * (EXIT_USAGE for "-") with the message printed. */
 int load_costs(tilec_ctx *ctx, const char *path);
 
 /* Set when write_output has reported a failed write of standard output, so that main's

@@ -67,12 +67,12 @@ int cmd_calibrate(int argc, char **argv) {
         fprintf(stderr, "tilec calibrate: measuring on %s %s (about a second)...\n", tilec_backend_name(t.backend), t.arch);
         st = tilec_calibrate(ctx, no_save ? TILEC_CALIBRATE_NO_SAVE : 0, &c, &text, &path);
     }
-    if (st != TILEC_OK) {
+    if (st != TILEC_OK && !text) { /* nothing measured: no GPU, no compiler, a failed run */
         fputs(tilec_diag_text(ctx), stderr);
         tilec_close(ctx);
         return st == TILEC_ERR_UNAVAILABLE || st == TILEC_ERR_COMPILE ? EXIT_UNAVAILABLE : EXIT_BAD_INPUT;
     }
-    print_warnings(ctx);
+    /* measured: the table and -o whatever became of the saving */
     tilec_costs d = tilec_costs_default();
     out_printf(stdout, "The cost model's constants on %s %s, in cycles (docs/dispatch.md#calibrated-constants):\n",
                tilec_backend_name(t.backend), t.arch);
@@ -80,12 +80,17 @@ int cmd_calibrate(int argc, char **argv) {
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         out_printf(stdout, "  %-13s %9.3f %9.3f  %s\n", rows[i].name, at(&c, rows[i].off), at(&d, rows[i].off), rows[i].what);
     if (path)
-        out_printf(stdout, "Saved to %s: tilec_reduce, tilec_fused and tilec_run_kernel read it whenever a runtime opens "
-                           "this device.\n", path);
+        out_printf(stdout, "Saved to %s: tilec_fused, tilec_run_kernel and tile programs run on this device plan with it "
+                           "from now on.\n", path);
     else if (no_save)
         out_printf(stdout, "Not saved (--no-save).\n");
+    else
+        out_printf(stdout, "Not saved: the next runtime on this device plans with the default constants (below).\n");
     flush_output(stdout);
+    if (!path && !no_save) fputs(tilec_diag_text(ctx), stderr); /* why not: the cache's note, or the error */
+    else print_warnings(ctx);
     if (out) rc = write_output(out, text, strlen(text), false);
+    if (st != TILEC_OK && rc == EXIT_OK) rc = EXIT_BAD_INPUT; /* measured, but the file could not be written */
     tilec_free(text);
     tilec_free(path);
     tilec_close(ctx);

@@ -72,13 +72,22 @@ static int run(int argc, char **argv, bool compile) {
         free(path);
         return EXIT_USAGE;
     }
-    /* -o, or standard output for FILE "-": never the input (`-o - 1<>FILE`, `- <>FILE 1>&0`) */
-    const named_file in = {"FILE", NULL, file, NULL}, o = {out ? "-o" : "standard output", NULL, out ? out : "-", NULL};
-    if (!path && (rc = check_outputs(cmd, &o, 1, &in, 1))) return rc;
+    /* -o, or standard output for FILE "-": never the input (`-o - 1<>FILE`, `- <>FILE 1>&0`),
+       nor the --costs file */
+    const named_file in[2] = {{"FILE", NULL, file, NULL}, {"--costs", NULL, costs, NULL}};
+    const named_file o = {out ? "-o" : "standard output", NULL, out ? out : "-", NULL};
+    if (!path && (rc = check_outputs(cmd, &o, 1, in, costs ? 2 : 1))) return rc;
+    if (path && costs && overwrites(path, costs)) {
+        fprintf(stderr, "tilec %s: the output would be '%s', the --costs file; give -o OUT to write the %s elsewhere\n", cmd,
+                path, compile ? "binary" : "source");
+        free(path);
+        return EXIT_USAGE;
+    }
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) { free(path); return EXIT_BAD_INPUT; }
-    tilec_program *prog = load_costs(ctx, costs) == EXIT_OK ? load(ctx, file, false, 0) : NULL;
-    rc = EXIT_BAD_INPUT;
+    rc = load_costs(ctx, costs);
+    tilec_program *prog = rc == EXIT_OK ? load(ctx, file, false, 0) : NULL;
+    if (rc == EXIT_OK) rc = EXIT_BAD_INPUT;
     if (prog) {
         void *data = NULL;
         size_t n = 0;

@@ -47,8 +47,9 @@ int cmd_explain(int argc, char **argv) {
     if (t.backend == TILEC_BACKEND_AUTO) t.backend = TILEC_BACKEND_CUDA;
     tilec_ctx *ctx;
     if (tilec_open(&ctx) != TILEC_OK) return EXIT_BAD_INPUT;
-    tilec_program *prog = load_costs(ctx, costs) == EXIT_OK ? load(ctx, file, false, 0) : NULL;
-    int rc = EXIT_BAD_INPUT;
+    int rc = load_costs(ctx, costs);
+    tilec_program *prog = rc == EXIT_OK ? load(ctx, file, false, 0) : NULL;
+    if (rc == EXIT_OK) rc = EXIT_BAD_INPUT;
     if (prog) {
         char *text = NULL;
         unsigned flags = (verbose ? 0 : TILEC_EXPLAIN_SHORT) | (dump ? TILEC_EXPLAIN_LOOP : 0);

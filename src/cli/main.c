@@ -33,6 +33,10 @@ char *read_source(const char *path, size_t *len) {
 
 int load_costs(tilec_ctx *ctx, const char *path) {
     if (!path) return EXIT_OK;
+    if (strcmp(path, "-") == 0) {
+        fprintf(stderr, "tilec: --costs takes a file (what `tilec calibrate -o FILE` wrote), not standard input\n");
+        return EXIT_USAGE;
+    }
     size_t len;
     int64_t size;
     char *text = read_input(path, TILEC_COSTS_MAX_BYTES, &len, &size);
@@ -518,11 +522,12 @@ static const command commands[] = {
      "lowered (shared-memory and shuffle latencies and throughputs, barriers, the issue\n"
      "rate) on a GPU, with micro-kernels timed by its clock (about a second), and prints\n"
      "them beside the compiled defaults (an H200's). They are saved in the kernel cache's\n"
-     "directory (TILEC_CACHE_DIR, else ~/.cache/tilec) for this device (its name, arch\n"
-     "and multiprocessor count), and every later tilec_reduce, tilec_fused and\n"
-     "tilec_run_kernel on it plans with them. 'tilec explain --costs FILE' and 'tilec\n"
+     "directory (TILEC_CACHE_DIR, else $XDG_CACHE_HOME/tilec, else ~/.cache/tilec) for\n"
+     "this device (its name, arch and multiprocessor count), and every later runtime on\n"
+     "it plans with them: tilec_fused, tilec_run_kernel and 'tilec run' (tilec_reduce's\n"
+     "whole-tensor plans do not use the model). 'tilec explain --costs FILE' and 'tilec\n"
      "emit --costs FILE' plan with a saved file on any machine. Exits 3 when no GPU is\n"
-     "usable.\n"
+     "usable, 1 when the constants were measured but could not be saved.\n"
      "\n"
      "Options:\n"
      "  --backend=auto|cuda|hip  the GPU's backend (default auto: the first usable one)\n"

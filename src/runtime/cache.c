@@ -542,24 +542,33 @@ int cache_read_file(rt_cache *c, const char *name, size_t max, char **data, size
 
 bool cache_write_file(rt_cache *c, const char *name, const void *data, size_t n, char *why, size_t whyn) {
     if (!c->has_dir || c->mode != CACHE_RW) {
-        snprintf(why, whyn, "the kernel cache is %s", c->mode == CACHE_RO ? "read-only (TILEC_CACHE=ro)" : "off");
+        snprintf(why, whyn, "the kernel cache is %s",
+                 c->mode == CACHE_RO ? "read-only (TILEC_CACHE=ro, or its directory cannot be written)"
+                                     : "off (TILEC_CACHE=off, or it has no usable directory)");
         return false;
     }
+    /* the temporary is named as an entry's ("<sha256>.tmp.<pid>.<n>", the SHA-256 of the
+       name) and locked until renamed, so a writer killed part way leaves an orphan the
+       evictor removes (evict) */
     static unsigned serial;
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", name, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+    uint8_t sum[32];
+    char hex[65], tmp[128];
+    rt_sha256(name, strlen(name), sum);
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", hex, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
     int fd = open_in(c, tmp, O_WRONLY | O_CREAT | O_EXCL);
     if (fd < 0) {
         snprintf(why, whyn, "%s", strerror(errno));
         return false;
     }
+    flock(fd, LOCK_EX);
     bool ok = write_all(fd, data, n) && fsync(fd) == 0;
     int err = errno;
-    close(fd);
     if (ok && renameat(c->dirfd, tmp, c->dirfd, name) != 0) ok = false, err = errno;
     if (!ok) {
         unlinkat(c->dirfd, tmp, 0);
         snprintf(why, whyn, "%s", strerror(err ? err : EIO));
     }
+    close(fd); /* after the rename, so the lock lasts as long as the temporary's name */
     return ok;
 }

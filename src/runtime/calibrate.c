@@ -28,11 +28,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CHAIN = 1024, ITERS = 512, CTA_THREADS = 256, PER_SM = 4 };
+/* ITERS keeps a throughput CTA's count far below 2^20 cycles (the clock of some AMD parts
+ * wraps there) */
+enum { CHAIN = 1024, ITERS = 128, CTA_THREADS = 256, PER_SM = 4 };
 
 /* The kernels: every parameter a pointer (the backends launch pointers); cfg[0] is the
  * throughput loops' count, cfg[1] the bits of 1.0f (an addend the compiler cannot see). */
-static const char source[] =
+static const char *const source_parts[] = {
     "#ifdef __HIPCC__\n"
     "#define TL_SHFL(x, m) __shfl_xor((x), (m))\n"
     "#else\n"
@@ -68,7 +70,7 @@ static const char source[] =
     "  long long t1 = clock64();\n"
     "  cyc[0] = t1 - t0;\n"
     "  sink[0] = j ^ o;\n"
-    "}\n"
+    "}\n",
     "extern \"C\" __global__ void tl_cal_shfl(long long *cyc, int *sink, const int *cfg) {\n"
     "  float x = (float)threadIdx.x;\n"
     "  long long t0 = clock64();\n"
@@ -96,23 +98,25 @@ static const char source[] =
     "  for (int k = 0; k < TL_CHAIN; k++) __syncthreads();\n"
     "  long long t1 = clock64();\n"
     "  if (threadIdx.x == 0) cyc[0] = t1 - t0;\n"
-    "}\n"
-    /* shared-memory throughput: rows of 128 bytes (4-byte loads) or 512 (16-byte), every
-       warp a different row each load, 8 independent loads an iteration */
+    "}\n",
+    /* shared-memory throughput: 16 KB a CTA (four fit a multiprocessor of 64 KB), rows of
+       128 bytes (4-byte loads) or 512 (16-byte), 8 consecutive rows an iteration from a base
+       that moves by 8 rows and wraps: one address a loop, the 8 loads at fixed offsets */
     "template <int W> __device__ void tl_lds_tp(long long *cyc, int *sink, const int *cfg) {\n"
-    "  __shared__ __attribute__((aligned(16))) int s[8192];\n"
-    "  for (int i = threadIdx.x; i < 8192; i += blockDim.x) s[i] = i * 7;\n"
+    "  __shared__ __attribute__((aligned(16))) int s[4096];\n"
+    "  for (int i = threadIdx.x; i < 4096; i += blockDim.x) s[i] = i * 7;\n"
     "  int iters = cfg[0];\n"
     "  __syncthreads();\n"
-    "  const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;\n"
+    "  const int lane = threadIdx.x & 31;\n"
+    "  const int rows = W == 4 ? 128 : 32;\n"
     "  unsigned acc = 0;\n"
     "  long long t0 = clock64();\n"
     "  for (int k = 0; k < iters; k++) {\n"
+    "    int base = (k * 8) & (rows - 8);\n"
     "#pragma unroll\n"
     "    for (int u = 0; u < 8; u++) {\n"
-    "      int row = (k * 8 + u + w) & (W == 4 ? 255 : 63);\n"
-    "      if (W == 4) acc ^= (unsigned)s[row * 32 + lane];\n"
-    "      else { tl_i4 v = ((const tl_i4 *)s)[row * 32 + lane]; acc ^= (unsigned)(v.x ^ v.y ^ v.z ^ v.w); }\n"
+    "      if (W == 4) acc ^= (unsigned)s[(base + u) * 32 + lane];\n"
+    "      else { tl_i4 v = ((const tl_i4 *)s)[(base + u) * 32 + lane]; acc ^= (unsigned)(v.x ^ v.y ^ v.z ^ v.w); }\n"
     "    }\n"
     "  }\n"
     "  __syncthreads();\n"
@@ -159,9 +163,12 @@ static const char source[] =
     "  float t = 0;\n"
     "  for (int u = 0; u < 8; u++) t += a[u];\n"
     "  if (t == 12345.f) sink[0] = 1;\n"
-    "}\n";
+    "}\n",
+    NULL}; /* parts, each under the 4095 characters a C compiler must take in a literal */
 
-const char *rt_calibrate_source(void) { return source; }
+void rt_calibrate_source(ir_str *s) {
+    for (int i = 0; source_parts[i]; i++) ir_str_put(s, source_parts[i], strlen(source_parts[i]));
+}
 
 typedef struct bench {
     rt *r;
@@ -236,13 +243,15 @@ static tilec_status measure(rt *r, const void *binary, rt_costs_file *f) {
     free(b.host);
     if (st != TILEC_OK) return st;
     /* warp instructions of one multiprocessor in a throughput loop: PER_SM CTAs of
-       CTA_THREADS / ws warps, ITERS iterations of 8 (the adds: 32) */
-    double per_sm = (double)PER_SM * (CTA_THREADS / ws) * ITERS * 8;
+       CTA_THREADS / ws warps, ITERS iterations of 8 (the adds: 32); a warp-wide 16-byte
+       load is 4 wavefronts of 128 bytes for each 32 lanes (the model's phases), a 4-byte one
+       one a 32 lanes */
+    double per_sm = (double)PER_SM * (CTA_THREADS / ws) * ITERS * 8, phases = ws / 32.0;
     f->c.lds_latency = (lds4 + lds16) / 2 / CHAIN;
     f->c.shfl_latency = shfl / CHAIN;
     f->c.add_latency = fadd / CHAIN;
     f->c.barrier = (sync4 + sync8) / 2 / CHAIN;
-    f->c.wavefront = tp16 / (per_sm * 4);
+    f->c.wavefront = tp16 / (per_sm * 4 * phases);
     f->c.request = tp4 / per_sm;
     f->c.shuffle = tps / per_sm;
     f->c.issue = tpi / (per_sm * 4);
@@ -280,14 +289,14 @@ tilec_status tilec_calibrate(tilec_ctx *ctx, unsigned flags, tilec_costs *out, c
         return TILEC_ERR_UNAVAILABLE;
     }
     rtc_result bin;
-    st = rtc_compile(ctx, r->target.backend, r->target.arch, r->target.warp_size, "calibrate.cu", source, RTC_BINARY, &bin);
+    ir_str src = {0};
+    rt_calibrate_source(&src);
+    if (src.oom) { ir_str_free(&src); return TILEC_ERR_NOMEM; }
+    st = rtc_compile(ctx, r->target.backend, r->target.arch, r->target.warp_size, "calibrate.cu", src.data, RTC_BINARY, &bin);
+    ir_str_free(&src);
     if (st != TILEC_OK) return st;
     rt_costs_file f;
-    memset(&f, 0, sizeof f);
-    snprintf(f.device, sizeof f.device, "%s", r->device_name[0] ? r->device_name : "unnamed device");
-    snprintf(f.arch, sizeof f.arch, "%s", r->target.arch);
-    f.warp_size = r->target.warp_size;
-    f.sms = r->target.sms;
+    rt_costs_identity(r, &f);
     st = measure(r, bin.data, &f);
     rtc_result_free(&bin);
     if (st != TILEC_OK) return st;
@@ -295,10 +304,18 @@ tilec_status tilec_calibrate(tilec_ctx *ctx, unsigned flags, tilec_costs *out, c
     ir_str s = {0};
     rt_costs_format(&s, &f);
     if (s.oom) { ir_str_free(&s); return TILEC_ERR_NOMEM; }
+    rt_costs_file back;
+    rt_costs_error e;
+    if (!rt_costs_parse(s.data, s.len, &back, &e)) { /* what a later open would refuse is never saved */
+        ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "calibrating: the constants file would not read back (line %d: %s); "
+                                                      "nothing was saved", e.line, e.message);
+        ir_str_free(&s);
+        return TILEC_ERR_INTERNAL;
+    }
     if (text && !(*text = dup_text(s.data))) { ir_str_free(&s); return TILEC_ERR_NOMEM; }
     if (flags & TILEC_CALIBRATE_NO_SAVE) { ir_str_free(&s); return TILEC_OK; }
     char name[96], why[300], full[PATH_MAX + 100];
-    rt_costs_file_name(f.device, f.arch, f.sms, f.warp_size, name, sizeof name);
+    rt_costs_file_name(&f, name, sizeof name);
     snprintf(full, sizeof full, "%s/%s", r->cache.dir, name);
     bool wrote = cache_write_file(&r->cache, name, s.data, s.len, why, sizeof why);
     ir_str_free(&s);
@@ -307,7 +324,7 @@ tilec_status tilec_calibrate(tilec_ctx *ctx, unsigned flags, tilec_costs *out, c
                                                      "usable TILEC_CACHE_DIR keep them for this device)", why);
     } else if (!wrote) {
         ir_diag_add(ctx, NULL, TILEC_SEV_ERROR, 0, 0, "the constants were measured but %s could not be written: %s", full, why);
-        return TILEC_ERR_UNAVAILABLE;
+        return TILEC_ERR_INTERNAL; /* *out and *text hold them */
     }
     /* this runtime's new plans use them, as a new one's would */
     r->costs = f.c;

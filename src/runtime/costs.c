@@ -156,8 +156,9 @@ bool rt_costs_parse(const char *text, size_t len, rt_costs_file *out, rt_costs_e
         const char *l = text + p, *nl = memchr(l, '\n', last - p);
         size_t n = (size_t)(nl - l);
         p += n + 1;
-        if (n == 0 || l[0] == '#') continue;
+        if (n == 0) return fail(e, line, 1, "an empty line: a constants file has none");
         if (!printable(l, n)) return fail(e, line, 1, "the line has a byte that is not printable ASCII");
+        if (l[0] == '#') continue;
         const char *sp = memchr(l, ' ', n);
         if (!sp || sp == l || sp + 1 == l + n)
             return fail(e, line, 1, "expected 'KEY VALUE' (one space between them)");
@@ -195,9 +196,9 @@ bool rt_costs_parse(const char *text, size_t len, rt_costs_file *out, rt_costs_e
             if (!integer(v, vn, 64, &out->warp_size) || (out->warp_size != 32 && out->warp_size != 64))
                 return fail(e, line, col, "warp-size must be 32 or 64");
             break;
-        case K_SMS:
-            if (!integer(v, vn, 100000, &out->sms))
-                return fail(e, line, col, "sms must be a count of multiprocessors, 1 to 100000");
+        case K_SMS: /* 0: the driver did not say */
+            if (!(vn == 1 && v[0] == '0') && !integer(v, vn, 100000, &out->sms))
+                return fail(e, line, col, "sms must be a count of multiprocessors, 0 (unknown) to 100000");
             break;
         case K_TILEC:
             break; /* the version that wrote it: for people */
@@ -246,21 +247,35 @@ tilec_status tilec_costs_load(tilec_ctx *ctx, const char *file, const char *text
 
 /* ---- a device's own file, in the kernel cache's directory --------------------------------- */
 
-void rt_costs_file_name(const char *device, const char *arch, int sms, int warp, char *out, size_t n) {
+void rt_costs_identity(const rt *r, rt_costs_file *f) {
+    memset(f, 0, sizeof *f);
+    /* the driver's name as a file's line holds it: printable ASCII ('?' for other bytes) */
+    size_t n = 0;
+    for (const char *p = r->device_name; *p && n + 1 < sizeof f->device; p++, n++)
+        f->device[n] = (unsigned char)*p >= 0x20 && (unsigned char)*p <= 0x7e ? *p : '?';
+    if (!n) snprintf(f->device, sizeof f->device, "unnamed device");
+    snprintf(f->arch, sizeof f->arch, "%s", r->target.arch);
+    f->warp_size = r->target.warp_size;
+    f->sms = r->target.sms > 0 && r->target.sms <= 100000 ? r->target.sms : 0;
+}
+
+void rt_costs_file_name(const rt_costs_file *f, char *out, size_t n) {
     char id[256];
-    int len = snprintf(id, sizeof id, "%s\n%s\n%d\n%d\n", device, arch, sms, warp);
+    int len = snprintf(id, sizeof id, "%s\n%s\n%d\n%d\n", f->device, f->arch, f->sms, f->warp_size);
     uint8_t sum[32];
     char hex[65];
     rt_sha256(id, len < 0 ? 0 : (size_t)len < sizeof id ? (size_t)len : sizeof id - 1, sum);
     hex_of(sum, hex);
-    snprintf(out, n, "costs-%s-%.16s.txt", arch, hex);
+    snprintf(out, n, "costs-%s-%.16s.txt", f->arch, hex);
 }
 
 void rt_costs_open(rt *r) {
     r->has_costs = false;
     if (r->target.backend == TILEC_BACKEND_SIM || !r->cache.has_dir) return;
+    rt_costs_file me;
+    rt_costs_identity(r, &me);
     char name[96];
-    rt_costs_file_name(r->device_name, r->target.arch, r->target.sms, r->target.warp_size, name, sizeof name);
+    rt_costs_file_name(&me, name, sizeof name);
     char *text = NULL, why[400];
     size_t len = 0;
     int got = cache_read_file(&r->cache, name, RT_COSTS_MAX_BYTES, &text, &len, why, sizeof why);
@@ -268,16 +283,17 @@ void rt_costs_open(rt *r) {
     rt_costs_file f;
     rt_costs_error e = {0};
     bool ok = got > 0 && rt_costs_parse(text, len, &f, &e);
-    if (got > 0 && !ok) snprintf(why, sizeof why, "line %d: %s", e.line, e.message);
-    if (ok && (strcmp(f.device, r->device_name) != 0 || strcmp(f.arch, r->target.arch) != 0 || f.sms != r->target.sms ||
-               f.warp_size != r->target.warp_size)) {
+    if (got > 0 && !ok && e.line) snprintf(why, sizeof why, "line %d: %s", e.line, e.message);
+    else if (got > 0 && !ok) snprintf(why, sizeof why, "%s", e.message);
+    if (ok && (strcmp(f.device, me.device) != 0 || strcmp(f.arch, me.arch) != 0 || f.sms != me.sms ||
+               f.warp_size != me.warp_size)) {
         ok = false;
         snprintf(why, sizeof why, "it was measured on another device (%s, %s, %d multiprocessors, warp size %d)", f.device,
                  f.arch, f.sms, f.warp_size);
     }
     free(text);
     if (!ok) {
-        ir_diag_add(r->ctx, NULL, TILEC_SEV_NOTE, 0, 0,
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_WARNING, 0, 0,
                     "the cost model's constants file %s/%s is not used (%s): the default constants are; run `tilec "
                     "calibrate` on this GPU to measure them again", r->cache.dir, name, why);
         rt_log(r, "cost model constants %s/%s refused: %s", r->cache.dir, name, why);

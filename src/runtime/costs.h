@@ -30,14 +30,19 @@ void rt_costs_format(ir_str *s, const rt_costs_file *f);
 bool rt_costs_parse(const char *text, size_t len, rt_costs_file *out, rt_costs_error *e);
 /* "FILE (measured on DEVICE, ARCH, N multiprocessors)", for explain. */
 void rt_costs_describe(const rt_costs_file *f, const char *file, char *out, size_t n);
-/* The name of a device's file in the cache directory: costs-ARCH-HASH.txt, HASH of the
- * device's name, arch, multiprocessors and warp size. */
-void rt_costs_file_name(const char *device, const char *arch, int sms, int warp, char *out, size_t n);
+/* The runtime's device as a file names it (f's constants zero): the driver's name in
+ * printable ASCII ("unnamed device" without one), the arch, the warp size and the
+ * multiprocessor count (0 when the driver did not say). calibrate writes it, and a
+ * runtime's open reads only a file of exactly it. */
+void rt_costs_identity(const rt *r, rt_costs_file *f);
+/* The name of a device's file in the cache directory: costs-ARCH-HASH.txt, HASH of f's
+ * device, arch, multiprocessors and warp size. */
+void rt_costs_file_name(const rt_costs_file *f, char *out, size_t n);
 /* At a GPU runtime's open: the device's file, if there is a valid one for this very device,
  * becomes r->target's constants; one that is refused is a note, and the defaults stay. */
 void rt_costs_open(rt *r);
 
-/* The micro-kernels' CUDA / HIP source (calibrate.c), for the tests that compile it. */
-const char *rt_calibrate_source(void);
+/* The micro-kernels' CUDA / HIP source (calibrate.c), appended to s. */
+void rt_calibrate_source(ir_str *s);
 
 #endif

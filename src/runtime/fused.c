@@ -812,8 +812,8 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
         char *table = NULL;
         if (t.oom) st = TILEC_ERR_NOMEM;
         dsp_target et = r->target; /* with tilec_costs_load's constants, as the plan was lowered */
-            if (st == TILEC_OK) st = dsp_target_take_costs(r->ctx, &et);
-            if (st == TILEC_OK) st = dsp_explain(p->prog, &et, false, &table);
+        if (st == TILEC_OK) st = dsp_target_take_costs(r->ctx, &et);
+        if (st == TILEC_OK) st = dsp_explain(p->prog, &et, false, &table);
         if (st == TILEC_OK && plans[i].split)
             ir_str_printf(&s, "\nplan %d: %s, each row cut into %d chunks of %lld, a CTA a %s: grid %lld x %d threads\n%s\n%s",
                           i + 1, plans[i].phase == 1 ? "the chunks' partial statistics" : "the rows' results", plans[i].split,

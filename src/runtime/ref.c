@@ -994,8 +994,12 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
                         k->params[i]->name, inputs[i] ? "outputs" : "inputs", i);
             return TILEC_ERR_INVALID_ARG;
         }
-    dsp_target t;
-    if (dsp_target_resolve_diag(prog->ctx, target, &t) != TILEC_OK) return TILEC_ERR_INVALID_ARG;
+    dsp_target t; /* its warp size only: the reference plans nothing, so no cost model constants */
+    char why[200];
+    if (!dsp_target_resolve(target, &t, why, sizeof why)) {
+        ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
+        return TILEC_ERR_INVALID_ARG;
+    }
     ref R = {.p = prog, .k = k, .ws = t.warp_size};
     R.nbufs = k->nparams;
     for (int i = 0; i < k->nstmts; i++) R.nbufs += k->stmts[i]->kind == IR_ALLOC;
