@@ -30,7 +30,7 @@
 
 /* ITERS keeps a throughput CTA's count far below 2^20 cycles (the clock of some AMD parts
  * wraps there) */
-enum { CHAIN = 1024, ITERS = 128, CTA_THREADS = 256, PER_SM = 4 };
+enum { CHAIN = 1024, ITERS = 1024, ITERS_HIP = 128, CTA_THREADS = 256, PER_SM = 4 };
 
 /* The kernels: every parameter a pointer (the backends launch pointers); cfg[0] is the
  * throughput loops' count, cfg[1] the bits of 1.0f (an addend the compiler cannot see). */
@@ -222,7 +222,8 @@ static tilec_status measure(rt *r, const void *binary, rt_costs_file *f) {
     tilec_status st = TILEC_OK;
     b.host = malloc((size_t)b.ctas * sizeof(long long));
     if (!b.host) return TILEC_ERR_NOMEM;
-    int cfg[2] = {ITERS, 0x3f800000}; /* 1.0f */
+    int iters = r->target.backend == TILEC_BACKEND_HIP ? ITERS_HIP : ITERS;
+    int cfg[2] = {iters, 0x3f800000}; /* 1.0f */
     if ((st = r->be->alloc(r, (size_t)b.ctas * sizeof(long long), &b.cyc)) == TILEC_OK &&
         (st = r->be->alloc(r, 16, &b.sink)) == TILEC_OK && (st = r->be->alloc(r, sizeof cfg, &b.cfg)) == TILEC_OK)
         st = r->be->upload(r, b.cfg, cfg, sizeof cfg);
@@ -246,7 +247,7 @@ static tilec_status measure(rt *r, const void *binary, rt_costs_file *f) {
        CTA_THREADS / ws warps, ITERS iterations of 8 (the adds: 32); a warp-wide 16-byte
        load is 4 wavefronts of 128 bytes for each 32 lanes (the model's phases), a 4-byte one
        one a 32 lanes */
-    double per_sm = (double)PER_SM * (CTA_THREADS / ws) * ITERS * 8, phases = ws / 32.0;
+    double per_sm = (double)PER_SM * (CTA_THREADS / ws) * iters * 8, phases = ws / 32.0;
     f->c.lds_latency = (lds4 + lds16) / 2 / CHAIN;
     f->c.shfl_latency = shfl / CHAIN;
     f->c.add_latency = fadd / CHAIN;
