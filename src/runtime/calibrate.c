@@ -126,15 +126,20 @@ static const char *const source_parts[] = {
     "}\n"
     "extern \"C\" __global__ void tl_cal_lds4_tp(long long *cyc, int *sink, const int *cfg) { tl_lds_tp<4>(cyc, sink, cfg); }\n"
     "extern \"C\" __global__ void tl_cal_lds16_tp(long long *cyc, int *sink, const int *cfg) { tl_lds_tp<16>(cyc, sink, cfg); }\n"
-    "extern \"C\" __global__ void tl_cal_shfl_tp(long long *cyc, int *sink, const int *cfg) {\n"
-    "  float a[8];\n"
+    /* throughput of 8 independent chains a thread: shuffles (MODE 0), or f32 adds for the
+       issue rate (MODE 1: 4 rounds an iteration, 32 adds to the loop's two or three
+       instructions) */
+    "template <int MODE> __device__ void tl_chains_tp(long long *cyc, int *sink, const int *cfg) {\n"
+    "  float y = __int_as_float(cfg[1]), a[8];\n"
     "  for (int u = 0; u < 8; u++) a[u] = (float)(threadIdx.x + u);\n"
     "  int iters = cfg[0];\n"
     "  __syncthreads();\n"
     "  long long t0 = clock64();\n"
     "  for (int k = 0; k < iters; k++) {\n"
     "#pragma unroll\n"
-    "    for (int u = 0; u < 8; u++) a[u] = TL_SHFL(a[u], 1 + (u & 3));\n"
+    "    for (int r = 0; r < (MODE ? 4 : 1); r++)\n"
+    "#pragma unroll\n"
+    "      for (int u = 0; u < 8; u++) a[u] = MODE ? a[u] + y : TL_SHFL(a[u], 1 + (u & 3));\n"
     "  }\n"
     "  __syncthreads();\n"
     "  long long t1 = clock64();\n"
@@ -143,27 +148,8 @@ static const char *const source_parts[] = {
     "  for (int u = 0; u < 8; u++) t += a[u];\n"
     "  if (t == 12345.f) sink[0] = 1;\n"
     "}\n"
-    /* the issue rate: 8 independent chains of adds a thread, 4 rounds an iteration (32 adds
-       to the loop's two or three instructions) */
-    "extern \"C\" __global__ void tl_cal_issue(long long *cyc, int *sink, const int *cfg) {\n"
-    "  float y = __int_as_float(cfg[1]), a[8];\n"
-    "  for (int u = 0; u < 8; u++) a[u] = (float)(threadIdx.x + u);\n"
-    "  int iters = cfg[0];\n"
-    "  __syncthreads();\n"
-    "  long long t0 = clock64();\n"
-    "  for (int k = 0; k < iters; k++) {\n"
-    "#pragma unroll\n"
-    "    for (int r = 0; r < 4; r++)\n"
-    "#pragma unroll\n"
-    "      for (int u = 0; u < 8; u++) a[u] = a[u] + y;\n"
-    "  }\n"
-    "  __syncthreads();\n"
-    "  long long t1 = clock64();\n"
-    "  if (threadIdx.x == 0) cyc[blockIdx.x] = t1 - t0;\n"
-    "  float t = 0;\n"
-    "  for (int u = 0; u < 8; u++) t += a[u];\n"
-    "  if (t == 12345.f) sink[0] = 1;\n"
-    "}\n",
+    "extern \"C\" __global__ void tl_cal_shfl_tp(long long *cyc, int *sink, const int *cfg) { tl_chains_tp<0>(cyc, sink, cfg); }\n"
+    "extern \"C\" __global__ void tl_cal_issue(long long *cyc, int *sink, const int *cfg) { tl_chains_tp<1>(cyc, sink, cfg); }\n",
     NULL}; /* parts, each under the 4095 characters a C compiler must take in a literal */
 
 void rt_calibrate_source(ir_str *s) {
