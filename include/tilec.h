@@ -681,7 +681,7 @@ typedef struct tilec_costs {
     double wavefront;    /* cycles a wavefront of 16-byte shared loads holds a multiprocessor's shared memory */
     double request;      /* the least a warp-wide shared load holds it (a 4-byte load's one wavefront) */
     double shuffle;      /* cycles a warp-wide shuffle holds it */
-    double issue;        /* cycles a warp instruction costs a multiprocessor */
+    double instruction;  /* cycles a warp instruction costs a multiprocessor (its issue) */
 } tilec_costs;
 
 /* A constants file is at most this long (it is about 800 bytes). */

@@ -314,7 +314,7 @@ if [ "$(wc -l <"$tmp/out")" -eq 10 ]; then pass=$((pass + 1)); else fail=$((fail
 # with sha256sum, as docs/dispatch.md describes the format), used by explain and emit
 costs_file() { # ARCH BARRIER > FILE
     printf '# a test\nformat tilec-costs 1\ndevice Test GPU\narch %s\nwarp-size 32\nsms 132\ntilec test\n' "$1" >"$tmp/costs.body"
-    printf 'lds_latency 23\nshfl_latency 24\nadd_latency 4.5\nbarrier %s\nwavefront 0.87\nrequest 1.4\nshuffle 0.8\nissue 0.25\n' "$2" >>"$tmp/costs.body"
+    printf 'lds_latency 23\nshfl_latency 24\nadd_latency 4.5\nbarrier %s\nwavefront 0.87\nrequest 1.4\nshuffle 0.8\ninstruction 0.25\n' "$2" >>"$tmp/costs.body"
     cat "$tmp/costs.body"
     printf 'sha256 %s\n' "$(sha256sum <"$tmp/costs.body" | cut -d' ' -f1)"
 }

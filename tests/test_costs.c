@@ -70,7 +70,7 @@ static void test_round_trip(void **state) {
     /* three decimals: every sample value is exact at that */
     assert_true(g.c.lds_latency == 29.125 && g.c.shfl_latency == 26.5 && g.c.add_latency == 4.25 &&
                 g.c.barrier == 31.75 && g.c.wavefront == 0.901 && g.c.request == 1.333 && g.c.shuffle == 0.75 &&
-                g.c.issue == 0.25);
+                g.c.instruction == 0.25);
     assert_string_equal(g.device, f.device);
     assert_string_equal(g.arch, "sm_90");
     assert_int_equal(g.warp_size, 32);
@@ -119,7 +119,7 @@ static void test_bad_values(void **state) {
     (void)state;
     static const char head[] = "format tilec-costs 1\ndevice X\narch sm_90\nwarp-size 32\nsms 132\ntilec 1\n";
     static const char consts[] = "lds_latency 23\nshfl_latency 24\nadd_latency 4.5\nbarrier 25\nwavefront 0.87\n"
-                                 "request 1.4\nshuffle 0.8\nissue 0.25\n";
+                                 "request 1.4\nshuffle 0.8\ninstruction 0.25\n";
     static const struct {
         const char *replace, *with; /* in head + consts */
         const char *message;

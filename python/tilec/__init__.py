@@ -2093,7 +2093,7 @@ __all__ += ["softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", 
 # ---- the cost model's constants (docs/dispatch.md#calibrated-constants) -------------------
 
 COST_CONSTANTS = ("lds_latency", "shfl_latency", "add_latency", "barrier", "wavefront", "request",
-                  "shuffle", "issue")
+                  "shuffle", "instruction")
 
 
 class _Costs(_ctypes.Structure):  # tilec_costs, field for field

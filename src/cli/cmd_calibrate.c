@@ -22,7 +22,7 @@ static const struct {
     {"wavefront", offsetof(tilec_costs, wavefront), "a wavefront of 16-byte shared loads (4 CTAs x 8 warps an SM)"},
     {"request", offsetof(tilec_costs, request), "a 4-byte warp-wide shared load (one wavefront)"},
     {"shuffle", offsetof(tilec_costs, shuffle), "a warp-wide shuffle (4 CTAs x 8 warps an SM)"},
-    {"issue", offsetof(tilec_costs, issue), "a warp instruction (independent f32 adds)"},
+    {"instruction", offsetof(tilec_costs, instruction), "a warp instruction (independent f32 adds)"},
 };
 
 static double at(const tilec_costs *c, size_t off) { return *(const double *)((const char *)c + off); }

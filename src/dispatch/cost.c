@@ -14,7 +14,7 @@
  * plan's shape. The estimate for `occ` instances of the statement on one multiprocessor:
  *
  *   max(occ · (wavefronts · wavefront + shuffles · shuffle),   the shared-memory pipe
- *       occ · instructions · issue,                            the schedulers
+ *       occ · instructions · instruction,                     the schedulers
  *       chain)                                                 the latency of one warp
  *
  * and a plan's cost is the sum at one and at four instances. When a request count is
@@ -36,7 +36,7 @@ const dsp_cost_consts dsp_costs = {
     .wavefront = 0.87,  /* cycles a wavefront holds a multiprocessor's shared memory (16-byte loads) */
     .request = 1.4,     /* and the least a warp-wide load holds it (a 4-byte load's one wavefront) */
     .shuffle = 0.8,     /* cycles a warp-wide shuffle holds it */
-    .issue = 0.25,      /* cycles a warp instruction costs a multiprocessor (4 schedulers) */
+    .instruction = 0.25, /* cycles a warp instruction costs a multiprocessor (4 schedulers) */
 };
 
 tilec_costs tilec_costs_default(void) { return dsp_costs; }
@@ -265,7 +265,7 @@ static int instances(const dsp_query *q) { return q->selected ? 1 : q->inst_coun
 static void finish(const dsp_query *q, dsp_tile_plan *p, double mio, double instrs) {
     const dsp_cost_consts *c = dsp_target_costs(q->target);
     double n = instances(q);
-    double pipe = n * mio, sched = n * instrs * c->issue, chain = (double)p->chain;
+    double pipe = n * mio, sched = n * instrs * c->instruction, chain = (double)p->chain;
     double one = pipe > sched ? pipe : sched;
     p->cycles1 = one > chain ? one : chain;
     p->cycles4 = 4 * one > chain ? 4 * one : chain;

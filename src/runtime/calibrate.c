@@ -18,7 +18,7 @@
  *
  * The model's constants are then: lds_latency the mean of the two load chains, barrier the
  * mean of 4 and 8 warps, wavefront the 16-byte loads' cycles per wavefront, request the
- * 4-byte loads', shuffle the shuffles', issue the adds' (a warp instruction each).
+ * 4-byte loads', shuffle the shuffles', instruction the adds' (a warp instruction each).
  */
 #include "costs.h"
 
@@ -241,9 +241,9 @@ static tilec_status measure(rt *r, const void *binary, rt_costs_file *f) {
     f->c.wavefront = tp16 / (per_sm * 4 * phases);
     f->c.request = tp4 / per_sm;
     f->c.shuffle = tps / per_sm;
-    f->c.issue = tpi / (per_sm * 4);
+    f->c.instruction = tpi / (per_sm * 4);
     /* what a file can hold: 0.001 to 100000 (a value outside says the measurement failed) */
-    for (const double *v = &f->c.lds_latency; v <= &f->c.issue; v++)
+    for (const double *v = &f->c.lds_latency; v <= &f->c.instruction; v++)
         if (!(*v >= 0.001 && *v <= 100000)) {
             ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
                         "calibrating: a constant came out as %g cycles, outside what a GPU can take (0.001 to 100000); "

@@ -26,7 +26,7 @@ static const struct {
     {"lds_latency", offsetof(tilec_costs, lds_latency)}, {"shfl_latency", offsetof(tilec_costs, shfl_latency)},
     {"add_latency", offsetof(tilec_costs, add_latency)}, {"barrier", offsetof(tilec_costs, barrier)},
     {"wavefront", offsetof(tilec_costs, wavefront)},     {"request", offsetof(tilec_costs, request)},
-    {"shuffle", offsetof(tilec_costs, shuffle)},         {"issue", offsetof(tilec_costs, issue)},
+    {"shuffle", offsetof(tilec_costs, shuffle)},         {"instruction", offsetof(tilec_costs, instruction)},
 };
 enum { NFIELDS = sizeof fields / sizeof fields[0] };
 
@@ -170,7 +170,7 @@ bool rt_costs_parse(const char *text, size_t len, rt_costs_file *out, rt_costs_e
         while (k == NKEYS && f < NFIELDS && !(strlen(fields[f].name) == kn && !strncmp(l, fields[f].name, kn))) f++;
         if (k == NKEYS && f == NFIELDS)
             return fail(e, line, 1, "unknown key '%.*s': a constants file has format, device, arch, warp-size, sms, "
-                                    "tilec and the constants lds_latency ... issue", (int)(kn > 40 ? 40 : kn), l);
+                                    "tilec and the constants lds_latency ... instruction", (int)(kn > 40 ? 40 : kn), l);
         if (k < NKEYS ? seen_key[k] : seen_field[f])
             return fail(e, line, 1, "'%s' is given twice", k < NKEYS ? keys[k] : fields[f].name);
         if (k != K_FORMAT && !seen_key[K_FORMAT])
