@@ -673,16 +673,26 @@ TILEC_API tilec_status tilec_runtime_target(tilec_ctx *ctx, tilec_target *out);
  * constants are cycles of one GPU. The compiled defaults were measured on an H200; a
  * device's own are measured by tilec_calibrate (`tilec calibrate`) and kept in a file
  * beside the kernel cache, which the runtime reads when it opens that device. */
-typedef struct tilec_costs {
-    double lds_latency;  /* a dependent shared-memory load, 4 or 16 bytes */
-    double shfl_latency; /* a dependent warp shuffle */
-    double add_latency;  /* a dependent f32 add */
-    double barrier;      /* a CTA barrier of 4 to 8 warps, back to back */
-    double wavefront;    /* cycles a wavefront of 16-byte shared loads holds a multiprocessor's shared memory */
-    double request;      /* the least a warp-wide shared load holds it (a 4-byte load's one wavefront) */
-    double shuffle;      /* cycles a warp-wide shuffle holds it */
-    double instruction;  /* cycles a warp instruction costs a multiprocessor (its issue) */
+/* X(name, what) — the constants, in order: the fields of tilec_costs, the keys of a
+ * constants file, the lines of `tilec calibrate`'s table (one table, read everywhere) */
+#define TILEC_COSTS_LIST(X)                                                                \
+    X(lds_latency, "a dependent shared load (4 and 16 bytes)")                             \
+    X(shfl_latency, "a dependent warp shuffle")                                            \
+    X(add_latency, "a dependent f32 add")                                                  \
+    X(barrier, "a barrier of 4 and 8 warps, back to back")                                 \
+    X(wavefront, "a wavefront of 16-byte shared loads (4 CTAs x 8 warps an SM)")          \
+    X(request, "a 4-byte warp-wide shared load (one wavefront)")                           \
+    X(shuffle, "a warp-wide shuffle (4 CTAs x 8 warps an SM)")                             \
+    X(instruction, "a warp instruction (independent f32 adds)")
+
+typedef struct tilec_costs { /* cycles */
+#define TILEC_X_(n, what) double n;
+    TILEC_COSTS_LIST(TILEC_X_)
+#undef TILEC_X_
 } tilec_costs;
+
+/* The name of constant i ("lds_latency"), in TILEC_COSTS_LIST's order; NULL out of range. */
+TILEC_API const char *tilec_costs_name(int i);
 
 /* A constants file is at most this long (it is about 800 bytes). */
 #define TILEC_COSTS_MAX_BYTES 4096

@@ -2092,8 +2092,8 @@ __all__ += ["softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", 
 
 # ---- the cost model's constants (docs/dispatch.md#calibrated-constants) -------------------
 
-COST_CONSTANTS = ("lds_latency", "shfl_latency", "add_latency", "barrier", "wavefront", "request",
-                  "shuffle", "instruction")
+_bind("tilec_costs_name", _cp, _c_int)
+COST_CONSTANTS = tuple(_table(_lib.tilec_costs_name))  # the library's table, in tilec_costs' order
 
 
 class _Costs(_ctypes.Structure):  # tilec_costs, field for field

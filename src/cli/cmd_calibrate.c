@@ -15,14 +15,9 @@ static const struct {
     size_t off;
     const char *what;
 } rows[] = {
-    {"lds_latency", offsetof(tilec_costs, lds_latency), "a dependent shared load (4 and 16 bytes)"},
-    {"shfl_latency", offsetof(tilec_costs, shfl_latency), "a dependent warp shuffle"},
-    {"add_latency", offsetof(tilec_costs, add_latency), "a dependent f32 add"},
-    {"barrier", offsetof(tilec_costs, barrier), "a barrier of 4 and 8 warps, back to back"},
-    {"wavefront", offsetof(tilec_costs, wavefront), "a wavefront of 16-byte shared loads (4 CTAs x 8 warps an SM)"},
-    {"request", offsetof(tilec_costs, request), "a 4-byte warp-wide shared load (one wavefront)"},
-    {"shuffle", offsetof(tilec_costs, shuffle), "a warp-wide shuffle (4 CTAs x 8 warps an SM)"},
-    {"instruction", offsetof(tilec_costs, instruction), "a warp instruction (independent f32 adds)"},
+#define TILEC_X_(n, what) {#n, offsetof(tilec_costs, n), what},
+    TILEC_COSTS_LIST(TILEC_X_)
+#undef TILEC_X_
 };
 
 static double at(const tilec_costs *c, size_t off) { return *(const double *)((const char *)c + off); }

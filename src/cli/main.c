@@ -47,7 +47,7 @@ int load_costs(tilec_ctx *ctx, const char *path) {
         free(text);
         return EXIT_BAD_INPUT;
     }
-    tilec_status st = tilec_costs_load(ctx, strcmp(path, "-") == 0 ? "<stdin>" : path, text, len);
+    tilec_status st = tilec_costs_load(ctx, path, text, len);
     free(text);
     if (st != TILEC_OK) {
         fputs(tilec_diag_text(ctx), stderr);

@@ -317,31 +317,42 @@ static bool is_tmp_tail(const char *s) {
     return serial && !s[pid + 1 + serial];
 }
 
-/* Writes an entry through a temporary file, synced, then renamed into place. The writer
- * holds a lock on its temporary until it is renamed, so eviction can tell a live
- * writer's file from one a killed process left. */
-static void store(rt_cache *c, const char *hex, const char *name, uint32_t kind, const void *data, size_t size) {
+/* Writes head (hn bytes) then body (bn) to file `name` of the directory through a
+ * temporary ("<hex>.tmp.<pid>.<n>", hex the SHA-256 that names what is stored), synced,
+ * then renamed into place: a reader sees the old file or the new one. The writer holds a
+ * lock on its temporary until it is renamed, so eviction can tell a live writer's file
+ * from one a killed process left, and removes the latter. False with errno's value in
+ * *err when it could not. */
+static bool write_replace(rt_cache *c, const char *hex, const char *name, const void *head, size_t hn, const void *body,
+                          size_t bn, int *err) {
     static unsigned serial; /* distinguishes temporaries of one process; races only make names differ */
     char tmp[128];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", hex, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
     int fd = open_in(c, tmp, O_WRONLY | O_CREAT | O_EXCL);
     if (fd < 0) {
-        store_failed(c, errno);
-        return;
+        *err = errno;
+        return false;
     }
     flock(fd, LOCK_EX); /* a new file: nobody else holds it, except an evictor for a moment */
+    bool ok = write_all(fd, head, hn) && write_all(fd, body, bn) && fsync(fd) == 0;
+    *err = errno;
+    if (ok && renameat(c->dirfd, tmp, c->dirfd, name) != 0) ok = false, *err = errno;
+    if (!ok) unlinkat(c->dirfd, tmp, 0);
+    close(fd); /* after the rename, so the lock lasts as long as the name; fsync has reported any write error */
+    if (!ok && !*err) *err = EIO;
+    return ok;
+}
+
+/* Writes an entry (its header, then the payload). */
+static void store(rt_cache *c, const char *hex, const char *name, uint32_t kind, const void *data, size_t size) {
     uint8_t h[HEADER];
     memcpy(h, "TILECBIN", 8);
     put32(h + 8, FORMAT);
     put32(h + 12, kind);
     put64(h + 16, size);
     rt_sha256(data, size, h + 24);
-    bool ok = write_all(fd, h, HEADER) && write_all(fd, data, size) && fsync(fd) == 0;
-    int err = errno;
-    if (ok && renameat(c->dirfd, tmp, c->dirfd, name) != 0) ok = false, err = errno;
-    if (!ok) unlinkat(c->dirfd, tmp, 0);
-    close(fd); /* after the rename, so the lock lasts as long as the name; fsync has reported any write error */
-    if (!ok) store_failed(c, err);
+    int err;
+    if (!write_replace(c, hex, name, h, HEADER, data, size, &err)) store_failed(c, err);
 }
 
 /* Removes a temporary that is older than ORPHAN_AGE_S and that no writer holds (its
@@ -459,10 +470,8 @@ bool cache_get(rt_cache *c, const void *key, size_t key_len, uint32_t kind, cach
         c->builds++;
         return build(arg, data, size);
     }
-    uint8_t sum[32];
     char hex[65], name[80], lock[80];
-    rt_sha256(key, key_len, sum);
-    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", sum[i]);
+    rt_sha256_hex(key, key_len, hex);
     snprintf(name, sizeof name, "%s.tcb", hex);
     if (lookup(c, name, kind, data, size)) {
         c->hits++;
@@ -518,8 +527,7 @@ int cache_read_file(rt_cache *c, const char *name, size_t max, char **data, size
     const char *bad = NULL;
     if (fstat(fd, &st) != 0) bad = strerror(errno);
     else if (!S_ISREG(st.st_mode)) bad = "it is not a regular file";
-    else if ((bad = untrusted(&st))) {
-    } else if ((uint64_t)st.st_size > max) bad = "it is longer than a constants file is";
+    else if (!(bad = untrusted(&st)) && (uint64_t)st.st_size > max) bad = "it is longer than a constants file is";
     char *buf = bad ? NULL : malloc((size_t)st.st_size + 1);
     if (!bad && !buf) bad = "out of memory";
     size_t got = 0;
@@ -547,28 +555,12 @@ bool cache_write_file(rt_cache *c, const char *name, const void *data, size_t n,
                                      : "off (TILEC_CACHE=off, or it has no usable directory)");
         return false;
     }
-    /* the temporary is named as an entry's ("<sha256>.tmp.<pid>.<n>", the SHA-256 of the
-       name) and locked until renamed, so a writer killed part way leaves an orphan the
-       evictor removes (evict) */
-    static unsigned serial;
-    uint8_t sum[32];
-    char hex[65], tmp[128];
-    rt_sha256(name, strlen(name), sum);
-    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", sum[i]);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", hex, (long)getpid(), __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
-    int fd = open_in(c, tmp, O_WRONLY | O_CREAT | O_EXCL);
-    if (fd < 0) {
-        snprintf(why, whyn, "%s", strerror(errno));
-        return false;
-    }
-    flock(fd, LOCK_EX);
-    bool ok = write_all(fd, data, n) && fsync(fd) == 0;
-    int err = errno;
-    if (ok && renameat(c->dirfd, tmp, c->dirfd, name) != 0) ok = false, err = errno;
-    if (!ok) {
-        unlinkat(c->dirfd, tmp, 0);
-        snprintf(why, whyn, "%s", strerror(err ? err : EIO));
-    }
-    close(fd); /* after the rename, so the lock lasts as long as the temporary's name */
-    return ok;
+    /* the temporary is named as an entry's, by the SHA-256 of the file's name, so the
+       evictor removes one a killed writer left */
+    char hex[65];
+    rt_sha256_hex(name, strlen(name), hex);
+    int err;
+    if (write_replace(c, hex, name, "", 0, data, n, &err)) return true;
+    snprintf(why, whyn, "%s", strerror(err));
+    return false;
 }

@@ -23,6 +23,8 @@
 #include <stdint.h>
 
 void rt_sha256(const void *data, size_t n, uint8_t out[32]);
+/* The same as 64 lowercase hex digits and a NUL. */
+void rt_sha256_hex(const void *data, size_t n, char out[65]);
 
 typedef enum cache_mode { CACHE_OFF, CACHE_RO, CACHE_RW } cache_mode;
 

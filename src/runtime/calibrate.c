@@ -28,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ITERS keeps a throughput CTA's count far below 2^20 cycles (the clock of some AMD parts
- * wraps there) */
+/* ITERS: long enough that the 4 x sms CTAs of a throughput kernel overlap as four a
+ * multiprocessor (128 was not, on an H200); ITERS_HIP keeps a CTA's count far below 2^20
+ * cycles, where the clock of some AMD parts wraps */
 enum { CHAIN = 1024, ITERS = 1024, ITERS_HIP = 128, CTA_THREADS = 256, PER_SM = 4 };
 
 /* The kernels: every parameter a pointer (the backends launch pointers); cfg[0] is the

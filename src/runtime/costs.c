@@ -23,10 +23,9 @@ static const struct {
     const char *name;
     size_t off;
 } fields[] = {
-    {"lds_latency", offsetof(tilec_costs, lds_latency)}, {"shfl_latency", offsetof(tilec_costs, shfl_latency)},
-    {"add_latency", offsetof(tilec_costs, add_latency)}, {"barrier", offsetof(tilec_costs, barrier)},
-    {"wavefront", offsetof(tilec_costs, wavefront)},     {"request", offsetof(tilec_costs, request)},
-    {"shuffle", offsetof(tilec_costs, shuffle)},         {"instruction", offsetof(tilec_costs, instruction)},
+#define TILEC_X_(n, what) {#n, offsetof(tilec_costs, n)},
+    TILEC_COSTS_LIST(TILEC_X_)
+#undef TILEC_X_
 };
 enum { NFIELDS = sizeof fields / sizeof fields[0] };
 
@@ -36,21 +35,14 @@ static const char *const keys[NKEYS] = {"format", "device", "arch", "warp-size",
 
 #define FORMAT_LINE "tilec-costs 1"
 
+const char *tilec_costs_name(int i) { return i >= 0 && i < NFIELDS ? fields[i].name : NULL; }
+
 static double *field(tilec_costs *c, int i) { return (double *)((char *)c + fields[i].off); }
 
 /* v to three decimal places, by hand (no locale): "23.050" */
 static void put_number(ir_str *s, double v) {
     long long m = (long long)(v * 1000 + 0.5);
     ir_str_printf(s, "%lld.%03lld", m / 1000, m % 1000);
-}
-
-static void hex_of(const uint8_t sum[32], char out[65]) {
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 0; i < 32; i++) {
-        out[2 * i] = digits[sum[i] >> 4];
-        out[2 * i + 1] = digits[sum[i] & 15];
-    }
-    out[64] = '\0';
 }
 
 void rt_costs_format(ir_str *s, const rt_costs_file *f) {
@@ -66,10 +58,8 @@ void rt_costs_format(ir_str *s, const rt_costs_file *f) {
         ir_str_printf(s, "\n");
     }
     if (s->oom) return;
-    uint8_t sum[32];
     char hex[65];
-    rt_sha256(s->data + start, s->len - start, sum);
-    hex_of(sum, hex);
+    rt_sha256_hex(s->data + start, s->len - start, hex);
     ir_str_printf(s, "sha256 %s\n", hex);
 }
 
@@ -141,10 +131,8 @@ bool rt_costs_parse(const char *text, size_t len, rt_costs_file *out, rt_costs_e
     if (slen != 7 + 64 || strncmp(sl, "sha256 ", 7) != 0)
         return fail(e, nlines + 1, 1, "the last line is not 'sha256' and the checksum of the lines above it: the file "
                                       "was cut short (truncated) or is not one `tilec calibrate` wrote");
-    uint8_t sum[32];
     char hex[65];
-    rt_sha256(text, last, sum);
-    hex_of(sum, hex);
+    rt_sha256_hex(text, last, hex);
     if (memcmp(hex, sl + 7, 64) != 0)
         return fail(e, nlines + 1, 8, "the checksum does not match the lines above it: the file was edited or damaged; "
                                       "calibrate again rather than changing it by hand");
@@ -262,10 +250,8 @@ void rt_costs_identity(const rt *r, rt_costs_file *f) {
 void rt_costs_file_name(const rt_costs_file *f, char *out, size_t n) {
     char id[256];
     int len = snprintf(id, sizeof id, "%s\n%s\n%d\n%d\n", f->device, f->arch, f->sms, f->warp_size);
-    uint8_t sum[32];
     char hex[65];
-    rt_sha256(id, len < 0 ? 0 : (size_t)len < sizeof id ? (size_t)len : sizeof id - 1, sum);
-    hex_of(sum, hex);
+    rt_sha256_hex(id, len < 0 ? 0 : (size_t)len < sizeof id ? (size_t)len : sizeof id - 1, hex);
     snprintf(out, n, "costs-%s-%.16s.txt", f->arch, hex);
 }
 

@@ -39,7 +39,7 @@ void rt_costs_identity(const rt *r, rt_costs_file *f);
  * device, arch, multiprocessors and warp size. */
 void rt_costs_file_name(const rt_costs_file *f, char *out, size_t n);
 /* At a GPU runtime's open: the device's file, if there is a valid one for this very device,
- * becomes r->target's constants; one that is refused is a note, and the defaults stay. */
+ * becomes r->target's constants; one that is refused is a warning, and the defaults stay. */
 void rt_costs_open(rt *r);
 
 /* The micro-kernels' CUDA / HIP source (calibrate.c), appended to s. */

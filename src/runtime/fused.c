@@ -551,9 +551,8 @@ static tilec_status get_plan(rt *r, const tilec_fused_desc *d, const fplan *fp, 
     memcpy(p->id, id, sizeof id);
     p->hash = hash;
     tilec_status st = build(r->ctx, d, fp, &p->prog);
-    dsp_target target = r->target;
-    target.unaligned = unaligned;
-    if (st == TILEC_OK) st = dsp_target_take_costs(r->ctx, &target); /* tilec_costs_load's, if any */
+    dsp_target target;
+    if (st == TILEC_OK) st = rt_lowering_target(r, unaligned, &target);
     lp_kernel **ks;
     if (st == TILEC_OK && (st = dsp_lower_program(p->prog, &target, NULL, &ks)) == TILEC_OK) {
         p->kernel = ks[0];
@@ -811,8 +810,8 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
         ir_str_put(&t, "", 0);
         char *table = NULL;
         if (t.oom) st = TILEC_ERR_NOMEM;
-        dsp_target et = r->target; /* with tilec_costs_load's constants, as the plan was lowered */
-        if (st == TILEC_OK) st = dsp_target_take_costs(r->ctx, &et);
+        dsp_target et;
+        if (st == TILEC_OK) st = rt_lowering_target(r, false, &et);
         if (st == TILEC_OK) st = dsp_explain(p->prog, &et, false, &table);
         if (st == TILEC_OK && plans[i].split)
             ir_str_printf(&s, "\nplan %d: %s, each row cut into %d chunks of %lld, a CTA a %s: grid %lld x %d threads\n%s\n%s",

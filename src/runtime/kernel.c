@@ -89,12 +89,11 @@ tilec_status tilec_run_kernel(tilec_ctx *ctx, tilec_program *prog, const char *n
     bool gpu = ir_target(r->target.backend)->gpu;
     lp_kernel *lk = NULL;
     if (!p || !gpu) { /* verify and lower for the target: a miss, or the simulator's launch */
-        dsp_target target = r->target;
-        target.unaligned = unaligned;
+        dsp_target target;
+        if ((st = rt_lowering_target(r, unaligned, &target)) != TILEC_OK) return st;
         target.sms = 0; /* grid statements sized as tilec_launch_info_get sizes them, so it
                            describes this launch (the bits do not depend on it) */
         lp_kernel **ks;
-        if ((st = dsp_target_take_costs(r->ctx, &target)) != TILEC_OK) return st; /* tilec_costs_load's, if any */
         if ((st = dsp_lower_program(prog, &target, k, &ks)) != TILEC_OK) return st;
         for (int i = 0; i < prog->nkernels; i++)
             if (prog->kernels[i] == k) lk = ks[i];

@@ -266,9 +266,8 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const view *v, b
     memcpy(p->id, id, sizeof id);
     p->hash = hash;
     tilec_status st = build(r->ctx, d, v, &p->prog);
-    dsp_target target = r->target;
-    target.unaligned = unaligned; /* vector loads only from 16-byte aligned inputs */
-    if (st == TILEC_OK) st = dsp_target_take_costs(r->ctx, &target); /* tilec_costs_load's, if any */
+    dsp_target target; /* vector loads only from 16-byte aligned inputs */
+    if (st == TILEC_OK) st = rt_lowering_target(r, unaligned, &target);
     lp_kernel **ks;
     if (st == TILEC_OK && (st = dsp_lower_program(p->prog, &target, NULL, &ks)) == TILEC_OK) {
         p->kernel = ks[0];
@@ -496,8 +495,8 @@ tilec_status tilec_reduce_explain(tilec_ctx *ctx, const tilec_reduce_desc *d, ch
             ir_str_put(&t, "", 0);
             tile = t.data;
             if (t.oom) { ir_str_free(&t); tile = NULL; st = TILEC_ERR_NOMEM; }
-            dsp_target et = r->target; /* with tilec_costs_load's constants, as the plan was lowered */
-            if (st == TILEC_OK) st = dsp_target_take_costs(r->ctx, &et);
+            dsp_target et;
+            if (st == TILEC_OK) st = rt_lowering_target(r, false, &et);
             if (st == TILEC_OK) st = dsp_explain(p->prog, &et, false, &table);
             if (st == TILEC_OK && v.strided)
                 ir_str_printf(&s, "A is the strided view above: element [0, ...] is %lld past the lowest of the %lld "

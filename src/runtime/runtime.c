@@ -404,6 +404,12 @@ tilec_backend tilec_runtime_backend(const tilec_ctx *ctx) {
     return ctx && ctx->runtime ? ((rt *)ctx->runtime)->be->kind : TILEC_BACKEND_AUTO;
 }
 
+tilec_status rt_lowering_target(rt *r, bool unaligned, dsp_target *t) {
+    *t = r->target;
+    t->unaligned = unaligned;
+    return dsp_target_take_costs(r->ctx, t);
+}
+
 tilec_status rt_get(tilec_ctx *ctx, rt **out) {
     if (!ctx->runtime) {
         tilec_status st = tilec_runtime_open(ctx, TILEC_BACKEND_AUTO, 0);

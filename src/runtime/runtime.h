@@ -198,6 +198,12 @@ tilec_status rt_plan_load(rt *r, rt_plan *p, tilec_status st);
 /* Whether the stream is being captured into a graph (false on a backend without capture). */
 tilec_status rt_capturing(rt *r, void *stream, bool *yes);
 
+/* What a new plan of this runtime is lowered (or explained) for: the device's target,
+ * without vector access to global memory when a pointer may be unaligned, and with
+ * tilec_costs_load's constants when the context has them (else the device's own file's,
+ * else the defaults). TILEC_ERR_INVALID_ARG when those constants are another arch's. */
+tilec_status rt_lowering_target(rt *r, bool unaligned, dsp_target *t);
+
 /* The context's runtime, opened on AUTO device 0 when it is not yet. */
 tilec_status rt_get(tilec_ctx *ctx, rt **out);
 /* A line to stderr when TILEC_JIT_LOG=1 (the only output of the library, and only on

@@ -104,9 +104,8 @@ static tilec_status get_plan(rt *r, const tilec_reduce_desc *d, const seg_view *
     memcpy(p->id, id, sizeof id);
     p->hash = hash;
     tilec_status st = build(r->ctx, d, v, &p->prog);
-    dsp_target target = r->target;
-    target.unaligned = v->unaligned;
-    if (st == TILEC_OK) st = dsp_target_take_costs(r->ctx, &target); /* tilec_costs_load's, if any */
+    dsp_target target;
+    if (st == TILEC_OK) st = rt_lowering_target(r, v->unaligned, &target);
     if (st == TILEC_OK) st = dsp_verify(p->prog, &target);
     if (st == TILEC_OK) {
         dsp_segmented sg = {.op = d->op, .nan = d->nan, .accum = d->accumulate,

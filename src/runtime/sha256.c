@@ -56,3 +56,14 @@ void rt_sha256(const void *data, size_t n, uint8_t out[32]) {
         out[4 * i + 3] = (uint8_t)h[i];
     }
 }
+
+void rt_sha256_hex(const void *data, size_t n, char out[65]) {
+    static const char digits[] = "0123456789abcdef";
+    uint8_t sum[32];
+    rt_sha256(data, n, sum);
+    for (int i = 0; i < 32; i++) {
+        out[2 * i] = digits[sum[i] >> 4];
+        out[2 * i + 1] = digits[sum[i] & 15];
+    }
+    out[64] = '\0';
+}
