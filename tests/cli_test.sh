@@ -844,6 +844,17 @@ if [ "$(grep -c '^tilec fused:' "$tmp/err")" -eq 1 ]; then pass=$((pass + 1)); e
 expect "fused: docs/cli.md's example" 0 "$tilec" fused --op rms_norm --dtype bf16 --shape 4x4096 --weight random --backend sim --check
 shown=$(grep -A2 '^\$ tilec fused --op rms_norm --dtype bf16 --shape 4x4096' "$root/docs/cli.md" | grep '^plan 1:')
 has "prints the plan docs/cli.md shows" "$tmp/out" "${shown:-docs/cli.md no longer shows the plan line of this example}"
+# TILEC_FUSED_REGS (measuring the register plan's sizes): taken where it fits, else refused
+TILEC_FUSED_REGS=8,128 expect "fused: TILEC_FUSED_REGS=8,128" 0 "$tilec" fused --op layer_norm --dtype f32 --shape 19x512 --weight random --bias random --backend sim --check
+has "takes the sizes" "$tmp/out" "plan 1: rows 0 to 15, 8 a CTA, rows held in registers: grid 2 x 128 threads"
+has "and the rows left a warp each" "$tmp/out" "plan 2: rows 16 to 18, 1 a CTA, rows held in registers: grid 3 x 32 threads"
+TILEC_FUSED_REGS=4,128x expect "fused: TILEC_FUSED_REGS=4,128x" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x1024 --backend sim
+has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREADS (say 4,128: 4 rows a CTA of 128 threads held in registers); unset it for the planned sizes"
+TILEC_FUSED_REGS=2,128 expect "fused: a row over 2 warps, rows left" 1 "$tilec" fused --op softmax --dtype bf16 --shape 7x4096 --backend sim
+has "says why" "$tmp/err" "TILEC_FUSED_REGS=2,128 spreads a row over 2 warps, which leaves the last 1 of 7 rows no plan of the same fold; give rows a multiple of 2, or unset it"
+TILEC_FUSED_REGS=1,128 expect "fused: too few elements a thread" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x256 --backend sim
+has "says what fits" "$tmp/err" "TILEC_FUSED_REGS=1,128 cannot hold bf16 rows of 256 columns in registers: the threads are 32 or 128, the rows a CTA a power of two, and a thread takes 4 to 128 elements and at least 16 bytes (here 2); unset it for the planned sizes"
+TILEC_FUSED_REGS=1,128 expect "fused: TILEC_FUSED_REGS, not a register plan" 0 "$tilec" fused --op softmax --dtype bf16 --shape 8x250 --backend sim
 expect "fused --math fast" 2 "$tilec" fused --op softmax --dtype f32 --shape 4x8 --math fast --backend sim
 has "names the choices" "$tmp/err" "tilec fused: --math takes exact (the same bits everywhere, the default) or approx (the GPU's hardware exponential), not 'fast'"
 expect "fused --math approx of a norm" 2 "$tilec" fused --op rms_norm --dtype f32 --shape 4x8 --math approx --backend sim

@@ -52,6 +52,35 @@ def test_strided_rows_and_out():
     close(tilec.log_softmax(t), t.astype(np.float64) - lse(t.astype(np.float64)), 100, np.float32)
 
 
+def test_rows_in_registers_same_bits_whatever_the_rows():
+    """A row held in registers gets the same bits whatever the number of rows: in a CTA of 4
+    rows (a warp each), as a row left over after the last full CTA (a warp a CTA), alone, and
+    as a warpgroup's row (2048 columns); every op, f16 and f32. The expected bits are the
+    one-row calls', which share no plan with the 4-row CTAs."""
+    rng = np.random.default_rng(11)
+    for dt in (np.float16, np.float32):
+        for cols in (256, 512, 1024, 2048):
+            x = (rng.standard_normal((9, cols)) * 3).astype(dt)
+            x[1, 5], x[6, 0] = np.inf, -np.inf  # specials in a full CTA's row and a left-over one
+            w = (rng.standard_normal(cols) * 0.5 + 1).astype(dt)
+            b = rng.standard_normal(cols).astype(dt)
+            r = rng.standard_normal((9, cols)).astype(dt)
+            t = rng.integers(0, cols, size=9).astype(np.int64)
+            ops = {
+                "softmax": lambda v, i: tilec.softmax(v),
+                "log_softmax": lambda v, i: tilec.log_softmax(v),
+                "rms_norm": lambda v, i: tilec.rms_norm(v, (cols,), w),
+                "layer_norm": lambda v, i: tilec.layer_norm(v, (cols,), w, b),
+                "add_rms_norm": lambda v, i: np.concatenate(tilec.add_rms_norm(v, r[i].copy(), w), axis=-1),
+                "cross_entropy": lambda v, i: tilec.cross_entropy(v, t[i], reduction="none"),
+            }
+            for name, f in ops.items():
+                whole = f(x, slice(0, 9))
+                for i in range(9):
+                    one = f(x[i:i + 1], slice(i, i + 1))
+                    assert whole[i].tobytes() == one[0].tobytes(), (name, dt, cols, i)
+
+
 def test_rows_in_registers_strided_and_out_dtype():
     """Rows of 256 and 2048 columns are held in registers (a warp's, a warpgroup's
     fragment); strided rows, rows left over by the last full CTA, and results in another
@@ -175,8 +204,9 @@ def test_bad_arguments(call, err):
 def test_explain_shows_the_program():
     text = tilec.fused_explain("softmax", "bf16", 8, 250, backend="sim")
     assert "cta.max(M, Xs, axes=(-1))" in text and "cta.map(E, exp(Xs - M))" in text
-    text = tilec.fused_explain("softmax", "bf16", 8, 256, backend="sim")
-    assert "rows held in registers" in text and "warp.map(Ef, exp(Xf - M))" in text
+    text = tilec.fused_explain("softmax", "bf16", 7, 256, backend="sim")  # 4 rows a warpgroup, then a warp a row
+    assert "rows held in registers" in text and "warpgroup.map(Ef, exp(Xf - M))" in text
+    assert "rows 4 to 6, 1 a CTA" in text and "warp.map(Ef, exp(Xf - M))" in text
     assert tilec.FUSED == ("softmax", "log_softmax", "rms_norm", "layer_norm", "add_rms_norm", "cross_entropy")
 
 

@@ -13,6 +13,7 @@
  * a second plan of W = the rows left. Plans are kept per context as tilec_reduce's are.
  */
 #include "runtime.h"
+#include "env.h"
 #include "../ir/numeric.h"
 
 #include <float.h>
@@ -47,7 +48,7 @@ enum {
     FUSED_TAG = 0x46,        /* id[0]'s top byte: a fused plan, never a reduction's */
     REGS_MIN_COLS = 256,     /* rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS columns */
     REGS_MAX_COLS = 4096,    /* are held in registers (every op): see regs_of */
-    REGS_ELEMS = 32,         /* a thread's elements of a CTA's rows held in registers */
+    REGS_ELEMS = 32,         /* a row of up to 32 * REGS_ELEMS columns held in registers is a warp's */
 };
 
 tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols) {
@@ -149,26 +150,56 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
 }
 
 /* Rows held in registers: rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS
- * columns, every op, on a target of warps of 32 whose fragments
- * may span a warpgroup (CUDA, and the simulator standing for it). The CTA's W rows are one
- * fragment (format.md, "Fragment layouts"), REGS_ELEMS elements a thread: loaded once in
- * 16-byte vectors, reduced and mapped in registers, stored once — no shared memory, no
- * barrier between the passes, where the other plans meet in memory between statements.
- * A row of up to 32 * REGS_ELEMS columns is one warp's (a CTA of one warp holding W rows),
- * a longer one a warpgroup's (a CTA of 128 threads, a row). Returns W (0: not this plan)
- * and the threads; a row's fold depends on the columns only, whatever W, so the rows left
- * over by the last full CTA (a CTA a row) get the same bits. */
-static int regs_of(const rt *r, const tilec_fused_desc *d, int *threads) {
+ * columns, every op, on a target of warps of 32 whose fragments may span a warpgroup (CUDA,
+ * and the simulator standing for it). The CTA's W rows are one fragment (format.md,
+ * "Fragment layouts"), loaded once in 16-byte vectors, reduced and mapped in registers,
+ * stored once — no shared memory, no barrier between the passes, where the other plans meet
+ * in memory between statements. A row of up to 32 * REGS_ELEMS columns is one warp's, in a
+ * CTA of 128 threads holding 4 rows (a warp a row: 8 to 32 elements a thread); a longer row
+ * is a warpgroup's, a CTA a row. Sizes timed on an H200 (bf16 softmax, scripts/bench
+ * fused-plans): 4 rows over 128 threads 1128, 1746 GB/s at 256, 1024 columns against 1045,
+ * 1700 for one warp a CTA (4 rows of 256, or a row of 1024), whose CTAs of 32 threads cap a
+ * multiprocessor at half its warps.
+ *
+ * A row's fold depends on how its columns lie on registers, lanes and warps only: a warp's
+ * row folds alike whatever the CTA's rows, so the rows left over by the last full CTA run as
+ * a warp a CTA (*left_threads 32) and get the same bits; a warpgroup's row is W = 1.
+ *
+ * TILEC_FUSED_REGS=W,T (for measuring sizes: scripts/bench fused-regs) takes W rows over T
+ * threads (32 or 128) instead, where this plan applies: W a power of two, 4 to 128
+ * elements a thread, at least a 16-byte vector each. A row over 2 of the 4 warps has no
+ * CTA of its fold for the rows left over: such a W must divide the rows.
+ * Returns 0 (*w = 0: not this plan) or an error for a bad TILEC_FUSED_REGS. */
+static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, int *w, int *threads, int *left_threads) {
     int64_t C = d->cols;
+    *w = 0;
     if (r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS || C > REGS_MAX_COLS ||
         (C & (C - 1)))
-        return 0;
-    if (C <= 32 * REGS_ELEMS) {
-        *threads = 32;
-        return (int)(32 * REGS_ELEMS / C);
-    }
-    *threads = 128;
-    return 1;
+        return TILEC_OK;
+    if (C <= 32 * REGS_ELEMS) *w = 4, *threads = 128, *left_threads = 32;
+    else *w = 1, *threads = 128, *left_threads = 128;
+    const char *env = getenv("TILEC_FUSED_REGS");
+    if (!env || !*env) return TILEC_OK;
+    char buf[32];
+    const char *comma = strchr(env, ',');
+    uint64_t v[2] = {0, 0};
+    size_t n = comma ? (size_t)(comma - env) : 0;
+    if (!comma || n >= sizeof buf || strlen(comma + 1) >= sizeof buf ||
+        !rt_parse_u64((memcpy(buf, env, n), buf[n] = 0, buf), NULL, 1024, &v[0]) || !rt_parse_u64(comma + 1, NULL, 1024, &v[1]))
+        return ir_bad(r->ctx, "TILEC_FUSED_REGS='%.40s%s' is not ROWS,THREADS (say 4,128: 4 rows a CTA of 128 threads "
+                      "held in registers); unset it for the planned sizes", env, strlen(env) > 40 ? "..." : "");
+    long long W = v[0], T = v[1], es = (long long)tilec_dtype_size(d->dtype), E = W * C / (T ? T : 1);
+    if ((T != 32 && T != 128) || W < 1 || W > 128 || (W & (W - 1)) || E < 4 || E > 128 || E * es < 16)
+        return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld cannot hold %s rows of %lld columns in registers: the threads are 32 "
+                      "or 128, the rows a CTA a power of two, and a thread takes 4 to 128 elements and at least 16 bytes "
+                      "(here %lld); unset it for the planned sizes", W, T, tilec_dtype_name(d->dtype), (long long)C, E);
+    bool warp_rows = T == 32 || W >= 4; /* every warp holds whole rows */
+    if (!warp_rows && W > 1 && d->rows % W)
+        return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld spreads a row over %lld warps, which leaves the last %lld of %lld "
+                      "rows no plan of the same fold; give rows a multiple of %lld, or unset it", W, T, 4 / W,
+                      (long long)(d->rows % W), (long long)d->rows, W);
+    *w = (int)W, *threads = (int)T, *left_threads = warp_rows ? 32 : (int)T;
+    return TILEC_OK;
 }
 
 static int group_rows(const tilec_fused_desc *d) {
@@ -641,27 +672,33 @@ static int kernel_args(const tilec_fused_desc *d, const tilec_fused_args *a, int
 
 /* The plans of a call: the full groups, then the rows left (at most two); or split rows'
  * two phases. */
-static int plans_of(const rt *r, const tilec_fused_desc *d, fplan *out) {
+static tilec_status plans_of(const rt *r, const tilec_fused_desc *d, fplan *out, int *np) {
     int P = split_of(d), ws = r->target.warp_size;
+    *np = 0;
     if (P) {
         int64_t cp = d->cols / P;
         bool ce = d->op == TILEC_FUSED_CROSS_ENTROPY;
         out[0] = (fplan){.groups = d->rows * P, .w = 1, .threads = threads_for(d, cp, ws), .split = P, .phase = 1};
         out[1] = (fplan){.groups = ce ? d->rows : d->rows * P, .w = 1, .threads = ce ? 2 * ws : threads_for(d, cp, ws),
                          .split = P, .phase = 2};
-        return 2;
+        *np = 2;
+        return TILEC_OK;
     }
-    int rt_threads, rw = regs_of(r, d, &rt_threads), n = 0;
+    int rt_threads = 0, left_threads = 0, rw = 0, n = 0;
+    tilec_status st = regs_of(r, d, &rw, &rt_threads, &left_threads);
+    if (st != TILEC_OK) return st;
     if (rw) { /* W rows a CTA, then the rows left a CTA each (the same fold a row) */
         if (d->rows / rw) out[n++] = (fplan){.groups = d->rows / rw, .w = rw, .threads = rt_threads, .regs = true};
-        if (d->rows % rw) out[n++] = (fplan){.groups = d->rows % rw, .w = 1, .threads = rt_threads, .regs = true};
-        return n;
+        if (d->rows % rw) out[n++] = (fplan){.groups = d->rows % rw, .w = 1, .threads = left_threads, .regs = true};
+        *np = n;
+        return TILEC_OK;
     }
     int w = group_rows(d);
     int64_t lim = stage_limit(r);
     if (d->rows / w) out[n++] = plan_of(d, d->rows - d->rows % w, w, lim, r->target.warp_size);
     if (d->rows % w) out[n++] = plan_of(d, d->rows % w, (int)(d->rows % w), lim, r->target.warp_size);
-    return n;
+    *np = n;
+    return TILEC_OK;
 }
 
 /* Split rows' device memory for phase 2's plan on the stream: the partials (f32, two a
@@ -766,8 +803,8 @@ tilec_status tilec_fused(tilec_ctx *ctx, const tilec_fused_desc *d, const tilec_
     if ((row_stride(d) * (int64_t)tilec_dtype_size(d->dtype)) % 16 || (d->cols * (int64_t)tilec_dtype_size(d->out_dtype)) % 16)
         unaligned = true;
     fplan plans[2];
-    int np = plans_of(r, d, plans);
-    if ((st = check_grid(ctx, d, plans, np)) != TILEC_OK) return st;
+    int np = 0;
+    if ((st = plans_of(r, d, plans, &np)) != TILEC_OK || (st = check_grid(ctx, d, plans, np)) != TILEC_OK) return st;
     if (plans[0].split) return run_split(r, d, a, plans, unaligned);
     int64_t first = 0;
     for (int i = 0; i < np; i++) {
@@ -796,8 +833,8 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
                   tilec_fused_name(d->op), (long long)d->rows, (long long)d->cols, (long long)row_stride(d),
                   tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype));
     fplan plans[2] = {{0}};
-    int np = d->rows ? plans_of(r, d, plans) : 0;
-    if ((st = check_grid(ctx, d, plans, np)) != TILEC_OK) {
+    int np = 0;
+    if ((d->rows && (st = plans_of(r, d, plans, &np)) != TILEC_OK) || (st = check_grid(ctx, d, plans, np)) != TILEC_OK) {
         ir_str_free(&s);
         return st;
     }
