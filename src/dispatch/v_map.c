@@ -14,6 +14,8 @@
  * along the last dimension is read with vector loads where it is dense and aligned along
  * it too (else element by element at the vector's coordinates, no division), and an
  * operand broadcast along it (a row statistic m: f32[R, 1]) is read once for the vector.
+ * A gather reads its elements one by one, at each element's coordinates, inside vectors too
+ * (a split row's weight chunk, gather(Wt, 0, Pi[cta_id]), beside x read in vectors).
  *
  * Fragments (a local destination with a layout): each lane computes its own registers; an
  * operand fragment is read at the register that holds, in the same lane, the element each
@@ -56,12 +58,14 @@ typedef struct mapper {
     operand ops[MAXOPS];
     int nops;
     bool uses_index;
-    bool gathers;  /* the expression has a gather: element by element, at its coordinates */
     lp_expr *coords[TILEC_MAX_RANK]; /* of the current element (a vector's first), held in a
                                         register when first read (coord), NULL before */
     lp_expr *cexpr[TILEC_MAX_RANK];  /* their expressions */
     lp_expr *first;                  /* its flat index */
     int lane;                        /* the element of the vector being computed */
+    const ir_expr *gx[MAXOPS];       /* gathers of one value along the row: read at lane 0 of */
+    lp_expr *gv[MAXOPS];             /* a vector, their values reused by its other lanes */
+    int ngx;
     int reg;                         /* a fragment destination's register being computed */
 } mapper;
 
@@ -311,7 +315,7 @@ static operand *operand_of(mapper *m, const ir_expr *x) {
 static bool collect(mapper *m, const ir_expr *e) {
     if (!e) return true;
     if (e->kind == IR_X_INDEX) m->uses_index = true;
-    if (e->kind == IR_X_GATHER) m->uses_index = m->gathers = true;
+    if (e->kind == IR_X_GATHER) m->uses_index = true; /* its element's coordinates */
     if (e->kind == IR_X_REGION && !operand_of(m, e)) {
         if (m->nops == MAXOPS) return false;
         operand *o = &m->ops[m->nops++];
@@ -404,7 +408,29 @@ static lp_expr *eval_op(mapper *m, const ir_expr *e) {
 /* gather(R, axis, i): R's element at the current coordinates (broadcast as an operand's)
  * but at i along `axis`; an i outside the extent reads element 0 instead (the load is
  * always in bounds) and gives NaN, or 0 for integers. */
+/* Whether e has one value along the destination's rows: no index of the last axis, and
+ * every region (a gather's too) broadcast along it. */
+static bool row_uniform(const mapper *m, const ir_expr *e) {
+    if (!e) return true;
+    if (e->kind == IR_X_INDEX && e->axis == m->rank - 1) return false;
+    if ((e->kind == IR_X_REGION || e->kind == IR_X_GATHER) && e->bcast[m->rank - 1] >= 0) return false;
+    for (int i = 0; i < 3; i++)
+        if (!row_uniform(m, e->args[i])) return false;
+    return true;
+}
+
+static lp_expr *gather_one(mapper *m, const ir_expr *e);
+
 static lp_expr *gather_value(mapper *m, const ir_expr *e) {
+    if (m->vec == 1 || !row_uniform(m, e)) return gather_one(m, e);
+    for (int i = 0; i < m->ngx; i++)
+        if (m->gx[i] == e) return m->gv[i];
+    lp_expr *v = gather_one(m, e);
+    if (m->ngx < MAXOPS) m->gx[m->ngx] = e, m->gv[m->ngx++] = v;
+    return v;
+}
+
+static lp_expr *gather_one(mapper *m, const ir_expr *e) {
     lp_kernel *k = m->k;
     int64_t od[TILEC_MAX_RANK];
     int ro = ir_region_shape(&e->region, od);
@@ -414,7 +440,10 @@ static lp_expr *gather_value(mapper *m, const ir_expr *e) {
     lp_expr *oc[TILEC_MAX_RANK];
     for (int j = 0; j < ro; j++) oc[j] = ic(m, LP_I32, 0);
     for (int d = 0; d < m->rank; d++)
-        if (e->bcast[d] >= 0) oc[e->bcast[d]] = coord(m, d);
+        if (e->bcast[d] >= 0) {
+            lp_expr *c = coord(m, d); /* in vectors: the vector's first, plus the element's lane along the row */
+            oc[e->bcast[d]] = d == m->rank - 1 && m->lane ? bin(m, LO_ADD, lp_cast(k, LP_I64, c), ic(m, LP_I64, m->lane)) : c;
+        }
     oc[e->axis] = sel(m, in, i, ic(m, LP_I64, 0));
     lp_type ct = lp_accum_type(e->region.buf->dtype);
     lp_expr *v = lp_load(k, lp_buf_for(k, e->region.buf), dsp_region_offset_at(m->l, &e->region, oc));
@@ -647,6 +676,7 @@ static void store_unit(mapper *m, const unit_vals *saved) {
     }
     int regs = lp_reg_new(k, db->type, "y");
     for (int j = 1; j < m->vec; j++) lp_reg_new(k, db->type, "y");
+    m->ngx = 0; /* this vector's gathers */
     for (m->lane = 0; m->lane < m->vec; m->lane++) lp_assign(k, m->into, regs + m->lane, result(m, db->type, st->dst.buf->dtype));
     m->lane = 0;
     lp_vstore(k, m->into, db, hold(m, operand_offset(m, &dst, 0), "at"), regs, m->vec);
@@ -664,7 +694,7 @@ static bool lower_map(dsp_lower *l, char *why, size_t wn) {
     lp_kernel *k = l->k;
     int64_t n = ir_region_elems(&st->dst);
     bool alone = st->exec.scope == TILEC_SCOPE_THREAD || st->dst.buf->space == TILEC_SPACE_LOCAL;
-    m.vec = st->dst.buf->space == TILEC_SPACE_LOCAL || m.gathers ? 1 : choose_vector(&m);
+    m.vec = st->dst.buf->space == TILEC_SPACE_LOCAL ? 1 : choose_vector(&m);
     bool coords = m.uses_index || !dsp_region_dense(&st->dst);
     for (int i = 0; i < m.nops; i++) {
         operand *o = &m.ops[i];
@@ -730,7 +760,7 @@ static bool has_gather(const ir_expr *e) {
 }
 
 /* What lower_map does, in words: its choices made the same way (vectors: not for a local
- * destination, nor for an expression with a gather). */
+ * destination; a gather's element read alone, at its element's coordinates). */
 void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
     const ir_stmt *st = q->st;
     mapper m = {.st = st, .q = q, .vec = 1};
@@ -743,9 +773,6 @@ void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
         ir_str_printf(&s, "; each lane computes its %d registers of '%s'", 1 << st->dst.buf->frag_reg, st->dst.buf->name);
     } else if (st->dst.buf->space == TILEC_SPACE_LOCAL) {
         ir_str_printf(&s, "; each thread computes all of its own '%s'", st->dst.buf->name);
-    } else if (has_gather(st->expr)) {
-        ir_str_printf(&s, "; element by element (a gather reads at a position known only when it runs), %s",
-                      alone ? "one thread computes them all" : "spread over the threads");
     } else if ((m.vec = choose_vector(&m)) > 1) {
         ir_str_printf(&s, "; %d-byte vectors of %d, each inside a row, %s (four in flight where each thread has four)",
                       m.vec * (int)tilec_dtype_size(st->dst.buf->dtype), m.vec,
@@ -753,6 +780,7 @@ void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
         const ir_expr *seen[MAXOPS];
         int ns = 0;
         describe_operands(&s, &m, st->expr, seen, &ns);
+        if (has_gather(st->expr)) ir_str_printf(&s, "; a gather's element by element (its position is known only when it runs)");
     } else {
         ir_str_printf(&s, "; element by element (the destination is not dense and aligned along its rows in vectors), %s",
                       alone ? "one thread computes them all" : "spread over the threads");
