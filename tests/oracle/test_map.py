@@ -382,6 +382,29 @@ def test_scopes_memories_broadcasts(tilec, rng, tmp_path, repro, ws):
                   % (dims((R, C)), dims((R, C)), threads, dims((R, C))))
     with np.errstate(all="ignore"):
         P.output("Y6", "f32", (R, C), (f32(x) * f32(x) - np.float32(1)).astype(np.float64), "in place, S * S - 1")
+    # gathers beside operands read in vectors (f32 rows of 64: vectors of 4): a table's row
+    # picked by the row's index (a split row's weight chunk), a statistic picked by it (one
+    # value along the row) and the row read backwards (an index that varies along it); an
+    # index out of range reads NaN
+    K, C8 = 3, int(rng.choice([C, 64]))
+    x = P.input(rng, "X8", "bf16", (R, C8))
+    wt = P.input(rng, "W8", "f32", (K, C8))
+    lt = P.input(rng, "L8", "f32", (K, 1))
+    t = rng.integers(0, K, size=(R, 1)).astype(np.int64)
+    t[rng.integers(0, R), 0] = int(rng.choice([-1, K]))  # one row's index out of range
+    write(os.path.join(P.dir, "T8"), "i64", t)
+    P.args.append("--in=T8=%s" % os.path.join(P.dir, "T8"))
+    P.text.append("kernel gathers(X8: bf16%s global, W8: f32[%d, %d] global, L8: f32[%d, 1] global, T8: i64[%d, 1] global, "
+                  "Y8: f32%s global) threads=%d {\n  cta.map(Y8, f32(X8) * gather(W8, 0, T8) + gather(L8, 0, T8) - "
+                  "gather(X8, 1, %d - index(1)))\n}" % (dims((R, C8)), K, C8, K, R, dims((R, C8)), threads, C8 - 1))
+    want = np.full((R, C8), np.nan)
+    with np.errstate(all="ignore"):
+        for r in range(R):
+            k = int(t[r, 0])
+            if 0 <= k < K:
+                a = f32(f32(x[r]) * f32(wt[k]))
+                want[r] = f32(f32(a + f32(lt[k, 0])) - f32(x[r, ::-1])).astype(np.float64)
+    P.output("Y8", "f32", (R, C8), want, "gathers beside vectors: X * gather(W, 0, T) + gather(L, 0, T) - X reversed")
     if ws == 32:  # a fragment destination (fragment layouts are of warps of 32 lanes)
         s = P.input(rng, "S7", "f32", (16, 64))
         m = P.input(rng, "M7", "f32", (16, 1))
