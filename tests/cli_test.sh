@@ -507,7 +507,7 @@ expect "explain map statements" 0 "$tilec" explain "$maps"
 has "explain names a map's variant" "$tmp/out" "  line 7: cta.map(Y, bf16(f32(X) * r) * w) -> map"
 has "and says its vectors and how each operand is read" "$tmp/out" "    how: 16384 elements; 16-byte vectors of 8, each inside a row, spread over the threads (four in flight where each thread has four); 'X' in vector loads; 'r' once a vector (broadcast along the row); 'w' in vector loads"
 has "and a local destination's" "$tmp/out" "    how: 5 elements; each thread computes all of its own 'L'"
-has "and a gather's, element by element as it is lowered" "$tmp/out" "    how: 512 elements; element by element (a gather reads at a position known only when it runs), spread over the threads"
+has "and a gather's, in vectors beside the other operands" "$tmp/out" "    how: 512 elements; 16-byte vectors of 4, each inside a row, spread over the threads (four in flight where each thread has four); 'Xs' in vector loads; 'T' once a vector (broadcast along the row); a gather's elements read one by one (once a vector where one along the row)"
 # the fused RMSNorm scale's loop: every vector (four a turn, then one a turn) loads X and w
 # in 16 bytes, r once, stores Y in 16 bytes, and divides its index by the row only twice
 # (the row and the column: no index arithmetic an element)
@@ -849,11 +849,13 @@ TILEC_FUSED_REGS=8,128 expect "fused: TILEC_FUSED_REGS=8,128" 0 "$tilec" fused -
 has "takes the sizes" "$tmp/out" "plan 1: rows 0 to 15, 8 a CTA, rows held in registers: grid 2 x 128 threads"
 has "and the rows left a warp each" "$tmp/out" "plan 2: rows 16 to 18, 1 a CTA, rows held in registers: grid 3 x 32 threads"
 TILEC_FUSED_REGS=4,128x expect "fused: TILEC_FUSED_REGS=4,128x" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x1024 --backend sim
-has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREADS (say 4,128: 4 rows a CTA of 128 threads held in registers); unset it for the planned sizes"
+has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 threads held in registers); unset it for the planned sizes"
+TILEC_FUSED_REGS=4,0 expect "fused: TILEC_FUSED_REGS=4,0, whatever the plan" 1 "$tilec" fused --op softmax --dtype bf16 --shape 3x65536 --backend sim
+has "says what the numbers may be" "$tmp/err" "TILEC_FUSED_REGS=4,0: ROWS is a power of two from 1 to 128 and THREADS 32 or 128; unset it for the planned sizes"
 TILEC_FUSED_REGS=2,128 expect "fused: a row over 2 warps, rows left" 1 "$tilec" fused --op softmax --dtype bf16 --shape 7x4096 --backend sim
 has "says why" "$tmp/err" "TILEC_FUSED_REGS=2,128 spreads a row over 2 warps, which leaves the last 1 of 7 rows no plan of the same fold; give rows a multiple of 2, or unset it"
 TILEC_FUSED_REGS=1,128 expect "fused: too few elements a thread" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x256 --backend sim
-has "says what fits" "$tmp/err" "TILEC_FUSED_REGS=1,128 cannot hold bf16 rows of 256 columns in registers: the threads are 32 or 128, the rows a CTA a power of two, and a thread takes 4 to 128 elements and at least 16 bytes (here 2); unset it for the planned sizes"
+has "says what fits" "$tmp/err" "TILEC_FUSED_REGS=1,128 cannot hold bf16 rows of 256 columns in registers: 1 rows over 128 threads are 2 elements (4 bytes) a thread, where 4 to 128 elements and at least 16 bytes fit; unset it for the planned sizes"
 TILEC_FUSED_REGS=1,128 expect "fused: TILEC_FUSED_REGS, not a register plan" 0 "$tilec" fused --op softmax --dtype bf16 --shape 8x250 --backend sim
 expect "fused --math fast" 2 "$tilec" fused --op softmax --dtype f32 --shape 4x8 --math fast --backend sim
 has "names the choices" "$tmp/err" "tilec fused: --math takes exact (the same bits everywhere, the default) or approx (the GPU's hardware exponential), not 'fast'"

@@ -409,7 +409,8 @@ static lp_expr *eval_op(mapper *m, const ir_expr *e) {
  * but at i along `axis`; an i outside the extent reads element 0 instead (the load is
  * always in bounds) and gives NaN, or 0 for integers. */
 /* Whether e has one value along the destination's rows: no index of the last axis, and
- * every region (a gather's too) broadcast along it. */
+ * every region (a gather's too) broadcast along it (a gather's bcast is -1 where the
+ * gathered dimension meets: gather(X, 1, T), T [R, 1], is one value a row). */
 static bool row_uniform(const mapper *m, const ir_expr *e) {
     if (!e) return true;
     if (e->kind == IR_X_INDEX && e->axis == m->rank - 1) return false;
@@ -780,7 +781,7 @@ void dsp_map_plan(const dsp_query *q, char *out, size_t n) {
         const ir_expr *seen[MAXOPS];
         int ns = 0;
         describe_operands(&s, &m, st->expr, seen, &ns);
-        if (has_gather(st->expr)) ir_str_printf(&s, "; a gather's element by element (its position is known only when it runs)");
+        if (has_gather(st->expr)) ir_str_printf(&s, "; a gather's elements read one by one (once a vector where one along the row)");
     } else {
         ir_str_printf(&s, "; element by element (the destination is not dense and aligned along its rows in vectors), %s",
                       alone ? "one thread computes them all" : "spread over the threads");

@@ -169,30 +169,48 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
  * threads (32 or 128) instead, where this plan applies: W a power of two, 4 to 128
  * elements a thread, at least a 16-byte vector each. A row over 2 of the 4 warps has no
  * CTA of its fold for the rows left over: such a W must divide the rows.
- * Returns 0 (*w = 0: not this plan) or an error for a bad TILEC_FUSED_REGS. */
-static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, int *w, int *threads, int *left_threads) {
-    int64_t C = d->cols;
-    *w = 0;
-    if (r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS || C > REGS_MAX_COLS ||
-        (C & (C - 1)))
-        return TILEC_OK;
-    if (C <= 32 * REGS_ELEMS) *w = 4, *threads = 128, *left_threads = 32;
-    else *w = 1, *threads = 128, *left_threads = 128;
+ * Returns 0 (*w = 0: not this plan) or an error for a bad TILEC_FUSED_REGS (regs_env). */
+/* TILEC_FUSED_REGS's ROWS and THREADS (0, 0: unset), refused unless two whole numbers, THREADS
+ * 32 or 128 and ROWS a power of two to 128: read on every call, so a bad value is said
+ * whatever the call's plan. */
+static tilec_status regs_env(const rt *r, long long *W, long long *T) {
+    *W = *T = 0;
     const char *env = getenv("TILEC_FUSED_REGS");
     if (!env || !*env) return TILEC_OK;
-    char buf[32];
+    char shown[48], buf[32];
+    size_t k = 0;
+    for (; env[k] && k < 40; k++) shown[k] = env[k] >= 0x20 && env[k] < 0x7f ? env[k] : '?';
+    snprintf(shown + k, sizeof shown - k, "%s", env[k] ? "..." : "");
     const char *comma = strchr(env, ',');
-    uint64_t v[2] = {0, 0};
     size_t n = comma ? (size_t)(comma - env) : 0;
-    if (!comma || n >= sizeof buf || strlen(comma + 1) >= sizeof buf ||
-        !rt_parse_u64((memcpy(buf, env, n), buf[n] = 0, buf), NULL, 1024, &v[0]) || !rt_parse_u64(comma + 1, NULL, 1024, &v[1]))
-        return ir_bad(r->ctx, "TILEC_FUSED_REGS='%.40s%s' is not ROWS,THREADS (say 4,128: 4 rows a CTA of 128 threads "
-                      "held in registers); unset it for the planned sizes", env, strlen(env) > 40 ? "..." : "");
-    long long W = v[0], T = v[1], es = (long long)tilec_dtype_size(d->dtype), E = W * C / (T ? T : 1);
-    if ((T != 32 && T != 128) || W < 1 || W > 128 || (W & (W - 1)) || E < 4 || E > 128 || E * es < 16)
-        return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld cannot hold %s rows of %lld columns in registers: the threads are 32 "
-                      "or 128, the rows a CTA a power of two, and a thread takes 4 to 128 elements and at least 16 bytes "
-                      "(here %lld); unset it for the planned sizes", W, T, tilec_dtype_name(d->dtype), (long long)C, E);
+    uint64_t v[2];
+    if (!comma || n >= sizeof buf || !rt_parse_u64((memcpy(buf, env, n), buf[n] = 0, buf), NULL, 1 << 20, &v[0]) ||
+        !rt_parse_u64(comma + 1, NULL, 1 << 20, &v[1]))
+        return ir_bad(r->ctx, "TILEC_FUSED_REGS='%s' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 "
+                      "threads held in registers); unset it for the planned sizes", shown);
+    if ((v[1] != 32 && v[1] != 128) || v[0] < 1 || v[0] > 128 || (v[0] & (v[0] - 1)))
+        return ir_bad(r->ctx, "TILEC_FUSED_REGS=%s: ROWS is a power of two from 1 to 128 and THREADS 32 or 128; unset it for "
+                      "the planned sizes", shown);
+    *W = (long long)v[0], *T = (long long)v[1];
+    return TILEC_OK;
+}
+
+static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, int *w, int *threads, int *left_threads) {
+    int64_t C = d->cols;
+    long long W, T;
+    tilec_status st = regs_env(r, &W, &T);
+    *w = 0;
+    if (st != TILEC_OK || r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS ||
+        C > REGS_MAX_COLS || (C & (C - 1)))
+        return st;
+    if (C <= 32 * REGS_ELEMS) *w = 4, *threads = 128, *left_threads = 32;
+    else *w = 1, *threads = 128, *left_threads = 128;
+    if (!W) return TILEC_OK;
+    long long es = (long long)tilec_dtype_size(d->dtype), E = W * C / T;
+    if (E < 4 || E > 128 || E * es < 16)
+        return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld cannot hold %s rows of %lld columns in registers: %lld rows over %lld "
+                      "threads are %lld elements (%lld bytes) a thread, where 4 to 128 elements and at least 16 bytes fit; "
+                      "unset it for the planned sizes", W, T, tilec_dtype_name(d->dtype), (long long)C, W, T, E, E * es);
     bool warp_rows = T == 32 || W >= 4; /* every warp holds whole rows */
     if (!warp_rows && W > 1 && d->rows % W)
         return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld spreads a row over %lld warps, which leaves the last %lld of %lld "
@@ -674,7 +692,10 @@ static int kernel_args(const tilec_fused_desc *d, const tilec_fused_args *a, int
  * two phases. */
 static tilec_status plans_of(const rt *r, const tilec_fused_desc *d, fplan *out, int *np) {
     int P = split_of(d), ws = r->target.warp_size;
+    long long W, T;
+    tilec_status st = regs_env(r, &W, &T); /* a bad value is refused whatever the plan */
     *np = 0;
+    if (st != TILEC_OK) return st;
     if (P) {
         int64_t cp = d->cols / P;
         bool ce = d->op == TILEC_FUSED_CROSS_ENTROPY;
@@ -685,7 +706,7 @@ static tilec_status plans_of(const rt *r, const tilec_fused_desc *d, fplan *out,
         return TILEC_OK;
     }
     int rt_threads = 0, left_threads = 0, rw = 0, n = 0;
-    tilec_status st = regs_of(r, d, &rw, &rt_threads, &left_threads);
+    st = regs_of(r, d, &rw, &rt_threads, &left_threads);
     if (st != TILEC_OK) return st;
     if (rw) { /* W rows a CTA, then the rows left a CTA each (the same fold a row) */
         if (d->rows / rw) out[n++] = (fplan){.groups = d->rows / rw, .w = rw, .threads = rt_threads, .regs = true};
