@@ -849,7 +849,9 @@ TILEC_FUSED_REGS=8,128 expect "fused: TILEC_FUSED_REGS=8,128" 0 "$tilec" fused -
 has "takes the sizes" "$tmp/out" "plan 1: rows 0 to 15, 8 a CTA, rows held in registers: grid 2 x 128 threads"
 has "and the rows left a warp each" "$tmp/out" "plan 2: rows 16 to 18, 1 a CTA, rows held in registers: grid 3 x 32 threads"
 TILEC_FUSED_REGS=4,128x expect "fused: TILEC_FUSED_REGS=4,128x" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x1024 --backend sim
-has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 threads held in registers); unset it for the planned sizes"
+has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 threads held in registers), or off; unset it for the planned sizes"
+TILEC_FUSED_REGS=off expect "fused: TILEC_FUSED_REGS=off" 0 "$tilec" fused --op rms_norm --dtype bf16 --shape 8x1024 --backend sim --check
+has "plans without registers" "$tmp/out" "plan 1: rows 0 to 7, 8 a CTA, rows staged in shared memory: grid 1 x 256 threads"
 TILEC_FUSED_REGS=4,0 expect "fused: TILEC_FUSED_REGS=4,0, whatever the plan" 1 "$tilec" fused --op softmax --dtype bf16 --shape 3x65536 --backend sim
 has "says what the numbers may be" "$tmp/err" "TILEC_FUSED_REGS=4,0: ROWS is a power of two from 1 to 128 and THREADS 32 or 128; unset it for the planned sizes"
 TILEC_FUSED_REGS=2,128 expect "fused: a row over 2 warps, rows left" 1 "$tilec" fused --op softmax --dtype bf16 --shape 7x4096 --backend sim

@@ -166,17 +166,22 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
  * a warp a CTA (*left_threads 32) and get the same bits; a warpgroup's row is W = 1.
  *
  * TILEC_FUSED_REGS=W,T (for measuring sizes: scripts/bench fused-regs) takes W rows over T
- * threads (32 or 128) instead, where this plan applies: W a power of two, 4 to 128
+ * threads (32 or 128) instead, and `off` the other plans (staged or in place), where this
+ * plan applies: W a power of two, 4 to 128
  * elements a thread, at least a 16-byte vector each. A row over 2 of the 4 warps has no
  * CTA of its fold for the rows left over: such a W must divide the rows.
  * Returns 0 (*w = 0: not this plan) or an error for a bad TILEC_FUSED_REGS (regs_env). */
-/* TILEC_FUSED_REGS's ROWS and THREADS (0, 0: unset), refused unless two whole numbers, THREADS
- * 32 or 128 and ROWS a power of two to 128: read on every call, so a bad value is said
- * whatever the call's plan. */
+/* TILEC_FUSED_REGS's ROWS and THREADS (0, 0: unset; -1, -1: `off`, no rows in registers),
+ * refused unless `off` or two whole numbers, THREADS 32 or 128 and ROWS a power of two to
+ * 128: read on every call, so a bad value is said whatever the call's plan. */
 static tilec_status regs_env(const rt *r, long long *W, long long *T) {
     *W = *T = 0;
     const char *env = getenv("TILEC_FUSED_REGS");
     if (!env || !*env) return TILEC_OK;
+    if (strcmp(env, "off") == 0) {
+        *W = *T = -1;
+        return TILEC_OK;
+    }
     char shown[48], buf[32];
     size_t k = 0;
     for (; env[k] && k < 40; k++) shown[k] = env[k] >= 0x20 && env[k] < 0x7f ? env[k] : '?';
@@ -187,7 +192,7 @@ static tilec_status regs_env(const rt *r, long long *W, long long *T) {
     if (!comma || n >= sizeof buf || !rt_parse_u64((memcpy(buf, env, n), buf[n] = 0, buf), NULL, 1 << 20, &v[0]) ||
         !rt_parse_u64(comma + 1, NULL, 1 << 20, &v[1]))
         return ir_bad(r->ctx, "TILEC_FUSED_REGS='%s' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 "
-                      "threads held in registers); unset it for the planned sizes", shown);
+                      "threads held in registers), or off; unset it for the planned sizes", shown);
     if ((v[1] != 32 && v[1] != 128) || v[0] < 1 || v[0] > 128 || (v[0] & (v[0] - 1)))
         return ir_bad(r->ctx, "TILEC_FUSED_REGS=%s: ROWS is a power of two from 1 to 128 and THREADS 32 or 128; unset it for "
                       "the planned sizes", shown);
@@ -200,7 +205,7 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, int *w, int 
     long long W, T;
     tilec_status st = regs_env(r, &W, &T);
     *w = 0;
-    if (st != TILEC_OK || r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS ||
+    if (st != TILEC_OK || W < 0 || r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS ||
         C > REGS_MAX_COLS || (C & (C - 1)))
         return st;
     if (C <= 32 * REGS_ELEMS) *w = 4, *threads = 128, *left_threads = 32;
