@@ -848,6 +848,16 @@ has "prints the plan docs/cli.md shows" "$tmp/out" "${shown:-docs/cli.md no long
 TILEC_FUSED_REGS=8,128 expect "fused: TILEC_FUSED_REGS=8,128" 0 "$tilec" fused --op layer_norm --dtype f32 --shape 19x512 --weight random --bias random --backend sim --check
 has "takes the sizes" "$tmp/out" "plan 1: rows 0 to 15, 8 a CTA, rows held in registers: grid 2 x 128 threads"
 has "and the rows left a warp each" "$tmp/out" "plan 2: rows 16 to 18, 1 a CTA, rows held in registers: grid 3 x 32 threads"
+# a kernel of thousands of registers, some named with a final digit (exp's k1 of register 271
+# and k of 1271 were both tl_k1271): NVRTC compiles what the emitter names
+TILEC_FUSED_REGS=8,128 "$tilec" fused --op softmax --dtype bf16 --shape 8x2048 --backend sim --explain |
+    sed -n '/^kernel tilec_softmax(/,/^}/p' >"$tmp/regs2048.tile"
+has "the program of 8 rows of 2048 in registers" "$tmp/regs2048.tile" "local Xf: bf16[8, 2048]"
+if ldconfig -p | grep -q libnvrtc; then
+    expect "compile it for sm_90 (NVRTC): no two registers share a name" 0 "$tilec" compile "$tmp/regs2048.tile" --target cuda --arch sm_90 -o "$tmp/regs2048.cubin"
+else
+    echo "skipped: NVRTC is not installed here, so the kernel of 8 rows of 2048 in registers is not compiled"
+fi
 TILEC_FUSED_REGS=4,128x expect "fused: TILEC_FUSED_REGS=4,128x" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x1024 --backend sim
 has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 threads held in registers), or off; unset it for the planned sizes"
 TILEC_FUSED_REGS=off expect "fused: TILEC_FUSED_REGS=off" 0 "$tilec" fused --op rms_norm --dtype bf16 --shape 8x1024 --backend sim --check
