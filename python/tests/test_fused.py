@@ -55,11 +55,11 @@ def test_strided_rows_and_out():
 def test_rows_in_registers_same_bits_whatever_the_rows():
     """A row held in registers gets the same bits whatever the number of rows: in a CTA of 4
     rows (a warp each), as a row left over after the last full CTA (a warp a CTA), alone, and
-    as a warpgroup's row (2048 columns); every op, f16 and f32. The expected bits are the
+    as a warpgroup's row (4096 columns); every op, f16 and f32. The expected bits are the
     one-row calls', which share no plan with the 4-row CTAs."""
     rng = np.random.default_rng(11)
     for dt in (np.float16, np.float32):
-        for cols in (256, 512, 1024, 2048):
+        for cols in (256, 512, 1024, 2048, 4096):
             x = (rng.standard_normal((9, cols)) * 3).astype(dt)
             x[1, 5], x[6, 0] = np.inf, -np.inf  # specials in a full CTA's row and a left-over one
             w = (rng.standard_normal(cols) * 0.5 + 1).astype(dt)
@@ -82,11 +82,11 @@ def test_rows_in_registers_same_bits_whatever_the_rows():
 
 
 def test_rows_in_registers_strided_and_out_dtype():
-    """Rows of 256 and 2048 columns are held in registers (a warp's, a warpgroup's
-    fragment); strided rows, rows left over by the last full CTA, and results in another
-    dtype, against numpy."""
+    """Rows of 256, 2048 and 4096 columns are held in registers (a warp's, a warp's, a
+    warpgroup's fragment); strided rows, rows left over by the last full CTA, and results in
+    another dtype, against numpy."""
     rng = np.random.default_rng(5)
-    for cols in (256, 2048):
+    for cols in (256, 2048, 4096):
         wide = (rng.standard_normal((7, cols + 40)) * 4).astype(np.float16)
         x = wide[:, 8:8 + cols]  # rows cols + 40 apart
         x64 = x.astype(np.float64)

@@ -48,7 +48,7 @@ enum {
     FUSED_TAG = 0x46,        /* id[0]'s top byte: a fused plan, never a reduction's */
     REGS_MIN_COLS = 256,     /* rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS columns */
     REGS_MAX_COLS = 4096,    /* are held in registers (every op): see regs_of */
-    REGS_ELEMS = 32,         /* a row of up to 32 * REGS_ELEMS columns held in registers is a warp's */
+    REGS_ELEMS = 64,         /* a row of up to 32 * REGS_ELEMS columns held in registers is a warp's */
 };
 
 tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols) {
@@ -155,11 +155,17 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
  * "Fragment layouts"), loaded once in 16-byte vectors, reduced and mapped in registers,
  * stored once — no shared memory, no barrier between the passes, where the other plans meet
  * in memory between statements. A row of up to 32 * REGS_ELEMS columns is one warp's, in a
- * CTA of 128 threads holding 4 rows (a warp a row: 8 to 32 elements a thread); a longer row
- * is a warpgroup's, a CTA a row. Sizes timed on an H200 (bf16 softmax, scripts/bench
- * fused-plans): 4 rows over 128 threads 1128, 1746 GB/s at 256, 1024 columns against 1045,
- * 1700 for one warp a CTA (4 rows of 256, or a row of 1024), whose CTAs of 32 threads cap a
- * multiprocessor at half its warps.
+ * CTA of 128 threads holding 4 rows (a warp a row: 8 to 64 elements a thread); a longer row
+ * is a warpgroup's, a CTA a row. cross_entropy holds rows in registers only in f32 up to
+ * 32 * REGS_ELEMS columns: elsewhere its plan that reads rows in place measured faster.
+ * Sizes timed on an H100 (`scripts/bench fused-regs`, 4096 rows, GB/s of the exact math;
+ * docs/performance.md has the table): against one warp a CTA, whose CTAs of 32 threads cap
+ * a multiprocessor at half its warps, 4 rows over 128 threads gave bf16 softmax 941 / 1696
+ * at 256 / 1024 columns against 793 / 1635; at 2048 a warp a row against a warpgroup's
+ * gave softmax 2042 against 1714, log_softmax 2239 / 1680, rms_norm 2481 / 2239,
+ * layer_norm 2077 / 1731 (bf16), f32 softmax 2563 / 2402; at 4096 a warpgroup's row stays
+ * (a warp's, 128 elements a thread, spills). bf16 cross_entropy read in place against held
+ * in registers: 418 / 361 at 256, 713 / 598 at 512, 1568 / 1315 at 4096.
  *
  * A row's fold depends on how its columns lie on registers, lanes and warps only: a warp's
  * row folds alike whatever the CTA's rows, so the rows left over by the last full CTA run as
@@ -210,6 +216,7 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, int *w, int 
         return st;
     if (C <= 32 * REGS_ELEMS) *w = 4, *threads = 128, *left_threads = 32;
     else *w = 1, *threads = 128, *left_threads = 128;
+    if (d->op == TILEC_FUSED_CROSS_ENTROPY && !W && (d->dtype != TILEC_F32 || C > 32 * REGS_ELEMS)) *w = 0;
     if (!W) return TILEC_OK;
     long long es = (long long)tilec_dtype_size(d->dtype), E = W * C / T;
     if (E < 4 || E > 128 || E * es < 16)
