@@ -212,6 +212,22 @@ empty "check: valid fragments are silent" "$tmp/err"
 expect "check --target cuda: fragments" 0 "$tilec" check --target cuda "$root/tests/fragments/layouts.tile"
 expect "check --target hip: fragments" 1 "$tilec" check --target hip "$root/tests/fragments/layouts.tile"
 has "check --target hip: fragments say why" "$tmp/err" "fragment layouts are of warps of 32 lanes (NVIDIA's MMA layouts); this target runs 64"
+# a warpgroup's barrier: the CTA's own (barrier 0) where the CTA is one warpgroup, so ptxas
+# reserves no named barriers that would cap the CTAs a multiprocessor holds; a named one
+# (1 + its warpgroup) where the CTA has two
+expect "emit: fragments of a warpgroup of a 128-thread CTA" 0 "$tilec" emit --target cuda "$root/tests/fragments/layouts.tile" -o "$tmp/wg1.cu"
+if grep -q 'bar.sync %0, 128' "$tmp/wg1.cu"; then fail=$((fail + 1)); echo "FAIL: a 128-thread CTA's warpgroup barrier is a named one"; else pass=$((pass + 1)); fi
+has "and syncs the CTA" "$tmp/wg1.cu" "__syncthreads();"
+cat >"$tmp/wg2.tile" <<'EOF'
+kernel wg2(A: f32[2, 64, 128] global, C: f32[2, 128] global) threads=256 {
+  local S: f32[64, 128] layout=wgmma_m64nNk16_d
+  warpgroup.copy(S, A[warpgroup_id])
+  warpgroup.max(C[warpgroup_id], S, axes=(0))
+}
+EOF
+expect "emit: two warpgroups" 0 "$tilec" emit --target cuda "$tmp/wg2.tile" -o "$tmp/wg2.cu"
+has "each its named barrier" "$tmp/wg2.cu" 'asm volatile("bar.sync %0, 128;" :: "r"(1 + tl_tid / 128) : "memory");'
+expect "run: two warpgroups on the simulator" 0 "$tilec" run "$tmp/wg2.tile" --backend sim --check --specials
 expect "check --target hip --arch gfx1100: fragments of warps" 0 "$tilec" check --target hip --arch gfx1100 "$root/tests/fragments/mma_rows_cols.tile"
 expect "check --arch without --target" 2 "$tilec" check --arch sm_90 "$root/examples/row_sum.tile"
 expect "check --target sim" 2 "$tilec" check --target sim "$root/examples/row_sum.tile"
