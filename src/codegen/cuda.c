@@ -57,11 +57,22 @@ static void shfl(ir_str *s, const char *dst, const char *value, int lane_mask, i
     ir_str_printf(s, "%s = __shfl_xor_sync(tl_mask, %s, %d, %d);\n", dst, value, lane_mask, width);
 }
 
-static void barrier(ir_str *s, tilec_scope scope) {
+/* A warpgroup's barrier: the CTA's where the kernel's CTA is one warpgroup, else named
+ * barrier 1 + its warpgroup, the id a constant in each case of a switch: ptxas reserves
+ * barriers up to the highest id it sees, and all 16 for an id in a register, which capped an
+ * H100 multiprocessor at 4 CTAs (ncu: Block Limit Barriers). */
+static void barrier(ir_str *s, tilec_scope scope, int threads, bool func) {
     switch (scope) {
     case TILEC_SCOPE_WARP: ir_str_printf(s, "__syncwarp(tl_mask);\n"); break;
     case TILEC_SCOPE_WARPGROUP:
-        ir_str_printf(s, "asm volatile(\"bar.sync %%0, 128;\" :: \"r\"(1 + tl_tid / 128) : \"memory\");\n");
+        if (threads == 128 && !func) {
+            ir_str_printf(s, "__syncthreads();\n");
+            break;
+        }
+        ir_str_printf(s, "switch (tl_tid / 128) {");
+        for (int w = 0; w < (threads + 127) / 128; w++)
+            ir_str_printf(s, " case %d: asm volatile(\"bar.sync %d, 128;\" ::: \"memory\"); break;", w, 1 + w);
+        ir_str_printf(s, " }\n");
         break;
     default: ir_str_printf(s, "__syncthreads();\n"); break;
     }

@@ -384,11 +384,7 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
         }
         return;
     case LS_BARRIER:
-        /* a kernel's warpgroup barrier where the CTA is one warpgroup is the CTA's barrier 0:
-         * a named barrier by a register's id (1 + tl_tid / 128) made ptxas reserve several,
-         * which capped an H100 multiprocessor at 4 such CTAs (ncu: Block Limit Barriers 4) */
-        t->barrier(s, st->scope == TILEC_SCOPE_WARPGROUP && k->threads == 128 && k->tile && !k->tile->is_func
-                          ? TILEC_SCOPE_CTA : st->scope);
+        t->barrier(s, st->scope, k->threads, k->tile && k->tile->is_func);
         return;
     case LS_VLOAD: case LS_VSTORE: {
         bool load = st->kind == LS_VLOAD;
