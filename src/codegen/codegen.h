@@ -21,9 +21,9 @@ typedef struct cg_target {
     void (*kernel_setup)(ir_str *s, const lp_kernel *k);
     /* dst = value from lane ^ lane_mask within groups of width lanes */
     void (*shfl)(ir_str *s, const char *dst, const char *value, int lane_mask, int width);
-    /* a barrier of scope (cta, warpgroup, warp) in a CTA of `threads` (a func: its caller's
-       CTA may hold more) */
-    void (*barrier)(ir_str *s, tilec_scope scope, int threads, bool func);
+    /* a barrier of scope (cta, warpgroup, warp) in a CTA of `threads` (a kernel's, or the
+       block of exactly its threads a func is called by: docs/codegen.md) */
+    void (*barrier)(ir_str *s, tilec_scope scope, int threads);
     /* the body of tl_exp2_approx_f32(float x): the hardware's 2^x (LO_EXP2A, math=approx) */
     const char *exp2_approx;
 } cg_target;

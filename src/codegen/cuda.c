@@ -57,15 +57,16 @@ static void shfl(ir_str *s, const char *dst, const char *value, int lane_mask, i
     ir_str_printf(s, "%s = __shfl_xor_sync(tl_mask, %s, %d, %d);\n", dst, value, lane_mask, width);
 }
 
-/* A warpgroup's barrier: the CTA's where the kernel's CTA is one warpgroup, else named
- * barrier 1 + its warpgroup, the id a constant in each case of a switch: ptxas reserves
- * barriers up to the highest id it sees, and all 16 for an id in a register, which capped an
- * H100 multiprocessor at 4 CTAs (ncu: Block Limit Barriers). */
-static void barrier(ir_str *s, tilec_scope scope, int threads, bool func) {
+/* A warpgroup's barrier: the CTA's where the CTA is one warpgroup (a func's too: it is
+ * called by a block of exactly its threads), else named barrier 1 + its warpgroup, the id a
+ * constant in each case of a switch: ptxas reserves barriers up to the highest id it sees,
+ * and all 16 for an id in a register, which capped an H100 multiprocessor at 4 CTAs (ncu:
+ * Block Limit Barriers). */
+static void barrier(ir_str *s, tilec_scope scope, int threads) {
     switch (scope) {
     case TILEC_SCOPE_WARP: ir_str_printf(s, "__syncwarp(tl_mask);\n"); break;
     case TILEC_SCOPE_WARPGROUP:
-        if (threads == 128 && !func) {
+        if (threads == 128) {
             ir_str_printf(s, "__syncthreads();\n");
             break;
         }

@@ -384,7 +384,7 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
         }
         return;
     case LS_BARRIER:
-        t->barrier(s, st->scope, k->threads, k->tile && k->tile->is_func);
+        t->barrier(s, st->scope, k->threads);
         return;
     case LS_VLOAD: case LS_VSTORE: {
         bool load = st->kind == LS_VLOAD;

@@ -34,8 +34,8 @@ static void shfl(ir_str *s, const char *dst, const char *value, int lane_mask, i
     ir_str_printf(s, "%s = __shfl_xor(%s, %d, %d);\n", dst, value, lane_mask, width);
 }
 
-static void barrier(ir_str *s, tilec_scope scope, int threads, bool func) {
-    (void)threads, (void)func;
+static void barrier(ir_str *s, tilec_scope scope, int threads) {
+    (void)threads;
     if (scope == TILEC_SCOPE_WARP)
         ir_str_printf(s, "__builtin_amdgcn_fence(__ATOMIC_RELEASE, \"wavefront\"); __builtin_amdgcn_wave_barrier(); "
                          "__builtin_amdgcn_fence(__ATOMIC_ACQUIRE, \"wavefront\");\n");
