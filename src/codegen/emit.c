@@ -22,24 +22,14 @@
 
 /* ---- names (a user's name: cg_name, names.c) -------------------------------------------- */
 
-/* A register's or scratch buffer's C name: tl_ NAME ID, with a '_' between a NAME that ends
- * in a digit and the ID, so that k1 of 271 (tl_k1_271) never meets k of 1271 (tl_k1271). */
-static int tmp_name(char *out, size_t n, const char *name, int id) {
-    size_t len = strlen(name);
-    int w = snprintf(out, n, "tl_%s%s%d", name, len && name[len - 1] >= '0' && name[len - 1] <= '9' ? "_" : "", id);
-    return w < 0 ? 0 : (size_t)w >= n ? (int)n - 1 : w; /* the characters written (internal names: never cut) */
-}
-
+/* A register's or scratch buffer's C name: tl_ NAME ID (lp_name_sep between them). */
 static void buf_name(ir_str *s, const lp_buf *b) {
-    char t[96];
     if (b->tile) cg_name(s, b->name);
-    else tmp_name(t, sizeof t, b->name, b->id), ir_str_printf(s, "%s", t);
+    else ir_str_printf(s, "tl_%s%s%d", b->name, lp_name_sep(b->name), b->id);
 }
 
 static void reg_name(ir_str *s, const lp_kernel *k, int r) {
-    char t[96];
-    tmp_name(t, sizeof t, k->regs[r].name, r);
-    ir_str_printf(s, "%s", t);
+    ir_str_printf(s, "tl_%s%s%d", k->regs[r].name, lp_name_sep(k->regs[r].name), r);
 }
 
 /* A kernel being printed. A bf16 register that only one vector load sets (an element of
@@ -376,10 +366,9 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
              part < parts; part++) { /* a pair as its two f64s or i64s */
             const char *sub = parts == 1 ? "" : part ? ".e[1]" : ".e[0]";
             if (part) ir_str_printf(s, "%*s", pad, "");
-            int nd = tmp_name(dst, sizeof dst, k->regs[st->reg].name, st->reg);
-            int ns = tmp_name(src, sizeof src, k->regs[st->src_reg].name, st->src_reg);
-            snprintf(dst + nd, sizeof dst - (size_t)nd, "%s", sub);
-            snprintf(src + ns, sizeof src - (size_t)ns, "%s", sub);
+            const char *dn = k->regs[st->reg].name, *sn = k->regs[st->src_reg].name;
+            snprintf(dst, sizeof dst, "tl_%s%s%d%s", dn, lp_name_sep(dn), st->reg, sub);
+            snprintf(src, sizeof src, "tl_%s%s%d%s", sn, lp_name_sep(sn), st->src_reg, sub);
             t->shfl(s, dst, src, st->lane_mask, st->width);
         }
         return;

@@ -322,12 +322,13 @@ static const char *const op_text[] = {"+", "-", "*", "/", "%", "<", "<=", "==", 
 _Static_assert(sizeof op_text / sizeof op_text[0] == LO_OP_COUNT, "op text");
 static const char *const special_text[] = {"tid", "cta", "lane", "warp"};
 
-/* name then number, a '_' between where the name ends in a digit (k1 of 271: k1_271, never
- * k1271, which is k of 1271), as the emitters name them */
+const char *lp_name_sep(const char *name) {
+    size_t len = strlen(name);
+    return len && name[len - 1] >= '0' && name[len - 1] <= '9' ? "_" : "";
+}
+
 static void print_reg(ir_str *s, const lp_kernel *k, int reg) {
-    const char *n = k->regs[reg].name;
-    size_t len = strlen(n);
-    ir_str_printf(s, "%s%s%d", n, len && n[len - 1] >= '0' && n[len - 1] <= '9' ? "_" : "", reg);
+    ir_str_printf(s, "%s%s%d", k->regs[reg].name, lp_name_sep(k->regs[reg].name), reg);
 }
 
 /* open a sep b sep2 c close, the operands printed as expressions (b, c: NULL for fewer). */

@@ -267,6 +267,10 @@ lp_buf *lp_buf_scratch(lp_kernel *k, const char *name, lp_type t, int64_t elems)
  * results and completion counters of grid reductions; the kernel leaves counters at 0). */
 lp_buf *lp_buf_scratch_global(lp_kernel *k, const char *name, lp_type t, int64_t elems);
 int lp_reg_new(lp_kernel *k, lp_type t, const char *name);
+/* What goes between a register's or scratch buffer's name and its number where both are
+ * printed: "_" after a name that ends in a digit (k1 of 271: k1_271, never k1271, which is
+ * k of 1271), else "". The loop IR's dump and the emitters print names this way. */
+const char *lp_name_sep(const char *name);
 
 lp_expr *lp_int(lp_kernel *k, lp_type t, int64_t v);
 lp_expr *lp_float(lp_kernel *k, lp_type t, double v);

@@ -149,6 +149,43 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
     return p;
 }
 
+/* TILEC_FUSED_REGS's ROWS and THREADS (0, 0: unset; -1, -1: `off`, no rows in registers),
+ * refused unless `off` or two whole numbers, THREADS 32 or 128 and ROWS a power of two to
+ * 128. Read once as the runtime opens; every fused call returns the refusal, whatever its
+ * plan (regs_env). */
+void rt_fused_regs_env(rt *r) {
+    r->fused_regs[0] = r->fused_regs[1] = 0;
+    r->fused_regs_bad[0] = 0;
+    const char *env = getenv("TILEC_FUSED_REGS");
+    if (!env || !*env) return;
+    if (strcmp(env, "off") == 0) {
+        r->fused_regs[0] = r->fused_regs[1] = -1;
+        return;
+    }
+    char shown[48], buf[32];
+    size_t k = 0;
+    for (; env[k] && k < 40; k++) shown[k] = env[k] >= 0x20 && env[k] < 0x7f ? env[k] : '?';
+    snprintf(shown + k, sizeof shown - k, "%s", env[k] ? "..." : "");
+    const char *comma = strchr(env, ',');
+    size_t n = comma ? (size_t)(comma - env) : 0;
+    uint64_t v[2];
+    if (!comma || n >= sizeof buf || !rt_parse_u64((memcpy(buf, env, n), buf[n] = 0, buf), NULL, 1 << 20, &v[0]) ||
+        !rt_parse_u64(comma + 1, NULL, 1 << 20, &v[1]))
+        snprintf(r->fused_regs_bad, sizeof r->fused_regs_bad, "TILEC_FUSED_REGS='%s' is not ROWS,THREADS, two whole numbers "
+                 "(say 4,128: 4 rows a CTA of 128 threads held in registers), or off; unset it for the planned sizes", shown);
+    else if ((v[1] != 32 && v[1] != 128) || v[0] < 1 || v[0] > 128 || (v[0] & (v[0] - 1)))
+        snprintf(r->fused_regs_bad, sizeof r->fused_regs_bad, "TILEC_FUSED_REGS=%s: ROWS is a power of two from 1 to 128 "
+                 "and THREADS 32 or 128; unset it for the planned sizes", shown);
+    else
+        r->fused_regs[0] = (int)v[0], r->fused_regs[1] = (int)v[1];
+}
+
+/* The runtime's TILEC_FUSED_REGS, or its refusal. */
+static tilec_status regs_env(const rt *r, long long *W, long long *T) {
+    *W = r->fused_regs[0], *T = r->fused_regs[1];
+    return r->fused_regs_bad[0] ? ir_bad(r->ctx, "%s", r->fused_regs_bad) : TILEC_OK;
+}
+
 /* Rows held in registers: rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS
  * columns, every op, on a target of warps of 32 whose fragments may span a warpgroup (CUDA,
  * and the simulator standing for it). The CTA's W rows are one fragment (format.md,
@@ -176,48 +213,21 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
  * plan applies: W a power of two, 4 to 128
  * elements a thread, at least a 16-byte vector each. A row over 2 of the 4 warps has no
  * CTA of its fold for the rows left over: such a W must divide the rows.
- * Returns 0 (*w = 0: not this plan) or an error for a bad TILEC_FUSED_REGS (regs_env). */
-/* TILEC_FUSED_REGS's ROWS and THREADS (0, 0: unset; -1, -1: `off`, no rows in registers),
- * refused unless `off` or two whole numbers, THREADS 32 or 128 and ROWS a power of two to
- * 128: read on every call, so a bad value is said whatever the call's plan. */
-static tilec_status regs_env(const rt *r, long long *W, long long *T) {
-    *W = *T = 0;
-    const char *env = getenv("TILEC_FUSED_REGS");
-    if (!env || !*env) return TILEC_OK;
-    if (strcmp(env, "off") == 0) {
-        *W = *T = -1;
+ * W, T: the runtime's TILEC_FUSED_REGS (0, 0: unset; -1: off). Returns 0 (*w = 0: not this
+ * plan) or an error for a TILEC_FUSED_REGS that does not fit the call. */
+static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W, long long T, int *w, int *threads,
+                            int *left_threads) {
+    int64_t C = d->cols;
+    bool warp_row = C <= 32 * REGS_ELEMS;
+    *w = 0;
+    if (W < 0 || r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS ||
+        C > REGS_MAX_COLS || (C & (C - 1)))
+        return TILEC_OK;
+    if (!W) {
+        if (d->op == TILEC_FUSED_CROSS_ENTROPY && (d->dtype != TILEC_F32 || !warp_row)) return TILEC_OK;
+        *w = warp_row ? 4 : 1, *threads = 128, *left_threads = warp_row ? 32 : 128;
         return TILEC_OK;
     }
-    char shown[48], buf[32];
-    size_t k = 0;
-    for (; env[k] && k < 40; k++) shown[k] = env[k] >= 0x20 && env[k] < 0x7f ? env[k] : '?';
-    snprintf(shown + k, sizeof shown - k, "%s", env[k] ? "..." : "");
-    const char *comma = strchr(env, ',');
-    size_t n = comma ? (size_t)(comma - env) : 0;
-    uint64_t v[2];
-    if (!comma || n >= sizeof buf || !rt_parse_u64((memcpy(buf, env, n), buf[n] = 0, buf), NULL, 1 << 20, &v[0]) ||
-        !rt_parse_u64(comma + 1, NULL, 1 << 20, &v[1]))
-        return ir_bad(r->ctx, "TILEC_FUSED_REGS='%s' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 "
-                      "threads held in registers), or off; unset it for the planned sizes", shown);
-    if ((v[1] != 32 && v[1] != 128) || v[0] < 1 || v[0] > 128 || (v[0] & (v[0] - 1)))
-        return ir_bad(r->ctx, "TILEC_FUSED_REGS=%s: ROWS is a power of two from 1 to 128 and THREADS 32 or 128; unset it for "
-                      "the planned sizes", shown);
-    *W = (long long)v[0], *T = (long long)v[1];
-    return TILEC_OK;
-}
-
-static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, int *w, int *threads, int *left_threads) {
-    int64_t C = d->cols;
-    long long W, T;
-    tilec_status st = regs_env(r, &W, &T);
-    *w = 0;
-    if (st != TILEC_OK || W < 0 || r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS ||
-        C > REGS_MAX_COLS || (C & (C - 1)))
-        return st;
-    if (C <= 32 * REGS_ELEMS) *w = 4, *threads = 128, *left_threads = 32;
-    else *w = 1, *threads = 128, *left_threads = 128;
-    if (d->op == TILEC_FUSED_CROSS_ENTROPY && !W && (d->dtype != TILEC_F32 || C > 32 * REGS_ELEMS)) *w = 0;
-    if (!W) return TILEC_OK;
     long long es = (long long)tilec_dtype_size(d->dtype), E = W * C / T;
     if (E < 4 || E > 128 || E * es < 16)
         return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld cannot hold %s rows of %lld columns in registers: %lld rows over %lld "
@@ -718,7 +728,7 @@ static tilec_status plans_of(const rt *r, const tilec_fused_desc *d, fplan *out,
         return TILEC_OK;
     }
     int rt_threads = 0, left_threads = 0, rw = 0, n = 0;
-    st = regs_of(r, d, &rw, &rt_threads, &left_threads);
+    st = regs_of(r, d, W, T, &rw, &rt_threads, &left_threads);
     if (st != TILEC_OK) return st;
     if (rw) { /* W rows a CTA, then the rows left a CTA each (the same fold a row) */
         if (d->rows / rw) out[n++] = (fplan){.groups = d->rows / rw, .w = rw, .threads = rt_threads, .regs = true};

@@ -288,6 +288,7 @@ static tilec_status try_open(tilec_ctx *ctx, const rt_backend *be, int device, r
     r->be = be;
     const char *log = getenv("TILEC_JIT_LOG");
     r->log = log && strcmp(log, "1") == 0;
+    rt_fused_regs_env(r);
     tilec_status st = be->open(r, device);
     if (st != TILEC_OK) {
         free(r);

@@ -136,7 +136,14 @@ struct rt {
                               target.costs points to; else the defaults */
     tilec_costs costs;
     char costs_what[PATH_MAX + 200];
+    int fused_regs[2];        /* TILEC_FUSED_REGS as the runtime opened: rows, threads (0, 0:
+                                 unset; -1, -1: off), read once (fused.c, rt_fused_regs_env) */
+    char fused_regs_bad[256]; /* its refusal, which every fused call returns ("" when none) */
 };
+
+/* Reads TILEC_FUSED_REGS into r->fused_regs (or its refusal into r->fused_regs_bad), once
+ * when the runtime opens, off the fused calls' path. */
+void rt_fused_regs_env(rt *r);
 
 /* The binary of the plan's kernel for the runtime's GPU target: its CUDA or HIP source
  * from the disk cache, or compiled with NVRTC / hiprtc and stored. *data is malloc'd. */
