@@ -357,6 +357,45 @@ static void simulate_text(const char *src, void **args) {
     tilec_close(ctx);
 }
 
+/* A map's NaN results are stored as the quiet NaN 0x7fc00000 wherever their bits can show:
+ * into memory, and into a local fragment that a copy reads (E, copied to Y). A fragment read
+ * only by maps and reductions (G) keeps the NaN its arithmetic gives, so its store has no
+ * select (test_codegen counts them): what reaches memory from it still goes through a map's
+ * store (F = G + 1, copied to Z). Inputs: NaNs of both signs, with payloads, signalling. */
+static const char *const nan_bits_src =
+    "kernel k(X: f32[1, 32] global, Y: f32[1, 32] global, Z: f32[1, 32] global) threads=32 {\n"
+    "  local F: f32[1, 32] layout=linear(reg=(), lane=((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)))\n"
+    "  local E: f32[1, 32] layout=linear(reg=(), lane=((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)))\n"
+    "  local G: f32[1, 32] layout=linear(reg=(), lane=((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)))\n"
+    "  warp.copy(F, X)\n  warp.map(E, F * 2)\n  warp.copy(Y, E)\n"
+    "  warp.map(G, F * 3)\n  warp.map(F, G + 1)\n  warp.copy(Z, F)\n}\n";
+
+static void test_map_nan_bits(void **state) {
+    (void)state;
+    static const uint32_t nans[] = {0xffc12345u, 0x7f812345u, 0xff800001u, 0x7fffffffu, 0xffffffffu};
+    uint32_t x[32], y[32] = {0}, z[32] = {0};
+    for (int i = 0; i < 32; i++) {
+        float f = (float)(i - 7) * 0.5f;
+        memcpy(&x[i], &f, 4);
+    }
+    for (size_t j = 0; j < sizeof nans / sizeof *nans; j++) x[3 + 5 * j] = nans[j];
+    void *args[] = {x, y, z};
+    simulate_text(nan_bits_src, args);
+    for (int i = 0; i < 32; i++) {
+        float f, g, h;
+        memcpy(&f, &x[i], 4);
+        memcpy(&g, &y[i], 4);
+        memcpy(&h, &z[i], 4);
+        if (f != f) {
+            if (y[i] != 0x7fc00000u || z[i] != 0x7fc00000u)
+                fail_msg("element %d: NaN 0x%08x gave 0x%08x and 0x%08x, not the quiet NaN 0x7fc00000", i, x[i], y[i], z[i]);
+        } else {
+            assert_true(g == f * 2);
+            assert_true(h == f * 3 + 1);
+        }
+    }
+}
+
 /* Fill constants are rounded once, from the decimal text (or the integer), to the
  * destination's dtype: never to f64 first. Each value below sits just off a halfway point
  * of its dtype, where rounding twice goes the wrong way; the expected bits are written out.
@@ -1088,6 +1127,7 @@ int main(void) {
         cmocka_unit_test(test_f16_accumulates_in_f32),
         cmocka_unit_test(test_nan_ignore_all_nan),
         cmocka_unit_test(test_fill_rounds_once),
+        cmocka_unit_test(test_map_nan_bits),
         cmocka_unit_test(test_fill_integers),
         cmocka_unit_test(test_interleaved_strides_values),
         cmocka_unit_test(test_check_overflow_orders),
