@@ -286,10 +286,12 @@ static void test_map_nan_select(void **state) {
     tilec_close(ctx);
 }
 
-/* A bf16 store: the CUDA prelude rounds with one cvt.rn.bf16.f32 from sm_80 on (bit
- * arithmetic before), and the store's NaN test selects beside the conversion instead of
- * branching around it: in the PTX, every conversion has its select and there are fewer
- * branches than conversions (a branch each, when the conversion sat in one arm of ?:). */
+/* A bf16 store: a map's stores convert two at once (pack_bf16x2). From sm_90 on that is one
+ * cvt.rn.bf16x2.f32 and one min.s16x2 a pair, no NaN test; on sm_80 the CUDA prelude rounds
+ * each with one cvt.rn.bf16.f32 (bit arithmetic before sm_80), and the store's NaN test
+ * selects beside the conversion instead of branching around it: in the PTX, every
+ * conversion has its select and there are fewer branches than conversions (a branch each,
+ * when the conversion sat in one arm of ?:). */
 static void test_bf16_store(void **state) {
     (void)state;
     const char *text = "kernel tobf16(X: f32[256] global, Y: bf16[256] global) threads=64 {\n"
@@ -300,14 +302,22 @@ static void test_bf16_store(void **state) {
     assert_int_equal(tilec_parse(ctx, "tobf16.tile", text, strlen(text), &p), TILEC_OK);
     char *src;
     assert_int_equal(tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &src, NULL), TILEC_OK);
-    assert_non_null(strstr(src, CG_P "select_u16((")); /* the store: select(isnan, quiet NaN, conversion) */
+    assert_non_null(strstr(src, CG_P "pack_bf16x2(")); /* the stores, two at once */
     if (available(TILEC_BACKEND_CUDA)) {
         rtc_result r;
         assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_90", 32, "tobf16.cu", src, RTC_PTX, &r), TILEC_OK);
+        int pairs = count_of(r.data, "cvt.rn.bf16x2.f32");
+        assert_true(pairs >= 2);
+        assert_int_equal(count_of(r.data, "min.s16x2"), pairs);
+        assert_int_equal(count_of(r.data, "cvt.rn.bf16.f32"), 0);
+        assert_int_equal(count_of(r.data, "selp.b16"), 0);
+        rtc_result_free(&r);
+        assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_80", 32, "tobf16.cu", src, RTC_PTX, &r), TILEC_OK);
         int cvt = count_of(r.data, "cvt.rn.bf16.f32"), selp = count_of(r.data, "selp.b16"), bra = count_of(r.data, "bra");
-        assert_true(cvt >= 8);
+        assert_true(cvt >= 4);
         assert_true(selp >= cvt);
         assert_true(bra < cvt);
+        assert_int_equal(count_of(r.data, "min.s16x2"), 0);
         rtc_result_free(&r);
         assert_int_equal(rtc_compile(ctx, TILEC_BACKEND_CUDA, "sm_75", 32, "tobf16.cu", src, RTC_PTX, &r), TILEC_OK);
         assert_int_equal(count_of(r.data, "cvt.rn.bf16.f32"), 0); /* sm_75 has no such instruction */
@@ -519,6 +529,8 @@ static void test_prelude_abi(void **state) {
         {"1", TILEC_BACKEND_HIP, 0x0f9a1f858fc459eaull},
         {"2", TILEC_BACKEND_CUDA, 0x924b65fb1baf2cb4ull},
         {"2", TILEC_BACKEND_HIP, 0xd7c7943426c57172ull},
+        {"3", TILEC_BACKEND_CUDA, 0x1dbd6ec94973a0dfull},
+        {"3", TILEC_BACKEND_HIP, 0x6eb0b534ac47a28dull},
     };
     static const tilec_backend sources[] = {TILEC_BACKEND_CUDA, TILEC_BACKEND_HIP};
     char *text = example("row_sum");

@@ -396,6 +396,31 @@ static void test_map_nan_bits(void **state) {
     }
 }
 
+/* 16-bit stores convert in pairs (LX_PACK16): a vector's two lanes at once, each rounded to
+ * nearest even, a NaN of any sign or payload as the quiet NaN (0x7fc0, 0x7e00). Values next
+ * to halfway points of both formats, ±0, ±inf, overflow and subnormals, in both lanes of a
+ * pair; the expected bits are written out. */
+static void test_pack16_bits(void **state) {
+    (void)state;
+    const char *src = "kernel k(X: f32[16] global, B: bf16[16] global, H: f16[16] global) threads=2 {\n"
+                      "  cta.map(B, X)\n  cta.map(H, X)\n}\n";
+    static const uint32_t x[16] = {0x3f808000u, 0x3f808001u, 0x3f818000u, 0x80000000u, /* ties, above */
+                                   0x7f800000u, 0xff800000u, 0xffc12345u, 0x7f812345u, /* inf, NaNs */
+                                   0x7f7fffffu, 0x00000001u, 0x477ff000u, 0x33000001u,  /* max, tiny */
+                                   0xffffffffu, 0x3f801000u, 0x3f801001u, 0xc0490fdbu};
+    static const uint16_t want_b[16] = {0x3f80, 0x3f81, 0x3f82, 0x8000, 0x7f80, 0xff80, 0x7fc0, 0x7fc0,
+                                        0x7f80, 0x0000, 0x4780, 0x3300, 0x7fc0, 0x3f80, 0x3f80, 0xc049};
+    static const uint16_t want_h[16] = {0x3c04, 0x3c04, 0x3c0c, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x7e00,
+                                        0x7c00, 0x0000, 0x7c00, 0x0001, 0x7e00, 0x3c00, 0x3c01, 0xc248};
+    uint16_t b[16] = {0}, h[16] = {0};
+    void *args[] = {(void *)x, b, h};
+    simulate_text(src, args);
+    for (int i = 0; i < 16; i++) {
+        if (b[i] != want_b[i]) fail_msg("bf16 of 0x%08x: 0x%04x, want 0x%04x", x[i], b[i], want_b[i]);
+        if (h[i] != want_h[i]) fail_msg("f16 of 0x%08x: 0x%04x, want 0x%04x", x[i], h[i], want_h[i]);
+    }
+}
+
 /* Fill constants are rounded once, from the decimal text (or the integer), to the
  * destination's dtype: never to f64 first. Each value below sits just off a halfway point
  * of its dtype, where rounding twice goes the wrong way; the expected bits are written out.
@@ -1128,6 +1153,7 @@ int main(void) {
         cmocka_unit_test(test_nan_ignore_all_nan),
         cmocka_unit_test(test_fill_rounds_once),
         cmocka_unit_test(test_map_nan_bits),
+        cmocka_unit_test(test_pack16_bits),
         cmocka_unit_test(test_fill_integers),
         cmocka_unit_test(test_interleaved_strides_values),
         cmocka_unit_test(test_check_overflow_orders),

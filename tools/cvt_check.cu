@@ -3,6 +3,9 @@
 // simulator's rounding agree with), over every one of the 2^32 f32 bit patterns, on the GPU
 // it runs on. Every number must give the same bits; the NaNs' results are reported (the
 // instruction's NaN, which only an in-kernel reduction's NaN result can show: docs/codegen.md).
+// Also the sm_90 prelude's pair (tl_pack_bf16x2: cvt.rn.bf16x2.f32, then min.s16x2 with
+// 0x7fc0) against two conversions by the bit arithmetic with a NaN as 0x7fc0, every pattern
+// paired with its negation, so every NaN too must give exactly the quiet NaN's bits.
 // Built and run by `scripts/gpu-check cvt` (nvcc -arch=native). Exit 0 when they agree.
 #include <cstdio>
 
@@ -16,6 +19,26 @@ __device__ unsigned short by_bits(float x) { // round to nearest even; a NaN sta
     unsigned u = __float_as_uint(x);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
     return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+__device__ unsigned pack_by_instruction(float a, float b) { // the CUDA prelude's, sm_90
+    unsigned w;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(b), "f"(a));
+#if __CUDA_ARCH__ >= 900
+    asm("min.s16x2 %0, %1, %2;" : "=r"(w) : "r"(w), "r"(0x7fc07fc0u));
+#endif
+    return w;
+}
+
+__device__ unsigned pack_by_bits(float a, float b) {
+    unsigned short x = a != a ? 0x7fc0 : by_bits(a), y = b != b ? 0x7fc0 : by_bits(b);
+    return (unsigned)x | (unsigned)y << 16;
+}
+
+__global__ void check_pack(unsigned long long *differ, unsigned *first, unsigned base) {
+    unsigned u = base + blockIdx.x * blockDim.x + threadIdx.x;
+    float x = __uint_as_float(u), y = __uint_as_float(u ^ 0x80000000u);
+    if (pack_by_instruction(x, y) != pack_by_bits(x, y) && atomicAdd(differ, 1ull) == 0) *first = u;
 }
 
 __global__ void check(unsigned long long *differ, unsigned *first, unsigned *nan_or, unsigned *nan_and, unsigned base) {
@@ -49,5 +72,16 @@ int main() {
            "every NaN gives 0x%04x%s\n",
            *differ, *differ ? " (see the first)" : "", w[1], w[1] == w[2] ? "" : " (not one value: OR shown)");
     if (*differ) printf("first differing pattern: 0x%08x\n", w[0]);
-    return *differ ? 1 : 0;
+    unsigned long long scalar = *differ;
+    *differ = 0;
+    for (unsigned long long base = 0; base < (1ull << 32); base += chunk)
+        check_pack<<<chunk / 256, 256>>>(differ, &w[0], (unsigned)base);
+    if (cudaDeviceSynchronize() != cudaSuccess) {
+        fprintf(stderr, "cvt_check: the pair kernel failed\n");
+        return 1;
+    }
+    printf("the paired conversion (cvt.rn.bf16x2.f32 and min.s16x2) against the bit arithmetic, each pattern "
+           "with its negation, NaNs as 0x7fc0: %llu pairs differ\n", *differ);
+    if (*differ) printf("first differing pattern: 0x%08x\n", w[0]);
+    return scalar || *differ ? 1 : 0;
 }

@@ -35,7 +35,7 @@ extern const cg_target cg_cuda, cg_hip;
  * of emitted files combine in one translation unit: files of the same ABI share one
  * prelude, and files of two ABIs each have their own, under other names. Bump it whenever
  * the prelude's text changes (test_codegen holds the prelude of each ABI to its digest). */
-#define CG_PRELUDE_ABI "2"
+#define CG_PRELUDE_ABI "3"
 #define CG_P "tl_p" CG_PRELUDE_ABI "_" /* the prefix of the prelude's names in C++ */
 /* The source target of a backend: cg_cuda, cg_hip; NULL for one with no source (sim, auto,
  * out of range). */

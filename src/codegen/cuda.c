@@ -38,6 +38,18 @@ static void prelude(ir_str *s) {
                          "  float r; asm(\"%s.f32 %%0, %%1, %%2;\" : \"=f\"(r) : \"f\"(a), \"f\"(b)); return r;\n}\n",
                       hw[i].name, hw[i].insn);
     ir_str_printf(s, "#endif\n");
+    /* From sm_90 on, two f32s to a word of two bf16s is one paired conversion (cvt.rn.bf16x2.f32,
+     * nearest even, each half as cvt.rn.bf16.f32) and one signed 16-bit minimum with 0x7fc0
+     * (min.s16x2, sm_90's): the conversion's NaN is always 0x7fff, which the minimum makes the
+     * quiet 0x7fc0, and it leaves every number (a positive one's bits are at most 0x7f80, a
+     * negative one's are below 0 as signed). Two instructions for two stores where each store
+     * took a conversion, a NaN test and a select. `scripts/gpu-check cvt` holds it to the
+     * software pair over all 2^32 f32 patterns. */
+    ir_str_printf(s, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n#define TL_PACK_BF16X2 1\n"
+                     "static __device__ __forceinline__ __attribute__((unused)) unsigned tl_pack_bf16x2(float a, float b) {\n"
+                     "  unsigned w; asm(\"cvt.rn.bf16x2.f32 %%0, %%1, %%2;\" : \"=r\"(w) : \"f\"(b), \"f\"(a));\n"
+                     "  asm(\"min.s16x2 %%0, %%1, %%2;\" : \"=r\"(w) : \"r\"(w), \"r\"(0x7fc07fc0u)); return w;\n}\n"
+                     "#endif\n");
 }
 
 static void kernel_setup(ir_str *s, const lp_kernel *k) {

@@ -263,7 +263,14 @@ static void expr(ir_str *s, const fn *f, const lp_expr *e) {
         operands(s, f, e->type == LP_I64X2 ? CG_P "i64x2{{" : CG_P "pair(", e->a, ", ", e->b, NULL, NULL,
                  e->type == LP_I64X2 ? "}}" : ")");
         return;
+    case LX_PACK16:
+        operands(s, f, (lp_type)e->i == LP_F16 ? CG_P "pack_f16x2(" : CG_P "pack_bf16x2(", e->a, ", ", e->b, NULL, NULL, ")");
+        return;
     case LX_PART:
+        if (e->a->type == LP_U32) { /* a pack16's half */
+            operands(s, f, "((" CG_P "u16)(", e->a, NULL, NULL, NULL, NULL, e->i ? " >> 16))" : "))");
+            return;
+        }
         operands(s, f, "(", e->a, NULL, NULL, NULL, NULL, ")");
         ir_str_printf(s, ".e[%d]", (int)e->i);
         return;
@@ -385,10 +392,16 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
            unsigned read of 16-bit stores for memory nothing had written and read it from
            AMD's scalar cache) */
         bool words = load && f->word && f->word[first] >= 0;
+        /* a 16-bit store writes its 32-bit words, each (unsigned)lo | (unsigned)hi << 16, into
+           the union and stores the 16-bit vector: halves of one paired conversion (LX_PACK16)
+           then fold back into its word, where the vector's 16-bit elements took a shift and a
+           PRMT a pair */
+        bool pack_store = !load && (st->buf->type == LP_F16 || st->buf->type == LP_BF16);
         const char *elem = words ? "tl_v.h.e" : "tl_v.e";
-        if (words)
-            ir_str_printf(s, "{\n%*s  union { %s h; %s; } tl_v;\n%*s  tl_v.h", pad, "", vt,
-                          st->vec == 8 ? CG_P "u32x4 w" : st->vec == 4 ? CG_P "u32x2 w" : "unsigned w[1]", pad, "");
+        if (words || pack_store)
+            ir_str_printf(s, "{\n%*s  union { %s h; %s; } tl_v;\n%*s%s", pad, "", vt,
+                          st->vec == 8 ? CG_P "u32x4 w" : st->vec == 4 ? CG_P "u32x2 w" : "unsigned w[1]", load ? pad : 0, "",
+                          load ? "  tl_v.h" : "");
         else
             ir_str_printf(s, "{\n%*s  %s tl_v", pad, "", vt);
         if (load) {
@@ -397,10 +410,17 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
             ir_str_printf(s, "[");
             expr(s, f, st->a);
             ir_str_printf(s, "];\n");
-        } else {
+        } else if (!pack_store) {
             ir_str_printf(s, ";\n");
         }
-        for (int v = 0; v < st->vec; v++) {
+        for (int v = 0; pack_store && v < st->vec; v += 2) {
+            ir_str_printf(s, st->vec == 2 ? "%*s  tl_v.w[0] = (unsigned)" : "%*s  tl_v.w.e[%d] = (unsigned)", pad, "", v / 2);
+            reg_name(s, k, first + v);
+            ir_str_printf(s, " | (unsigned)");
+            reg_name(s, k, first + v + 1);
+            ir_str_printf(s, " << 16;\n");
+        }
+        for (int v = 0; !pack_store && v < st->vec; v++) {
             if (words && v % 2 == 0 && word_read(f, first, v / 2)) {
                 ir_str_printf(s, "%*s  ", pad, "");
                 word_name(s, f, first + v);
@@ -416,7 +436,7 @@ static void stmt(ir_str *s, const cg_target *t, const fn *f, const lp_stmt *st, 
             buf_name(s, st->buf);
             ir_str_printf(s, "[");
             expr(s, f, st->a);
-            ir_str_printf(s, "] = tl_v;\n");
+            ir_str_printf(s, pack_store ? "] = tl_v.h;\n" : "] = tl_v;\n");
         }
         ir_str_printf(s, "%*s}\n", pad, "");
         return;
@@ -645,6 +665,15 @@ static const char common_prelude[] =
     "#endif\n"
     "/* c ? a : b with both evaluated: a store's NaN test beside its conversion */\n"
     "static __device__ __forceinline__ __attribute__((unused)) tl_u16 tl_select_u16(bool c, tl_u16 a, tl_u16 b) { return c ? a : b; }\n"
+    "/* two stores' conversions at once: a in the low half, b in the high, a NaN as the quiet NaN */\n"
+    "#ifndef TL_PACK_BF16X2  /* the target's prelude may pair them in hardware */\n"
+    "static __device__ __forceinline__ __attribute__((unused)) unsigned tl_pack_bf16x2(float a, float b) {\n"
+    "  return (unsigned)tl_select_u16(a != a, 0x7fc0, tl_f32_to_bf16(a)) | (unsigned)tl_select_u16(b != b, 0x7fc0, tl_f32_to_bf16(b)) << 16;\n"
+    "}\n"
+    "#endif\n"
+    "static __device__ __forceinline__ __attribute__((unused)) unsigned tl_pack_f16x2(float a, float b) {\n"
+    "  return (unsigned)tl_select_u16(a != a, 0x7e00, tl_f32_to_f16(a)) | (unsigned)tl_select_u16(b != b, 0x7e00, tl_f32_to_f16(b)) << 16;\n"
+    "}\n"
     "/* max and min of the format: propagate (a NaN wins) or num (a NaN loses to a number);\n"
     "   +0 is above -0: of two equal values max takes the AND of their bits and min the OR\n"
     "   (+0 and -0 differ only in the sign bit). Written out so no library's NaN rule\n"

@@ -598,6 +598,16 @@ static lp_expr *result(mapper *m, lp_type dt, tilec_dtype dtype) {
     return sel(m, bin(m, LO_NE, v, v), fc(m, dt, NAN), convert_store(m, v, dtype));
 }
 
+/* Whether the destination's stores round f32 results to f16 or bf16: then two go at once
+ * (LX_PACK16: on CUDA sm_90 one paired conversion and one minimum for the two, where each
+ * store took a conversion, a NaN test and a select). */
+static bool pairs16(const mapper *m, tilec_dtype dtype) {
+    return (dtype == TILEC_BF16 || dtype == TILEC_F16) && m->st->expr->type == TILEC_F32;
+}
+
+/* The value of the current element, held, as pairs16's pack takes it. */
+static lp_expr *value16(mapper *m) { return hold(m, eval(m, m->st->expr), "res"); }
+
 /* ---- the lowerings ------------------------------------------------------------------------ */
 
 /* The destination's vector (elements), or 1: dense along its last dimension and aligned,
@@ -661,12 +671,22 @@ static bool lower_fragment(mapper *m, char *why, size_t wn) {
     }
     lp_expr *lw = lx; /* not held: a map of fragments alone reads no coordinate */
     lp_buf *fb = lp_buf_for(k, F);
+    bool pair = pairs16(m, F->dtype) && F->frag_reg >= 1;
+    lp_expr *v[2];
     for (int r = 0; r < 1 << F->frag_reg; r++) {
         m->reg = r;
         m->first = bin(m, LO_BXOR, ic(m, LP_I32, ir_frag_xor(F->frag, F->frag_reg, r)), lw); /* held where read (coord) */
         coordinates(m, m->first);
         load_operands(m);
-        lp_store(k, m->into, fb, ic(m, LP_I32, r), result(m, fb->type, F->dtype));
+        if (!pair) {
+            lp_store(k, m->into, fb, ic(m, LP_I32, r), result(m, fb->type, F->dtype));
+            continue;
+        }
+        v[r % 2] = value16(m); /* registers r - 1 and r converted together */
+        if (r % 2 == 0) continue;
+        lp_expr *w = hold(m, lp_pack16(k, fb->type, v[0], v[1]), "pk");
+        lp_store(k, m->into, fb, ic(m, LP_I32, r - 1), lp_half(k, w, fb->type, 0));
+        lp_store(k, m->into, fb, ic(m, LP_I32, r), lp_half(k, w, fb->type, 1));
     }
     return true;
 }
@@ -710,7 +730,19 @@ static void store_unit(mapper *m, const unit_vals *saved) {
     int regs = lp_reg_new(k, db->type, "y");
     for (int j = 1; j < m->vec; j++) lp_reg_new(k, db->type, "y");
     m->ngx = 0; /* this vector's gathers */
-    for (m->lane = 0; m->lane < m->vec; m->lane++) lp_assign(k, m->into, regs + m->lane, result(m, db->type, st->dst.buf->dtype));
+    bool pair = pairs16(m, st->dst.buf->dtype); /* vec is even: 16-bit elements in 4 bytes or more */
+    lp_expr *v[2];
+    for (m->lane = 0; m->lane < m->vec; m->lane++) {
+        if (!pair) {
+            lp_assign(k, m->into, regs + m->lane, result(m, db->type, st->dst.buf->dtype));
+            continue;
+        }
+        v[m->lane % 2] = value16(m); /* lanes lane - 1 and lane converted together */
+        if (m->lane % 2 == 0) continue;
+        lp_expr *w = hold(m, lp_pack16(k, db->type, v[0], v[1]), "pk");
+        lp_assign(k, m->into, regs + m->lane - 1, lp_half(k, w, db->type, 0));
+        lp_assign(k, m->into, regs + m->lane, lp_half(k, w, db->type, 1));
+    }
     m->lane = 0;
     lp_vstore(k, m->into, db, hold(m, operand_offset(m, &dst, 0), "at"), regs, m->vec);
 }

@@ -183,6 +183,18 @@ lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i) {
     return e;
 }
 
+lp_expr *lp_pack16(lp_kernel *k, lp_type half, lp_expr *a, lp_expr *b) {
+    lp_expr *e = expr(k, LX_PACK16, LP_U32);
+    if (e != &placeholder_expr) { e->a = a; e->b = b; e->i = half; }
+    return e;
+}
+
+lp_expr *lp_half(lp_kernel *k, lp_expr *packed, lp_type half, int i) {
+    lp_expr *e = expr(k, LX_PART, half);
+    if (e != &placeholder_expr) { e->a = packed; e->i = i; }
+    return e;
+}
+
 lp_expr *lp_aligned(lp_kernel *k, const lp_buf *b, int bytes) {
     lp_expr *e = expr(k, LX_ALIGNED, LP_BOOL);
     if (e != &placeholder_expr) { e->buf = b; e->i = bytes; }
@@ -375,6 +387,10 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
     case LX_SELECT: operands(s, k, "(", e->a, " ? ", e->b, " : ", e->c, ")"); return;
     case LX_FMA: operands(s, k, "fma(", e->a, ", ", e->b, ", ", e->c, ")"); return;
     case LX_PAIR: operands(s, k, "pair(", e->a, ", ", e->b, NULL, NULL, ")"); return;
+    case LX_PACK16:
+        snprintf(name, sizeof name, "pack_%sx2(", lp_type_name((lp_type)e->i));
+        operands(s, k, name, e->a, ", ", e->b, NULL, NULL, ")");
+        return;
     case LX_PART:
         lp_print_expr(s, k, e->a);
         ir_str_printf(s, ".%lld", (long long)e->i);

@@ -163,7 +163,12 @@ typedef enum lp_expr_kind {
     LX_FMA,    /* a * b + c of floats, rounded once (IEEE fusedMultiplyAdd): only where a
                   lowering asks for it; products are otherwise never fused */
     LX_PAIR,   /* the f64x2 (a, b) of two f64s, or the i64x2 of two i64s */
-    LX_PART,   /* part i (0 or 1) of the pair a, an f64 or an i64 */
+    LX_PART,   /* part i (0 or 1) of the pair a, an f64 or an i64; or half i of the u32 a
+                  (LX_PACK16's), a value of the 16-bit type `type` */
+    LX_PACK16, /* u32: the f32s a and b each rounded to nearest even to the 16-bit float
+                  type i (LP_F16 or LP_BF16), a in bits 0-15, a NaN as the type's quiet NaN
+                  (0x7e00, 0x7fc0): two stores' conversions at once, as the GPU's paired
+                  conversion does them (cvt.rn.bf16x2.f32) */
     LX_ALIGNED /* bool: whether buf's first element is at an address that is a multiple of i
                   bytes (a func's parameter, whose address the caller chooses; the simulator's
                   buffers always are) */
@@ -287,6 +292,8 @@ lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32, 
 lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c); /* LX_FMA: floats of one type */
 lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b);             /* LX_PAIR: f64, f64 -> f64x2; i64, i64 -> i64x2 */
 lp_expr *lp_part(lp_kernel *k, lp_expr *pair, int i);               /* LX_PART: f64x2 -> f64; i64x2 -> i64 */
+lp_expr *lp_pack16(lp_kernel *k, lp_type half, lp_expr *a, lp_expr *b); /* LX_PACK16: f32, f32 -> u32 */
+lp_expr *lp_half(lp_kernel *k, lp_expr *packed, lp_type half, int i); /* LX_PART: u32 -> its 16-bit half i */
 lp_expr *lp_aligned(lp_kernel *k, const lp_buf *b, int bytes);      /* LX_ALIGNED */
 
 /* Statements are appended to `into`; the returned statement's blocks can be filled. */

@@ -432,7 +432,22 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         v.p[0] = eval(S, e->a, tid, origin).f;
         v.p[1] = eval(S, e->b, tid, origin).f;
         return v;
+    case LX_PACK16: { /* each rounded once to the 16-bit type, a NaN as its quiet NaN */
+        uint32_t w = 0;
+        for (int j = 0; j < 2; j++) {
+            double x = eval(S, j ? e->b : e->a, tid, origin).f;
+            uint16_t h = isnan(x) ? (e->i == LP_F16 ? 0x7e00 : 0x7fc0) : e->i == LP_F16 ? num_to_f16(x) : num_to_bf16(x);
+            w |= (uint32_t)h << (16 * j);
+        }
+        v.i = w;
+        return v;
+    }
     case LX_PART:
+        if (e->a->type == LP_U32) { /* a pack16's half, as its 16-bit float */
+            uint16_t h = (uint16_t)((uint64_t)eval(S, e->a, tid, origin).i >> (16 * e->i));
+            v.f = e->type == LP_F16 ? num_from_f16(h) : num_from_bf16(h);
+            return v;
+        }
         if (e->type == LP_I64) v.i = eval(S, e->a, tid, origin).q[e->i];
         else v.f = eval(S, e->a, tid, origin).p[e->i];
         return v;
