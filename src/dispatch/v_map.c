@@ -104,9 +104,8 @@ static lp_type bits_of(lp_type t) { return t == LP_F64 ? LP_I64 : LP_I32; }
  *   its Taylor series to degree 13 (truncation below 0.1 ulp);
  *   exp2: k = round(x), f = x - k exact, 2^f = e^(f ln2) by the same series in f;
  *   2^k applied as two exact powers of two 2^(k1) * 2^(k2), k1 = floor(k / 2), each a
- *   normal float made from its bits: the first product is exact (f32's: an integer add to
- *   p's exponent field), the second rounds once, which is where a result overflows or
- *   becomes subnormal.
+ *   normal float made from its bits: the first product is exact, the second rounds once,
+ *   which is where a result overflows or becomes subnormal.
  *
  * k comes from r = t + 1.5 * 2^(mant): r's low bits are round(t), read as integer bits, so
  * nothing converts a float to an integer (undefined for NaN in C++).
@@ -155,16 +154,9 @@ static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2) {
     lp_expr *kk = hold(m, wrapped(m, LO_SUB, lp_bits(k, bt, r), ic(m, bt, wide ? INT64_C(0x4338000000000000) : 0x4b400000)), "k");
     lp_expr *k1 = hold(m, bin(m, LO_SHR, kk, ic(m, bt, 1)), "k1");
     lp_expr *k2 = wrapped(m, LO_SUB, kk, k1);
+    lp_expr *s1 = lp_bits(k, t, bin(m, LO_SHL, wrapped(m, LO_ADD, k1, ic(m, bt, bias)), ic(m, bt, mant)));
     lp_expr *s2 = lp_bits(k, t, bin(m, LO_SHL, wrapped(m, LO_ADD, k2, ic(m, bt, bias)), ic(m, bt, mant)));
-    lp_expr *ps;
-    if (!wide) { /* p * 2^k1 as an integer add of k1 to p's exponent field: p is in [0.7, 1.42] and
-                    k1 in [-76, 64], so the product is normal and exact, the bits the multiply
-                    gives, one instruction fewer (sm_90 SASS: 18 an exponential, not 19) */
-        ps = lp_bits(k, t, wrapped(m, LO_ADD, lp_bits(k, bt, p), bin(m, LO_SHL, k1, ic(m, bt, mant))));
-    } else {
-        ps = bin(m, LO_MUL, p, lp_bits(k, t, bin(m, LO_SHL, wrapped(m, LO_ADD, k1, ic(m, bt, bias)), ic(m, bt, mant))));
-    }
-    return hold(m, bin(m, LO_MUL, hold(m, ps, "ps"), s2), "ex");
+    return hold(m, bin(m, LO_MUL, hold(m, bin(m, LO_MUL, p, s1), "ps"), s2), "ex");
 }
 
 /*
