@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "../src/runtime/sim.h"
+#include "map_programs.h"
 #include "programs.h"
 
 #include <time.h>
@@ -362,14 +363,6 @@ static void simulate_text(const char *src, void **args) {
  * only by maps and reductions (G) keeps the NaN its arithmetic gives, so its store has no
  * select (test_codegen counts them): what reaches memory from it still goes through a map's
  * store (F = G + 1, copied to Z). Inputs: NaNs of both signs, with payloads, signalling. */
-static const char *const nan_bits_src =
-    "kernel k(X: f32[1, 32] global, Y: f32[1, 32] global, Z: f32[1, 32] global) threads=32 {\n"
-    "  local F: f32[1, 32] layout=linear(reg=(), lane=((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)))\n"
-    "  local E: f32[1, 32] layout=linear(reg=(), lane=((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)))\n"
-    "  local G: f32[1, 32] layout=linear(reg=(), lane=((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)))\n"
-    "  warp.copy(F, X)\n  warp.map(E, F * 2)\n  warp.copy(Y, E)\n"
-    "  warp.map(G, F * 3)\n  warp.map(F, G + 1)\n  warp.copy(Z, F)\n}\n";
-
 static void test_map_nan_bits(void **state) {
     (void)state;
     static const uint32_t nans[] = {0xffc12345u, 0x7f812345u, 0xff800001u, 0x7fffffffu, 0xffffffffu};
@@ -380,7 +373,7 @@ static void test_map_nan_bits(void **state) {
     }
     for (size_t j = 0; j < sizeof nans / sizeof *nans; j++) x[3 + 5 * j] = nans[j];
     void *args[] = {x, y, z};
-    simulate_text(nan_bits_src, args);
+    simulate_text(map_nan_select_src, args);
     for (int i = 0; i < 32; i++) {
         float f, g, h;
         memcpy(&f, &x[i], 4);

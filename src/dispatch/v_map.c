@@ -573,11 +573,13 @@ static void load_operands(mapper *m) {
 
 /* Whether no NaN the destination holds can show its bits: the destination is a local
  * array or fragment this kernel allocates (not a parameter) and every statement that reads
- * it is a map or a reduction, never a copy. A map's own store selects the quiet NaN, and an
- * in-kernel reduction's NaN payload is not part of the contract (docs/codegen.md), so a NaN
- * held here reaches memory only as one of those: its payload never shows. Then the store
- * keeps the NaN the arithmetic gave and the select (a test and a select an element: two
- * instructions of the ~30 a softmax spends on an element) is left out. */
+ * it is a map or an arithmetic reduction (sum, prod, mean, var, logsumexp …), never a copy
+ * nor a comparing one (max, min, argmax …, whose selects can pass a NaN's bits on). A map's
+ * own store selects the quiet NaN, and an arithmetic reduction's NaN is the one its target's
+ * arithmetic makes of any NaN (0x7fffffff on NVIDIA; not part of the contract,
+ * docs/codegen.md), so a NaN held here shows its payload nowhere. Then the store keeps the
+ * NaN the arithmetic gave and the select (a test and a select an element: two instructions
+ * of the ~30 a softmax spends on an element) is left out. */
 static bool nan_unseen(const mapper *m) {
     const tilec_buffer *b = m->st->dst.buf;
     const tilec_kernel *tk = m->k->tile;
@@ -585,6 +587,7 @@ static bool nan_unseen(const mapper *m) {
     for (int i = 0; i < tk->nstmts; i++) {
         const ir_stmt *s = tk->stmts[i];
         if (s->kind == IR_COPY && s->src.buf == b) return false;
+        if (s->kind == IR_REDUCE && s->src.buf == b && ir_op(s->op)->compares) return false;
     }
     return true;
 }
