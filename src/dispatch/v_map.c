@@ -67,6 +67,7 @@ typedef struct mapper {
     lp_expr *gv[MAXOPS];             /* a vector, their values reused by its other lanes */
     int ngx;
     int reg;                         /* a fragment destination's register being computed */
+    bool nan_unseen;                 /* no NaN of the destination can show its bits (dst_nan_unseen) */
 } mapper;
 
 static bool is_frag(const tilec_buffer *b) { return b->layout.kind != TILEC_LAYOUT_NONE; }
@@ -580,7 +581,7 @@ static void load_operands(mapper *m) {
  * docs/codegen.md), so a NaN held here shows its payload nowhere. Then the store keeps the
  * NaN the arithmetic gave and the select (a test and a select an element: two instructions
  * of the ~30 a softmax spends on an element) is left out. */
-static bool nan_unseen(const mapper *m) {
+static bool dst_nan_unseen(const mapper *m) {
     const tilec_buffer *b = m->st->dst.buf;
     const tilec_kernel *tk = m->k->tile;
     if (!tk || b->space != TILEC_SPACE_LOCAL || b->is_param) return false;
@@ -596,7 +597,7 @@ static bool nan_unseen(const mapper *m) {
  * its bits can show). */
 static lp_expr *result(mapper *m, lp_type dt, tilec_dtype dtype) {
     lp_expr *v = eval(m, m->st->expr);
-    if (!lp_is_float(v->type) || nan_unseen(m)) return convert_store(m, v, dtype);
+    if (!lp_is_float(v->type) || m->nan_unseen) return convert_store(m, v, dtype);
     v = hold(m, v, "res");
     return sel(m, bin(m, LO_NE, v, v), fc(m, dt, NAN), convert_store(m, v, dtype));
 }
@@ -754,6 +755,7 @@ static bool lower_map(dsp_lower *l, char *why, size_t wn) {
     const ir_stmt *st = l->q->st;
     mapper m = {.l = l, .k = l->k, .st = st, .q = l->q, .into = l->into, .vec = 1};
     m.rank = ir_region_shape(&st->dst, m.dims);
+    m.nan_unseen = dst_nan_unseen(&m); /* once a statement: it reads the kernel's statements */
     if (!collect(&m, st->expr)) {
         snprintf(why, wn, "the expression reads more than %d regions; split it into two maps", MAXOPS);
         return false;
