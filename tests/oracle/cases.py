@@ -1,5 +1,7 @@
 """cases.py — random reduction cases for every kind of scope, shaped so that the variant
 each one asks for can apply (odd lengths, primes and 1 among the extents)."""
+from math import prod
+
 import numpy as np
 
 import data
@@ -119,6 +121,9 @@ def make_case(rng, cid, kind, ws, dt, op, nan, accum, variant, flavour=None):
     return c
 
 
+VIEW_MAX_ELEMS = 8192  # a view's whole shared buffer, at most (f64: 64 KiB)
+
+
 def view_for(rng, shp):
     """A region of a bigger, possibly padded, shared buffer: offset slices on every
     dimension (a:b, a:, :b, negative bounds) and now and then an integer index in front."""
@@ -130,8 +135,12 @@ def view_for(rng, shp):
         full.append(n)
         index.append(i)
         text.append(str(i - n if rng.random() < 0.5 else i))
-    for e in shp:
-        before, after = int(rng.integers(0, 3)), int(rng.integers(0, 3))
+    pads = [(int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in shp]
+    # padding a long row's size-1 neighbours multiplies it (a [1019, 1] region in a
+    # [1023, 5] buffer): past VIEW_MAX_ELEMS the buffer is the region itself
+    if prod(full) * prod(b + e + a for e, (b, a) in zip(shp, pads)) > VIEW_MAX_ELEMS:
+        pads = [(0, 0) for _ in shp]
+    for e, (before, after) in zip(shp, pads):
         n = before + e + after
         full.append(n)
         index.append(slice(before, before + e))
