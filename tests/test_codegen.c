@@ -299,6 +299,50 @@ static void test_map_nan_select(void **state) {
     tilec_close(ctx);
 }
 
+/* A logsumexp whose lanes run along its rows (rows) takes each lane's loaded elements many
+ * at once: in the loop over a lane's loads, one exponential an element and one for the
+ * state (12582912.0f, the rounder, twice in each: k and its removal) and no select, where
+ * one merge an element rescales the state at each, with its compare and selects. */
+static void test_lse_many_fold(void **state) {
+    (void)state;
+    const char *text = "kernel lse(X: bf16[2, 4096] global, L: f32[2] global) threads=128 {\n"
+                       "  cta.logsumexp(L, X, axes=(-1), variant=rows)\n}\n";
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    tilec_program *p;
+    assert_int_equal(tilec_parse(ctx, "lse.tile", text, strlen(text), &p), TILEC_OK);
+    char *src;
+    if (tilec_emit(p, &(tilec_target){TILEC_BACKEND_CUDA, "sm_90", 0}, &src, NULL) != TILEC_OK)
+        fail_msg("%s", tilec_diag_text(ctx));
+    const char *st = strstr(src, "cta.logsumexp(L");
+    assert_non_null(st);
+    const char *outer = strstr(st, "for (");
+    assert_non_null(outer);
+    const char *loop = strstr(outer + 1, "for ("); /* the loop over a lane's loads */
+    assert_non_null(loop);
+    const char *open = strchr(loop, '{'), *end = open;
+    assert_non_null(open);
+    for (int depth = 0; *end; end++) {
+        depth += *end == '{';
+        depth -= *end == '}';
+        if (!depth) break;
+    }
+    size_t n = (size_t)(end - open);
+    char *body = malloc(n + 1);
+    assert_non_null(body);
+    memcpy(body, open, n);
+    body[n] = 0;
+    int loads = count_of(body, "*)&X["), exps = count_of(body, "12582912.0f") / 2, selects = count_of(body, " ? ");
+    assert_true(loads >= 1);
+    assert_int_equal(selects, 0);
+    /* a 16-byte load is 8 elements: at least 8 a load, plus one an accumulator */
+    assert_true(exps >= 8 * loads + 1 && exps <= 8 * loads + 4);
+    free(body);
+    tilec_free(src);
+    tilec_program_free(p);
+    tilec_close(ctx);
+}
+
 /* A bf16 store: a map's stores convert two at once (pack_bf16x2). From sm_90 on that is one
  * cvt.rn.bf16x2.f32 and one min.s16x2 a pair, no NaN test; on sm_80 the CUDA prelude rounds
  * each with one cvt.rn.bf16.f32 (bit arithmetic before sm_80), and the store's NaN test
@@ -791,6 +835,7 @@ int main(void) {
         cmocka_unit_test(test_wide_keys_compile),
         cmocka_unit_test(test_approx_math),
         cmocka_unit_test(test_map_nan_select),
+        cmocka_unit_test(test_lse_many_fold),
     };
     return cmocka_run_group_tests_name("emitted code", tests, NULL, NULL);
 }

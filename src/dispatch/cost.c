@@ -255,6 +255,22 @@ static int acc_words(const dsp_query *q) {
     return t == LP_F64X2 || t == LP_I64X2 ? 4 : t == LP_F64 || t == LP_I64 ? 2 : 1;
 }
 
+/* What a fold costs, in instructions a lane and in dependent steps: taking in an element
+ * (elem), merging two states (merge: an accumulator into another, or a shuffled partner's),
+ * and a merge's dependent steps (depth). One add for most ops. logsumexp's merge rescales
+ * one sum by an exponential (lse_exp: about 13 instructions and as many steps, with its
+ * compare and four selects: 28, 20), and rows fold each accumulator's elements of a turn at
+ * once (dsp_lse_fold_elements: a max, a subtraction, the exponential and an add: 17 an
+ * element, plus one exponential an accumulator a turn, the rescale, counted as an element). */
+typedef struct fold_cost {
+    double elem, merge, depth;
+    bool many;
+} fold_cost;
+static fold_cost fold_costs(const dsp_query *q) {
+    if (dsp_folds_many(q)) return (fold_cost){17, 28, 20, true};
+    return (fold_cost){1, 1, 1, false};
+}
+
 /* The instance's threads the model plans for. */
 static int inst_threads(const dsp_query *q) {
     if (q->selected) return q->st->exec.instance == q->inst_count - 1 ? q->inst_last : q->inst_size;
@@ -333,29 +349,36 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
     int64_t per_lane = cpl * V; /* elements a lane folds per output */
     int bfly = log2i(tree ? ws : L);
     p->shuffles = (int64_t)nw * steps * bfly * words;
-    int64_t instrs = (int64_t)nw * steps * (per_lane + 2 * cpl + (A - 1) + 2 * bfly + 2);
-    int64_t fold_chain = (per_lane + A - 1) / A + log2i(A);
+    fold_cost fc = fold_costs(q);
+    int64_t waits = p->batch > 0 ? cpl / p->batch : cpl; /* load latencies a lane waits out, a turn */
+    /* a many-at-once fold's rescales: one an accumulator a batch (or a chunk) */
+    double rescales = fc.many ? (double)(waits * (A < per_lane / waits ? A : per_lane / waits)) : 0;
+    double lane_instrs = (double)per_lane * fc.elem + rescales * fc.elem + 2.0 * (double)cpl + (A - 1) * fc.merge +
+                         bfly * (1 + fc.merge) + 2;
+    double instrs = (double)nw * (double)steps * lane_instrs;
+    /* the fold's chain: an add an element of an accumulator, or a rescale's steps a batch */
+    double fold_chain = (double)((per_lane + A - 1) / A + log2i(A)) + (fc.many ? (double)waits * fc.depth : 0) +
+                        log2i(A) * (fc.depth - 1);
     int R = p->inflight;
     int64_t turns = (steps + R - 1) / R;
     double avg = p->loads ? pipe / (double)p->loads : c->request; /* a request's cycles */
-    int64_t waits = p->batch > 0 ? cpl / p->batch : cpl; /* load latencies a lane waits out, a turn */
-    double fold = (double)fold_chain * c->add_latency;
+    double fold = fold_chain * c->add_latency;
     if (fold < (double)(R * per_lane)) fold = (double)(R * per_lane);
     double per_turn = (double)waits * c->lds_latency + (double)R * (double)cpl * avg + fold +
-                      bfly * (c->shfl_latency + c->add_latency);
+                      bfly * (c->shfl_latency + c->add_latency * fc.depth);
     double mio = pipe + (double)p->shuffles * c->shuffle;
     p->barriers = 0;
     if (tree) { /* a slot per warp, a barrier, a warp folds the slots */
         int steps2 = log2i(nw);
-        per_turn += c->lds_latency + c->barrier + steps2 * (c->shfl_latency + c->add_latency);
+        per_turn += c->lds_latency + c->barrier + steps2 * (c->shfl_latency + c->add_latency * fc.depth);
         p->barriers = (int)(2 * turns - 1);
         p->shuffles += S * steps2 * words;
         mio += (double)(S * steps2 * words) * c->shuffle + 2.0 * (double)(S * nw * words) / 32;
-        instrs += S * (2 * steps2 + 4);
+        instrs += (double)S * (steps2 * (1 + fc.merge) + 4);
         per_turn += c->barrier;
     }
     p->chain = (int64_t)((double)turns * per_turn);
-    finish(q, p, mio, (double)instrs);
+    finish(q, p, mio, instrs);
 }
 
 /* cols: V neighbouring outputs a thread, P slices of an output's elements. */
@@ -382,10 +405,13 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
     p->shuffles = 0;
     int words = acc_words(q);
     int64_t per_thread = rpt * V;
-    int64_t instrs = (int64_t)nw * steps * (per_thread + 2 * rpt + (A - 1) * V + 2);
+    fold_cost fc = fold_costs(q); /* cols merge their elements one at a time */
+    double instrs = (double)nw * (double)steps *
+                    ((double)per_thread * fc.merge + 2.0 * (double)rpt + (A - 1) * V * fc.merge + 2);
     double avg = p->loads ? pipe / (double)p->loads : c->request;
-    int64_t fold_chain = (rpt + A - 1) / A + log2i(A), waits = p->batch > 0 ? rpt / p->batch : rpt;
-    double fold = (double)fold_chain * c->add_latency;
+    int64_t waits = p->batch > 0 ? rpt / p->batch : rpt;
+    double fold_chain = (double)((rpt + A - 1) / A + log2i(A)) * fc.depth;
+    double fold = fold_chain * c->add_latency;
     if (fold < (double)per_thread) fold = (double)per_thread;
     double chain = (double)steps * ((double)waits * c->lds_latency + (double)rpt * avg + fold);
     double mio = pipe;
@@ -393,11 +419,11 @@ static void cost_cols(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
     if (P > 1) { /* slices 1.. store, a barrier, slice 0 folds them in order */
         double slot_wf = 2.0 * (double)((P - 1) * S * words) / 32;
         mio += slot_wf;
-        instrs += (int64_t)((P - 1) * ((G + ws - 1) / ws) * V * 3);
-        chain += c->barrier + c->lds_latency + (double)(P - 1) * V * c->add_latency;
+        instrs += (double)((P - 1) * ((G + ws - 1) / ws) * V) * (2 + fc.merge);
+        chain += c->barrier + c->lds_latency + (double)(P - 1) * V * c->add_latency * fc.depth;
     }
     p->chain = (int64_t)chain;
-    finish(q, p, mio, (double)instrs);
+    finish(q, p, mio, instrs);
 }
 
 static int by_cost(const void *x, const void *y) {

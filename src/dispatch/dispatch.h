@@ -339,6 +339,11 @@ void dsp_fold_regs(dsp_lower *l, lp_block *into, int first, int n, int step);
  * lane's 32 leaves of a piece held 64 registers of keys: 109 registers a thread in bf16). */
 lp_type dsp_lse_value_type(const dsp_query *q);
 void dsp_lse_fold_values(dsp_lower *l, lp_block *into, int dst, int n, lp_expr *const *m, lp_expr *const *s);
+/* The state in register acc and the n source elements x (each the state (x, 1); n at most
+ * LSE_FOLD_MAX) folded at once into acc: one exponential an element and one for the state,
+ * where merging the elements one by one rescales the state at each. */
+enum { LSE_FOLD_MAX = 64 };
+void dsp_lse_fold_elements(dsp_lower *l, lp_block *into, int acc, int n, lp_expr *const *x);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in
  * row-major order of the reduced axes, as one key for argmax and argmin; as its offset

@@ -554,14 +554,40 @@ static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
  * f32's, t >= -125, degree 7, r's bits 0x4b400000 + k: bits << 23 modulo 2^32 is k << 23.
  * 2^f * 2^k is that added to 2^f's bits (below). */
 enum { LSE64_DEGREE = 13 };
+
+/* An f32 state's exact exponential, e^d for d <= 0: d clamped at LSE_DMIN (NaN too: its
+ * state's maximum is NaN already), so k >= -125; k = round(d * log2(e)) from the bits of
+ * r = fma(d, log2(e), 1.5 * 2^23) (the exact product rounded once, in the sum); the rest
+ * f = fma(d, log2(e), -k), |f| <= 1/2, rounded once; 2^f = 1 + f (a1 + f (a2 + … a6 f^5)),
+ * the minimax fit of e^g's relative error on |g| <= 1.0005 ln2 / 2 that maps use (v_map.c),
+ * its coefficients times ln2^n: relative error 4.2e-9 in exact arithmetic, about 1.1 ulp
+ * with Horner's roundings (the degree-7 Taylor series, seven fused multiply-adds, was
+ * within 7.5e-9); 2^k added to p's exponent field. Fourteen operations from d. */
+static const float LSE_DMIN = -86.64f; /* LSE_DMIN * log2(e) = -124.99…: k >= -125 */
+static lp_expr *lse_exp32(dsp_lower *l, lp_block *into, lp_expr *d) {
+    static const double a[7] = {1, 0x1.62e43p-1, 0x1.ebfbdcp-3, 0x1.c6af8ap-5, 0x1.3b2e0cp-7, 0x1.5f043cp-10, 0x1.414e64p-13};
+    lp_kernel *k = l->k;
+    lp_expr *dc = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, d, f32c(l, LSE_DMIN)), "dc");
+    lp_expr *r = held(l, into, lp_fma(k, dc, f32c(l, LOG2E), f32c(l, ROUNDER)), "r");
+    lp_expr *j = held(l, into, bin(l, LO_SUB, r, f32c(l, ROUNDER)), "j"); /* k, exact */
+    lp_expr *f = held(l, into, lp_fma(k, dc, f32c(l, LOG2E), lp_unary(k, LO_NEG, j)), "f");
+    lp_expr *p = f32c(l, a[6]);
+    for (int n = 5; n >= 0; n--) p = lp_fma(k, p, f, f32c(l, a[n]));
+    /* p * 2^k: p is in [0.7, 1.42] and -125 <= k <= 0, so adding k << 23 (r's bits shifted:
+     * the rounder's part leaves the word) to p's bits gives the exact product */
+    lp_expr *shifted = bin(l, LO_SHL, lp_bits(k, LP_I32, r), lp_int(k, LP_I32, 23));
+    return held(l, into, lp_bits(k, LP_F32, lp_wrapping(k, LO_ADD, lp_bits(k, LP_I32, held(l, into, p, "p2f")), shifted)), "e");
+}
+
 static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     lp_kernel *k = l->k;
     bool wide = lse_wide(l);
     lp_type bits = wide ? LP_I64 : LP_I32, fl = wide ? LP_F64 : LP_F32;
     const double rounder = wide ? 6755399441055744.0 : ROUNDER; /* 1.5 * 2^52, 1.5 * 2^23 */
     const int degree = wide ? LSE64_DEGREE : LSE_DEGREE, mant = wide ? 52 : 23;
+    if (!wide && !(k->tile && k->tile->math == TILEC_MATH_APPROX)) return lse_exp32(l, into, d);
     lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, fc(l, LOG2E)), fc(l, wide ? -1021 : -125)), "t");
-    if (!wide && k->tile && k->tile->math == TILEC_MATH_APPROX) /* the hardware's 2^t: t >= -125 keeps it normal */
+    if (!wide) /* math=approx: the hardware's 2^t; t >= -125 keeps it normal */
         return held(l, into, lp_unary(k, LO_EXP2A, t), "e");
     lp_expr *r = held(l, into, bin(l, LO_ADD, t, fc(l, rounder)), "r");
     lp_expr *f = held(l, into, bin(l, LO_SUB, t, bin(l, LO_SUB, r, fc(l, rounder))), "f"); /* exact */
@@ -622,6 +648,18 @@ lp_type dsp_lse_value_type(const dsp_query *q) { return dsp_acc_type(q) == LP_F6
 
 void dsp_lse_fold_values(dsp_lower *l, lp_block *into, int dst, int n, lp_expr *const *m, lp_expr *const *s) {
     lse_fold_states(l, into, 0, 0, m, s, n, dst);
+}
+
+void dsp_lse_fold_elements(dsp_lower *l, lp_block *into, int acc, int n, lp_expr *const *x) {
+    lp_expr *ms[LSE_FOLD_MAX + 1], *ss[LSE_FOLD_MAX + 1];
+    lp_expr *state = lp_reg(l->k, acc);
+    ms[0] = lse_m(l, state);
+    ss[0] = lse_s(l, state);
+    for (int i = 0; i < n; i++) {
+        ms[i + 1] = lp_cast(l->k, dsp_lse_value_type(l->q), x[i]);
+        ss[i + 1] = fc(l, 1);
+    }
+    lse_fold_states(l, into, 0, 0, ms, ss, n + 1, acc);
 }
 
 bool dsp_folds_many(const dsp_query *q) { return ir_op(q->st->op)->key == IR_KEY_LSE; }

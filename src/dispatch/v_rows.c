@@ -21,6 +21,24 @@
 #include <math.h>
 #include <stdio.h>
 
+/* logsumexp (dsp_folds_many): the n elements in registers x, x + 1, … (the e-th going to
+ * accumulator e mod A, as every op's) folded into their accumulators, each accumulator's at
+ * once (dsp_lse_fold_elements): one exponential an element and one an accumulator, not a
+ * rescale of the state at every element. Element e's index needs no key here. */
+static void fold_many(dsp_lower *l, lp_block *into, int acc, int A, int x, int n) {
+    lp_expr *xs[LSE_FOLD_MAX];
+    for (int ai = 0; ai < A && ai < n; ai++) {
+        int m = 0;
+        for (int e = ai; e < n; e += A) {
+            xs[m++] = lp_reg(l->k, x + e);
+            if (m == LSE_FOLD_MAX || e + A >= n) { /* (a batch holds at most 32) */
+                dsp_lse_fold_elements(l, into, acc + ai, m, xs);
+                m = 0;
+            }
+        }
+    }
+}
+
 /* acc[0..A) ⊕= the elements of output s that lane `lane` of its group takes. */
 static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bool scalar, int acc, lp_expr *s,
                         lp_expr *lane) {
@@ -52,6 +70,11 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         dsp_starts starts = {.s0 = 0, .s_step = 1, .ns = q->spatial_len, .a_step = V, .na = L, .i_step = stride, .ni = turns};
         dsp_batch_offsets(l, body, s, lp_reg(k, e), c, B, &starts, off);
         for (int b = 0; b < B; b++) dsp_load_run(l, body, src, off[b], x + b * V, V, scalar);
+        if (dsp_folds_many(q)) { /* logsumexp: an accumulator's elements of the turn at once */
+            fold_many(l, body, acc, A, x, B * V);
+            dsp_merge_accs(l, into, acc, A, 1);
+            return;
+        }
         for (int b = 0; b < B; b++)
             for (int j = 0; j < V; j++) {
                 int ai = (b * V + j) % A;
@@ -81,6 +104,10 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         if (a > 0 && !exact) b = &lp_if(k, b, lp_binary(k, LO_LT, at, lp_int(k, it, q->red_len)))->body;
         lp_expr *off = dsp_reduce_src_offset(l, s, at);
         dsp_load_run(l, b, src, off, x, V, scalar);
+        if (dsp_folds_many(q)) { /* logsumexp: an accumulator's elements of the chunk at once */
+            fold_many(l, b, acc, A, x, V);
+            continue;
+        }
         for (int j = 0; j < V; j++) {
             int ai = (a * V + j) % A;
             lp_expr *idx = j ? lp_binary(k, LO_ADD, at, lp_int(k, it, j)) : at;
