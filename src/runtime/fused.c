@@ -29,10 +29,20 @@ enum {
     STAGE_BYTES = 160 << 10, /* at most this much of a CTA's shared memory holds its rows */
     ELEMS_PER_THREAD = 32,   /* a thread's share of a CTA's elements, when threads allow: measured on an
                                 H100 (bf16 rows of 1024 to 65536), 32 beat 16 and 64 */
-    CE_ELEMS_PER_THREAD = 64, /* a 16-bit cross_entropy's, from CE_WIDE_COLS columns: it reads each row once, and
-                                 more elements a thread measured 2-8% faster there (bf16, H100) and
-                                 slower on shorter rows (42-53% of the copy ceiling against 56-61%) */
-    CE_WIDE_COLS = 4096,
+    CE_ELEMS_PER_THREAD = 64, /* a 16-bit cross_entropy's, above CE_WARP_COLS columns: it reads each row once, and
+                                 more elements a thread measured 2-8% faster there (bf16, H100) */
+    CE_WARP_COLS = 4096,      /* a 16-bit cross_entropy's rows of 1024 (CE_MIN_WARP_COLS) to this many columns:
+                                 CTAs of CE_WARP_THREADS (a warp on one or two rows, no barrier), up to
+                                 CE_WARP_BYTES and CE_WARP_ROWS rows a CTA. Its logsumexp folds each
+                                 lane's loads many at once, so its per-row butterfly and shared slots
+                                 weigh more than its elements: bf16 on an H100 (scripts/bench
+                                 fused-plans), 1024 columns 1064 GB/s against 1010 with 8 rows on 256
+                                 threads, 2048 1498 against 1324 with 4 rows on 256 (every thread on
+                                 each row), 4096 1997 against 1799 with 2 rows on 128 */
+    CE_MIN_WARP_COLS = 1024,
+    CE_WARP_THREADS = 128,
+    CE_WARP_BYTES = 32 << 10,
+    CE_WARP_ROWS = 8,
     APPROX_ELEMS_PER_THREAD = 16, /* a softmax with math=approx, from APPROX_WIDE_COLS columns: read twice
                                      where it is, 16 elements a thread measured 89-97% of the copy ceiling
                                      on bf16 rows of 4096 to 16384 (H100) against 80-89% at 32 */
@@ -120,9 +130,17 @@ static int64_t pow2_floor(int64_t v) {
 }
 
 /* Threads for a CTA of `elems` elements of rows of d's: ELEMS_PER_THREAD each (a 16-bit
- * cross_entropy's long rows: CE_ELEMS_PER_THREAD), a power of two from two warps to 1024. */
+ * cross_entropy's long rows: CE_ELEMS_PER_THREAD; its rows from CE_MIN_WARP_COLS to
+ * CE_WARP_COLS: CE_WARP_THREADS), a power of two from two warps to 1024. */
+/* Whether d is a 16-bit cross_entropy planned a warp a row or two (CE_WARP_COLS). */
+static bool ce_warp_rows(const tilec_fused_desc *d) {
+    return d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32 && d->cols >= CE_MIN_WARP_COLS &&
+           d->cols <= CE_WARP_COLS;
+}
+
 static int threads_for(const tilec_fused_desc *d, int64_t elems, int warp) {
-    bool wide = d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32 && d->cols >= CE_WIDE_COLS;
+    if (ce_warp_rows(d)) return CE_WARP_THREADS > 2 * warp ? CE_WARP_THREADS : 2 * warp;
+    bool wide = d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32 && d->cols > CE_WARP_COLS;
     int per = wide ? CE_ELEMS_PER_THREAD : ELEMS_PER_THREAD;
     if (d->op == TILEC_FUSED_SOFTMAX && approx(d) && d->cols >= APPROX_WIDE_COLS) per = APPROX_ELEMS_PER_THREAD;
     int64_t t = pow2_floor(elems / per);
@@ -244,8 +262,9 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W,
 
 static int group_rows(const tilec_fused_desc *d) {
     int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
-    int64_t w = pow2_floor(GROUP_BYTES / row_bytes > 0 ? GROUP_BYTES / row_bytes : 1);
-    if (w > MAX_GROUP) w = MAX_GROUP;
+    int64_t bytes = ce_warp_rows(d) ? CE_WARP_BYTES : GROUP_BYTES, most = ce_warp_rows(d) ? CE_WARP_ROWS : MAX_GROUP;
+    int64_t w = pow2_floor(bytes / row_bytes > 0 ? bytes / row_bytes : 1);
+    if (w > most) w = most;
     while (w > 1 && w > d->rows) w /= 2;
     return (int)w;
 }
