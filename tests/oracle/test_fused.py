@@ -198,9 +198,9 @@ def test_fused_approx(tilec, rng, tmp_path, repro, op, warp):
 @pytest.mark.parametrize("warp", (32, 64))
 @pytest.mark.parametrize("op", OPS)
 def test_fused_rows_in_registers(tilec, rng, tmp_path, repro, op, warp):
-    """Rows of a power of two from 256 to 4096 columns, which a warp of 32 holds in
-    registers (a fragment of the CTA's rows; a warp's row to 2048 columns, a warpgroup's at
-    4096), with row counts that leave rows over for a CTA each, in every dtype, with special
+    """Rows of a power of two from 256 to 4096 columns (a 16-bit softmax's to 8192), which a
+    warp of 32 holds in registers (a fragment of the CTA's rows; a warp's row to 2048
+    columns, a warpgroup's at 4096 and 8192), with row counts that leave rows over for a CTA each, in every dtype, with special
     values, with and without a weight and bias, exact and math=approx. At warp 64 the same
     cases take the shared-memory plans; so do a 16-bit cross_entropy's, and an f32 one's at
     4096 (rows read in place measured faster there)."""
@@ -213,6 +213,14 @@ def test_fused_rows_in_registers(tilec, rng, tmp_path, repro, op, warp):
                                "--explain"], stdout=subprocess.PIPE, env=env, timeout=600).stdout.decode()
         if ("rows held in registers" in text) != (warp == 32 and not (op == "cross_entropy" and cols == 4096)):
             problems.append("%s 9x%d warp %d: the plan is not the one expected:\n%s" % (op, cols, warp, text[:600]))
+    if op == "softmax":  # a 16-bit softmax's rows of 8192 too: a warpgroup's, 64 elements a thread
+        for dt in ("bf16", "f16", "f32"):
+            text = subprocess.run([tilec, "fused", "--op", op, "--dtype", dt, "--shape", "3x8192", "--backend", "sim",
+                                   "--explain"], stdout=subprocess.PIPE, env=env, timeout=600).stdout.decode()
+            if ("rows held in registers" in text) != (warp == 32 and dt != "f32"):
+                problems.append("%s %s 3x8192 warp %d: the plan is not the one expected:\n%s" % (op, dt, warp, text[:600]))
+            run_case(tilec, str(tmp_path), problems, op, dt, int(rng.choice([1, 3])), 8192, warp, rng, specials=True,
+                     approx=bool(rng.integers(0, 2)))
     for i in range(2 * ROUNDS):
         for cols in (256, 512, 1024, 2048, 4096):
             dt = str(rng.choice(DTYPES))
