@@ -303,12 +303,9 @@ static void test_map_nan_select(void **state) {
  * at once: in the loop over a lane's loads, one exponential an element and one for the
  * state (12582912.0f, the rounder, twice in each: k and its removal) and no select, where
  * one merge an element rescales the state at each, with its compare and selects. */
-static void test_lse_many_fold(void **state) {
-    (void)state;
-    const char *text = "kernel lse(X: bf16[2, 4096] global, L: f32[2] global) threads=128 {\n"
-                       "  cta.logsumexp(L, X, axes=(-1), variant=rows)\n}\n";
-    tilec_ctx *ctx;
-    tilec_open(&ctx);
+/* The CUDA of `text`'s logsumexp, its loop over a lane's loads (the second loop of the
+ * statement): a copy to free. */
+static char *lse_load_loop(tilec_ctx *ctx, const char *text) {
     tilec_program *p;
     assert_int_equal(tilec_parse(ctx, "lse.tile", text, strlen(text), &p), TILEC_OK);
     char *src;
@@ -318,7 +315,7 @@ static void test_lse_many_fold(void **state) {
     assert_non_null(st);
     const char *outer = strstr(st, "for (");
     assert_non_null(outer);
-    const char *loop = strstr(outer + 1, "for ("); /* the loop over a lane's loads */
+    const char *loop = strstr(outer + 1, "for (");
     assert_non_null(loop);
     const char *open = strchr(loop, '{'), *end = open;
     assert_non_null(open);
@@ -332,14 +329,39 @@ static void test_lse_many_fold(void **state) {
     assert_non_null(body);
     memcpy(body, open, n);
     body[n] = 0;
+    tilec_free(src);
+    tilec_program_free(p);
+    return body;
+}
+
+static void test_lse_many_fold(void **state) {
+    (void)state;
+    tilec_ctx *ctx;
+    tilec_open(&ctx);
+    char *body = lse_load_loop(ctx, "kernel lse(X: bf16[2, 4096] global, L: f32[2] global) threads=128 {\n"
+                                    "  cta.logsumexp(L, X, axes=(-1), variant=rows)\n}\n");
     int loads = count_of(body, "*)&X["), exps = count_of(body, "12582912.0f") / 2, selects = count_of(body, " ? ");
     assert_true(loads >= 1);
     assert_int_equal(selects, 0);
     /* a 16-byte load is 8 elements: at least 8 a load, plus one an accumulator */
     assert_true(exps >= 8 * loads + 1 && exps <= 8 * loads + 4);
     free(body);
-    tilec_free(src);
-    tilec_program_free(p);
+    /* an odd row: loads of one element, four accumulators (elements e, e + 1, … to
+       accumulators e mod 4): each element merges alone, one exponential, into its own */
+    body = lse_load_loop(ctx, "kernel lse(X: f32[1, 4099] global, L: f32[1] global) threads=32 {\n"
+                              "  cta.logsumexp(L, X, axes=(-1), variant=rows)\n}\n");
+    loads = count_of(body, "X[");
+    exps = count_of(body, "12582912.0f") / 2;
+    assert_true(loads >= 1);
+    assert_int_equal(exps, loads);
+    int accs = 0;
+    for (int a = 0; a < 64; a++) {
+        char name[32];
+        snprintf(name, sizeof name, "tl_acc%d = ", a);
+        accs += strstr(body, name) != NULL;
+    }
+    assert_int_equal(accs, loads); /* (a turn is one element an accumulator: U = A / V) */
+    free(body);
     tilec_close(ctx);
 }
 

@@ -351,14 +351,20 @@ static void cost_rows(const dsp_query *q, const view *v, dsp_tile_plan *p, sampl
     p->shuffles = (int64_t)nw * steps * bfly * words;
     fold_cost fc = fold_costs(q);
     int64_t waits = p->batch > 0 ? cpl / p->batch : cpl; /* load latencies a lane waits out, a turn */
-    /* a many-at-once fold's rescales: one an accumulator a batch (or a chunk) */
-    double rescales = fc.many ? (double)(waits * (A < per_lane / waits ? A : per_lane / waits)) : 0;
-    double lane_instrs = (double)per_lane * fc.elem + rescales * fc.elem + 2.0 * (double)cpl + (A - 1) * fc.merge +
-                         bfly * (1 + fc.merge) + 2;
+    /* a many-at-once fold (v_rows.c, lse_many: two elements or more an accumulator a batch,
+       or a chunk) takes its elements at fc.elem and rescales each accumulator once a batch;
+       otherwise each element is a merge */
+    int64_t unit = p->batch > 0 ? (int64_t)p->batch * V : V;
+    bool many = fc.many && unit / A >= 2;
+    double rescales = many ? (double)(waits * A) : 0;
+    double lane_instrs = (double)per_lane * (many ? fc.elem : fc.merge) + rescales * fc.elem + 2.0 * (double)cpl +
+                         (A - 1) * fc.merge + bfly * (1 + fc.merge) + 2;
     double instrs = (double)nw * (double)steps * lane_instrs;
-    /* the fold's chain: an add an element of an accumulator, or a rescale's steps a batch */
-    double fold_chain = (double)((per_lane + A - 1) / A + log2i(A)) + (fc.many ? (double)waits * fc.depth : 0) +
-                        log2i(A) * (fc.depth - 1);
+    /* the fold's chain: an add an element of an accumulator and a rescale's steps a batch
+       (many at once), or a merge's steps an element of an accumulator; then the halving tree */
+    double fold_chain = many ? (double)((per_lane + A - 1) / A) + (double)waits * fc.depth
+                             : (double)((per_lane + A - 1) / A) * fc.depth;
+    fold_chain += log2i(A) * fc.depth;
     int R = p->inflight;
     int64_t turns = (steps + R - 1) / R;
     double avg = p->loads ? pipe / (double)p->loads : c->request; /* a request's cycles */

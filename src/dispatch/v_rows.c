@@ -22,9 +22,14 @@
 #include <stdio.h>
 
 /* logsumexp (dsp_folds_many): the n elements in registers x, x + 1, … (the e-th going to
- * accumulator e mod A, as every op's) folded into their accumulators, each accumulator's at
- * once (dsp_lse_fold_elements): one exponential an element and one an accumulator, not a
- * rescale of the state at every element. Element e's index needs no key here. */
+ * accumulator e mod A, as every op's; n a multiple of A, its first element the first of a
+ * turn or of a chunk, so e counts from there) folded into their accumulators, each
+ * accumulator's at once (dsp_lse_fold_elements): one exponential an element and one an
+ * accumulator, not a rescale of the state at every element. Only where each accumulator
+ * takes two or more (lse_many): one element alone merges as every op's does, one
+ * exponential, where folding it at once would take two. */
+static bool lse_many(const dsp_query *q, int n, int A) { return dsp_folds_many(q) && n / A >= 2; }
+
 static void fold_many(dsp_lower *l, lp_block *into, int acc, int A, int x, int n) {
     lp_expr *xs[LSE_FOLD_MAX];
     for (int ai = 0; ai < A && ai < n; ai++) {
@@ -70,7 +75,7 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         dsp_starts starts = {.s0 = 0, .s_step = 1, .ns = q->spatial_len, .a_step = V, .na = L, .i_step = stride, .ni = turns};
         dsp_batch_offsets(l, body, s, lp_reg(k, e), c, B, &starts, off);
         for (int b = 0; b < B; b++) dsp_load_run(l, body, src, off[b], x + b * V, V, scalar);
-        if (dsp_folds_many(q)) { /* logsumexp: an accumulator's elements of the turn at once */
+        if (lse_many(q, B * V, A)) { /* logsumexp: an accumulator's elements of the turn at once */
             fold_many(l, body, acc, A, x, B * V);
             dsp_merge_accs(l, into, acc, A, 1);
             return;
@@ -104,7 +109,7 @@ static void fold_output(dsp_lower *l, lp_block *into, const dsp_tile_plan *p, bo
         if (a > 0 && !exact) b = &lp_if(k, b, lp_binary(k, LO_LT, at, lp_int(k, it, q->red_len)))->body;
         lp_expr *off = dsp_reduce_src_offset(l, s, at);
         dsp_load_run(l, b, src, off, x, V, scalar);
-        if (dsp_folds_many(q)) { /* logsumexp: an accumulator's elements of the chunk at once */
+        if (lse_many(q, V, A)) { /* logsumexp: an accumulator's elements of the chunk at once (A <= V / 2: U = 1) */
             fold_many(l, b, acc, A, x, V);
             continue;
         }

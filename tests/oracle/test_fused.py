@@ -59,15 +59,17 @@ def oracle(op, x, w, b, res, tg, eps, ignore, dt):
             if op == "softmax":
                 want = np.exp(x - lse)
                 return want, np.where(want == 0, 0.0, np.abs(want) * (1 + np.abs(x) + np.abs(lse))), extra
-            # ln(s) of a sum s >= 1 kept in f32: s's relative rounding is an absolute error of
-            # lse however small lse is (a row [0, -4.9]: lse 0.0078, its error that of s ~ 1)
+            # ln(s) of a sum s >= 1 kept in f32: s's relative rounding (within ACC) is an
+            # absolute error of lse however small lse is (a row [0, -4.9]: lse 0.0078, its
+            # error that of s ~ 1): ACC absolute, as a share of the scale compare multiplies
+            ln_s = ACC[dt] / (2 * ULP[dt] + ACC[dt])
             if op == "log_softmax":
-                return x - lse, np.abs(x) + np.abs(lse) + 1, extra
+                return x - lse, np.abs(x) + np.abs(lse) + ln_s, extra
             rows = np.arange(x.shape[0])
             ok = (tg >= 0) & (tg < x.shape[1])
             picked = x[rows, np.where(ok, tg, 0)]
             want = np.where(tg == ignore, 0.0, np.where(ok, lse[:, 0] - picked, np.nan))
-            scale = np.where(tg == ignore, 0.0, np.abs(lse[:, 0]) + np.abs(picked) + 1)
+            scale = np.where(tg == ignore, 0.0, np.abs(lse[:, 0]) + np.abs(picked) + ln_s)
             return want, scale, extra
         eps32 = float(np.float32(eps))
         if op == "layer_norm":
