@@ -343,6 +343,9 @@ void dsp_lse_fold_values(dsp_lower *l, lp_block *into, int dst, int n, lp_expr *
  * LSE_FOLD_MAX) folded at once into acc: one exponential an element and one for the state,
  * where merging the elements one by one rescales the state at each. */
 enum { LSE_FOLD_MAX = 64 };
+/* The f32 exponential's polynomial: e^f = sum of dsp_exp_minimax[n] f^n, |f| <= 1.0005 ln2 / 2
+ * (lower_util.c), shared by exp maps and logsumexp's exponential. */
+extern const double dsp_exp_minimax[7];
 void dsp_lse_fold_elements(dsp_lower *l, lp_block *into, int acc, int n, lp_expr *const *x);
 /* A source element as the fold takes it: converted to the accumulation type and lifted
  * (squared for sumsq and norm2; with its index, the flat offset in the reduced sub-space in

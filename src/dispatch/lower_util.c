@@ -555,6 +555,11 @@ static lp_expr *lse_key(dsp_lower *l, lp_expr *m, lp_expr *s) {
  * 2^f * 2^k is that added to 2^f's bits (below). */
 enum { LSE64_DEGREE = 13 };
 
+/* e^f = 1 + f + f^2 (c2 + … + c6 f^4) on |f| <= 1.0005 ln2 / 2, a minimax fit of the
+ * relative error by Remez's algorithm (3.1e-9): f32 exp maps (v_map.c) and, scaled by
+ * ln2^n into 2^f, an f32 logsumexp state's exponential (lse_exp32). */
+const double dsp_exp_minimax[7] = {1, 1, 0x1.fffffcp-2, 0x1.555492p-3, 0x1.5558f2p-5, 0x1.123a2p-7, 0x1.6a23dp-10};
+
 /* An f32 state's exact exponential, e^d for d <= 0: d clamped at LSE_DMIN (NaN too: its
  * state's maximum is NaN already), so k >= -125; k = round(d * log2(e)) from the bits of
  * r = fma(d, log2(e), 1.5 * 2^23) (the exact product rounded once, in the sum); the rest
@@ -569,7 +574,8 @@ enum { LSE64_DEGREE = 13 };
  * term in any sum. */
 static const float LSE_DMIN = -86.64f; /* LSE_DMIN * log2(e) = -124.99…: k >= -125 */
 static lp_expr *lse_exp32(dsp_lower *l, lp_block *into, lp_expr *d) {
-    static const double a[7] = {1, 0x1.62e43p-1, 0x1.ebfbdcp-3, 0x1.c6af8ap-5, 0x1.3b2e0cp-7, 0x1.5f043cp-10, 0x1.414e64p-13};
+    double a[7], ln2n = 1; /* dsp_exp_minimax[n] * ln2^n, rounded to f32 */
+    for (int n = 0; n < 7; n++, ln2n *= LN2) a[n] = (float)(dsp_exp_minimax[n] * ln2n);
     lp_kernel *k = l->k;
     lp_expr *dc = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, d, f32c(l, LSE_DMIN)), "dc");
     lp_expr *r = held(l, into, lp_fma(k, dc, f32c(l, LOG2E), f32c(l, ROUNDER)), "r");

@@ -144,9 +144,8 @@ static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2) {
     double c[14] = {1};
     for (int n = 1; n <= degree; n++) c[n] = c[n - 1] * (base2 ? 0x1.62e42fefa39efp-1 : 1.0) / n;
     if (!base2 && !wide) { /* f32 exp: 1 + f + f^2 (c2 + … + c6 f^4), minimax (above) */
-        static const double mm[7] = {1, 1, 0x1.fffffcp-2, 0x1.555492p-3, 0x1.5558f2p-5, 0x1.123a2p-7, 0x1.6a23dp-10};
         degree = 6;
-        memcpy(c, mm, sizeof mm);
+        memcpy(c, dsp_exp_minimax, sizeof dsp_exp_minimax);
     }
     lp_expr *p = fc(m, t, c[degree]);
     for (int n = degree - 1; n >= 0; n--) p = lp_fma(k, p, f, fc(m, t, c[n]));

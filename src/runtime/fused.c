@@ -132,19 +132,18 @@ static int64_t pow2_floor(int64_t v) {
     return p;
 }
 
+/* Whether d is a 16-bit cross_entropy, and one planned a warp a row or two (CE_WARP_COLS). */
+static bool ce16(const tilec_fused_desc *d) { return d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32; }
+static bool ce_warp_rows(const tilec_fused_desc *d) {
+    return ce16(d) && d->cols >= CE_MIN_WARP_COLS && d->cols <= CE_WARP_COLS;
+}
+
 /* Threads for a CTA of `elems` elements of rows of d's: ELEMS_PER_THREAD each (a 16-bit
  * cross_entropy's long rows: CE_ELEMS_PER_THREAD; its rows from CE_MIN_WARP_COLS to
  * CE_WARP_COLS: CE_WARP_THREADS), a power of two from two warps to 1024. */
-/* Whether d is a 16-bit cross_entropy planned a warp a row or two (CE_WARP_COLS). */
-static bool ce_warp_rows(const tilec_fused_desc *d) {
-    return d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32 && d->cols >= CE_MIN_WARP_COLS &&
-           d->cols <= CE_WARP_COLS;
-}
-
 static int threads_for(const tilec_fused_desc *d, int64_t elems, int warp) {
     if (ce_warp_rows(d)) return CE_WARP_THREADS > 2 * warp ? CE_WARP_THREADS : 2 * warp;
-    bool wide = d->op == TILEC_FUSED_CROSS_ENTROPY && d->dtype != TILEC_F32 && d->cols > CE_WARP_COLS;
-    int per = wide ? CE_ELEMS_PER_THREAD : ELEMS_PER_THREAD;
+    int per = ce16(d) && d->cols > CE_WARP_COLS ? CE_ELEMS_PER_THREAD : ELEMS_PER_THREAD;
     if (d->op == TILEC_FUSED_SOFTMAX && approx(d) && d->cols >= APPROX_WIDE_COLS) per = APPROX_ELEMS_PER_THREAD;
     int64_t t = pow2_floor(elems / per);
     return (int)(t < 2 * warp ? 2 * warp : t > 1024 ? 1024 : t);
@@ -266,7 +265,8 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W,
 
 static int group_rows(const tilec_fused_desc *d) {
     int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
-    int64_t bytes = ce_warp_rows(d) ? CE_WARP_BYTES : GROUP_BYTES, most = ce_warp_rows(d) ? CE_WARP_ROWS : MAX_GROUP;
+    bool ce = ce_warp_rows(d);
+    int64_t bytes = ce ? CE_WARP_BYTES : GROUP_BYTES, most = ce ? CE_WARP_ROWS : MAX_GROUP;
     int64_t w = pow2_floor(bytes / row_bytes > 0 ? bytes / row_bytes : 1);
     if (w > most) w = most;
     while (w > 1 && w > d->rows) w /= 2;
