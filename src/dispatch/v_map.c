@@ -111,7 +111,33 @@ static lp_type bits_of(lp_type t) { return t == LP_F64 ? LP_I64 : LP_I32; }
  * k comes from r = t + 1.5 * 2^(mant): r's low bits are round(t), read as integer bits, so
  * nothing converts a float to an integer (undefined for NaN in C++).
  */
-static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2) {
+/*
+ * An argument known to be at most MAP_EXP_BOUND (exp(min(y, c)) with a constant c <= it, as
+ * softmax's exp(min(x - max, 0)) is written) takes one scale instead of two: with
+ * k <= round(MAP_EXP_BOUND * log2(e)) + 1 and k >= round(lo * log2(e)) - 1, k + C is a
+ * normal exponent, so 2^(k + C) is a float made from r's bits in one integer multiply-add
+ * and p is computed 2^-C times too large (its coefficients scaled by 2^-C: every Horner
+ * step is the same step scaled by a power of two, exact); the product p 2^-C 2^(k + C) is
+ * p 2^k rounded once, as the two-step product rounds it: the same bits, where the
+ * min was already the upper clamp. A NaN argument makes p NaN, and the product NaN.
+ */
+enum { MAP_EXP_BOUND = 64 };
+static int exp_offset(bool wide) { return wide ? 64 : 32; }
+
+/* An upper bound of e's value that its form shows (a constant; min with one), +inf where
+ * none (NaN: compared false) */
+static double upper_bound(const ir_expr *e) {
+    if (e->kind == IR_X_CONST) { /* the value const_value gives it */
+        lp_type t = ctype(e);
+        const ir_value *v = &e->value;
+        if (!lp_is_float(t)) return (double)v->i;
+        return v->dtype == e->type ? v->typed : num_round(t, v->is_int ? (double)v->i : v->f);
+    }
+    if (e->kind == IR_X_OP && e->op == TILEC_EW_MIN) return fmin(upper_bound(e->args[0]), upper_bound(e->args[1]));
+    return INFINITY;
+}
+
+static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2, bool bounded) {
     lp_kernel *k = m->k;
     lp_type t = x->type, bt = bits_of(t);
     /* math=approx: an f32's by the hardware's 2^x (LO_EXP2A), exp's argument times log2(e)
@@ -125,7 +151,8 @@ static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2) {
     double hi = base2 ? (wide ? 1025 : 129) : (wide ? 710 : 89);
     /* ln2 = LN2_HI + LN2_LO: LN2_HI with trailing zeros (k * LN2_HI exact for every k here) */
     double ln2_hi = wide ? 0x1.62e42fee00000p-1 : 0x1.62ep-1, ln2_lo = wide ? 0x1.a39ef35793c76p-33 : 0x1.0bfbe8p-15;
-    lp_expr *xc = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, x, fc(m, t, lo)), fc(m, t, hi));
+    lp_expr *xc = lp_minmax(k, LO_MAX, TILEC_NAN_PROPAGATE, x, fc(m, t, lo));
+    if (!bounded) xc = lp_minmax(k, LO_MIN, TILEC_NAN_PROPAGATE, xc, fc(m, t, hi));
     xc = hold(m, xc, "xc");
     /* r = round(t) + rounder: an f32 exp's t = x * log2(e) rounded once, in the sum (a fused
      * multiply-add); f64's as before, the product rounded first */
@@ -147,9 +174,16 @@ static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2) {
         degree = 6;
         memcpy(c, dsp_exp_minimax, sizeof dsp_exp_minimax);
     }
-    lp_expr *p = fc(m, t, c[degree]);
-    for (int n = degree - 1; n >= 0; n--) p = lp_fma(k, p, f, fc(m, t, c[n]));
+    int off = bounded ? exp_offset(wide) : 0;
+    double scale = ldexp(1, -off); /* bounded: p 2^-C */
+    lp_expr *p = fc(m, t, c[degree] * scale);
+    for (int n = degree - 1; n >= 0; n--) p = lp_fma(k, p, f, fc(m, t, c[n] * scale));
     p = hold(m, p, "p");
+    if (bounded) { /* r's bits shifted by mant are k << mant (the rounder's part leaves the word) */
+        lp_expr *sk = bin(m, LO_SHL, lp_bits(k, bt, r), ic(m, bt, mant));
+        lp_expr *s = lp_bits(k, t, wrapped(m, LO_ADD, sk, ic(m, bt, (int64_t)(bias + off) << mant)));
+        return hold(m, bin(m, LO_MUL, p, s), "ex");
+    }
     /* k from r's bits: those of the rounder plus k */
     lp_expr *kk = hold(m, wrapped(m, LO_SUB, lp_bits(k, bt, r), ic(m, bt, wide ? INT64_C(0x4338000000000000) : 0x4b400000)), "k");
     lp_expr *k1 = hold(m, bin(m, LO_SHR, kk, ic(m, bt, 1)), "k1");
@@ -400,8 +434,8 @@ static lp_expr *eval_op(mapper *m, const ir_expr *e) {
         if (t == LP_U32) return a;
         return hold(m, sel(m, bin(m, LO_LT, a, ic(m, t, 0)), wrapped(m, LO_SUB, ic(m, t, 0), a), a), "v");
     }
-    case TILEC_EW_EXP: return map_exp(m, hold(m, arg(m, e, 0, t), "x"), false);
-    case TILEC_EW_EXP2: return map_exp(m, hold(m, arg(m, e, 0, t), "x"), true);
+    case TILEC_EW_EXP:
+    case TILEC_EW_EXP2: return map_exp(m, hold(m, arg(m, e, 0, t), "x"), e->op == TILEC_EW_EXP2, upper_bound(e->args[0]) <= MAP_EXP_BOUND);
     case TILEC_EW_LOG: return map_log(m, arg(m, e, 0, t), false);
     case TILEC_EW_LOG2: return map_log(m, arg(m, e, 0, t), true);
     case TILEC_EW_SQRT: return hold(m, lp_unary(k, LO_SQRT, arg(m, e, 0, t)), "v");

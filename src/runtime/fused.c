@@ -75,6 +75,11 @@ static bool has_exp(tilec_fused_op op) {
     return op == TILEC_FUSED_SOFTMAX || op == TILEC_FUSED_LOG_SOFTMAX || op == TILEC_FUSED_CROSS_ENTROPY;
 }
 static bool approx(const tilec_fused_desc *d) { return d->math == TILEC_MATH_APPROX && has_exp(d->op); }
+/* "min(" and ", 0)" around an exponential's argument that is at most 0 (x - max(x), or
+ * x - logsumexp(x)): the map's exponential then scales once (docs/format.md, "exp of an
+ * argument bounded above"), the same bits; math=approx's needs no bound */
+static const char *le0_open(const tilec_fused_desc *d) { return approx(d) ? "" : "min("; }
+static const char *le0_close(const tilec_fused_desc *d) { return approx(d) ? "" : ", 0)"; }
 /* what a kernel header of d's says after grid= */
 static const char *math_attr(const tilec_fused_desc *d) { return approx(d) ? " math=approx" : ""; }
 static bool is_norm(tilec_fused_op op) {
@@ -390,7 +395,8 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     switch (op) {
     case TILEC_FUSED_SOFTMAX: { /* exp(x - max) kept in f32 (an f32 row's in place), their sum, its reciprocal */
         const char *E = f32 ? "Xf" : "Ef";
-        ir_str_printf(s, "  %s.max(M, Xf, axes=(-1))\n  %s.map(%s, exp(Xf - M))\n  %s.sum(Sm, %s, axes=(-1))\n", sc, sc, E, sc, E);
+        ir_str_printf(s, "  %s.max(M, Xf, axes=(-1))\n  %s.map(%s, exp(%sXf - M%s))\n  %s.sum(Sm, %s, axes=(-1))\n", sc, sc, E,
+                      le0_open(d), le0_close(d), sc, E);
         ir_str_printf(s, "  %s.map(Rc, 1 / Sm)\n  %s.map(%s, %s * Rc)\n", sc, sc, Y, E);
         break;
     }
@@ -468,7 +474,7 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
             const char *E = f32 ? "Xs" : "E"; /* an f32 row becomes its exponentials in place */
             if (!f32) ir_str_printf(s, "  shared E: f32[%lld, %lld]\n", W, C);
             ir_str_printf(s, "  shared M: f32[%lld, 1]\n  shared S: f32[%lld, 1]\n  shared R: f32[%lld, 1]\n", W, W, W);
-            ir_str_printf(s, "  cta.max(M, Xs, axes=(-1))\n  cta.map(%s, exp(Xs - M))\n  cta.sync()\n", E);
+            ir_str_printf(s, "  cta.max(M, Xs, axes=(-1))\n  cta.map(%s, exp(min(Xs - M, 0)))\n  cta.sync()\n", E);
             ir_str_printf(s, "  cta.sum(S, %s, axes=(-1))\n  cta.map(R, 1 / S)\n  cta.sync()\n", E);
             ir_str_printf(s, "  cta.map(Y[cta_id], %s * R)\n", E);
             break;
@@ -479,8 +485,9 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout, as
            exp(x - max(x)) makes it: inf - inf */
         ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, %s, axes=(-1))\n", W, rows);
-        ir_str_printf(s, op == TILEC_FUSED_SOFTMAX ? "  cta.map(Y[cta_id], where(eq(L, inf), nan, exp(%s - L)))\n"
-                                                   : "  cta.map(Y[cta_id], where(eq(L, inf), nan, %s - L))\n", rows);
+        if (op == TILEC_FUSED_SOFTMAX)
+            ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(L, inf), nan, exp(%s%s - L%s)))\n", le0_open(d), rows, le0_close(d));
+        else ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(L, inf), nan, %s - L))\n", rows);
         break;
     case TILEC_FUSED_RMS_NORM:
     case TILEC_FUSED_ADD_RMS_NORM:
@@ -558,7 +565,9 @@ static void split_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     case TILEC_FUSED_LOG_SOFTMAX: {
         const char *g = "gather(L, 0, Ri[cta_id])";
         ir_str_printf(s, "  shared L: f32[%lld, 1]\n  cta.logsumexp(L, Part, axes=(-1))\n", R);
-        if (op == TILEC_FUSED_SOFTMAX) ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(%s, inf), nan, exp(X[cta_id] - %s)))\n", g, g);
+        if (op == TILEC_FUSED_SOFTMAX)
+            ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(%s, inf), nan, exp(%sX[cta_id] - %s%s)))\n", g, le0_open(d), g,
+                          le0_close(d));
         else ir_str_printf(s, "  cta.map(Y[cta_id], where(eq(%s, inf), nan, X[cta_id] - %s))\n", g, g);
         break;
     }

@@ -443,22 +443,44 @@ def spread(rng, d, op, n):
     return nm.quantize(dt, v)[0]
 
 
+# (name, the map's expression of X, the function of the argument, the upper bound it takes
+# before it) -- an exponential of min(x, c) with c <= 64 scales once (format.md, "exp of an
+# argument bounded above")
+ACCURACY_OPS = [
+    ("exp", "exp(X)", "exp", None), ("exp2", "exp2(X)", "exp2", None), ("log", "log(X)", "log", None),
+    ("log2", "log2(X)", "log2", None), ("exp_le0", "exp(min(X, 0))", "exp", 0.0),
+    ("exp_le64", "exp(min(64, X))", "exp", 64.0), ("exp2_le0", "exp2(min(X, 0))", "exp2", 0.0),
+    ("exp2_le64", "exp2(min(X, 64))", "exp2", 64.0), ("exp_le100", "exp(min(X, 100))", "exp", 100.0),
+]
+# the bounded ones again with the bound hidden from the map (min(x, c) * 1 is min(x, c), but
+# its form shows no bound): they scale twice, and must give the same bits
+TWINS = {"exp_le0": "exp(min(X, 0) * 1)", "exp_le64": "exp(min(64, X) * 1)", "exp2_le0": "exp2(min(X, 0) * 1)",
+         "exp2_le64": "exp2(min(X, 64) * 1)"}
+
+
 def test_exp_log_accuracy(tilec, rng, tmp_path, repro):
     """exp, exp2, log and log2 of f32 and f64 within 1 ulp of numpy's long double values,
-    over their whole ranges: subnormal and zero results, overflow to inf, the specials."""
+    over their whole ranges: subnormal and zero results, overflow to inf, the specials; an
+    exponential of an argument bounded above by min(x, c) too, with the same bits whether
+    the map sees the bound (and scales once) or not."""
     d_ = str(tmp_path)
     n = ACCURACY_POINTS
-    ops = ["exp", "exp2", "log", "log2"]
+    ops = ACCURACY_OPS
+    rows = len(ops) + len(TWINS)
     text, args, inputs = [], [], {}
     for d in ("f32", "f64"):
-        params = ", ".join("X%s%s: %s[%d] global" % (op, d, d, n) for op in ops)
-        text.append("kernel acc_%s(%s, Y%s: %s[%d, %d] global) threads=256 {" % (d, params, d, d, len(ops), n))
-        for k, op in enumerate(ops):
-            text.append("  cta.map(Y%s[%d], %s(X%s%s))" % (d, k, op, op, d))
-            v = spread(rng, d, op, n)
-            inputs[op + d] = v
-            write(os.path.join(d_, op + d), d, v)
-            args.append("--in=X%s%s=%s" % (op, d, os.path.join(d_, op + d)))
+        params = ", ".join("X%s%s: %s[%d] global" % (op[0], d, d, n) for op in ops)
+        text.append("kernel acc_%s(%s, Y%s: %s[%d, %d] global) threads=256 {" % (d, params, d, d, rows, n))
+        for k, (name, expr, fn, bound) in enumerate(ops):
+            text.append("  cta.map(Y%s[%d], %s)" % (d, k, expr.replace("X", "X%s%s" % (name, d))))
+            v = spread(rng, d, fn, n)
+            if bound is not None:  # about the bound too
+                v[8:24] = nm.quantize(nm.DTYPES[d], bound + np.linspace(-1, 1, 16))[0]
+            inputs[name + d] = v
+            write(os.path.join(d_, name + d), d, v)
+            args.append("--in=X%s%s=%s" % (name, d, os.path.join(d_, name + d)))
+        for k, (name, expr) in enumerate(TWINS.items()):
+            text.append("  cta.map(Y%s[%d], %s)" % (d, len(ops) + k, expr.replace("X", "X%s%s" % (name, d))))
         text.append("}")
         args.append("--out=Y%s=%s" % (d, os.path.join(d_, "Y" + d)))
     tf = os.path.join(d_, "acc.tile")
@@ -468,14 +490,24 @@ def test_exp_log_accuracy(tilec, rng, tmp_path, repro):
     assert rc == 0, se + so
     problems = []
     for d in ("f32", "f64"):
-        got = read(os.path.join(d_, "Y" + d), d, (len(ops), n))
+        got = read(os.path.join(d_, "Y" + d), d, (rows, n))
         ct = compute_type(d)
-        for k, op in enumerate(ops):
-            want = expected_float(op + "(A)", inputs[op + d], inputs[op + d], inputs[op + d], ct)
+        for k, (name, expr, fn, bound) in enumerate(ops):
+            x = inputs[name + d]
+            a = x if bound is None else np.minimum(x, bound)  # NaN stays NaN
+            want = expected_float(fn + "(A)", a, a, a, ct)
             for j in range(n):
                 if not within_ulp(float(got[k, j]), want[j], d, ct):
-                    problems.append("%s %s(%r): got %r, want %r (1 ulp: %r)" % (d, op, inputs[op + d][j], got[k, j], want[j],
-                                                                               ulp(nm.DTYPES[d].fmt, want[j])))
+                    problems.append("%s %s at %r: got %r, want %r (1 ulp: %r)" % (d, expr, x[j], got[k, j], want[j],
+                                                                                ulp(nm.DTYPES[d].fmt, want[j])))
+        bits = got.view(np.uint32 if d == "f32" else np.uint64)
+        for k, (name, expr) in enumerate(TWINS.items()):
+            once = [i for i, op in enumerate(ops) if op[0] == name][0]
+            for j in range(n):
+                same = bits[once, j] == bits[len(ops) + k, j] or (math.isnan(got[once, j]) and math.isnan(got[len(ops) + k, j]))
+                if not same:
+                    problems.append("%s %s at %r: %r, but %r with the bound unseen" % (d, ops[once][1], inputs[name + d][j],
+                                                                                   got[once, j], got[len(ops) + k, j]))
     fail_on(problems, repro)
 
 
