@@ -234,8 +234,8 @@ static void test_errors(void **state) {
          "lane bit 4 has 1 coordinate; the buffer has 2 dimensions"},
         {"local L: f32[16, 8] layout=linear(@lane=((0, 2)))", "expected reg=(...)"},
         {"local L: f32[16, 8] @layout=linear(reg=((0, 1), (8, 0)), lane=((0, 2), (0, 4), (1, 0), (2, 0), (4, 0)), "
-         "warp=((0, 0)))",
-         "no warp bits (a warp's) or 2 (a warpgroup's), not 1"},
+         "warp=((0, 0), (0, 0), (0, 0), (0, 0), (0, 0), (0, 0)))",
+         "no warp bits (a warp's), 2 (a warpgroup's) or 1, 3, 4 or 5 (a CTA's of 64, 256, 512 or 1024 threads), not 6"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) expect_decl_error(i, cases[i].alloc, cases[i].msg);
 }
@@ -291,6 +291,16 @@ static void test_gpu_source_compiles(void **state) {
         "%s}\n";
     /* a warpgroup's statements: CUDA only (HIP has no barrier of 128 threads: refused) */
     static const char *wg = "  warpgroup.copy(G, W)\n  warpgroup.sum(R, G, axes=(0))\n";
+    /* and a CTA's fragment of 8 warps (2 warp bits along the rows, 1 along the columns): its
+     * reductions meet through shared slots at the CTA's barriers, on both targets */
+    static const char *cta_src =
+        "kernel c(A: f32[16, 64] global, B: f32[16] global, C: f32[64] global, D: f32[16, 64] global) threads=256 {\n"
+        "  local S: f32[16, 64] layout=linear(reg=((0, 1), (0, 2)), lane=((0, 4), (0, 8), (0, 16), (1, 0), (2, 0)), "
+        "warp=((4, 0), (0, 32), (8, 0)))\n"
+        "  local m: f32[16, 1] layout=linear(reg=(), lane=((0, 0), (0, 0), (0, 0), (1, 0), (2, 0)), warp=((4, 0), "
+        "(0, 0), (8, 0)))\n"
+        "  cta.copy(S, A)\n  cta.max(m, S, axes=(1))\n  cta.map(S, exp(min(S - m, 0)))\n  cta.sum(B, S, axes=(1))\n"
+        "  cta.var(C, S, axes=(0))\n  cta.copy(D, S)\n}\n";
     static const struct {
         tilec_backend b;
         const char *arch;
@@ -311,6 +321,11 @@ static void test_gpu_source_compiles(void **state) {
         void *bin = NULL;
         size_t n = 0;
         if (tilec_compile(p, &tg, &bin, &n) != TILEC_OK) fail_msg("%s: %s", targets[t].arch, tilec_diag_text(ctx));
+        assert_true(n > 64);
+        tilec_free(bin);
+        tilec_program_free(p);
+        if (tilec_parse(ctx, "cta.tile", cta_src, strlen(cta_src), &p) != TILEC_OK) fail_msg("%s", tilec_diag_text(ctx));
+        if (tilec_compile(p, &tg, &bin, &n) != TILEC_OK) fail_msg("%s (a CTA's fragment): %s", targets[t].arch, tilec_diag_text(ctx));
         assert_true(n > 64);
         tilec_free(bin);
         tilec_program_free(p);
@@ -347,6 +362,17 @@ static void test_refused_statements(void **state) {
         {"kernel k(A: f32[64, 8] global, B: f32[8] global) threads=128 {\n  local S: f32[64, 8] layout=wgmma_m64nNk16_d\n"
          "  warpgroup.copy(S, A)\n  warpgroup.max(B, S, axes=(0))\n}\n",
          "warpgroup scope needs a barrier of 128 threads, which HIP does not have", TILEC_BACKEND_HIP},
+        /* a CTA's fragment (3 warp bits: 256 threads) is used at cta scope, in a CTA of its threads */
+        {"kernel k(A: f32[16, 64] global, B: f32[16] global) threads=256 {\n"
+         "  local S: f32[16, 64] layout=linear(reg=((0, 1), (0, 2)), lane=((0, 4), (0, 8), (0, 16), (0, 32), (1, 0)), "
+         "warp=((2, 0), (4, 0), (8, 0)))\n  warpgroup.copy(S, A)\n}\n",
+         "'S' is a fragment of a cta (layout=linear); use it at cta scope", TILEC_BACKEND_SIM},
+        {"kernel k(A: f32[16, 64] global, B: f32[16] global) threads=512 {\n"
+         "  local S: f32[16, 64] layout=linear(reg=((0, 1), (0, 2)), lane=((0, 4), (0, 8), (0, 16), (0, 32), (1, 0)), "
+         "warp=((2, 0), (4, 0), (8, 0)))\n  cta.copy(S, A)\n}\n",
+         "'S' is a fragment of a CTA of 256 threads (its layout has 3 warp bits), but 'k' has threads=512; write "
+         "threads=256, or give the layout the warp bits of 512 threads",
+         TILEC_BACKEND_SIM},
         /* a fragment reduced into a fragment ends with no barrier (registers only), so it does
          * not order a warp's shared memory: the verifier asks for the sync */
         {"kernel k(A: f32[16, 64] global, B: f32[4, 32] global) threads=128 {\n  shared Sh: f32[4, 32]\n"

@@ -11,8 +11,8 @@
  *   - each lane folds, for each value of its K register bits, its registers over the R
  *     register bits by a perfect binary tree (independent chains; leaves in register order);
  *   - a butterfly over the R lane bits, lowest first (XOR shuffles);
- *   - over the R warp bits of a warpgroup, through shared memory: each warp's values in
- *     slots, a warpgroup barrier, and every lane folds the warps' slots in warp order;
+ *   - over the R warp bits of a warpgroup or a CTA, through shared memory: each warp's values in
+ *     slots, a barrier of the scope, and every lane folds the warps' slots in warp order;
  *
  * and the output, at the kept coordinates E_K(r) ^ L_K(l) ^ W_K(w), is stored once (by the
  * lanes and warps whose R and Z bits are 0) into a shared or global destination, or by
@@ -102,7 +102,7 @@ static lp_expr *xor_of(lp_kernel *k, lp_expr *a, lp_expr *b) {
     return lp_binary(k, LO_BXOR, a, b);
 }
 
-/* The lane and the warp (of the warpgroup) of the executing thread. */
+/* The lane and the warp (of the warpgroup or CTA) of the executing thread. */
 static void lane_warp(dsp_lower *l, lp_expr **lane, lp_expr **warp) {
     lp_kernel *k = l->k;
     lp_expr *tid = lp_cast(k, LP_I32, dsp_inst_tid(l));
@@ -371,7 +371,7 @@ void dsp_fragment_plan(const dsp_query *q, char *out, size_t n) {
     int es = (int)num_size(dsp_acc_type(q));
     if (wr && dfrag)
         snprintf(warps, sizeof warps, ", then the warps' values through %d shared slots (%d bytes), every lane folding its own",
-                 4 * NK * (1 << kl), 4 * NK * (1 << kl) * es);
+                 (1 << f.nwarp) * NK * (1 << kl), (1 << f.nwarp) * NK * (1 << kl) * es);
     else if (wr)
         snprintf(warps, sizeof warps, ", then the warps' values through %lld shared slots (%lld bytes), each thread folding "
                                       "and storing its outputs",
@@ -397,7 +397,7 @@ static lp_expr *packed_bits(lp_kernel *k, lp_expr *lane, unsigned kept) {
     return e;
 }
 
-/* Warp slots of a warpgroup's statement: value kr of warp w's lanes of packed K bits p, at
+/* Warp slots of a warpgroup's or a CTA's statement: value kr of warp w's lanes of packed K bits p, at
  * base + (w * nk + kr) * np + p. */
 static lp_expr *slot_at(lp_kernel *k, lp_expr *base, lp_expr *w, int kr, int nk, lp_expr *p, int np) {
     lp_expr *row = lp_binary(k, LO_ADD, lp_binary(k, LO_MUL, w, lp_int(k, LP_I32, nk)), lp_int(k, LP_I32, kr));
@@ -416,9 +416,9 @@ static lp_expr *slot_at(lp_kernel *k, lp_expr *base, lp_expr *w, int kr, int nk,
  *     mma_m16n8k16_c's columns 14 instead of 48). Register p then holds output
  *     kr = p + the kept bits the lane's scatter bits chose;
  *   - the other R lane bits: XOR shuffles, as everywhere;
- *   - a warpgroup whose warp bits are R: each warp's values into slots [warp's R bits][output]
+ *   - a warpgroup or CTA whose warp bits are R: each warp's values into slots [warp's R bits][output]
  *     (by the lanes whose remaining R and Z bits are 0), a barrier, then each thread of the
- *     warpgroup folds outputs t, t + 128, … over the warps in warp order and stores them;
+ *     instance folds outputs t, t + n, … over the warps in warp order and stores them;
  *     else the lanes whose remaining R and Z bits are 0 store their outputs. */
 static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *warp, lp_expr *keptl, int accs, int NK,
                          const int *kb, int nk, const int *masks, int nm, int scatter, unsigned zl, unsigned rwb,
@@ -461,7 +461,7 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
         }
         for (int p = 0; p < live; p++) dsp_xor_masks(l, b, accs + p, masks + scatter, nm - scatter, 32);
     }
-    /* a warpgroup's slots: [instance][the warp's R bits][output] */
+    /* a warpgroup's (a CTA's) slots: [instance][the warp's R bits][output] */
     lp_expr *base = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)(nrw * q->spatial_len)));
     lp_expr *rw = packed_bits(k, warp, rwb);
     unsigned rest = 0; /* the R lane bits whose lanes hold the same outputs */
@@ -481,7 +481,7 @@ static bool store_spread(dsp_lower *l, const fbits *f, lp_expr *lane, lp_expr *w
         lp_store(k, mine, slots, at_, lp_reg(k, accs + p));
     }
     if (!rwb) return true;
-    lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
+    lp_barrier(k, b, q->st->exec.scope);
     int o = lp_reg_new(k, LP_I32, "o"), v = lp_reg_new(k, at, "w");
     lp_stmt *loop = lp_for(k, b, o, lp_cast(k, LP_I32, dsp_inst_tid(l)), lp_int(k, LP_I32, (int)q->spatial_len),
                            lp_cast(k, LP_I32, dsp_inst_size(l)));
@@ -526,19 +526,20 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
     unsigned kl = so.kl;
     int NP = 1 << __builtin_popcount(kl);
     bool shifted = ir_op(st->op)->lift == IR_LIFT_SHIFT;
-    /* the warps' slots (a warpgroup whose warps split the reduced axis): a value for each
+    unsigned wmask = (1u << f.nwarp) - 1; /* the instance's warp bits */
+    /* the warps' slots (a warpgroup or CTA whose warps split the reduced axis): a value for each
      * warp, output and K lane bits (the lanes that differ only in R or Z bits hold the same) */
     int scatter = so.scatter;
     lp_buf *slots = NULL, *firsts = NULL;
     lp_expr *wbase = NULL, *packed = NULL, *writer = NULL, *home = NULL;
     if (rwb) {
-        int64_t per = (int64_t)4 * NK * NP, sper = dfrag ? per : (1 << __builtin_popcount(rwb)) * q->spatial_len;
+        int64_t per = ((int64_t)1 << f.nwarp) * NK * NP, sper = dfrag ? per : (1 << __builtin_popcount(rwb)) * q->spatial_len;
         slots = lp_buf_scratch(k, "frag_slots", at, (int64_t)q->inst_count * sper);
         if (shifted) firsts = lp_buf_scratch(k, "frag_first", LP_F64, (int64_t)q->inst_count * per);
         wbase = lp_binary(k, LO_MUL, lp_cast(k, LP_I32, dsp_inst_id(l)), lp_int(k, LP_I32, (int)per));
         packed = packed_bits(k, lane, kl);
         writer = zero_bits(k, lane, warp, rl | zl, 0);
-        home = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & 3u))); /* the warp whose R bits are 0 */
+        home = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & wmask))); /* the warp whose R bits are 0 */
     }
     /* var and std: each output's first element (reduced coordinates 0), the shift every part
      * of it folds about: register r0 of the lane whose R bits are 0, passed to the lanes that
@@ -561,7 +562,7 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
         if (rwb) {
             lp_block *w = &lp_if(k, b, zero_bits(k, lane, warp, rl | zl, rwb))->body;
             for (int kr = 0; kr < NK; kr++) lp_store(k, w, firsts, slot_at(k, wbase, warp, kr, NK, packed, NP), lp_reg(k, x0 + kr));
-            lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
+            lp_barrier(k, b, st->exec.scope);
             for (int kr = 0; kr < NK; kr++)
                 lp_assign(k, b, x0 + kr, lp_load(k, firsts, slot_at(k, wbase, home, kr, NK, packed, NP)));
         }
@@ -588,11 +589,11 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
     }
     if (!dfrag) return store_spread(l, &f, lane, warp, keptl, accs, NK, kb, nk, masks, nm, scatter, zl, rwb, zw, slots);
     if (rwb) { /* every lane folds the warps that differ from its own in R bits, in warp order */
-        lp_barrier(k, b, TILEC_SCOPE_WARPGROUP);
-        lp_expr *mine = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & 3u)));
+        lp_barrier(k, b, st->exec.scope);
+        lp_expr *mine = lp_binary(k, LO_BAND, warp, lp_int(k, LP_I32, (int)(~rwb & wmask)));
         for (int kr = 0; kr < NK; kr++) {
             bool first = true;
-            for (int w = 0; w < 4; w++) {
+            for (int w = 0; w < 1 << f.nwarp; w++) {
                 if ((unsigned)w & ~rwb) continue; /* w: the R bits only */
                 lp_expr *wi = lp_binary(k, LO_BOR, mine, lp_int(k, LP_I32, w));
                 lp_expr *v = lp_load(k, slots, slot_at(k, wbase, wi, kr, NK, packed, NP));
@@ -601,7 +602,7 @@ static bool lower_frag_reduce(dsp_lower *l, char *why, size_t wn) {
                 first = false;
             }
         }
-        lp_barrier(k, b, TILEC_SCOPE_WARPGROUP); /* the slots are read before anyone writes them again */
+        lp_barrier(k, b, st->exec.scope); /* the slots are read before anyone writes them again */
     }
     /* the outputs: every lane its registers of the destination fragment */
     for (int kr = 0; kr < NK; kr++) {

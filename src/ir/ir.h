@@ -337,6 +337,9 @@ bool ir_map_frag_mismatch(const tilec_buffer *dst, const ir_expr *operand, int r
 bool ir_reduce_has_barrier(const struct ir_stmt *st);
 /* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup). */
 int ir_frag_threads(const tilec_buffer *b);
+/* The scope a fragment is used at: a warp's (no warp bits), a warpgroup's (2), else a
+ * CTA's of ir_frag_threads threads (1, 3, 4 or 5 warp bits) */
+tilec_scope ir_frag_scope(const tilec_buffer *b);
 /* Checks b->swizzle on the checked buffer b (swizzle.c: shared, the preset's or the given
  * bits in range, an element whole in a chunk, every element's place inside the tile) and
  * resolves a preset's bits, base and shift; errors at `at`. */

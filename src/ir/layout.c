@@ -130,8 +130,9 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
         if (L->nlane != 5)
             return FAIL("'%s': a linear layout has 5 lane bits (a warp of 32 lanes), not %d%s", b->name, L->nlane,
                         L->nlane < 5 ? "; give every lane bit, (0, 0) where the lanes hold the same elements" : "");
-        if (nwarp != 0 && nwarp != 2)
-            return FAIL("'%s': a linear layout has no warp bits (a warp's) or 2 (a warpgroup's), not %d", b->name, nwarp);
+        if (nwarp < 0 || nwarp > 5)
+            return FAIL("'%s': a linear layout has no warp bits (a warp's), 2 (a warpgroup's) or 1, 3, 4 or 5 (a CTA's of "
+                        "64, 256, 512 or 1024 threads), not %d", b->name, nwarp);
         if (nreg < 0 || nreg > 8)
             return FAIL("'%s': a linear layout has 0 to 8 register bits (up to 256 elements a lane), not %d", b->name,
                         nreg);
@@ -219,6 +220,10 @@ bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at) {
 }
 
 int ir_frag_threads(const tilec_buffer *b) { return 32 << b->frag_warp; }
+
+tilec_scope ir_frag_scope(const tilec_buffer *b) {
+    return b->frag_warp == 0 ? TILEC_SCOPE_WARP : b->frag_warp == 2 ? TILEC_SCOPE_WARPGROUP : TILEC_SCOPE_CTA;
+}
 
 bool ir_reduce_has_barrier(const ir_stmt *st) {
     bool registers = st->src.buf->layout.kind != TILEC_LAYOUT_NONE && st->dst.buf->space == TILEC_SPACE_LOCAL &&

@@ -56,10 +56,16 @@ static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
     bool ok = true;
     tilec_scope scope = st->exec.scope;
     if (b->layout.kind != TILEC_LAYOUT_NONE) { /* a fragment: a whole region, at its own scope */
-        tilec_scope own = b->frag_warp ? TILEC_SCOPE_WARPGROUP : TILEC_SCOPE_WARP;
+        tilec_scope own = ir_frag_scope(b);
         if (scope != own) {
             err(v, r->pos, "'%s' is a fragment of a %s (layout=%s); use it at %s scope", b->name, tilec_scope_name(own),
                 tilec_layout_name(b->layout.kind), tilec_scope_name(own));
+            return false;
+        }
+        if (own == TILEC_SCOPE_CTA && v->k->threads != ir_frag_threads(b)) {
+            err(v, r->pos, "'%s' is a fragment of a CTA of %d threads (its layout has %d warp bits), but '%s' has "
+                           "threads=%d; write threads=%d, or give the layout the warp bits of %d threads",
+                b->name, ir_frag_threads(b), b->frag_warp, v->k->name, v->k->threads, ir_frag_threads(b), v->k->threads);
             return false;
         }
         if (r->nindex) {

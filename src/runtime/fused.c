@@ -62,6 +62,7 @@ enum {
                                    thread (bf16 on an H100, scripts/bench fused-plans: 2681 GB/s, 95% of
                                    the copy, against 2305 staged with their exponentials) */
     REGS_ELEMS = 64,         /* a row of up to 32 * REGS_ELEMS columns held in registers is a warp's */
+    REGS_FORCED_COLS = 32768, /* TILEC_FUSED_REGS holds rows of up to this many (a CTA's fragment) */
 };
 
 tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols) {
@@ -175,8 +176,8 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
 }
 
 /* TILEC_FUSED_REGS's ROWS and THREADS (0, 0: unset; -1, -1: `off`, no rows in registers),
- * refused unless `off` or two whole numbers, THREADS 32 or 128 and ROWS a power of two to
- * 128. Read once as the runtime opens; every fused call returns the refusal, whatever its
+ * refused unless `off` or two whole numbers, THREADS a power of two from 32 to 1024 and ROWS
+ * a power of two to 128. Read once as the runtime opens; every fused call returns the refusal, whatever its
  * plan (regs_env). */
 void rt_fused_regs_env(rt *r) {
     r->fused_regs[0] = r->fused_regs[1] = 0;
@@ -198,9 +199,9 @@ void rt_fused_regs_env(rt *r) {
         !rt_parse_u64(comma + 1, NULL, 1 << 20, &v[1]))
         snprintf(r->fused_regs_bad, sizeof r->fused_regs_bad, "TILEC_FUSED_REGS='%s' is not ROWS,THREADS, two whole numbers "
                  "(say 4,128: 4 rows a CTA of 128 threads held in registers), or off; unset it for the planned sizes", shown);
-    else if ((v[1] != 32 && v[1] != 128) || v[0] < 1 || v[0] > 128 || (v[0] & (v[0] - 1)))
+    else if (v[1] < 32 || v[1] > 1024 || (v[1] & (v[1] - 1)) || v[0] < 1 || v[0] > 128 || (v[0] & (v[0] - 1)))
         snprintf(r->fused_regs_bad, sizeof r->fused_regs_bad, "TILEC_FUSED_REGS=%s: ROWS is a power of two from 1 to 128 "
-                 "and THREADS 32 or 128; unset it for the planned sizes", shown);
+                 "and THREADS one from 32 to 1024; unset it for the planned sizes", shown);
     else
         r->fused_regs[0] = (int)v[0], r->fused_regs[1] = (int)v[1];
 }
@@ -234,10 +235,11 @@ static tilec_status regs_env(const rt *r, long long *W, long long *T) {
  * a warp a CTA (*left_threads 32) and get the same bits; a warpgroup's row is W = 1.
  *
  * TILEC_FUSED_REGS=W,T (for measuring sizes: scripts/bench fused-regs) takes W rows over T
- * threads (32 or 128) instead, and `off` the other plans (staged or in place), where this
- * plan applies: W a power of two, 4 to 128
- * elements a thread, at least a 16-byte vector each. A row over 2 of the 4 warps has no
- * CTA of its fold for the rows left over: such a W must divide the rows.
+ * threads (32, a warp's fragment; 128, a warpgroup's; 64 or 256 to 1024, a CTA's) instead,
+ * for rows of up to REGS_FORCED_COLS, and `off` the other plans (staged or in place), where
+ * this plan applies: W a power of two, 4 to 128 elements a thread, at least a 16-byte vector
+ * each. A row over several of the warps (W < T / 32) has no CTA of its fold for the rows
+ * left over: such a W must divide the rows.
  * W, T: the runtime's TILEC_FUSED_REGS (0, 0: unset; -1: off). Returns 0 (*w = 0: not this
  * plan) or an error for a TILEC_FUSED_REGS that does not fit the call. */
 static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W, long long T, int *w, int *threads,
@@ -247,7 +249,7 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W,
     *w = 0;
     bool softmax16 = d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 && C == REGS_SOFTMAX16_COLS;
     if (W < 0 || r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS ||
-        (C > REGS_MAX_COLS && !softmax16) || (C & (C - 1)))
+        (C > REGS_MAX_COLS && !softmax16 && !(W > 0 && C <= REGS_FORCED_COLS)) || (C & (C - 1)))
         return TILEC_OK;
     if (!W) {
         if (d->op == TILEC_FUSED_CROSS_ENTROPY && (d->dtype != TILEC_F32 || !warp_row)) return TILEC_OK;
@@ -259,10 +261,10 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W,
         return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld cannot hold %s rows of %lld columns in registers: %lld rows over %lld "
                       "threads are %lld elements (%lld bytes) a thread, where 4 to 128 elements and at least 16 bytes fit; "
                       "unset it for the planned sizes", W, T, tilec_dtype_name(d->dtype), (long long)C, W, T, E, E * es);
-    bool warp_rows = T == 32 || W >= 4; /* every warp holds whole rows */
+    bool warp_rows = W >= T / 32; /* every warp holds whole rows */
     if (!warp_rows && W > 1 && d->rows % W)
         return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld spreads a row over %lld warps, which leaves the last %lld of %lld "
-                      "rows no plan of the same fold; give rows a multiple of %lld, or unset it", W, T, 4 / W,
+                      "rows no plan of the same fold; give rows a multiple of %lld, or unset it", W, T, T / 32 / W,
                       (long long)(d->rows % W), (long long)d->rows, W);
     *w = (int)W, *threads = (int)T, *left_threads = warp_rows ? 32 : (int)T;
     return TILEC_OK;
@@ -312,7 +314,7 @@ static void ce_loss_text(const tilec_fused_desc *d, const char *rows, ir_str *s)
 }
 
 /* The layout of a register plan's fragment of W rows of C columns (powers of two) over T
- * threads (a warp, or a warpgroup), as `linear(...)` text: the first register bits are the
+ * threads (a warp, a warpgroup, or a CTA of 256 to 1024), as `linear(...)` text: the first register bits are the
  * 16 bytes of consecutive elements a vector load reads, then the lanes run along the row,
  * then the warps along the rows (or the row), the rest in registers. Its projection on the
  * rows (FRAG_ROWS: a row statistic's layout, [W, 1]) or on the columns (FRAG_COLS: a weight's,
@@ -320,10 +322,11 @@ static void ce_loss_text(const tilec_fused_desc *d, const char *rows, ir_str *s)
 enum { FRAG_ALL, FRAG_ROWS, FRAG_COLS };
 static void regs_layout(ir_str *s, int64_t W, int64_t C, int T, int elem_bytes, int mode) {
     int64_t cols[24], rows[24], bits[48][2]; /* a bit's (row, column): registers, then lanes and warps */
-    int nc = 0, nr = 0, ci = 0, ri = 0, nreg = 0, nlw = T == 128 ? 7 : 5;
+    int nc = 0, nr = 0, ci = 0, ri = 0, nreg = 0, nlw = 5;
+    for (int t = 32; t < T; t *= 2) nlw++; /* the lane bits, then the warp bits */
     for (int64_t c = 1; c < C; c *= 2) cols[nc++] = c;
     for (int64_t w = 1; w < W; w *= 2) rows[nr++] = w;
-    int64_t lw[7][2];
+    int64_t lw[10][2];
     for (; ci < nc && ((int64_t)1 << ci) < 16 / elem_bytes; ci++, nreg++) bits[nreg][0] = 0, bits[nreg][1] = cols[ci];
     for (int j = 0; j < nlw; j++) { /* lanes along the row first, warps along the rows first */
         bool col = j < 5 ? ci < nc : ri >= nr && ci < nc, row = !col && ri < nr;
@@ -366,7 +369,7 @@ static void regs_local(ir_str *s, const tilec_fused_desc *d, const fplan *p, con
  * logit with a gather). Statistics are copied out of their fragments. */
 static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     const char *T = tilec_dtype_name(d->dtype);
-    const char *sc = p->threads == 32 ? "warp" : "warpgroup";
+    const char *sc = p->threads == 32 ? "warp" : p->threads == 128 ? "warpgroup" : "cta"; /* the fragments' scope */
     long long W = p->w, C = (long long)d->cols;
     tilec_fused_op op = d->op;
     bool f32 = d->dtype == TILEC_F32;
