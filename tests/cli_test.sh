@@ -891,7 +891,7 @@ has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREA
 TILEC_FUSED_REGS=off expect "fused: TILEC_FUSED_REGS=off" 0 "$tilec" fused --op rms_norm --dtype bf16 --shape 8x1024 --backend sim --check
 has "plans without registers" "$tmp/out" "plan 1: rows 0 to 7, 8 a CTA, rows staged in shared memory: grid 1 x 256 threads"
 TILEC_FUSED_REGS=4,0 expect "fused: TILEC_FUSED_REGS=4,0, whatever the plan" 1 "$tilec" fused --op softmax --dtype bf16 --shape 3x65536 --backend sim
-has "says what the numbers may be" "$tmp/err" "TILEC_FUSED_REGS=4,0: ROWS is a power of two from 1 to 128 and THREADS 32 or 128; unset it for the planned sizes"
+has "says what the numbers may be" "$tmp/err" "TILEC_FUSED_REGS=4,0: ROWS is a power of two from 1 to 128 and THREADS one from 32 to 1024; unset it for the planned sizes"
 TILEC_FUSED_REGS=2,128 expect "fused: a row over 2 warps, rows left" 1 "$tilec" fused --op softmax --dtype bf16 --shape 7x4096 --backend sim
 has "says why" "$tmp/err" "TILEC_FUSED_REGS=2,128 spreads a row over 2 warps, which leaves the last 1 of 7 rows no plan of the same fold; give rows a multiple of 2, or unset it"
 TILEC_FUSED_REGS=1,128 expect "fused: too few elements a thread" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x256 --backend sim
