@@ -385,6 +385,7 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (d->out_dtype != d->dtype) regs_local(s, d, p, "Yf", d->out_dtype, FRAG_ALL);
     if (op == TILEC_FUSED_ADD_RMS_NORM) regs_local(s, d, p, "Rf", d->dtype, FRAG_ALL);
     if (op == TILEC_FUSED_SOFTMAX && !f32) regs_local(s, d, p, "Ef", TILEC_F32, FRAG_ALL);
+    if (op == TILEC_FUSED_LAYER_NORM && !f32) regs_local(s, d, p, "Cf", TILEC_F32, FRAG_ALL);
     if (d->weight) regs_local(s, d, p, "Wf", d->dtype, FRAG_COLS);
     if (d->bias) regs_local(s, d, p, "Bf", d->dtype, FRAG_COLS);
     static const char *const names[][3] = {
@@ -419,12 +420,16 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         else if (f32) ir_str_printf(s, "  %s.map(%s, Xf * Rs * Wf)\n", sc, Y);
         else ir_str_printf(s, "  %s.map(%s, %s(Xf * Rs) * Wf)\n", sc, Y, T);
         break;
-    case TILEC_FUSED_LAYER_NORM:
-        ir_str_printf(s, "  %s.mean(Mu, Xf, axes=(-1))\n  %s.var(Var, Xf, axes=(-1), correction=0)\n  %s.map(Rs, rsqrt(Var + ",
-                      sc, sc, sc);
+    case TILEC_FUSED_LAYER_NORM: { /* in two passes over the registers: x - mean kept in f32 (an f32 row's in
+                                      place), the variance the mean of its squares, all in f32 */
+        const char *Cx = f32 ? "Xf" : "Cf";
+        ir_str_printf(s, "  %s.mean(Mu, Xf, axes=(-1))\n  %s.map(%s, Xf - Mu)\n  %s.sumsq(Var, %s, axes=(-1))\n", sc, sc, Cx, sc,
+                      Cx);
+        ir_str_printf(s, "  %s.map(Rs, rsqrt(Var / %lld + ", sc, C);
         put_double(s, d->eps);
-        ir_str_printf(s, "))\n  %s.map(%s, (Xf - Mu) * Rs%s%s)\n", sc, Y, d->weight ? " * Wf" : "", d->bias ? " + Bf" : "");
+        ir_str_printf(s, "))\n  %s.map(%s, %s * Rs%s%s)\n", sc, Y, Cx, d->weight ? " * Wf" : "", d->bias ? " + Bf" : "");
         break;
+    }
     default: break;
     }
     ir_str_printf(s, "  %s.copy(Y[cta_id], %s)\n", sc, Y);
