@@ -343,6 +343,13 @@ void dsp_lse_fold_values(dsp_lower *l, lp_block *into, int dst, int n, lp_expr *
  * LSE_FOLD_MAX) folded at once into acc: one exponential an element and one for the state,
  * where merging the elements one by one rescales the state at each. */
 enum { LSE_FOLD_MAX = 64 };
+/* The exponentials' constants (maps and logsumexp): ln 2, log2(e) (each rounded to f64, then
+ * to the type that takes them), and the rounders 1.5 * 2^23 and 1.5 * 2^52: t + rounder
+ * rounds t to an integer k, in its low bits. */
+#define DSP_LN2 0x1.62e42fefa39efp-1
+#define DSP_LOG2E 0x1.71547652b82fep0
+#define DSP_ROUNDER32 12582912.0
+#define DSP_ROUNDER64 6755399441055744.0
 /* The f32 exponential's polynomial: e^f = sum of dsp_exp_minimax[n] f^n, |f| <= 1.0005 ln2 / 2
  * (lower_util.c), shared by exp maps and logsumexp's exponential. */
 extern const double dsp_exp_minimax[7];

@@ -528,8 +528,8 @@ static lp_expr *wide_combine(dsp_lower *l, lp_block *into, lp_expr *a, lp_expr *
  * and nothing on the way is subnormal (where GPUs may flush).
  */
 enum { LSE_DEGREE = 7 };
-static const double LN2 = 0x1.62e42fefa39efp-1, LOG2E = 0x1.71547652b82fep0, SQRT2 = 0x1.6a09e667f3bcdp0;
-static const double ROUNDER = 12582912.0; /* 1.5 * 2^23: t + ROUNDER rounds t to an integer k, in its low bits */
+static const double LN2 = DSP_LN2, LOG2E = DSP_LOG2E, SQRT2 = 0x1.6a09e667f3bcdp0;
+static const double ROUNDER = DSP_ROUNDER32;
 static lp_expr *f32c(dsp_lower *l, double v) { return lp_float(l->k, LP_F32, v); }
 static lp_expr *f64c(dsp_lower *l, double v) { return lp_float(l->k, LP_F64, v); }
 /* An f64 logsumexp's state is the f64x2 (m, s) itself (lse_wide); the others' two f32s in
@@ -593,7 +593,7 @@ static lp_expr *lse_exp(dsp_lower *l, lp_block *into, lp_expr *d) {
     lp_kernel *k = l->k;
     bool wide = lse_wide(l);
     lp_type bits = wide ? LP_I64 : LP_I32, fl = wide ? LP_F64 : LP_F32;
-    const double rounder = wide ? 6755399441055744.0 : ROUNDER; /* 1.5 * 2^52, 1.5 * 2^23 */
+    const double rounder = wide ? DSP_ROUNDER64 : ROUNDER;
     const int degree = wide ? LSE64_DEGREE : LSE_DEGREE, mant = wide ? 52 : 23;
     if (!wide && !(k->tile && k->tile->math == TILEC_MATH_APPROX)) return lse_exp32(l, into, d);
     lp_expr *t = held(l, into, lp_minmax(k, LO_MAX, TILEC_NAN_IGNORE, bin(l, LO_MUL, d, fc(l, LOG2E)), fc(l, wide ? -1021 : -125)), "t");

@@ -143,10 +143,10 @@ static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2, bool bounded) {
     /* math=approx: an f32's by the hardware's 2^x (LO_EXP2A), exp's argument times log2(e)
      * in f32 first (as CUDA's __expf): NaN, +-inf and overflow come out as the exact ones do */
     if (t == LP_F32 && k->tile && k->tile->math == TILEC_MATH_APPROX)
-        return hold(m, lp_unary(k, LO_EXP2A, base2 ? x : bin(m, LO_MUL, x, fc(m, t, 0x1.71547652b82fep0))), "ex");
+        return hold(m, lp_unary(k, LO_EXP2A, base2 ? x : bin(m, LO_MUL, x, fc(m, t, DSP_LOG2E))), "ex");
     bool wide = t == LP_F64;
     int mant = wide ? 52 : 23, bias = wide ? 1023 : 127, degree = wide ? 13 : 7;
-    double rounder = wide ? 6755399441055744.0 : 12582912.0;
+    double rounder = wide ? DSP_ROUNDER64 : DSP_ROUNDER32;
     double lo = base2 ? (wide ? -1076 : -151) : (wide ? -746 : -104);
     double hi = base2 ? (wide ? 1025 : 129) : (wide ? 710 : 89);
     /* ln2 = LN2_HI + LN2_LO: LN2_HI with trailing zeros (k * LN2_HI exact for every k here) */
@@ -158,8 +158,8 @@ static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2, bool bounded) {
      * multiply-add); f64's as before, the product rounded first */
     lp_expr *r;
     if (base2) r = hold(m, bin(m, LO_ADD, xc, fc(m, t, rounder)), "r");
-    else if (!wide) r = hold(m, lp_fma(k, xc, fc(m, t, 0x1.71547652b82fep0), fc(m, t, rounder)), "r");
-    else r = hold(m, bin(m, LO_ADD, hold(m, bin(m, LO_MUL, xc, fc(m, t, 0x1.71547652b82fep0)), "t"), fc(m, t, rounder)), "r");
+    else if (!wide) r = hold(m, lp_fma(k, xc, fc(m, t, DSP_LOG2E), fc(m, t, rounder)), "r");
+    else r = hold(m, bin(m, LO_ADD, hold(m, bin(m, LO_MUL, xc, fc(m, t, DSP_LOG2E)), "t"), fc(m, t, rounder)), "r");
     lp_expr *j = hold(m, bin(m, LO_SUB, r, fc(m, t, rounder)), "j"); /* round(t), exact */
     lp_expr *f;
     if (base2) {
@@ -169,7 +169,7 @@ static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2, bool bounded) {
         f = hold(m, lp_fma(k, lp_unary(k, LO_NEG, j), fc(m, t, ln2_lo), f), "f");
     }
     double c[14] = {1};
-    for (int n = 1; n <= degree; n++) c[n] = c[n - 1] * (base2 ? 0x1.62e42fefa39efp-1 : 1.0) / n;
+    for (int n = 1; n <= degree; n++) c[n] = c[n - 1] * (base2 ? DSP_LN2 : 1.0) / n;
     if (!base2 && !wide) { /* f32 exp: 1 + f + f^2 (c2 + … + c6 f^4), minimax (above) */
         degree = 6;
         memcpy(c, dsp_exp_minimax, sizeof dsp_exp_minimax);
