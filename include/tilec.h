@@ -403,8 +403,10 @@ TILEC_API tilec_status tilec_kernel_alloc(tilec_kernel *k, const char *name, til
  * bits follow from the buffer's shape. For TILEC_LAYOUT_LINEAR, element (coordinates) of
  * register r of lane l of warp w is the XOR of basis[i] over the set bits of r (i < nreg),
  * then of l (nreg <= i < nreg + nlane), then of w: every extent a power of two, nlane 5
- * (a warp of 32 lanes), nwarp 0 (a warp's) or 2 (a warpgroup's); a lane or warp bit may
- * add nothing (all zero: its lanes hold the same elements, a replicated value). */
+ * (a warp of 32 lanes), nwarp 0 (a warp's), 2 (a warpgroup's) or 1, 3, 4, 5 (a CTA's of
+ * 64, 256, 512 or 1024 threads), at most TILEC_LAYOUT_MAX_BITS bits in all (2^16 elements);
+ * a lane or warp bit may add nothing (all zero: its lanes hold the same elements, a
+ * replicated value). */
 #define TILEC_LAYOUT_MAX_BITS 16
 typedef struct tilec_layout {
     tilec_layout_kind kind;

@@ -886,6 +886,10 @@ has "an exp of no bound" "$tmp/regs2048k.tile" "exp(Xf - M)"
 expect "dump the loop of a kernel of thousands of registers" 0 "$tilec" explain --dump=loop "$tmp/regs2048k.tile"
 if grep -qE 'k1_[0-9]+ = \(k[0-9]+ >> 1\)' "$tmp/out"; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL: names exp's k1 registers k1_N, apart from the k of 1N: no 'k1_N = (kM >> 1)' in the dump"; fi
+TILEC_FUSED_REGS=16,1024 expect "fused: TILEC_FUSED_REGS=16,1024 of rows of 8192" 1 "$tilec" fused --op cross_entropy --dtype f32 --shape 16x8192 --backend sim
+has "says a fragment's limit" "$tmp/err" "16 rows are 131072 elements, and a fragment holds at most 65536 (a layout's 16 bits); give fewer rows, or unset it"
+TILEC_FUSED_REGS=1,512 expect "fused: rows of 4096 held in a CTA's fragment of 512 threads" 0 "$tilec" fused --op layer_norm --dtype bf16 --shape 5x4096 --weight random --bias random --backend sim --check
+has "plans a CTA's fragment" "$tmp/out" "plan 1: rows 0 to 4, 1 a CTA, rows held in registers: grid 5 x 512 threads"
 TILEC_FUSED_REGS=4,128x expect "fused: TILEC_FUSED_REGS=4,128x" 1 "$tilec" fused --op softmax --dtype bf16 --shape 8x1024 --backend sim
 has "says what it takes" "$tmp/err" "TILEC_FUSED_REGS='4,128x' is not ROWS,THREADS, two whole numbers (say 4,128: 4 rows a CTA of 128 threads held in registers), or off; unset it for the planned sizes"
 TILEC_FUSED_REGS=off expect "fused: TILEC_FUSED_REGS=off" 0 "$tilec" fused --op rms_norm --dtype bf16 --shape 8x1024 --backend sim --check

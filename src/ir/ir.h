@@ -335,7 +335,8 @@ bool ir_map_frag_mismatch(const tilec_buffer *dst, const ir_expr *operand, int r
 /* Whether reduction st ends with a barrier of its scope (format.md, "Barriers"): every one
  * but a fragment's into fragments, which touches registers only. */
 bool ir_reduce_has_barrier(const struct ir_stmt *st);
-/* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup). */
+/* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup), or a CTA's
+ * 64, 256, 512 or 1024: 32 << its warp bits. */
 int ir_frag_threads(const tilec_buffer *b);
 /* The scope a fragment is used at: a warp's (no warp bits), a warpgroup's (2), else a
  * CTA's of ir_frag_threads threads (1, 3, 4 or 5 warp bits) */

@@ -314,7 +314,10 @@ static int parse_bits(parser *ps, tilec_layout *L, ir_pos *pos, int first, int r
     int n = 0;
     while (!tok_is(&ps->t, ")")) {
         if (first + n == TILEC_LAYOUT_MAX_BITS)
-            fail_at(ps, ps->t.line, ps->t.col, "a layout has at most %d bits in all", TILEC_LAYOUT_MAX_BITS);
+            fail_at(ps, ps->t.line, ps->t.col,
+                    "a layout has at most %d bits in all (register, lane and warp bits: %d elements); split the tile, "
+                    "or hold fewer elements a lane",
+                    TILEC_LAYOUT_MAX_BITS, 1 << TILEC_LAYOUT_MAX_BITS);
         ir_pos at = {ps->t.line, ps->t.col};
         pos[first + n] = at;
         int64_t c[TILEC_MAX_RANK];

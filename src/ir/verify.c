@@ -63,9 +63,10 @@ static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
             return false;
         }
         if (own == TILEC_SCOPE_CTA && v->k->threads != ir_frag_threads(b)) {
-            err(v, r->pos, "'%s' is a fragment of a CTA of %d threads (its layout has %d warp bits), but '%s' has "
+            err(v, r->pos, "'%s' is a fragment of a CTA of %d threads (its layout has %d warp bit%s), but '%s' has "
                            "threads=%d; write threads=%d, or give the layout the warp bits of %d threads",
-                b->name, ir_frag_threads(b), b->frag_warp, v->k->name, v->k->threads, ir_frag_threads(b), v->k->threads);
+                b->name, ir_frag_threads(b), b->frag_warp, b->frag_warp == 1 ? "" : "s", v->k->name, v->k->threads,
+                ir_frag_threads(b), v->k->threads);
             return false;
         }
         if (r->nindex) {

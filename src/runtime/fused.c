@@ -257,6 +257,11 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W,
         return TILEC_OK;
     }
     long long es = (long long)tilec_dtype_size(d->dtype), E = W * C / T;
+    if (W * C > (1LL << TILEC_LAYOUT_MAX_BITS))
+        return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld cannot hold %s rows of %lld columns in registers: %lld rows are %lld "
+                      "elements, and a fragment holds at most %lld (a layout's %d bits); give fewer rows, or unset it",
+                      W, T, tilec_dtype_name(d->dtype), (long long)C, W, W * C, 1LL << TILEC_LAYOUT_MAX_BITS,
+                      TILEC_LAYOUT_MAX_BITS);
     if (E < 4 || E > 128 || E * es < 16)
         return ir_bad(r->ctx, "TILEC_FUSED_REGS=%lld,%lld cannot hold %s rows of %lld columns in registers: %lld rows over %lld "
                       "threads are %lld elements (%lld bytes) a thread, where 4 to 128 elements and at least 16 bytes fit; "
@@ -392,7 +397,8 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         [TILEC_FUSED_SOFTMAX] = {"M", "Sm", "Rc"}, [TILEC_FUSED_LOG_SOFTMAX] = {"M"},   [TILEC_FUSED_RMS_NORM] = {"V", "Rs"},
         [TILEC_FUSED_ADD_RMS_NORM] = {"V", "Rs"}, [TILEC_FUSED_LAYER_NORM] = {"Mu", "Var", "Rs"},
     };
-    for (int i = 0; i < 3 && names[op][i]; i++) regs_local(s, d, p, names[op][i], TILEC_F32, FRAG_ROWS);
+    for (int i = 0; i < 3 && names[op][i]; i++) /* layer_norm's sum of squares in f64: it cannot overflow */
+        regs_local(s, d, p, names[op][i], op == TILEC_FUSED_LAYER_NORM && i == 1 ? TILEC_F64 : TILEC_F32, FRAG_ROWS);
     ir_str_printf(s, "  %s.copy(Xf, X[cta_id])\n", sc);
     if (d->weight) ir_str_printf(s, "  %s.copy(Wf, Wt)\n", sc);
     if (d->bias) ir_str_printf(s, "  %s.copy(Bf, Bs)\n", sc);
@@ -421,7 +427,9 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         else ir_str_printf(s, "  %s.map(%s, %s(Xf * Rs) * Wf)\n", sc, Y, T);
         break;
     case TILEC_FUSED_LAYER_NORM: { /* in two passes over the registers: x - mean kept in f32 (an f32 row's in
-                                      place), the variance the mean of its squares, all in f32 */
+                                      place), the variance the mean of its squares, summed in f64 (as var's
+                                      fold is: a row's sum of squares past f32's range, say of +-1e18 values,
+                                      stays finite) */
         const char *Cx = f32 ? "Xf" : "Cf";
         ir_str_printf(s, "  %s.mean(Mu, Xf, axes=(-1))\n  %s.map(%s, Xf - Mu)\n  %s.sumsq(Var, %s, axes=(-1))\n", sc, sc, Cx, sc,
                       Cx);
