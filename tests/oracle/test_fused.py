@@ -232,3 +232,32 @@ def test_fused_rows_in_registers(tilec, rng, tmp_path, repro, op, warp):
                      approx=op in ("softmax", "log_softmax", "cross_entropy") and bool(rng.integers(0, 2)))
     fail_on(problems, repro)
 
+
+
+@pytest.mark.parametrize("dt", ("f32", "bf16"))
+def test_layer_norm_wide_values(tilec, tmp_path, repro, dt):
+    """Rows whose sum of squares passes f32's range (values of +-1e18, and +-1e18 around
+    3e18) normalise to +-1 in every plan: held in registers (4 x 1024), staged (5 x 1000),
+    read in place (1 x 45007), as the variance's sum cannot overflow in f64."""
+    import subprocess
+    T = nm.DTYPES[dt]
+    problems = []
+    for rows, cols in ((4, 1024), (5, 1000), (1, 45007)):
+        x = np.tile(np.array([1e18, -1e18]), rows * cols // 2 + 1)[: rows * cols].reshape(rows, cols)
+        x[1 % rows] += 3e18
+        x = rnd(dt, x)
+        p = os.path.join(str(tmp_path), "x.bin")
+        with open(p, "wb") as f:
+            f.write(nm.encode(T, x))
+        out = os.path.join(str(tmp_path), "y.bin")
+        r = subprocess.run([tilec, "fused", "--op", "layer_norm", "--dtype", dt, "--shape", "%dx%d" % (rows, cols),
+                            "--backend", "sim", "--in", p, "--out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=600)
+        if r.returncode:
+            problems.append("%s %dx%d: tilec fused exited %d: %s" % (dt, rows, cols, r.returncode, r.stderr.decode()[-800:]))
+            continue
+        with open(out, "rb") as f:
+            got = nm.decode(T, f.read(), (rows, cols))
+        want, scale, extra = oracle("layer_norm", x, None, None, None, None, 1e-5, -100, dt)
+        compare(problems, "layer_norm %s %dx%d of +-1e18" % (dt, rows, cols), got, want, scale, dt)
+    fail_on(problems, repro)
