@@ -239,9 +239,11 @@ def test_approx():
     loss = tilec.cross_entropy(x, t, reduction="none", approx=True)
     want = np.where(t == -100, 0, l[:, 0] - x64[np.arange(5), np.where(t < 0, 0, t)])
     close(loss, want, np.abs(l[:, 0]) + 10, np.float32)
-    # long rows are staged (the row alone, exp(x - logsumexp(x)) from shared memory): a
-    # strided row is never split among CTAs
-    assert "rows staged in shared memory" in tilec.fused_explain("softmax", "bf16", 300, 32768, backend="sim", approx=True)
+    # long f32 rows are staged (the row alone, exp(x - logsumexp(x)) from shared memory), a
+    # 16-bit one's held in a CTA's registers: a strided row is never split among CTAs
+    assert "rows staged in shared memory" in tilec.fused_explain("softmax", "f32", 300, 32768, backend="sim", approx=True)
+    assert "rows held in registers: grid 300 x 512 threads" in tilec.fused_explain("softmax", "bf16", 300, 32768,
+                                                                                 backend="sim", approx=True)
     wide = (rng.standard_normal((3, 32800)) * 4).astype(np.float32)
     x = wide[:, :32768]
     x64 = x.astype(np.float64)

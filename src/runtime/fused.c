@@ -63,6 +63,11 @@ enum {
                                    the copy, against 2305 staged with their exponentials) */
     REGS_ELEMS = 64,         /* a row of up to 32 * REGS_ELEMS columns held in registers is a warp's */
     REGS_FORCED_COLS = 32768, /* TILEC_FUSED_REGS holds rows of up to this many (a CTA's fragment) */
+    REGS_CTA_ELEMS = 64,     /* a 16-bit softmax's or log_softmax's rows of 16384 and 32768 are a CTA's
+                                fragment, 64 elements a thread (256 and 512 threads): bf16 on an H200,
+                                scripts/bench fused-regs, softmax 3461 / 2800 GB/s against 2447 / 2338
+                                staged or read in place, log_softmax 3274 / 2704 against 2951 / 2426;
+                                layer_norm, rms_norm and cross_entropy measured slower so */
 };
 
 tilec_fused_desc tilec_fused_desc_default(tilec_fused_op op, tilec_dtype dtype, int64_t rows, int64_t cols) {
@@ -213,7 +218,8 @@ static tilec_status regs_env(const rt *r, long long *W, long long *T) {
 }
 
 /* Rows held in registers: rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS
- * columns, every op (and a 16-bit softmax's of REGS_SOFTMAX16_COLS), on a target of warps of 32 whose fragments may span a warpgroup (CUDA,
+ * columns, every op (and a 16-bit softmax's of REGS_SOFTMAX16_COLS, and a 16-bit softmax's
+ * or log_softmax's of 16384 and 32768 as a CTA's fragment: REGS_CTA_ELEMS), on a target of warps of 32 whose fragments may span a warpgroup (CUDA,
  * and the simulator standing for it). The CTA's W rows are one fragment (format.md,
  * "Fragment layouts"), loaded once in 16-byte vectors, reduced and mapped in registers,
  * stored once — no shared memory, no barrier between the passes, where the other plans meet
@@ -248,11 +254,17 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W,
     bool warp_row = C <= 32 * REGS_ELEMS;
     *w = 0;
     bool softmax16 = d->op == TILEC_FUSED_SOFTMAX && d->dtype != TILEC_F32 && C == REGS_SOFTMAX16_COLS;
+    bool cta_row = (d->op == TILEC_FUSED_SOFTMAX || d->op == TILEC_FUSED_LOG_SOFTMAX) && d->dtype != TILEC_F32 &&
+                   (C == 16384 || C == 32768); /* a CTA's fragment, C / REGS_CTA_ELEMS threads */
     if (W < 0 || r->target.warp_size != 32 || r->target.backend == TILEC_BACKEND_HIP || C < REGS_MIN_COLS ||
-        (C > REGS_MAX_COLS && !softmax16 && !(W > 0 && C <= REGS_FORCED_COLS)) || (C & (C - 1)))
+        (C > REGS_MAX_COLS && !softmax16 && !cta_row && !(W > 0 && C <= REGS_FORCED_COLS)) || (C & (C - 1)))
         return TILEC_OK;
     if (!W) {
         if (d->op == TILEC_FUSED_CROSS_ENTROPY && (d->dtype != TILEC_F32 || !warp_row)) return TILEC_OK;
+        if (cta_row) {
+            *w = 1, *threads = *left_threads = (int)(C / REGS_CTA_ELEMS);
+            return TILEC_OK;
+        }
         *w = warp_row ? 4 : 1, *threads = 128, *left_threads = warp_row ? 32 : 128;
         return TILEC_OK;
     }

@@ -200,9 +200,10 @@ def test_fused_approx(tilec, rng, tmp_path, repro, op, warp):
 @pytest.mark.parametrize("warp", (32, 64))
 @pytest.mark.parametrize("op", OPS)
 def test_fused_rows_in_registers(tilec, rng, tmp_path, repro, op, warp):
-    """Rows of a power of two from 256 to 4096 columns (a 16-bit softmax's to 8192), which a
-    warp of 32 holds in registers (a fragment of the CTA's rows; a warp's row to 2048
-    columns, a warpgroup's at 4096 and 8192), with row counts that leave rows over for a CTA each, in every dtype, with special
+    """Rows of a power of two from 256 to 4096 columns (a 16-bit softmax's to 8192, and a
+    16-bit softmax's or log_softmax's of 16384 and 32768: a CTA's), which a warp of 32 holds
+    in registers (a fragment of the CTA's rows; a warp's row to 2048 columns, a warpgroup's
+    at 4096 and 8192, a CTA's of 256 or 512 threads beyond), with row counts that leave rows over for a CTA each, in every dtype, with special
     values, with and without a weight and bias, exact and math=approx. At warp 64 the same
     cases take the shared-memory plans; so do a 16-bit cross_entropy's, and an f32 one's at
     4096 (rows read in place measured faster there)."""
@@ -223,6 +224,18 @@ def test_fused_rows_in_registers(tilec, rng, tmp_path, repro, op, warp):
                 problems.append("%s %s 3x8192 warp %d: the plan is not the one expected:\n%s" % (op, dt, warp, text[:600]))
             run_case(tilec, str(tmp_path), problems, op, dt, int(rng.choice([1, 3])), 8192, warp, rng, specials=True,
                      approx=bool(rng.integers(0, 2)))
+    if op in ("softmax", "log_softmax"):  # a 16-bit row of 16384 or 32768: a CTA's fragment, 64 elements a thread
+        for cols, threads in ((16384, 256), (32768, 512)):
+            for dt in ("bf16", "f32"):
+                text = subprocess.run([tilec, "fused", "--op", op, "--dtype", dt, "--shape", "300x%d" % cols, "--backend",
+                                       "sim", "--explain"], stdout=subprocess.PIPE, env=env, timeout=600).stdout.decode()
+                want = "rows held in registers: grid 300 x %d threads" % threads
+                if (want in text) != (warp == 32 and dt == "bf16"):
+                    problems.append("%s %s 300x%d warp %d: the plan is not the one expected:\n%s" % (op, dt, cols, warp,
+                                                                                                     text[:600]))
+        if warp == 32:  # 4.3 M elements on the simulator: the plan once (the forced sizes of the cli suite, more)
+            run_case(tilec, str(tmp_path), problems, op, str(rng.choice(("bf16", "f16"))), 264, 16384, warp, rng,
+                     specials=True)
     for i in range(2 * ROUNDS):
         for cols in (256, 512, 1024, 2048, 4096):
             dt = str(rng.choice(DTYPES))
