@@ -376,6 +376,14 @@ static void regs_local(ir_str *s, const tilec_fused_desc *d, const fplan *p, con
     ir_str_printf(s, "\n");
 }
 
+/* A norm's weight and bias fragments loaded, just before the map that reads them: not held
+ * through the row's reductions (a bf16 layer_norm's warp row of 2048 took 238 registers
+ * with them loaded first, two CTAs a multiprocessor) */
+static void weights_text(const tilec_fused_desc *d, const char *sc, ir_str *s) {
+    if (d->weight) ir_str_printf(s, "  %s.copy(Wf, Wt)\n", sc);
+    if (d->bias) ir_str_printf(s, "  %s.copy(Bf, Bs)\n", sc);
+}
+
 /* The body of a register plan (regs_of): the CTA's rows as one fragment Xf, loaded once,
  * reduced and mapped in registers, the results stored once from a fragment (Xf itself where
  * they have its dtype). softmax keeps exp(x - max) in an f32 fragment and scales it by the
@@ -412,8 +420,6 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     for (int i = 0; i < 3 && names[op][i]; i++) /* layer_norm's sum of squares in f64: it cannot overflow */
         regs_local(s, d, p, names[op][i], op == TILEC_FUSED_LAYER_NORM && i == 1 ? TILEC_F64 : TILEC_F32, FRAG_ROWS);
     ir_str_printf(s, "  %s.copy(Xf, X[cta_id])\n", sc);
-    if (d->weight) ir_str_printf(s, "  %s.copy(Wf, Wt)\n", sc);
-    if (d->bias) ir_str_printf(s, "  %s.copy(Bf, Bs)\n", sc);
     switch (op) {
     case TILEC_FUSED_SOFTMAX: { /* exp(x - max) kept in f32 (an f32 row's in place), their sum, its reciprocal */
         const char *E = f32 ? "Xf" : "Ef";
@@ -434,6 +440,7 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         ir_str_printf(s, "  %s.sumsq(V, Xf, axes=(-1))\n  %s.map(Rs, rsqrt(V / %lld + ", sc, sc, C);
         put_double(s, d->eps);
         ir_str_printf(s, "))\n");
+        weights_text(d, sc, s);
         if (!d->weight) ir_str_printf(s, "  %s.map(%s, Xf * Rs)\n", sc, Y);
         else if (f32) ir_str_printf(s, "  %s.map(%s, Xf * Rs * Wf)\n", sc, Y);
         else ir_str_printf(s, "  %s.map(%s, %s(Xf * Rs) * Wf)\n", sc, Y, T);
@@ -447,7 +454,9 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
                       Cx);
         ir_str_printf(s, "  %s.map(Rs, rsqrt(Var / %lld + ", sc, C);
         put_double(s, d->eps);
-        ir_str_printf(s, "))\n  %s.map(%s, %s * Rs%s%s)\n", sc, Y, Cx, d->weight ? " * Wf" : "", d->bias ? " + Bf" : "");
+        ir_str_printf(s, "))\n");
+        weights_text(d, sc, s);
+        ir_str_printf(s, "  %s.map(%s, %s * Rs%s%s)\n", sc, Y, Cx, d->weight ? " * Wf" : "", d->bias ? " + Bf" : "");
         break;
     }
     default: break;
