@@ -428,8 +428,10 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
         ir_str_printf(s, "  %s.map(Rc, 1 / Sm)\n  %s.map(%s, %s * Rc)\n", sc, sc, Y, E);
         break;
     }
-    case TILEC_FUSED_LOG_SOFTMAX: /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout */
-        ir_str_printf(s, "  %s.logsumexp(M, Xf, axes=(-1))\n  %s.map(%s, where(eq(M, inf), nan, Xf - M))\n", sc, sc, Y);
+    case TILEC_FUSED_LOG_SOFTMAX: /* a row with +inf (its logsumexp's only way to +inf) is NaN throughout: its
+                                     statistic made NaN once, in the row's registers, not a select an element */
+        ir_str_printf(s, "  %s.logsumexp(M, Xf, axes=(-1))\n  %s.map(M, where(eq(M, inf), nan, M))\n  %s.map(%s, Xf - M)\n", sc,
+                      sc, sc, Y);
         break;
     case TILEC_FUSED_ADD_RMS_NORM: /* h = x + residual, rounded to the dtype, written back (each lane writes
                                       what it read, but the barrier analysis sees a warp's statements) */
