@@ -92,26 +92,6 @@ static lp_type bits_of(lp_type t) { return t == LP_F64 ? LP_I64 : LP_I32; }
 /* ---- the math ----------------------------------------------------------------------------- */
 
 /*
- * exp and exp2 of an f32 or f64 x, in its own type:
- *
- *   x clamped to [lo, hi] (NaN stays NaN): below lo the result rounds to +0, above hi it
- *   overflows to +inf, so the clamp changes no result and keeps every exponent below in range;
- *   exp: k = round(x * log2(e)) (f32: of the exact product, in one fused multiply-add with
- *   the rounder below), f = x - k * ln2 (Cody and Waite: ln2 as a hi part with trailing
- *   zeros, k * hi exact, and a lo part, each in a fused multiply-add), |f| <= ln2/2 (plus
- *   the rounding of log2(e): 1.0005 ln2/2), e^f: f32 by 1 + f + f^2 q(f), q of degree 4 a
- *   minimax fit of e^f's relative error on that interval (Remez: 3.1e-9, 0.03 ulp; six
- *   fused multiply-adds; over every f32 argument the result is within 0.89 ulp), f64 by
- *   its Taylor series to degree 13 (truncation below 0.1 ulp);
- *   exp2: k = round(x), f = x - k exact, 2^f = e^(f ln2) by the same series in f;
- *   2^k applied as two exact powers of two 2^(k1) * 2^(k2), k1 = floor(k / 2), each a
- *   normal float made from its bits: the first product is exact, the second rounds once,
- *   which is where a result overflows or becomes subnormal.
- *
- * k comes from r = t + 1.5 * 2^(mant): r's low bits are round(t), read as integer bits, so
- * nothing converts a float to an integer (undefined for NaN in C++).
- */
-/*
  * An argument known to be at most MAP_EXP_BOUND (exp(min(y, c)) with a constant c <= it, as
  * softmax's exp(min(x - max, 0)) is written) takes one scale instead of two: with
  * k <= round(MAP_EXP_BOUND * log2(e)) + 1 and k >= round(lo * log2(e)) - 1, k + C is a
@@ -137,6 +117,27 @@ static double upper_bound(const ir_expr *e) {
     return INFINITY;
 }
 
+/*
+ * exp and exp2 of an f32 or f64 x, in its own type:
+ *
+ *   x clamped to [lo, hi] (NaN stays NaN): below lo the result rounds to +0, above hi it
+ *   overflows to +inf, so the clamp changes no result and keeps every exponent below in range;
+ *   exp: k = round(x * log2(e)) (f32: of the exact product, in one fused multiply-add with
+ *   the rounder below), f = x - k * ln2 (Cody and Waite: ln2 as a hi part with trailing
+ *   zeros, k * hi exact, and a lo part, each in a fused multiply-add), |f| <= ln2/2 (plus
+ *   the rounding of log2(e): 1.0005 ln2/2), e^f: f32 by 1 + f + f^2 q(f), q of degree 4 a
+ *   minimax fit of e^f's relative error on that interval (Remez: 3.1e-9, 0.03 ulp; six
+ *   fused multiply-adds; over every f32 argument the result is within 0.89 ulp), f64 by
+ *   its Taylor series to degree 13 (truncation below 0.1 ulp);
+ *   exp2: k = round(x), f = x - k exact, 2^f = e^(f ln2) by the same series in f;
+ *   2^k applied as two exact powers of two 2^(k1) * 2^(k2), k1 = floor(k / 2), each a
+ *   normal float made from its bits: the first product is exact, the second rounds once,
+ *   which is where a result overflows or becomes subnormal.
+ *
+ * k comes from r = t + 1.5 * 2^(mant): r's low bits are round(t), read as integer bits, so
+ * nothing converts a float to an integer (undefined for NaN in C++). `bounded`: the
+ * argument is at most MAP_EXP_BOUND (above): no upper clamp, and 2^k in one scale.
+ */
 static lp_expr *map_exp(mapper *m, lp_expr *x, bool base2, bool bounded) {
     lp_kernel *k = m->k;
     lp_type t = x->type, bt = bits_of(t);
@@ -435,7 +436,8 @@ static lp_expr *eval_op(mapper *m, const ir_expr *e) {
         return hold(m, sel(m, bin(m, LO_LT, a, ic(m, t, 0)), wrapped(m, LO_SUB, ic(m, t, 0), a), a), "v");
     }
     case TILEC_EW_EXP:
-    case TILEC_EW_EXP2: return map_exp(m, hold(m, arg(m, e, 0, t), "x"), e->op == TILEC_EW_EXP2, upper_bound(e->args[0]) <= MAP_EXP_BOUND);
+    case TILEC_EW_EXP2:
+        return map_exp(m, hold(m, arg(m, e, 0, t), "x"), e->op == TILEC_EW_EXP2, upper_bound(e->args[0]) <= MAP_EXP_BOUND);
     case TILEC_EW_LOG: return map_log(m, arg(m, e, 0, t), false);
     case TILEC_EW_LOG2: return map_log(m, arg(m, e, 0, t), true);
     case TILEC_EW_SQRT: return hold(m, lp_unary(k, LO_SQRT, arg(m, e, 0, t)), "v");
