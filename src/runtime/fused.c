@@ -219,8 +219,9 @@ static tilec_status regs_env(const rt *r, long long *W, long long *T) {
 
 /* Rows held in registers: rows of a power of two from REGS_MIN_COLS to REGS_MAX_COLS
  * columns, every op (and a 16-bit softmax's of REGS_SOFTMAX16_COLS, and a 16-bit softmax's
- * or log_softmax's of 16384 and 32768 as a CTA's fragment: REGS_CTA_ELEMS), on a target of warps of 32 whose fragments may span a warpgroup (CUDA,
- * and the simulator standing for it). The CTA's W rows are one fragment (format.md,
+ * or log_softmax's of 16384 and 32768 as a CTA's fragment: REGS_CTA_ELEMS), on a target of
+ * warps of 32 whose fragments may span a warpgroup or a CTA (CUDA, and the simulator standing
+ * for it). The CTA's W rows are one fragment (format.md,
  * "Fragment layouts"), loaded once in 16-byte vectors, reduced and mapped in registers,
  * stored once — no shared memory, no barrier between the passes, where the other plans meet
  * in memory between statements. A row of up to 32 * REGS_ELEMS columns is one warp's, in a
