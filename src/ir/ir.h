@@ -314,7 +314,8 @@ bool ir_check_decl(tilec_program *p, tilec_buffer *b, const ir_pos *where, ir_po
  * and resolves it into b->frag; errors at `at`. */
 bool ir_check_layout(tilec_program *p, tilec_buffer *b, ir_pos at);
 /* The flat row-major index of the element that register reg of lane `lane` of warp `warp`
- * (of the warpgroup; 0 for a warp's layout) holds in b's checked layout. */
+ * holds in b's checked layout: only the layout's warp bits of `warp` are read (a CTA's
+ * thread t >> 5 is its warp in every instance). */
 int64_t ir_frag_element(const tilec_buffer *b, int warp, int lane, int reg);
 /* The XOR of vals[i] over the set bits i of `bits` (n of them): a fragment's part for a
  * register, lane or warp index, of its basis or of a projection of it. */

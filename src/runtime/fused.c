@@ -332,7 +332,7 @@ static void ce_loss_text(const tilec_fused_desc *d, const char *rows, ir_str *s)
 }
 
 /* The layout of a register plan's fragment of W rows of C columns (powers of two) over T
- * threads (a warp, a warpgroup, or a CTA of 256 to 1024), as `linear(...)` text: the first register bits are the
+ * threads (a warp, a warpgroup, or a CTA of 64 or 256 to 1024), as `linear(...)` text: the first register bits are the
  * 16 bytes of consecutive elements a vector load reads, then the lanes run along the row,
  * then the warps along the rows (or the row), the rest in registers. Its projection on the
  * rows (FRAG_ROWS: a row statistic's layout, [W, 1]) or on the columns (FRAG_COLS: a weight's,

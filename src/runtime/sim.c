@@ -1069,7 +1069,7 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
                 for (int t = 0; t < S.threads; t++) {
                     size_t es = num_size(b->type);
                     for (int64_t r = 0; r < b->elems; r++) {
-                        int64_t e = ir_frag_element(b->tile, (t >> 5) & ((1 << b->tile->frag_warp) - 1), t & 31, (int)r);
+                        int64_t e = ir_frag_element(b->tile, t >> 5, t & 31, (int)r);
                         memcpy(S.locals + (size_t)t * S.local_bytes + (size_t)S.local_off[i] + (size_t)r * es,
                                (const char *)args[b->param] + (size_t)e * es, es);
                     }
@@ -1094,7 +1094,7 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
             int n = ir_frag_threads(b->tile);
             for (int t = 0; t < n && t < S.threads; t++)
                 for (int64_t r = 0; r < b->elems; r++) {
-                    int64_t e = ir_frag_element(b->tile, (t >> 5) & ((1 << b->tile->frag_warp) - 1), t & 31, (int)r);
+                    int64_t e = ir_frag_element(b->tile, t >> 5, t & 31, (int)r);
                     memcpy((char *)args[b->param] + (size_t)e * es,
                            S.locals + (size_t)t * S.local_bytes + (size_t)S.local_off[i] + (size_t)r * es, es);
                 }
