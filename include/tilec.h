@@ -88,13 +88,16 @@ extern "C" {
 #define TILEC_SPACE_LIST(X) X(GLOBAL, "global") X(SHARED, "shared") X(LOCAL, "local")
 
 /* X(SUFFIX, name, id name) — who executes a statement: cta to thread, widest first, then
- * grid (every CTA of the launch together; whole-tensor reductions, see docs/format.md) */
+ * grid (every CTA of the launch together; whole-tensor reductions, see docs/format.md),
+ * then cluster (the CTAs of one thread-block cluster of a kernel with `cluster=(N)`: CUDA
+ * sm_90 and later; docs/format.md, "Thread-block clusters") */
 #define TILEC_SCOPE_LIST(X)                                                                \
     X(CTA, "cta", "cta_id")                                                                \
     X(WARPGROUP, "warpgroup", "warpgroup_id")                                              \
     X(WARP, "warp", "warp_id")                                                             \
     X(THREAD, "thread", "thread_id")                                                       \
-    X(GRID, "grid", "grid_id")
+    X(GRID, "grid", "grid_id")                                                             \
+    X(CLUSTER, "cluster", "cluster_id")
 
 /* X(SUFFIX, name) — reduction operators */
 #define TILEC_OP_LIST(X)                                                                   \
@@ -363,6 +366,8 @@ TILEC_API bool tilec_kernel_is_func(const tilec_kernel *k);
 TILEC_API int tilec_kernel_threads(const tilec_kernel *k);
 TILEC_API int64_t tilec_kernel_grid(const tilec_kernel *k);
 TILEC_API tilec_math tilec_kernel_math(const tilec_kernel *k);
+/* CTAs of the kernel's thread-block clusters (`cluster=(N)`), 0 when it declares none. */
+TILEC_API int tilec_kernel_cluster(const tilec_kernel *k);
 TILEC_API size_t tilec_kernel_param_count(const tilec_kernel *k);
 TILEC_API tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i);
 /* Whether kernel k writes its parameter i (a copy, fill or reduction into it): what a
@@ -388,6 +393,12 @@ TILEC_API tilec_status tilec_kernel_new(tilec_program *prog, const char *name, b
 
 /* The kernel's or func's math (TILEC_MATH_EXACT when never set): `math=` in its header. */
 TILEC_API tilec_status tilec_kernel_set_math(tilec_kernel *k, tilec_math math);
+
+/* The kernel's thread-block clusters, `cluster=(N)` in its header: N CTAs, 1 to 16 (more
+ * than 8 only where the target allows the non-portable size), or 0 for none; a func has
+ * none (docs/format.md, "Thread-block clusters"). That the grid is a multiple of N is
+ * checked by tilec_verify. */
+TILEC_API tilec_status tilec_kernel_set_cluster(tilec_kernel *k, int n);
 
 /* A parameter. Kernel parameters must be global; func parameters may be in any space. */
 TILEC_API tilec_status tilec_kernel_param(tilec_kernel *k, const char *name, tilec_dtype dtype,
@@ -443,7 +454,9 @@ typedef struct tilec_exec {
 typedef enum tilec_index_kind {
     TILEC_INDEX_AT,    /* one position: drops the dimension */
     TILEC_INDEX_SLICE, /* start:stop, keeps the dimension */
-    TILEC_INDEX_ID     /* cta_id / warpgroup_id / warp_id / thread_id: drops the dimension */
+    TILEC_INDEX_ID,    /* cta_id / warpgroup_id / warp_id / thread_id / cluster_id: drops the
+                          dimension */
+    TILEC_INDEX_RANK   /* cta_in_cluster, the CTA's rank in its cluster: drops the dimension */
 } tilec_index_kind;
 
 /* One index of a region. Negative positions count from the end, as in numpy. */

@@ -26,6 +26,10 @@ typedef struct cg_target {
     void (*barrier)(ir_str *s, tilec_scope scope, int threads);
     /* the body of tl_exp2_approx_f32(float x): the hardware's 2^x (LO_EXP2A, math=approx) */
     const char *exp2_approx;
+    /* the body of `template <class T> T tl_peer(const T *p, unsigned rank)`: *p in the
+       shared memory of the cluster's CTA of that rank (LX_LOAD's c); NULL: the target has no
+       clusters (the verifier refuses them) */
+    const char *peer_load;
 } cg_target;
 
 extern const cg_target cg_cuda, cg_hip;

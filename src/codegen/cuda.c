@@ -87,6 +87,10 @@ static void barrier(ir_str *s, tilec_scope scope, int threads) {
             ir_str_printf(s, " case %d: asm volatile(\"bar.sync %d, 128;\" ::: \"memory\"); break;", w, 1 + w);
         ir_str_printf(s, " }\n");
         break;
+    case TILEC_SCOPE_CLUSTER: /* every thread of every CTA of the cluster; release and acquire order the
+                                 shared (and global) writes before it with the reads after it */
+        ir_str_printf(s, "asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n");
+        break;
     default: ir_str_printf(s, "__syncthreads();\n"); break;
     }
 }
@@ -99,4 +103,8 @@ const cg_target cg_cuda = {
     .barrier = barrier,
     /* MUFU.EX2: about 2 ulp, subnormal results flushed to +0 (ftz) */
     .exp2_approx = "float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y;",
+    /* mapa: the generic address of the same shared variable in the peer CTA's memory, then an
+       ordinary (generic) load */
+    .peer_load = "unsigned long long a; asm(\"mapa.u64 %0, %1, %2;\" : \"=l\"(a) : \"l\"(p), \"r\"(rank)); "
+                 "return *(const T *)a;",
 };

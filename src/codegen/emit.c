@@ -276,6 +276,16 @@ static void expr(ir_str *s, const fn *f, const lp_expr *e) {
         return;
     case LX_CAST: cast(s, f, e->type, e->a); return;
     case LX_LOAD:
+        if (e->c) { /* distributed shared memory: the copy of the cluster's CTA of rank c */
+            ir_str_printf(s, CG_P "peer(&");
+            buf_name(s, e->buf);
+            ir_str_printf(s, "[");
+            expr(s, f, e->a);
+            ir_str_printf(s, "], (unsigned)(");
+            expr(s, f, e->c);
+            ir_str_printf(s, "))");
+            return;
+        }
         buf_name(s, e->buf);
         ir_str_printf(s, "[");
         expr(s, f, e->a);
@@ -580,6 +590,7 @@ static void kernel(ir_str *s, const cg_target *t, const lp_kernel *k) {
         ir_str_printf(s, "// Call it from every one of %d threads of a 1-D block (threadIdx.x); its shared\n"
                          "// operands are pointers to your __shared__ arrays.\n", k->threads);
     ir_str_printf(s, "extern \"C\" %s ", tk->is_func ? "__device__ void" : "__global__ void");
+    if (k->cluster) ir_str_printf(s, "__cluster_dims__(%d, 1, 1) ", k->cluster);
     if (!tk->is_func && k->min_ctas > 0 && t == &cg_cuda) /* HIP's second bound means another thing */
         ir_str_printf(s, "__launch_bounds__(%d, %d) ", k->threads, k->min_ctas);
     else if (!tk->is_func)
@@ -771,6 +782,18 @@ void cg_emit_program(ir_str *s, const cg_target *t, const tilec_program *p, lp_k
                             "#define TL_EXP2_APPROX\n"
                             "static __device__ __forceinline__ __attribute__((unused)) float tl_exp2_approx_f32(float x) { %s }\n"
                             "#endif\n", t->exp2_approx);
+        if (pre.oom) s->oom = true;
+        else put_versioned(s, pre.data, pre.len);
+        ir_str_free(&pre);
+    }
+    bool cluster = false;
+    for (int i = 0; i < p->nkernels; i++) cluster |= kernels[i] && kernels[i]->cluster;
+    if (cluster && t->peer_load) { /* the same: only files with a kernel of clusters have it */
+        ir_str pre = {0};
+        ir_str_printf(&pre, "#ifndef TL_PEER  /* a kernel of thread-block clusters: another CTA's shared memory */\n"
+                            "#define TL_PEER\n"
+                            "template <class T> static __device__ __forceinline__ __attribute__((unused)) T tl_peer(const T *p, unsigned rank) { %s }\n"
+                            "#endif\n", t->peer_load);
         if (pre.oom) s->oom = true;
         else put_versioned(s, pre.data, pre.len);
         ir_str_free(&pre);

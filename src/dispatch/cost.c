@@ -85,7 +85,7 @@ static void view_of(const dsp_query *q, view *v) {
     v->base = b->origin;
     int j = 0;
     for (int d = 0; d < b->rank; d++) {
-        if (d < r->nindex && r->index[d].kind == TILEC_INDEX_ID) {
+        if (d < r->nindex && ir_index_is_id(&r->index[d])) {
             v->id_gcd = gcd64(v->id_gcd, b->strides[d]);
             continue;
         }

@@ -13,7 +13,7 @@ static const dsp_case *const registry[] = {
     &dsp_case_cta_tree, &dsp_case_local, &dsp_case_local_smem, &dsp_case_sequential, &dsp_case_shared,
     &dsp_case_smem_tree, &dsp_case_copy, &dsp_case_fill, &dsp_case_sync,
     &dsp_case_grid_rows, &dsp_case_grid_cols, &dsp_case_rows, &dsp_case_cols, &dsp_case_fragment,
-    &dsp_case_fragment_copy, &dsp_case_fragment_fill, &dsp_case_map, &dsp_case_fragment_map,
+    &dsp_case_fragment_copy, &dsp_case_fragment_fill, &dsp_case_map, &dsp_case_fragment_map, &dsp_case_cluster,
 };
 enum { NREGISTRY = sizeof registry / sizeof registry[0] };
 _Static_assert((int)NREGISTRY <= (int)DSP_MAX_CASES, "report too small for the registry");
@@ -29,13 +29,17 @@ dsp_opkind dsp_opkind_of(const ir_stmt *st) {
     case IR_FILL: return DSP_FILL;
     case IR_SYNC: return DSP_SYNC;
     case IR_MAP: return DSP_MAP;
-    default: return st->exec.scope == TILEC_SCOPE_GRID ? DSP_GRID_REDUCE : DSP_REDUCE;
+    default:
+        return st->exec.scope == TILEC_SCOPE_GRID      ? DSP_GRID_REDUCE
+               : st->exec.scope == TILEC_SCOPE_CLUSTER ? DSP_CLUSTER_REDUCE
+                                                       : DSP_REDUCE;
     }
 }
 
 const char *dsp_stmt_what(const ir_stmt *st, char *buf, size_t n) {
-    if (st->kind != IR_REDUCE || st->exec.scope != TILEC_SCOPE_GRID) return ir_stmt_word(st);
-    snprintf(buf, n, "grid %s", tilec_op_name(st->op));
+    if (st->kind != IR_REDUCE || (st->exec.scope != TILEC_SCOPE_GRID && st->exec.scope != TILEC_SCOPE_CLUSTER))
+        return ir_stmt_word(st);
+    snprintf(buf, n, "%s %s", tilec_scope_name(st->exec.scope), tilec_op_name(st->op));
     return buf;
 }
 
@@ -87,6 +91,7 @@ void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n) {
     if (row->shared_bytes) out->shared_bytes = row->shared_bytes(t->arch);
     if (row->func_shared_bytes) out->func_shared_bytes = row->func_shared_bytes;
     out->kernel_why = row->kernel_why;
+    out->cluster_max = row->cluster_max && t->warp_size == 32 ? row->cluster_max(t->arch) : 0;
     out->func_why = row->func_why;
     if (row->gpu) snprintf(name, n, "%s %s", row->label, t->arch);
     else snprintf(name, n, "%s", row->label);

@@ -53,7 +53,8 @@ tilec_status dsp_verify(tilec_program *p, const dsp_target *t);
 
 /* What a statement is, for the registry: a reduction inside a CTA or over the grid (of any
  * op of the op table: a case takes every op), or data movement. */
-typedef enum dsp_opkind { DSP_REDUCE, DSP_GRID_REDUCE, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_MAP, DSP_OPKIND_COUNT } dsp_opkind;
+typedef enum dsp_opkind { DSP_REDUCE, DSP_GRID_REDUCE, DSP_COPY, DSP_FILL, DSP_SYNC, DSP_MAP, DSP_CLUSTER_REDUCE,
+                          DSP_OPKIND_COUNT } dsp_opkind;
 dsp_opkind dsp_opkind_of(const ir_stmt *st);
 /* What a statement is, for messages: "sum", "grid max", "copy" (into buf, n bytes). */
 const char *dsp_stmt_what(const ir_stmt *st, char *buf, size_t n);
@@ -197,6 +198,7 @@ typedef struct dsp_case {
 
 #define DSP_OPS_REDUCE (1u << DSP_REDUCE)
 #define DSP_OPS_GRID (1u << DSP_GRID_REDUCE)
+#define DSP_OPS_CLUSTER (1u << DSP_CLUSTER_REDUCE)
 #define DSP_ALL_TARGETS ((1u << TILEC_BACKEND_CUDA) | (1u << TILEC_BACKEND_HIP) | (1u << TILEC_BACKEND_SIM))
 
 /* The cases, one table per variant file. */
@@ -206,11 +208,14 @@ size_t dsp_registry(const dsp_case *const **cases);
 extern const dsp_case dsp_case_shared, dsp_case_cta_tree, dsp_case_sequential,
     dsp_case_smem_tree, dsp_case_local, dsp_case_local_smem, dsp_case_copy, dsp_case_fill,
     dsp_case_sync, dsp_case_grid_rows, dsp_case_grid_cols, dsp_case_rows, dsp_case_cols, dsp_case_fragment,
-    dsp_case_fragment_copy, dsp_case_fragment_fill, dsp_case_map, dsp_case_fragment_map;
+    dsp_case_fragment_copy, dsp_case_fragment_fill, dsp_case_map, dsp_case_fragment_map, dsp_case_cluster;
 /* Whether a statement reads or writes a fragment (a local buffer with a layout). */
 bool dsp_stmt_has_fragment(const ir_stmt *st);
 /* How the fragment variant lowers q's reduction, in words (what `explain` prints). */
 void dsp_fragment_plan(const dsp_query *q, char *out, size_t n);
+
+/* How the cluster variant lowers q's cluster reduction, in words (what `explain` prints). */
+void dsp_cluster_plan(const dsp_query *q, char *out, size_t n);
 
 /* How the map variants lower q's map statement, in words (what `explain` prints): vectors
  * or elements, and how each operand is read. */
@@ -266,6 +271,9 @@ tilec_status dsp_lower_program(tilec_program *p, const dsp_target *t, const tile
 /* Expressions for the executing instance: its index, the thread's index inside it, and
  * its size (a constant unless the last warp is partial). */
 lp_expr *dsp_inst_id(dsp_lower *l);
+/* The CTA's rank in its thread-block cluster (cta_in_cluster): its index in the grid modulo
+ * the cluster's size. */
+lp_expr *dsp_cluster_rank(dsp_lower *l);
 lp_expr *dsp_inst_tid(dsp_lower *l);
 lp_expr *dsp_inst_size(dsp_lower *l);
 /* Threads of the smallest instance the statement runs in: the chosen one's, or, when every

@@ -118,6 +118,12 @@ static void how_line(ir_str *s, const dsp_query *q, const char *variant, const l
                                : "each output is folded inside one CTA");
         return;
     }
+    if (q->opkind == DSP_CLUSTER_REDUCE) {
+        char plan[256];
+        dsp_cluster_plan(q, plan, sizeof plan);
+        ir_str_printf(s, " (of each CTA's copy); %s\n", plan);
+        return;
+    }
     if (!strcmp(variant, "shared") && q->group == 1)
         ir_str_printf(s, "; one lane folds each output");
     else if (!strcmp(variant, "shared"))

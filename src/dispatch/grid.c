@@ -17,7 +17,7 @@ bool grid_plan_view(const dsp_query *q, gplan *g, char *why, size_t wn) {
     for (int d = 0; d < b->rank; d++) {
         int64_t lo = 0, hi = b->shape[d];
         if (d < r->nindex) {
-            if (r->index[d].kind == TILEC_INDEX_ID) {
+            if (ir_index_is_id(&r->index[d])) {
                 snprintf(why, wn, "the source is indexed by an id");
                 return false;
             }

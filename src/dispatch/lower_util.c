@@ -110,10 +110,18 @@ static lp_expr *special(dsp_lower *l, lp_special s) { return lp_special_expr(l->
 static lp_expr *id_value(dsp_lower *l, tilec_scope id) {
     switch (id) {
     case TILEC_SCOPE_CTA: return special(l, LP_CTA);
+    case TILEC_SCOPE_CLUSTER: return lp_binary(l->k, LO_DIV, special(l, LP_CTA), dsp_i32(l, l->k->cluster));
     case TILEC_SCOPE_WARPGROUP: return lp_binary(l->k, LO_DIV, special(l, LP_TID), dsp_i32(l, 128));
     case TILEC_SCOPE_WARP: return special(l, LP_WARP);
     default: return special(l, LP_TID);
     }
+}
+
+lp_expr *dsp_cluster_rank(dsp_lower *l) { return lp_binary(l->k, LO_REM, special(l, LP_CTA), dsp_i32(l, l->k->cluster)); }
+
+/* The value of an index by an id (ir_index_is_id). */
+static lp_expr *index_value(dsp_lower *l, const ir_index *ix) {
+    return ix->kind == TILEC_INDEX_RANK ? dsp_cluster_rank(l) : id_value(l, ix->id);
 }
 
 lp_expr *dsp_inst_id(dsp_lower *l) {
@@ -173,8 +181,8 @@ static lp_expr *offset_of(dsp_lower *l, const ir_region *r, lp_expr **coords, lp
     int j = 0;
     for (int d = 0; d < b->rank; d++) {
         lp_expr *pos;
-        if (d < r->nindex && r->index[d].kind == TILEC_INDEX_ID) {
-            pos = lp_cast(l->k, it, id_value(l, r->index[d].id));
+        if (d < r->nindex && ir_index_is_id(&r->index[d])) {
+            pos = lp_cast(l->k, it, index_value(l, &r->index[d]));
         } else {
             int64_t lo = 0, hi = b->shape[d];
             if (d < r->nindex) ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
@@ -217,7 +225,7 @@ bool dsp_region_base_aligned(const ir_region *r, int vec) {
         return false;
     for (int d = 0; d < b->rank && d < r->nindex; d++) {
         const ir_index *ix = &r->index[d];
-        if (ix->kind == TILEC_INDEX_ID) {
+        if (ir_index_is_id(ix)) {
             if (b->strides[d] % vec) return false;
             continue;
         }

@@ -86,6 +86,17 @@ tilec_status tilec_kernel_set_math(tilec_kernel *k, tilec_math math) {
     return TILEC_OK;
 }
 
+tilec_status tilec_kernel_set_cluster(tilec_kernel *k, int n) {
+    if (!k) return TILEC_ERR_INVALID_ARG;
+    ir_begin(k->prog->ctx);
+    if (k->is_func && n != 0)
+        return BAD(k->prog->ctx, "a func has no cluster; the kernel that calls it declares one (pass 0)");
+    if (n < 0 || n > IR_MAX_CLUSTER)
+        return BAD(k->prog->ctx, "cluster %d is out of range (1 to %d CTAs, or 0 for none)", n, IR_MAX_CLUSTER);
+    k->cluster = n;
+    return TILEC_OK;
+}
+
 /* A buffer from arguments shared by params and allocs; NULL with *st set on failure. */
 static tilec_buffer *new_buffer(tilec_kernel *k, const char *name, tilec_dtype dtype, int rank,
                                 const int64_t *shape, const int64_t *strides, tilec_space space,
@@ -236,7 +247,7 @@ static tilec_status to_region(tilec_kernel *k, const tilec_region *in, ir_region
     out->brackets = in->nindex > 0;
     for (int d = 0; d < in->nindex; d++) {
         const tilec_index *ix = &in->index[d];
-        if ((unsigned)ix->kind > TILEC_INDEX_ID)
+        if ((unsigned)ix->kind > TILEC_INDEX_RANK)
             return BAD(ctx, "index %d of the %s region has kind %d", d, what, (int)ix->kind);
         if (ix->kind == TILEC_INDEX_ID && (unsigned)ix->id >= TILEC_SCOPE_COUNT)
             return BAD(ctx, "index %d of the %s region names id %d", d, what, (int)ix->id);

@@ -105,6 +105,9 @@ int ir_ewop_arity(tilec_ewop o);                    /* operands: 1, 2 or 3; 0 ou
 const char *const *ir_ewop_names(int *count);       /* the table's names, for did-you-mean */
 int ir_lookup_id(const char *s, size_t n); /* "warp_id" -> TILEC_SCOPE_WARP */
 const char *ir_id_name(tilec_scope s);
+/* The word of the CTA's rank in its cluster (TILEC_INDEX_RANK). */
+#define IR_RANK_WORD "cta_in_cluster"
+
 bool ir_dtype_is_float(tilec_dtype d);
 /* The closest of names[] to word within an edit distance of 2, or NULL. */
 const char *ir_did_you_mean(const char *word, size_t n, const char *const *names, int count);
@@ -167,6 +170,12 @@ typedef struct ir_index {
     tilec_scope id;
     ir_pos pos;
 } ir_index;
+/* Whether an index is an id of the executing instance (cta_id … cluster_id, or
+ * cta_in_cluster), and its word. */
+static inline bool ir_index_is_id(const ir_index *ix) {
+    return ix->kind == TILEC_INDEX_ID || ix->kind == TILEC_INDEX_RANK;
+}
+const char *ir_index_id_word(const ir_index *ix);
 
 typedef struct ir_region {
     tilec_buffer *buf;
@@ -275,7 +284,8 @@ struct tilec_kernel {
     int threads;
     int64_t grid;
     tilec_math math; /* math=: how exp and exp2 of f32 are computed (TILEC_MATH_LIST) */
-    ir_pos threads_pos, grid_pos;
+    int cluster;     /* cluster=(N): CTAs of a thread-block cluster; 0: none */
+    ir_pos threads_pos, grid_pos, cluster_pos;
     tilec_buffer **params;
     int nparams, cap_params;
     ir_stmt **stmts;
@@ -375,6 +385,8 @@ tilec_status ir_parse(tilec_ctx *ctx, const char *file, const char *text, size_t
 /* Parses the text of a map statement's expression (tilec_kernel_map) against kernel k's
  * buffers declared before statement `upto_stmt`; errors at their column of `text`. */
 #define IR_MAX_EXPR_DEPTH 64 /* an expression's nesting (operators, casts, parentheses) */
+#define IR_MAX_CLUSTER 16      /* CTAs of a thread-block cluster (more than 8: the non-portable size) */
+#define IR_PORTABLE_CLUSTER 8  /* the most every target with clusters launches */
 tilec_status ir_parse_expr(tilec_program *p, tilec_kernel *k, const char *text, int upto_stmt,
                            ir_expr **out);
 void ir_print_expr(ir_str *s, const ir_expr *e);
@@ -403,6 +415,7 @@ typedef struct ir_limits {
     const char *target;        /* "CUDA sm_75", "any target", for messages */
     const char *kernel_why;    /* a note on the kernels' bound, or NULL */
     const char *func_why;      /* a note on the funcs' bound, or NULL */
+    int cluster_max;           /* CTAs a thread-block cluster may have (0: the target has none) */
 } ir_limits;
 /* The format's own bounds (TILEC_MAX_SHARED_BYTES…): what the most permissive target allows. */
 ir_limits ir_limits_any(int warp_size);
@@ -424,6 +437,7 @@ typedef struct ir_target_info {
     bool warpgroup;             /* has a barrier of 128 threads (warpgroup scope) */
     int64_t (*shared_bytes)(const char *arch); /* of a kernel's CTA; NULL: the format's bound */
     int64_t func_shared_bytes;  /* 0: the format's bound */
+    int (*cluster_max)(const char *arch); /* CTAs of a thread-block cluster; NULL: none */
     const char *kernel_why, *func_why; /* notes on those bounds in messages, or NULL */
     const char *source_ext, *binary_ext; /* what `tilec emit` and `tilec compile` write */
     uint32_t cache_kind;        /* the disk cache's tag of its binaries; 0: none */

@@ -53,6 +53,7 @@ lp_kernel *lp_kernel_new(tilec_program *p, const tilec_kernel *tile, int warp_si
     k->warp_size = warp_size;
     k->threads = tile->threads;
     k->grid = tile->grid;
+    k->cluster = tile->cluster;
     for (int i = 0; i < tile->nparams; i++) lp_buf_for(k, tile->params[i]);
     return k;
 }
@@ -217,6 +218,12 @@ lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a) {
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index) {
     lp_expr *e = expr(k, LX_LOAD, b ? b->type : LP_F32);
     if (e != &placeholder_expr) { e->buf = b; e->a = index; }
+    return e;
+}
+
+lp_expr *lp_load_rank(lp_kernel *k, const lp_buf *b, lp_expr *index, lp_expr *rank) {
+    lp_expr *e = lp_load(k, b, index);
+    if (e != &placeholder_expr) e->c = rank;
     return e;
 }
 
@@ -404,6 +411,11 @@ void lp_print_expr(ir_str *s, const lp_kernel *k, const lp_expr *e) {
         ir_str_printf(s, "%s[", e->buf->name);
         lp_print_expr(s, k, e->a);
         ir_str_printf(s, "]");
+        if (e->c) { /* distributed shared memory */
+            ir_str_printf(s, "@cta(");
+            lp_print_expr(s, k, e->c);
+            ir_str_printf(s, ")");
+        }
         return;
     case LX_BITS:
         ir_str_printf(s, "bits_%s(", lp_type_name(e->type));

@@ -157,7 +157,9 @@ typedef enum lp_expr_kind {
     LX_BINARY,
     LX_SELECT, /* a ? b : c */
     LX_CAST,   /* a converted to type (round to nearest even) */
-    LX_LOAD,   /* buf[a], of the buffer's storage type */
+    LX_LOAD,   /* buf[a], of the buffer's storage type; with c (a shared buffer of a kernel of
+                  clusters), the element of the copy of the cluster's CTA of rank c
+                  (distributed shared memory) */
     LX_BITS,   /* a's bits as type: f32 <-> i32, f64 <-> i64 (an order key's input and its
                   inverse) */
     LX_FMA,    /* a * b + c of floats, rounded once (IEEE fusedMultiplyAdd): only where a
@@ -211,7 +213,8 @@ typedef enum lp_stmt_kind {
     LS_FOR,     /* for (reg = a; reg < b; reg += step) body; all of the register's type,
                    step > 0 and the same for every lane that runs the loop */
     LS_SHFL,    /* reg = shfl_xor(src_reg, lane_mask, width) across the warp */
-    LS_BARRIER, /* barrier of `scope` (cta, warpgroup, warp) */
+    LS_BARRIER, /* barrier of `scope` (cluster, cta, warpgroup, warp); a cluster's orders the
+                   shared and global accesses of every CTA of the cluster */
     LS_VLOAD,   /* registers reg .. reg + vec - 1 = buf[a .. a + vec): one aligned load of 16, 8 or 4 bytes;
                    a is a multiple of vec */
     LS_VSTORE,  /* buf[a .. a + vec) = registers src_reg .. src_reg + vec - 1 */
@@ -250,6 +253,7 @@ typedef struct lp_kernel {
     int warp_size;
     int threads;
     int64_t grid;
+    int cluster; /* CTAs of a thread-block cluster (the tile kernel's cluster=), 0: none */
     lp_buf **bufs;
     int nbufs, cap_bufs;
     lp_regdef *regs;
@@ -288,6 +292,9 @@ lp_expr *lp_wrapping(lp_kernel *k, lp_op op, lp_expr *a, lp_expr *b); /* binary,
 lp_expr *lp_select(lp_kernel *k, lp_expr *c, lp_expr *a, lp_expr *b);
 lp_expr *lp_cast(lp_kernel *k, lp_type t, lp_expr *a);
 lp_expr *lp_load(lp_kernel *k, const lp_buf *b, lp_expr *index);
+/* b[index] in the shared memory of the cluster's CTA of rank `rank` (an i32 below the
+ * cluster's size; LX_LOAD's c). */
+lp_expr *lp_load_rank(lp_kernel *k, const lp_buf *b, lp_expr *index, lp_expr *rank);
 lp_expr *lp_bits(lp_kernel *k, lp_type t, lp_expr *a); /* LX_BITS: f32 <-> i32, f64 <-> i64 */
 lp_expr *lp_fma(lp_kernel *k, lp_expr *a, lp_expr *b, lp_expr *c); /* LX_FMA: floats of one type */
 lp_expr *lp_pair(lp_kernel *k, lp_expr *a, lp_expr *b);             /* LX_PAIR: f64, f64 -> f64x2; i64, i64 -> i64x2 */

@@ -135,6 +135,7 @@ const char *tilec_backend_file_extension(tilec_backend b, bool binary) {
     return t && t->gpu ? (binary ? t->binary_ext : t->source_ext) : NULL;
 }
 const char *ir_id_name(tilec_scope s) { return name_at(id_names, COUNT(id_names), (int)s); }
+const char *ir_index_id_word(const ir_index *ix) { return ix->kind == TILEC_INDEX_RANK ? IR_RANK_WORD : ir_id_name(ix->id); }
 
 size_t tilec_dtype_size(tilec_dtype d) {
     return (int)d >= 0 && (int)d < COUNT(dtype_sizes) ? dtype_sizes[d] : 0;

@@ -36,14 +36,14 @@ typedef struct parser {
 } parser;
 
 static const char *const statement_words[] = {"shared", "local", "cta", "warpgroup", "warp",
-                                              "thread", "grid"};
+                                              "thread", "grid", "cluster"};
 #define OP_WORD(s, n) n,
 static const char *const op_words[] = {"copy", "fill", "sync", "map", TILEC_OP_LIST(OP_WORD)};
 #undef OP_WORD
 static const char *const kwarg_words[] = {"axes", "accum", "nan", "variant", "correction"};
 static const char *const dtype_words[] = {"f16", "bf16", "f32", "f64", "i32", "u32", "i64"};
 static const char *const space_words[] = {"global", "shared", "local"};
-static const char *const id_words[] = {"cta_id", "warpgroup_id", "warp_id", "thread_id"};
+static const char *const id_words[] = {"cta_id", "warpgroup_id", "warp_id", "thread_id", "cluster_id", IR_RANK_WORD};
 #define LAYOUT_WORD(s, n) n,
 static const char *const layout_words[] = {TILEC_LAYOUT_LIST(LAYOUT_WORD)};
 #undef LAYOUT_WORD
@@ -441,15 +441,22 @@ static void parse_alloc(parser *ps, ir_stmt *st) {
 
 /* ---- statements ----------------------------------------------------------------------- */
 
-/* index := INT | [INT] ':' [INT] | 'cta_id' | 'warpgroup_id' | 'warp_id' | 'thread_id' */
+/* index := INT | [INT] ':' [INT] | 'cta_id' | 'warpgroup_id' | 'warp_id' | 'thread_id'
+ *        | 'cluster_id' | 'cta_in_cluster' */
 static void parse_index(parser *ps, ir_index *ix) {
     ix->pos = (ir_pos){ps->t.line, ps->t.col};
     if (ps->t.kind == TOK_NAME) {
+        if (tok_is(&ps->t, IR_RANK_WORD)) {
+            ix->kind = TILEC_INDEX_RANK;
+            next(ps);
+            return;
+        }
         int id = ir_lookup_id(ps->t.s, ps->t.n);
         if (id == TILEC_SCOPE_GRID) id = -1; /* the grid is one instance: it has no id */
         if (id < 0)
             fail_unknown(ps, &ps->t, "index", id_words, COUNT(id_words),
-                         "an integer, a slice a:b, cta_id, warpgroup_id, warp_id or thread_id");
+                         "an integer, a slice a:b, cta_id, warpgroup_id, warp_id, thread_id, cluster_id or "
+                         "cta_in_cluster");
         ix->kind = TILEC_INDEX_ID;
         ix->id = (tilec_scope)id;
         next(ps);
@@ -867,7 +874,7 @@ static void parse_map(parser *ps, ir_stmt *st, int index) {
 /* stmt := alloc | exec '.copy' '(' region ',' region ')' | exec '.fill' '(' region ',' number ')'
  *       | exec '.sync' '(' ')' | exec '.' OP '(' region ',' [region ','] region {',' kwarg} ')'
  *         (OP: TILEC_OP_LIST; the second destination for an op with two results)
- * exec := ('cta' | 'warpgroup' | 'warp' | 'thread' | 'grid') [ '[' INT ']' ] */
+ * exec := ('cta' | 'warpgroup' | 'warp' | 'thread' | 'grid' | 'cluster') [ '[' INT ']' ] */
 static void parse_stmt(parser *ps) {
     tok first = ps->t;
     ir_trivia tv = take_leading(ps);
@@ -879,7 +886,7 @@ static void parse_stmt(parser *ps) {
             fail_at(ps, first.line, first.col,
                     "global buffers are kernel parameters; allocate only shared or local buffers");
         fail_unknown(ps, &first, "statement", statement_words, COUNT(statement_words),
-                     "shared, local, or a scope (cta, warpgroup, warp, thread, grid)");
+                     "shared, local, or a scope (cta, warpgroup, warp, thread, grid, cluster)");
     }
     int index = ps->k->nstmts;
     ir_stmt *st = ir_stmt_add(ps->k, is_alloc ? IR_ALLOC : IR_SYNC);
@@ -952,7 +959,8 @@ static void parse_stmt(parser *ps) {
     ps->last_end_line = ps->prev_line;
 }
 
-/* kernel := 'kernel' NAME '(' params ')' 'threads' '=' INT [ 'grid' '=' INT ] [ 'math' '=' NAME ] '{' { stmt } '}'
+/* kernel := 'kernel' NAME '(' params ')' 'threads' '=' INT [ 'grid' '=' INT ] [ 'cluster' '=' '(' INT ')' ]
+ *           [ 'math' '=' NAME ] '{' { stmt } '}'
  * func   := 'func'   NAME '(' params ')' 'threads' '=' INT [ 'math' '=' NAME ] '{' { stmt } '}'
  * params := param { ',' param } */
 static void parse_kernel(parser *ps) {
@@ -992,6 +1000,21 @@ static void parse_kernel(parser *ps) {
             fail_at(ps, k->grid_pos.line, k->grid_pos.col, "grid %lld is out of range (1 to %d)",
                     (long long)k->grid, INT32_MAX);
     }
+    if (tok_is(&ps->t, "cluster")) {
+        if (is_func)
+            fail_at(ps, ps->t.line, ps->t.col,
+                    "a func has no cluster; the kernel that calls it declares one");
+        next(ps);
+        expect(ps, "=");
+        if (!tok_is(&ps->t, "("))
+            fail_at(ps, ps->t.line, ps->t.col, "expected '(' after 'cluster=': a cluster's shape is written "
+                    "cluster=(N), N CTAs");
+        next(ps);
+        k->cluster = parse_small_int(ps, 1, IR_MAX_CLUSTER, "cluster", &k->cluster_pos);
+        expect(ps, ")");
+        if (tok_is(&ps->t, "grid"))
+            fail_at(ps, ps->t.line, ps->t.col, "grid= goes before cluster=: threads=N grid=G cluster=(%d)", k->cluster);
+    }
     if (tok_is(&ps->t, "math")) {
         next(ps);
         expect(ps, "=");
@@ -1003,8 +1026,9 @@ static void parse_kernel(parser *ps) {
                     "or math=approx (the GPU's hardware exponential)", (int)(v.n > 40 ? 40 : v.n), v.s);
         k->math = (tilec_math)m;
         next(ps);
-        if (tok_is(&ps->t, "grid"))
-            fail_at(ps, ps->t.line, ps->t.col, "grid= goes before math=: threads=N grid=G math=%s", tilec_math_name(k->math));
+        if (tok_is(&ps->t, "grid") || tok_is(&ps->t, "cluster"))
+            fail_at(ps, ps->t.line, ps->t.col, "%.*s= goes before math=: threads=N grid=G cluster=(C) math=%s",
+                    (int)ps->t.n, ps->t.s, tilec_math_name(k->math));
     }
     tok open = ps->t;
     expect(ps, "{");

@@ -55,7 +55,8 @@ void ir_print_region(ir_str *s, const ir_region *r) {
         if (i) ir_str_printf(s, ", ");
         switch (ix->kind) {
         case TILEC_INDEX_AT: ir_str_printf(s, "%lld", (long long)ix->start); break;
-        case TILEC_INDEX_ID: ir_str_printf(s, "%s", ir_id_name(ix->id)); break;
+        case TILEC_INDEX_ID:
+        case TILEC_INDEX_RANK: ir_str_printf(s, "%s", ir_index_id_word(ix)); break;
         case TILEC_INDEX_SLICE:
             if (ix->has_start) ir_str_printf(s, "%lld", (long long)ix->start);
             ir_str_printf(s, ":");
@@ -263,6 +264,7 @@ static void print_kernel(ir_str *s, const tilec_kernel *k) {
     }
     ir_str_printf(s, ") threads=%d", k->threads);
     if (k->grid != 1) ir_str_printf(s, " grid=%lld", (long long)k->grid);
+    if (k->cluster) ir_str_printf(s, " cluster=(%d)", k->cluster);
     if (k->math != TILEC_MATH_EXACT) ir_str_printf(s, " math=%s", tilec_math_name(k->math));
     ir_str_printf(s, " {");
     if (k->trivia.trailing) ir_str_printf(s, "  %s", k->trivia.trailing);

@@ -110,6 +110,7 @@ bool ir_index_range(const ir_index *ix, int64_t extent, int64_t *lo, int64_t *hi
         *hi = !ix->has_stop ? extent : ix->stop < 0 ? ix->stop + extent : ix->stop;
         return true;
     case TILEC_INDEX_ID:
+    case TILEC_INDEX_RANK:
         break;
     }
     return false;
@@ -145,7 +146,8 @@ int ir_scope_size(tilec_scope s, int threads, int warp_size) {
     case TILEC_SCOPE_CTA: return threads;
     case TILEC_SCOPE_WARPGROUP: return 128;
     case TILEC_SCOPE_WARP: return warp_size;
-    case TILEC_SCOPE_GRID: return threads; /* per CTA */
+    case TILEC_SCOPE_GRID:
+    case TILEC_SCOPE_CLUSTER: return threads; /* per CTA */
     default: return 1;
     }
 }
@@ -166,6 +168,7 @@ bool tilec_kernel_is_func(const tilec_kernel *k) { return k && k->is_func; }
 int tilec_kernel_threads(const tilec_kernel *k) { return k ? k->threads : 0; }
 int64_t tilec_kernel_grid(const tilec_kernel *k) { return k ? k->grid : 0; }
 tilec_math tilec_kernel_math(const tilec_kernel *k) { return k ? k->math : TILEC_MATH_EXACT; }
+int tilec_kernel_cluster(const tilec_kernel *k) { return k ? k->cluster : 0; }
 size_t tilec_kernel_param_count(const tilec_kernel *k) { return k ? (size_t)k->nparams : 0; }
 tilec_buffer *tilec_kernel_param_at(const tilec_kernel *k, size_t i) {
     return k && i < (size_t)k->nparams ? k->params[i] : NULL;

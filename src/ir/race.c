@@ -13,6 +13,13 @@
  *
  * Only the first dimension of a region may depend on the instance (through an id), so the
  * other dimensions are compared once per pair of accesses and the first per instance pair.
+ *
+ * Clusters. A cluster statement's source is read by the threads of every CTA of the
+ * cluster (each CTA's copy of a shared tile), and its global destination is written by one
+ * of them: such an access is ordered with another of the same elements, by any thread of
+ * the cluster, only by a cluster barrier (cluster.sync(), or the end of a cluster
+ * reduction) — a CTA barrier orders one CTA. Its shared destination is each CTA's own copy,
+ * written by that CTA's threads: ordered as a CTA statement's.
  */
 #include "ir.h"
 
@@ -23,7 +30,8 @@ typedef struct access {
     const ir_stmt *st;
     const ir_region *r;
     bool write;
-    int since; /* barriers[since..] happened after this access */
+    int since;    /* barriers[since..] happened after this access */
+    bool cluster; /* by threads of every CTA of the cluster (see Clusters above) */
 } access;
 
 typedef struct barrier {
@@ -39,6 +47,8 @@ typedef struct racer {
     int nacc, cap_acc;
     barrier *bar;
     int nbar, cap_bar;
+    access *cacc; /* a kernel with clusters: every access since the last cluster barrier */
+    int ncacc, cap_cacc;
     bool oom;
 } racer;
 
@@ -55,8 +65,12 @@ static void dim_range(const racer *rc, const ir_region *r, int d, tilec_scope s,
     int64_t e = r->buf->shape[d];
     if (d >= r->nindex) { *lo = 0; *hi = e; return; }
     const ir_index *ix = &r->index[d];
-    if (ix->kind != TILEC_INDEX_ID) { ir_index_range(ix, e, lo, hi); return; }
-    if (ix->id == TILEC_SCOPE_CTA) { *lo = 0; *hi = 1; return; } /* one CTA at a time */
+    if (!ir_index_is_id(ix)) { ir_index_range(ix, e, lo, hi); return; }
+    if (ix->kind == TILEC_INDEX_RANK || ix->id == TILEC_SCOPE_CTA || ix->id == TILEC_SCOPE_CLUSTER) {
+        *lo = 0; /* one CTA at a time */
+        *hi = 1;
+        return;
+    }
     int tlo, thi;
     instance_threads(rc, s, i, &tlo, &thi);
     *lo = tlo / ir_scope_size(ix->id, rc->k->threads, rc->ws);
@@ -64,7 +78,22 @@ static void dim_range(const racer *rc, const ir_region *r, int d, tilec_scope s,
 }
 
 static bool depends_on_instance(const ir_region *r) {
-    return r->nindex > 0 && r->index[0].kind == TILEC_INDEX_ID && r->index[0].id != TILEC_SCOPE_CTA;
+    return r->nindex > 0 && r->index[0].kind == TILEC_INDEX_ID && r->index[0].id != TILEC_SCOPE_CTA &&
+           r->index[0].id != TILEC_SCOPE_CLUSTER;
+}
+
+/* Whether two regions of one buffer may share an element in some pair of CTAs of a cluster
+ * (an id of the first dimension may take any value there). */
+static bool cluster_overlap(const racer *rc, const ir_region *a, const ir_region *b) {
+    for (int d = 0; d < a->buf->rank; d++) {
+        bool aid = d < a->nindex && ir_index_is_id(&a->index[d]), bid = d < b->nindex && ir_index_is_id(&b->index[d]);
+        if (aid || bid) continue;
+        int64_t al, ah, bl, bh;
+        dim_range(rc, a, d, TILEC_SCOPE_CTA, 0, &al, &ah);
+        dim_range(rc, b, d, TILEC_SCOPE_CTA, 0, &bl, &bh);
+        if (ah <= bl || bh <= al) return false;
+    }
+    return true;
 }
 
 /* The narrowest scope whose one instance holds threads [lo, hi); a scope whose instance is
@@ -136,7 +165,12 @@ static void report(racer *rc, const access *old, const access *now, tilec_scope 
     char line[32]; /* where the earlier access is: a line, or a statement for built IR */
     if (old->st->pos.line > 0) snprintf(line, sizeof line, "line %d", old->st->pos.line);
     else snprintf(line, sizeof line, "statement %d", old->st->index + 1);
-    if (!old->write)
+    if (need == TILEC_SCOPE_CLUSTER)
+        ir_stmt_diag(rc->p, rc->k, now->st, TILEC_SEV_ERROR, now->r->pos,
+                    "missing barrier: '%s' is %s here and %s at %s, by threads of other CTAs of the cluster, with no "
+                    "cluster barrier between; add cluster.sync() before this statement (cta.sync() orders one CTA)",
+                    name, now->write ? "written" : "read", old->write ? "written" : "read", line);
+    else if (!old->write)
         ir_stmt_diag(rc->p, rc->k, now->st, TILEC_SEV_ERROR, now->r->pos,
                     "missing barrier: '%s' is overwritten here while other threads may still "
                     "read it at %s; add %s.sync() before this statement", name, line, fix);
@@ -154,9 +188,10 @@ static void report(racer *rc, const access *old, const access *now, tilec_scope 
 }
 
 static void add_barrier(racer *rc, tilec_scope s, int instance) {
-    if (s == TILEC_SCOPE_CTA) { /* everything before is ordered with everything after */
+    if (s == TILEC_SCOPE_CTA || s == TILEC_SCOPE_CLUSTER) { /* everything before is ordered with everything after, */
         rc->nacc = 0;
         rc->nbar = 0;
+        if (s == TILEC_SCOPE_CLUSTER) rc->ncacc = 0; /* across the cluster too */
         return;
     }
     if (s == TILEC_SCOPE_THREAD) return;
@@ -171,6 +206,16 @@ static void add_barrier(racer *rc, tilec_scope s, int instance) {
  * adding once the whole statement has been checked. */
 static bool check_access(racer *rc, const access *now) {
     if (now->r->buf->space == TILEC_SPACE_LOCAL) return true;
+    for (int i = 0; i < rc->ncacc; i++) { /* across the CTAs of a cluster */
+        const access *old = &rc->cacc[i];
+        if (old->r->buf != now->r->buf || (!old->write && !now->write) || old->st == now->st)
+            continue;
+        if ((old->cluster || now->cluster) && cluster_overlap(rc, old->r, now->r)) {
+            report(rc, old, now, TILEC_SCOPE_CLUSTER);
+            return false;
+        }
+    }
+    if (now->cluster) return true;
     for (int i = 0; i < rc->nacc; i++) {
         const access *old = &rc->acc[i];
         if (old->r->buf != now->r->buf || (!old->write && !now->write) || old->st == now->st)
@@ -188,7 +233,7 @@ static bool check_access(racer *rc, const access *now) {
  * out (when not NULL) from n on; returns the new count. */
 static int map_reads(const ir_expr *e, const ir_stmt *st, access *out, int n, int since) {
     if (e->kind == IR_X_REGION || e->kind == IR_X_GATHER) { /* a gather may read any element of its region */
-        if (out) out[n] = (access){st, &e->region, false, since};
+        if (out) out[n] = (access){st, &e->region, false, since, false};
         n++;
     }
     for (int i = 0; i < ir_expr_nargs(e); i++) n = map_reads(e->args[i], st, out, n, since);
@@ -217,11 +262,13 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
             }
             n = map_reads(st->expr, st, now, 0, rc.nbar);
         }
+        bool cl = st->exec.scope == TILEC_SCOPE_CLUSTER; /* its source, and a global destination */
         if (st->kind == IR_COPY || st->kind == IR_REDUCE)
-            now[n++] = (access){st, &st->src, false, rc.nbar};
-        if (st->kind == IR_REDUCE && st->accum) now[n++] = (access){st, &st->dst, false, rc.nbar};
-        now[n++] = (access){st, &st->dst, true, rc.nbar};
-        if (st->dst2.buf) now[n++] = (access){st, &st->dst2, true, rc.nbar};
+            now[n++] = (access){st, &st->src, false, rc.nbar, cl};
+        bool dcl = cl && st->dst.buf->space == TILEC_SPACE_GLOBAL;
+        if (st->kind == IR_REDUCE && st->accum) now[n++] = (access){st, &st->dst, false, rc.nbar, dcl};
+        now[n++] = (access){st, &st->dst, true, rc.nbar, dcl};
+        if (st->dst2.buf) now[n++] = (access){st, &st->dst2, true, rc.nbar, cl && st->dst2.buf->space == TILEC_SPACE_GLOBAL};
         bool clean = true;
         for (int j = 0; j < n && clean; j++) clean = check_access(&rc, &now[j]);
         if (!clean) break; /* one report per kernel: later ones would repeat it */
@@ -232,6 +279,12 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
                 break;
             }
             rc.acc[rc.nacc++] = now[j];
+            if (!k->cluster) continue;
+            if (!ir_arena_grow(&p->arena, (void **)&rc.cacc, &rc.cap_cacc, rc.ncacc + 1, sizeof *rc.cacc)) {
+                rc.oom = true;
+                break;
+            }
+            rc.cacc[rc.ncacc++] = now[j];
         }
         if (st->kind == IR_REDUCE && ir_reduce_has_barrier(st)) add_barrier(&rc, st->exec.scope, st->exec.instance);
     }

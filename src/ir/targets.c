@@ -34,6 +34,19 @@ static int64_t cuda_shared_bytes(const char *arch) {
     }
 }
 
+/* The CTAs of a thread-block cluster (CUDA programming guide, "Thread Block Clusters"):
+ * compute capability 9.0 and later launch 8 (the portable size); sm_90 and sm_100 16 with
+ * the non-portable size, which the launcher opts in to; none before sm_90. */
+static int cuda_cluster_max(const char *arch) {
+    int cc = atoi(arch + strlen("sm_"));
+    return cc < 90 ? 0 : cc == 90 || cc == 100 ? IR_MAX_CLUSTER : IR_PORTABLE_CLUSTER;
+}
+
+static int sim_cluster_max(const char *arch) {
+    (void)arch;
+    return IR_MAX_CLUSTER;
+}
+
 /* The LDS of a workgroup on gfx9, gfx10, gfx11. */
 static int64_t hip_shared_bytes(const char *arch) {
     (void)arch;
@@ -54,6 +67,7 @@ static const ir_target_info targets[] = {
                             .arch_suffix = "af", .arch_form = "sm_XX (sm_80, sm_90…)", .natural_warp = warp_32,
                             .warp_sizes = IR_WARP_32, .warpgroup = true, .shared_bytes = cuda_shared_bytes,
                             .func_shared_bytes = 48 << 10, .func_why = "(a func's shared buffers are static arrays)",
+                            .cluster_max = cuda_cluster_max,
                             .source_ext = ".cu", .binary_ext = ".cubin", .cache_kind = 1, .gpu = true},
     [TILEC_BACKEND_HIP] = {.label = "HIP", .default_arch = "gfx90a", .arch_prefix = "gfx", .arch_digits = "0123456789abcdef",
                            .arch_suffix = "", .arch_form = "gfxNNN (gfx90a, gfx1100…)", .natural_warp = hip_warp,
@@ -61,7 +75,7 @@ static const ir_target_info targets[] = {
                            .func_shared_bytes = 64 << 10, .source_ext = ".hip", .binary_ext = ".co", .cache_kind = 2,
                            .gpu = true},
     [TILEC_BACKEND_SIM] = {.label = "the simulator", .default_arch = "cpu", .natural_warp = warp_32,
-                           .warp_sizes = IR_WARP_32 | IR_WARP_64, .warpgroup = true,
+                           .warp_sizes = IR_WARP_32 | IR_WARP_64, .warpgroup = true, .cluster_max = sim_cluster_max,
                            .kernel_why = "(as on the most permissive GPU, CUDA sm_90)",
                            .func_why = "(as on HIP, the most permissive GPU for funcs)"},
 };

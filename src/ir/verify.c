@@ -41,12 +41,13 @@ static void err(verifier *v, ir_pos at, const char *fmt, ...) {
 }
 
 static const char *scope_plural(tilec_scope s) {
-    static const char *const names[] = {"CTAs", "warpgroups", "warps", "threads", "grids"};
+    static const char *const names[] = {"CTAs", "warpgroups", "warps", "threads", "grids", "clusters"};
     return names[s];
 }
 
-/* Scope s is at least as wide as scope t (cta > warpgroup > warp > thread). */
-static bool wider_or_equal(tilec_scope s, tilec_scope t) { return s <= t; } /* cta .. thread */
+/* Scope s is at least as wide as scope t (cluster > cta > warpgroup > warp > thread). */
+static int narrowness(tilec_scope s) { return s == TILEC_SCOPE_CLUSTER ? -1 : (int)s; }
+static bool wider_or_equal(tilec_scope s, tilec_scope t) { return narrowness(s) <= narrowness(t); }
 
 /* ---- regions -------------------------------------------------------------------------- */
 
@@ -83,8 +84,15 @@ static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
     for (int d = 0; d < r->nindex; d++) {
         const ir_index *ix = &r->index[d];
         int64_t e = b->shape[d];
-        if (ix->kind == TILEC_INDEX_ID) {
-            const char *id = ir_id_name(ix->id);
+        if (ir_index_is_id(ix)) {
+            const char *id = ir_index_id_word(ix);
+            bool rank = ix->kind == TILEC_INDEX_RANK, by_cluster = rank || ix->id == TILEC_SCOPE_CLUSTER;
+            if (by_cluster && !v->k->cluster) {
+                err(v, ix->pos, "%s needs a kernel of thread-block clusters: give '%s' cluster=(N) in its header "
+                                "(threads=%d grid=G cluster=(N), G a multiple of N)", id, v->k->name, v->k->threads);
+                ok = false;
+                continue;
+            }
             if (d != 0) {
                 err(v, ix->pos, "%s indexes dimension %d of '%s'; ids may only index the first "
                                 "dimension", id, d, b->name);
@@ -97,14 +105,14 @@ static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
                 ok = false;
                 continue;
             }
-            if (ix->id == TILEC_SCOPE_CTA && b->space != TILEC_SPACE_GLOBAL) {
-                err(v, ix->pos, "cta_id indexes '%s', which is %s; cta_id only indexes global "
+            if ((by_cluster || ix->id == TILEC_SCOPE_CTA) && b->space != TILEC_SPACE_GLOBAL) {
+                err(v, ix->pos, "%s indexes '%s', which is %s; %s only indexes global "
                                 "buffers (each CTA has its own shared memory)",
-                    b->name, tilec_space_name(b->space));
+                    id, b->name, tilec_space_name(b->space), id);
                 ok = false;
                 continue;
             }
-            if (!wider_or_equal(ix->id, scope)) {
+            if (rank ? scope == TILEC_SCOPE_CLUSTER : !wider_or_equal(ix->id, scope)) {
                 err(v, ix->pos, "%s differs between the threads of one %s instance; a %s-scope "
                                 "statement can use ids of its own scope or wider",
                     id, tilec_scope_name(scope), tilec_scope_name(scope));
@@ -113,7 +121,11 @@ static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
             }
             /* the largest id value this statement reaches must be inside the extent */
             int64_t top;
-            if (ix->id == TILEC_SCOPE_CTA) {
+            if (rank) {
+                top = v->k->cluster - 1;
+            } else if (ix->id == TILEC_SCOPE_CLUSTER) {
+                top = v->k->grid / v->k->cluster - 1;
+            } else if (ix->id == TILEC_SCOPE_CTA) {
                 if (v->k->is_func) continue; /* the caller's grid is not known here */
                 top = v->k->grid - 1;
             } else {
@@ -155,11 +167,11 @@ static bool may_overlap(const ir_region *a, const ir_region *b) {
     for (int d = 0; d < a->buf->rank; d++) {
         const ir_index *x = d < a->nindex ? &a->index[d] : NULL;
         const ir_index *y = d < b->nindex ? &b->index[d] : NULL;
-        if (x && y && x->kind == TILEC_INDEX_ID && y->kind == TILEC_INDEX_ID) {
-            if (x->id == y->id) continue;
+        if (x && y && ir_index_is_id(x) && ir_index_is_id(y)) {
+            if (x->kind == y->kind && x->id == y->id) continue;
             return true; /* different ids may meet */
         }
-        if ((x && x->kind == TILEC_INDEX_ID) || (y && y->kind == TILEC_INDEX_ID)) continue;
+        if ((x && ir_index_is_id(x)) || (y && ir_index_is_id(y))) continue;
         int64_t e = a->buf->shape[d], xl = 0, xh = e, yl = 0, yh = e;
         if (x) ir_index_range(x, e, &xl, &xh);
         if (y) ir_index_range(y, e, &yl, &yh);
@@ -178,6 +190,13 @@ static void check_dst_per_instance(verifier *v, const ir_stmt *st, const ir_regi
     const ir_index *first = r->nindex > 0 ? &r->index[0] : NULL;
     tilec_scope by = first && first->kind == TILEC_INDEX_ID ? first->id : TILEC_SCOPE_COUNT;
     int count = ir_scope_count(s, v->k->threads, v->ws);
+    if (s == TILEC_SCOPE_CLUSTER) { /* one instance a cluster; each CTA writes its own shared copy */
+        int64_t clusters = v->k->grid / v->k->cluster;
+        if (b->space == TILEC_SPACE_GLOBAL && clusters > 1 && by != TILEC_SCOPE_CLUSTER)
+            err(v, r->pos, "all %lld clusters of the grid write the same part of '%s'; index it by cluster_id "
+                           "(%s[cluster_id])", (long long)clusters, b->name, b->name);
+        return;
+    }
     if (s != TILEC_SCOPE_CTA && st->exec.instance < 0 && count > 1 && by != s) {
         err(v, r->pos, "all %d %s write the same part of '%s'; index it by %s (%s[%s]) or "
                        "select one instance (%s[0].%s)",
@@ -226,18 +245,56 @@ static bool check_grid(verifier *v, const ir_stmt *st) {
             return false;
         }
         for (int d = 0; d < r[i]->nindex; d++)
-            if (r[i]->index[d].kind == TILEC_INDEX_ID) {
+            if (ir_index_is_id(&r[i]->index[d])) {
                 err(v, r[i]->index[d].pos, "%s has no value in a grid statement (all CTAs share it)",
-                    ir_id_name(r[i]->index[d].id));
+                    ir_index_id_word(&r[i]->index[d]));
                 return false;
             }
     }
     return true;
 }
 
+/* A cluster statement: a reduction of a shared tile over every CTA's copy of it, or the
+ * cluster's barrier. */
+static bool check_cluster(verifier *v, const ir_stmt *st) {
+    const tilec_kernel *k = v->k;
+    if (!k->cluster) {
+        err(v, st->pos, "cluster scope needs a kernel of thread-block clusters: give '%s' cluster=(N) in its header "
+                        "(threads=%d grid=G cluster=(N), G a multiple of N)", k->name, k->threads);
+        return false;
+    }
+    if (st->exec.instance >= 0) {
+        err(v, st->pos, "a cluster is one instance of its scope; write cluster.%s without an index", ir_stmt_word(st));
+        return false;
+    }
+    if (st->kind == IR_SYNC) return true;
+    if (st->kind != IR_REDUCE) {
+        char ops[96];
+        err(v, st->pos, "cluster scope is for reductions (%s) and sync(); run the %s at cta scope, where each CTA works "
+                        "on its own shared memory", ir_op_names(ops, sizeof ops, ", "), ir_stmt_word(st));
+        return false;
+    }
+    const ir_region *src = &st->src;
+    if (src->buf->space != TILEC_SPACE_SHARED || src->buf->layout.kind != TILEC_LAYOUT_NONE) {
+        err(v, src->pos, "'%s' is %s; a cluster reduction reads a shared tile, every CTA's copy of it: copy the data "
+                         "into shared memory at cta scope, then cluster.sync()", src->buf->name,
+            src->buf->layout.kind != TILEC_LAYOUT_NONE ? "a fragment" : tilec_space_name(src->buf->space));
+        return false;
+    }
+    const ir_region *d[2] = {&st->dst, &st->dst2};
+    for (int i = 0; i < 2 && d[i]->buf; i++)
+        if (d[i]->buf->space == TILEC_SPACE_LOCAL) {
+            err(v, d[i]->pos, "'%s' is local; a cluster reduction writes a shared buffer (each CTA gets the result in "
+                              "its copy) or a global one (written once a cluster)", d[i]->buf->name);
+            return false;
+        }
+    return true;
+}
+
 static bool check_exec(verifier *v, const ir_stmt *st) {
     tilec_scope s = st->exec.scope;
     if (s == TILEC_SCOPE_GRID) return check_grid(v, st);
+    if (s == TILEC_SCOPE_CLUSTER) return check_cluster(v, st);
     int threads = v->k->threads;
     if (s == TILEC_SCOPE_WARPGROUP && threads % 128 != 0) {
         err(v, st->pos, "warpgroup scope needs a multiple of 128 threads, but '%s' has "
@@ -295,6 +352,7 @@ static void check_keyed(verifier *v, const ir_stmt *st, int64_t keep) {
         err(v, two->pos, "%s: the %s's destination '%s' has %lld element%s but the source keeps %lld after reducing "
                          "its axes", op, what, two->buf->name, (long long)have, have == 1 ? "" : "s", (long long)keep);
     int64_t len = ir_region_elems(src) / (keep ? keep : 1);
+    if (st->exec.scope == TILEC_SCOPE_CLUSTER) len *= v->k->cluster; /* every CTA's copy */
     if (index && len >= INT32_MAX)
         err(v, st->op_pos, "%s reduces %lld elements per result; a slice holds at most 2^31 - 2 (its indices fit an i32)", op, (long long)len);
     if (index && src->buf->space == TILEC_SPACE_LOCAL && st->exec.scope != TILEC_SCOPE_THREAD &&
@@ -602,7 +660,7 @@ static bool same_region(const ir_region *a, const ir_region *b) {
         ir_index whole = {.kind = TILEC_INDEX_SLICE};
         const ir_index *x = d < a->nindex ? &a->index[d] : &whole, *y = d < b->nindex ? &b->index[d] : &whole;
         if (x->kind != y->kind) return false;
-        if (x->kind == TILEC_INDEX_ID) {
+        if (ir_index_is_id(x)) {
             if (x->id != y->id) return false;
             continue;
         }
@@ -787,7 +845,7 @@ done:
 /* Whether region r has an index by an id (whose range depends on the warp size). */
 static bool has_id(const ir_region *r) {
     for (int d = 0; d < r->nindex; d++)
-        if (r->index[d].kind == TILEC_INDEX_ID) return true;
+        if (ir_index_is_id(&r->index[d])) return true;
     return false;
 }
 
@@ -866,6 +924,35 @@ static void check_alloc_size(verifier *v, const ir_stmt *st) {
     *total = -1;
 }
 
+/* cluster=(N): a size the target launches, and a grid of whole clusters. */
+static void check_cluster_shape(verifier *v) {
+    const tilec_kernel *k = v->k;
+    ir_pos at = k->cluster_pos.line ? k->cluster_pos : k->pos;
+    if (k->is_func || k->cluster < 0 || k->cluster > IR_MAX_CLUSTER) {
+        err(v, at, k->is_func ? "a func has no cluster; the kernel that calls it declares one"
+                              : "cluster %d is out of range (1 to 16)", k->cluster);
+        return;
+    }
+    int most = v->lim->cluster_max;
+    if (most == 0)
+        err(v, at, "cluster=(%d): %s has no thread-block clusters (CUDA sm_90 and later have them, at warp size 32); "
+                   "target cuda with --arch sm_90 or later, or drop cluster= and combine the CTAs' results in "
+                   "global memory", k->cluster, v->lim->target);
+    else if (k->cluster > most)
+        err(v, at, "cluster=(%d) is more CTAs than a cluster has on %s (%d%s); use cluster=(%d) or fewer", k->cluster,
+            v->lim->target, most, most == IR_PORTABLE_CLUSTER ? ", the portable size; 16 on sm_90 and sm_100" : "",
+            most);
+    else if (k->grid % k->cluster) {
+        int64_t lo = k->grid / k->cluster * k->cluster;
+        char fix[64];
+        if (lo) snprintf(fix, sizeof fix, "%lld or %lld", (long long)lo, (long long)(lo + k->cluster));
+        else snprintf(fix, sizeof fix, "%d", k->cluster);
+        err(v, k->grid_pos.line ? k->grid_pos : at,
+            "grid=%lld is not a multiple of cluster=(%d): a launch runs whole clusters; make grid %s",
+            (long long)k->grid, k->cluster, fix);
+    }
+}
+
 static void verify_kernel(verifier *v) {
     tilec_kernel *k = v->k;
     size_t before = ir_error_count(v->p->ctx);
@@ -876,6 +963,7 @@ static void verify_kernel(verifier *v) {
     if (k->grid < 1 || k->grid > INT32_MAX || (k->is_func && k->grid != 1))
         err(v, k->pos, "grid %lld is out of range (%s)", (long long)k->grid,
             k->is_func ? "a func has no grid" : "1 to 2147483647");
+    if (k->cluster) check_cluster_shape(v);
     if (ir_error_count(v->p->ctx) > before) return;
     for (int i = 0; i < k->nparams; i++) {
         const tilec_buffer *b = k->params[i];
@@ -917,7 +1005,8 @@ ir_limits ir_limits_any(int warp_size) {
     return (ir_limits){.warp_size = warp_size, .shared_bytes = TILEC_MAX_SHARED_BYTES,
                        .func_shared_bytes = TILEC_MAX_FUNC_SHARED_BYTES, .local_bytes = TILEC_MAX_LOCAL_BYTES,
                        .target = "any target", .kernel_why = "(CUDA sm_90 and the simulator allow the most)",
-                       .func_why = "(HIP and the simulator allow the most; CUDA 48 KiB)"};
+                       .func_why = "(HIP and the simulator allow the most; CUDA 48 KiB)",
+                       .cluster_max = warp_size == 32 ? IR_MAX_CLUSTER : 0};
 }
 
 tilec_status ir_verify(tilec_program *p, const ir_limits *lim) {

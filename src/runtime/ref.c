@@ -49,10 +49,29 @@ typedef struct ref {
     const tilec_kernel *k;
     int ws;
     int64_t cta;
-    rval **mem;        /* per buffer index (see buf_index): global and shared; local per thread */
+    int nc, rank;      /* a kernel of clusters: its CTAs (else 1), and the rank of the one running */
+    int64_t base;      /* the index of the cluster's first CTA (cta = base + rank) */
+    rval **mem;        /* per buffer index (see buf_index): global and shared; local per thread; the
+                          shared and local ones once for each CTA of a cluster */
     const tilec_buffer **bufs;
     int nbufs;
 } ref;
+
+/* The CTA of rank `rank` of the running cluster runs next. */
+static void set_rank(ref *R, int rank) {
+    R->rank = rank;
+    R->cta = R->base + rank;
+}
+
+/* A cluster statement reads the copies of its shared source of every CTA of the cluster,
+ * in rank order, as a warp's local source is every lane's; its shared destination is every
+ * CTA's copy (docs/format.md, "Thread-block clusters"). */
+static bool cluster_stmt(const ir_stmt *st) { return st->exec.scope == TILEC_SCOPE_CLUSTER; }
+/* The CTAs whose copy of destination b statement st writes: each CTA's own, every CTA's for
+ * a cluster statement's shared destination. */
+static int dst_ranks(const ref *R, const ir_stmt *st, const tilec_buffer *b) {
+    return cluster_stmt(st) && b->space == TILEC_SPACE_SHARED ? R->nc : 1;
+}
 
 static int buf_index(const ref *R, const tilec_buffer *b) {
     for (int i = 0; i < R->nbufs; i++)
@@ -65,10 +84,15 @@ static int buf_index(const ref *R, const tilec_buffer *b) {
 static bool lanes_own(const tilec_buffer *b) { return b->space == TILEC_SPACE_LOCAL && b->layout.kind == TILEC_LAYOUT_NONE; }
 static bool is_fragment(const tilec_buffer *b) { return b->layout.kind != TILEC_LAYOUT_NONE; }
 
-/* The reference's copies of b and the elements of each. */
-static size_t ref_copies(const tilec_kernel *k, const tilec_buffer *b) {
+/* The reference's copies of b in one CTA, and the elements of each. */
+static size_t cta_copies(const tilec_kernel *k, const tilec_buffer *b) {
     if (is_fragment(b)) return (size_t)((k->threads + ir_frag_threads(b) - 1) / ir_frag_threads(b));
     return lanes_own(b) ? (size_t)k->threads : 1;
+}
+/* Those of the run: a shared or local buffer's for each CTA of a cluster. */
+static size_t ref_copies(const tilec_kernel *k, const tilec_buffer *b) {
+    size_t nc = k->cluster > 1 && b->space != TILEC_SPACE_GLOBAL ? (size_t)k->cluster : 1;
+    return nc * cta_copies(k, b);
 }
 static size_t ref_elems(const tilec_buffer *b) { return (size_t)(is_fragment(b) ? b->elems : b->span); }
 
@@ -76,15 +100,18 @@ static size_t ref_elems(const tilec_buffer *b) { return (size_t)(is_fragment(b) 
  * instance). */
 static rval *at(ref *R, const tilec_buffer *b, int64_t off, int tid) {
     int i = buf_index(R, b);
-    if (is_fragment(b)) return &R->mem[i][(size_t)(tid / ir_frag_threads(b)) * (size_t)b->elems + (size_t)off];
-    if (b->space == TILEC_SPACE_LOCAL) return &R->mem[i][(size_t)tid * (size_t)b->span + (size_t)off];
-    return &R->mem[i][off];
+    size_t cta = b->space == TILEC_SPACE_GLOBAL ? 0 : (size_t)R->rank * cta_copies(R->k, b) * ref_elems(b);
+    if (is_fragment(b)) return &R->mem[i][cta + (size_t)(tid / ir_frag_threads(b)) * (size_t)b->elems + (size_t)off];
+    if (b->space == TILEC_SPACE_LOCAL) return &R->mem[i][cta + (size_t)tid * (size_t)b->span + (size_t)off];
+    return &R->mem[i][cta + (size_t)off];
 }
 
 /* The value of an id for an instance whose first thread is `first`. */
-static int64_t id_value(const ref *R, tilec_scope id, int first) {
-    switch (id) {
+static int64_t id_value(const ref *R, const ir_index *ix, int first) {
+    if (ix->kind == TILEC_INDEX_RANK) return R->rank;
+    switch (ix->id) {
     case TILEC_SCOPE_CTA: return R->cta;
+    case TILEC_SCOPE_CLUSTER: return R->base / R->nc;
     case TILEC_SCOPE_WARPGROUP: return first / 128;
     case TILEC_SCOPE_WARP: return first / R->ws;
     default: return first;
@@ -98,8 +125,8 @@ static int64_t offset(const ref *R, const ir_region *r, const int64_t *c, int fi
     int j = 0;
     for (int d = 0; d < b->rank; d++) {
         int64_t pos;
-        if (d < r->nindex && r->index[d].kind == TILEC_INDEX_ID) {
-            pos = id_value(R, r->index[d].id, first);
+        if (d < r->nindex && ir_index_is_id(&r->index[d])) {
+            pos = id_value(R, &r->index[d], first);
         } else {
             int64_t lo = 0, hi = b->shape[d];
             if (d < r->nindex) ir_index_range(&r->index[d], b->shape[d], &lo, &hi);
@@ -434,10 +461,13 @@ typedef struct slice {
 
 /* The lanes whose elements the slice holds: every lane of the instance for a local
  * source, in lane order, else the first. */
-static int slice_lanes(const slice *sl) { return lanes_own(sl->st->src.buf) ? sl->count : 1; }
+static int slice_lanes(const slice *sl) {
+    return cluster_stmt(sl->st) ? sl->R->nc : lanes_own(sl->st->src.buf) ? sl->count : 1;
+}
 
 static const rval *slice_elem(const slice *sl, int t, int64_t r) {
     int64_t rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
+    if (cluster_stmt(sl->st)) set_rank(sl->R, t - sl->first); /* that CTA's copy */
     unflatten(r, sl->rdims, sl->nr, rc);
     for (int d = 0, j = 0; d < sl->rank; d++) c[d] = sl->red[d] ? rc[j++] : sl->c0[d];
     return at(sl->R, sl->st->src.buf, offset(sl->R, &sl->st->src, c, sl->first), t);
@@ -445,9 +475,12 @@ static const rval *slice_elem(const slice *sl, int t, int64_t r) {
 
 /* v into the slice's output of region dst, in every lane of a local destination. */
 static void slice_put(const slice *sl, const ir_region *dst, const rval *v) {
-    int64_t off = flat_offset(sl->R, dst, sl->s, sl->first);
-    for (int t = sl->first; t < sl->first + (lanes_own(dst->buf) ? sl->count : 1); t++)
-        put(dst->buf, at(sl->R, dst->buf, off, t), v);
+    for (int rk = 0; rk < dst_ranks(sl->R, sl->st, dst->buf); rk++) {
+        if (cluster_stmt(sl->st)) set_rank(sl->R, rk);
+        int64_t off = flat_offset(sl->R, dst, sl->s, sl->first);
+        for (int t = sl->first; t < sl->first + (lanes_own(dst->buf) ? sl->count : 1); t++)
+            put(dst->buf, at(sl->R, dst->buf, off, t), v);
+    }
 }
 
 /* argmax / argmin (the best and its index), or aminmax (the minimum and the maximum, as
@@ -468,7 +501,7 @@ static void reduce_keyed(const slice *sl) {
                 ref_max(&hi, &hi, &x, flt, st->nan);
             } else if (start || ref_better(st, flt, &x, &best)) {
                 best = x;
-                where = r;
+                where = (int64_t)(t - sl->first) * sl->rlen + r; /* a cluster's copies in rank order */
             }
         }
     rval index = {.i = where};
@@ -502,6 +535,8 @@ static void reduce_lse(const slice *sl) {
             }
     const ir_region *dst = &sl->st->dst;
     const tilec_buffer *b = dst->buf;
+    for (int rk = 0; rk < dst_ranks(sl->R, sl->st, b); rk++) {
+    if (cluster_stmt(sl->st)) set_rank(sl->R, rk);
     int64_t off = flat_offset(sl->R, dst, sl->s, sl->first);
     for (int t = sl->first; t < sl->first + (lanes_own(b) ? sl->count : 1); t++) {
         long double mm = m, ss = sum;
@@ -516,6 +551,7 @@ static void reduce_lse(const slice *sl) {
         if (isfinite(v.f)) v.mag = (double)(1 + fabsl(v.f));
         v.may = store_edge(b, v.f, tolerance_of(b) * v.mag);
         put(b, at(sl->R, b, off, t), &v);
+    }
     }
 }
 
@@ -569,8 +605,10 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
     bool flt = is_float(st->src.buf);
     bool src_lanes = lanes_own(st->src.buf); /* every lane contributes its own */
     bool dst_lanes = lanes_own(st->dst.buf); /* every lane receives */
-    /* at thread scope an instance is one thread; a warp with local operands combines lanes */
-    int contributors = src_lanes ? count : 1;
+    /* at thread scope an instance is one thread; a warp with local operands combines lanes,
+     * a cluster statement its CTAs' copies */
+    bool cl = cluster_stmt(st);
+    int contributors = cl ? R->nc : src_lanes ? count : 1;
     for (int64_t s = 0; s < spatial; s++) {
         int64_t kc[TILEC_MAX_RANK], rc[TILEC_MAX_RANK], c[TILEC_MAX_RANK];
         unflatten(s, kept, nk, kc);
@@ -591,12 +629,15 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             for (int64_t r = 0; r < rlen; r++) {
                 unflatten(r, rdims, nr, rc);
                 for (int d = 0, i = 0, j = 0; d < rank; d++) c[d] = red[d] ? rc[j++] : kc[i++];
+                if (cl) set_rank(R, t - first);
                 rval x = *at(R, st->src.buf, offset(R, &st->src, c, first), t);
                 lift(st, flt, &x);
                 if (ir_op(st->op)->error == IR_ERROR_SUM && flt) add_term(&x, terms);
                 if (prod) add_factor(&fac, &x);
                 combine(st, flt, &acc, &x, &acc);
             }
+        for (int rk = 0; rk < dst_ranks(R, st, st->dst.buf); rk++) {
+        if (cl) set_rank(R, rk);
         int64_t off = flat_offset(R, &st->dst, s, first);
         for (int t = first; t < first + (dst_lanes ? count : 1); t++) {
             rval *d = at(R, st->dst.buf, off, t), v = acc;
@@ -620,6 +661,7 @@ static void reduce(ref *R, const ir_stmt *st, int first, int count) {
             if (prod) prod_bound(st->dst.buf, &all, &v);
             if (flt) finish(st, (int64_t)contributors * rlen, &v);
             put(st->dst.buf, d, &v);
+        }
         }
     }
 }
@@ -1000,7 +1042,7 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
         ir_diag_add(prog->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "%s", why);
         return TILEC_ERR_INVALID_ARG;
     }
-    ref R = {.p = prog, .k = k, .ws = t.warp_size};
+    ref R = {.p = prog, .k = k, .ws = t.warp_size, .nc = k->cluster > 1 ? k->cluster : 1};
     R.nbufs = k->nparams;
     for (int i = 0; i < k->nstmts; i++) R.nbufs += k->stmts[i]->kind == IR_ALLOC;
     R.bufs = calloc((size_t)R.nbufs, sizeof *R.bufs);
@@ -1027,14 +1069,18 @@ tilec_status tilec_check(tilec_program *prog, const char *name, const tilec_targ
         if (!R.mem[i]) st = TILEC_ERR_NOMEM;
         else if (i < k->nparams) load_param(R.mem[i], b, inputs[i], (int)copies);
     }
-    for (R.cta = 0; st == TILEC_OK && R.cta < k->grid; R.cta++) {
+    /* a cluster's CTAs statement by statement (a cluster statement reads all their copies) */
+    for (R.base = 0; st == TILEC_OK && R.base < k->grid; R.base += R.nc) {
         for (int i = k->nparams; i < R.nbufs; i++) /* fresh shared and local memory per CTA */
             memset(R.mem[i], 0, ref_copies(k, R.bufs[i]) * ref_elems(R.bufs[i]) * sizeof(rval));
         for (int i = 0; i < k->nstmts; i++) {
             const ir_stmt *s = k->stmts[i];
-            if (s->kind == IR_COPY || s->kind == IR_FILL) each_instance(&R, s, copy_fill);
-            else if (s->kind == IR_REDUCE) each_instance(&R, s, reduce);
-            else if (s->kind == IR_MAP) each_instance(&R, s, map_stmt);
+            for (int rk = 0; rk < (cluster_stmt(s) ? 1 : R.nc); rk++) {
+                set_rank(&R, rk);
+                if (s->kind == IR_COPY || s->kind == IR_FILL) each_instance(&R, s, copy_fill);
+                else if (s->kind == IR_REDUCE) each_instance(&R, s, reduce);
+                else if (s->kind == IR_MAP) each_instance(&R, s, map_stmt);
+            }
         }
     }
     for (int i = 0; i < k->nparams && st == TILEC_OK; i++)

@@ -78,10 +78,15 @@ typedef struct sim {
     ins *code;
     int ncode, cap, max_depth;
     int ws, threads, nwarps;
+    /* A kernel of clusters runs a cluster's nc CTAs together (else nc is 1): thread `tid` of
+     * the run is thread tid % stride of the CTA of rank tid / stride (stride: the threads,
+     * rounded up to 128 when nc > 1, so no warp or warpgroup spans two CTAs); cta is the
+     * first CTA's index in the grid. */
+    int nc, stride, wpc; /* wpc: warps of a CTA (nwarps: of the run, nc * wpc) */
     int64_t cta;
     void *const *args;
-    /* per buffer: host memory (global: the argument; shared: per CTA; local: per thread
-     * at local_off within each thread's area) */
+    /* per buffer: host memory (global: the argument; shared: per CTA, the nc copies one
+     * after the other; local: per thread at local_off within each thread's area) */
     unsigned char **mem;
     shadow **shadows;     /* shared buffers */
     int64_t *local_off;   /* local buffers: byte offset in a thread's area */
@@ -90,7 +95,7 @@ typedef struct sim {
     int64_t *local_first; /* local buffers: element offset in a thread's init flags */
     unsigned char *locals, *local_init;
     sim_val *regs; /* threads x nregs */
-    uint64_t (*sync)[3]; /* per thread: release time of its last cta / warpgroup / warp barrier */
+    uint64_t (*sync)[4]; /* per thread: release time of its last cta / warpgroup / warp / cluster barrier */
     uint64_t clock;
     warp *warps;
     uint64_t steps, budget; /* thread-steps so far, and the most allowed */
@@ -185,9 +190,10 @@ static void fail(sim *S, const ir_stmt *origin, int tid, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     char who[128] = "";
+    int t = tid % S->stride;
     if (tid >= 0)
-        snprintf(who, sizeof who, "CTA %lld, thread %d (warp %d, lane %d): ", (long long)S->cta, tid,
-                 tid / S->ws, tid % S->ws);
+        snprintf(who, sizeof who, "CTA %lld, thread %d (warp %d, lane %d): ", (long long)(S->cta + tid / S->stride), t,
+                 t / S->ws, t % S->ws);
     ir_pos at = origin ? (origin->op_pos.line ? origin->op_pos : origin->pos) : (ir_pos){0, 0};
     ir_stmt_diag(S->p, S->k->tile, origin, TILEC_SEV_ERROR, at, "simulator (warp size %d): %s%s", S->ws, who, msg);
 }
@@ -197,6 +203,8 @@ static void fail(sim *S, const ir_stmt *origin, int tid, const char *fmt, ...) {
 static bool ordered(const sim *S, int a, uint64_t ts, int b) {
     if (a == b) return true;
     const uint64_t *sb = S->sync[b];
+    if (sb[3] > ts) return true;                  /* a cluster barrier orders every CTA of it */
+    if (a / S->stride != b / S->stride) return false; /* any other only its own CTA's threads */
     if (sb[0] > ts) return true;
     if (a / 128 == b / 128 && sb[1] > ts) return true;
     return a / S->ws == b / S->ws && sb[2] > ts;
@@ -209,9 +217,9 @@ static const char *line_of(const ir_stmt *st, char *buf, size_t n) {
     return buf;
 }
 
-/* Checks and records an access to a shared element. */
-static void track(sim *S, const lp_buf *b, int64_t i, int tid, bool write, const ir_stmt *origin) {
-    shadow *sh = &S->shadows[b->id][i];
+/* Checks and records an access to element i of the copy `copy` of a shared buffer. */
+static void track(sim *S, const lp_buf *b, int64_t i, int copy, int tid, bool write, const ir_stmt *origin) {
+    shadow *sh = &S->shadows[b->id][(size_t)copy * (size_t)b->elems + (size_t)i];
     uint64_t now = ++S->clock;
     char where[32];
     if (!write && sh->wtid == -1) {
@@ -247,8 +255,9 @@ static void track(sim *S, const lp_buf *b, int64_t i, int tid, bool write, const
     sh->r[slot].origin = origin;
 }
 
-/* The address of element i of b for thread tid, after the bounds and shadow checks. */
-static unsigned char *element(sim *S, const lp_buf *b, int64_t i, int tid, bool write, const ir_stmt *origin) {
+/* The address of element i of b for thread tid, after the bounds and shadow checks; a
+ * shared buffer's in the copy of the cluster's CTA of rank `rank` (-1: the thread's own). */
+static unsigned char *element(sim *S, const lp_buf *b, int64_t i, int64_t rank, int tid, bool write, const ir_stmt *origin) {
     if (i < 0 || i >= b->elems) {
         fail(S, origin, tid, "%s %s[%lld], out of bounds (%lld elements)", write ? "writes" : "reads",
              b->name, (long long)i, (long long)b->elems);
@@ -256,8 +265,14 @@ static unsigned char *element(sim *S, const lp_buf *b, int64_t i, int tid, bool 
     }
     size_t size = num_size(b->type);
     if (b->space == TILEC_SPACE_SHARED) {
-        track(S, b, i, tid, write, origin);
-        return S->failed ? NULL : S->mem[b->id] + (size_t)i * size;
+        if (rank >= 0 && (S->k->cluster == 0 || rank >= S->nc)) {
+            fail(S, origin, tid, "reads %s[%lld] of the CTA of rank %lld, which is not in its cluster (%d CTA%s)",
+                 b->name, (long long)i, (long long)rank, S->nc, S->nc == 1 ? "" : "s");
+            return NULL;
+        }
+        int copy = rank >= 0 ? (int)rank : tid / S->stride;
+        track(S, b, i, copy, tid, write, origin);
+        return S->failed ? NULL : S->mem[b->id] + ((size_t)copy * (size_t)b->elems + (size_t)i) * size;
     }
     if (b->space == TILEC_SPACE_LOCAL) {
         unsigned char *init = S->local_init + (size_t)tid * (size_t)S->local_elems + (size_t)(S->local_first[b->id] + i);
@@ -271,9 +286,9 @@ static unsigned char *element(sim *S, const lp_buf *b, int64_t i, int tid, bool 
     return S->mem[b->id] + (size_t)i * size;
 }
 
-static sim_val load(sim *S, const lp_buf *b, int64_t i, int tid, const ir_stmt *origin) {
+static sim_val load(sim *S, const lp_buf *b, int64_t i, int64_t rank, int tid, const ir_stmt *origin) {
     sim_val v = {0};
-    unsigned char *p = element(S, b, i, tid, false, origin);
+    unsigned char *p = element(S, b, i, rank, tid, false, origin);
     if (!p) return v;
     if (b->type == LP_F64X2 || b->type == LP_I64X2) memcpy(v.p, p, sizeof v.p);
     else if (lp_is_float(b->type)) v.f = num_load_float(b->type, p, 0);
@@ -282,7 +297,7 @@ static sim_val load(sim *S, const lp_buf *b, int64_t i, int tid, const ir_stmt *
 }
 
 static void store(sim *S, const lp_buf *b, int64_t i, int tid, sim_val v, const ir_stmt *origin) {
-    unsigned char *p = element(S, b, i, tid, true, origin);
+    unsigned char *p = element(S, b, i, -1, tid, true, origin);
     if (!p) return;
     if (b->type == LP_F64X2 || b->type == LP_I64X2) memcpy(p, v.p, sizeof v.p);
     else if (lp_is_float(b->type)) num_store_float(b->type, p, 0, v.f);
@@ -386,11 +401,12 @@ static sim_val arith(sim *S, const lp_expr *e, sim_val a, sim_val b, int tid, co
 
 static sim_val special(const sim *S, lp_special s, int tid) {
     sim_val v = {0};
+    int t = tid % S->stride;
     switch (s) {
-    case LP_TID: v.i = tid; break;
-    case LP_CTA: v.i = S->cta; break;
-    case LP_LANE: v.i = tid % S->ws; break;
-    default: v.i = tid / S->ws; break;
+    case LP_TID: v.i = t; break;
+    case LP_CTA: v.i = S->cta + tid / S->stride; break;
+    case LP_LANE: v.i = t % S->ws; break;
+    default: v.i = t / S->ws; break;
     }
     return v;
 }
@@ -456,7 +472,15 @@ static sim_val eval(sim *S, const lp_expr *e, int tid, const ir_stmt *origin) {
         v.i = e->buf->space != TILEC_SPACE_GLOBAL || (uintptr_t)S->mem[e->buf->id] % (uintptr_t)e->i == 0;
         return v;
     case LX_CAST: return cast(e->type, e->a->type, eval(S, e->a, tid, origin));
-    case LX_LOAD: return load(S, e->buf, eval(S, e->a, tid, origin).i, tid, origin);
+    case LX_LOAD: {
+        int64_t i = eval(S, e->a, tid, origin).i, rank = e->c ? eval(S, e->c, tid, origin).i : -1;
+        if (e->c && rank < 0) {
+            fail(S, origin, tid, "reads %s[%lld] of the CTA of rank %lld, which is not in its cluster", e->buf->name,
+                 (long long)i, (long long)rank);
+            return v;
+        }
+        return load(S, e->buf, i, rank, tid, origin);
+    }
     case LX_BITS: { /* f32 <-> i32, through the f32's 4 bytes; f64 <-> i64, the f64's 8 */
         sim_val a = eval(S, e->a, tid, origin);
         if (e->type == LP_I64) {
@@ -584,7 +608,7 @@ static void run_warp(sim *S, warp *w) {
             }
             EACH_LANE(w, lane, tid)
                 for (int v = 0; v < st->vec && !S->failed; v++) {
-                    if (in->kind == SI_VLOAD) *reg(S, tid, st->reg + v) = load(S, st->buf, at[lane] + v, tid, in->origin);
+                    if (in->kind == SI_VLOAD) *reg(S, tid, st->reg + v) = load(S, st->buf, at[lane] + v, -1, tid, in->origin);
                     else store(S, st->buf, at[lane] + v, tid, *reg(S, tid, st->src_reg + v), in->origin);
                 }
             w->pc++;
@@ -593,7 +617,7 @@ static void run_warp(sim *S, warp *w) {
         case SI_ATOMIC: /* lanes, warps and CTAs take turns, so each add is whole */
             EACH_LANE(w, lane, tid) {
                 int64_t i = eval(S, st->a, tid, in->origin).i;
-                sim_val add = eval(S, st->b, tid, in->origin), old = load(S, st->buf, i, tid, in->origin);
+                sim_val add = eval(S, st->b, tid, in->origin), old = load(S, st->buf, i, -1, tid, in->origin);
                 *reg(S, tid, st->reg) = old;
                 old.i = wrap(st->buf->type, (uint64_t)old.i + (uint64_t)add.i);
                 store(S, st->buf, i, tid, old, in->origin);
@@ -693,9 +717,11 @@ static bool release(sim *S, int first, int last, int level) {
     for (int w = first; w < last; w++) {
         warp *x = &S->warps[w];
         for (int lane = 0; lane < x->nlanes; lane++) {
-            S->sync[x->first + lane][level] = now;
-            if (level == 0) S->sync[x->first + lane][1] = S->sync[x->first + lane][2] = now;
-            if (level == 1) S->sync[x->first + lane][2] = now;
+            uint64_t *t = S->sync[x->first + lane];
+            t[level] = now; /* a wider barrier is every narrower one too: cluster 3, cta 0, warpgroup 1, warp 2 */
+            if (level == 3) t[0] = now;
+            if (level == 3 || level == 0) t[1] = t[2] = now;
+            if (level == 1) t[2] = now;
         }
         x->state = W_RUN;
         x->pc++;
@@ -703,12 +729,21 @@ static bool release(sim *S, int first, int last, int level) {
     return true;
 }
 
+/* Whether every warp of [first, last) waits at a barrier of scope s. */
+static bool all_wait(const sim *S, int first, int last, tilec_scope s) {
+    for (int w = first; w < last; w++)
+        if (S->warps[w].state != W_WAIT || S->code[S->warps[w].pc].st->scope != s) return false;
+    return true;
+}
+
+/* Runs one CTA, or the nc CTAs of a cluster together. */
 static void run_cta(sim *S) {
     int wpg = 128 / S->ws; /* warps per warpgroup */
     for (int w = 0; w < S->nwarps; w++) {
         warp *x = &S->warps[w];
-        x->first = w * S->ws;
-        x->nlanes = S->threads - x->first < S->ws ? S->threads - x->first : S->ws;
+        int in = w % S->wpc * S->ws; /* the warp's first thread in its CTA */
+        x->first = w / S->wpc * S->stride + in;
+        x->nlanes = S->threads - in < S->ws ? S->threads - in : S->ws;
         x->live = x->nlanes == 64 ? ~0ull : (1ull << x->nlanes) - 1;
         x->mask = x->live;
         x->pc = 0;
@@ -725,24 +760,24 @@ static void run_cta(sim *S) {
         }
         if (done == S->nwarps) return;
         bool progress = false;
-        /* warpgroup barriers: every warp of the group waits at one */
-        for (int g = 0; g * wpg < S->nwarps; g++) {
-            int first = g * wpg, last = first + wpg < S->nwarps ? first + wpg : S->nwarps, n = 0;
-            for (int w = first; w < last; w++)
-                n += S->warps[w].state == W_WAIT && S->code[S->warps[w].pc].st->scope == TILEC_SCOPE_WARPGROUP;
-            if (n == last - first) {
-                if (!release(S, first, last, 1)) return;
+        for (int c = 0; c < S->nc; c++) { /* each CTA's barriers */
+            int c0 = c * S->wpc, c1 = c0 + S->wpc;
+            /* warpgroup barriers: every warp of the group waits at one */
+            for (int first = c0; first < c1; first += wpg) {
+                int last = first + wpg < c1 ? first + wpg : c1;
+                if (all_wait(S, first, last, TILEC_SCOPE_WARPGROUP)) {
+                    if (!release(S, first, last, 1)) return;
+                    progress = true;
+                }
+            }
+            if (all_wait(S, c0, c1, TILEC_SCOPE_CTA)) {
+                if (!release(S, c0, c1, 0)) return;
                 progress = true;
             }
         }
-        if (!progress && waiting == S->nwarps) {
-            bool all_cta = true;
-            for (int w = 0; w < S->nwarps; w++)
-                all_cta = all_cta && S->code[S->warps[w].pc].st->scope == TILEC_SCOPE_CTA;
-            if (all_cta) {
-                if (!release(S, 0, S->nwarps, 0)) return;
-                progress = true;
-            }
+        if (!progress && waiting == S->nwarps && all_wait(S, 0, S->nwarps, TILEC_SCOPE_CLUSTER)) {
+            if (!release(S, 0, S->nwarps, 3)) return;
+            progress = true;
         }
         if (!progress) {
             /* some warps wait for others that finished or wait elsewhere */
@@ -826,7 +861,9 @@ static uint64_t cta_start_cost(const lp_kernel *k) {
  * diagnostic at the kernel when the memory is above TILEC_SIM_MAX_MEMORY or starting the
  * grid's CTAs alone is above the budget. */
 static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget, uint64_t *cta_cost) {
-    uint64_t shared = 0, local = 0, local_elems = 0, scratch = 0, threads = (uint64_t)k->threads;
+    uint64_t nc = k->cluster > 1 ? (uint64_t)k->cluster : 1; /* a cluster's CTAs run together */
+    uint64_t shared = 0, local = 0, local_elems = 0, scratch = 0;
+    uint64_t threads = nc > 1 ? nc * (((uint64_t)k->threads + 127) / 128 * 128) : (uint64_t)k->threads;
     for (int i = 0; i < k->nbufs; i++) {
         const lp_buf *b = k->bufs[i];
         uint64_t elems = (uint64_t)b->elems, bytes = 0;
@@ -834,8 +871,8 @@ static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget,
         if (b->space == TILEC_SPACE_GLOBAL) {
             if (b->param < 0) add_mul(&scratch, bytes, 1);
         } else if (b->space == TILEC_SPACE_SHARED) {
-            add_mul(&shared, bytes, 1);
-            add_mul(&shared, elems, sizeof(shadow));
+            add_mul(&shared, bytes, nc);
+            add_mul(&shared, elems, nc * sizeof(shadow));
         } else {
             add_mul(&local, bytes < UINT64_MAX - 7 ? (bytes + 7) & ~(uint64_t)7 : UINT64_MAX, 1);
             add_mul(&local_elems, elems, 1);
@@ -847,7 +884,7 @@ static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget,
     add_mul(&total, shared, 1);
     add_mul(&total, locals, 1);
     add_mul(&total, scratch, 1);
-    add_mul(&total, threads, ((uint64_t)k->nregs + 1) * sizeof(sim_val) + 3 * sizeof(uint64_t));
+    add_mul(&total, threads, ((uint64_t)k->nregs + 1) * sizeof(sim_val) + 4 * sizeof(uint64_t));
     const tilec_kernel *tk = k->tile;
     if (total > TILEC_SIM_MAX_MEMORY) {
         char need[32], sh[32], lo[32], sc[32];
@@ -1006,7 +1043,11 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
     uint64_t cta_cost;
     if (!sim_budget(p->ctx, &S.budget)) return TILEC_ERR_INVALID_ARG;
     if (!within_bounds(p, k, S.budget, &cta_cost)) return TILEC_ERR_BUDGET;
-    S.nwarps = (k->threads + S.ws - 1) / S.ws;
+    S.nc = k->cluster > 0 ? k->cluster : 1;
+    S.stride = S.nc > 1 ? (k->threads + 127) / 128 * 128 : k->threads;
+    S.wpc = (k->threads + S.ws - 1) / S.ws;
+    S.nwarps = S.nc * S.wpc;
+    size_t nt = (size_t)S.nc * (size_t)S.stride; /* thread slots of the run */
     const ir_stmt *origin = NULL;
     flatten(&S, &k->body, &origin, 1);
     emit(&S, SI_END, NULL, origin);
@@ -1016,8 +1057,8 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
     S.local_off = calloc((size_t)nb + 1, sizeof *S.local_off);
     S.local_first = calloc((size_t)nb + 1, sizeof *S.local_first);
     S.warps = calloc((size_t)S.nwarps, sizeof *S.warps);
-    S.sync = calloc((size_t)S.threads, sizeof *S.sync);
-    S.regs = calloc((size_t)S.threads * (size_t)(k->nregs + 1), sizeof *S.regs);
+    S.sync = calloc(nt, sizeof *S.sync);
+    S.regs = calloc(nt * (size_t)(k->nregs + 1), sizeof *S.regs);
     bool ok = !S.failed && S.mem && S.shadows && S.local_off && S.local_first && S.warps && S.sync && S.regs;
     for (int w = 0; ok && w < S.nwarps; w++) ok = (S.warps[w].stack = calloc((size_t)S.max_depth + 1, sizeof(ctl))) != NULL;
     for (int i = 0, ns = 0; ok && i < nb; i++) {
@@ -1032,8 +1073,9 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
             ok = S.mem[i] != NULL;
         } else if (b->param >= 0 && !args[b->param]) {
             ok = false;
-        } else if (b->space == TILEC_SPACE_SHARED) {
-            ok = (S.mem[i] = calloc(1, bytes ? bytes : 1)) && (S.shadows[i] = calloc((size_t)b->elems, sizeof(shadow)));
+        } else if (b->space == TILEC_SPACE_SHARED) { /* a copy for each CTA of the cluster */
+            ok = (S.mem[i] = calloc((size_t)S.nc, bytes ? bytes : 1)) &&
+                 (S.shadows[i] = calloc((size_t)S.nc * (size_t)b->elems, sizeof(shadow)));
         } else {
             S.local_off[i] = (int64_t)S.local_bytes;
             S.local_first[i] = S.local_elems;
@@ -1042,8 +1084,8 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
         }
     }
     if (ok && S.local_bytes) {
-        S.locals = calloc((size_t)S.threads, S.local_bytes);
-        S.local_init = calloc((size_t)S.threads, (size_t)S.local_elems);
+        S.locals = calloc(nt, S.local_bytes);
+        S.local_init = calloc(nt, (size_t)S.local_elems);
         ok = S.locals && S.local_init;
     }
     tilec_status st = TILEC_OK;
@@ -1051,14 +1093,15 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
         ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while simulating '%s'", k->tile->name);
         st = TILEC_ERR_NOMEM;
     }
-    for (S.cta = 0; st == TILEC_OK && S.cta < k->grid; S.cta++) {
-        S.steps += cta_cost; /* within the budget: within_bounds checked grid x cta_cost */
-        if (S.local_init) memset(S.local_init, 0, (size_t)S.threads * (size_t)S.local_elems);
+    for (S.cta = 0; st == TILEC_OK && S.cta < k->grid; S.cta += S.nc) {
+        S.steps += cta_cost * (uint64_t)S.nc; /* within the budget: within_bounds checked grid x cta_cost */
+        if (S.local_init) memset(S.local_init, 0, nt * (size_t)S.local_elems);
         for (int i = 0; i < nb; i++) {
             const lp_buf *b = k->bufs[i];
             if (S.shadows[i]) {
-                memset(S.shadows[i], 0, (size_t)b->elems * sizeof(shadow));
-                for (int64_t e = 0; e < b->elems; e++) S.shadows[i][e].wtid = b->param >= 0 ? -2 : -1;
+                size_t n = (size_t)S.nc * (size_t)b->elems;
+                memset(S.shadows[i], 0, n * sizeof(shadow));
+                for (size_t e = 0; e < n; e++) S.shadows[i][e].wtid = b->param >= 0 ? -2 : -1;
             }
             if (b->param < 0 || b->space == TILEC_SPACE_GLOBAL) continue;
             /* a func's shared or local parameter starts with the caller's content; a
@@ -1081,7 +1124,7 @@ tilec_status sim_run_scratch(tilec_program *p, const lp_kernel *k, void *const *
                     memset(S.local_init + (size_t)t * (size_t)S.local_elems + (size_t)S.local_first[i], 1, (size_t)b->elems);
                 }
         }
-        memset(S.sync, 0, (size_t)S.threads * sizeof *S.sync);
+        memset(S.sync, 0, nt * sizeof *S.sync);
         S.clock = 0;
         run_cta(&S);
         if (S.failed) st = S.over_budget ? TILEC_ERR_BUDGET : TILEC_ERR_SIMULATE;
