@@ -629,6 +629,10 @@ typedef struct tilec_launch_info {
     int nscratch;                    /* global scratch buffers to pass after the parameters, */
     size_t scratch_bytes[4];         /* zeroed before the first launch (the kernel leaves them so);
                                       * one set per stream when launches may overlap */
+    int cluster;                     /* CTAs of a thread-block cluster (0: none): compiled into the
+                                      * kernel (__cluster_dims__), so a plain launch runs clusters;
+                                      * more than 8 needs the function's non-portable cluster size
+                                      * allowed first (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) */
 } tilec_launch_info;
 
 TILEC_API tilec_status tilec_launch_info_get(tilec_program *prog, const tilec_target *target,

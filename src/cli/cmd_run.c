@@ -200,8 +200,10 @@ static int run_kernel(tilec_ctx *ctx, tilec_program *prog, tilec_kernel *k, cons
         memcpy(before[i], args[i], bytes[i]);
     }
     if (rc == EXIT_OK) {
-        out_printf(report, "%s %s on %s (warp size %d): grid %" PRId64 " x %d threads\n", tilec_kernel_is_func(k) ? "func" : "kernel",
-               tilec_kernel_name(k), e->where, t->warp_size ? t->warp_size : 32, info.grid, info.threads);
+        char clusters[48] = "";
+        if (info.cluster) snprintf(clusters, sizeof clusters, " (clusters of %d)", info.cluster);
+        out_printf(report, "%s %s on %s (warp size %d): grid %" PRId64 " x %d threads%s\n", tilec_kernel_is_func(k) ? "func" : "kernel",
+               tilec_kernel_name(k), e->where, t->warp_size ? t->warp_size : 32, info.grid, info.threads, clusters);
         flush_output(report);
         tilec_status st = e->device ? run_on_device(ctx, prog, k, args, bytes, np) : tilec_simulate(prog, tilec_kernel_name(k), t, args);
         if (st != TILEC_OK) {

@@ -140,6 +140,7 @@ tilec_status rt_launch_info(tilec_ctx *ctx, const lp_kernel *lk, tilec_launch_in
     }
     size_t shared = cg_shared_bytes(lk);
     info->dynamic_shared = !k->is_func && shared > CG_STATIC_SHARED_LIMIT ? shared : 0;
+    info->cluster = lk->cluster;
     return TILEC_OK;
 }
 

@@ -62,7 +62,8 @@ typedef struct cuda_dev {
     void *aside; /* a non-blocking stream of the backend's own for zero_aside, made on its first use */
 } cuda_dev;
 
-enum { SM_COUNT = 16, CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35,
+enum { SM_COUNT = 16, CC_MAJOR = 75, CC_MINOR = 76, MAX_DYNAMIC_SHARED = 8, NON_PORTABLE_CLUSTER = 14,
+       ERR_CLUSTER_SIZE = 912, ERR_STUB = 34, ERR_NO_DEVICE = 100, ERR_NO_DRIVER = 35,
        EVENT_DISABLE_TIMING = 2, STREAM_NON_BLOCKING = 1, CAPTURE_MODE_RELAXED = 2 };
 
 static bool bind(void *lib, void *fn, const char *name) {
@@ -351,6 +352,8 @@ static tilec_status load_module(rt *r, rt_plan *p, const void *bin) {
     if (p->info.dynamic_shared &&
         (res = d->set_attribute(p->function, MAX_DYNAMIC_SHARED, (int)p->info.dynamic_shared)))
         return fail(r, res, "cuFuncSetAttribute");
+    if (p->info.cluster > IR_PORTABLE_CLUSTER && (res = d->set_attribute(p->function, NON_PORTABLE_CLUSTER, 1)))
+        return fail(r, res, "cuFuncSetAttribute (a cluster above the portable 8 CTAs)");
     return TILEC_OK;
 }
 
@@ -400,6 +403,15 @@ static tilec_status cuda_launch(rt *r, rt_plan *p, void *const *args, int nargs,
         free(params);
     }
     if (st != TILEC_OK) return st;
+    if (res == ERR_CLUSTER_SIZE) {
+        ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0,
+                    "launching %s (grid %lld, block %d, %zu shared bytes) failed: %s; this device cannot hold a cluster "
+                    "of %d such CTAs at once (they must fit the multiprocessors of one GPC): use a smaller cluster=(N), "
+                    "or fewer threads or less shared memory a CTA",
+                    p->info.symbol, (long long)p->info.grid, p->info.threads, p->info.dynamic_shared, why(d, res),
+                    p->info.cluster);
+        return TILEC_ERR_UNAVAILABLE;
+    }
     if (res) {
         ir_diag_add(r->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "launching %s (grid %lld, block %d, %zu shared bytes) failed: %s",
                     p->info.symbol, (long long)p->info.grid, p->info.threads, p->info.dynamic_shared, why(d, res));
