@@ -217,6 +217,13 @@ static const char *line_of(const ir_stmt *st, char *buf, size_t n) {
     return buf;
 }
 
+/* "thread 5", or in a cluster "thread 5 of CTA 9" (another CTA's, or its own). */
+static const char *thread_name(const sim *S, int tid, char *buf, size_t n) {
+    if (S->nc > 1) snprintf(buf, n, "thread %d of CTA %lld", tid % S->stride, (long long)(S->cta + tid / S->stride));
+    else snprintf(buf, n, "thread %d", tid);
+    return buf;
+}
+
 /* Checks and records an access to element i of the copy `copy` of a shared buffer. */
 static void track(sim *S, const lp_buf *b, int64_t i, int copy, int tid, bool write, const ir_stmt *origin) {
     shadow *sh = &S->shadows[b->id][(size_t)copy * (size_t)b->elems + (size_t)i];
@@ -227,15 +234,18 @@ static void track(sim *S, const lp_buf *b, int64_t i, int copy, int tid, bool wr
         return;
     }
     if (sh->wtid >= 0 && !ordered(S, sh->wtid, sh->wts, tid)) {
-        fail(S, origin, tid, "%s %s[%lld], which thread %d wrote at %s with no barrier between",
-             write ? "writes" : "reads", b->name, (long long)i, sh->wtid, line_of(sh->worigin, where, sizeof where));
+        char other[64];
+        fail(S, origin, tid, "%s %s[%lld], which %s wrote at %s with no barrier between", write ? "writes" : "reads",
+             b->name, (long long)i, thread_name(S, sh->wtid, other, sizeof other), line_of(sh->worigin, where, sizeof where));
         return;
     }
     if (write) {
         for (int r = 0; r < sh->nreads; r++)
             if (!ordered(S, sh->r[r].tid, sh->r[r].ts, tid)) {
-                fail(S, origin, tid, "writes %s[%lld] while thread %d may still read it (%s) with no barrier between",
-                     b->name, (long long)i, sh->r[r].tid, line_of(sh->r[r].origin, where, sizeof where));
+                char other[64];
+                fail(S, origin, tid, "writes %s[%lld] while %s may still read it (%s) with no barrier between",
+                     b->name, (long long)i, thread_name(S, sh->r[r].tid, other, sizeof other),
+                     line_of(sh->r[r].origin, where, sizeof where));
                 return;
             }
         sh->wtid = tid;
@@ -784,11 +794,15 @@ static void run_cta(sim *S) {
             for (int w = 0; w < S->nwarps; w++) {
                 const warp *x = &S->warps[w];
                 if (x->state != W_WAIT) continue;
+                bool cluster = S->code[x->pc].st->scope == TILEC_SCOPE_CLUSTER;
                 for (int o = 0; o < S->nwarps; o++) {
+                    if (!cluster && o / S->wpc != w / S->wpc) continue; /* another CTA's */
                     if (S->warps[o].state == W_DONE) {
+                        char cta[48] = ""; /* in a cluster, whose warp */
+                        if (S->nc > 1) snprintf(cta, sizeof cta, " of CTA %lld", (long long)(S->cta + o / S->wpc));
                         fail(S, S->code[x->pc].origin, x->first,
-                             "barrier (%s) reached by part of its scope: warp %d finished without reaching it",
-                             tilec_scope_name(S->code[x->pc].st->scope), o);
+                             "barrier (%s) reached by part of its scope: warp %d%s finished without reaching it",
+                             tilec_scope_name(S->code[x->pc].st->scope), o % S->wpc, cta);
                         return;
                     }
                 }
