@@ -301,6 +301,26 @@ for f in "$root"/tests/fragments/*.tile; do
     expect "run $n at warp size 64" 1 "$tilec" run "$f" --backend sim --warp-size 64
     has "run $n at warp size 64 says why" "$tmp/err" "fragment layouts are of warps of 32 lanes"
 done
+# thread-block clusters (tests/clusters): checked against the reference on the simulator at
+# warp size 32 (with special values too), fmt keeps them, CUDA sm_90 emits them; refused at
+# warp size 64 and on HIP, with the reason
+for f in "$root"/tests/clusters/*.tile; do
+    n=$(basename "$f")
+    expect "fmt --check $n" 0 "$tilec" fmt --check "$f"
+    expect "explain $n" 0 "$tilec" explain --target cuda "$f"
+    has "explain $n names the cluster variant" "$tmp/out" "-> cluster"
+    has "explain $n says how the states meet" "$tmp/out" "through distributed shared memory, in rank order"
+    expect "run --check $n" 0 "$tilec" run "$f" --backend sim --check
+    has "run $n names the clusters" "$tmp/out" "threads (clusters of "
+    expect "run --check --specials $n" 0 "$tilec" run "$f" --backend sim --check --specials --seed 5
+    expect "run $n at warp size 64" 1 "$tilec" run "$f" --backend sim --warp-size 64
+    has "run $n at warp size 64 says why" "$tmp/err" "the simulator has no thread-block clusters (CUDA sm_90 and later have them, at warp size 32)"
+    expect "emit $n for CUDA" 0 "$tilec" emit "$f" --target cuda -o "$tmp/cl.cu"
+    has "emit $n declares the cluster" "$tmp/cl.cu" "__cluster_dims__("
+    expect "emit $n for HIP" 1 "$tilec" emit "$f" --target hip -o "$tmp/cl.hip"
+    has "emit $n for HIP says why" "$tmp/err" "HIP gfx90a has no thread-block clusters"
+    if [ ! -e "$tmp/cl.hip" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: emit $n for HIP wrote $tmp/cl.hip"; fi
+done
 # swizzled shared tiles (tests/swizzle): checked against the reference on the simulator at
 # warp sizes 32 and 64 (with special values too), fmt keeps them, and NVRTC / hiprtc compile
 # them where installed (the emitted XOR and the tile's alignment)

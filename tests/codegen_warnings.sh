@@ -4,7 +4,8 @@
 # JIT's whole-tensor reductions: rows, columns, argmax's pair, var, f64 argmax and i64
 # aminmax, logsumexp, and rows of odd lengths), the swizzled tiles of tests/swizzle,
 # the fragment programs of tests/fragments
-# (CUDA only: fragments are of warps of 32 lanes), the map statements of tests/maps, and
+# (CUDA only: fragments are of warps of 32 lanes), the map statements of tests/maps,
+# the cluster programs of tests/clusters (CUDA only: sm_90 and later), and
 # tests/names (kernels, parameters and
 # buffers named as what the headers of a host build define: expf, INT_MAX, size_t, linux,
 # strlen…, which emitted code renames), emitted for CUDA sm_90
@@ -123,10 +124,10 @@ failed=0
 compiled=0
 # fragments are of warps of 32 lanes (gfx90a runs 64: refused there), so CUDA only
 for tile in "$root"/examples/*.tile "$tmp"/grid_*.tile "$tmp"/softmax_approx.tile "$root"/tests/swizzle/*.tile "$root"/tests/fragments/*.tile \
-    "$root"/tests/maps/*.tile "$root"/tests/names/*.tile; do
+    "$root"/tests/maps/*.tile "$root"/tests/names/*.tile "$root"/tests/clusters/*.tile; do
     name=$(basename "$tile" .tile)
     for target in "${targets[@]}"; do
-        case $tile in */tests/fragments/*) [ "$target" = cuda ] || continue ;; esac
+        case $tile in */tests/fragments/* | */tests/clusters/*) [ "$target" = cuda ] || continue ;; esac
         if [ "$target" = cuda ]; then
             src=$tmp/$name.cu
             cmd=("$nvcc" "${nvcc_flags[@]}" "$src")
