@@ -135,6 +135,9 @@ typedef struct fplan {
     bool regs;      /* the rows are held in registers: a fragment of the CTA's rows (regs_of) */
     int split;      /* split rows: P chunks a row, each a CTA's (0: a row is one CTA's) */
     int phase;      /* split rows: 1 the chunks' statistics, 2 the rows' results */
+    int cluster;    /* rows in registers over a thread-block cluster of this many CTAs, each
+                       holding cols of a row (0: a row is one CTA's) */
+    int64_t cols;   /* a register plan's columns a CTA: the row's, or its part in a cluster */
 } fplan;
 
 static int64_t pow2_floor(int64_t v) {
@@ -187,6 +190,21 @@ static fplan plan_of(const tilec_fused_desc *d, int64_t rows, int w, int64_t sta
 void rt_fused_regs_env(rt *r) {
     r->fused_regs[0] = r->fused_regs[1] = 0;
     r->fused_regs_bad[0] = 0;
+    r->fused_cluster = 0;
+    const char *cl = getenv("TILEC_FUSED_CLUSTER");
+    if (cl && *cl) {
+        uint64_t n;
+        if (!rt_parse_u64(cl, NULL, 1 << 20, &n) || n < 2 || n > IR_MAX_CLUSTER || (n & (n - 1))) {
+            char shown[48];
+            size_t k = 0;
+            for (; cl[k] && k < 40; k++) shown[k] = cl[k] >= 0x20 && cl[k] < 0x7f ? cl[k] : '?';
+            snprintf(shown + k, sizeof shown - k, "%s", cl[k] ? "..." : "");
+            snprintf(r->fused_regs_bad, sizeof r->fused_regs_bad, "TILEC_FUSED_CLUSTER='%s' is not 2, 4, 8 or 16 (the CTAs "
+                     "of a thread-block cluster that hold a row together); unset it for the planned plans", shown);
+            return;
+        }
+        r->fused_cluster = (int)n;
+    }
     const char *env = getenv("TILEC_FUSED_REGS");
     if (!env || !*env) return;
     if (strcmp(env, "off") == 0) {
@@ -288,6 +306,46 @@ static tilec_status regs_of(const rt *r, const tilec_fused_desc *d, long long W,
     return TILEC_OK;
 }
 
+/* Rows in registers over a thread-block cluster (TILEC_FUSED_CLUSTER=N, for measuring it:
+ * scripts/bench fused with it set): each row of a softmax or log_softmax is N parts of C / N
+ * columns, part k the register fragment of CTA k of a cluster (TILEC_FUSED_REGS=1,T's T
+ * threads, else C / N / REGS_CTA_ELEMS), which folds its part's statistic into shared memory;
+ * a cluster reduction of the N parts' (docs/format.md, "Thread-block clusters") gives each
+ * CTA the row's, through distributed shared memory. One read and one write of the row, as a
+ * CTA's register plan, for rows no CTA's registers hold. Dense rows of a target with
+ * clusters (CUDA sm_90 and later, the simulator at warp size 32); a call it does not fit is
+ * refused with the reason. */
+static tilec_status cluster_of(const rt *r, const tilec_fused_desc *d, long long W, long long T, fplan *out) {
+    int N = r->fused_cluster;
+    const ir_target_info *t = ir_target(r->target.backend);
+    int most = t && t->cluster_max && r->target.warp_size == 32 ? t->cluster_max(r->target.arch) : 0;
+    const char *why = NULL;
+    char buf[160];
+    int64_t Cp = d->cols / N;
+    if (d->op != TILEC_FUSED_SOFTMAX && d->op != TILEC_FUSED_LOG_SOFTMAX)
+        why = "it holds softmax's and log_softmax's rows only";
+    else if (most < N)
+        why = (snprintf(buf, sizeof buf, "%s %s at warp size %d has %s", tilec_backend_name(r->target.backend),
+                        r->target.arch, r->target.warp_size, most ? "smaller clusters" : "no thread-block clusters"), buf);
+    else if (row_stride(d) != d->cols)
+        why = "its rows must be dense (a row stride of the columns)";
+    else if (d->cols % N || Cp < REGS_MIN_COLS || Cp > REGS_FORCED_COLS || (Cp & (Cp - 1)))
+        why = (snprintf(buf, sizeof buf, "a CTA's part of a row, %lld / %d columns, must be a power of two from %d to %d",
+                        (long long)d->cols, N, REGS_MIN_COLS, REGS_FORCED_COLS), buf);
+    else if (W > 1)
+        why = "TILEC_FUSED_REGS must give one row a CTA (1,THREADS) beside it";
+    long long threads = T > 0 ? T : Cp / REGS_CTA_ELEMS < 64 ? 64 : Cp / REGS_CTA_ELEMS > 1024 ? 1024 : Cp / REGS_CTA_ELEMS;
+    long long E = Cp / threads, es = (long long)tilec_dtype_size(d->dtype);
+    if (!why && (E < 4 || E > 128 || E * es < 16))
+        why = (snprintf(buf, sizeof buf, "%lld columns over %lld threads are %lld elements a thread, where 4 to 128 and at "
+                        "least 16 bytes fit", (long long)Cp, threads, E), buf);
+    if (why)
+        return ir_bad(r->ctx, "TILEC_FUSED_CLUSTER=%d cannot hold %s's rows of %lld columns over a cluster of %d CTAs: %s; "
+                      "unset it for the planned plans", N, tilec_fused_name(d->op), (long long)d->cols, N, why);
+    *out = (fplan){.groups = d->rows, .w = 1, .threads = (int)threads, .regs = true, .cluster = N, .cols = Cp};
+    return TILEC_OK;
+}
+
 static int group_rows(const tilec_fused_desc *d) {
     int64_t row_bytes = d->cols * (int64_t)tilec_dtype_size(d->dtype);
     bool ce = ce_warp_rows(d);
@@ -370,7 +428,7 @@ static void regs_layout(ir_str *s, int64_t W, int64_t C, int T, int elem_bytes, 
 /* `local NAME: DTYPE[...] layout=...` of a register plan: the rows (FRAG_ALL), a row
  * statistic (FRAG_ROWS) or a weight (FRAG_COLS). */
 static void regs_local(ir_str *s, const tilec_fused_desc *d, const fplan *p, const char *name, tilec_dtype dt, int mode) {
-    long long W = p->w, C = (long long)d->cols;
+    long long W = p->w, C = (long long)p->cols;
     ir_str_printf(s, "  local %s: %s[%lld, %lld] layout=", name, tilec_dtype_name(dt), mode == FRAG_COLS ? 1LL : W,
                   mode == FRAG_ROWS ? 1LL : C);
     regs_layout(s, W, C, p->threads, (int)tilec_dtype_size(d->dtype), mode);
@@ -421,6 +479,24 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     for (int i = 0; i < 3 && names[op][i]; i++) /* layer_norm's sum of squares in f64: it cannot overflow */
         regs_local(s, d, p, names[op][i], op == TILEC_FUSED_LAYER_NORM && i == 1 ? TILEC_F64 : TILEC_F32, FRAG_ROWS);
     ir_str_printf(s, "  %s.copy(Xf, X[cta_id])\n", sc);
+    if (p->cluster) { /* each CTA's part's statistic, then the row's over the cluster (cluster_of) */
+        ir_str_printf(s, "  shared Pm: f32[1, 1]\n  shared Gm: f32[1, 1]\n");
+        const char *stat = op == TILEC_FUSED_SOFTMAX ? "max" : "logsumexp";
+        ir_str_printf(s, "  %s.%s(Pm, Xf, axes=(-1))\n  cluster.sync()\n  cluster.%s(Gm, Pm, axes=(-1))\n  %s.copy(M, Gm)\n",
+                      sc, stat, stat, sc);
+        if (op == TILEC_FUSED_SOFTMAX) {
+            const char *E = f32 ? "Xf" : "Ef";
+            ir_str_printf(s, "  shared Ps: f32[1, 1]\n  shared Gs: f32[1, 1]\n");
+            ir_str_printf(s, "  %s.map(%s, exp(%sXf - M%s))\n  %s.sum(Ps, %s, axes=(-1))\n  cluster.sync()\n"
+                             "  cluster.sum(Gs, Ps, axes=(-1))\n  %s.copy(Sm, Gs)\n", sc, E, le0_open(d), le0_close(d), sc, E,
+                          sc);
+            ir_str_printf(s, "  %s.map(Rc, 1 / Sm)\n  %s.map(%s, %s * Rc)\n", sc, sc, Y, E);
+        } else {
+            ir_str_printf(s, "  %s.map(M, where(eq(M, inf), nan, M))\n  %s.map(%s, Xf - M)\n", sc, sc, Y);
+        }
+        ir_str_printf(s, "  %s.copy(Y[cta_id], %s)\n}\n", sc, Y);
+        return;
+    }
     switch (op) {
     case TILEC_FUSED_SOFTMAX: { /* exp(x - max) kept in f32 (an f32 row's in place), their sum, its reciprocal */
         const char *E = f32 ? "Xf" : "Ef";
@@ -477,6 +553,8 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     long long G = (long long)p->groups, W = p->w, C = (long long)d->cols;
     bool f32 = d->dtype == TILEC_F32;
     tilec_fused_op op = d->op;
+    if (p->cluster) /* a CTA a row's part: X as [G N, 1, C / N], the same memory */
+        G *= p->cluster, C = (long long)p->cols;
     ir_str_printf(s, "kernel tilec_%s(X: %s[%lld, %lld, %lld] global", tilec_fused_name(op), T, G, W, C);
     if (op == TILEC_FUSED_ADD_RMS_NORM) ir_str_printf(s, ", Res: %s[%lld, %lld, %lld] global", T, G, W, C);
     if (d->weight) ir_str_printf(s, ", Wt: %s[%lld] global", T, C);
@@ -487,7 +565,9 @@ static void program_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (d->stats && op == TILEC_FUSED_LAYER_NORM) ir_str_printf(s, ", Mean: f32[%lld, %lld, 1] global", G, W);
     if (d->stats && op != TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Rstd: f32[%lld, %lld, 1] global", G, W);
     if (d->stats && op == TILEC_FUSED_CROSS_ENTROPY) ir_str_printf(s, ", Lse: f32[%lld, %lld, 1] global", G, W);
-    ir_str_printf(s, ") threads=%d grid=%lld%s {\n", p->threads, G, math_attr(d));
+    char cluster[32] = "";
+    if (p->cluster) snprintf(cluster, sizeof cluster, " cluster=(%d)", p->cluster);
+    ir_str_printf(s, ") threads=%d grid=%lld%s%s {\n", p->threads, G, cluster, math_attr(d));
     if (p->regs) {
         regs_text(d, p, s);
         return;
@@ -647,7 +727,7 @@ static uint64_t plan_id(const tilec_fused_desc *d, const fplan *p, bool unaligne
                       (uint64_t)unaligned << 27 | (uint64_t)p->staged << 28 | (uint64_t)approx(d) << 29 |
                       (uint64_t)p->regs << 30);
     id[1] = p->w, id[2] = p->groups, id[3] = d->cols, id[4] = row_stride(d), id[5] = p->threads;
-    id[8] = p->split, id[9] = p->phase, id[10] = d->rows;
+    id[8] = p->split, id[9] = p->phase, id[10] = d->rows, id[11] = p->cluster;
     memcpy(&id[6], &d->eps, sizeof d->eps);
     id[7] = d->ignore_index;
     return rt_plan_hash(id);
@@ -684,6 +764,7 @@ static tilec_status get_plan(rt *r, const tilec_fused_desc *d, const fplan *fp, 
     if (!p) return TILEC_ERR_NOMEM;
     char how[64];
     if (fp->split) snprintf(how, sizeof how, "%d chunks a row, phase %d", fp->split, fp->phase);
+    else if (fp->cluster) snprintf(how, sizeof how, "a row a cluster of %d CTAs, in registers", fp->cluster);
     else snprintf(how, sizeof how, "%d rows a CTA, %s", fp->w, fp->regs ? "in registers" : fp->staged ? "staged" : "in place");
     snprintf(p->key, sizeof p->key, "fused %s %s->%s %lld x %lld (stride %lld), %s%s%s%s%s %s %s ws%d%s",
              tilec_fused_name(d->op), tilec_dtype_name(d->dtype), tilec_dtype_name(d->out_dtype),
@@ -790,6 +871,10 @@ static tilec_status plans_of(const rt *r, const tilec_fused_desc *d, fplan *out,
     tilec_status st = regs_env(r, &W, &T); /* a bad value is refused whatever the plan */
     *np = 0;
     if (st != TILEC_OK) return st;
+    if (r->fused_cluster) {
+        if ((st = cluster_of(r, d, W, T, &out[0])) == TILEC_OK) *np = 1;
+        return st;
+    }
     if (P) {
         int64_t cp = d->cols / P;
         bool ce = d->op == TILEC_FUSED_CROSS_ENTROPY;
@@ -803,8 +888,10 @@ static tilec_status plans_of(const rt *r, const tilec_fused_desc *d, fplan *out,
     st = regs_of(r, d, W, T, &rw, &rt_threads, &left_threads);
     if (st != TILEC_OK) return st;
     if (rw) { /* W rows a CTA, then the rows left a CTA each (the same fold a row) */
-        if (d->rows / rw) out[n++] = (fplan){.groups = d->rows / rw, .w = rw, .threads = rt_threads, .regs = true};
-        if (d->rows % rw) out[n++] = (fplan){.groups = d->rows % rw, .w = 1, .threads = left_threads, .regs = true};
+        if (d->rows / rw)
+            out[n++] = (fplan){.groups = d->rows / rw, .w = rw, .threads = rt_threads, .regs = true, .cols = d->cols};
+        if (d->rows % rw)
+            out[n++] = (fplan){.groups = d->rows % rw, .w = 1, .threads = left_threads, .regs = true, .cols = d->cols};
         *np = n;
         return TILEC_OK;
     }
@@ -971,6 +1058,10 @@ tilec_status tilec_fused_explain(tilec_ctx *ctx, const tilec_fused_desc *d, char
                           (long long)(d->cols / plans[i].split),
                           plans[i].phase == 2 && d->op == TILEC_FUSED_CROSS_ENTROPY ? "row" : "chunk",
                           (long long)p->info.grid, p->info.threads, t.data, table);
+        else if (st == TILEC_OK && plans[i].cluster)
+            ir_str_printf(&s, "\nplan %d: rows 0 to %lld, a row a thread-block cluster of %d CTAs, each holding %lld of its "
+                              "columns in registers: grid %lld x %d threads\n%s\n%s", i + 1, (long long)d->rows - 1,
+                          plans[i].cluster, (long long)plans[i].cols, (long long)p->info.grid, p->info.threads, t.data, table);
         else if (st == TILEC_OK)
             ir_str_printf(&s, "\nplan %d: rows %lld to %lld, %d a CTA, %s: grid %lld x %d threads\n%s\n%s", i + 1,
                           (long long)(i ? plans[0].groups * plans[0].w : 0),

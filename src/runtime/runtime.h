@@ -139,10 +139,12 @@ struct rt {
     int fused_regs[2];        /* TILEC_FUSED_REGS as the runtime opened: rows, threads (0, 0:
                                  unset; -1, -1: off), read once (fused.c, rt_fused_regs_env) */
     char fused_regs_bad[256]; /* its refusal, which every fused call returns ("" when none) */
+    int fused_cluster;        /* TILEC_FUSED_CLUSTER: CTAs a row of a register plan (0: unset), read with it */
 };
 
-/* Reads TILEC_FUSED_REGS into r->fused_regs (or its refusal into r->fused_regs_bad), once
- * when the runtime opens, off the fused calls' path. */
+/* Reads TILEC_FUSED_REGS into r->fused_regs and TILEC_FUSED_CLUSTER into r->fused_cluster
+ * (or a refusal into r->fused_regs_bad), once when the runtime opens, off the fused calls'
+ * path. */
 void rt_fused_regs_env(rt *r);
 
 /* The binary of the plan's kernel for the runtime's GPU target: its CUDA or HIP source

@@ -109,7 +109,8 @@ def compare(problems, what, got, want, scale, dt, approx=False):
             what, int(bad.sum()), bad.size, i, got.ravel()[i], want.ravel()[i], tol.ravel()[i]))
 
 
-def run_case(tilec, tmp, problems, op, dt, rows, cols, warp, rng, specials, weight=True, bias=True, approx=False):
+def run_case(tilec, tmp, problems, op, dt, rows, cols, warp, rng, specials, weight=True, bias=True, approx=False,
+             env_extra=None):
     T = nm.DTYPES[dt]
     x = data(rng, dt, (rows, cols), specials)
     files = {"in": x}
@@ -140,10 +141,11 @@ def run_case(tilec, tmp, problems, op, dt, rows, cols, warp, rng, specials, weig
         args += ["--check"]
     if approx:
         args += ["--math", "approx"]
-    env = dict(os.environ, TILEC_SIM_WARP_SIZE=str(warp))
+    env = dict(os.environ, TILEC_SIM_WARP_SIZE=str(warp), **(env_extra or {}))
     import subprocess
     p = subprocess.run([tilec] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=600)
-    what = "%s %s %dx%d warp %d%s" % (op, dt, rows, cols, warp, " math=approx" if approx else "")
+    what = "%s %s %dx%d warp %d%s%s" % (op, dt, rows, cols, warp, " math=approx" if approx else "",
+                                        "".join(" %s=%s" % kv for kv in (env_extra or {}).items()))
     if p.returncode != 0:
         problems.append("%s: tilec fused exited %d: %s%s" % (what, p.returncode, p.stdout.decode(errors="replace")[-1000:],
                                                              p.stderr.decode(errors="replace")[-2000:]))
@@ -245,6 +247,47 @@ def test_fused_rows_in_registers(tilec, rng, tmp_path, repro, op, warp):
                      approx=op in ("softmax", "log_softmax", "cross_entropy") and bool(rng.integers(0, 2)))
     fail_on(problems, repro)
 
+
+
+@pytest.mark.parametrize("op", ("softmax", "log_softmax"))
+def test_fused_rows_over_a_cluster(tilec, rng, tmp_path, repro, op):
+    """Rows held in registers over a thread-block cluster (TILEC_FUSED_CLUSTER=N): each CTA of
+    a cluster of 2, 4 or 16 holds a part of the row, the parts' statistics meet through
+    distributed shared memory; every dtype, special values, exact and math=approx, against
+    numpy. Refused where it does not fit: the simulator at warp size 64 (no clusters), a
+    norm, a part too short for a thread's 16 bytes."""
+    import subprocess
+    problems = []
+    for n, cols, threads in ((2, 2048, None), (4, 65536, None), (16, 262144, None), (2, 8192, "1,128")):
+        env = {"TILEC_FUSED_CLUSTER": str(n)}
+        if threads:
+            env["TILEC_FUSED_REGS"] = threads
+        text = subprocess.run([tilec, "fused", "--op", op, "--dtype", "bf16", "--shape", "3x%d" % cols, "--backend", "sim",
+                               "--explain"], stdout=subprocess.PIPE, env=dict(os.environ, **env), timeout=600).stdout.decode()
+        want = "a row a thread-block cluster of %d CTAs, each holding %d of its columns in registers" % (n, cols // n)
+        if want not in text or "cluster=(%d)" % n not in text:
+            problems.append("%s 3x%d %s: the plan is not the one expected:\n%s" % (op, cols, env, text[:600]))
+        for dt in ("bf16", "f16", "f32"):
+            run_case(tilec, str(tmp_path), problems, op, dt, int(rng.choice([1, 2, 3])), cols, 32, rng,
+                     specials=bool(rng.integers(0, 2)) or dt == "bf16", approx=bool(rng.integers(0, 2)), env_extra=env)
+    for env, shape, warp, msg in (
+            ({"TILEC_FUSED_CLUSTER": "4"}, "3x65536", 64, "at warp size 64 has no thread-block clusters"),
+            ({"TILEC_FUSED_CLUSTER": "8", "TILEC_FUSED_REGS": "1,128"}, "3x2048", 32,
+             "256 columns over 128 threads are 2 elements a thread"),
+            ({"TILEC_FUSED_CLUSTER": "3"}, "3x2048", 32, "TILEC_FUSED_CLUSTER='3' is not 2, 4, 8 or 16"),
+            ({"TILEC_FUSED_CLUSTER": "2", "TILEC_FUSED_REGS": "2,128"}, "4x2048", 32, "must give one row a CTA")):
+        p = subprocess.run([tilec, "fused", "--op", op, "--dtype", "f32", "--shape", shape, "--backend", "sim"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600,
+                           env=dict(os.environ, TILEC_SIM_WARP_SIZE=str(warp), **env))
+        if p.returncode == 0 or msg not in p.stderr.decode():
+            problems.append("%s %s %s warp %d: wanted a refusal saying '%s', got exit %d: %s" % (
+                op, shape, env, warp, msg, p.returncode, p.stderr.decode()[-400:]))
+    p = subprocess.run([tilec, "fused", "--op", "rms_norm", "--dtype", "f32", "--shape", "3x65536", "--backend", "sim"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600,
+                       env=dict(os.environ, TILEC_FUSED_CLUSTER="4"))
+    if p.returncode == 0 or "it holds softmax's and log_softmax's rows only" not in p.stderr.decode():
+        problems.append("rms_norm with TILEC_FUSED_CLUSTER=4 was not refused: %s" % p.stderr.decode()[-400:])
+    fail_on(problems, repro)
 
 
 @pytest.mark.parametrize("dt", ("f32", "bf16"))
