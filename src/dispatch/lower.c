@@ -25,16 +25,22 @@ static lp_expr *instance_of(lp_kernel *k, tilec_scope s) {
 
 /* A barrier right after another of the same scope (nothing between them but op markers)
  * orders nothing the first one did not: a reduction's own barrier followed by the
- * program's `cta.sync()`. The second is dropped, in every block. */
+ * program's `cta.sync()`. The second is dropped, in every block; and a CTA's barrier right
+ * before a cluster's, which every thread of the CTA passes too, is. */
 static void drop_repeated_barriers(lp_block *b) {
-    int kept = 0;
-    const lp_stmt *last = NULL; /* the last statement kept that is not a marker */
+    int kept = 0, at = -1; /* the last statement kept that is not a marker, and where it is */
     for (int i = 0; i < b->n; i++) {
         lp_stmt *st = b->items[i];
+        const lp_stmt *last = at >= 0 ? b->items[at] : NULL;
         if (st->kind == LS_BARRIER && last && last->kind == LS_BARRIER && last->scope == st->scope) continue;
+        if (st->kind == LS_BARRIER && last && last->kind == LS_BARRIER && last->scope == TILEC_SCOPE_CTA &&
+            st->scope == TILEC_SCOPE_CLUSTER) { /* a cluster's barrier is its every CTA's too */
+            b->items[at] = st;
+            continue;
+        }
         drop_repeated_barriers(&st->body);
         drop_repeated_barriers(&st->orelse);
-        if (st->kind != LS_OP) last = st;
+        if (st->kind != LS_OP) at = kept;
         b->items[kept++] = st;
     }
     b->n = kept;
@@ -48,7 +54,7 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
     if (!k) return NULL;
     k->variants = ir_arena_alloc(&p->arena, (size_t)(tk->nstmts + 1) * sizeof *k->variants);
     if (!k->variants) return NULL;
-    bool ok = true;
+    bool ok = true, clustered = false;
     char name[128];
     ir_limits lim;
     dsp_limits(t, &lim, name, sizeof name);
@@ -81,8 +87,12 @@ lp_kernel *dsp_lower_kernel(tilec_program *p, const tilec_kernel *tk, const dsp_
         marker->variant = k->variants[i] = rep.v[rep.chosen].c->variant;
         if (st->kind == IR_REDUCE && st->exec.scope != TILEC_SCOPE_THREAD && st->exec.scope != TILEC_SCOPE_GRID &&
             ir_reduce_has_barrier(st))
-            lp_barrier(k, into, st->exec.scope);
+            lp_barrier(k, into, ir_reduce_end_scope(st));
+        clustered |= st->exec.scope == TILEC_SCOPE_CLUSTER && st->kind == IR_REDUCE;
     }
+    /* a CTA leaves only when no peer may still read its shared memory: the slots a cluster
+       reduction's states meet in (v_cluster.c) */
+    if (clustered) lp_barrier(k, &k->body, TILEC_SCOPE_CLUSTER);
     if (k->oom) return NULL; /* *why is NOMEM */
     drop_repeated_barriers(&k->body);
     *why = ok ? TILEC_OK : TILEC_ERR_DISPATCH;

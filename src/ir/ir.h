@@ -346,6 +346,10 @@ bool ir_map_frag_mismatch(const tilec_buffer *dst, const ir_expr *operand, int r
 /* Whether reduction st ends with a barrier of its scope (format.md, "Barriers"): every one
  * but a fragment's into fragments, which touches registers only. */
 bool ir_reduce_has_barrier(const struct ir_stmt *st);
+/* The scope of the barrier a reduction ends with: its own, but a cluster reduction's is the
+ * CTA's when its destinations are shared (each CTA's copy, written by its own threads) and
+ * the cluster's when one is global (written once a cluster). */
+tilec_scope ir_reduce_end_scope(const struct ir_stmt *st);
 /* The threads that hold a fragment together: 32 (a warp), 128 (a warpgroup), or a CTA's
  * 64, 256, 512 or 1024: 32 << its warp bits. */
 int ir_frag_threads(const tilec_buffer *b);

@@ -225,6 +225,12 @@ tilec_scope ir_frag_scope(const tilec_buffer *b) {
     return b->frag_warp == 0 ? TILEC_SCOPE_WARP : b->frag_warp == 2 ? TILEC_SCOPE_WARPGROUP : TILEC_SCOPE_CTA;
 }
 
+tilec_scope ir_reduce_end_scope(const ir_stmt *st) {
+    if (st->exec.scope != TILEC_SCOPE_CLUSTER) return st->exec.scope;
+    bool global = st->dst.buf->space == TILEC_SPACE_GLOBAL || (st->dst2.buf && st->dst2.buf->space == TILEC_SPACE_GLOBAL);
+    return global ? TILEC_SCOPE_CLUSTER : TILEC_SCOPE_CTA;
+}
+
 bool ir_reduce_has_barrier(const ir_stmt *st) {
     bool registers = st->src.buf->layout.kind != TILEC_LAYOUT_NONE && st->dst.buf->space == TILEC_SPACE_LOCAL &&
                      (!st->dst2.buf || st->dst2.buf->space == TILEC_SPACE_LOCAL);

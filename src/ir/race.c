@@ -14,12 +14,13 @@
  * Only the first dimension of a region may depend on the instance (through an id), so the
  * other dimensions are compared once per pair of accesses and the first per instance pair.
  *
- * Clusters. A cluster statement's source is read by the threads of every CTA of the
- * cluster (each CTA's copy of a shared tile), and its global destination is written by one
- * of them: such an access is ordered with another of the same elements, by any thread of
- * the cluster, only by a cluster barrier (cluster.sync(), or the end of a cluster
- * reduction) — a CTA barrier orders one CTA. Its shared destination is each CTA's own copy,
- * written by that CTA's threads: ordered as a CTA statement's.
+ * Clusters. A cluster reduction's global destination is written once a cluster, by one of
+ * its CTAs: that access is ordered with another of the same elements, by any thread of the
+ * cluster, only by a cluster barrier (cluster.sync(), or the end of a cluster reduction into
+ * global memory) — a CTA barrier orders one CTA. Its source is each CTA's own copy, read by
+ * that CTA's threads (the copies' states meet through the reduction's own slots, behind its
+ * own cluster barrier), and its shared destination each CTA's own copy, written by that
+ * CTA's threads: ordered as a CTA statement's accesses are.
  */
 #include "ir.h"
 
@@ -262,9 +263,9 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
             }
             n = map_reads(st->expr, st, now, 0, rc.nbar);
         }
-        bool cl = st->exec.scope == TILEC_SCOPE_CLUSTER; /* its source, and a global destination */
+        bool cl = st->exec.scope == TILEC_SCOPE_CLUSTER; /* a global destination */
         if (st->kind == IR_COPY || st->kind == IR_REDUCE)
-            now[n++] = (access){st, &st->src, false, rc.nbar, cl};
+            now[n++] = (access){st, &st->src, false, rc.nbar, false};
         bool dcl = cl && st->dst.buf->space == TILEC_SPACE_GLOBAL;
         if (st->kind == IR_REDUCE && st->accum) now[n++] = (access){st, &st->dst, false, rc.nbar, dcl};
         now[n++] = (access){st, &st->dst, true, rc.nbar, dcl};
@@ -286,7 +287,7 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
             }
             rc.cacc[rc.ncacc++] = now[j];
         }
-        if (st->kind == IR_REDUCE && ir_reduce_has_barrier(st)) add_barrier(&rc, st->exec.scope, st->exec.instance);
+        if (st->kind == IR_REDUCE && ir_reduce_has_barrier(st)) add_barrier(&rc, ir_reduce_end_scope(st), st->exec.instance);
     }
     if (rc.oom) ir_diag_add(p->ctx, NULL, TILEC_SEV_ERROR, 0, 0, "out of memory while checking barriers");
     return !rc.oom;

@@ -482,12 +482,12 @@ static void regs_text(const tilec_fused_desc *d, const fplan *p, ir_str *s) {
     if (p->cluster) { /* each CTA's part's statistic, then the row's over the cluster (cluster_of) */
         ir_str_printf(s, "  shared Pm: f32[1, 1]\n  shared Gm: f32[1, 1]\n");
         const char *stat = op == TILEC_FUSED_SOFTMAX ? "max" : "logsumexp";
-        ir_str_printf(s, "  %s.%s(Pm, Xf, axes=(-1))\n  cluster.sync()\n  cluster.%s(Gm, Pm, axes=(-1))\n  %s.copy(M, Gm)\n",
+        ir_str_printf(s, "  %s.%s(Pm, Xf, axes=(-1))\n  cluster.%s(Gm, Pm, axes=(-1))\n  %s.copy(M, Gm)\n",
                       sc, stat, stat, sc);
         if (op == TILEC_FUSED_SOFTMAX) {
             const char *E = f32 ? "Xf" : "Ef";
             ir_str_printf(s, "  shared Ps: f32[1, 1]\n  shared Gs: f32[1, 1]\n");
-            ir_str_printf(s, "  %s.map(%s, exp(%sXf - M%s))\n  %s.sum(Ps, %s, axes=(-1))\n  cluster.sync()\n"
+            ir_str_printf(s, "  %s.map(%s, exp(%sXf - M%s))\n  %s.sum(Ps, %s, axes=(-1))\n"
                              "  cluster.sum(Gs, Ps, axes=(-1))\n  %s.copy(Sm, Gs)\n", sc, E, le0_open(d), le0_close(d), sc, E,
                           sc);
             ir_str_printf(s, "  %s.map(Rc, 1 / Sm)\n  %s.map(%s, %s * Rc)\n", sc, sc, Y, E);

@@ -24,7 +24,7 @@ OPS = ["sum", "max", "min", "prod", "sumsq", "norm2", "mean", "logsumexp", "var"
 # (cluster, threads, tile): each CTA's copy is the tile; every shape of a cluster the
 # simulator runs, threads from part of a warp to several warps, odd extents
 SHAPES = [(1, 64, (3, 7)), (2, 40, (5, 17)), (3, 96, (1, 50)), (4, 128, (4, 33)), (5, 32, (7, 1)), (8, 64, (2, 9)),
-          (16, 32, (3, 5)), (6, 160, (1, 129))]
+          (16, 32, (3, 5)), (6, 160, (1, 129)), (2, 20, (3, 9)), (3, 44, (5, 3))]
 
 
 def same_value(dt, got, want):
@@ -50,7 +50,9 @@ def run_case(tilec, workdir, n, dname, op, cluster, threads, tile, axis, x):
     body = ["shared S: %s[%d, %d]" % (dname, R, C), "shared D: %s[%d]" % (dname, kept)]
     if second:
         body.append("shared E: %s[%d]" % (second, kept))
-    body += ["cta.copy(S, A[cta_id])", "cluster.sync()",
+    # each CTA reads its own copy: its own barrier orders the copy before the reduction (a
+    # cluster's does too)
+    body += ["cta.copy(S, A[cta_id])", "cluster.sync()" if n % 2 else "cta.sync()",
              "cluster.%s(B[cluster_id], %sS, axes=(%d))" % (op, "I[cluster_id], " if second else "", axis),
              "cluster.%s(D, %sS, axes=(%d))" % (op, "E, " if second else "", axis),
              "cta.copy(Y[cta_id], D)"]
@@ -150,7 +152,11 @@ def test_cluster_reductions(tilec, rng, tmp_path, repro):
 # (the kernel's text, the message's part): each misuse refused by `tilec check` with its fix
 MISUSES = [
     ("kernel k(A: f32[8, 64] global, B: f32[4] global) threads=64 grid=8 cluster=(2) {\n"
-     "  shared S: f32[64]\n  cta.copy(S, A[cta_id])\n  cta.sync()\n  cluster.sum(B[cluster_id], S, axes=(0))\n}\n",
+     "  shared S: f32[64]\n  warp[1].copy(S, A[cta_id])\n  cluster.sum(B[cluster_id], S, axes=(0))\n}\n",
+     "add cta.sync() before this statement"),
+    ("kernel k(A: f32[8, 64] global, B: f32[4] global, C: f32[8] global) threads=64 grid=8 cluster=(2) {\n"
+     "  shared S: f32[64]\n  cta.copy(S, A[cta_id])\n  cta.sync()\n  cta.copy(C[cta_id], B[cluster_id])\n"
+     "  cluster.sum(B[cluster_id], S, axes=(0))\n}\n",
      "add cluster.sync() before this statement (cta.sync() orders one CTA)"),
     ("kernel k(A: f32[6, 64] global, B: f32[3] global) threads=64 grid=6 cluster=(4) {\n"
      "  shared S: f32[64]\n  cta.copy(S, A[cta_id])\n  cluster.sync()\n  cluster.sum(B[cluster_id], S, axes=(0))\n}\n",
