@@ -456,7 +456,8 @@ typedef enum tilec_index_kind {
     TILEC_INDEX_SLICE, /* start:stop, keeps the dimension */
     TILEC_INDEX_ID,    /* cta_id / warpgroup_id / warp_id / thread_id / cluster_id: drops the
                           dimension */
-    TILEC_INDEX_RANK   /* cta_in_cluster, the CTA's rank in its cluster: drops the dimension */
+    TILEC_INDEX_RANK   /* cta_in_cluster, the CTA's rank in its cluster: drops the dimension (its
+                          id is not read) */
 } tilec_index_kind;
 
 /* One index of a region. Negative positions count from the end, as in numpy. */

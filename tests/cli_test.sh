@@ -314,7 +314,7 @@ for f in "$root"/tests/clusters/*.tile; do
     has "run $n names the clusters" "$tmp/out" "threads (clusters of "
     expect "run --check --specials $n" 0 "$tilec" run "$f" --backend sim --check --specials --seed 5
     expect "run $n at warp size 64" 1 "$tilec" run "$f" --backend sim --warp-size 64
-    has "run $n at warp size 64 says why" "$tmp/err" "the simulator has no thread-block clusters (CUDA sm_90 and later have them, at warp size 32)"
+    has "run $n at warp size 64 says why" "$tmp/err" "the simulator at warp size 64 has no thread-block clusters (they are CUDA's, sm_90 and later, at warp size 32); run it at warp size 32"
     expect "emit $n for CUDA" 0 "$tilec" emit "$f" --target cuda -o "$tmp/cl.cu"
     has "emit $n declares the cluster" "$tmp/cl.cu" "__cluster_dims__("
     expect "emit $n for HIP" 1 "$tilec" emit "$f" --target hip -o "$tmp/cl.hip"

@@ -91,7 +91,8 @@ void dsp_limits(const dsp_target *t, ir_limits *out, char *name, size_t n) {
     if (row->shared_bytes) out->shared_bytes = row->shared_bytes(t->arch);
     if (row->func_shared_bytes) out->func_shared_bytes = row->func_shared_bytes;
     out->kernel_why = row->kernel_why;
-    out->cluster_max = row->cluster_max && t->warp_size == 32 ? row->cluster_max(t->arch) : 0;
+    out->cluster_max32 = row->cluster_max ? row->cluster_max(t->arch) : 0;
+    out->cluster_max = t->warp_size == 32 ? out->cluster_max32 : 0;
     out->func_why = row->func_why;
     if (row->gpu) snprintf(name, n, "%s %s", row->label, t->arch);
     else snprintf(name, n, "%s", row->label);

@@ -252,7 +252,7 @@ static tilec_status to_region(tilec_kernel *k, const tilec_region *in, ir_region
         if (ix->kind == TILEC_INDEX_ID && (unsigned)ix->id >= TILEC_SCOPE_COUNT)
             return BAD(ctx, "index %d of the %s region names id %d", d, what, (int)ix->id);
         out->index[d] = (ir_index){ix->kind, ix->start, ix->stop, ix->kind == TILEC_INDEX_AT || ix->has_start,
-                                   ix->has_stop, ix->id, {0, 0}};
+                                   ix->has_stop, ix->kind == TILEC_INDEX_RANK ? TILEC_SCOPE_CTA : ix->id, {0, 0}};
     }
     return TILEC_OK;
 }

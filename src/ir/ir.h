@@ -420,6 +420,7 @@ typedef struct ir_limits {
     const char *kernel_why;    /* a note on the kernels' bound, or NULL */
     const char *func_why;      /* a note on the funcs' bound, or NULL */
     int cluster_max;           /* CTAs a thread-block cluster may have (0: the target has none) */
+    int cluster_max32;         /* the same at warp size 32 (clusters are CUDA's: at 64, none) */
 } ir_limits;
 /* The format's own bounds (TILEC_MAX_SHARED_BYTES…): what the most permissive target allows. */
 ir_limits ir_limits_any(int warp_size);

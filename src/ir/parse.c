@@ -1011,6 +1011,13 @@ static void parse_kernel(parser *ps) {
                     "cluster=(N), N CTAs");
         next(ps);
         k->cluster = parse_small_int(ps, 1, IR_MAX_CLUSTER, "cluster", &k->cluster_pos);
+        if (tok_is(&ps->t, ",")) { /* a trailing comma, as ints take one; not CUDA's (x, y, z) */
+            tok comma = ps->t;
+            next(ps);
+            if (!tok_is(&ps->t, ")"))
+                fail_at(ps, comma.line, comma.col, "a cluster is one-dimensional here: write cluster=(%d), %d CTAs",
+                        k->cluster, k->cluster);
+        }
         expect(ps, ")");
         if (tok_is(&ps->t, "grid"))
             fail_at(ps, ps->t.line, ps->t.col, "grid= goes before cluster=: threads=N grid=G cluster=(%d)", k->cluster);
@@ -1026,9 +1033,11 @@ static void parse_kernel(parser *ps) {
                     "or math=approx (the GPU's hardware exponential)", (int)(v.n > 40 ? 40 : v.n), v.s);
         k->math = (tilec_math)m;
         next(ps);
-        if (tok_is(&ps->t, "grid") || tok_is(&ps->t, "cluster"))
-            fail_at(ps, ps->t.line, ps->t.col, "%.*s= goes before math=: threads=N grid=G cluster=(C) math=%s",
-                    (int)ps->t.n, ps->t.s, tilec_math_name(k->math));
+        if (tok_is(&ps->t, "grid"))
+            fail_at(ps, ps->t.line, ps->t.col, "grid= goes before math=: threads=N grid=G math=%s", tilec_math_name(k->math));
+        if (tok_is(&ps->t, "cluster"))
+            fail_at(ps, ps->t.line, ps->t.col, "cluster= goes before math=: threads=N grid=G cluster=(C) math=%s",
+                    tilec_math_name(k->math));
     }
     tok open = ps->t;
     expect(ps, "{");

@@ -87,6 +87,12 @@ static bool check_region(verifier *v, const ir_stmt *st, const ir_region *r) {
         if (ir_index_is_id(ix)) {
             const char *id = ir_index_id_word(ix);
             bool rank = ix->kind == TILEC_INDEX_RANK, by_cluster = rank || ix->id == TILEC_SCOPE_CLUSTER;
+            if (by_cluster && v->k->is_func) {
+                err(v, ix->pos, "%s is a kernel's: a func has no cluster (the kernel that calls it may have one; pass "
+                                "the func the parts it works on)", id);
+                ok = false;
+                continue;
+            }
             if (by_cluster && !v->k->cluster) {
                 err(v, ix->pos, "%s needs a kernel of thread-block clusters: give '%s' cluster=(N) in its header "
                                 "(threads=%d grid=G cluster=(N), G a multiple of N)", id, v->k->name, v->k->threads);
@@ -203,7 +209,7 @@ static void check_dst_per_instance(verifier *v, const ir_stmt *st, const ir_regi
             count, scope_plural(s), b->name, ir_id_name(s), b->name, ir_id_name(s),
             tilec_scope_name(s), ir_stmt_word(st));
     } else if (b->space == TILEC_SPACE_GLOBAL && !v->k->is_func && v->k->grid > 1 &&
-               by != TILEC_SCOPE_CTA) {
+               by != TILEC_SCOPE_CTA && !(first && first->kind == TILEC_INDEX_RANK && v->k->grid == v->k->cluster)) {
         err(v, r->pos, "all %lld CTAs of the grid write the same part of '%s'; index it by "
                        "cta_id (%s[cta_id])",
             (long long)v->k->grid, b->name, b->name);
@@ -232,8 +238,8 @@ static bool check_grid(verifier *v, const ir_stmt *st) {
         err(v, st->pos, "the grid is a single instance; write grid.%s without an index", tilec_op_name(st->op));
         return false;
     }
-    if (k->is_func || k->nstmts != 1 || k->grid != 1) {
-        err(v, st->pos, "a grid statement must be the only statement of a kernel without grid= "
+    if (k->is_func || k->nstmts != 1 || k->grid != 1 || k->cluster) {
+        err(v, st->pos, "a grid statement must be the only statement of a kernel without grid= or cluster= "
                         "(tilec chooses how many CTAs share it)");
         return false;
     }
@@ -258,6 +264,10 @@ static bool check_grid(verifier *v, const ir_stmt *st) {
  * cluster's barrier. */
 static bool check_cluster(verifier *v, const ir_stmt *st) {
     const tilec_kernel *k = v->k;
+    if (k->is_func) {
+        err(v, st->pos, "cluster scope is a kernel's: a func has no cluster (its caller's kernel may reduce over one)");
+        return false;
+    }
     if (!k->cluster) {
         err(v, st->pos, "cluster scope needs a kernel of thread-block clusters: give '%s' cluster=(N) in its header "
                         "(threads=%d grid=G cluster=(N), G a multiple of N)", k->name, k->threads);
@@ -282,6 +292,13 @@ static bool check_cluster(verifier *v, const ir_stmt *st) {
         return false;
     }
     const ir_region *d[2] = {&st->dst, &st->dst2};
+    if (d[1]->buf && d[1]->buf->space != d[0]->buf->space && d[0]->buf->space != TILEC_SPACE_LOCAL &&
+        d[1]->buf->space != TILEC_SPACE_LOCAL) {
+        err(v, d[1]->pos, "'%s' is %s but '%s' is %s; a cluster reduction writes both results to shared memory (every "
+                          "CTA's copy) or both to global memory (once a cluster)", d[1]->buf->name,
+            tilec_space_name(d[1]->buf->space), d[0]->buf->name, tilec_space_name(d[0]->buf->space));
+        return false;
+    }
     for (int i = 0; i < 2 && d[i]->buf; i++)
         if (d[i]->buf->space == TILEC_SPACE_LOCAL) {
             err(v, d[i]->pos, "'%s' is local; a cluster reduction writes a shared buffer (each CTA gets the result in "
@@ -934,7 +951,10 @@ static void check_cluster_shape(verifier *v) {
         return;
     }
     int most = v->lim->cluster_max;
-    if (most == 0)
+    if (most == 0 && v->lim->cluster_max32 > 0)
+        err(v, at, "cluster=(%d): %s at warp size %d has no thread-block clusters (they are CUDA's, sm_90 and later, at "
+                   "warp size 32); run it at warp size 32 (--warp-size 32)", k->cluster, v->lim->target, v->lim->warp_size);
+    else if (most == 0)
         err(v, at, "cluster=(%d): %s has no thread-block clusters (CUDA sm_90 and later have them, at warp size 32); "
                    "target cuda with --arch sm_90 or later, or drop cluster= and combine the CTAs' results in "
                    "global memory", k->cluster, v->lim->target);
@@ -953,6 +973,46 @@ static void check_cluster_shape(verifier *v) {
     }
 }
 
+/* Whether region r reaches only its own cluster's part of its buffer: indexed by cluster_id. */
+static bool by_cluster_id(const ir_region *r) {
+    return r->nindex > 0 && r->index[0].kind == TILEC_INDEX_ID && r->index[0].id == TILEC_SCOPE_CLUSTER;
+}
+
+/* In a kernel of several clusters, a global buffer that a cluster reduction writes once a
+ * cluster is reached through cluster_id everywhere: another index (cta_id, a number, none)
+ * reaches other clusters' parts, which nothing orders (there is no barrier between
+ * clusters). */
+static void check_cluster_parts(verifier *v) {
+    const tilec_kernel *k = v->k;
+    if (!k->cluster || k->grid == k->cluster) return;
+    for (int i = 0; i < k->nstmts; i++) {
+        const ir_stmt *w = k->stmts[i];
+        if (w->kind != IR_REDUCE || w->exec.scope != TILEC_SCOPE_CLUSTER) continue;
+        const ir_region *outs[2] = {&w->dst, &w->dst2};
+        for (int o = 0; o < 2 && outs[o]->buf; o++) {
+            const tilec_buffer *b = outs[o]->buf;
+            if (b->space != TILEC_SPACE_GLOBAL) continue;
+            for (int j = 0; j < k->nstmts; j++) {
+                ir_stmt *st = k->stmts[j];
+                if (st->kind == IR_ALLOC || st->kind == IR_SYNC) continue;
+                const ir_region *rs[3] = {&st->dst, &st->src, &st->dst2};
+                ir_expr *ops[64];
+                int nops = st->kind == IR_MAP && st->expr ? expr_regions(st->expr, ops, 0, 64) : 0;
+                for (int r = 0; r < 3 + (nops < 64 ? nops : 64); r++) {
+                    const ir_region *x = r < 3 ? rs[r] : &ops[r - 3]->region;
+                    if (x->buf != b || by_cluster_id(x)) continue;
+                    v->st = st;
+                    err(v, x->pos, "'%s' is written once a cluster at %s%d (%s[cluster_id]); reach it by cluster_id here "
+                                   "too: another index reaches other clusters' parts, and nothing orders two clusters",
+                        b->name, w->pos.line ? "line " : "statement ", w->pos.line ? w->pos.line : w->index + 1, b->name);
+                    v->st = NULL;
+                    return;
+                }
+            }
+        }
+    }
+}
+
 static void verify_kernel(verifier *v) {
     tilec_kernel *k = v->k;
     size_t before = ir_error_count(v->p->ctx);
@@ -963,7 +1023,8 @@ static void verify_kernel(verifier *v) {
     if (k->grid < 1 || k->grid > INT32_MAX || (k->is_func && k->grid != 1))
         err(v, k->pos, "grid %lld is out of range (%s)", (long long)k->grid,
             k->is_func ? "a func has no grid" : "1 to 2147483647");
-    if (k->cluster) check_cluster_shape(v);
+    bool grid_stmt = k->nstmts == 1 && k->stmts[0]->kind != IR_ALLOC && k->stmts[0]->exec.scope == TILEC_SCOPE_GRID;
+    if (k->cluster && !grid_stmt) check_cluster_shape(v); /* (a grid statement says what is wrong) */
     if (ir_error_count(v->p->ctx) > before) return;
     for (int i = 0; i < k->nparams; i++) {
         const tilec_buffer *b = k->params[i];
@@ -998,6 +1059,7 @@ static void verify_kernel(verifier *v) {
         }
     }
     v->st = NULL;
+    if (ir_error_count(v->p->ctx) == before) check_cluster_parts(v);
     if (ir_error_count(v->p->ctx) == before && !ir_check_races(v->p, k, v->ws)) v->oom = true;
 }
 
@@ -1006,7 +1068,7 @@ ir_limits ir_limits_any(int warp_size) {
                        .func_shared_bytes = TILEC_MAX_FUNC_SHARED_BYTES, .local_bytes = TILEC_MAX_LOCAL_BYTES,
                        .target = "any target", .kernel_why = "(CUDA sm_90 and the simulator allow the most)",
                        .func_why = "(HIP and the simulator allow the most; CUDA 48 KiB)",
-                       .cluster_max = warp_size == 32 ? IR_MAX_CLUSTER : 0};
+                       .cluster_max = warp_size == 32 ? IR_MAX_CLUSTER : 0, .cluster_max32 = IR_MAX_CLUSTER};
 }
 
 tilec_status ir_verify(tilec_program *p, const ir_limits *lim) {

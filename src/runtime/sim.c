@@ -907,11 +907,11 @@ static bool within_bounds(tilec_program *p, const lp_kernel *k, uint64_t budget,
         mib(lo, sizeof lo, locals);
         mib(sc, sizeof sc, scratch);
         ir_diag_add(p->ctx, &p->src, TILEC_SEV_ERROR, tk->pos.line, tk->pos.col,
-                    "simulating %s '%s' needs %s of memory (shared memory and its race tracking %s, local memory of %d "
+                    "simulating %s '%s' needs %s of memory (shared memory and its race tracking %s, local memory of %llu "
                     "threads %s, global scratch %s), more than the simulator's %zu MiB (TILEC_SIM_MAX_MEMORY); "
-                    "use smaller buffers or fewer threads",
-                    tk->is_func ? "func" : "kernel", tk->name, need, sh, k->threads, lo, sc,
-                    (size_t)TILEC_SIM_MAX_MEMORY >> 20);
+                    "use smaller buffers or fewer threads%s",
+                    tk->is_func ? "func" : "kernel", tk->name, need, sh, (unsigned long long)threads, lo, sc,
+                    (size_t)TILEC_SIM_MAX_MEMORY >> 20, nc > 1 ? " (a cluster's CTAs run together: or a smaller cluster)" : "");
         return false;
     }
     *cta_cost = cta_start_cost(k);

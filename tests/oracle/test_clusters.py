@@ -187,6 +187,18 @@ MISUSES = [
      "cluster 17 is out of range (1 to 16)"),
     ("func f(S: f32[64] shared) threads=64 cluster=(2) {\n  cta.fill(S, 0)\n}\n",
      "a func has no cluster"),
+    ("func f(S: f32[64] shared, B: f32[1] shared) threads=64 {\n  cluster.sum(B, S, axes=(0))\n}\n",
+     "cluster scope is a kernel's: a func has no cluster"),
+    ("kernel k(A: f32[8, 64] global, V: f32[2] global) threads=64 grid=8 cluster=(4) {\n  shared S: f32[64]\n"
+     "  shared X: i64[1]\n  cta.copy(S, A[cta_id])\n  cta.sync()\n  cluster.argmax(V[cluster_id], X, S, axes=(0))\n}\n",
+     "'X' is shared but 'V' is global; a cluster reduction writes both results to shared memory"),
+    ("kernel k(A: f32[8, 64] global, B: f32[8] global) threads=64 grid=8 cluster=(4) {\n  shared S: f32[64]\n"
+     "  cta.copy(S, A[cta_id])\n  cta.sync()\n  cluster.sum(B[cluster_id], S, axes=(0))\n  cta.copy(S[0:1], B[cta_id])\n}\n",
+     "'B' is written once a cluster at line 5 (B[cluster_id]); reach it by cluster_id here too"),
+    ("kernel k(A: f32[100] global, B: f32[1] global) threads=256 cluster=(3) {\n  grid.sum(B, A, axes=(0))\n}\n",
+     "a grid statement must be the only statement of a kernel without grid= or cluster="),
+    ("kernel k(A: f32[4] global) threads=32 grid=4 cluster=(4, 1, 1) {\n}\n",
+     "a cluster is one-dimensional here: write cluster=(4), 4 CTAs"),
 ]
 
 
@@ -202,7 +214,7 @@ def test_cluster_misuse(tilec, tmp_path, text, message):
     (["--target=hip"], "HIP gfx90a has no thread-block clusters"),
     (["--target=cuda", "--arch=sm_80"], "CUDA sm_80 has no thread-block clusters"),
     (["--target=cuda", "--arch=sm_120"], "more CTAs than a cluster has on CUDA sm_120 (8, the portable size"),
-    (["--backend=sim", "--warp-size=64"], "the simulator has no thread-block clusters"),
+    (["--backend=sim", "--warp-size=64"], "the simulator at warp size 64 has no thread-block clusters"),
 ])
 def test_cluster_targets(tilec, tmp_path, target, message):
     """Clusters are CUDA's, sm_90 and later, 16 CTAs only where the non-portable size is."""
