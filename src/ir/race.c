@@ -20,7 +20,10 @@
  * global memory) — a CTA barrier orders one CTA. Its source is each CTA's own copy, read by
  * that CTA's threads (the copies' states meet through the reduction's own slots, behind its
  * own cluster barrier), and its shared destination each CTA's own copy, written by that
- * CTA's threads: ordered as a CTA statement's accesses are.
+ * CTA's threads: ordered as a CTA statement's accesses are. A global region indexed by
+ * cta_in_cluster is the CTA's own part of a buffer its cluster's CTAs share: an access of
+ * another part of it (a number, another id, none) by another CTA is ordered with it only by
+ * a cluster barrier too.
  */
 #include "ir.h"
 
@@ -83,11 +86,21 @@ static bool depends_on_instance(const ir_region *r) {
            r->index[0].id != TILEC_SCOPE_CLUSTER;
 }
 
-/* Whether two regions of one buffer may share an element in some pair of CTAs of a cluster
- * (an id of the first dimension may take any value there). */
+/* Whether a global region is indexed by cta_in_cluster: a CTA's part of a buffer the CTAs of
+ * its cluster share (see Clusters above). */
+static bool rank_part(const ir_region *r) {
+    return r->buf->space == TILEC_SPACE_GLOBAL && r->nindex > 0 && r->index[0].kind == TILEC_INDEX_RANK;
+}
+
+/* Whether two regions of one buffer may share an element in some pair of distinct CTAs of a
+ * cluster (an id of the first dimension may take any value there; but the same CTA id on
+ * both sides, cta_id or cta_in_cluster, is another element in another CTA). */
 static bool cluster_overlap(const racer *rc, const ir_region *a, const ir_region *b) {
     for (int d = 0; d < a->buf->rank; d++) {
         bool aid = d < a->nindex && ir_index_is_id(&a->index[d]), bid = d < b->nindex && ir_index_is_id(&b->index[d]);
+        if (aid && bid && a->index[d].kind == b->index[d].kind &&
+            (a->index[d].kind == TILEC_INDEX_RANK || a->index[d].id == TILEC_SCOPE_CTA))
+            return false;
         if (aid || bid) continue;
         int64_t al, ah, bl, bh;
         dim_range(rc, a, d, TILEC_SCOPE_CTA, 0, &al, &ah);
@@ -234,7 +247,7 @@ static bool check_access(racer *rc, const access *now) {
  * out (when not NULL) from n on; returns the new count. */
 static int map_reads(const ir_expr *e, const ir_stmt *st, access *out, int n, int since) {
     if (e->kind == IR_X_REGION || e->kind == IR_X_GATHER) { /* a gather may read any element of its region */
-        if (out) out[n] = (access){st, &e->region, false, since, false};
+        if (out) out[n] = (access){st, &e->region, false, since, rank_part(&e->region)};
         n++;
     }
     for (int i = 0; i < ir_expr_nargs(e); i++) n = map_reads(e->args[i], st, out, n, since);
@@ -265,11 +278,13 @@ bool ir_check_races(tilec_program *p, tilec_kernel *k, int warp_size) {
         }
         bool cl = st->exec.scope == TILEC_SCOPE_CLUSTER; /* a global destination */
         if (st->kind == IR_COPY || st->kind == IR_REDUCE)
-            now[n++] = (access){st, &st->src, false, rc.nbar, false};
-        bool dcl = cl && st->dst.buf->space == TILEC_SPACE_GLOBAL;
+            now[n++] = (access){st, &st->src, false, rc.nbar, rank_part(&st->src)};
+        bool dcl = (cl && st->dst.buf->space == TILEC_SPACE_GLOBAL) || rank_part(&st->dst);
         if (st->kind == IR_REDUCE && st->accum) now[n++] = (access){st, &st->dst, false, rc.nbar, dcl};
         now[n++] = (access){st, &st->dst, true, rc.nbar, dcl};
-        if (st->dst2.buf) now[n++] = (access){st, &st->dst2, true, rc.nbar, cl && st->dst2.buf->space == TILEC_SPACE_GLOBAL};
+        if (st->dst2.buf)
+            now[n++] = (access){st, &st->dst2, true, rc.nbar,
+                                (cl && st->dst2.buf->space == TILEC_SPACE_GLOBAL) || rank_part(&st->dst2)};
         bool clean = true;
         for (int j = 0; j < n && clean; j++) clean = check_access(&rc, &now[j]);
         if (!clean) break; /* one report per kernel: later ones would repeat it */

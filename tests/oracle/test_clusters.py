@@ -199,7 +199,30 @@ MISUSES = [
      "a grid statement must be the only statement of a kernel without grid= or cluster="),
     ("kernel k(A: f32[4] global) threads=32 grid=4 cluster=(4, 1, 1) {\n}\n",
      "a cluster is one-dimensional here: write cluster=(4), 4 CTAs"),
+    # a CTA's part of a global buffer the cluster shares, read by another CTA: a cluster's barrier
+    ("kernel k(X: f32[2, 64] global, W: f32[2, 64] global, Y: f32[2, 64] global) threads=64 grid=2 cluster=(2) {\n"
+     "  shared S: f32[64]\n  cta.copy(W[cta_in_cluster], X[cta_id])\n  cta.sync()\n  cta.copy(S, W[1])\n  cta.sync()\n"
+     "  cta.copy(Y[cta_id], S)\n}\n",
+     "'W' is read here and written at line 3, by threads of other CTAs of the cluster, with no cluster barrier between"),
 ]
+
+
+def test_cluster_parts_ordered(tilec, tmp_path):
+    """A CTA's own part of a shared global buffer needs only its own barrier; another CTA's
+    part, a cluster's (and then gives that CTA's data)."""
+    tf = tmp_path / "k.tile"
+    tf.write_text("kernel k(X: f32[2, 64] global, W: f32[2, 64] global, Y: f32[2, 64] global, Z: f32[2, 64] global) "
+                  "threads=64 grid=2 cluster=(2) {\n  shared S: f32[64]\n  cta.copy(W[cta_in_cluster], X[cta_id])\n"
+                  "  cta.sync()\n  cta.copy(S, W[cta_in_cluster])\n  cta.sync()\n  cta.copy(Y[cta_id], S)\n"
+                  "  cluster.sync()\n  cta.copy(S, W[1])\n  cta.sync()\n  cta.copy(Z[cta_id], S)\n}\n")
+    x = np.arange(128, dtype="<f4")
+    (tmp_path / "x").write_bytes(x.tobytes())
+    rc, so, se = run_tilec(tilec, ["run", "--backend=sim", "--in=X=%s" % (tmp_path / "x"), "--out=Y=%s" % (tmp_path / "y"),
+                                   "--out=Z=%s" % (tmp_path / "z"), str(tf)])
+    assert rc == 0, se
+    y = np.frombuffer((tmp_path / "y").read_bytes(), "<f4").reshape(2, 64)
+    z = np.frombuffer((tmp_path / "z").read_bytes(), "<f4").reshape(2, 64)
+    assert (y == x.reshape(2, 64)).all() and (z == x.reshape(2, 64)[1]).all()
 
 
 @pytest.mark.parametrize("text,message", MISUSES, ids=["misuse%d" % i for i in range(len(MISUSES))])
