@@ -275,21 +275,17 @@ static void expr(ir_str *s, const fn *f, const lp_expr *e) {
         ir_str_printf(s, ".e[%d]", (int)e->i);
         return;
     case LX_CAST: cast(s, f, e->type, e->a); return;
-    case LX_LOAD:
-        if (e->c) { /* distributed shared memory: the copy of the cluster's CTA of rank c */
-            ir_str_printf(s, CG_P "peer(&");
-            buf_name(s, e->buf);
-            ir_str_printf(s, "[");
-            expr(s, f, e->a);
-            ir_str_printf(s, "], (unsigned)(");
-            expr(s, f, e->c);
-            ir_str_printf(s, "))");
-            return;
-        }
+    case LX_LOAD: /* with c, distributed shared memory: the element in the copy of the cluster's CTA of rank c */
+        if (e->c) ir_str_printf(s, CG_P "peer(&");
         buf_name(s, e->buf);
         ir_str_printf(s, "[");
         expr(s, f, e->a);
         ir_str_printf(s, "]");
+        if (e->c) {
+            ir_str_printf(s, ", (unsigned)(");
+            expr(s, f, e->c);
+            ir_str_printf(s, "))");
+        }
         return;
     case LX_BITS: /* CUDA's and HIP's intrinsics alike */
         ir_str_printf(s, "%s(", e->type == LP_I32   ? "__float_as_int"
